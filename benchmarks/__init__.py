@@ -1,0 +1,1 @@
+"""windowagg benchmarks: ``python -m benchmarks SUITE [--quick]`` (see benchmarks/README.md)."""

@@ -1,0 +1,99 @@
+"""Recalc: the in-order oracle (a deque, recompute every query from scratch).
+
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid; not commutative, no inverse
+insert / evict     O(1) worst case
+query              O(n) combines, every time
+bulk_evict(k)      O(k)
+space              O(n)
+paper              the naive baseline of Tangwongsan et al., DEBS 2017
+=================  ==========================================================
+
+Examples
+--------
+>>> from windowagg.monoids import Concat
+>>> w = Recalc(Concat())
+>>> for x in "abc": w.insert(x)
+>>> w.evict(); w.query(), len(w)
+(('b', 'c'), 2)
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+from windowagg.errors import EmptyWindowError, WindowaggError
+from windowagg.monoids.base import Monoid, require_monoid
+
+__all__ = ["Recalc"]
+
+
+class Recalc:
+    """FIFO window that recomputes every query; the oracle for ``windowagg.fifo``."""
+
+    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+        require_monoid(monoid, "fifo.Recalc")
+        self._m = monoid
+        self._q: deque[Any] = deque()
+
+    @property
+    def monoid(self) -> Monoid[Any, Any, Any]:
+        """The monoid this window aggregates with."""
+        return self._m
+
+    def insert(self, v: Any) -> None:
+        """Append ``lift(v)`` as the youngest entry. O(1)."""
+        self._q.append(self._m.lift(v))
+
+    def evict(self) -> None:
+        """Remove the oldest entry. O(1). Raises EmptyWindowError when empty."""
+        if not self._q:
+            raise EmptyWindowError("evict() on an empty window; check len(window) first")
+        self._q.popleft()
+
+    def bulk_evict(self, count: int) -> None:
+        """Remove the ``count`` oldest entries. O(count)."""
+        if count < 0 or count > len(self._q):
+            raise EmptyWindowError(
+                f"bulk_evict({count}) on a window of {len(self._q)} entries; "
+                "count must be between 0 and len(window)"
+            )
+        for _ in range(count):
+            self._q.popleft()
+
+    def query(self) -> Any:
+        """``lower`` of the aggregate oldest to youngest; ``lower(identity)`` when empty. O(n)."""
+        m = self._m
+        acc = m.identity
+        for p in self._q:
+            acc = m.combine(acc, p)
+        return m.lower(acc)
+
+    def oldest(self) -> Any:
+        """The oldest partial aggregate. O(1)."""
+        if not self._q:
+            raise EmptyWindowError("oldest() on an empty window")
+        return self._q[0]
+
+    def youngest(self) -> Any:
+        """The youngest partial aggregate. O(1)."""
+        if not self._q:
+            raise EmptyWindowError("youngest() on an empty window")
+        return self._q[-1]
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._q))
+
+    def _check(self) -> None:
+        """O(1): nothing can break in a deque; kept for interface parity."""
+        if not isinstance(self._q, deque):
+            raise WindowaggError("fifo.Recalc: storage is not a deque")
+
+    def __repr__(self) -> str:
+        return f"fifo.Recalc({self._m!r}, n={len(self)})"

@@ -1,0 +1,184 @@
+"""The monoid contract: what every aggregator in windowagg is parameterised by.
+
+A *monoid* is any object with
+
+- ``identity``: the partial aggregate of nothing (an attribute or a property);
+- ``lift(x)``: turns one input value into a partial aggregate;
+- ``combine(a, b)``: associative, ``combine(identity, a) == a == combine(a, identity)``;
+  it need **not** be commutative, and it must not mutate its arguments;
+- ``lower(a)``: turns a partial aggregate into the answer the user sees.
+
+A *group* additionally has ``inverse(a)`` with ``combine(a, inverse(a)) == identity``;
+:class:`~windowagg.fifo.SubtractOnEvict` needs one. Users never have to inherit from
+anything: the protocols below are structural (duck-typed), and
+:func:`windowagg.monoids.laws.check` verifies the laws on sample values.
+
+Examples
+--------
+>>> class Longest:
+...     identity = ""
+...     def lift(self, x): return str(x)
+...     def combine(self, a, b): return a if len(a) >= len(b) else b
+...     def lower(self, a): return a
+>>> is_monoid(Longest()), is_group(Longest())
+(True, False)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+from windowagg.errors import MonoidContractError
+
+__all__ = [
+    "Counting",
+    "Group",
+    "Monoid",
+    "is_group",
+    "is_monoid",
+    "require_group",
+    "require_monoid",
+]
+
+In_contra = TypeVar("In_contra", contravariant=True)
+P = TypeVar("P")
+Out_co = TypeVar("Out_co", covariant=True)
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+
+@runtime_checkable
+class Monoid(Protocol[In_contra, P, Out_co]):
+    """Structural type of a monoid with lift and lower (see the module docstring)."""
+
+    @property
+    def identity(self) -> P: ...
+
+    def lift(self, x: In_contra, /) -> P: ...
+
+    def combine(self, a: P, b: P, /) -> P: ...
+
+    def lower(self, a: P, /) -> Out_co: ...
+
+
+@runtime_checkable
+class Group(Monoid[In_contra, P, Out_co], Protocol):
+    """A monoid whose every partial aggregate has an inverse."""
+
+    def inverse(self, a: P, /) -> P: ...
+
+
+_MONOID_MEMBERS = ("identity", "lift", "combine", "lower")
+
+
+def is_monoid(m: object) -> bool:
+    """True if *m* has ``identity``, ``lift``, ``combine`` and ``lower`` (laws are not checked)."""
+    return all(hasattr(m, name) for name in _MONOID_MEMBERS) and all(
+        callable(getattr(m, name)) for name in _MONOID_MEMBERS[1:]
+    )
+
+
+def is_group(m: object) -> bool:
+    """True if *m* is a monoid with a callable ``inverse``.
+
+    A built-in monoid may expose ``invertible = False`` to say that its ``inverse`` is
+    not total (for example, :class:`~windowagg.monoids.Product` over zeros).
+    """
+    return (
+        is_monoid(m)
+        and callable(getattr(m, "inverse", None))
+        and bool(getattr(m, "invertible", True))
+    )
+
+
+def require_monoid(m: object, who: str) -> None:
+    """Raise :class:`MonoidContractError` naming what *m* lacks, for the class *who*.
+
+    >>> require_monoid(object(), "FiBA")
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.MonoidContractError: FiBA needs a monoid with identity, lift, combine and lower; object lacks identity, lift, combine, lower
+    """
+    missing = [
+        name
+        for name in _MONOID_MEMBERS
+        if not hasattr(m, name) or (name != "identity" and not callable(getattr(m, name)))
+    ]
+    if missing:
+        raise MonoidContractError(
+            f"{who} needs a monoid with identity, lift, combine and lower; "
+            f"{type(m).__name__} lacks {', '.join(missing)}"
+        )
+
+
+def require_group(m: object, who: str) -> None:
+    """Like :func:`require_monoid`, and also require an ``inverse`` (a group)."""
+    require_monoid(m, who)
+    if not is_group(m):
+        raise MonoidContractError(
+            f"{who} needs a group (a monoid with inverse); {type(m).__name__} has no usable "
+            "inverse. Use TwoStacks, DABA or another monoid-only aggregator instead."
+        )
+
+
+class Counting(Generic[In, P, Out]):
+    """Wrap a monoid and count its ``combine`` (and ``lift``/``lower``) calls.
+
+    Used by the tests and benchmarks to turn complexity claims into numbers.
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Sum
+    >>> m = Counting(Sum())
+    >>> m.combine(m.lift(1), m.lift(2)), m.combines
+    (3, 1)
+    >>> m.reset(); m.combines
+    0
+    """
+
+    __slots__ = ("_inner", "combines", "lifts", "lowers")
+
+    def __init__(self, inner: Monoid[In, P, Out]) -> None:
+        require_monoid(inner, "Counting")
+        self._inner = inner
+        self.combines = 0
+        self.lifts = 0
+        self.lowers = 0
+
+    @property
+    def inner(self) -> Monoid[In, P, Out]:
+        """The wrapped monoid."""
+        return self._inner
+
+    @property
+    def identity(self) -> P:
+        return self._inner.identity
+
+    def lift(self, x: In, /) -> P:
+        self.lifts += 1
+        return self._inner.lift(x)
+
+    def combine(self, a: P, b: P, /) -> P:
+        self.combines += 1
+        return self._inner.combine(a, b)
+
+    def lower(self, a: P, /) -> Out:
+        self.lowers += 1
+        return self._inner.lower(a)
+
+    def inverse(self, a: P, /) -> P:
+        inv: Any = getattr(self._inner, "inverse", None)
+        if inv is None:
+            raise MonoidContractError(f"{type(self._inner).__name__} has no inverse")
+        result: P = inv(a)
+        return result
+
+    @property
+    def invertible(self) -> bool:
+        return is_group(self._inner)
+
+    def reset(self) -> None:
+        """Set every counter back to zero."""
+        self.combines = 0
+        self.lifts = 0
+        self.lowers = 0

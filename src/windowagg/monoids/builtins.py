@@ -1,0 +1,307 @@
+"""Built-in monoids.
+
+Each class documents identity, lift, combine, lower, and whether it is commutative,
+idempotent and invertible (a group). Instances are cheap and stateless; hot paths
+call ``combine`` directly, so ``combine`` never allocates more than its result.
+
+Examples
+--------
+>>> from windowagg.monoids import Sum, Max, Concat
+>>> s = Sum(); s.lower(s.combine(s.lift(2), s.lift(3)))
+5
+>>> Max().lower(Max().identity) is None
+True
+>>> c = Concat(); c.lower(c.combine(c.lift("a"), c.lift("b")))
+('a', 'b')
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+__all__ = [
+    "NOTHING",
+    "Concat",
+    "Count",
+    "First",
+    "Last",
+    "MatMul2x2",
+    "Max",
+    "Min",
+    "Sum",
+]
+
+
+class Sum:
+    """Sum of numbers. A commutative group.
+
+    ===========  ============================
+    identity     ``0``
+    lift(x)      ``x``
+    combine      ``a + b``
+    lower(a)     ``a``
+    inverse(a)   ``-a``
+    ===========  ============================
+
+    >>> Sum().inverse(Sum().lift(4))
+    -4
+    """
+
+    __slots__ = ()
+    name: Final = "sum"
+    commutative: Final = True
+    idempotent: Final = False
+    invertible: Final = True
+    identity: Final = 0
+
+    def lift(self, x: Any) -> Any:
+        return x
+
+    def combine(self, a: Any, b: Any) -> Any:
+        return a + b
+
+    def lower(self, a: Any) -> Any:
+        return a
+
+    def inverse(self, a: Any) -> Any:
+        return -a
+
+    def __repr__(self) -> str:
+        return "Sum()"
+
+
+class Count:
+    """Number of inputs (the input value is ignored). A commutative group.
+
+    identity ``0``; lift ``1``; combine ``a + b``; lower ``a``; inverse ``-a``.
+
+    >>> c = Count(); c.lower(c.combine(c.lift("x"), c.lift(None)))
+    2
+    """
+
+    __slots__ = ()
+    name: Final = "count"
+    commutative: Final = True
+    idempotent: Final = False
+    invertible: Final = True
+    identity: Final = 0
+
+    def lift(self, x: Any) -> int:
+        return 1
+
+    def combine(self, a: int, b: int) -> int:
+        return a + b
+
+    def lower(self, a: int) -> int:
+        return a
+
+    def inverse(self, a: int) -> int:
+        return -a
+
+    def __repr__(self) -> str:
+        return "Count()"
+
+
+class Max:
+    """Largest input; ``None`` for the empty window. Commutative and idempotent, no inverse.
+
+    identity ``None``; lift ``x``; combine keeps the larger (the left one on ties);
+    lower ``a``. Works for any totally ordered values (numbers, datetimes, strings).
+
+    >>> m = Max(); m.lower(m.combine(m.lift(3), m.combine(m.identity, m.lift(7))))
+    7
+    """
+
+    __slots__ = ()
+    name: Final = "max"
+    commutative: Final = True
+    idempotent: Final = True
+    invertible: Final = False
+    identity: Final = None
+
+    def lift(self, x: Any) -> Any:
+        return x
+
+    def combine(self, a: Any, b: Any) -> Any:
+        if a is None:
+            return b
+        if b is None or not a < b:
+            return a
+        return b
+
+    def lower(self, a: Any) -> Any:
+        return a
+
+    def __repr__(self) -> str:
+        return "Max()"
+
+
+class Min:
+    """Smallest input; ``None`` for the empty window. Commutative and idempotent, no inverse.
+
+    identity ``None``; lift ``x``; combine keeps the smaller (the left one on ties); lower ``a``.
+
+    >>> m = Min(); m.lower(m.combine(m.lift(3), m.lift(-1)))
+    -1
+    """
+
+    __slots__ = ()
+    name: Final = "min"
+    commutative: Final = True
+    idempotent: Final = True
+    invertible: Final = False
+    identity: Final = None
+
+    def lift(self, x: Any) -> Any:
+        return x
+
+    def combine(self, a: Any, b: Any) -> Any:
+        if a is None:
+            return b
+        if b is None or not b < a:
+            return a
+        return b
+
+    def lower(self, a: Any) -> Any:
+        return a
+
+    def __repr__(self) -> str:
+        return "Min()"
+
+
+class _Nothing:
+    """The identity of :class:`First` and :class:`Last` (distinct from every input, even None)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOTHING"
+
+    def __reduce__(self) -> str:
+        return "NOTHING"
+
+
+NOTHING: Final = _Nothing()
+
+
+class First:
+    """The oldest input (``x ⊗ y = x``). Not commutative; idempotent; no inverse.
+
+    identity ``NOTHING``; lift ``x``; combine ``a`` unless ``a`` is ``NOTHING``;
+    lower ``None`` for ``NOTHING`` else ``a``.
+
+    >>> f = First(); f.lower(f.combine(f.lift("a"), f.lift("b"))), f.lower(f.identity)
+    ('a', None)
+    """
+
+    __slots__ = ()
+    name: Final = "first"
+    commutative: Final = False
+    idempotent: Final = True
+    invertible: Final = False
+    identity: Final = NOTHING
+
+    def lift(self, x: Any) -> Any:
+        return x
+
+    def combine(self, a: Any, b: Any) -> Any:
+        return b if a is NOTHING else a
+
+    def lower(self, a: Any) -> Any:
+        return None if a is NOTHING else a
+
+    def __repr__(self) -> str:
+        return "First()"
+
+
+class Last:
+    """The youngest input (``x ⊗ y = y``). Not commutative; idempotent; no inverse.
+
+    >>> f = Last(); f.lower(f.combine(f.lift("a"), f.lift("b")))
+    'b'
+    """
+
+    __slots__ = ()
+    name: Final = "last"
+    commutative: Final = False
+    idempotent: Final = True
+    invertible: Final = False
+    identity: Final = NOTHING
+
+    def lift(self, x: Any) -> Any:
+        return x
+
+    def combine(self, a: Any, b: Any) -> Any:
+        return a if b is NOTHING else b
+
+    def lower(self, a: Any) -> Any:
+        return None if a is NOTHING else a
+
+    def __repr__(self) -> str:
+        return "Last()"
+
+
+class Concat:
+    """All inputs in window order, as a tuple. Not commutative, not idempotent, no inverse.
+
+    identity ``()``; lift ``(x,)``; combine ``a + b``; lower ``a``. Combine costs O(len):
+    use it for tests and small windows.
+
+    >>> c = Concat(); c.lower(c.combine(c.lift(1), c.lift(2)))
+    (1, 2)
+    """
+
+    __slots__ = ()
+    name: Final = "concat"
+    commutative: Final = False
+    idempotent: Final = False
+    invertible: Final = False
+    identity: Final[tuple[Any, ...]] = ()
+
+    def lift(self, x: Any) -> tuple[Any, ...]:
+        return (x,)
+
+    def combine(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+        return a + b
+
+    def lower(self, a: tuple[Any, ...]) -> tuple[Any, ...]:
+        return a
+
+    def __repr__(self) -> str:
+        return "Concat()"
+
+
+Mat2 = tuple[int, int, int, int]
+
+
+class MatMul2x2:
+    """Product of 2x2 integer matrices ``(a, b, c, d)`` in window order. Not commutative.
+
+    identity ``(1, 0, 0, 1)``; lift ``x`` (a 4-tuple, row-major); combine the matrix
+    product ``a @ b``; lower ``a``. Exact integer arithmetic makes it the sharpest test of
+    combine order: almost any reordering or dropped term changes the result.
+
+    >>> m = MatMul2x2(); m.combine((1, 1, 0, 1), (1, 0, 1, 1))
+    (2, 1, 1, 1)
+    """
+
+    __slots__ = ()
+    name: Final = "matmul2x2"
+    commutative: Final = False
+    idempotent: Final = False
+    invertible: Final = False
+    identity: Final[Mat2] = (1, 0, 0, 1)
+
+    def lift(self, x: Mat2) -> Mat2:
+        return x
+
+    def combine(self, a: Mat2, b: Mat2) -> Mat2:
+        a0, a1, a2, a3 = a
+        b0, b1, b2, b3 = b
+        return (a0 * b0 + a1 * b2, a0 * b1 + a1 * b3, a2 * b0 + a3 * b2, a2 * b1 + a3 * b3)
+
+    def lower(self, a: Mat2) -> Mat2:
+        return a
+
+    def __repr__(self) -> str:
+        return "MatMul2x2()"

@@ -1,0 +1,14 @@
+"""Out-of-order sliding-window aggregators: Recalc (oracle), BTree, FiBA.
+
+>>> from windowagg.ooo import Recalc
+>>> from windowagg.monoids import Sum
+>>> w = Recalc(Sum()); w.insert(2, 5); w.insert(1, 1); w.query()
+6
+"""
+
+from __future__ import annotations
+
+from windowagg.ooo.base import OutOfOrderAggregator
+from windowagg.ooo.recalc import Recalc
+
+__all__ = ["OutOfOrderAggregator", "Recalc"]

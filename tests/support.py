@@ -1,0 +1,51 @@
+"""Test support shared by every test module: the monoid matrix and value strategies.
+
+Every aggregator is run in lockstep against an oracle over ``MONOID_MATRIX``, which holds
+a group (Sum), an idempotent monoid (Max) and non-commutative ones (Concat, First, Last,
+2x2 integer matrix product). Values are drawn per monoid by ``values_for(name)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from windowagg.monoids import Concat, First, Last, MatMul2x2, Max, Sum
+
+MONOID_MATRIX: dict[str, Any] = {
+    "sum": Sum(),
+    "max": Max(),
+    "concat": Concat(),
+    "first": First(),
+    "last": Last(),
+    "matmul2x2": MatMul2x2(),
+}
+
+_small_int = st.integers(min_value=-9, max_value=9)
+_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "sum": st.integers(min_value=-1000, max_value=1000),
+    "max": st.integers(min_value=-1000, max_value=1000),
+    "concat": st.integers(min_value=0, max_value=99),
+    "first": st.integers(min_value=0, max_value=99),
+    "last": st.integers(min_value=0, max_value=99),
+    "matmul2x2": st.tuples(_small_int, _small_int, _small_int, _small_int),
+}
+
+monoid_names = st.sampled_from(sorted(MONOID_MATRIX))
+
+
+def values_for(name: str) -> st.SearchStrategy[Any]:
+    """The strategy of input values for the monoid called *name* in ``MONOID_MATRIX``."""
+    return _VALUES[name]
+
+
+_counter = iter(range(10**12))
+
+
+def unique_value(name: str) -> Any:
+    """A value no other call returns, so that a dropped or reordered entry is visible."""
+    i = next(_counter)
+    if name == "matmul2x2":
+        return (1, i % 7 + 1, 0, 1) if i % 2 else (1, 0, i % 5 + 1, 1)
+    return i
