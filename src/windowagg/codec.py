@@ -1,0 +1,748 @@
+"""The versioned binary codec for everything windowagg writes to a store or to Spark state.
+
+``dumps(obj) -> bytes`` and ``loads(data) -> obj`` round-trip *plain values* exactly, plus
+the types registered with :func:`register`. There is no pickle and no ``eval``: decoding
+only ever builds the plain types listed below or calls a ``from_plain`` function that the
+program itself registered, so bytes from an untrusted store cannot run code or build
+arbitrary classes. Every malformed input raises :class:`~windowagg.errors.CodecError`
+naming what is wrong and the byte offset.
+
+Fact card
+---------
+==============  =============================================================================
+format          magic ``b"WAGC"``, one version byte (``CODEC_VERSION`` = 1), one value
+values          one tag byte per value, then a fixed-size body or a varint length/count
+plain types     None, bool, int (any size), float (bit-exact: nan, ±inf, -0.0), str, bytes,
+                tuple, list, dict (any plain keys, insertion order kept), ``NOTHING``,
+                datetime (naive or fixed UTC offset), date, timedelta, Decimal
+user types      ``register(tag, cls, to_plain, from_plain)``; exact type match, no subclasses
+nesting         at most ``MAX_DEPTH`` = 256 nested containers / registered values
+time            O(size of the encoding) for both ``dumps`` and ``loads``
+spec            ``docs/formats.md`` (complete enough to re-implement the format)
+==============  =============================================================================
+
+Byte format (version 1)
+-----------------------
+``data = b"WAGC" + bytes([1]) + value``; nothing may follow the value. A *varint* is an
+unsigned LEB128 integer (7 bits per byte, least significant group first, high bit set on
+every byte but the last) of at most 9 bytes, without redundant trailing zero groups.
+
+===  =====  ===============================================================================
+tag  byte   body
+===  =====  ===============================================================================
+N    0x4E   None (no body)
+T    0x54   True (no body)
+F    0x46   False (no body)
+_    0x5F   ``windowagg.monoids.NOTHING`` (no body)
+i    0x69   int: varint n, then n bytes of big-endian two's complement (n = 0 means 0);
+            encoders write n = (x.bit_length() + 8) // 8
+f    0x66   float: 8 bytes IEEE 754 binary64, big-endian (every bit kept)
+s    0x73   str: varint n, then n bytes of UTF-8 (lone surrogates as in "surrogatepass")
+b    0x62   bytes: varint n, then n raw bytes
+t    0x74   tuple: varint count, then count values
+l    0x6C   list: varint count, then count values
+m    0x6D   dict: varint count, then count (key value, value value) pairs; keys hashable
+            and distinct
+D    0x44   datetime: year u16, month u8, day u8, hour u8, minute u8, second u8,
+            microsecond u32 (all big-endian), flags u8 (bit 0 fold, bit 1 tz-aware,
+            bit 2 named tz; other bits 0); if tz-aware: UTC offset in microseconds, i64;
+            if named: the tz name as a str body (varint n + UTF-8)
+d    0x64   date: year u16, month u8, day u8
+r    0x72   timedelta: days i32, seconds u32, microseconds u32 (normalised as Python does)
+c    0x63   Decimal: varint n, then n bytes of ASCII ``str(value)``
+X    0x58   registered type: varint n, n bytes of the UTF-8 tag, then one value (the
+            ``to_plain`` result)
+===  =====  ===============================================================================
+
+Examples
+--------
+>>> from windowagg import codec
+>>> data = codec.dumps((1, 2.5, "a"))
+>>> data.hex(" ")
+'57 41 47 43 01 74 03 69 01 01 66 40 04 00 00 00 00 00 00 73 01 61'
+>>> codec.loads(data)
+(1, 2.5, 'a')
+>>> codec.loads(data + b"!")
+Traceback (most recent call last):
+...
+windowagg.errors.CodecError: trailing data: 1 byte(s) after the value at offset 22
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import struct
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any, Final
+
+from windowagg.errors import CodecError
+from windowagg.monoids.builtins import NOTHING
+
+__all__ = ["CODEC_VERSION", "MAGIC", "MAX_DEPTH", "dumps", "loads", "register", "registered"]
+
+CODEC_VERSION: Final = 1
+MAGIC: Final = b"WAGC"
+MAX_DEPTH: Final = 256
+_HEADER: Final = MAGIC + bytes([CODEC_VERSION])
+_HLEN: Final = len(_HEADER)
+
+# Tag bytes.
+_NONE: Final = 0x4E
+_TRUE: Final = 0x54
+_FALSE: Final = 0x46
+_NOTHING: Final = 0x5F
+_INT: Final = 0x69
+_FLOAT: Final = 0x66
+_STR: Final = 0x73
+_BYTES: Final = 0x62
+_TUPLE: Final = 0x74
+_LIST: Final = 0x6C
+_DICT: Final = 0x6D
+_DATETIME: Final = 0x44
+_DATE: Final = 0x64
+_TIMEDELTA: Final = 0x72
+_DECIMAL: Final = 0x63
+_EXT: Final = 0x58
+
+_TAG_NAMES: Final = {
+    _NONE: "None",
+    _TRUE: "True",
+    _FALSE: "False",
+    _NOTHING: "NOTHING",
+    _INT: "int",
+    _FLOAT: "float",
+    _STR: "str",
+    _BYTES: "bytes",
+    _TUPLE: "tuple",
+    _LIST: "list",
+    _DICT: "dict",
+    _DATETIME: "datetime",
+    _DATE: "date",
+    _TIMEDELTA: "timedelta",
+    _DECIMAL: "Decimal",
+    _EXT: "registered type",
+}
+
+_F: Final = struct.Struct(">cd")  # tag + float in one pack call
+_D: Final = struct.Struct(">d")
+_DATETIME_S: Final = struct.Struct(">HBBBBBIB")
+_DATE_S: Final = struct.Struct(">HBB")
+_TIMEDELTA_S: Final = struct.Struct(">iII")
+_OFFSET_S: Final = struct.Struct(">q")
+_FLOAT_TAG: Final = b"f"
+# "i" followed by a one-byte varint n, for every n < 128 (ints below 2**1015 in magnitude).
+_INT_HEADS: Final = tuple(bytes((_INT, n)) for n in range(128))
+_UTC_NAMES: Final = "UTC"
+
+_ToPlain = Callable[[Any], Any]
+_FromPlain = Callable[[Any], Any]
+_BY_TYPE: dict[type, tuple[str, bytes, _ToPlain]] = {}
+_BY_TAG: dict[str, tuple[type, _FromPlain]] = {}
+_PLAIN_TYPES: Final = frozenset(
+    {
+        type(None),
+        bool,
+        int,
+        float,
+        str,
+        bytes,
+        tuple,
+        list,
+        dict,
+        type(NOTHING),
+        _dt.datetime,
+        _dt.date,
+        _dt.timedelta,
+        Decimal,
+    }
+)
+
+
+def register(
+    tag: str,
+    cls: type,
+    to_plain: Callable[[Any], Any],
+    from_plain: Callable[[Any], Any],
+    *,
+    replace: bool = False,
+) -> None:
+    """Teach the codec a user type: *to_plain* maps an instance to a plain value, *from_plain* back.
+
+    Only instances whose type is exactly *cls* are encoded this way (not subclasses). The
+    *tag* is written into the data, so it must stay the same for as long as data written
+    with it exists; use a dotted name you own (``"myapp.Sketch"``); ``"windowagg."`` tags
+    are the library's. Registering the same *tag* or *cls* again with different functions
+    raises unless ``replace=True``. O(1).
+
+    Parameters
+    ----------
+    tag : str
+        Non-empty, at most 255 UTF-8 bytes.
+    cls : type
+        The exact type to encode; plain types cannot be overridden.
+    to_plain, from_plain : callable
+        ``from_plain(to_plain(x))`` must equal ``x``. ``from_plain`` receives decoded,
+        untrusted plain values: it should check them and raise on nonsense (the codec turns
+        any exception into :class:`CodecError`).
+    replace : bool
+        Allow replacing an existing registration of *tag* or *cls*.
+
+    Examples
+    --------
+    >>> from windowagg import codec
+    >>> class Point:
+    ...     def __init__(self, x, y): self.x, self.y = x, y
+    ...     def __eq__(self, o): return (self.x, self.y) == (o.x, o.y)
+    >>> codec.register("doc.Point", Point, lambda p: (p.x, p.y), lambda t: Point(*t))
+    >>> codec.loads(codec.dumps([Point(1, 2)])) == [Point(1, 2)]
+    True
+    """
+    if not isinstance(tag, str) or not tag:
+        raise CodecError(f"register: tag must be a non-empty str, got {tag!r}")
+    raw = tag.encode("utf-8")
+    if len(raw) > 255:
+        raise CodecError(f"register: tag {tag[:40]!r}... is longer than 255 UTF-8 bytes")
+    if not isinstance(cls, type):
+        raise CodecError(f"register: cls must be a type, got {cls!r}")
+    if cls in _PLAIN_TYPES:
+        raise CodecError(f"register: {cls.__name__} is a plain type and is encoded natively")
+    if not callable(to_plain) or not callable(from_plain):
+        raise CodecError("register: to_plain and from_plain must be callables")
+    if not replace:
+        old = _BY_TAG.get(tag)
+        if old is not None and old[0] is not cls:
+            raise CodecError(
+                f"register: tag {tag!r} is already registered for {old[0].__qualname__}; "
+                "pass replace=True to replace it"
+            )
+        old_t = _BY_TYPE.get(cls)
+        if old_t is not None and old_t[0] != tag:
+            raise CodecError(
+                f"register: {cls.__qualname__} is already registered as "
+                f"{old_t[0]!r}; pass replace=True to replace it"
+            )
+    old_type = _BY_TAG.get(tag)
+    if old_type is not None and old_type[0] is not cls:
+        del _BY_TYPE[old_type[0]]
+    old_tag = _BY_TYPE.get(cls)
+    if old_tag is not None:
+        _BY_TAG.pop(old_tag[0], None)
+    header = bytearray((_EXT,))
+    _put_varint(header, len(raw))
+    header += raw
+    _BY_TYPE[cls] = (tag, bytes(header), to_plain)
+    _BY_TAG[tag] = (cls, from_plain)
+
+
+def registered() -> dict[str, type]:
+    """The registered tags and their types (a copy). O(number of registrations).
+
+    >>> from windowagg import codec
+    >>> class Tag: pass
+    >>> codec.register("doc.Tag", Tag, lambda t: None, lambda p: Tag())
+    >>> codec.registered()["doc.Tag"] is Tag
+    True
+    """
+    return {tag: cls for tag, (cls, _) in _BY_TAG.items()}
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def _put_varint(out: bytearray, n: int) -> None:
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def _dumps_raw(obj: object) -> bytes:
+    out = bytearray(_HEADER)
+    _encode(obj, out, 0)
+    return bytes(out)
+
+
+def _encode(obj: object, out: bytearray, depth: int) -> None:
+    t = type(obj)
+    if t is int:
+        x: int = obj  # type: ignore[assignment]
+        n = (x.bit_length() + 8) >> 3
+        if n < 128:
+            out += _INT_HEADS[n]
+        else:
+            out.append(_INT)
+            _put_varint(out, n)
+        out += x.to_bytes(n, "big", signed=True)
+    elif t is float:
+        out += _F.pack(_FLOAT_TAG, obj)
+    elif t is tuple or t is list:
+        seq: tuple[Any, ...] | list[Any] = obj  # type: ignore[assignment]
+        out.append(_TUPLE if t is tuple else _LIST)
+        _put_varint(out, len(seq))
+        if depth >= MAX_DEPTH:
+            _too_deep(depth)
+        d = depth + 1
+        # The items of tuples/lists are mostly ints and floats: inline them (no call).
+        pack = _F.pack
+        heads = _INT_HEADS
+        for item in seq:
+            ti = type(item)
+            if ti is float:
+                out += pack(_FLOAT_TAG, item)
+            elif ti is int:
+                n = (item.bit_length() + 8) >> 3
+                if n < 128:
+                    out += heads[n]
+                    out += item.to_bytes(n, "big", signed=True)
+                else:
+                    _encode(item, out, d)
+            else:
+                try:
+                    _encode(item, out, d)
+                except _PathError as e:
+                    e.path.append(f"[{_index_of(seq, item)}]")
+                    raise
+    elif t is str:
+        raw = obj.encode("utf-8", "surrogatepass")  # type: ignore[attr-defined]
+        out.append(_STR)
+        _put_varint(out, len(raw))
+        out += raw
+    elif obj is None:
+        out.append(_NONE)
+    elif obj is True:
+        out.append(_TRUE)
+    elif obj is False:
+        out.append(_FALSE)
+    elif t is dict:
+        mapping: dict[Any, Any] = obj  # type: ignore[assignment]
+        out.append(_DICT)
+        _put_varint(out, len(mapping))
+        if depth >= MAX_DEPTH:
+            _too_deep(depth)
+        d = depth + 1
+        for k, v in mapping.items():
+            try:
+                _encode(k, out, d)
+                _encode(v, out, d)
+            except _PathError as e:
+                e.path.append(f"[{k!r}]")
+                raise
+    elif t is bytes:
+        out.append(_BYTES)
+        _put_varint(out, len(obj))  # type: ignore[arg-type]
+        out += obj  # type: ignore[arg-type]
+    elif obj is NOTHING:
+        out.append(_NOTHING)
+    elif t is _dt.datetime:
+        _encode_datetime(obj, out)  # type: ignore[arg-type]
+    elif t is _dt.date:
+        out.append(_DATE)
+        out += _DATE_S.pack(obj.year, obj.month, obj.day)  # type: ignore[attr-defined]
+    elif t is _dt.timedelta:
+        out.append(_TIMEDELTA)
+        out += _TIMEDELTA_S.pack(obj.days, obj.seconds, obj.microseconds)  # type: ignore[attr-defined]
+    elif t is Decimal:
+        raw = str(obj).encode("ascii")
+        out.append(_DECIMAL)
+        _put_varint(out, len(raw))
+        out += raw
+    else:
+        entry = _BY_TYPE.get(t)
+        if entry is None:
+            raise _PathError(
+                f"cannot encode a value of type {t.__qualname__}",
+                f"; register it with windowagg.codec.register(tag, {t.__qualname__}, "
+                "to_plain, from_plain)",
+            )
+        _, header, to_plain = entry
+        if depth >= MAX_DEPTH:
+            _too_deep(depth)
+        try:
+            plain = to_plain(obj)
+        except Exception as exc:
+            raise _PathError(
+                f"to_plain of registered type {t.__qualname__} failed ({exc!r})", ""
+            ) from exc
+        out += header
+        _encode(plain, out, depth + 1)
+
+
+def _encode_datetime(v: _dt.datetime, out: bytearray) -> None:
+    tz = v.tzinfo
+    flags = 1 if v.fold else 0
+    offset_us = 0
+    name: str | None = None
+    if tz is not None:
+        if type(tz) is not _dt.timezone:
+            raise _PathError(
+                f"cannot encode a datetime with tzinfo {tz!r}: only fixed UTC offsets "
+                "(datetime.timezone) are supported",
+                "; convert it with dt.astimezone(datetime.timezone(dt.utcoffset()))",
+            )
+        off = tz.utcoffset(None)
+        offset_us = (off.days * 86400 + off.seconds) * 1_000_000 + off.microseconds
+        flags |= 2
+        tzname = tz.tzname(None)
+        if tzname != _dt.timezone(off).tzname(None):
+            name = tzname
+            flags |= 4
+    out.append(_DATETIME)
+    out += _DATETIME_S.pack(
+        v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond, flags
+    )
+    if tz is not None:
+        out += _OFFSET_S.pack(offset_us)
+    if name is not None:
+        raw = name.encode("utf-8", "surrogatepass")
+        _put_varint(out, len(raw))
+        out += raw
+
+
+def _index_of(seq: tuple[Any, ...] | list[Any], item: object) -> int:
+    for i, x in enumerate(seq):
+        if x is item:
+            return i
+    return -1
+
+
+class _PathError(Exception):
+    """Internal: an encoding error that collects the path to the bad value on its way up."""
+
+    def __init__(self, what: str, hint: str) -> None:
+        super().__init__(what)
+        self.what = what
+        self.hint = hint
+        self.path: list[str] = []
+
+
+def _too_deep(depth: int) -> None:
+    raise _PathError(f"value nests deeper than MAX_DEPTH={MAX_DEPTH}", "")
+
+
+def _dumps_checked(obj: object) -> bytes:
+    try:
+        return _dumps_raw(obj)
+    except _PathError as e:
+        path = "$" + "".join(reversed(e.path))
+        raise CodecError(f"{e.what} at path {path}{e.hint}") from e.__cause__
+    except RecursionError as e:
+        raise CodecError(f"value nests too deeply to encode (MAX_DEPTH={MAX_DEPTH})") from e
+
+
+def dumps(obj: object) -> bytes:
+    """Encode *obj* (a plain value or a registered type) as versioned bytes. O(size).
+
+    Raises
+    ------
+    CodecError
+        If *obj* holds a value of an unsupported type (the message names the type and
+        the path to it), nests deeper than ``MAX_DEPTH``, or a ``to_plain`` fails.
+
+    Examples
+    --------
+    >>> from windowagg.codec import dumps, loads
+    >>> loads(dumps({"n": 2**70, "x": float("-inf"), "k": (None, True, b"\\x00")}))
+    {'n': 1180591620717411303424, 'x': -inf, 'k': (None, True, b'\\x00')}
+    >>> dumps([1, {"a": {2, 3}}])
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.CodecError: cannot encode a value of type set at path $[1]['a']; register it with windowagg.codec.register(tag, set, to_plain, from_plain)
+    """
+    return _dumps_checked(obj)
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def loads(data: bytes | bytearray | memoryview) -> Any:
+    """Decode bytes written by :func:`dumps`. O(len(data)).
+
+    Raises
+    ------
+    CodecError
+        For anything but one complete, well-formed value of this codec version: wrong
+        magic, unknown version, unknown tag or registered tag, truncated data, trailing
+        bytes, invalid UTF-8, out-of-range dates, unhashable or duplicate dict keys,
+        nesting deeper than ``MAX_DEPTH``, or a ``from_plain`` that rejects its payload.
+        The message says what and at which byte offset. Nothing else is ever raised.
+
+    Examples
+    --------
+    >>> from windowagg.codec import dumps, loads
+    >>> loads(dumps([1, -0.0, "é"]))
+    [1, -0.0, 'é']
+    >>> loads(b"WAGC\\x02N")
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.CodecError: unsupported codec version 2 at offset 4 (this windowagg reads version 1)
+    >>> loads(dumps("abc")[:-1])
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.CodecError: truncated data: str needs 3 byte(s) at offset 7, only 2 left
+    """
+    if type(data) is not bytes:
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            data = bytes(data)
+        else:
+            raise CodecError(f"loads needs bytes, got {type(data).__name__}")
+    size = len(data)
+    if size < _HLEN or data[:4] != MAGIC:
+        if MAGIC.startswith(data[:4]) and size < _HLEN:
+            raise CodecError(f"truncated data: header needs {_HLEN} bytes, got {size}")
+        raise CodecError(
+            f"not windowagg codec data: expected magic {MAGIC!r} at offset 0, got {data[:4]!r}"
+        )
+    if data[4] != CODEC_VERSION:
+        raise CodecError(
+            f"unsupported codec version {data[4]} at offset 4 "
+            f"(this windowagg reads version {CODEC_VERSION})"
+        )
+    try:
+        obj, pos = _decode(data, _HLEN, 0)
+    except CodecError:
+        raise
+    except RecursionError as e:
+        raise CodecError(f"data nests too deeply (MAX_DEPTH={MAX_DEPTH})") from e
+    except Exception as e:  # a guard: every failure mode should be caught above
+        raise CodecError(f"malformed data ({e!r})") from e
+    if pos != size:
+        raise CodecError(f"trailing data: {size - pos} byte(s) after the value at offset {pos}")
+    return obj
+
+
+def _truncated(what: str, need: int, pos: int, size: int) -> CodecError:
+    return CodecError(
+        f"truncated data: {what} needs {need} byte(s) at offset {pos}, only {size - pos} left"
+    )
+
+
+def _read_varint(data: bytes, pos: int, what: str) -> tuple[int, int]:
+    size = len(data)
+    result = 0
+    shift = 0
+    start = pos
+    while True:
+        if pos >= size:
+            raise _truncated(f"{what} length", 1, pos, size)
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            if b == 0 and pos - start > 1:
+                raise CodecError(f"overlong varint ({what} length) at offset {start}")
+            return result, pos
+        shift += 7
+        if shift >= 63:
+            raise CodecError(f"varint ({what} length) longer than 9 bytes at offset {start}")
+
+
+def _decode(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
+    size = len(data)
+    if pos >= size:
+        raise _truncated("a value", 1, pos, size)
+    tag = data[pos]
+    p = pos + 1
+    if tag == _INT:
+        if p < size and data[p] < 0x80:
+            n = data[p]
+            p += 1
+        else:
+            n, p = _read_varint(data, p, "int")
+        end = p + n
+        if end > size:
+            raise _truncated("int", n, p, size)
+        return int.from_bytes(data[p:end], "big", signed=True), end
+    if tag == _FLOAT:
+        if p + 8 > size:
+            raise _truncated("float", 8, p, size)
+        return _D.unpack_from(data, p)[0], p + 8
+    if tag in (_TUPLE, _LIST):
+        return _decode_seq(data, pos, depth, tag == _TUPLE)
+    if tag == _STR:
+        n, p = _read_varint(data, p, "str")
+        end = p + n
+        if end > size:
+            raise _truncated("str", n, p, size)
+        try:
+            return data[p:end].decode("utf-8", "surrogatepass"), end
+        except UnicodeDecodeError as e:
+            raise CodecError(f"invalid UTF-8 in str at offset {p + e.start}") from None
+    if tag == _NONE:
+        return None, p
+    if tag == _TRUE:
+        return True, p
+    if tag == _FALSE:
+        return False, p
+    if tag == _DICT:
+        return _decode_dict(data, pos, depth)
+    if tag == _BYTES:
+        n, p = _read_varint(data, p, "bytes")
+        end = p + n
+        if end > size:
+            raise _truncated("bytes", n, p, size)
+        return data[p:end], end
+    if tag == _NOTHING:
+        return NOTHING, p
+    if tag == _DATETIME:
+        return _decode_datetime(data, p)
+    if tag == _DATE:
+        if p + _DATE_S.size > size:
+            raise _truncated("date", _DATE_S.size, p, size)
+        try:
+            return _dt.date(*_DATE_S.unpack_from(data, p)), p + _DATE_S.size
+        except ValueError as e:
+            raise CodecError(f"invalid date at offset {p}: {e}") from None
+    if tag == _TIMEDELTA:
+        if p + _TIMEDELTA_S.size > size:
+            raise _truncated("timedelta", _TIMEDELTA_S.size, p, size)
+        days, secs, micros = _TIMEDELTA_S.unpack_from(data, p)
+        if secs >= 86400 or micros >= 1_000_000:
+            raise CodecError(f"invalid timedelta at offset {p}: fields not normalised")
+        try:
+            return _dt.timedelta(days, secs, micros), p + _TIMEDELTA_S.size
+        except OverflowError as e:
+            raise CodecError(f"invalid timedelta at offset {p}: {e}") from None
+    if tag == _DECIMAL:
+        n, p = _read_varint(data, p, "Decimal")
+        end = p + n
+        if end > size:
+            raise _truncated("Decimal", n, p, size)
+        try:
+            text = data[p:end].decode("ascii")
+            return Decimal(text), end
+        except (UnicodeDecodeError, InvalidOperation, ValueError):
+            raise CodecError(f"invalid Decimal literal at offset {p}") from None
+    if tag == _EXT:
+        return _decode_ext(data, pos, depth)
+    raise CodecError(f"unknown type tag 0x{tag:02x} at offset {pos}")
+
+
+def _decode_seq(data: bytes, pos: int, depth: int, as_tuple: bool) -> tuple[Any, int]:
+    size = len(data)
+    what = "tuple" if as_tuple else "list"
+    count, p = _read_varint(data, pos + 1, what)
+    if count > size - p:  # every value takes at least one byte
+        raise _truncated(f"{what} of {count} values", count, p, size)
+    if depth >= MAX_DEPTH:
+        raise CodecError(f"data nests deeper than MAX_DEPTH={MAX_DEPTH} at offset {pos}")
+    d = depth + 1
+    items: list[Any] = []
+    append = items.append  # cached: called once per item in the hot loop
+    unpack_float = _D.unpack_from
+    for _ in range(count):
+        # The items are mostly ints and floats: decode them inline (no call, no tuple).
+        if p < size:
+            tag = data[p]
+            if tag == _FLOAT and p + 9 <= size:
+                append(unpack_float(data, p + 1)[0])
+                p += 9
+                continue
+            if tag == _INT and p + 1 < size:
+                n = data[p + 1]
+                if n < 0x80 and p + 2 + n <= size:
+                    append(int.from_bytes(data[p + 2 : p + 2 + n], "big", signed=True))
+                    p += 2 + n
+                    continue
+        item, p = _decode(data, p, d)
+        append(item)
+    return (tuple(items) if as_tuple else items), p
+
+
+def _decode_dict(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
+    size = len(data)
+    count, p = _read_varint(data, pos + 1, "dict")
+    if 2 * count > size - p:
+        raise _truncated(f"dict of {count} entries", 2 * count, p, size)
+    if depth >= MAX_DEPTH:
+        raise CodecError(f"data nests deeper than MAX_DEPTH={MAX_DEPTH} at offset {pos}")
+    d = depth + 1
+    result: dict[Any, Any] = {}
+    for _ in range(count):
+        kpos = p
+        key, p = _decode(data, p, d)
+        try:
+            dup = key in result
+        except TypeError:
+            raise CodecError(
+                f"unhashable dict key of type {type(key).__name__} at offset {kpos}"
+            ) from None
+        if dup:
+            raise CodecError(f"duplicate dict key {key!r} at offset {kpos}")
+        value, p = _decode(data, p, d)
+        result[key] = value
+    return result, p
+
+
+def _decode_datetime(data: bytes, p: int) -> tuple[Any, int]:
+    size = len(data)
+    start = p
+    if p + _DATETIME_S.size > size:
+        raise _truncated("datetime", _DATETIME_S.size, p, size)
+    year, month, day, hour, minute, second, micro, flags = _DATETIME_S.unpack_from(data, p)
+    p += _DATETIME_S.size
+    if flags & ~7 or (flags & 4 and not flags & 2):
+        raise CodecError(f"invalid datetime flags 0x{flags:02x} at offset {p - 1}")
+    tz: _dt.tzinfo | None = None
+    if flags & 2:
+        if p + 8 > size:
+            raise _truncated("datetime UTC offset", 8, p, size)
+        (offset_us,) = _OFFSET_S.unpack_from(data, p)
+        p += 8
+        name: str | None = None
+        if flags & 4:
+            n, p = _read_varint(data, p, "tz name")
+            end = p + n
+            if end > size:
+                raise _truncated("tz name", n, p, size)
+            try:
+                name = data[p:end].decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError:
+                raise CodecError(f"invalid UTF-8 in tz name at offset {p}") from None
+            p = end
+        try:
+            off = _dt.timedelta(microseconds=offset_us)
+            tz = _dt.timezone(off) if name is None else _dt.timezone(off, name)
+        except (ValueError, OverflowError) as e:
+            raise CodecError(f"invalid UTC offset at offset {start}: {e}") from None
+    try:
+        value = _dt.datetime(
+            year, month, day, hour, minute, second, micro, tzinfo=tz, fold=flags & 1
+        )
+    except (ValueError, OverflowError) as e:
+        raise CodecError(f"invalid datetime at offset {start}: {e}") from None
+    return value, p
+
+
+def _decode_ext(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
+    size = len(data)
+    n, p = _read_varint(data, pos + 1, "registered tag")
+    end = p + n
+    if end > size:
+        raise _truncated("registered tag", n, p, size)
+    try:
+        tag = data[p:end].decode("utf-8")
+    except UnicodeDecodeError:
+        raise CodecError(f"invalid UTF-8 in registered tag at offset {p}") from None
+    entry = _BY_TAG.get(tag)
+    if entry is None:
+        raise CodecError(
+            f"unknown registered tag {tag!r} at offset {pos}; register it with "
+            "windowagg.codec.register before calling loads"
+        )
+    if depth >= MAX_DEPTH:
+        raise CodecError(f"data nests deeper than MAX_DEPTH={MAX_DEPTH} at offset {pos}")
+    plain, q = _decode(data, end, depth + 1)
+    cls, from_plain = entry
+    try:
+        value = from_plain(plain)
+    except Exception as e:
+        raise CodecError(
+            f"registered type {tag!r} rejected its payload at offset {end}: {e}"
+        ) from None
+    if type(value) is not cls:
+        raise CodecError(
+            f"from_plain of registered type {tag!r} returned {type(value).__qualname__}, "
+            f"not {cls.__qualname__} (payload at offset {end})"
+        )
+    return value, q
