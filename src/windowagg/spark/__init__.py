@@ -1,0 +1,56 @@
+"""windowagg on PySpark: batch and streaming sliding windows per key (optional extra).
+
+Install with ``pip install 'windowagg[spark]'``. Importing :mod:`windowagg` never imports
+pyspark; this package imports it only when one of its Spark entry points is used, and
+raises :class:`~windowagg.errors.MissingExtraError` (an ``ImportError``) naming the extra
+when pyspark, pandas or pyarrow is missing.
+
+Entry points
+------------
+``window_agg(df, keys, time, aggs, size=, slide=)``
+    batch, per key, through ``applyInPandas`` (:mod:`windowagg.spark.batch`).
+``stream_window_agg(sdf, keys, time, aggs, size=, slide=, api=)``
+    Structured Streaming through ``transformWithStateInPandas`` (RocksDB state store) or
+    ``applyInPandasWithState``; state is the windows' versioned codec bytes
+    (:mod:`windowagg.spark.streaming`).
+``session()``
+    a SparkSession configured for both (:mod:`windowagg.spark.session`).
+
+The pandas functions underneath (:mod:`windowagg.spark.frames`) need only pandas and run
+without Spark.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "WindowAgg",
+    "WindowAggProcessor",
+    "session",
+    "split",
+    "stream_window_agg",
+    "window_agg",
+]
+
+_WHERE = {
+    "WindowAgg": "windowagg.spark.batch",
+    "window_agg": "windowagg.spark.batch",
+    "split": "windowagg.spark.batch",
+    "stream_window_agg": "windowagg.spark.streaming",
+    "WindowAggProcessor": "windowagg.spark.streaming",
+    "session": "windowagg.spark.session",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the Spark entry points lazily (pyspark loads only when one is used)."""
+    if name in _WHERE:
+        module = importlib.import_module(_WHERE[name])
+        return getattr(module, name)
+    raise AttributeError(f"module 'windowagg.spark' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, "batch", "frames", "panes", "spec", "streaming"])

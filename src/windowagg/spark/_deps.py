@@ -1,0 +1,23 @@
+"""Guarded imports of the optional Spark dependencies (never at ``import windowagg``)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from windowagg.errors import MissingExtraError
+
+__all__ = ["require_pandas", "require_pyspark"]
+
+
+def require_pyspark(feature: str) -> None:
+    """Raise :class:`MissingExtraError` naming ``windowagg[spark]`` if pyspark is missing."""
+    for package in ("pyspark", "pandas", "pyarrow"):
+        if importlib.util.find_spec(package) is None:
+            raise MissingExtraError.for_extra(package, "spark", feature)
+
+
+def require_pandas(feature: str) -> None:
+    """Raise :class:`MissingExtraError` naming ``windowagg[pandas]`` if pandas is missing."""
+    for package in ("pandas", "numpy"):
+        if importlib.util.find_spec(package) is None:
+            raise MissingExtraError.for_extra(package, "pandas", feature)

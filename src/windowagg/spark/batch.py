@@ -1,0 +1,249 @@
+"""Batch sliding windows on Spark: per key, windowagg's aggregators over pandas batches.
+
+=================  ==========================================================================
+Spark operator     ``groupBy(keys).applyInPandas(f, schema)`` (one shuffle by key)
+per key           :func:`windowagg.spark.frames.window_frame`: the vectorised pane path
+                   (:mod:`windowagg.spark.panes`) for sum/count/max/min/mean with a slide,
+                   else ``windowagg.windows`` over a ``Composite`` monoid (any monoid,
+                   q-digest quantiles, per-event and count windows)
+cost               O(n log n) per key + O(panes) (vectorised) — independent of size/slide,
+                   unlike ``F.window`` whose ``Expand`` copies each row size/slide times
+driver             plans only; no data is collected, no driver-local file is read
+=================  ==========================================================================
+
+Examples
+--------
+>>> from windowagg.spark import window_agg            # doctest: +SKIP
+>>> out = window_agg(df, "key", "event_time", ["max(value)", "p99(value)", "count"],
+...                  size="10 minutes", slide="10 seconds")           # doctest: +SKIP
+>>> out.results.show(); out.rejects.show()            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from windowagg.spark._deps import require_pyspark
+from windowagg.spark.spec import Agg, WindowSpec, parse_aggs, to_micros
+
+require_pyspark("windowagg.spark")
+
+import pandas as pd  # noqa: E402
+from pyspark.sql import Column, DataFrame  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
+from pyspark.sql import types as T  # noqa: E402
+
+from windowagg.spark import frames  # noqa: E402
+
+__all__ = ["WindowAgg", "make_spec", "output_schema", "prepare", "split", "window_agg"]
+
+
+class WindowAgg(NamedTuple):
+    """The three views of one windowed aggregation.
+
+    ``output`` holds every row (``kind`` = ``"window"`` or ``"reject"``); ``results`` and
+    ``rejects`` are filters of it. Persist ``output`` if you consume both views, or write
+    ``output`` once (it is one job) and split when reading.
+    """
+
+    output: DataFrame
+    results: DataFrame
+    rejects: DataFrame
+
+
+def make_spec(
+    size: Any = None,
+    slide: Any = None,
+    rows: int | None = None,
+    every: int = 1,
+    start_time: Any = 0,
+    max_out_of_orderness: Any = 0,
+    allowed_lateness: Any = 0,
+) -> WindowSpec:
+    """A :class:`WindowSpec` from durations given as text, seconds or timedeltas. O(1)."""
+    return WindowSpec(
+        size=None if size is None else to_micros(size),
+        slide=None if slide is None else to_micros(slide),
+        rows=rows,
+        every=every,
+        start_time=to_micros(start_time),
+        max_out_of_orderness=to_micros(max_out_of_orderness),
+        allowed_lateness=to_micros(allowed_lateness),
+    )
+
+
+_DDL = {
+    "double": T.DoubleType(),
+    "bigint": T.LongType(),
+    "long": T.LongType(),
+    "int": T.IntegerType(),
+    "string": T.StringType(),
+    "boolean": T.BooleanType(),
+    "timestamp": T.TimestampType(),
+}
+
+
+def _type(ddl: str) -> T.DataType:
+    if ddl in _DDL:
+        return _DDL[ddl]
+    parsed: T.DataType = T._parse_datatype_string(ddl)
+    return parsed
+
+
+def output_schema(key_fields: Sequence[T.StructField], aggs: Sequence[Agg]) -> T.StructType:
+    """Schema of the combined output: ``kind``, keys, window bounds, aggregations, reject info."""
+    fields = [T.StructField("kind", T.StringType(), False)]
+    fields += [T.StructField(f.name, f.dataType, True) for f in key_fields]
+    fields += [
+        T.StructField("window_start", T.TimestampType(), True),
+        T.StructField("window_end", T.TimestampType(), True),
+    ]
+    fields += [T.StructField(a.alias, _type(a.dtype), True) for a in aggs]
+    fields += [
+        T.StructField("reason", T.StringType(), True),
+        T.StructField("event_time", T.TimestampType(), True),
+        T.StructField("row", T.StringType(), True),
+    ]
+    return T.StructType(fields)
+
+
+def prepare(
+    df: DataFrame,
+    keys: Sequence[str],
+    time: str,
+    aggs: Sequence[Agg],
+    *,
+    row_columns: Sequence[str] | str | None = None,
+) -> DataFrame:
+    """Select and cast what the pandas function needs (Spark-side, no data movement).
+
+    Timestamps without time zone become ``timestamp`` (session time zone), numeric value
+    columns become ``double``; text stays text and is validated row by row in pandas.
+    ``row_columns`` (``"*"`` or names) adds the original row as JSON for the rejects.
+    """
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    for c in [*keys, time, *frames.value_columns(aggs)]:
+        if c not in fields:
+            raise ValueError(f"column {c!r} is not in the DataFrame (columns: {list(fields)})")
+    cols: list[Column] = [F.col(k) for k in keys]
+    tt = fields[time]
+    if isinstance(tt, T.TimestampNTZType | T.DateType):
+        cols.append(F.col(time).cast("timestamp").alias(time))
+    else:
+        cols.append(F.col(time))
+    for c in frames.value_columns(aggs):
+        if c in keys or c == time:
+            continue
+        if isinstance(fields[c], T.NumericType | T.BooleanType):
+            cols.append(F.col(c).cast("double").alias(c))
+        else:
+            cols.append(F.col(c).cast("string").alias(c))
+    if frames.CORRUPT_COLUMN in fields:
+        cols.append(F.col(frames.CORRUPT_COLUMN))
+    if row_columns:
+        names = list(fields) if row_columns == "*" else list(row_columns)
+        names = [n for n in names if n != frames.ROW_COLUMN]
+        cols.append(F.to_json(F.struct(*[F.col(n) for n in names])).alias(frames.ROW_COLUMN))
+    return df.select(*cols)
+
+
+def combined_frame(
+    results: pd.DataFrame, rejects: pd.DataFrame, keys: Sequence[str], aggs: Sequence[Agg]
+) -> pd.DataFrame:
+    """Stack results and rejects into the :func:`output_schema` column layout. O(rows)."""
+    out = results.copy()
+    out.insert(0, "kind", "window")
+    for c in ("reason", "event_time", "row"):
+        out[c] = None
+    if len(rejects):
+        rj = pd.DataFrame({"kind": ["reject"] * len(rejects)})
+        for k in keys:
+            rj[k] = None
+        rj["window_start"] = pd.NaT
+        rj["window_end"] = pd.NaT
+        for a in aggs:
+            rj[a.alias] = None
+        for c in ("reason", "event_time", "row"):
+            rj[c] = rejects[c].to_numpy()
+        out = pd.concat([out, rj], ignore_index=True) if len(out) else rj
+    cols = ["kind", *keys, "window_start", "window_end", *[a.alias for a in aggs]]
+    return out[[*cols, "reason", "event_time", "row"]]
+
+
+def split(output: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """``(results, rejects)`` views of a combined output (batch or streaming)."""
+    results = output.where(F.col("kind") == "window").drop("kind", "reason", "event_time", "row")
+    rejects = output.where(F.col("kind") == "reject").select("reason", "event_time", "row")
+    return results, rejects
+
+
+def window_agg(
+    df: DataFrame,
+    keys: str | Sequence[str],
+    time: str,
+    aggs: Sequence[str | Agg | tuple[Any, ...]],
+    *,
+    size: Any = None,
+    slide: Any = None,
+    rows: int | None = None,
+    every: int = 1,
+    start_time: Any = 0,
+    time_unit: str = "s",
+    row_columns: Sequence[str] | str | None = None,
+    vectorized: bool = True,
+) -> WindowAgg:
+    """Sliding-window aggregation per key, computed by windowagg inside Spark (batch).
+
+    Parameters
+    ----------
+    df
+        Any DataFrame (not streaming; see :func:`windowagg.spark.stream_window_agg`).
+    keys
+        Grouping column(s); rows with a null key are rejected, not grouped.
+    time
+        Event-time column: timestamp, timestamp_ntz, date, ISO 8601 text, or numbers in
+        ``time_unit`` since the epoch.
+    aggs
+        ``["max(v)", "mean(v)", "p99(v)", "count"]``, :class:`~windowagg.spark.spec.Agg`
+        objects, or ``(alias, monoid, column[, ddl_type])`` tuples for user monoids.
+    size, slide
+        Window length and hop (``"10 minutes"``, seconds, or timedelta): windows
+        ``[start, start + size)`` with ``start = start_time + k * slide``, as ``F.window``.
+        ``slide=None`` gives one result per event over ``(t - size, t]``.
+    rows, every
+        Count windows instead: the last ``rows`` events in event-time order, one result
+        every ``every`` events.
+    row_columns
+        ``"*"`` (or column names) to carry the original row into the rejects as JSON; by
+        default the rejects show the columns the aggregation reads.
+    vectorized
+        Allow the vectorised pane path (results are the same; see ``docs/spark.md``).
+
+    Returns
+    -------
+    WindowAgg
+        ``output`` (everything, with ``kind``), ``results`` (keys, ``window_start``,
+        ``window_end``, one column per aggregation) and ``rejects`` (``reason``,
+        ``event_time``, ``row``).
+
+    Complexity: one shuffle by key; per key O(n log n) + O(panes) (vectorised path) or
+    O(n log n + windows · log n) combines (generic path).
+    """
+    key_list = [keys] if isinstance(keys, str) else list(keys)
+    agg_list = parse_aggs(aggs)
+    spec = make_spec(size, slide, rows, every, start_time)
+    prepared = prepare(df, key_list, time, agg_list, row_columns=row_columns)
+    key_fields = [f for f in prepared.schema.fields if f.name in key_list]
+    key_fields.sort(key=lambda f: key_list.index(f.name))
+    schema = output_schema(key_fields, agg_list)
+
+    def per_key(pdf: pd.DataFrame) -> pd.DataFrame:
+        results, rejects = frames.window_frame(
+            pdf, key_list, time, agg_list, spec, time_unit=time_unit, vectorized=vectorized
+        )
+        return combined_frame(results, rejects, key_list, agg_list)
+
+    output = prepared.groupBy(*key_list).applyInPandas(per_key, schema=schema)
+    results, rejects = split(output)
+    return WindowAgg(output, results, rejects)

@@ -1,0 +1,81 @@
+"""A local (or cluster) SparkSession configured for windowagg's Spark adapter.
+
+What it sets, and why (see docs/spark.md):
+
+- ``PYSPARK_PYTHON`` (when unset) to this interpreter, so that Python workers find pandas,
+  pyarrow and windowagg (otherwise Spark runs whatever ``python3`` is on PATH);
+- the RocksDB state store provider, which ``transformWithStateInPandas`` requires;
+- session time zone UTC, so timestamps mean the same on the driver and the workers;
+- a small number of shuffle partitions for local runs.
+
+Nothing here is needed on a cluster whose configuration already does this; every setting
+can be overridden through ``conf``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from windowagg.spark._deps import require_pyspark
+
+__all__ = ["ROCKSDB_PROVIDER", "session"]
+
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+def session(
+    master: str | None = "local[*]",
+    app_name: str = "windowagg",
+    *,
+    shuffle_partitions: int | None = None,
+    driver_memory: str | None = "4g",
+    conf: dict[str, str] | None = None,
+) -> Any:
+    """Get or create a SparkSession ready for :mod:`windowagg.spark`. O(1) (JVM start ~6 s).
+
+    Parameters
+    ----------
+    master
+        ``"local[*]"`` by default; ``None`` leaves the master to ``spark-submit`` / the
+        cluster's configuration.
+    app_name
+        The Spark application name.
+    shuffle_partitions
+        ``spark.sql.shuffle.partitions``; by default twice the local cores for local masters,
+        left alone otherwise.
+    driver_memory
+        ``spark.driver.memory`` (effective only when this call starts the JVM).
+    conf
+        More settings; they override the defaults above.
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+    """
+    require_pyspark("windowagg.spark.session")
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    settings: dict[str, str] = {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+    }
+    if master is not None:
+        builder = builder.master(master)
+        if master.startswith("local"):
+            settings["spark.ui.enabled"] = "false"
+            if shuffle_partitions is None:
+                shuffle_partitions = 2 * (os.cpu_count() or 2)
+            if driver_memory:
+                settings["spark.driver.memory"] = driver_memory
+    if shuffle_partitions is not None:
+        settings["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
+    settings.update(conf or {})
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    return builder.getOrCreate()

@@ -1,0 +1,272 @@
+"""Aggregation and window specifications shared by the pandas, batch and streaming paths.
+
+Nothing here imports pandas or pyspark. Timestamps inside the adapter are integers:
+**microseconds since the Unix epoch, UTC** (Spark's own timestamp resolution), so window
+arithmetic is exact.
+
+Aggregations are written like SQL calls: ``"max(dep_delay)"``, ``"mean(x)"``, ``"count"``
+(or ``"count(*)"``), ``"p95(x)"`` / ``"p99.9(x)"`` (q-digest quantiles), optionally
+``"... as alias"``; or as :class:`Agg` objects for user monoids.
+
+Examples
+--------
+>>> [a.alias for a in parse_aggs(["max(v)", "count", "mean(v) as avg_v"])]
+['max_v', 'count', 'avg_v']
+>>> to_micros("10 minutes"), to_micros("3h"), to_micros(1.5)
+(600000000, 10800000000, 1500000)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "VECTOR_KINDS",
+    "Agg",
+    "WindowSpec",
+    "parse_aggs",
+    "to_micros",
+]
+
+#: Built-in aggregations that the vectorised pane path computes with numpy ufuncs.
+VECTOR_KINDS = frozenset({"sum", "count", "max", "min", "mean"})
+
+_UNITS = {
+    "us": 1,
+    "microsecond": 1,
+    "microseconds": 1,
+    "ms": 1_000,
+    "millisecond": 1_000,
+    "milliseconds": 1_000,
+    "s": 1_000_000,
+    "sec": 1_000_000,
+    "second": 1_000_000,
+    "seconds": 1_000_000,
+    "m": 60_000_000,
+    "min": 60_000_000,
+    "minute": 60_000_000,
+    "minutes": 60_000_000,
+    "h": 3_600_000_000,
+    "hour": 3_600_000_000,
+    "hours": 3_600_000_000,
+    "d": 86_400_000_000,
+    "day": 86_400_000_000,
+    "days": 86_400_000_000,
+}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$")
+
+
+def to_micros(d: Any) -> int:
+    """A duration as integer microseconds. O(1).
+
+    Accepts a :class:`datetime.timedelta`, a number of **seconds** (int or float), or a
+    string like ``"10 seconds"``, ``"3 hours"``, ``"10min"``, ``"500ms"`` (Spark's interval
+    words, singular or plural).
+
+    >>> to_micros(dt.timedelta(minutes=1)), to_micros("500ms")
+    (60000000, 500000)
+    >>> to_micros("ten minutes")
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot read the duration 'ten minutes'; write e.g. '10 minutes', '3h', '500ms' or a timedelta
+    """
+    if isinstance(d, dt.timedelta):
+        return (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
+    if isinstance(d, bool):
+        raise ValueError(f"cannot read the duration {d!r}")
+    if isinstance(d, int | float):
+        if d != d:
+            raise ValueError("a duration cannot be NaN")
+        return round(d * 1_000_000)
+    if isinstance(d, str):
+        m = _DURATION.match(d)
+        if m and m.group(2).lower() in _UNITS:
+            return round(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    raise ValueError(
+        f"cannot read the duration {d!r}; write e.g. '10 minutes', '3h', '500ms' or a timedelta"
+    )
+
+
+@dataclass(frozen=True)
+class Agg:
+    """One output column: ``alias`` = lower(fold of ``monoid`` over ``column``).
+
+    Parameters
+    ----------
+    alias
+        Output column name.
+    monoid
+        Any windowagg monoid (built-in or user-defined).
+    column
+        Input column, or None for aggregations that ignore values (``count``).
+    dtype
+        The output's Spark SQL type (``"double"``, ``"bigint"``, ``"string"`` ...).
+    kind
+        The built-in name when the monoid is a built-in (``"max"``, ``"p95"`` ...), else None;
+        ``sum/count/max/min/mean`` take the vectorised path in batch.
+    """
+
+    alias: str
+    monoid: Any
+    column: str | None
+    dtype: str = "double"
+    kind: str | None = None
+
+    def __post_init__(self) -> None:
+        from windowagg.monoids.base import require_monoid
+
+        require_monoid(self.monoid, f"aggregation {self.alias!r}")
+
+
+_CALL = re.compile(
+    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s*(?:\(\s*(?P<col>[^()]*?)\s*\))?"
+    r"(?:\s+as\s+(?P<alias>[A-Za-z_][A-Za-z0-9_]*))?\s*$",
+    re.IGNORECASE,
+)
+_QUANTILE = re.compile(r"^p(\d+(?:\.\d+)?)$", re.IGNORECASE)
+
+
+def _builtin(name: str) -> tuple[Any, str, str]:
+    """The monoid, output type and canonical kind for a built-in aggregation name."""
+    from windowagg import monoids
+
+    low = name.lower()
+    q = _QUANTILE.match(low)
+    if q:
+        from windowagg.sketches import QDigestMonoid
+
+        p = float(q.group(1))
+        if not 0 < p < 100:
+            raise ValueError(f"quantile {name!r} must be between p0 and p100 (exclusive)")
+        return QDigestMonoid(quantiles=(p / 100.0,)), "double", "p" + q.group(1)
+    if low in ("avg", "mean"):
+        return _get_monoid("mean"), "double", "mean"
+    if low == "count":
+        return monoids.Count(), "bigint", "count"
+    if low == "sum":
+        return monoids.Sum(), "double", "sum"
+    if low == "max":
+        return monoids.Max(), "double", "max"
+    if low == "min":
+        return monoids.Min(), "double", "min"
+    return _get_monoid(low), "double", low
+
+
+def _get_monoid(name: str) -> Any:
+    from windowagg import monoids
+
+    getter = getattr(monoids, "get", None)
+    if getter is None:  # pragma: no cover - only while the registry is not installed
+        raise ValueError(f"unknown aggregation {name!r}")
+    try:
+        return getter(name)
+    except (KeyError, LookupError) as e:
+        raise ValueError(f"unknown aggregation {name!r}: {e}") from None
+
+
+def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
+    """Turn aggregation strings, tuples and :class:`Agg` objects into a list of :class:`Agg`.
+
+    Tuples are ``(alias, monoid_or_name, column[, dtype])``. O(len(aggs)).
+
+    >>> a = parse_aggs(["p99(lat)"])[0]; (a.alias, a.column, a.kind)
+    ('p99_lat', 'lat', 'p99')
+    >>> parse_aggs(["max(a)", "max(a)"])
+    Traceback (most recent call last):
+    ...
+    ValueError: two aggregations are named 'max_a'; give one an alias ('max(a) as other')
+    """
+    out: list[Agg] = []
+    for a in aggs:
+        if isinstance(a, Agg):
+            out.append(a)
+        elif isinstance(a, str):
+            m = _CALL.match(a)
+            if not m:
+                raise ValueError(f"cannot read the aggregation {a!r}; write e.g. 'max(col)'")
+            name, col, alias = m.group("name"), m.group("col"), m.group("alias")
+            column = None if col in (None, "", "*") else col
+            monoid, dtype, kind = _builtin(name)
+            if column is None and kind != "count":
+                raise ValueError(f"aggregation {a!r} needs a column, e.g. '{name}(value)'")
+            default = kind if column is None else f"{kind.replace('.', '_')}_{column}"
+            out.append(Agg(alias or default, monoid, column, dtype, kind))
+        elif isinstance(a, tuple) and len(a) in (3, 4):
+            alias, monoid, column = a[0], a[1], a[2]
+            dtype = a[3] if len(a) == 4 else "double"
+            if isinstance(monoid, str):
+                m2, dt2, kind2 = _builtin(monoid)
+                out.append(Agg(alias, m2, column, dtype if len(a) == 4 else dt2, kind2))
+            else:
+                out.append(Agg(alias, monoid, column, dtype, None))
+        else:
+            raise TypeError(
+                f"an aggregation is a string like 'max(col)', an Agg, or a tuple "
+                f"(alias, monoid, column[, dtype]); got {a!r}"
+            )
+    seen: set[str] = set()
+    for agg in out:
+        if agg.alias in seen:
+            raise ValueError(
+                f"two aggregations are named {agg.alias!r}; give one an alias "
+                f"('{agg.kind or 'agg'}({agg.column}) as other')"
+            )
+        seen.add(agg.alias)
+    if not out:
+        raise ValueError("give at least one aggregation, e.g. ['count', 'max(value)']")
+    return out
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """Which windows to compute (all times in integer microseconds).
+
+    Exactly one of two shapes:
+
+    - time windows: ``size`` with ``slide`` (hopping/tumbling, aligned like Spark's
+      ``F.window(ts, size, slide, startTime)``: window starts are ``start_time + k*slide``)
+      or ``slide=None`` (one result per event over ``(t - size, t]``);
+    - count windows: ``rows`` (the last ``rows`` events in event-time order), one result
+      every ``every`` events.
+
+    ``max_out_of_orderness`` and ``allowed_lateness`` define lateness in streaming (the
+    per-key watermark is the key's largest event time minus ``max_out_of_orderness``; an
+    event older than ``watermark - allowed_lateness`` is late and goes to the rejects).
+    """
+
+    size: int | None = None
+    slide: int | None = None
+    rows: int | None = None
+    every: int = 1
+    start_time: int = 0
+    max_out_of_orderness: int = 0
+    allowed_lateness: int = 0
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if (self.size is None) == (self.rows is None):
+            raise ValueError("give either a time window (size, slide) or a count window (rows)")
+        if self.size is not None and self.size <= 0:
+            raise ValueError(f"window size must be positive, got {self.size} us")
+        if self.slide is not None and (self.size is None or self.slide <= 0):
+            raise ValueError("slide needs a time window and must be positive")
+        if self.rows is not None and (self.rows <= 0 or self.every <= 0):
+            raise ValueError("rows and every must be positive")
+        if self.max_out_of_orderness < 0 or self.allowed_lateness < 0:
+            raise ValueError("max_out_of_orderness and allowed_lateness cannot be negative")
+
+    @property
+    def origin(self) -> int:
+        """Alignment of window *ends* (windowagg.windows' ``origin``) for Spark's start_time."""
+        if self.size is None or self.slide is None:
+            return 0
+        return (self.start_time + self.size) % self.slide
+
+    @property
+    def per_event(self) -> bool:
+        """True when every event yields one result (no slide, or count windows)."""
+        return self.slide is None
