@@ -1,0 +1,278 @@
+"""DABALite: DABA with one aggregate per entry and two running aggregates, on deques.
+
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid; neither commutative nor invertible
+insert             O(1) worst case: at most 3 combines
+evict              O(1) worst case: at most 2 combines
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) worst case: k evictions, at most 2k combines
+space              n partials (kept for ``oldest``/``youngest``/iteration) + n slots
+                   (an aggregate or a shared reference to the partial) + 2 aggregates
+paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
+                   in worst-case constant time", VLDB Journal 2021 (DABA Lite); DABA is
+                   DEBS 2017, §4
+=================  ==========================================================
+
+DABA's five sublists (front portion ``[F,L)``, ``l_L = [L,R)``, ``l_R = [R,A)``,
+``l_A = [A,B)``, back list ``l_B = [B,E)``) are held as five :class:`collections.deque`
+objects instead of pointers into one array. Every DABA step touches only the *ends* of
+sublists, so every step here is an end operation of a deque (``append``, ``appendleft``,
+``pop``, ``popleft``, ``d[0]``), a length test, or swapping deque references (the flip and
+the singleton relabelling). CPython's deque is a doubly linked list of 64-slot blocks with
+direct pointers to both end blocks and an offset into each: an end operation writes one
+slot and allocates or frees at most one fixed-size block, and ``d[0]``/``d[-1]`` read
+through the end-block pointer: all O(1) in the worst case. (Indexing the *middle* of a
+deque walks blocks, O(n/64); nothing here does that.)
+
+The Lite layout keeps, per sublist::
+
+    front portion  aggregates  front[i] = v[i] ⊗ ... ⊗ v[B-1]
+    l_L            aggregates  ll[i]    = v[i] ⊗ ... ⊗ v[R-1]
+    l_R            raw partials (no aggregates)
+    l_A            aggregates  aa[i]    = v[i] ⊗ ... ⊗ v[B-1]
+    l_B            raw partials (no aggregates)
+    agg_ra = Σ(l_R ++ l_A)  (needed only while l_L is non-empty)
+    agg_b  = Σ(l_B)
+
+so a shrink is ``Σ_L ⊗ agg_ra`` and ``v[A-1] ⊗ Σ_A`` (2 combines, DABA needs 3) and an
+insert folds into ``agg_b`` instead of storing a prefix aggregate.
+
+Examples
+--------
+>>> from windowagg.monoids import Max
+>>> w = DABALite(Max())
+>>> for x in (2, 6, 3, 5, 3): w.insert(x)
+>>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
+6
+5
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.monoids.base import Monoid, require_monoid
+
+__all__ = ["DABALite"]
+
+_WHO = "DABALite"
+
+
+class DABALite:
+    """Worst-case O(1) FIFO aggregator with at most 3 / 2 / 1 combines per operation.
+
+    Parameters
+    ----------
+    monoid : Monoid
+        Any monoid (see :mod:`windowagg.monoids.base`).
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Concat
+    >>> w = DABALite(Concat())
+    >>> for x in "abcde": w.insert(x)
+    >>> w.bulk_evict(2); w.query(), w.oldest(), w.youngest(), len(w)
+    (('c', 'd', 'e'), ('c',), ('e',), 3)
+    """
+
+    __slots__ = (
+        "_aa",
+        "_agg_b",
+        "_agg_ra",
+        "_bb",
+        "_combine",
+        "_front",
+        "_identity",
+        "_lift",
+        "_ll",
+        "_lower",
+        "_m",
+        "_rr",
+        "_vals",
+    )
+
+    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+        require_monoid(monoid, _WHO)
+        self._m = monoid
+        # bound methods cached once: every operation calls them
+        self._lift = monoid.lift
+        self._combine = monoid.combine
+        self._lower = monoid.lower
+        self._identity = monoid.identity
+        self._vals: deque[Any] = deque()  # every partial, oldest first
+        self._front: deque[Any] = deque()
+        self._ll: deque[Any] = deque()
+        self._rr: deque[Any] = deque()
+        self._aa: deque[Any] = deque()
+        self._bb: deque[Any] = deque()
+        self._agg_ra: Any = self._identity
+        self._agg_b: Any = self._identity
+
+    @property
+    def monoid(self) -> Monoid[Any, Any, Any]:
+        """The monoid this window aggregates with."""
+        return self._m
+
+    def _fixup(self) -> None:
+        """Restore the invariants after one push or pop: O(1), at most 2 combines."""
+        ll = self._ll
+        if not ll:
+            aa = self._aa
+            if aa:
+                # shift: the oldest of l_A joins the front portion; no combine
+                self._front.append(aa.popleft())
+                return
+            front = self._front
+            if not front:
+                # singleton or empty: l_B (at most one raw partial) is the front portion
+                self._front = self._bb
+                self._bb = front
+                self._agg_b = self._identity
+                return
+            # flip: front portion -> l_L, l_B -> l_R; then a shrink, as in the paper
+            self._ll = front
+            self._front = ll
+            ll, front = front, ll
+            rr = self._bb
+            self._bb = self._rr
+            self._rr = rr
+            self._agg_ra = self._agg_b
+            self._agg_b = self._identity
+        else:
+            front = self._front
+            rr = self._rr
+            aa = self._aa
+        # shrink
+        combine = self._combine
+        front.append(combine(ll.popleft(), self._agg_ra))
+        r = rr.pop()
+        aa.appendleft(combine(r, aa[0]) if aa else r)
+
+    def insert(self, v: Any) -> None:
+        """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 3 combines.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABALite(Sum()); w.insert(3); w.insert(4); w.query()
+        7
+        """
+        p = self._lift(v)
+        self._vals.append(p)
+        bb = self._bb
+        self._agg_b = self._combine(self._agg_b, p) if bb else p
+        bb.append(p)
+        self._fixup()
+
+    def evict(self) -> None:
+        """Remove the oldest entry. O(1) worst case, at most 2 combines.
+
+        Raises :class:`~windowagg.errors.EmptyWindowError` when the window is empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABALite(Sum()); w.insert(3); w.insert(4); w.evict(); w.query()
+        4
+        """
+        vals = self._vals
+        if not vals:
+            raise empty_error(_WHO, "evict()")
+        vals.popleft()
+        self._front.popleft()
+        self._fixup()
+
+    def bulk_evict(self, count: int) -> None:
+        """Remove the ``count`` oldest entries: O(count) worst case, <= 2 combines each.
+
+        A bad count raises and leaves the window unchanged.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABALite(Sum())
+        >>> for x in range(6): w.insert(x)
+        >>> w.bulk_evict(4); w.query(), len(w)
+        (9, 2)
+        """
+        k = check_count(count, len(self._vals), _WHO)
+        evict = self.evict  # cached: called k times
+        for _ in range(k):
+            evict()
+
+    def query(self) -> Any:
+        """``lower(Σ_F ⊗ agg_b)``. O(1) worst case, at most 1 combine.
+
+        >>> from windowagg.monoids import Concat
+        >>> DABALite(Concat()).query()
+        ()
+        """
+        front = self._front
+        if not front:
+            return self._lower(self._identity)
+        if self._bb:
+            return self._lower(self._combine(front[0], self._agg_b))
+        return self._lower(front[0])
+
+    def oldest(self) -> Any:
+        """The oldest partial. O(1). EmptyWindowError when empty."""
+        if not self._vals:
+            raise empty_error(_WHO, "oldest()")
+        return self._vals[0]
+
+    def youngest(self) -> Any:
+        """The youngest partial. O(1). EmptyWindowError when empty."""
+        if not self._vals:
+            raise empty_error(_WHO, "youngest()")
+        return self._vals[-1]
+
+    def __len__(self) -> int:
+        """Number of entries. O(1)."""
+        return len(self._vals)
+
+    def __iter__(self) -> Iterator[Any]:
+        """Partials oldest to youngest (a snapshot). O(n)."""
+        return iter(list(self._vals))
+
+    def _check(self) -> None:
+        """O(n): sublist sizes (Lemma 4.1), raw sublists, and every aggregate."""
+        vals = list(self._vals)
+        sizes = [len(self._front), len(self._ll), len(self._rr), len(self._aa), len(self._bb)]
+        n_fp, n_l, n_r, n_a, n_b = sizes
+        invariant(sum(sizes) == len(vals), _WHO, f"sublist sizes {sizes} != {len(vals)} partials")
+        if not vals:
+            return
+        n_f = n_fp + n_l + n_r + n_a
+        invariant(
+            n_l + n_r + n_a + 1 == n_f - n_b,
+            _WHO,
+            f"Lemma 4.1: |lL|+|lR|+|lA|+1 = {n_l + n_r + n_a + 1} != |lF|-|lB| = {n_f - n_b}",
+        )
+        invariant(n_l == n_r, _WHO, f"Lemma 4.1: |lL| = {n_l} != |lR| = {n_r}")
+        combine, ident = self._combine, self._identity
+        cut = [0, n_fp, n_fp + n_l, n_fp + n_l + n_r, n_f, len(vals)]
+
+        def fold(lo: int, hi: int) -> Any:
+            acc = ident
+            for p in vals[lo:hi]:
+                acc = combine(acc, p)
+            return acc
+
+        def suffixes(stored: deque[Any], lo: int, hi: int, end: int, region: str) -> None:
+            acc = fold(hi, end)
+            for p in range(hi - 1, lo - 1, -1):
+                acc = combine(vals[p], acc)
+                got = stored[p - lo]
+                invariant(got == acc, _WHO, f"{region} entry {p - lo}: {got!r} != {acc!r}")
+
+        suffixes(self._front, cut[0], cut[1], cut[4], "front portion")
+        suffixes(self._ll, cut[1], cut[2], cut[2], "l_L")
+        suffixes(self._aa, cut[3], cut[4], cut[4], "l_A")
+        for region, stored, lo in (("l_R", self._rr, cut[2]), ("l_B", self._bb, cut[4])):
+            for i, got in enumerate(stored):
+                invariant(got is vals[lo + i], _WHO, f"{region} entry {i} is not the raw partial")
+        if n_l:
+            got = self._agg_ra
+            invariant(got == fold(cut[2], cut[4]), _WHO, f"agg_ra {got!r} != Σ(l_R ++ l_A)")
+        invariant(self._agg_b == fold(cut[4], cut[5]), _WHO, f"agg_b {self._agg_b!r} != Σ(l_B)")
+
+    def __repr__(self) -> str:
+        return f"fifo.DABALite({self._m!r}, n={len(self)})"

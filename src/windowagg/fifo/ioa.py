@@ -1,0 +1,265 @@
+"""IOA: the Imperative Okasaki Aggregator (FOA with hand-coded, in-place laziness).
+
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid; neither commutative nor invertible
+insert             O(1) worst case: at most 4 combines
+evict              O(1) worst case: at most 3 combines
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
+space              O(n): one cell object per entry
+paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.2
+=================  ==========================================================
+
+The same algorithm as :class:`~windowagg.fifo.FOA` (Okasaki's real-time queue with
+out-of-band aggregates), written imperatively as in the paper's C++: a list cell is
+either *forced* (``val``, ``agg``, ``nxt``) or *delayed*, holding the arguments
+``(l, r, a)`` of a suspended ``rot(l, r, a)``; forcing overwrites the delayed cell in
+place with the head of the rotation, so no separate suspension object exists and every
+reference to the cell sees the forced value. Reference counting frees evicted cells one
+at a time.
+
+Examples
+--------
+>>> from windowagg.monoids import Concat
+>>> w = IOA(Concat())
+>>> for x in "abcd": w.insert(x)
+>>> w.evict(); w.query(), len(w)
+(('b', 'c', 'd'), 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.monoids.base import Monoid, require_monoid
+
+__all__ = ["IOA"]
+
+_WHO = "IOA"
+
+
+class _Cell:
+    """A list cell; delayed while ``delayed`` is true (then ``l``, ``r``, ``a`` hold the
+    suspended rotation's arguments and ``val``/``agg``/``nxt`` are unset)."""
+
+    __slots__ = ("a", "agg", "delayed", "l", "nxt", "r", "val")
+
+    def __init__(self, val: Any, agg: Any, nxt: _Cell | None) -> None:
+        self.val = val
+        self.agg = agg
+        self.nxt = nxt
+        self.delayed = False
+        self.l: _Cell | None = None
+        self.r: _Cell | None = None
+        self.a: _Cell | None = None
+
+
+def _delayed(l: _Cell | None, r: _Cell | None, a: _Cell) -> _Cell:
+    c = _Cell(None, None, None)
+    c.delayed = True
+    c.l, c.r, c.a = l, r, a
+    return c
+
+
+def _walk(c: _Cell | None) -> Iterator[Any]:
+    """Values oldest first without forcing: a delayed cell stands for l ++ rev(r) ++ a."""
+    while c is not None:
+        if c.delayed:
+            yield from _walk(c.l)
+            yield from reversed(list(_walk(c.r)))
+            yield from _walk(c.a)
+            return
+        yield c.val
+        c = c.nxt
+
+
+class IOA:
+    """Worst-case O(1) FIFO aggregator: Okasaki's queue with in-place forcing.
+
+    Parameters
+    ----------
+    monoid : Monoid
+        Any monoid (see :mod:`windowagg.monoids.base`).
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Max
+    >>> w = IOA(Max())
+    >>> for x in (2, 6, 3): w.insert(x)
+    >>> w.evict(); w.query(), list(w)
+    (6, [6, 3])
+    """
+
+    __slots__ = ("_b", "_combine", "_f", "_identity", "_last", "_lift", "_lower", "_m", "_n", "_sched")
+
+    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+        require_monoid(monoid, _WHO)
+        self._m = monoid
+        # bound methods cached once: every operation calls them
+        self._lift = monoid.lift
+        self._combine = monoid.combine
+        self._lower = monoid.lower
+        self._identity = monoid.identity
+        self._f: _Cell | None = None
+        self._sched: _Cell | None = None
+        self._b: _Cell | None = None
+        self._n = 0
+        self._last: Any = None
+
+    @property
+    def monoid(self) -> Monoid[Any, Any, Any]:
+        """The monoid this window aggregates with."""
+        return self._m
+
+    def _rot_into(self, c: _Cell, l: _Cell | None, r: _Cell, a: _Cell | None) -> None:
+        """Write the head of ``l ++ reverse(r) ++ a`` into cell *c*: at most 3 combines."""
+        combine = self._combine
+        hv = r.val
+        ha = hv if a is None else combine(hv, a.agg)
+        if l is None:
+            c.val, c.agg, c.nxt = hv, ha, a
+        else:
+            agg = combine(l.agg, r.agg)
+            if a is not None:
+                agg = combine(agg, a.agg)
+            c.val, c.agg = l.val, agg
+            c.nxt = _delayed(l.nxt, r.nxt, _Cell(hv, ha, a))
+        c.delayed = False
+        c.l = c.r = c.a = None
+
+    def _force(self, c: _Cell | None) -> _Cell | None:
+        if c is not None and c.delayed:
+            self._rot_into(c, c.l, c.r, c.a)  # type: ignore[arg-type]
+        return c
+
+    def _makeq(self, f: _Cell | None) -> None:
+        sched = self._sched
+        if sched is None:
+            head = _Cell(None, None, None)
+            self._rot_into(head, f, self._b, None)  # type: ignore[arg-type]
+            self._f = self._sched = head
+            self._b = None
+        else:
+            self._f = f
+            self._sched = self._force(sched.nxt)
+
+    def insert(self, v: Any) -> None:
+        """Push ``lift(v)`` on the back list. O(1) worst case, at most 4 combines.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = IOA(Sum()); w.insert(3); w.insert(4); w.query()
+        7
+        """
+        p = self._lift(v)
+        b = self._b
+        self._b = _Cell(p, p if b is None else self._combine(b.agg, p), b)
+        self._last = p
+        self._n += 1
+        self._makeq(self._f)
+
+    def evict(self) -> None:
+        """Drop the oldest entry. O(1) worst case, at most 3 combines.
+
+        Raises :class:`~windowagg.errors.EmptyWindowError` when the window is empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = IOA(Sum()); w.insert(3); w.insert(4); w.evict(); w.query()
+        4
+        """
+        f = self._f
+        if f is None:
+            raise empty_error(_WHO, "evict()")
+        self._n -= 1
+        self._makeq(self._force(f.nxt))
+
+    def bulk_evict(self, count: int) -> None:
+        """Remove the ``count`` oldest entries: O(count) worst case, <= 3 combines each.
+
+        A bad count raises and leaves the window unchanged.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = IOA(Sum())
+        >>> for x in range(6): w.insert(x)
+        >>> w.bulk_evict(4); w.query(), len(w)
+        (9, 2)
+        """
+        k = check_count(count, self._n, _WHO)
+        evict = self.evict  # cached: called k times
+        for _ in range(k):
+            evict()
+
+    def query(self) -> Any:
+        """``lower(agg(F) ⊗ agg(B))``. O(1) worst case, at most 1 combine.
+
+        >>> from windowagg.monoids import Concat
+        >>> IOA(Concat()).query()
+        ()
+        """
+        f, b = self._f, self._b
+        if f is None:
+            return self._lower(self._identity)
+        if b is None:
+            return self._lower(f.agg)
+        return self._lower(self._combine(f.agg, b.agg))
+
+    def oldest(self) -> Any:
+        """The oldest partial. O(1). EmptyWindowError when empty."""
+        if self._f is None:
+            raise empty_error(_WHO, "oldest()")
+        return self._f.val
+
+    def youngest(self) -> Any:
+        """The youngest partial. O(1). EmptyWindowError when empty."""
+        if self._f is None:
+            raise empty_error(_WHO, "youngest()")
+        return self._last
+
+    def __len__(self) -> int:
+        """Number of entries. O(1)."""
+        return self._n
+
+    def __iter__(self) -> Iterator[Any]:
+        """Partials oldest to youngest (a snapshot, forcing nothing). O(n)."""
+        back = list(_walk(self._b))
+        back.reverse()
+        return iter(list(_walk(self._f)) + back)
+
+    def _check(self) -> None:
+        """O(n), forcing nothing: Okasaki's size invariant, N a suffix of F, and aggs."""
+        front = list(_walk(self._f))
+        back = list(_walk(self._b))
+        nf, nb = len(front), len(back)
+        invariant(nf + nb == self._n, _WHO, f"|F| + |B| = {nf + nb} != n = {self._n}")
+        invariant(nb <= nf, _WHO, f"|B| = {nb} > |F| = {nf}")
+        invariant(self._f is None or not self._f.delayed, _WHO, "head of F is delayed")
+        sched, c, k = self._sched, self._f, 0
+        while c is not sched and c is not None and not c.delayed:
+            c, k = c.nxt, k + 1
+        invariant(c is sched, _WHO, "schedule N is not a forced suffix of F")
+        invariant(sched is None or not sched.delayed, _WHO, "schedule head is delayed")
+        invariant(k == nb, _WHO, f"|N| = {nf - k} != |F| - |B| = {nf - nb}")
+        combine, ident = self._combine, self._identity
+        acc, suffix = ident, [ident] * (nf + 1)
+        for i in range(nf - 1, -1, -1):
+            acc = combine(front[i], acc)
+            suffix[i] = acc
+        c, i = self._f, 0
+        while c is not None and not c.delayed:
+            invariant(c.agg == suffix[i], _WHO, f"front cell {i}: agg {c.agg!r} != {suffix[i]!r}")
+            c, i = c.nxt, i + 1
+        acc, prefix = ident, []
+        for p in reversed(back):
+            acc = combine(acc, p)
+            prefix.append(acc)
+        c, i = self._b, nb - 1
+        while c is not None:
+            invariant(c.agg == prefix[i], _WHO, f"back cell {nb - 1 - i}: agg {c.agg!r}")
+            c, i = c.nxt, i - 1
+        if self._n:
+            invariant(self._last == (back[0] if back else front[-1]), _WHO, "youngest partial")
+
+    def __repr__(self) -> str:
+        return f"fifo.IOA({self._m!r}, n={len(self)})"

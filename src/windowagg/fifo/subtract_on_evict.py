@@ -1,0 +1,184 @@
+"""SubtractOnEvict: keep one running aggregate and take evicted values back out.
+
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     a **group**: monoid plus ``inverse``; commutativity not needed
+insert / evict     O(1) worst case: 1 combine each (evict also 1 ``inverse``)
+query              O(1): 0 combines
+bulk_evict(k)      O(k) worst case: k combines and k inverses
+space              n partials + 1 aggregate
+paper              "Subtract on Evict", Tangwongsan, Hirzel, Schneider, DEBS 2017, Fig. 2
+=================  ==========================================================
+
+The window is a :class:`collections.deque` of partials (only its ends are touched, which
+CPython does in O(1) worst case) and the running aggregate ``agg`` of all of them.
+Eviction of the oldest partial ``v`` uses ``agg = inverse(v) ⊗ agg``, which is correct
+for non-commutative groups too (the paper writes ``agg ⊗ inverse(v)``, which needs
+commutativity). With floating-point sums the running aggregate drifts by rounding;
+use an exact group (integers, fractions) or a monoid-only aggregator such as
+:class:`~windowagg.fifo.DABA` when that matters.
+
+Examples
+--------
+>>> from windowagg.monoids import Sum
+>>> w = SubtractOnEvict(Sum())
+>>> for x in (1, 2, 3): w.insert(x)
+>>> w.query(); w.evict(); w.query(), len(w)
+6
+(5, 2)
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.monoids.base import Group, require_group
+
+__all__ = ["SubtractOnEvict"]
+
+_WHO = "SubtractOnEvict"
+
+
+class SubtractOnEvict:
+    """Worst-case O(1) FIFO aggregator for groups (monoids with an inverse).
+
+    Parameters
+    ----------
+    monoid : Group
+        The group to aggregate with. A monoid without ``inverse`` (or with
+        ``invertible = False``) raises :class:`~windowagg.errors.MonoidContractError`
+        at construction; use :class:`~windowagg.fifo.DABA` or
+        :class:`~windowagg.fifo.TwoStacksLite` for those.
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Max
+    >>> SubtractOnEvict(Max())
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.MonoidContractError: SubtractOnEvict needs a group (a monoid with inverse); Max has no usable inverse. Use TwoStacks, DABA or another monoid-only aggregator instead.
+    """
+
+    __slots__ = ("_agg", "_combine", "_identity", "_inverse", "_lift", "_lower", "_m", "_vals")
+
+    def __init__(self, monoid: Group[Any, Any, Any]) -> None:
+        require_group(monoid, _WHO)
+        self._m = monoid
+        # bound methods cached once: the hot paths call them on every operation
+        self._lift = monoid.lift
+        self._combine = monoid.combine
+        self._lower = monoid.lower
+        self._inverse = monoid.inverse
+        self._identity = monoid.identity
+        self._vals: deque[Any] = deque()
+        self._agg: Any = self._identity
+
+    @property
+    def monoid(self) -> Group[Any, Any, Any]:
+        """The group this window aggregates with."""
+        return self._m
+
+    def insert(self, v: Any) -> None:
+        """Append ``lift(v)`` as the youngest entry. O(1) worst case, 1 combine.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SubtractOnEvict(Sum()); w.insert(4); w.query()
+        4
+        """
+        p = self._lift(v)
+        agg = self._combine(self._agg, p)
+        self._vals.append(p)
+        self._agg = agg
+
+    def evict(self) -> None:
+        """Remove the oldest entry. O(1) worst case: 1 inverse, 1 combine.
+
+        Raises :class:`~windowagg.errors.EmptyWindowError` when the window is empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SubtractOnEvict(Sum()); w.insert(4); w.insert(5); w.evict(); w.query()
+        5
+        """
+        vals = self._vals
+        if not vals:
+            raise empty_error(_WHO, "evict()")
+        if len(vals) == 1:
+            vals.popleft()
+            self._agg = self._identity  # exact reset: no rounding residue survives
+            return
+        agg = self._combine(self._inverse(vals[0]), self._agg)
+        vals.popleft()
+        self._agg = agg
+
+    def bulk_evict(self, count: int) -> None:
+        """Remove the ``count`` oldest entries. O(count) worst case: count combines.
+
+        A bad count raises (``TypeError`` / :class:`~windowagg.errors.EmptyWindowError`)
+        and leaves the window unchanged.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SubtractOnEvict(Sum())
+        >>> for x in range(5): w.insert(x)
+        >>> w.bulk_evict(3); w.query(), len(w)
+        (7, 2)
+        """
+        vals = self._vals
+        k = check_count(count, len(vals), _WHO)
+        if k == 0:
+            return
+        if k == len(vals):
+            vals.clear()
+            self._agg = self._identity
+            return
+        combine = self._combine
+        popleft = vals.popleft
+        gone = popleft()
+        for _ in range(k - 1):
+            gone = combine(gone, popleft())
+        self._agg = combine(self._inverse(gone), self._agg)
+
+    def query(self) -> Any:
+        """``lower`` of the running aggregate. O(1), 0 combines.
+
+        >>> from windowagg.monoids import Sum
+        >>> SubtractOnEvict(Sum()).query()
+        0
+        """
+        return self._lower(self._agg)
+
+    def oldest(self) -> Any:
+        """The oldest partial. O(1). EmptyWindowError when empty."""
+        if not self._vals:
+            raise empty_error(_WHO, "oldest()")
+        return self._vals[0]
+
+    def youngest(self) -> Any:
+        """The youngest partial. O(1). EmptyWindowError when empty."""
+        if not self._vals:
+            raise empty_error(_WHO, "youngest()")
+        return self._vals[-1]
+
+    def __len__(self) -> int:
+        """Number of entries. O(1)."""
+        return len(self._vals)
+
+    def __iter__(self) -> Iterator[Any]:
+        """Partials oldest to youngest (a snapshot). O(n)."""
+        return iter(list(self._vals))
+
+    def _check(self) -> None:
+        """O(n): the running aggregate equals the fold of the stored partials."""
+        acc = self._identity
+        for p in self._vals:
+            acc = self._combine(acc, p)
+        invariant(
+            acc == self._agg,
+            _WHO,
+            f"running aggregate {self._agg!r} != fold of the {len(self._vals)} partials {acc!r}",
+        )
+
+    def __repr__(self) -> str:
+        return f"fifo.SubtractOnEvict({self._m!r}, n={len(self)})"

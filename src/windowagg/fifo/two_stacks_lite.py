@@ -1,0 +1,227 @@
+"""TwoStacksLite: Two-Stacks with one running aggregate for the whole back stack.
+
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid; neither commutative nor invertible
+insert             O(1) worst case: at most 1 combine (into the running ``Σ_B``)
+evict              amortized O(1); worst case O(n): a flip costs n - 1 combines
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) pops, plus a flip of the survivors if k reaches past the front
+                   aggregates: O(k + n) worst case, amortized O(1) per entry
+space              n partials + at most n front aggregates + 1 (the back stack keeps
+                   no aggregates)
+paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
+                   in worst-case constant time", VLDB Journal 2021 (Two-Stacks Lite);
+                   Two-Stacks itself is in DEBS 2017, Fig. 1
+=================  ==========================================================
+
+All partials live in one :class:`collections.deque` (append at the young end, popleft at
+the old end; both O(1) worst case). The oldest ``len(front)`` of them also have a front
+aggregate, kept in a Python list used as a stack with the oldest on top:
+``front[-1] = v_0 ⊗ ... ⊗ v_{f-1}``. The younger ``nB`` partials (the "back stack") have
+no per-entry aggregate, only their running fold ``Σ_B``. A flip walks the deque from the
+young end (the back stack is always its whole tail) and builds the front aggregates.
+
+Examples
+--------
+>>> from windowagg.monoids import Concat
+>>> w = TwoStacksLite(Concat())
+>>> for x in "abc": w.insert(x)
+>>> w.evict(); w.insert("d"); w.query()
+('b', 'c', 'd')
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.monoids.base import Monoid, require_monoid
+
+__all__ = ["TwoStacksLite"]
+
+_WHO = "TwoStacksLite"
+
+
+class TwoStacksLite:
+    """Amortized O(1) FIFO aggregator with the fewest combines of the family.
+
+    Parameters
+    ----------
+    monoid : Monoid
+        Any monoid (see :mod:`windowagg.monoids.base`).
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Max
+    >>> w = TwoStacksLite(Max())
+    >>> for x in (2, 6, 3): w.insert(x)
+    >>> w.evict(); w.evict(); w.query(), list(w)
+    (3, [3])
+    """
+
+    __slots__ = (
+        "_agg_b",
+        "_combine",
+        "_front",
+        "_identity",
+        "_lift",
+        "_lower",
+        "_m",
+        "_n_back",
+        "_vals",
+    )
+
+    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+        require_monoid(monoid, _WHO)
+        self._m = monoid
+        # bound methods cached once: every operation calls them
+        self._lift = monoid.lift
+        self._combine = monoid.combine
+        self._lower = monoid.lower
+        self._identity = monoid.identity
+        self._vals: deque[Any] = deque()
+        self._front: list[Any] = []
+        self._n_back = 0
+        self._agg_b: Any = self._identity
+
+    @property
+    def monoid(self) -> Monoid[Any, Any, Any]:
+        """The monoid this window aggregates with."""
+        return self._m
+
+    def insert(self, v: Any) -> None:
+        """Append ``lift(v)``; fold it into ``Σ_B``. O(1) worst case, at most 1 combine.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacksLite(Sum()); w.insert(3); w.insert(4); w.query()
+        7
+        """
+        p = self._lift(v)
+        nb = self._n_back
+        self._agg_b = self._combine(self._agg_b, p) if nb else p
+        self._n_back = nb + 1
+        self._vals.append(p)
+
+    def _flip(self) -> None:
+        """Aggregate the back stack into front aggregates: O(nB), nB - 1 combines."""
+        combine = self._combine  # cached: called once per entry in this loop
+        front = self._front
+        push = front.append  # cached: called once per entry
+        it = reversed(self._vals)
+        acc = next(it)
+        push(acc)
+        for _ in range(self._n_back - 1):
+            acc = combine(next(it), acc)
+            push(acc)
+        self._n_back = 0
+        self._agg_b = self._identity
+
+    def evict(self) -> None:
+        """Remove the oldest entry. Amortized O(1); a flip costs n - 1 combines.
+
+        Raises :class:`~windowagg.errors.EmptyWindowError` when the window is empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacksLite(Sum()); w.insert(3); w.insert(4); w.evict(); w.query()
+        4
+        """
+        front = self._front
+        if not front:
+            if not self._n_back:
+                raise empty_error(_WHO, "evict()")
+            self._flip()
+        front.pop()
+        self._vals.popleft()
+
+    def bulk_evict(self, count: int) -> None:
+        """Remove the ``count`` oldest entries.
+
+        O(count) pops (no combines) while they are covered by front aggregates;
+        otherwise the survivors are flipped (``survivors - 1`` combines). A bad count
+        raises and changes nothing.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacksLite(Sum())
+        >>> for x in range(6): w.insert(x)
+        >>> w.bulk_evict(4); w.query(), len(w)
+        (9, 2)
+        """
+        vals = self._vals
+        k = check_count(count, len(vals), _WHO)
+        if k == 0:
+            return
+        front = self._front
+        nf = len(front)
+        popleft = vals.popleft  # cached: called k times
+        for _ in range(k):
+            popleft()
+        if k <= nf:
+            del front[nf - k :]
+            return
+        front.clear()
+        self._n_back = len(vals)
+        self._agg_b = self._identity
+        if vals:
+            self._flip()
+
+    def query(self) -> Any:
+        """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
+
+        >>> from windowagg.monoids import Concat
+        >>> TwoStacksLite(Concat()).query()
+        ()
+        """
+        front = self._front
+        if front:
+            if self._n_back:
+                return self._lower(self._combine(front[-1], self._agg_b))
+            return self._lower(front[-1])
+        return self._lower(self._agg_b)
+
+    def oldest(self) -> Any:
+        """The oldest partial. O(1). EmptyWindowError when empty."""
+        if not self._vals:
+            raise empty_error(_WHO, "oldest()")
+        return self._vals[0]
+
+    def youngest(self) -> Any:
+        """The youngest partial. O(1). EmptyWindowError when empty."""
+        if not self._vals:
+            raise empty_error(_WHO, "youngest()")
+        return self._vals[-1]
+
+    def __len__(self) -> int:
+        """Number of entries. O(1)."""
+        return len(self._vals)
+
+    def __iter__(self) -> Iterator[Any]:
+        """Partials oldest to youngest (a snapshot). O(n)."""
+        return iter(list(self._vals))
+
+    def _check(self) -> None:
+        """O(n): sizes add up; front aggregates and ``Σ_B`` equal their folds."""
+        vals = list(self._vals)
+        front, nb = self._front, self._n_back
+        invariant(
+            len(front) + nb == len(vals),
+            _WHO,
+            f"{len(front)} front aggregates + {nb} back entries != {len(vals)} partials",
+        )
+        combine = self._combine
+        nf = len(front)
+        acc = self._identity
+        for depth in range(nf):  # front[depth] covers vals[nf-1-depth .. nf-1]
+            acc = combine(vals[nf - 1 - depth], acc)
+            invariant(
+                acc == front[depth], _WHO, f"front agg at depth {depth}: {front[depth]!r}"
+            )
+        acc = self._identity
+        for p in vals[nf:]:
+            acc = combine(acc, p)
+        invariant(acc == self._agg_b, _WHO, f"Σ_B {self._agg_b!r} != fold of back {acc!r}")
+
+    def __repr__(self) -> str:
+        return f"fifo.TwoStacksLite({self._m!r}, n={len(self)})"
