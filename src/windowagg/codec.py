@@ -15,7 +15,8 @@ values          one tag byte per value, then a fixed-size body or a varint lengt
 plain types     None, bool, int (any size), float (bit-exact: nan, ±inf, -0.0), str, bytes,
                 tuple, list, dict (any plain keys, insertion order kept), ``NOTHING``,
                 datetime (naive or fixed UTC offset), date, timedelta, Decimal
-user types      ``register(tag, cls, to_plain, from_plain)``; exact type match, no subclasses
+user types      ``register(tag, cls, to_plain, from_plain)``; exact type match, no subclasses;
+                the library registers ``windowagg.BloomSet`` itself
 nesting         at most ``MAX_DEPTH`` = 256 nested containers / registered values
 time            O(size of the encoding) for both ``dumps`` and ``loads``
 spec            ``docs/formats.md`` (complete enough to re-implement the format)
@@ -77,6 +78,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from windowagg.errors import CodecError
+from windowagg.monoids.bloom import BloomSet
 from windowagg.monoids.builtins import NOTHING
 
 __all__ = ["CODEC_VERSION", "MAGIC", "MAX_DEPTH", "dumps", "loads", "register", "registered"]
@@ -239,10 +241,8 @@ def registered() -> dict[str, type]:
     """The registered tags and their types (a copy). O(number of registrations).
 
     >>> from windowagg import codec
-    >>> class Tag: pass
-    >>> codec.register("doc.Tag", Tag, lambda t: None, lambda p: Tag())
-    >>> codec.registered()["doc.Tag"] is Tag
-    True
+    >>> codec.registered()["windowagg.BloomSet"]
+    <class 'windowagg.monoids.bloom.BloomSet'>
     """
     return {tag: cls for tag, (cls, _) in _BY_TAG.items()}
 
@@ -746,3 +746,8 @@ def _decode_ext(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
             f"not {cls.__qualname__} (payload at offset {end})"
         )
     return value, q
+
+
+# The library's own non-plain types (built-in monoid partials are plain tuples; the
+# Bloom filter's lowered answer is the one class that may end up in stored state).
+register("windowagg.BloomSet", BloomSet, BloomSet.to_plain, BloomSet.from_plain)

@@ -17,19 +17,39 @@ True
 
 from __future__ import annotations
 
+import math
+import numbers
+from collections.abc import Callable
+from decimal import Decimal
 from typing import Any, Final
+
+from windowagg.errors import WindowaggError
 
 __all__ = [
     "NOTHING",
+    "ArgMax",
+    "ArgMin",
     "Concat",
     "Count",
     "First",
+    "GeometricMean",
     "Last",
     "MatMul2x2",
     "Max",
+    "MaxCount",
+    "Mean",
     "Min",
+    "MinCount",
+    "MonoidInputError",
+    "Product",
+    "StdDev",
     "Sum",
+    "Variance",
 ]
+
+
+class MonoidInputError(WindowaggError, ValueError):
+    """An input value that a monoid cannot lift (a NaN key, a non-positive geometric-mean input)."""
 
 
 class Sum:
@@ -305,3 +325,452 @@ class MatMul2x2:
 
     def __repr__(self) -> str:
         return "MatMul2x2()"
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def _real(x: Any, who: str) -> float:
+    """*x* as a float, or MonoidInputError naming *who* (bools, strings and the like are refused)."""
+    if type(x) is float:
+        return x
+    if not isinstance(x, bool) and isinstance(x, (numbers.Real, Decimal)):
+        try:
+            return float(x)
+        except (OverflowError, ValueError):
+            pass
+    raise MonoidInputError(f"{who}.lift needs a real number, got {type(x).__name__} {x!r}")
+
+
+class Mean:
+    """Arithmetic mean. A commutative group over partials ``(sum, count)``.
+
+    ===========  ====================================================
+    identity     ``(0, 0)``
+    lift(x)      ``(x, 1)``
+    combine      ``(s1 + s2, n1 + n2)``
+    lower(a)     ``s / n``; ``None`` when ``n == 0`` (empty window)
+    inverse(a)   ``(-s, -n)``
+    ===========  ====================================================
+
+    Commutative, not idempotent, invertible. The sum is kept as given (ints stay exact);
+    with floats an inverse (subtract-on-evict) accumulates rounding error like
+    :class:`Sum` does.
+
+    Examples
+    --------
+    >>> m = Mean(); a = m.combine(m.lift(1), m.combine(m.lift(2), m.lift(6)))
+    >>> a, m.lower(a), m.lower(m.identity)
+    ((9, 3), 3.0, None)
+    >>> m.lower(m.combine(a, m.inverse(m.lift(6))))
+    1.5
+    """
+
+    __slots__ = ()
+    name: Final = "mean"
+    commutative: Final = True
+    idempotent: Final = False
+    invertible: Final = True
+    identity: Final[tuple[Any, int]] = (0, 0)
+
+    def lift(self, x: Any) -> tuple[Any, int]:
+        return (x, 1)
+
+    def combine(self, a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
+        return (a[0] + b[0], a[1] + b[1])
+
+    def lower(self, a: tuple[Any, int]) -> Any:
+        return a[0] / a[1] if a[1] else None
+
+    def inverse(self, a: tuple[Any, int]) -> tuple[Any, int]:
+        return (-a[0], -a[1])
+
+    def __repr__(self) -> str:
+        return "Mean()"
+
+
+VarPartial = tuple[int, float, float]
+
+
+class Variance:
+    """Variance with a numerically stable merge. A commutative monoid, deliberately not a group.
+
+    Partials are ``(n, mean, M2)`` where ``M2`` is the sum of squared deviations from the
+    mean; two partials merge with the pairwise formula of Chan, Golub and LeVeque (1979):
+    ``delta = mean_b - mean_a``, ``mean = mean_a + delta * n_b / n``,
+    ``M2 = M2_a + M2_b + delta**2 * n_a * n_b / n``. Unlike the textbook
+    ``(n, Σx, Σx²)`` form it does not cancel catastrophically when the mean is large
+    compared with the spread.
+
+    ===========  ==================================================================
+    identity     ``(0, 0.0, 0.0)``
+    lift(x)      ``(1, float(x), 0.0)``
+    combine      Chan et al.'s pairwise merge (above); combining with the identity
+                 returns the other partial unchanged
+    lower(a)     ``M2 / (n - ddof)``; ``None`` when ``n <= ddof`` (empty window, or a
+                 single value with ``ddof=1``)
+    ===========  ==================================================================
+
+    Commutative (up to float rounding), not idempotent, **not invertible**: un-merging
+    ``M2 = M2_ab - M2_b - delta**2 n_a n_b / n`` subtracts nearly equal numbers when the
+    remaining spread is small, so the result can be badly wrong or negative after a few
+    evictions. Use a monoid-only aggregator (TwoStacks, DABA, FiBA) instead of
+    SubtractOnEvict. Associativity holds up to rounding; check it with
+    ``laws.check(..., eq=laws.approx())``.
+
+    Parameters
+    ----------
+    ddof : int
+        Delta degrees of freedom: 0 (default) for the population variance, 1 for the
+        sample variance.
+
+    Examples
+    --------
+    >>> v = Variance(); a = v.identity
+    >>> for x in (2, 4, 4, 4, 5, 5, 7, 9): a = v.combine(a, v.lift(x))
+    >>> a, v.lower(a), Variance(ddof=1).lower(a)
+    ((8, 5.0, 32.0), 4.0, 4.571428571428571)
+    >>> v.lower(v.identity) is None
+    True
+    """
+
+    __slots__ = ("ddof",)
+    name: Final = "variance"
+    commutative: Final = True
+    idempotent: Final = False
+    invertible: Final = False
+    identity: Final[VarPartial] = (0, 0.0, 0.0)
+
+    def __init__(self, ddof: int = 0) -> None:
+        if isinstance(ddof, bool) or not isinstance(ddof, int) or ddof < 0:
+            raise ValueError(f"{type(self).__name__}: ddof must be an int >= 0, got {ddof!r}")
+        self.ddof = ddof
+
+    def lift(self, x: Any) -> VarPartial:
+        return (1, _real(x, type(self).__name__), 0.0)
+
+    def combine(self, a: VarPartial, b: VarPartial) -> VarPartial:
+        na, ma, qa = a
+        nb, mb, qb = b
+        if not nb:
+            return a
+        if not na:
+            return b
+        n = na + nb
+        delta = mb - ma
+        return (n, ma + delta * nb / n, qa + qb + delta * delta * na * nb / n)
+
+    def lower(self, a: VarPartial) -> float | None:
+        dof = a[0] - self.ddof
+        return a[2] / dof if dof > 0 else None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(ddof={self.ddof})"
+
+
+class StdDev(Variance):
+    """Standard deviation: :class:`Variance` with ``lower = sqrt(variance)``.
+
+    Same partials, identity, lift and combine as :class:`Variance` (commutative, not
+    idempotent, not invertible); ``lower`` is ``None`` when ``n <= ddof``.
+
+    >>> s = StdDev(ddof=0); a = s.identity
+    >>> for x in (2, 4, 4, 4, 5, 5, 7, 9): a = s.combine(a, s.lift(x))
+    >>> s.lower(a)
+    2.0
+    """
+
+    __slots__ = ()
+    name: Final = "stddev"  # type: ignore[misc]
+
+    def lower(self, a: VarPartial) -> float | None:
+        dof = a[0] - self.ddof
+        return math.sqrt(a[2] / dof) if dof > 0 else None
+
+
+class GeometricMean:
+    """Geometric mean, in log space. A commutative group over ``(sum_log, count)``.
+
+    ===========  ==================================================================
+    identity     ``(0.0, 0)`` (the authors' C++ had ``(1.0, 0)``: every combine with
+                 it multiplied the result by e; see guides/reference-bug-classes B2)
+    lift(x)      ``(log(x), 1)``; *x* must be a finite real number > 0, else
+                 :class:`MonoidInputError`
+    combine      ``(l1 + l2, n1 + n2)``
+    lower(a)     ``exp(l / n)``; ``None`` when ``n == 0`` (empty window)
+    inverse(a)   ``(-l, -n)``
+    ===========  ==================================================================
+
+    Commutative, not idempotent, invertible (as exactly as float :class:`Sum`: an inverse
+    leaves rounding error in ``l``, never in ``n``). Associative up to float rounding.
+
+    Examples
+    --------
+    >>> g = GeometricMean(); a = g.combine(g.lift(2), g.lift(8))
+    >>> round(g.lower(a), 12), g.lower(g.identity)
+    (4.0, None)
+    >>> g.lift(0)
+    Traceback (most recent call last):
+    ...
+    windowagg.monoids.builtins.MonoidInputError: GeometricMean.lift needs a finite number > 0, got 0
+    """
+
+    __slots__ = ()
+    name: Final = "geomean"
+    commutative: Final = True
+    idempotent: Final = False
+    invertible: Final = True
+    identity: Final[tuple[float, int]] = (0.0, 0)
+
+    def lift(self, x: Any) -> tuple[float, int]:
+        v = _real(x, "GeometricMean")
+        if not (v > 0.0 and v != math.inf):
+            raise MonoidInputError(f"GeometricMean.lift needs a finite number > 0, got {x!r}")
+        return (math.log(v), 1)
+
+    def combine(self, a: tuple[float, int], b: tuple[float, int]) -> tuple[float, int]:
+        return (a[0] + b[0], a[1] + b[1])
+
+    def lower(self, a: tuple[float, int]) -> float | None:
+        return math.exp(a[0] / a[1]) if a[1] else None
+
+    def inverse(self, a: tuple[float, int]) -> tuple[float, int]:
+        return (-a[0], -a[1])
+
+    def __repr__(self) -> str:
+        return "GeometricMean()"
+
+
+class Product:
+    """Product of numbers. A commutative monoid, not a group.
+
+    ===========  ===========
+    identity     ``1``
+    lift(x)      ``x``
+    combine      ``a * b``
+    lower(a)     ``a``
+    ===========  ===========
+
+    Commutative, not idempotent, **not invertible**: 0 has no inverse, so one zero would
+    make subtract-on-evict wrong forever (and ``1 / a`` would also turn exact ints into
+    floats). It has no ``inverse`` method. For products of positive values over long
+    windows, :class:`GeometricMean` works in log space and is a group.
+
+    >>> p = Product(); p.lower(p.combine(p.lift(3), p.combine(p.lift(-2), p.identity)))
+    -6
+    """
+
+    __slots__ = ()
+    name: Final = "product"
+    commutative: Final = True
+    idempotent: Final = False
+    invertible: Final = False
+    identity: Final = 1
+
+    def lift(self, x: Any) -> Any:
+        return x
+
+    def combine(self, a: Any, b: Any) -> Any:
+        return a * b
+
+    def lower(self, a: Any) -> Any:
+        return a
+
+    def __repr__(self) -> str:
+        return "Product()"
+
+
+# --------------------------------------------------------------------------- extremes with counts
+
+
+def _no_nan(x: Any, who: str) -> Any:
+    if x != x:  # NaN is unordered: it would break associativity of every comparison below
+        raise MonoidInputError(f"{who}.lift got an unordered value {x!r} (NaN)")
+    return x
+
+
+class MaxCount:
+    """Largest input and how many times it occurs: partials ``<m, c>``. Commutative monoid.
+
+    ===========  ==================================================================
+    identity     ``(None, 0)`` (recognised by ``c == 0``)
+    lift(x)      ``(x, 1)``; NaN raises :class:`MonoidInputError`
+    combine      the pair with the larger ``m``; equal ``m`` keeps the left ``m`` and
+                 adds the counts
+    lower(a)     ``(m, c)``; ``(None, 0)`` for the empty window
+    ===========  ==================================================================
+
+    Commutative, not idempotent (counts add), not invertible: after evicting the only
+    maximum, the next ``<m, c>`` must be recomputed from stored partials (the running
+    example of the papers for why eviction cannot subtract).
+
+    >>> m = MaxCount(); a = m.identity
+    >>> for x in (4, 5, 4, 5, 1): a = m.combine(a, m.lift(x))
+    >>> m.lower(a), m.lower(m.identity)
+    ((5, 2), (None, 0))
+    """
+
+    __slots__ = ()
+    name: Final = "max_count"
+    commutative: Final = True
+    idempotent: Final = False
+    invertible: Final = False
+    identity: Final[tuple[Any, int]] = (None, 0)
+
+    def lift(self, x: Any) -> tuple[Any, int]:
+        return (_no_nan(x, "MaxCount"), 1)
+
+    def combine(self, a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
+        if not a[1]:
+            return b
+        if not b[1]:
+            return a
+        if a[0] < b[0]:
+            return b
+        if b[0] < a[0]:
+            return a
+        return (a[0], a[1] + b[1])
+
+    def lower(self, a: tuple[Any, int]) -> tuple[Any, int]:
+        return a
+
+    def __repr__(self) -> str:
+        return "MaxCount()"
+
+
+class MinCount:
+    """Smallest input and how many times it occurs: partials ``<m, c>``. Commutative monoid.
+
+    identity ``(None, 0)``; lift ``(x, 1)``; combine keeps the pair with the smaller
+    ``m``, and on equal ``m`` keeps the left ``m`` and adds the counts; lower ``(m, c)``
+    (``(None, 0)`` when empty). Commutative, not idempotent, not invertible.
+
+    >>> m = MinCount(); a = m.identity
+    >>> for x in (3, 1, 2, 1): a = m.combine(a, m.lift(x))
+    >>> m.lower(a)
+    (1, 2)
+    """
+
+    __slots__ = ()
+    name: Final = "min_count"
+    commutative: Final = True
+    idempotent: Final = False
+    invertible: Final = False
+    identity: Final[tuple[Any, int]] = (None, 0)
+
+    def lift(self, x: Any) -> tuple[Any, int]:
+        return (_no_nan(x, "MinCount"), 1)
+
+    def combine(self, a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
+        if not a[1]:
+            return b
+        if not b[1]:
+            return a
+        if b[0] < a[0]:
+            return b
+        if a[0] < b[0]:
+            return a
+        return (a[0], a[1] + b[1])
+
+    def lower(self, a: tuple[Any, int]) -> tuple[Any, int]:
+        return a
+
+    def __repr__(self) -> str:
+        return "MinCount()"
+
+
+class ArgMax:
+    """The input whose key is largest; the oldest one wins ties. Monoid, not commutative.
+
+    Inputs are ``(key, value)`` pairs, or any values when a *key* function is given
+    (then ``lift(x) = (key(x), x)``, like the authors' ``ArgMax`` with its lifter).
+
+    ===========  ==================================================================
+    identity     ``None``
+    lift(x)      ``(key, value)`` (the pair itself, or ``(key(x), x)``); a NaN key
+                 raises :class:`MonoidInputError`
+    combine      ``b`` if ``a`` is the identity or ``a.key < b.key``, else ``a``: on
+                 equal keys the left (older) partial wins
+    lower(a)     ``value``; ``None`` for the empty window
+    ===========  ==================================================================
+
+    Keeping the left operand on ties is associative (it selects the leftmost maximal
+    element of the window), but not commutative: ``combine(a, b)`` and ``combine(b, a)``
+    differ when keys tie and values differ. Idempotent; not invertible.
+
+    Parameters
+    ----------
+    key : callable, optional
+        Maps an input to its comparison key. Without it, inputs must be ``(key, value)``.
+
+    Examples
+    --------
+    >>> m = ArgMax(); a = m.identity
+    >>> for pair in [(3, "a"), (7, "b"), (7, "c"), (1, "d")]: a = m.combine(a, m.lift(pair))
+    >>> m.lower(a)
+    'b'
+    >>> w = ArgMax(key=len); w.lower(w.combine(w.lift("kiwi"), w.lift("banana")))
+    'banana'
+    """
+
+    __slots__ = ("key",)
+    name: Final = "argmax"
+    commutative: Final = False
+    idempotent: Final = True
+    invertible: Final = False
+    identity: Final = None
+
+    def __init__(self, key: Callable[[Any], Any] | None = None) -> None:
+        if key is not None and not callable(key):
+            raise TypeError(f"{type(self).__name__}: key must be callable, got {key!r}")
+        self.key = key
+
+    def lift(self, x: Any) -> tuple[Any, Any]:
+        key = self.key
+        if key is None:
+            if type(x) is not tuple or len(x) != 2:
+                raise MonoidInputError(
+                    f"{type(self).__name__}.lift needs a (key, value) pair (or construct "
+                    f"{type(self).__name__}(key=...)), got {x!r}"
+                )
+            pair: tuple[Any, Any] = x
+        else:
+            pair = (key(x), x)
+        _no_nan(pair[0], type(self).__name__)
+        return pair
+
+    def combine(self, a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> Any:
+        if a is None:
+            return b
+        if b is None or not a[0] < b[0]:
+            return a
+        return b
+
+    def lower(self, a: tuple[Any, Any] | None) -> Any:
+        return None if a is None else a[1]
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(key={self.key!r})" if self.key else f"{type(self).__name__}()"
+        )
+
+
+class ArgMin(ArgMax):
+    """The input whose key is smallest; the oldest one wins ties. Monoid, not commutative.
+
+    As :class:`ArgMax` with the comparison reversed: combine returns ``b`` if ``a`` is
+    the identity or ``b.key < a.key``, else ``a``. identity ``None``; lower ``value``.
+
+    >>> m = ArgMin(); m.lower(m.combine(m.lift((2, "x")), m.lift((2, "y"))))
+    'x'
+    """
+
+    __slots__ = ()
+    name: Final = "argmin"  # type: ignore[misc]
+
+    def combine(self, a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> Any:
+        if a is None:
+            return b
+        if b is None or not b[0] < a[0]:
+            return a
+        return b
