@@ -1,0 +1,1300 @@
+"""FiBA: the finger B-tree aggregator, with bulk eviction and bulk insertion.
+
+=================  ==========================================================================
+ordering           out-of-order (any insert/evict position; timestamps of one ordered type)
+operator needs     monoid (associative, identity); not commutative, no inverse
+query              O(1) worst case: 2 combines (``leftFinger ⊗ root ⊗ rightFinger``)
+insert / evict     O(log d) amortized, O(log n) worst case; d = distance to the closer end;
+                   d = 0 (append youngest, evict oldest) is amortized O(1)
+range_query        O(log d_from + log d_to + log n_sub) worst case
+bulk_evict(t)      O(log m) amortized, O(log n) worst case; m = entries removed
+bulk_insert        O(log d + m (1 + log(d/m))) amortized for a sorted bulk of m entries
+                   (plus an O(m log m) stable sort when the bulk is not sorted)
+len()              O(1) amortized (see "Size" below)
+space              O(n): 2 list slots per entry, one node per 1..2μ-1 entries
+paper              Tangwongsan, Hirzel, Schneider, VLDB 2019 (FiBA) and VLDB 2023 (bulk FiBA)
+=================  ==========================================================================
+
+The window is a B-tree keyed by timestamp with arity between ``min_arity`` (μ) and
+``2μ``; entries live in every node.  Every node stores one *position-aware* partial
+aggregate: the root its *inner* aggregate, the non-root nodes of the left spine a *left*
+aggregate (their subtree without the first child, then the parent's left aggregate), the
+right spine the mirror *right* aggregate, every other node the *up* aggregate of its
+subtree.  Fingers point at the leftmost and rightmost leaves, so ``query()`` is
+``leftFinger.agg ⊗ root.agg ⊗ rightFinger.agg`` and changes near either end only touch a
+short stretch of spine.  See ``docs/fiba.md`` for a diagram and the errata we fixed.
+
+Implementation notes beyond the papers:
+
+* the left finger also keeps the suffix aggregates of its values (``v_i ⊗ … ⊗ parent``),
+  so evicting the oldest entry costs no combine until the leaf underflows; appending the
+  youngest entry extends the right finger's aggregate with one combine;
+* **Size.** ``bulk_evict`` detaches whole subtrees without visiting their entries; they are
+  put on a graveyard list and counted (and released) a few nodes per later insert/evict, or
+  all at once by ``len()``.  So ``bulk_evict`` stays O(log m), ``len()`` is exact, O(1) when
+  nothing is pending and amortized O(1) overall (each discarded node is counted once);
+* bulk inserts whose timestamps collide with stored ones, at leaves or inner nodes, are
+  combined in place (``old ⊗ new``) and the per-level treelets are coalesced by target
+  node, which avoids the tree corruption of the authors' C++ (guide §4.8).
+
+Examples
+--------
+>>> from windowagg.monoids import Concat
+>>> w = FiBA(Concat(), min_arity=2)
+>>> for t in (3, 1, 2, 5): w.insert(t, str(t))
+>>> w.insert(2, "b"); w.query()
+('1', '2', 'b', '3', '5')
+>>> w.range_query(2, 4), w.oldest(), w.youngest(), len(w)
+(('2', 'b', '3'), 1, 5, 4)
+>>> w.bulk_evict(2); w.query()
+('3', '5')
+>>> w.bulk_insert([(9, "x"), (4, "y"), (3, "z")]); w.query(), len(w)
+(('3', 'z', 'y', '5', 'x'), 4)
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from windowagg._time import check_timestamp
+from windowagg.errors import TimestampError, WindowaggError
+from windowagg.monoids.base import Monoid, require_monoid
+
+__all__ = ["FiBA"]
+
+DEFAULT_MIN_ARITY = 4
+
+_NONE: Any = object()  # "no accumulator yet" (None is a legitimate partial, e.g. Max's identity)
+
+
+class _Node:
+    """One B-tree node: parallel lists of entries, children (None at leaves), one aggregate."""
+
+    __slots__ = ("agg", "kids", "ls", "parent", "rs", "times", "vals")
+
+    def __init__(
+        self, times: list[Any], vals: list[Any], kids: list[_Node] | None, parent: _Node | None
+    ) -> None:
+        self.times = times
+        self.vals = vals
+        self.kids = kids
+        self.parent = parent
+        self.agg: Any = None
+        self.ls = False
+        self.rs = False
+
+
+class FiBA:
+    """Finger B-tree aggregator over an out-of-order window (see the module fact card).
+
+    Parameters
+    ----------
+    monoid
+        Any object with ``identity``, ``lift``, ``combine`` and ``lower``.
+    min_arity
+        μ >= 2; nodes have between μ and 2μ children (the root: 2 to 2μ).
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Sum
+    >>> w = FiBA(Sum())
+    >>> w.insert(10, 1); w.insert(5, 2); w.insert(10, 3); w.query(), len(w)
+    (6, 2)
+    >>> w.evict(5); w.query(), list(w)
+    (4, [(10, 4)])
+    """
+
+    __slots__ = (
+        "_combine",
+        "_dead",
+        "_lf",
+        "_lift",
+        "_lower",
+        "_lsuf",
+        "_m",
+        "_maxk",
+        "_minarity",
+        "_mink",
+        "_one",
+        "_rf",
+        "_root",
+        "_size",
+        "_tcls",
+    )
+
+    def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int = DEFAULT_MIN_ARITY) -> None:
+        require_monoid(monoid, "ooo.FiBA")
+        if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
+            raise ValueError(f"ooo.FiBA: min_arity must be an int >= 2, got {min_arity!r}")
+        self._m = monoid
+        self._combine = monoid.combine
+        self._lift = monoid.lift
+        self._lower = monoid.lower
+        self._one = monoid.identity
+        self._minarity = min_arity
+        self._mink = min_arity - 1  # fewest entries of a non-root node
+        self._maxk = 2 * min_arity - 1  # most entries of any node
+        root = _Node([], [], None, None)
+        root.agg = self._one
+        self._root = root
+        self._lf = root
+        self._rf = root
+        self._lsuf: list[Any] = []
+        self._size = 0
+        self._dead: list[_Node] = []
+        self._tcls: type | None = None
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def monoid(self) -> Monoid[Any, Any, Any]:
+        """The monoid this window aggregates with."""
+        return self._m
+
+    @property
+    def min_arity(self) -> int:
+        """μ: every non-root node has between μ and 2μ children."""
+        return self._minarity
+
+    # ------------------------------------------------------------------ timestamps
+    def _validate(self, t: Any, where: str = "timestamp") -> None:
+        """Raise TimestampError for a bad *t*; remember the window's timestamp class."""
+        root = self._root
+        if root.kids is None and not root.times:
+            check_timestamp(t, None, where=where)
+            self._tcls = type(t)
+        else:
+            check_timestamp(t, self._lf.times[0], where=where)
+
+    # ------------------------------------------------------------------ aggregates
+    def _inner(self, y: _Node) -> Any:
+        """v0 ⊗ c1 ⊗ v1 ⊗ … ⊗ c_{a-2} ⊗ v_{a-2}; all values for a leaf. O(arity) combines."""
+        vals = y.vals
+        if not vals:
+            return self._one
+        comb = self._combine
+        acc = vals[0]
+        kids = y.kids
+        if kids is None:
+            for i in range(1, len(vals)):
+                acc = comb(acc, vals[i])
+        else:
+            for i in range(1, len(vals)):
+                acc = comb(comb(acc, kids[i].agg), vals[i])
+        return acc
+
+    def _fix(self, y: _Node) -> None:
+        """Recompute y's position-aware aggregate from its children and parent. O(arity)."""
+        comb = self._combine
+        p = y.parent
+        kids = y.kids
+        if p is None or (y.ls and y.rs):
+            if y is self._lf:
+                self._fix_lf(y, _NONE)
+                return
+            y.agg = self._inner(y)
+        elif y.ls:
+            tail = p.agg if p.parent is not None else _NONE
+            if kids is None:
+                if y is self._lf:
+                    self._fix_lf(y, tail)
+                    return
+                acc = self._inner(y)
+            else:
+                acc = comb(self._inner(y), kids[-1].agg)
+            if tail is not _NONE:
+                acc = comb(acc, tail)
+            y.agg = acc
+        elif y.rs:
+            acc = self._inner(y)
+            if kids is not None:
+                acc = comb(kids[0].agg, acc)
+            if p.parent is not None:
+                acc = comb(p.agg, acc)
+            y.agg = acc
+        elif kids is None:
+            y.agg = self._inner(y)
+        else:
+            y.agg = comb(comb(kids[0].agg, self._inner(y)), kids[-1].agg)
+
+    def _fix_lf(self, y: _Node, tail: Any) -> None:
+        """Rebuild the left finger's suffix aggregates; y.agg = suffix[0]. O(entries)."""
+        vals = y.vals
+        k = len(vals)
+        suf = [None] * k
+        comb = self._combine
+        acc = tail
+        for i in range(k - 1, -1, -1):
+            acc = vals[i] if acc is _NONE else comb(vals[i], acc)
+            suf[i] = acc
+        self._lsuf = suf
+        y.agg = (self._one if tail is _NONE else tail) if k == 0 else suf[0]
+
+    def _fix_if_up(self, y: _Node) -> None:
+        if y.parent is not None and not y.ls and not y.rs:
+            self._fix(y)
+
+    def _repair(self, top: _Node, hit_l: bool, hit_r: bool) -> None:
+        """Finish an operation: climb the up-aggregate chain, then walk down the spines."""
+        fix = self._fix
+        if top.parent is not None and not top.ls and not top.rs:
+            while top.parent is not None and not top.ls and not top.rs:
+                top = top.parent
+                fix(top)
+        else:
+            fix(top)
+        root = top.parent is None
+        if top.ls or (root and hit_l):
+            n = top
+            while n.kids is not None:
+                n = n.kids[0]
+                fix(n)
+        if top.rs or (root and hit_r):
+            n = top
+            while n.kids is not None:
+                n = n.kids[-1]
+                fix(n)
+
+    # ------------------------------------------------------------------ search
+    def _search(self, t: Any) -> tuple[_Node, int, bool]:
+        """Finger search: the node holding t (found) or the leaf where t belongs. O(log d)."""
+        node = self._root
+        if node.kids is not None:
+            rt = node.times
+            if t < rt[0]:
+                node = self._lf
+                while node.parent is not None and node.times[-1] < t:
+                    node = node.parent
+            elif t > rt[-1]:
+                node = self._rf
+                while node.parent is not None and t < node.times[0]:
+                    node = node.parent
+        while True:
+            times = node.times
+            i = bisect_left(times, t)
+            if i < len(times) and times[i] == t:
+                return node, i, True
+            kids = node.kids
+            if kids is None:
+                return node, i, False
+            node = kids[i]
+
+    # ------------------------------------------------------------------ restructuring
+    def _height_increase(self) -> None:
+        old = self._root
+        r = _Node([], [], [old], None)
+        r.agg = self._one
+        old.parent = r
+        old.ls = old.rs = True
+        self._root = r
+
+    def _height_decrease(self) -> None:
+        old = self._root
+        kids = old.kids
+        assert kids is not None
+        c = kids[0]
+        c.parent = None
+        c.ls = c.rs = False
+        old.kids = None
+        self._root = c
+        self._fix(c)
+
+    def _split(self, y: _Node) -> None:
+        """Split an overflowing y (2μ entries) into y (μ entries) and a new right node."""
+        mu = self._minarity
+        p = y.parent
+        assert p is not None
+        pk = p.kids
+        assert pk is not None
+        j = len(pk) - 1 if pk[-1] is y else pk.index(y)
+        times, vals = y.times, y.vals
+        z = _Node(times[mu + 1 :], vals[mu + 1 :], None, p)
+        st, sv = times[mu], vals[mu]
+        del times[mu:]
+        del vals[mu:]
+        kids = y.kids
+        if kids is not None:
+            zk = kids[mu + 1 :]
+            del kids[mu + 1 :]
+            z.kids = zk
+            for c in zk:
+                c.parent = z
+        p.times.insert(j, st)
+        p.vals.insert(j, sv)
+        pk.insert(j + 1, z)
+        if y.rs:
+            y.rs = False
+            z.rs = True
+        if self._rf is y:
+            self._rf = z
+        self._fix_if_up(y)
+        self._fix_if_up(z)
+        self._fix_if_up(p)
+
+    def _merge(self, p: _Node, k: int) -> _Node:
+        """Merge p.kids[k] and p.kids[k+1] around separator k; return the survivor."""
+        pk = p.kids
+        assert pk is not None
+        a, b = pk[k], pk[k + 1]
+        a.times.append(p.times[k])
+        a.times.extend(b.times)
+        a.vals.append(p.vals[k])
+        a.vals.extend(b.vals)
+        if a.kids is not None:
+            assert b.kids is not None
+            for c in b.kids:
+                c.parent = a
+            a.kids.extend(b.kids)
+            b.kids = None
+        del p.times[k]
+        del p.vals[k]
+        del pk[k + 1]
+        if b.rs:
+            a.rs = True
+        if self._rf is b:
+            self._rf = a
+        self._fix_if_up(a)
+        self._fix_if_up(p)
+        return a
+
+    def _move(self, p: _Node, rec_i: int, giv_i: int, count: int = 1) -> None:
+        """Rotate *count* entries (and children) from sibling giv_i to sibling rec_i via p."""
+        pk = p.kids
+        assert pk is not None
+        rec, giv = pk[rec_i], pk[giv_i]
+        if rec_i < giv_i:  # giver on the right: rotate left
+            k = rec_i
+            rec.times.append(p.times[k])
+            rec.vals.append(p.vals[k])
+            rec.times.extend(giv.times[: count - 1])
+            rec.vals.extend(giv.vals[: count - 1])
+            p.times[k] = giv.times[count - 1]
+            p.vals[k] = giv.vals[count - 1]
+            del giv.times[:count]
+            del giv.vals[:count]
+            if rec.kids is not None:
+                assert giv.kids is not None
+                moved = giv.kids[:count]
+                del giv.kids[:count]
+                for c in moved:
+                    c.parent = rec
+                rec.kids.extend(moved)
+        else:  # giver on the left: rotate right
+            k = giv_i
+            n = len(giv.times)
+            rec.times[:0] = [*giv.times[n - count + 1 :], p.times[k]]
+            rec.vals[:0] = [*giv.vals[n - count + 1 :], p.vals[k]]
+            p.times[k] = giv.times[n - count]
+            p.vals[k] = giv.vals[n - count]
+            del giv.times[n - count :]
+            del giv.vals[n - count :]
+            if rec.kids is not None:
+                assert giv.kids is not None
+                nk = len(giv.kids)
+                moved = giv.kids[nk - count :]
+                del giv.kids[nk - count :]
+                for c in moved:
+                    c.parent = rec
+                rec.kids[:0] = moved
+        self._fix_if_up(rec)
+        self._fix_if_up(giv)
+        self._fix_if_up(p)
+
+    def _rebalance_insert(self, node: _Node) -> tuple[_Node, bool, bool]:
+        hit_l, hit_r = node.ls, node.rs
+        maxk = self._maxk
+        while len(node.times) > maxk:
+            if node.parent is None:
+                self._height_increase()
+                hit_l = hit_r = True
+            self._split(node)
+            p = node.parent
+            assert p is not None
+            node = p
+            hit_l = hit_l or node.ls
+            hit_r = hit_r or node.rs
+        return node, hit_l, hit_r
+
+    def _rebalance_evict(self, node: _Node, to_repair: _Node | None) -> tuple[_Node, bool, bool]:
+        hit_l, hit_r = node.ls, node.rs
+        if node is to_repair:
+            self._fix_if_up(node)
+        mink = self._mink
+        while node.parent is not None and len(node.times) < mink:
+            p = node.parent
+            pk = p.kids
+            assert pk is not None
+            j = 0 if pk[0] is node else pk.index(node)
+            s = j + 1 if j < len(pk) - 1 else j - 1
+            sib = pk[s]
+            hit_r = hit_r or sib.rs
+            hit_l = hit_l or sib.ls  # erratum: missing in [P1] Fig. 7 (authors' issue #77)
+            surplus = len(sib.times) - mink
+            if surplus <= 0:
+                node = self._merge(p, min(j, s))
+                if p.parent is None and not p.times:
+                    self._height_decrease()  # node is now the root; the loop ends
+                else:
+                    node = p
+            else:
+                # Move half the sibling's surplus (at least one entry): in FIFO use this
+                # refills the left finger for several cheap evictions.
+                self._move(p, j, s, (surplus + 1) // 2)
+                node = p
+            if node is to_repair:
+                self._fix_if_up(node)
+            hit_l = hit_l or node.ls
+            hit_r = hit_r or node.rs
+        return node, hit_l, hit_r
+
+    # ------------------------------------------------------------------ single operations
+    def insert(self, t: Any, v: Any) -> None:
+        """Insert ``v`` at time ``t``; at an existing ``t`` store ``old ⊗ lift(v)``.
+
+        Amortized O(log d) (O(1) when ``t`` is the youngest), worst case O(log n).
+        Raises TimestampError (window unchanged) for a NaN/None/incomparable ``t``.
+
+        >>> from windowagg.monoids import Concat
+        >>> w = FiBA(Concat()); w.insert(2, "b"); w.insert(1, "a"); w.insert(2, "c")
+        >>> w.query()
+        ('a', 'b', 'c')
+        """
+        if t.__class__ is not int or self._tcls is not int:
+            self._validate(t)
+        v = self._lift(v)
+        if self._dead:
+            self._drain(2)
+        rf = self._rf
+        times = rf.times
+        # d = 0 fast path: append at the right finger (a non-root leaf); its right
+        # aggregate is extended with one combine.
+        if rf is not self._lf and t > times[-1]:
+            times.append(t)
+            rf.vals.append(v)
+            rf.agg = self._combine(rf.agg, v)
+            self._size += 1
+            if len(times) > self._maxk:
+                self._repair(*self._rebalance_insert(rf))
+            return
+        node, i, found = self._search(t)
+        if found:
+            node.vals[i] = self._combine(node.vals[i], v)
+        else:
+            node.times.insert(i, t)
+            node.vals.insert(i, v)
+            self._size += 1
+        self._fix_if_up(node)
+        self._repair(*self._rebalance_insert(node))
+
+    def evict(self, t: Any) -> None:
+        """Remove the entry at time ``t``; no-op when absent.
+
+        Amortized O(log d) (O(1) for the oldest entry), worst case O(log n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FiBA(Sum()); w.insert(1, 5); w.insert(2, 7); w.evict(1); w.evict(3)
+        >>> w.query(), len(w)
+        (7, 1)
+        """
+        if t.__class__ is not int or self._tcls is not int:
+            if self._root.kids is None and not self._root.times:
+                check_timestamp(t, None)
+                return
+            self._validate(t)
+        if self._dead:
+            self._drain(2)
+        lf = self._lf
+        times = lf.times
+        # d = 0 fast path: pop the oldest entry; the suffix aggregates give the new
+        # left-finger aggregate without a combine.
+        if times and times[0] == t:
+            del times[0]
+            del lf.vals[0]
+            suf = self._lsuf
+            del suf[0]
+            self._size -= 1
+            if suf:
+                lf.agg = suf[0]
+            else:
+                p = lf.parent
+                lf.agg = p.agg if p is not None and p.parent is not None else self._one
+            if lf.parent is not None and len(times) < self._mink:
+                self._repair(*self._rebalance_evict(lf, None))
+            return
+        if not times:
+            return  # empty window
+        node, i, found = self._search(t)
+        if not found:
+            return
+        self._size -= 1
+        if node.kids is None:
+            del node.times[i]
+            del node.vals[i]
+            self._fix_if_up(node)
+            self._repair(*self._rebalance_evict(node, None))
+        else:
+            self._repair(*self._evict_inner(node, i))
+
+    def _evict_inner(self, node: _Node, i: int) -> tuple[_Node, bool, bool]:
+        kids = node.kids
+        assert kids is not None
+        left, right = kids[i], kids[i + 1]
+        if len(right.times) > self._mink:
+            leaf = right
+            while leaf.kids is not None:
+                leaf = leaf.kids[0]
+            t2 = leaf.times.pop(0)
+            v2 = leaf.vals.pop(0)
+        else:
+            leaf = left
+            while leaf.kids is not None:
+                leaf = leaf.kids[-1]
+            t2 = leaf.times.pop()
+            v2 = leaf.vals.pop()
+        node.times[i] = t2
+        node.vals[i] = v2
+        self._fix_if_up(leaf)
+        top, hit_l, hit_r = self._rebalance_evict(leaf, node)
+        # If rebalancing stopped below node, climb to node repairing up-aggregates.
+        x: _Node | None = top
+        while x is not None and x is not node:
+            x = x.parent
+        if x is node:
+            while top is not node:
+                p = top.parent
+                assert p is not None
+                top = p
+                hit_l = hit_l or top.ls
+                hit_r = hit_r or top.rs
+                self._fix_if_up(top)
+        return top, hit_l, hit_r
+
+    # ------------------------------------------------------------------ queries
+    def query(self) -> Any:
+        """``lower(v1 ⊗ … ⊗ vn)`` in time order; ``lower(identity)`` when empty. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FiBA(Sum()); w.query()
+        0
+        """
+        root = self._root
+        if root.kids is None:
+            return self._lower(root.agg)
+        comb = self._combine
+        return self._lower(comb(comb(self._lf.agg, root.agg), self._rf.agg))
+
+    def oldest(self) -> Any:
+        """The smallest timestamp, or None when empty. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FiBA(Sum()); w.oldest() is None
+        True
+        """
+        times = self._lf.times
+        return times[0] if times else None
+
+    def youngest(self) -> Any:
+        """The largest timestamp, or None when empty. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FiBA(Sum()); w.insert(4, 1); w.insert(9, 1); w.youngest()
+        9
+        """
+        times = self._rf.times
+        return times[-1] if times else None
+
+    def __len__(self) -> int:
+        """Number of distinct timestamps. O(1) amortized (drains the bulk-evict graveyard).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FiBA(Sum()); w.bulk_insert([(t, 1) for t in range(100)]); w.bulk_evict(49)
+        >>> len(w)
+        50
+        """
+        if self._dead:
+            self._drain(-1)
+        return self._size
+
+    def __bool__(self) -> bool:
+        return bool(self._lf.times)
+
+    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+        """``(t, partial)`` pairs in time order. O(n) for the whole iteration.
+
+        >>> from windowagg.monoids import Concat
+        >>> w = FiBA(Concat()); w.insert(2, "b"); w.insert(1, "a"); list(w)
+        [(1, ('a',)), (2, ('b',))]
+        """
+        return iter(self.to_partials())
+
+    def to_partials(self) -> list[tuple[Any, Any]]:
+        """All ``(t, partial)`` pairs in time order (the input of ``from_sorted_partials``). O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FiBA(Sum()); w.insert(3, 1); w.insert(3, 2); w.to_partials()
+        [(3, 3)]
+        """
+        out: list[tuple[Any, Any]] = []
+        self._collect(self._root, out)
+        return out
+
+    def _collect(self, y: _Node, out: list[tuple[Any, Any]]) -> None:
+        kids = y.kids
+        if kids is None:
+            out.extend(zip(y.times, y.vals, strict=True))
+            return
+        times, vals = y.times, y.vals
+        for i in range(len(times)):
+            self._collect(kids[i], out)
+            out.append((times[i], vals[i]))
+        self._collect(kids[-1], out)
+
+    def range_query(self, t_from: Any, t_to: Any) -> Any:
+        """``lower`` of the entries with ``t_from <= t <= t_to`` in time order.
+
+        Identity (lowered) when ``t_from > t_to`` or nothing is in range. Worst case
+        O(log d_from + log d_to + log n_sub) with ``n_sub`` the entries in range.
+
+        >>> from windowagg.monoids import Concat
+        >>> w = FiBA(Concat())
+        >>> for t in range(10): w.insert(t, t)
+        >>> w.range_query(3, 6), w.range_query(6, 3), w.range_query(-5, 1)
+        ((3, 4, 5, 6), (), (0, 1))
+        """
+        if self._lf.times:
+            ref = self._lf.times[0]
+            check_timestamp(t_from, ref, where="t_from")
+            check_timestamp(t_to, ref, where="t_to")
+        else:
+            check_timestamp(t_from, None, where="t_from")
+            check_timestamp(t_to, t_from, where="t_to")
+            return self._lower(self._one)
+        if t_to < t_from:
+            return self._lower(self._one)
+        a = self._search(t_from)[0]
+        b = self._search(t_to)[0]
+        # lowest common ancestor: lift the deeper node, then climb both together
+        da = db = 0
+        x: _Node | None = a
+        while x is not None:
+            da += 1
+            x = x.parent
+        x = b
+        while x is not None:
+            db += 1
+            x = x.parent
+        while da > db:
+            a = a.parent  # type: ignore[assignment]
+            da -= 1
+        while db > da:
+            b = b.parent  # type: ignore[assignment]
+            db -= 1
+        while a is not b:
+            a = a.parent  # type: ignore[assignment]
+            b = b.parent  # type: ignore[assignment]
+        return self._lower(self._rq(a, t_from, False, t_to, False))
+
+    def _rq(self, y: _Node, lo: Any, lo_inf: bool, hi: Any, hi_inf: bool) -> Any:
+        """Aggregate of y's subtree restricted to [lo, hi]; *_inf flags mean unbounded."""
+        if lo_inf and hi_inf and y.parent is not None and not y.ls and not y.rs:
+            return y.agg  # whole subtree covered and y stores its up-aggregate
+        comb = self._combine
+        acc = _NONE
+        times, vals, kids = y.times, y.vals, y.kids
+        n = len(times)
+        for i in range(n + 1):
+            if kids is not None:
+                # child i holds the keys strictly between times[i-1] and times[i]
+                below = i < n and not lo_inf and times[i] <= lo
+                above = i > 0 and not hi_inf and times[i - 1] >= hi
+                if not below and not above:
+                    c_lo_inf = lo_inf or (i > 0 and lo <= times[i - 1])
+                    c_hi_inf = hi_inf or (i < n and times[i] <= hi)
+                    r = self._rq(kids[i], lo, c_lo_inf, hi, c_hi_inf)
+                    acc = r if acc is _NONE else comb(acc, r)
+            if i < n:
+                t = times[i]
+                if (lo_inf or lo <= t) and (hi_inf or t <= hi):
+                    acc = vals[i] if acc is _NONE else comb(acc, vals[i])
+        return self._one if acc is _NONE else acc
+
+    # ------------------------------------------------------------------ graveyard
+    def _drain(self, budget: int) -> None:
+        """Count and release up to *budget* discarded nodes (all if budget < 0)."""
+        dead = self._dead
+        size = self._size
+        while dead and budget != 0:
+            y = dead.pop()
+            size -= len(y.times)
+            if y.kids is not None:
+                dead.extend(y.kids)
+                y.kids = None
+            y.parent = None
+            budget -= 1
+        self._size = size
+
+    def _discard(self, nodes: list[_Node]) -> None:
+        self._dead.extend(nodes)
+
+    # ------------------------------------------------------------------ bulk evict
+    def bulk_evict(self, t: Any) -> None:
+        """Remove every entry with time ``<= t``.
+
+        Amortized O(log m) for m removed entries (worst case O(log n)): it cuts the tree
+        along the boundary path instead of visiting the removed entries.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FiBA(Sum(), min_arity=2)
+        >>> for t in range(20): w.insert(t, t)
+        >>> w.bulk_evict(14); w.query(), w.oldest(), len(w)
+        (85, 15, 5)
+        """
+        root = self._root
+        if root.kids is None and not root.times:
+            check_timestamp(t, None)
+            return
+        self._validate(t)
+        if t < self._lf.times[0]:
+            return
+        levels = self._boundary(t)
+        mink = self._mink
+        skip_until: _Node | None = None
+        top: _Node | None = None
+        first = True
+        for node, nb, anc in reversed(levels):
+            if nb is not None and not first:
+                self._fix_if_up(nb)
+            if skip_until is None or skip_until is node:
+                skip_until = None
+                self._evict_prefix(node, t)
+                if nb is None:  # node is the root or on the right spine
+                    self._make_root(node, first)
+                    top = self._root
+                    break
+                if node.parent is None or len(node.times) >= mink:
+                    top = node
+                else:
+                    assert anc is not None
+                    deficit = mink - len(node.times)
+                    surplus = len(nb.times) - mink
+                    if deficit <= surplus:
+                        self._move_batch(node, nb, anc, deficit)
+                    elif node.parent is anc:
+                        ak = anc.kids
+                        assert ak is not None
+                        self._merge(anc, ak.index(node))
+                    else:
+                        self._merge_not_sibling(node, nb, anc)
+                        skip_until = anc
+                    top = anc
+            survivor = node if skip_until is None else nb
+            assert survivor is not None
+            self._mark_left(survivor, first)
+            first = False
+        assert top is not None
+        if top.parent is None:
+            hit_l = hit_r = True
+            if top.kids is not None and not top.times:
+                self._height_decrease()
+                top = self._root
+        elif len(top.times) >= mink:
+            hit_l, hit_r = top.ls, top.rs
+        else:
+            top, hit_l, hit_r = self._rebalance_evict(top, None)
+        self._repair(top, hit_l, hit_r)
+
+    def _boundary(self, t: Any) -> list[tuple[_Node, _Node | None, _Node | None]]:
+        """Boundary search: (node, right neighbour, their common ancestor) per level."""
+        node = self._root
+        if node.kids is not None:
+            rt = node.times
+            if t < rt[0]:
+                node = self._lf
+                while node.parent is not None and node.times[-1] < t:
+                    node = node.parent
+            elif t > rt[-1]:
+                node = self._rf
+                while node.parent is not None and t < node.times[0]:
+                    node = node.parent
+        nb: _Node | None
+        anc = node.parent
+        if anc is None:
+            nb = None
+        else:
+            ak = anc.kids
+            assert ak is not None
+            j = ak.index(node)
+            nb = ak[j + 1] if j < len(ak) - 1 else None
+        levels: list[tuple[_Node, _Node | None, _Node | None]] = [(node, nb, anc)]
+        while node.kids is not None:
+            times = node.times
+            i = bisect_left(times, t)
+            if i < len(times) and times[i] == t:
+                break
+            if i == len(times):
+                if nb is not None:
+                    nbk = nb.kids
+                    assert nbk is not None
+                    nb = nbk[0]
+            else:
+                anc, nb = node, node.kids[i + 1]
+            node = node.kids[i]
+            levels.append((node, nb, anc))
+        return levels
+
+    def _evict_prefix(self, y: _Node, t: Any) -> None:
+        """Drop y's entries <= t and the children left of them."""
+        times = y.times
+        k = bisect_left(times, t)
+        if k < len(times) and times[k] == t:
+            k += 1
+        if k:
+            kids = y.kids
+            if kids is not None:
+                self._discard(kids[:k])
+                del kids[:k]
+            del times[:k]
+            del y.vals[:k]
+            self._size -= k
+        self._fix_if_up(y)
+
+    def _mark_left(self, y: _Node, down_to_leaf: bool) -> None:
+        if y.parent is not None:
+            y.ls = True
+        if down_to_leaf:
+            while y.kids is not None:
+                y = y.kids[0]
+                y.ls = True
+            self._lf = y
+
+    def _make_root(self, node: _Node, first: bool) -> None:
+        new = node
+        if node.kids is not None and not node.times:
+            new = node.kids[0]
+        if new is not self._root:
+            p = new.parent
+            assert p is not None and p.kids is not None and p.kids[-1] is new
+            p.kids.pop()
+            self._discard([self._root])
+        new.parent = None
+        new.ls = new.rs = False
+        self._root = new
+        self._mark_left(new, first)
+        if new.kids is None:
+            self._rf = new
+        self._fix(new)
+
+    def _move_batch(self, node: _Node, nb: _Node, anc: _Node, k: int) -> None:
+        """node takes k entries (and k children) from its right neighbour nb via anc."""
+        a = bisect_left(anc.times, nb.times[0]) - 1
+        node.times.append(anc.times[a])
+        node.times.extend(nb.times[: k - 1])
+        node.vals.append(anc.vals[a])
+        node.vals.extend(nb.vals[: k - 1])
+        if node.kids is not None:
+            assert nb.kids is not None
+            moved = nb.kids[:k]
+            del nb.kids[:k]
+            for c in moved:
+                c.parent = node
+            node.kids.extend(moved)
+        anc.times[a] = nb.times[k - 1]
+        anc.vals[a] = nb.vals[k - 1]
+        del nb.times[:k]
+        del nb.vals[:k]
+        self._fix_if_up(node)
+        self._fix_if_up(nb)
+
+    def _merge_not_sibling(self, node: _Node, nb: _Node, anc: _Node) -> None:
+        """Prepend node (the last child of its parent) and the separator to nb."""
+        a = bisect_left(anc.times, nb.times[0]) - 1
+        nb.times[:0] = [*node.times, anc.times[a]]
+        nb.vals[:0] = [*node.vals, anc.vals[a]]
+        if nb.kids is not None:
+            assert node.kids is not None
+            for c in node.kids:
+                c.parent = nb
+            nb.kids[:0] = node.kids
+            node.kids = None
+        p = node.parent
+        assert p is not None and p.kids is not None and p.kids[-1] is node
+        p.kids.pop()
+        node.parent = None
+        ak = anc.kids
+        assert ak is not None
+        self._discard(ak[: a + 1])
+        self._size -= a  # anc's entries before the separator; the separator moved to nb
+        del ak[: a + 1]
+        del anc.times[: a + 1]
+        del anc.vals[: a + 1]
+        self._fix_if_up(nb)
+
+    # ------------------------------------------------------------------ bulk insert
+    def bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+        """Insert every ``(t, v)``; equals inserting them one by one in the given order.
+
+        Timestamps may repeat inside the bulk and may collide with stored ones (stored
+        value on the left, then the bulk's values in input order). Everything is validated
+        and lifted before the window changes. Amortized O(log d + m (1 + log(d/m))) for a
+        bulk already sorted by time; an unsorted bulk is first sorted stably (O(m log m)).
+
+        >>> from windowagg.monoids import Concat
+        >>> w = FiBA(Concat()); w.insert(5, "old")
+        >>> w.bulk_insert([(7, "b"), (5, "new"), (1, "a"), (7, "c")]); w.query()
+        ('a', 'old', 'new', 'b', 'c')
+        """
+        items = pairs if isinstance(pairs, list) else list(pairs)
+        if not items:
+            return
+        root = self._root
+        empty = root.kids is None and not root.times
+        ref = items[0][0] if empty else self._lf.times[0]
+        if empty:
+            check_timestamp(ref, None)
+        lift = self._lift
+        ts: list[Any] = []
+        ps: list[Any] = []
+        ordered = True
+        prev = _NONE
+        for t, v in items:
+            check_timestamp(t, ref)
+            if prev is not _NONE and t < prev:
+                ordered = False
+            prev = t
+            ts.append(t)
+            ps.append(lift(v))
+        if not ordered:
+            order = sorted(range(len(ts)), key=ts.__getitem__)  # stable
+            ts = [ts[i] for i in order]
+            ps = [ps[i] for i in order]
+        if empty:
+            self._tcls = type(ref)
+        self._bulk_insert_sorted(ts, ps)
+        if self._dead:
+            self._drain(2 * len(ts))
+
+    def _bulk_insert_sorted(self, ts: list[Any], ps: list[Any]) -> None:
+        """Bulk insertion of time-sorted entries (equal times allowed, combined in order)."""
+        comb = self._combine
+        # Step 1: insertion-site search with a finger, climbing only to the common ancestor.
+        groups: list[list[Any]] = []  # [leaf, members] in time order, members: (t, v, None)
+        recomp: list[dict[int, _Node]] = [{}]  # per level: nodes whose aggregate must be redone
+        stack: list[tuple[_Node, Any, int]] = []  # (node, exclusive upper bound or _NONE, level)
+        node = self._rf
+        level = 0
+        t0 = ts[0]
+        while node.parent is not None and t0 < node.times[0]:
+            node = node.parent
+            level += 1
+        stack.append((node, _NONE, level))
+        last_t = _NONE
+        last_member: list[Any] | None = None  # [t, v] of the previous new entry
+        found_at: tuple[_Node, int] = (node, 0)  # where the previous stored entry was found
+        added = 0
+        for idx in range(len(ts)):
+            t = ts[idx]
+            v = ps[idx]
+            if last_t is not _NONE and t == last_t:
+                # duplicate inside the bulk: combine with what the previous one produced
+                if last_member is not None:
+                    last_member[1] = comb(last_member[1], v)
+                else:
+                    node, i = found_at
+                    node.vals[i] = comb(node.vals[i], v)
+                continue
+            last_t = t
+            while True:
+                hi = stack[-1][1]
+                if hi is _NONE or t < hi:
+                    break
+                stack.pop()
+            node, hi, level = stack[-1]
+            while True:
+                times = node.times
+                i = bisect_left(times, t)
+                if i < len(times) and times[i] == t:
+                    node.vals[i] = comb(node.vals[i], v)
+                    found_at = (node, i)
+                    last_member = None
+                    while len(recomp) <= level:
+                        recomp.append({})
+                    recomp[level][id(node)] = node
+                    break
+                kids = node.kids
+                if kids is None:
+                    last_member = [t, v]
+                    if groups and groups[-1][0] is node:
+                        groups[-1][1].append(last_member)
+                    else:
+                        groups.append([node, [last_member]])
+                    added += 1
+                    break
+                node = kids[i]
+                if i < len(times):
+                    hi = times[i]
+                level -= 1
+                stack.append((node, hi, level))
+        self._size += added
+        # Step 2: level-by-level pass up (interleave, split), coalescing by target node.
+        top_l: _Node | None = None
+        top_r: _Node | None = None
+        root_touched = False
+        level = 0
+        cur = groups
+        while cur or level < len(recomp):
+            nxt: list[list[Any]] = []
+            rc = recomp[level] if level < len(recomp) else {}
+            if len(recomp) <= level + 1:
+                recomp.append({})
+            up_rc = recomp[level + 1]
+            changed: list[_Node] = []
+            for y, members in cur:
+                rc.pop(id(y), None)
+                changed.extend(self._absorb(y, members, nxt))
+            changed.extend(rc.values())
+            for y in changed:
+                p = y.parent
+                if p is None:
+                    root_touched = True
+                elif y.ls or y.rs:
+                    if y.ls:
+                        top_l = y
+                    if y.rs:
+                        top_r = y
+                else:
+                    self._fix(y)
+                    up_rc[id(p)] = p
+            cur = nxt
+            level += 1
+            if not cur and not any(recomp[level:]):
+                break
+        # Step 3: pass down the spines that were touched.
+        fix = self._fix
+        root = self._root
+        if root_touched:
+            fix(root)
+        for top, side in ((top_l, 0), (top_r, -1)):
+            if top is not None and top.parent is not None:
+                n = top
+                fix(n)
+                while n.kids is not None:
+                    n = n.kids[side]
+                    fix(n)
+
+    def _absorb(self, y: _Node, members: list[list[Any]], nxt: list[list[Any]]) -> list[_Node]:
+        """Interleave members (t, v[, child]) into y; split into pieces if it overflows.
+
+        Promoted separators become members of y's parent in *nxt*. Returns the pieces.
+        """
+        times, vals, kids = y.times, y.vals, y.kids
+        nt: list[Any] = []
+        nv: list[Any] = []
+        nk: list[_Node] | None = None if kids is None else [kids[0]]
+        n = len(times)
+        i = 0
+        for m in members:
+            t = m[0]
+            while i < n and times[i] < t:
+                nt.append(times[i])
+                nv.append(vals[i])
+                if nk is not None:
+                    assert kids is not None
+                    nk.append(kids[i + 1])
+                i += 1
+            nt.append(t)
+            nv.append(m[1])
+            if nk is not None:
+                nk.append(m[2])
+        nt.extend(times[i:])
+        nv.extend(vals[i:])
+        if nk is not None:
+            assert kids is not None
+            nk.extend(kids[i + 1 :])
+        maxk = self._maxk
+        if len(nt) <= maxk:
+            y.times, y.vals = nt, nv
+            if nk is not None:
+                for c in nk:
+                    c.parent = y
+                y.kids = nk
+            return [y]
+        # bulkSplit: pieces of arity μ+1 while the rest exceeds 2μ; the rest is μ..2μ.
+        mu = self._minarity
+        if y.parent is None:
+            self._height_increase()
+        p = y.parent
+        assert p is not None
+        was_rs = y.rs
+        y.rs = False
+        pieces: list[_Node] = []
+        pos = 0
+        total = len(nt)
+        cur = y
+        while total - pos > maxk:
+            self._fill(cur, nt[pos : pos + mu], nv[pos : pos + mu], nk, pos, mu + 1)
+            pieces.append(cur)
+            new = _Node([], [], None, p)
+            member = [nt[pos + mu], nv[pos + mu], new]
+            if nxt and nxt[-1][0] is p:
+                nxt[-1][1].append(member)
+            else:
+                nxt.append([p, [member]])
+            cur = new
+            pos += mu + 1
+        self._fill(cur, nt[pos:], nv[pos:], nk, pos, total - pos + 1)
+        pieces.append(cur)
+        if was_rs:
+            cur.rs = True
+        if self._rf is y:
+            self._rf = cur
+        return pieces
+
+    @staticmethod
+    def _fill(
+        y: _Node, nt: list[Any], nv: list[Any], nk: list[_Node] | None, pos: int, arity: int
+    ) -> None:
+        y.times = nt
+        y.vals = nv
+        if nk is not None:
+            ks = nk[pos : pos + arity]
+            for c in ks:
+                c.parent = y
+            y.kids = ks
+
+    # ------------------------------------------------------------------ O(n) build
+    @classmethod
+    def from_sorted_partials(
+        cls,
+        monoid: Monoid[Any, Any, Any],
+        pairs: Iterable[tuple[Any, Any]],
+        min_arity: int = DEFAULT_MIN_ARITY,
+    ) -> FiBA:
+        """Build a window from strictly increasing ``(t, partial)`` pairs in O(n).
+
+        The partials are stored as given (they are *not* lifted); this restores the state
+        written by ``to_partials()`` (e.g. through ``windowagg.codec``).
+
+        >>> from windowagg.monoids import Concat
+        >>> w = FiBA.from_sorted_partials(Concat(), [(1, ("a",)), (4, ("b", "c"))])
+        >>> w.query(), len(w)
+        (('a', 'b', 'c'), 2)
+        """
+        w = cls(monoid, min_arity=min_arity)
+        items = pairs if isinstance(pairs, list) else list(pairs)
+        if not items:
+            return w
+        ref = items[0][0]
+        check_timestamp(ref, None)
+        ts: list[Any] = []
+        ps: list[Any] = []
+        prev = _NONE
+        for i, (t, p) in enumerate(items):
+            check_timestamp(t, ref)
+            if prev is not _NONE and not prev < t:
+                raise TimestampError(
+                    f"from_sorted_partials: timestamps must be strictly increasing; "
+                    f"entry {i} ({t!r}) follows {prev!r}"
+                )
+            prev = t
+            ts.append(t)
+            ps.append(p)
+        w._tcls = type(ref)
+        w._bulk_insert_sorted(ts, ps)
+        return w
+
+    # ------------------------------------------------------------------ invariants
+    def _check(self) -> None:
+        """Verify every invariant in O(n); raise WindowaggError naming the first broken one.
+
+        Checks: leaf depth, arity bounds, key order (within nodes and across subtrees),
+        parent pointers, spine flags, fingers, every stored aggregate against its
+        position-aware formula, the left finger's suffix aggregates, and the size.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FiBA(Sum(), min_arity=2)
+        >>> for t in range(50): w.insert(t, 1)
+        >>> w._check()
+        """
+        root = self._root
+        if root.parent is not None:
+            raise WindowaggError("FiBA: root has a parent")
+        if root.ls or root.rs:
+            raise WindowaggError("FiBA: root carries a spine flag")
+        count = len(self)
+        leaf_depth: list[int] = []
+        seen = [0]
+        mink, maxk = self._mink, self._maxk
+
+        def walk(y: _Node, depth: int, lo: Any, hi: Any, ls: bool, rs: bool) -> None:
+            where = f"node {y.times!r} at depth {depth}"
+            k = len(y.times)
+            if len(y.vals) != k:
+                raise WindowaggError(f"FiBA: {where}: times and vals differ in length")
+            if y.parent is not None and not (mink <= k <= maxk):
+                raise WindowaggError(f"FiBA: {where}: {k} entries, allowed {mink}..{maxk}")
+            if y.parent is None and k > maxk:
+                raise WindowaggError(f"FiBA: root {where}: {k} entries > {maxk}")
+            if y.parent is None and y.kids is not None and k < 1:
+                raise WindowaggError("FiBA: inner root without entries")
+            for i in range(1, k):
+                if not y.times[i - 1] < y.times[i]:
+                    raise WindowaggError(f"FiBA: {where}: keys not increasing at {i}")
+            if k and lo is not _NONE and not lo < y.times[0]:
+                raise WindowaggError(f"FiBA: {where}: key {y.times[0]!r} not above {lo!r}")
+            if k and hi is not _NONE and not y.times[-1] < hi:
+                raise WindowaggError(f"FiBA: {where}: key {y.times[-1]!r} not below {hi!r}")
+            if y.ls != ls or y.rs != rs:
+                raise WindowaggError(
+                    f"FiBA: {where}: spine flags ls={y.ls} rs={y.rs}, expected ls={ls} rs={rs}"
+                )
+            seen[0] += k
+            if y.kids is None:
+                leaf_depth.append(depth)
+            else:
+                if len(y.kids) != k + 1:
+                    raise WindowaggError(f"FiBA: {where}: {len(y.kids)} children for {k} keys")
+                top = y.parent is None
+                for i, c in enumerate(y.kids):
+                    if c.parent is not y:
+                        raise WindowaggError(f"FiBA: child {i} of {where} has a wrong parent")
+                    walk(
+                        c,
+                        depth + 1,
+                        y.times[i - 1] if i > 0 else lo,
+                        y.times[i] if i < k else hi,
+                        i == 0 and (top or ls),
+                        i == k and (top or rs),
+                    )
+            saved = self._lsuf
+            old = y.agg
+            self._fix(y)
+            new = y.agg
+            recomputed_suffix = self._lsuf
+            y.agg = old
+            self._lsuf = saved
+            if not (old is new or old == new):
+                raise WindowaggError(f"FiBA: {where}: stored aggregate {old!r} != {new!r}")
+            if y is self._lf and recomputed_suffix != saved:
+                raise WindowaggError(
+                    f"FiBA: left finger suffix aggregates {saved!r} != {recomputed_suffix!r}"
+                )
+
+        walk(root, 0, _NONE, _NONE, False, False)
+        if len(set(leaf_depth)) > 1:
+            raise WindowaggError(f"FiBA: leaves at different depths {sorted(set(leaf_depth))}")
+        lf = root
+        while lf.kids is not None:
+            lf = lf.kids[0]
+        rf = root
+        while rf.kids is not None:
+            rf = rf.kids[-1]
+        if self._lf is not lf:
+            raise WindowaggError("FiBA: left finger is not the leftmost leaf")
+        if self._rf is not rf:
+            raise WindowaggError("FiBA: right finger is not the rightmost leaf")
+        if seen[0] != count:
+            raise WindowaggError(f"FiBA: size {count} but the tree holds {seen[0]} entries")
+
+    def __repr__(self) -> str:
+        return f"ooo.FiBA({self._m!r}, min_arity={self._minarity}, n={len(self)})"
