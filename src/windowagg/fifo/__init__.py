@@ -1,14 +1,56 @@
-"""In-order (FIFO) sliding-window aggregators.
+"""In-order (FIFO) sliding-window aggregators, all with one interface.
 
->>> from windowagg.fifo import Recalc
+Every class takes a monoid (see :mod:`windowagg.monoids.base`) and offers ``insert(v)``,
+``evict()``, ``bulk_evict(count)``, ``query()``, ``oldest()``, ``youngest()``,
+``len()``, iteration over partials oldest to youngest, and ``_check()``, so swapping one
+for another is a one-line change. Pick by the trade-off (``docs/fifo.md``):
+
+==================  =========================  ==============================
+class               combines per op            choose it when
+==================  =========================  ==============================
+``Recalc``          O(n) per query             you need an oracle
+``SubtractOnEvict`` 1 (worst case)             the operator is a group
+``TwoStacks``       O(1) amortized, O(n) flip  throughput matters, tails do not
+``TwoStacksLite``   O(1) amortized, O(n) flip  same, with fewer combines
+``DABA``            <= 3/2/1 (worst case)      flat tail latency, any monoid
+``DABALite``        <= 3/2/1 (worst case)      flat tails, fastest worst-case class
+``FOA`` / ``IOA``   <= 4/3/1 (worst case)      comparison with the paper
+``FlatFAT``         O(log n)                   baseline (Reactive Aggregator)
+``FlatFIT``         O(1) amortized per slide   baseline (pointer jumping)
+==================  =========================  ==============================
+
+>>> from windowagg.fifo import DABA, TwoStacksLite
 >>> from windowagg.monoids import Sum
->>> w = Recalc(Sum()); w.insert(1); w.insert(2); w.evict(); w.query()
+>>> for cls in (DABA, TwoStacksLite):
+...     w = cls(Sum()); w.insert(1); w.insert(2); w.evict(); print(w.query())
+2
 2
 """
 
 from __future__ import annotations
 
 from windowagg.fifo.base import FifoAggregator
+from windowagg.fifo.daba import DABA
+from windowagg.fifo.daba_lite import DABALite
+from windowagg.fifo.flat_fat import FlatFAT
+from windowagg.fifo.flat_fit import FlatFIT
+from windowagg.fifo.foa import FOA
+from windowagg.fifo.ioa import IOA
 from windowagg.fifo.recalc import Recalc
+from windowagg.fifo.subtract_on_evict import SubtractOnEvict
+from windowagg.fifo.two_stacks import TwoStacks
+from windowagg.fifo.two_stacks_lite import TwoStacksLite
 
-__all__ = ["FifoAggregator", "Recalc"]
+__all__ = [
+    "DABA",
+    "FOA",
+    "IOA",
+    "DABALite",
+    "FifoAggregator",
+    "FlatFAT",
+    "FlatFIT",
+    "Recalc",
+    "SubtractOnEvict",
+    "TwoStacks",
+    "TwoStacksLite",
+]

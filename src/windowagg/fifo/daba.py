@@ -155,17 +155,17 @@ class DABA:
             self._l = self._r = self._a = self._b = e
             self._lc = self._ac = self._ec
             return
-        l = self._l
-        if l == b:
+        lp = self._l
+        if lp == b:
             # flip: front portion -> l_L, back list -> l_R; no combine
-            l = f
+            lp = f
             self._lc = self._fc
             e = self._e
             self._a = self._b = e
             self._ac = self._ec
         r = self._r
         mask = self._mask
-        if l == r:
+        if lp == r:
             # shift: the oldest of l_A joins the front portion; no combine
             a = self._a + 1
             ac = self._ac
@@ -187,7 +187,7 @@ class DABA:
         else:
             pc = ac[-1]
             pi = mask
-        li = (l & mask) + c
+        li = (lp & mask) + c
         if a != self._b:
             s_a = ac[ai + c]
             lc[li] = combine(combine(lc[li], pc[pi + c]), s_a)
@@ -195,10 +195,10 @@ class DABA:
         else:
             lc[li] = combine(lc[li], pc[pi + c])
             pc[pi + c] = pc[pi]  # v[A-1] ⊗ identity
-        l += 1
-        if not l & mask:
+        lp += 1
+        if not lp & mask:
             lc = lc[-2]
-        self._l = l
+        self._l = lp
         self._lc = lc
         self._a = a - 1
         self._ac = pc
@@ -319,8 +319,10 @@ class DABA:
 
     def _check(self) -> None:
         """O(n): pointer order, chunk links, Lemma 4.1 sizes and every aggregate."""
-        f, l, r, a, b, e = self._pointers()
-        invariant(f <= l <= r <= a <= b <= e, _WHO, f"pointer order F L R A B E = {f, l, r, a, b, e}")
+        f, lp, r, a, b, e = self._pointers()
+        invariant(
+            f <= lp <= r <= a <= b <= e, _WHO, f"pointer order F L R A B E = {f, lp, r, a, b, e}"
+        )
         mask, cs = self._mask, self._c
         # chunk chain from F's chunk to E's chunk; map chunk number -> chunk
         chunks: dict[int, list[Any]] = {}
@@ -335,15 +337,28 @@ class DABA:
             prev, c = c, c[-2]
             no += 1
         invariant(no - 1 == e // cs, _WHO, f"chunk chain ends at {no - 1}, E's chunk is {e // cs}")
-        for name, pos, ref in (("F", f, self._fc), ("L", l, self._lc), ("A", a, self._ac), ("E", e, self._ec)):
-            invariant(chunks.get(pos // cs) is ref, _WHO, f"pointer {name}={pos}: wrong chunk reference")
+        for name, pos, ref in (
+            ("F", f, self._fc),
+            ("L", lp, self._lc),
+            ("A", a, self._ac),
+            ("E", e, self._ec),
+        ):
+            invariant(
+                chunks.get(pos // cs) is ref, _WHO, f"pointer {name}={pos}: wrong chunk reference"
+            )
         vals = [chunks[p // cs][p & mask] for p in range(f, e)]
         aggs = [chunks[p // cs][(p & mask) + cs] for p in range(f, e)]
         if f == e:
-            invariant(l == r == a == b == e, _WHO, f"empty window but pointers {f, l, r, a, b, e}")
+            invariant(
+                lp == r == a == b == e, _WHO, f"empty window but pointers {f, lp, r, a, b, e}"
+            )
             return
-        n_l, n_r, n_a, n_f, n_b = r - l, a - r, b - a, b - f, e - b
-        invariant(n_l + n_r + n_a + 1 == n_f - n_b, _WHO, f"Lemma 4.1: |lL|+|lR|+|lA|+1={n_l + n_r + n_a + 1} != |lF|-|lB|={n_f - n_b}")
+        n_l, n_r, n_a, n_f, n_b = r - lp, a - r, b - a, b - f, e - b
+        invariant(
+            n_l + n_r + n_a + 1 == n_f - n_b,
+            _WHO,
+            f"Lemma 4.1: |lL|+|lR|+|lA|+1={n_l + n_r + n_a + 1} != |lF|-|lB|={n_f - n_b}",
+        )
         invariant(n_l == n_r, _WHO, f"Lemma 4.1: |lL|={n_l} != |lR|={n_r}")
         combine, ident = self._combine, self._identity
 
@@ -357,16 +372,20 @@ class DABA:
             acc = fold(hi, end)
             for p in range(hi - 1, lo - 1, -1):
                 acc = combine(vals[p - f], acc)
-                invariant(aggs[p - f] == acc, _WHO, f"aggs[{p}] in {region}: {aggs[p - f]!r} != {acc!r}")
+                invariant(
+                    aggs[p - f] == acc, _WHO, f"aggs[{p}] in {region}: {aggs[p - f]!r} != {acc!r}"
+                )
 
         def check_prefix(lo: int, hi: int, start: int, region: str) -> None:
             acc = fold(start, lo)
             for p in range(lo, hi):
                 acc = combine(acc, vals[p - f])
-                invariant(aggs[p - f] == acc, _WHO, f"aggs[{p}] in {region}: {aggs[p - f]!r} != {acc!r}")
+                invariant(
+                    aggs[p - f] == acc, _WHO, f"aggs[{p}] in {region}: {aggs[p - f]!r} != {acc!r}"
+                )
 
-        check_suffix(f, l, b, "front portion [F,L)")
-        check_suffix(l, r, r, "l_L [L,R)")
+        check_suffix(f, lp, b, "front portion [F,L)")
+        check_suffix(lp, r, r, "l_L [L,R)")
         check_prefix(r, a, r, "l_R [R,A)")
         check_suffix(a, b, b, "l_A [A,B)")
         check_prefix(b, e, b, "l_B [B,E)")

@@ -63,12 +63,12 @@ class _Cell:
 
 
 class _Lazy:
-    """A memoised suspension of ``rot(l, r, a)``; ``out`` is its value once forced."""
+    """A memoised suspension of ``rot(lft, r, a)``; ``out`` is its value once forced."""
 
-    __slots__ = ("a", "forced", "l", "out", "r")
+    __slots__ = ("a", "forced", "lft", "out", "r")
 
-    def __init__(self, l: _Cell | None, r: _Cell, a: _Cell) -> None:
-        self.l = l
+    def __init__(self, lft: _Cell | None, r: _Cell, a: _Cell) -> None:
+        self.lft = lft
         self.r = r
         self.a = a
         self.forced = False
@@ -79,11 +79,11 @@ def _tail(c: _Cell, rot: Callable[[_Cell | None, _Cell, _Cell | None], _Cell]) -
     """The tail of *c*, forcing (once) a suspension: O(1), at most 3 combines."""
     t = c.tail
     if t.__class__ is _Lazy:
-        lz: _Lazy = t  # type: ignore[assignment]
+        lz: _Lazy = t
         if not lz.forced:
-            lz.out = rot(lz.l, lz.r, lz.a)
+            lz.out = rot(lz.lft, lz.r, lz.a)
             lz.forced = True
-            lz.l = lz.r = lz.a = None  # type: ignore[assignment]  # drop the inputs
+            lz.lft = lz.r = lz.a = None  # type: ignore[assignment]  # drop the inputs
         return lz.out
     return t  # type: ignore[return-value]
 
@@ -92,7 +92,7 @@ def _plain_tail(c: _Cell) -> _Cell | None:
     """The tail of a fully materialised cell (no suspension left to force)."""
     t = c.tail
     if t.__class__ is _Lazy:
-        return t.out  # type: ignore[union-attr]
+        return t.out
     return t  # type: ignore[return-value]
 
 
@@ -102,9 +102,9 @@ def _walk(c: _Cell | None) -> Iterator[Any]:
         yield c.val
         t = c.tail
         if t.__class__ is _Lazy:
-            lz: _Lazy = t  # type: ignore[assignment]
-            if not lz.forced:  # rest = l ++ reverse(r) ++ a, all three materialised
-                yield from _walk(lz.l)
+            lz: _Lazy = t
+            if not lz.forced:  # rest = lft ++ reverse(r) ++ a, all three materialised
+                yield from _walk(lz.lft)
                 yield from reversed(list(_walk(lz.r)))
                 yield from _walk(lz.a)
                 return
@@ -130,7 +130,19 @@ class FOA:
     (6, 2, 3, [2, 6, 3])
     """
 
-    __slots__ = ("_b", "_combine", "_f", "_identity", "_last", "_lift", "_lower", "_m", "_n", "_sched", "_rot")
+    __slots__ = (
+        "_b",
+        "_combine",
+        "_f",
+        "_identity",
+        "_last",
+        "_lift",
+        "_lower",
+        "_m",
+        "_n",
+        "_rot",
+        "_sched",
+    )
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
         require_monoid(monoid, _WHO)
@@ -150,16 +162,16 @@ class FOA:
     def _make_rot(self) -> Callable[[_Cell | None, _Cell, _Cell | None], _Cell]:
         combine = self._combine
 
-        def rot(l: _Cell | None, r: _Cell, a: _Cell | None) -> _Cell:
-            """Head cell of ``l ++ reverse(r) ++ a``, rest suspended; at most 3 combines."""
+        def rot(lft: _Cell | None, r: _Cell, a: _Cell | None) -> _Cell:
+            """Head cell of ``lft ++ reverse(r) ++ a``, rest suspended; at most 3 combines."""
             hv = r.val
             a2 = _Cell(hv, hv if a is None else combine(hv, a.agg), a)
-            if l is None:
+            if lft is None:
                 return a2
-            agg = combine(l.agg, r.agg)
+            agg = combine(lft.agg, r.agg)
             if a is not None:
                 agg = combine(agg, a.agg)
-            return _Cell(l.val, agg, _Lazy(_plain_tail(l), _plain_tail(r), a2))  # type: ignore[arg-type]
+            return _Cell(lft.val, agg, _Lazy(_plain_tail(lft), _plain_tail(r), a2))  # type: ignore[arg-type]
 
         return rot
 
@@ -269,14 +281,19 @@ class FOA:
         invariant(nf + nb == self._n, _WHO, f"|F| + |B| = {nf + nb} != n = {self._n}")
         invariant(nb <= nf, _WHO, f"|B| = {nb} > |F| = {nf}")
         # N must be a suffix of F (same cells) of length |F| - |B|
-        sched, c, k = self._sched, self._f, 0
+        sched, k, ok = self._sched, 0, True
+        c: _Cell | None = self._f
         while c is not sched and c is not None:
             k += 1
             t = c.tail
-            c = t.out if t.__class__ is _Lazy and t.forced else t  # type: ignore[union-attr,assignment]
-            if t.__class__ is _Lazy and not t.forced:  # type: ignore[union-attr]
-                break
-        invariant(c is sched, _WHO, "schedule N is not a materialised suffix of F")
+            if isinstance(t, _Lazy):
+                if not t.forced:
+                    ok = False
+                    break
+                c = t.out
+            else:
+                c = t
+        invariant(ok and c is sched, _WHO, "schedule N is not a materialised suffix of F")
         invariant(nf - k == nf - nb, _WHO, f"|N| = {nf - k} != |F| - |B| = {nf - nb}")
         combine, ident = self._combine, self._identity
         # materialised front cells: agg = val ⊗ rest of F; back cells: agg = older ⊗ val
@@ -289,9 +306,9 @@ class FOA:
             invariant(c.agg == suffix[i], _WHO, f"front cell {i}: agg {c.agg!r} != {suffix[i]!r}")
             t = c.tail
             if t.__class__ is _Lazy:
-                if not t.forced:  # type: ignore[union-attr]
+                if not t.forced:
                     break
-                t = t.out  # type: ignore[union-attr]
+                t = t.out
             c, i = t, i + 1  # type: ignore[assignment]
         acc = ident
         prefix = []

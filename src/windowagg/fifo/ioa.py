@@ -14,7 +14,7 @@ paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.2
 The same algorithm as :class:`~windowagg.fifo.FOA` (Okasaki's real-time queue with
 out-of-band aggregates), written imperatively as in the paper's C++: a list cell is
 either *forced* (``val``, ``agg``, ``nxt``) or *delayed*, holding the arguments
-``(l, r, a)`` of a suspended ``rot(l, r, a)``; forcing overwrites the delayed cell in
+``(lft, r, a)`` of a suspended ``rot(lft, r, a)``; forcing overwrites the delayed cell in
 place with the head of the rotation, so no separate suspension object exists and every
 reference to the cell sees the forced value. Reference counting frees evicted cells one
 at a time.
@@ -42,33 +42,33 @@ _WHO = "IOA"
 
 
 class _Cell:
-    """A list cell; delayed while ``delayed`` is true (then ``l``, ``r``, ``a`` hold the
+    """A list cell; delayed while ``delayed`` is true (then ``lft``, ``r``, ``a`` hold the
     suspended rotation's arguments and ``val``/``agg``/``nxt`` are unset)."""
 
-    __slots__ = ("a", "agg", "delayed", "l", "nxt", "r", "val")
+    __slots__ = ("a", "agg", "delayed", "lft", "nxt", "r", "val")
 
     def __init__(self, val: Any, agg: Any, nxt: _Cell | None) -> None:
         self.val = val
         self.agg = agg
         self.nxt = nxt
         self.delayed = False
-        self.l: _Cell | None = None
+        self.lft: _Cell | None = None
         self.r: _Cell | None = None
         self.a: _Cell | None = None
 
 
-def _delayed(l: _Cell | None, r: _Cell | None, a: _Cell) -> _Cell:
+def _delayed(lft: _Cell | None, r: _Cell | None, a: _Cell) -> _Cell:
     c = _Cell(None, None, None)
     c.delayed = True
-    c.l, c.r, c.a = l, r, a
+    c.lft, c.r, c.a = lft, r, a
     return c
 
 
 def _walk(c: _Cell | None) -> Iterator[Any]:
-    """Values oldest first without forcing: a delayed cell stands for l ++ rev(r) ++ a."""
+    """Values oldest first without forcing: a delayed cell stands for lft ++ rev(r) ++ a."""
     while c is not None:
         if c.delayed:
-            yield from _walk(c.l)
+            yield from _walk(c.lft)
             yield from reversed(list(_walk(c.r)))
             yield from _walk(c.a)
             return
@@ -93,7 +93,18 @@ class IOA:
     (6, [6, 3])
     """
 
-    __slots__ = ("_b", "_combine", "_f", "_identity", "_last", "_lift", "_lower", "_m", "_n", "_sched")
+    __slots__ = (
+        "_b",
+        "_combine",
+        "_f",
+        "_identity",
+        "_last",
+        "_lift",
+        "_lower",
+        "_m",
+        "_n",
+        "_sched",
+    )
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
         require_monoid(monoid, _WHO)
@@ -114,25 +125,25 @@ class IOA:
         """The monoid this window aggregates with."""
         return self._m
 
-    def _rot_into(self, c: _Cell, l: _Cell | None, r: _Cell, a: _Cell | None) -> None:
-        """Write the head of ``l ++ reverse(r) ++ a`` into cell *c*: at most 3 combines."""
+    def _rot_into(self, c: _Cell, lft: _Cell | None, r: _Cell, a: _Cell | None) -> None:
+        """Write the head of ``lft ++ reverse(r) ++ a`` into cell *c*: at most 3 combines."""
         combine = self._combine
         hv = r.val
         ha = hv if a is None else combine(hv, a.agg)
-        if l is None:
+        if lft is None:
             c.val, c.agg, c.nxt = hv, ha, a
         else:
-            agg = combine(l.agg, r.agg)
+            agg = combine(lft.agg, r.agg)
             if a is not None:
                 agg = combine(agg, a.agg)
-            c.val, c.agg = l.val, agg
-            c.nxt = _delayed(l.nxt, r.nxt, _Cell(hv, ha, a))
+            c.val, c.agg = lft.val, agg
+            c.nxt = _delayed(lft.nxt, r.nxt, _Cell(hv, ha, a))
         c.delayed = False
-        c.l = c.r = c.a = None
+        c.lft = c.r = c.a = None
 
     def _force(self, c: _Cell | None) -> _Cell | None:
         if c is not None and c.delayed:
-            self._rot_into(c, c.l, c.r, c.a)  # type: ignore[arg-type]
+            self._rot_into(c, c.lft, c.r, c.a)  # type: ignore[arg-type]
         return c
 
     def _makeq(self, f: _Cell | None) -> None:

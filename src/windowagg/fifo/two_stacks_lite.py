@@ -215,9 +215,7 @@ class TwoStacksLite:
         acc = self._identity
         for depth in range(nf):  # front[depth] covers vals[nf-1-depth .. nf-1]
             acc = combine(vals[nf - 1 - depth], acc)
-            invariant(
-                acc == front[depth], _WHO, f"front agg at depth {depth}: {front[depth]!r}"
-            )
+            invariant(acc == front[depth], _WHO, f"front agg at depth {depth}: {front[depth]!r}")
         acc = self._identity
         for p in vals[nf:]:
             acc = combine(acc, p)

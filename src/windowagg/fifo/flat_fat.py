@@ -1,0 +1,254 @@
+"""FlatFAT: the Reactive Aggregator's flat fixed-size aggregation tree, in one array.
+
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid; neither commutative nor invertible
+insert / evict     O(log n) combines (the leaf-to-root path); amortized, because the
+                   tree doubles when full and halves when a quarter full (O(n) each)
+query              O(1), 0 combines, while the window does not wrap around the leaf
+                   ring; O(log n) combines when it does
+bulk_evict(k)      O(k + log n) combines: the k leaves are cleared, then each level
+                   recomputes only the nodes above them (better than k evictions)
+space              2 * capacity references, capacity < 4n (+ a minimum of 8)
+paper              Tangwongsan, Gedik, Hirzel, Schneider, "General Incremental
+                   Sliding-Window Aggregation", PVLDB 2015 (Reactive Aggregator);
+                   a baseline of DEBS 2017
+=================  ==========================================================
+
+A complete binary tree in heap layout: ``tree[1]`` is the root, leaves are
+``tree[cap:2*cap]`` and form a ring of partials (the window occupies ``n`` consecutive
+leaves from ``front``, wrapping around); every other leaf holds the identity and every
+inner node is ``tree[2i] ⊗ tree[2i+1]``. If the window does not wrap, the root is the
+answer. If it wraps, the answer is the aggregate of leaves ``[front, cap)`` followed by
+that of ``[0, end)``, each an O(log n) range fold.
+
+Examples
+--------
+>>> from windowagg.monoids import Concat
+>>> w = FlatFAT(Concat())
+>>> for x in "abcdefghij": w.insert(x)
+>>> w.bulk_evict(7); w.insert("k"); w.query()
+('h', 'i', 'j', 'k')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.monoids.base import Monoid, require_monoid
+
+__all__ = ["FlatFAT"]
+
+_WHO = "FlatFAT"
+_MIN_CAP = 8
+
+
+class FlatFAT:
+    """Amortized O(log n) FIFO aggregator over any monoid (flat aggregation tree).
+
+    Parameters
+    ----------
+    monoid : Monoid
+        Any monoid (see :mod:`windowagg.monoids.base`).
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Max
+    >>> w = FlatFAT(Max())
+    >>> for x in (2, 6, 3): w.insert(x)
+    >>> w.evict(); w.query(), w.oldest(), w.youngest(), w.capacity
+    (6, 6, 3, 8)
+    """
+
+    __slots__ = ("_cap", "_combine", "_front", "_identity", "_lift", "_lower", "_m", "_n", "_tree")
+
+    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+        require_monoid(monoid, _WHO)
+        self._m = monoid
+        # bound methods cached once: every operation calls them
+        self._lift = monoid.lift
+        self._combine = monoid.combine
+        self._lower = monoid.lower
+        self._identity = monoid.identity
+        self._cap = _MIN_CAP
+        self._tree: list[Any] = [self._identity] * (2 * _MIN_CAP)
+        self._front = 0
+        self._n = 0
+
+    @property
+    def monoid(self) -> Monoid[Any, Any, Any]:
+        """The monoid this window aggregates with."""
+        return self._m
+
+    @property
+    def capacity(self) -> int:
+        """Number of leaves (a power of two >= 8)."""
+        return self._cap
+
+    def _rebuild(self, cap: int) -> None:
+        """Re-layout the window into a tree of *cap* leaves from leaf 0. O(cap) combines."""
+        leaves = list(self)
+        ident = self._identity
+        tree = [ident] * (2 * cap)
+        tree[cap : cap + len(leaves)] = leaves
+        combine = self._combine  # cached: called cap - 1 times
+        for i in range(cap - 1, 0, -1):
+            tree[i] = combine(tree[2 * i], tree[2 * i + 1])
+        self._tree = tree
+        self._cap = cap
+        self._front = 0
+
+    def _update(self, leaf: int) -> None:
+        """Recompute the ancestors of tree index *leaf*: log2(cap) combines."""
+        tree = self._tree
+        combine = self._combine  # cached: called once per level
+        i = leaf >> 1
+        while i:
+            tree[i] = combine(tree[2 * i], tree[2 * i + 1])
+            i >>= 1
+
+    def insert(self, v: Any) -> None:
+        """Write ``lift(v)`` into the next leaf. O(log n) combines; amortized O(n/n) growth.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFAT(Sum()); w.insert(3); w.insert(4); w.query()
+        7
+        """
+        p = self._lift(v)
+        if self._n == self._cap:
+            self._rebuild(2 * self._cap)
+        leaf = self._cap + ((self._front + self._n) & (self._cap - 1))
+        self._tree[leaf] = p
+        self._n += 1
+        self._update(leaf)
+
+    def evict(self) -> None:
+        """Clear the oldest leaf. O(log n) combines; amortized O(1) shrinking.
+
+        Raises :class:`~windowagg.errors.EmptyWindowError` when the window is empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFAT(Sum()); w.insert(3); w.insert(4); w.evict(); w.query()
+        4
+        """
+        if not self._n:
+            raise empty_error(_WHO, "evict()")
+        leaf = self._cap + self._front
+        self._tree[leaf] = self._identity
+        self._front = (self._front + 1) & (self._cap - 1)
+        self._n -= 1
+        self._update(leaf)
+        self._maybe_shrink()
+
+    def _maybe_shrink(self) -> None:
+        cap = self._cap
+        while cap > _MIN_CAP and 4 * self._n < cap:
+            cap //= 2
+        if cap != self._cap:
+            self._rebuild(cap)
+
+    def bulk_evict(self, count: int) -> None:
+        """Clear the ``count`` oldest leaves, then fix each level once: O(count + log n).
+
+        A bad count raises and leaves the window unchanged.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFAT(Sum())
+        >>> for x in range(6): w.insert(x)
+        >>> w.bulk_evict(4); w.query(), len(w)
+        (9, 2)
+        """
+        k = check_count(count, self._n, _WHO)
+        if k == 0:
+            return
+        cap, tree, ident = self._cap, self._tree, self._identity
+        lo = self._front
+        hi = lo + k  # leaves [lo, hi) in ring order; split if wrapping
+        spans = [(lo, min(hi, cap))] + ([(0, hi - cap)] if hi > cap else [])
+        combine = self._combine  # cached: called once per touched inner node
+        for a, b in spans:
+            tree[cap + a : cap + b] = [ident] * (b - a)
+            i, j = (cap + a) >> 1, (cap + b - 1) >> 1
+            while i:
+                for x in range(i, j + 1):
+                    tree[x] = combine(tree[2 * x], tree[2 * x + 1])
+                i, j = i >> 1, j >> 1
+        self._front = hi & (cap - 1)
+        self._n -= k
+        self._maybe_shrink()
+
+    def _fold(self, lo: int, hi: int) -> Any:
+        """Aggregate of leaves ``[lo, hi)`` in order: O(log n) combines."""
+        tree, combine = self._tree, self._combine
+        left = right = self._identity
+        lo += self._cap
+        hi += self._cap
+        while lo < hi:
+            if lo & 1:
+                left = combine(left, tree[lo])
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                right = combine(tree[hi], right)
+            lo >>= 1
+            hi >>= 1
+        return combine(left, right)
+
+    def query(self) -> Any:
+        """The window's aggregate: the root (0 combines) unless the ring wraps (O(log n)).
+
+        >>> from windowagg.monoids import Concat
+        >>> FlatFAT(Concat()).query()
+        ()
+        """
+        end = self._front + self._n
+        if end <= self._cap:
+            return self._lower(self._tree[1])
+        return self._lower(
+            self._combine(self._fold(self._front, self._cap), self._fold(0, end - self._cap))
+        )
+
+    def oldest(self) -> Any:
+        """The oldest partial. O(1). EmptyWindowError when empty."""
+        if not self._n:
+            raise empty_error(_WHO, "oldest()")
+        return self._tree[self._cap + self._front]
+
+    def youngest(self) -> Any:
+        """The youngest partial. O(1). EmptyWindowError when empty."""
+        if not self._n:
+            raise empty_error(_WHO, "youngest()")
+        return self._tree[self._cap + ((self._front + self._n - 1) & (self._cap - 1))]
+
+    def __len__(self) -> int:
+        """Number of entries. O(1)."""
+        return self._n
+
+    def __iter__(self) -> Iterator[Any]:
+        """Partials oldest to youngest (a snapshot). O(n)."""
+        cap, f, n = self._cap, self._front, self._n
+        leaves = self._tree[cap:]
+        out = leaves[f : f + n]
+        if f + n > cap:
+            out += leaves[: f + n - cap]
+        return iter(out)
+
+    def _check(self) -> None:
+        """O(cap) = O(n): sizes, identity outside the window, every inner node."""
+        cap, tree, n, f = self._cap, self._tree, self._n, self._front
+        invariant(cap >= _MIN_CAP and cap & (cap - 1) == 0, _WHO, f"capacity {cap}")
+        invariant(len(tree) == 2 * cap, _WHO, f"tree length {len(tree)} != 2 * {cap}")
+        invariant(0 <= n <= cap and 0 <= f < cap, _WHO, f"n = {n}, front = {f}, cap = {cap}")
+        invariant(cap == _MIN_CAP or 4 * n >= cap, _WHO, f"too sparse: n = {n}, cap = {cap}")
+        live = {(f + i) & (cap - 1) for i in range(n)}
+        for i in range(cap):
+            if i not in live:
+                invariant(tree[cap + i] == self._identity, _WHO, f"leaf {i} outside the window")
+        for i in range(cap - 1, 0, -1):
+            want = self._combine(tree[2 * i], tree[2 * i + 1])
+            invariant(tree[i] == want, _WHO, f"inner node {i}: {tree[i]!r} != {want!r}")
+
+    def __repr__(self) -> str:
+        return f"fifo.FlatFAT({self._m!r}, n={len(self)}, capacity={self._cap})"
