@@ -1,0 +1,806 @@
+"""SlidingWindows: time-based sliding, tumbling and hopping windows over any out-of-order aggregator.
+
+=================  ==========================================================================
+ordering           out-of-order (event time, watermark = max seen - max_out_of_orderness)
+operator needs     monoid (associative, identity); not commutative, no inverse
+windows            ``[start, end)``, ``start = origin + k*slide``, ``end = start + size``
+                   (Spark's ``F.window``); tumbling when slide == size, gaps when slide > size
+insert             one aggregator ``insert`` (O(log d) amortized with FiBA, d = out-of-order
+                   distance) + O(1); emission: per closed non-empty window one ``bulk_evict``
+                   and one ``range_query`` (O(log n) each with FiBA), empty stretches skipped
+                   in O(1) via ``oldest()``
+insert_many        sort O(m log m) + one ``bulk_insert`` (O(m log(d/m)) with FiBA) + emission
+per-event mode     ``slide=None``: one ``range_query`` per event over ``(t - size, t]``
+panes              with a commutative monoid, timestamps are coarsened to panes of width
+                   gcd(size, slide) (exact results; state shrinks to one entry per pane)
+space              O(entries in the open windows) (distinct timestamps, or panes)
+paper              FiBA: Tangwongsan, Hirzel, Schneider, VLDB 2019 (§2 coarsening, §4 range
+                   queries) and bulk FiBA (2021); windows as in Spark Structured Streaming
+=================  ==========================================================================
+
+The adapter is generic: it wraps *any* out-of-order aggregator (``ooo.FiBA``,
+``ooo.Recalc`` or a factory) that stores ``(key, (count, partial))`` entries, and adds the
+window policy, the watermark, lateness, rejects and emission. See ``docs/windows.md`` for
+the precise semantics.
+
+Examples
+--------
+A 10-unit window sliding every 5, watermark = max event time seen:
+
+>>> from windowagg.monoids import Sum
+>>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc")
+>>> w.insert(6, 10), w.insert(7, 20)
+([], [])
+>>> w.insert(12, 5)          # watermark 12 closes [0, 10)
+[WindowResult(start=0, end=10, value=30, count=2)]
+>>> w.insert(3, 1)           # 3 < watermark 12 with no allowed lateness: dropped, counted
+[]
+>>> w.late_count, w.close()
+(1, [WindowResult(start=5, end=15, value=35, count=3), WindowResult(start=10, end=20, value=5, count=1)])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from windowagg._time import check_timestamp
+from windowagg.errors import CodecError, LateEventError, TimestampError, WindowaggError
+from windowagg.monoids.base import Monoid
+from windowagg.windows._common import (
+    BAD_TIMESTAMP,
+    BAD_VALUE,
+    LATE,
+    AggregatorSpec,
+    Counted,
+    Rejected,
+    WindowResult,
+    aggregator_label,
+    check_duration,
+    check_late_policy,
+    duration_gcd,
+    floordiv,
+    late_error,
+    make_aggregator,
+    monoid_name,
+    pred,
+    resolve_origin,
+    succ,
+    zero_like,
+)
+
+__all__ = ["SlidingWindows"]
+
+STATE_VERSION = 1
+
+
+class _TimeWindows:
+    """The engine behind :class:`SlidingWindows` and :class:`~windowagg.windows.SharedWindows`.
+
+    It handles several window sizes over one aggregator: all windows share the grid of
+    ends ``E0 + j*slide`` (``E0 = origin + max(size)``), and window ``(s, j)`` is
+    ``[E0 + j*slide - s, E0 + j*slide)``. With one size this is exactly Spark's
+    start-aligned grid ``start = origin + k*slide``.
+    """
+
+    _kind = "time"
+
+    def __init__(
+        self,
+        monoid: Monoid[Any, Any, Any],
+        sizes: tuple[Any, ...],
+        slide: Any,
+        *,
+        origin: Any,
+        max_out_of_orderness: Any,
+        allowed_lateness: Any,
+        late: str,
+        aggregator: AggregatorSpec,
+        panes: bool | None,
+    ) -> None:
+        for s in sizes:
+            check_duration(s, "size")
+        if slide is not None:
+            check_duration(slide, "slide")
+        zero = zero_like(sizes[0])
+        if max_out_of_orderness == 0:
+            max_out_of_orderness = zero
+        if allowed_lateness == 0:
+            allowed_lateness = zero
+        check_duration(max_out_of_orderness, "max_out_of_orderness", allow_zero=True)
+        check_duration(allowed_lateness, "allowed_lateness", allow_zero=True)
+        check_late_policy(late)
+        self._m = monoid
+        self._cm = Counted(monoid)
+        self._spec = aggregator
+        self._agg: Any = make_aggregator(aggregator, self._cm)
+        self._sizes: tuple[Any, ...] = tuple(sorted(sizes))  # ascending: emission order
+        self._S = self._sizes[-1]
+        self._slide = slide
+        self._origin = origin
+        self._ooo = max_out_of_orderness
+        self._L = allowed_lateness
+        self._late = late
+        commutative = getattr(monoid, "commutative", False) is True
+        if panes is None:
+            panes = commutative and slide is not None
+        if panes and slide is None:
+            raise ValueError("panes need a slide: per-event windows end at every event time")
+        self._panes = bool(panes)
+        self._gaps = slide is not None and slide > self._S
+        if self._panes:
+            self._g: Any = duration_gcd([*self._sizes, slide])
+            self._A = round(slide / self._g)
+            self._B = {s: round(s / self._g) for s in self._sizes}
+        else:
+            self._g = None
+            self._A = 0
+            self._B = {}
+        # event-time state
+        self._E0: Any = None  # end-grid origin, resolved from the first timestamp
+        self._ref: Any = None  # first accepted timestamp (type reference)
+        self._max: Any = None  # largest event time accepted
+        self._wm: Any = None  # watermark
+        self._bound: Any = None  # events with t < bound are late
+        self._j_open: Any = None  # index of the oldest window not yet closed
+        self._next_end: Any = None  # its end: emission happens when watermark >= it
+        self._witness: Any = None
+        self._has_witness = False
+        self._closed = False
+        self.rejected: list[Rejected] = []
+        self.counters: dict[str, int] = {
+            "accepted": 0,
+            BAD_TIMESTAMP: 0,
+            BAD_VALUE: 0,
+            LATE: 0,
+            "late_accepted": 0,
+            "unassigned": 0,
+            "emitted": 0,
+        }
+
+    # ------------------------------------------------------------------ read-only facts
+
+    @property
+    def watermark(self) -> Any:
+        """The current watermark (None before the first event). O(1)."""
+        return self._wm
+
+    @property
+    def late_count(self) -> int:
+        """Events refused as late (dropped, raised or side-output). O(1)."""
+        return self.counters[LATE]
+
+    @property
+    def lateness_bound(self) -> Any:
+        """Events with ``t < lateness_bound`` are late (None before the first event). O(1)."""
+        return self._bound
+
+    @property
+    def aggregator(self) -> Any:
+        """The wrapped out-of-order aggregator (entries ``(key, (count, partial))``)."""
+        return self._agg
+
+    @property
+    def panes(self) -> Any:
+        """The pane width when timestamps are coarsened, else None."""
+        return self._g
+
+    def __len__(self) -> int:
+        """Stored entries: distinct timestamps (or panes) of the open windows. O(1)."""
+        return len(self._agg)
+
+    # ------------------------------------------------------------------ time arithmetic
+
+    def _end(self, j: int) -> Any:
+        return self._E0 + j * self._slide
+
+    def _first_end_after(self, x: Any) -> int:
+        """Smallest j with ``end(j) > x`` (exact for ints/timedeltas; fixed up for floats)."""
+        j = floordiv(x - self._E0, self._slide) + 1
+        end = self._end
+        while end(j - 1) > x:
+            j -= 1
+        while end(j) <= x:
+            j += 1
+        return j
+
+    def _key(self, t: Any) -> Any:
+        if self._panes:
+            g = self._g
+            c = floordiv(t - self._E0, g)
+            E0 = self._E0
+            while E0 + c * g > t:
+                c -= 1
+            while E0 + (c + 1) * g <= t:
+                c += 1
+            return c
+        return t
+
+    def _init_time(self, t: Any) -> None:
+        """Resolve the grid from the first timestamp; raise TimestampError if they don't mix."""
+        try:
+            origin = resolve_origin(self._origin, t)
+            if self._slide is None:
+                _ = t - self._S  # type check: timestamps minus durations
+                succ(t)
+                self._E0 = origin
+            else:
+                self._E0 = origin + self._S
+                self._first_end_after(t)
+                if not self._panes:
+                    pred(t)
+            self._key(t)
+        except TimestampError:
+            self._E0 = None
+            raise
+        except (TypeError, ValueError, OverflowError) as e:
+            self._E0 = None
+            raise TimestampError(
+                f"timestamp {t!r} ({type(t).__name__}) does not work with size/slide/origin "
+                f"of type {type(self._S).__name__}: {e}"
+            ) from e
+        self._ref = t
+
+    def _reject(self, t: Any, v: Any, code: str, detail: str) -> None:
+        self.counters[code] += 1
+        self.rejected.append(Rejected(t, v, f"{code}: {detail}"))
+
+    def _lift(self, v: Any) -> Any:
+        """``lift(v)``, checked by one ``combine`` with an earlier partial; raises on bad values."""
+        p = self._m.lift(v)
+        if self._has_witness:
+            self._m.combine(self._witness, p)
+        else:
+            self._m.combine(self._m.identity, p)
+            self._witness = p
+            self._has_witness = True
+        return p
+
+    def _late_event(self, t: Any, v: Any) -> None:
+        self.counters[LATE] += 1
+        if self._late == "side":
+            self.rejected.append(Rejected(t, v, f"{LATE}: {t!r} < lateness bound {self._bound!r}"))
+
+    def _in_gap(self, t: Any) -> bool:
+        j = self._first_end_after(t)
+        return bool(self._end(j) - self._S > t)
+
+    # ------------------------------------------------------------------ ingestion
+
+    def insert(self, t: Any, v: Any) -> list[WindowResult]:
+        """Add one event; return the windows its watermark advance closed.
+
+        Bad timestamps and values the monoid rejects go to :attr:`rejected` (never raise);
+        late events follow the ``late`` policy. Amortized O(log d) aggregator work plus, per
+        emitted window, one ``bulk_evict`` and one ``range_query``.
+
+        Examples
+        --------
+        >>> from windowagg.monoids import Sum
+        >>> w = SlidingWindows(Sum(), 4, 4, aggregator="recalc")
+        >>> w.insert(1, 2), w.insert(None, 3), w.insert(5, 1)
+        ([], [], [WindowResult(start=0, end=4, value=2, count=1)])
+        >>> w.rejected[0].reason
+        'bad_timestamp: timestamp is None; every entry needs a timestamp'
+        """
+        out: list[WindowResult] = []
+        if self._closed:
+            raise WindowaggError("window is closed; create a new one (or restore from bytes)")
+        try:
+            check_timestamp(t, self._ref)
+            if self._E0 is None:
+                self._init_time(t)
+        except TimestampError as e:
+            self._reject(t, v, BAD_TIMESTAMP, str(e))
+            return out
+        bound = self._bound
+        if bound is not None and t < bound:
+            if self._late == "raise":
+                raise late_error(t, bound)
+            self._late_event(t, v)
+            return out
+        if self._gaps and self._in_gap(t):
+            self.counters["unassigned"] += 1
+            return out
+        try:
+            p = self._lift(v)
+        except Exception as e:  # the monoid rejected the value: keep it, say why
+            self._reject(t, v, BAD_VALUE, f"{type(e).__name__}: {e}")
+            return out
+        self._agg.insert(self._key(t) if self._panes else t, (1, p))
+        self.counters["accepted"] += 1
+        mx = self._max
+        if mx is None or t > mx:
+            self._max = t
+            wm = t - self._ooo
+            if self._wm is None or wm > self._wm:
+                self._advance(wm, out)
+        elif self._wm is not None and t < self._wm:
+            self.counters["late_accepted"] += 1
+        if self._slide is None:
+            self._emit_event(t, out)
+        return out
+
+    def insert_many(self, pairs: Iterable[tuple[Any, Any]]) -> list[WindowResult]:
+        """Add a burst (one micro-batch): classify, sort, ``bulk_insert`` once, then emit.
+
+        The whole burst is judged against the lateness bound *before* it (as Spark judges
+        a micro-batch against the previous watermark); the watermark then advances to
+        ``max(t) - max_out_of_orderness``. Equal timestamps keep arrival order. With
+        ``late="raise"`` a late event raises before anything changes. O(m log m) to sort,
+        one ``bulk_insert``, then emission as in :meth:`insert`. With ``slide=None`` the
+        burst is processed event by event (each event is an emission point).
+
+        Examples
+        --------
+        >>> from windowagg.monoids import Concat
+        >>> w = SlidingWindows(Concat(), 10, 10, aggregator="recalc")
+        >>> w.insert_many([(3, "c"), (1, "a"), (3, "d"), (12, "z")])
+        [WindowResult(start=0, end=10, value=('a', 'c', 'd'), count=3)]
+        """
+        if self._closed:
+            raise WindowaggError("window is closed; create a new one (or restore from bytes)")
+        items = list(pairs)
+        if self._slide is None:
+            if self._late == "raise":
+                self._precheck_late(items, sequential=True)
+            out: list[WindowResult] = []
+            for t, v in items:
+                out.extend(self.insert(t, v))
+            return out
+        bound = self._bound
+        if self._late == "raise" and bound is not None:
+            self._precheck_late(items)
+        rejects: list[tuple[Any, Any, str, str]] = []
+        late: list[tuple[Any, Any]] = []
+        accepted: list[tuple[Any, Any, Any]] = []  # (key, t, partial)
+        unassigned = 0
+        key = self._key
+        for t, v in items:
+            try:
+                check_timestamp(t, self._ref)
+                if self._E0 is None:
+                    self._init_time(t)
+            except TimestampError as e:
+                rejects.append((t, v, BAD_TIMESTAMP, str(e)))
+                continue
+            if bound is not None and t < bound:
+                late.append((t, v))
+                continue
+            if self._gaps and self._in_gap(t):
+                unassigned += 1
+                continue
+            try:
+                p = self._lift(v)
+            except Exception as e:
+                rejects.append((t, v, BAD_VALUE, f"{type(e).__name__}: {e}"))
+                continue
+            accepted.append((key(t), t, p))
+        for t, v, code, detail in rejects:
+            self._reject(t, v, code, detail)
+        for t, v in late:
+            self._late_event(t, v)
+        self.counters["unassigned"] += unassigned
+        out = []
+        if not accepted:
+            return out
+        accepted.sort(key=lambda e: e[0])  # stable: equal keys keep arrival order
+        combine = self._cm.combine
+        bulk: list[tuple[Any, Any]] = []
+        last_key: Any = None
+        for k, _, p in accepted:
+            if bulk and k == last_key:
+                bulk[-1] = (k, combine(bulk[-1][1], (1, p)))
+            else:
+                bulk.append((k, (1, p)))
+                last_key = k
+        self._agg.bulk_insert(bulk)
+        self.counters["accepted"] += len(accepted)
+        wm0 = self._wm
+        if wm0 is not None:
+            self.counters["late_accepted"] += sum(1 for _, t, _ in accepted if t < wm0)
+        mx = max(t for _, t, _ in accepted)
+        if self._max is None or mx > self._max:
+            self._max = mx
+            wm = mx - self._ooo
+            if wm0 is None or wm > wm0:
+                self._advance(wm, out)
+        return out
+
+    def _precheck_late(self, items: list[tuple[Any, Any]], *, sequential: bool = False) -> None:
+        """Raise LateEventError if any event of *items* would be late; change nothing.
+
+        With *sequential*, the watermark is simulated event by event (per-event mode).
+        """
+        bound = self._bound
+        mx = self._max
+        ref = self._ref
+        for t, _ in items:
+            try:
+                check_timestamp(t, ref)
+                if ref is None:
+                    ref = t
+                is_late = bound is not None and t < bound
+                if sequential and not is_late and (mx is None or t > mx):
+                    mx = t
+                    b = t - self._ooo - self._L
+                    if bound is None or b > bound:
+                        bound = b
+            except (TimestampError, TypeError):
+                continue
+            if is_late:
+                raise late_error(t, bound)
+
+    def advance_watermark(self, wm: Any) -> list[WindowResult]:
+        """Move the watermark forward to *wm* (no-op if not ahead); return closed windows.
+
+        Use it on a punctuation or when a source is idle. Raises TimestampError for a bad
+        *wm*. O(1) plus the emission cost of :meth:`insert`.
+
+        Examples
+        --------
+        >>> from windowagg.monoids import Sum
+        >>> w = SlidingWindows(Sum(), 10, 10, max_out_of_orderness=100, aggregator="recalc")
+        >>> w.insert(3, 1), w.advance_watermark(10)
+        ([], [WindowResult(start=0, end=10, value=1, count=1)])
+        """
+        check_timestamp(wm, self._ref, where="watermark")
+        if self._E0 is None:
+            self._init_time(wm)
+            self._ref = None  # a watermark is not an event: the type reference stays open
+        out: list[WindowResult] = []
+        if self._wm is None or wm > self._wm:
+            self._advance(wm, out)
+        return out
+
+    # ------------------------------------------------------------------ emission
+
+    def _advance(self, wm: Any, out: list[WindowResult]) -> None:
+        """Set the watermark to *wm* (> the old one); emit every window it closes."""
+        self._wm = wm
+        if self._slide is None:
+            self._bound = wm - self._L
+            S = self._S
+            o = self._agg.oldest()
+            if o is not None and o <= self._bound - S:
+                self._agg.bulk_evict(self._bound - S)
+            return
+        j_new = self._first_end_after(wm)  # windows j < j_new are closed now
+        if self._next_end is None or wm >= self._next_end:
+            self._emit_until(j_new, out)
+        self._j_open = j_new
+        self._next_end = self._end(j_new)
+        open_start = self._next_end - self._S
+        lb = wm - self._L
+        self._bound = open_start if open_start > lb else lb
+
+    def _emit_until(self, j_stop: int | None, out: list[WindowResult]) -> None:
+        """Emit every non-empty window j < j_stop (all when None) not emitted yet.
+
+        Per emitted window: ``oldest`` O(1), at most one ``bulk_evict`` and one
+        ``range_query`` per size. Empty stretches are skipped by jumping to the first window
+        that contains the oldest stored entry, so no window is scanned twice.
+        """
+        agg = self._agg
+        lower = self._m.lower
+        sizes = self._sizes
+        S = self._S
+        panes = self._panes
+        A = self._A
+        B = self._B
+        j = self._j_open
+        n_emitted = 0
+        while True:
+            k0 = agg.oldest()
+            if k0 is None:
+                break
+            # the first window whose end lies after the oldest entry
+            jc = k0 // A + 1 if panes else self._first_end_after(k0)
+            if j is None or jc > j:
+                j = jc
+            if j_stop is not None and j >= j_stop:
+                break
+            if panes:
+                lo = j * A - B[S]
+                hi = j * A - 1
+            else:
+                end = self._end(j)
+                lo = end - S
+                hi = pred(end)
+            if k0 < lo:  # entries before this window's start belong to closed windows only
+                agg.bulk_evict(lo - 1 if panes else pred(lo))
+                k0 = agg.oldest()
+                if k0 is None or k0 > hi:
+                    continue
+            end_t = self._end(j)
+            for s in sizes:
+                if s == S:
+                    c, p = agg.range_query(lo, hi)
+                elif panes:
+                    c, p = agg.range_query(j * A - B[s], hi)
+                else:
+                    c, p = agg.range_query(end_t - s, hi)
+                if c:
+                    out.append(WindowResult(end_t - s, end_t, lower(p), c))
+                    n_emitted += 1
+            j += 1
+        self.counters["emitted"] += n_emitted
+        if j_stop is not None:
+            # entries older than the oldest open window's start are dead
+            lo_open = j_stop * A - B[S] if panes else self._end(j_stop) - S
+            k0 = agg.oldest()
+            if k0 is not None and k0 < lo_open:
+                agg.bulk_evict(lo_open - 1 if panes else pred(lo_open))
+
+    def _emit_event(self, t: Any, out: list[WindowResult]) -> None:
+        agg = self._agg
+        lower = self._m.lower
+        for s in self._sizes:
+            start = t - s
+            c, p = agg.range_query(succ(start), t)
+            out.append(WindowResult(start, t, lower(p), c))
+        self.counters["emitted"] += len(self._sizes)
+
+    def close(self) -> list[WindowResult]:
+        """End of stream: emit every remaining non-empty window, oldest first; then refuse input.
+
+        O(emitted windows) aggregator operations, as for :meth:`insert`.
+
+        Examples
+        --------
+        >>> from windowagg.monoids import Sum
+        >>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc")
+        >>> w.insert(7, 1); w.close()
+        []
+        [WindowResult(start=0, end=10, value=1, count=1), WindowResult(start=5, end=15, value=1, count=1)]
+        """
+        out: list[WindowResult] = []
+        if not self._closed and self._slide is not None and self._E0 is not None:
+            self._emit_until(None, out)
+        self._closed = True
+        return out
+
+    # ------------------------------------------------------------------ state
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "sizes": list(self._sizes),
+            "slide": self._slide,
+            "origin": self._origin,
+            "max_out_of_orderness": self._ooo,
+            "allowed_lateness": self._L,
+            "late": self._late,
+            "panes": self._panes,
+        }
+
+    def to_bytes(self) -> bytes:
+        """The window's full state as versioned codec bytes (no pickle). O(n).
+
+        Holds the configuration, watermark, counters, side output and the stored
+        ``(key, count, partial)`` entries in key order; the monoid is not stored (pass it
+        to :meth:`from_bytes`), only its name, which is checked on restore. Rejected
+        records whose timestamp or value the codec cannot encode are stored with their
+        ``repr`` instead (and say so in the reason).
+        """
+        from windowagg import codec
+
+        rejected = []
+        for r in self.rejected:
+            try:
+                codec.dumps((r.t, r.value))
+                rejected.append((r.t, r.value, r.reason))
+            except CodecError:
+                rejected.append((repr(r.t), repr(r.value), r.reason + " (stored as repr)"))
+        state = {
+            "kind": type(self).__name__,
+            "version": STATE_VERSION,
+            "monoid": monoid_name(self._m),
+            "aggregator": aggregator_label(self._spec),
+            "config": self._config(),
+            "E0": self._E0,
+            "ref": self._ref,
+            "max": self._max,
+            "wm": self._wm,
+            "bound": self._bound,
+            "j_open": self._j_open,
+            "next_end": self._next_end,
+            "witness": (self._has_witness, self._witness),
+            "closed": self._closed,
+            "counters": dict(self.counters),
+            "rejected": rejected,
+            "entries": [(k, cp[0], cp[1]) for k, cp in self._agg],
+        }
+        return codec.dumps(state)
+
+    @classmethod
+    def _load_state(cls, data: bytes, monoid: Monoid[Any, Any, Any]) -> dict[str, Any]:
+        from windowagg import codec
+
+        state = codec.loads(data)
+        if not isinstance(state, dict) or state.get("kind") != cls.__name__:
+            kind = state.get("kind") if isinstance(state, dict) else type(state).__name__
+            raise CodecError(f"{cls.__name__}.from_bytes: the data holds {kind!r} state")
+        if state.get("version") != STATE_VERSION:
+            raise CodecError(
+                f"{cls.__name__}.from_bytes: state version {state.get('version')!r} is not "
+                f"supported (this library writes version {STATE_VERSION})"
+            )
+        if state["monoid"] != monoid_name(monoid):
+            raise CodecError(
+                f"{cls.__name__}.from_bytes: the state was written with monoid "
+                f"{state['monoid']!r}, not {monoid_name(monoid)!r}"
+            )
+        return state
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        self._E0 = state["E0"]
+        self._ref = state["ref"]
+        self._max = state["max"]
+        self._wm = state["wm"]
+        self._bound = state["bound"]
+        self._j_open = state["j_open"]
+        self._next_end = state["next_end"]
+        self._has_witness, self._witness = state["witness"]
+        self._closed = state["closed"]
+        self.counters.update(state["counters"])
+        self.rejected = [Rejected(t, v, r) for t, v, r in state["rejected"]]
+        pairs = [(k, (c, p)) for k, c, p in state["entries"]]
+        self._agg = restore_aggregator(self._spec, self._cm, self._agg, pairs)
+
+    def _check(self) -> None:
+        """O(n): aggregator invariants, counts positive, nothing stored before the open windows."""
+        self._agg._check()
+        for k, (c, _) in self._agg:
+            if not (isinstance(c, int) and c > 0):
+                raise WindowaggError(f"windows: entry at {k!r} has count {c!r}")
+        if self._slide is not None and self._j_open is not None:
+            o = self._agg.oldest()
+            lo = (
+                self._j_open * self._A - self._B[self._S]
+                if self._panes
+                else self._end(self._j_open) - self._S
+            )
+            if o is not None and o < lo:
+                raise WindowaggError(
+                    f"windows: entry at {o!r} is older than the oldest open window start {lo!r}"
+                )
+        if self._wm is not None and self._max is not None and self._wm < self._max - self._ooo:
+            raise WindowaggError("windows: watermark is behind max event time - out-of-orderness")
+
+
+def restore_aggregator(spec: AggregatorSpec, cm: Counted, empty: Any, pairs: list[Any]) -> Any:
+    """Rebuild an aggregator from sorted ``(key, partial)`` pairs.
+
+    Uses ``type(empty).from_sorted_partials(cm, pairs)`` (O(n), FiBA) when the class has it;
+    otherwise one ``bulk_insert`` of the partials into *empty*, which works because
+    :class:`Counted`'s ``lift`` is the identity on stored partials.
+    """
+    build = getattr(type(empty), "from_sorted_partials", None)
+    if build is not None:
+        return build(cm, pairs)
+    empty.bulk_insert(pairs)
+    return empty
+
+
+class SlidingWindows(_TimeWindows):
+    """Time windows ``[origin + k*slide, origin + k*slide + size)`` over any aggregator.
+
+    Parameters
+    ----------
+    monoid : Monoid
+        Any windowagg monoid (``monoids.Composite`` for several aggregates at once).
+    size : int, float or datetime.timedelta
+        Window length in timestamp units.
+    slide : same type as size, optional
+        Distance between window starts: ``slide == size`` is tumbling, ``slide > size``
+        hopping with gaps (events in a gap are counted in ``counters["unassigned"]``).
+        ``None`` emits one result per accepted event for ``(t - size, t]``.
+    origin : int, float, timedelta or datetime
+        Alignment of window starts (Spark's ``startTime``); with datetime timestamps an
+        int 0 / timedelta is an offset from the Unix epoch.
+    max_out_of_orderness : duration
+        ``watermark = max event time seen - max_out_of_orderness``.
+    allowed_lateness : duration
+        An event is late when ``t < watermark - allowed_lateness`` or when every window
+        containing it has already been emitted.
+    late : {"drop", "raise", "side"}
+        Late events are counted and dropped, raise :class:`~windowagg.errors.LateEventError`
+        (nothing changes), or are appended to :attr:`rejected`.
+    aggregator : "fiba", "recalc" or callable
+        The out-of-order aggregator to wrap (a factory gets the counted monoid).
+    panes : bool, optional
+        Coarsen timestamps to panes of width ``gcd(size, slide)``. Default: on for
+        commutative monoids (exact), off otherwise (within a pane, non-commutative
+        monoids would see arrival order instead of event-time order).
+
+    Examples
+    --------
+    Tumbling windows with a watermark lagging 5 units and 5 more of allowed lateness:
+
+    >>> from windowagg.monoids import Concat
+    >>> w = SlidingWindows(Concat(), 10, 10, max_out_of_orderness=5, allowed_lateness=5,
+    ...                    late="side", aggregator="recalc")
+    >>> w.insert(4, "a"), w.insert(12, "c"), w.insert(3, "z")
+    ([], [], [])
+    >>> w.insert(16, "d")                      # watermark 11 closes [0, 10)
+    [WindowResult(start=0, end=10, value=('z', 'a'), count=2)]
+    >>> w.insert(7, "x"); w.rejected           # [0, 10) is final: 7 is late
+    []
+    [Rejected(t=7, value='x', reason='late: 7 < lateness bound 10')]
+    >>> w2 = SlidingWindows.from_bytes(w.to_bytes(), Concat(), aggregator="recalc")
+    >>> w2.close() == w.close()
+    True
+    """
+
+    def __init__(
+        self,
+        monoid: Monoid[Any, Any, Any],
+        size: Any,
+        slide: Any = None,
+        *,
+        origin: Any = 0,
+        max_out_of_orderness: Any = 0,
+        allowed_lateness: Any = 0,
+        late: str = "drop",
+        aggregator: AggregatorSpec = "fiba",
+        panes: bool | None = None,
+    ) -> None:
+        super().__init__(
+            monoid,
+            (size,),
+            slide,
+            origin=origin,
+            max_out_of_orderness=max_out_of_orderness,
+            allowed_lateness=allowed_lateness,
+            late=late,
+            aggregator=aggregator,
+            panes=panes,
+        )
+
+    @property
+    def size(self) -> Any:
+        """The window length."""
+        return self._S
+
+    @property
+    def slide(self) -> Any:
+        """The slide (None for per-event emission)."""
+        return self._slide
+
+    @classmethod
+    def from_bytes(
+        cls,
+        data: bytes,
+        monoid: Monoid[Any, Any, Any],
+        *,
+        aggregator: AggregatorSpec = "fiba",
+    ) -> SlidingWindows:
+        """Rebuild a window from :meth:`to_bytes` output; O(n) with FiBA's sorted build.
+
+        Raises CodecError for data of another kind, version or monoid.
+        """
+        state = cls._load_state(data, monoid)
+        cfg = state["config"]
+        w = cls(
+            monoid,
+            cfg["sizes"][0],
+            cfg["slide"],
+            origin=cfg["origin"],
+            max_out_of_orderness=cfg["max_out_of_orderness"],
+            allowed_lateness=cfg["allowed_lateness"],
+            late=cfg["late"],
+            aggregator=aggregator,
+            panes=cfg["panes"],
+        )
+        w._restore(state)
+        return w
+
+    def __repr__(self) -> str:
+        return (
+            f"SlidingWindows({self._m!r}, size={self._S!r}, slide={self._slide!r}, "
+            f"watermark={self._wm!r}, n={len(self)})"
+        )
+
+
+# LateEventError is re-raised through here; keep the import used for type checkers.
+_ = LateEventError

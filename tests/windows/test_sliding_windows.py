@@ -1,0 +1,310 @@
+"""SlidingWindows against the brute-force TimeOracle over random out-of-order streams."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from support import MONOID_MATRIX
+from windowagg.errors import LateEventError, TimestampError, WindowaggError
+from windowagg.monoids import Concat, Counting, Max, Sum
+from windowagg.windows import Rejected, SlidingWindows, WindowResult
+from windows.windows_oracle import TimeOracle
+
+AGGREGATORS = ["recalc", "fiba"]
+BASE = dt.datetime(2024, 3, 1, 12, 0, 0)
+
+
+def value(name: str, i: int) -> Any:
+    """A distinct value per index, so that a dropped or reordered event shows."""
+    if name == "matmul2x2":
+        return (1, i % 7 + 1, 0, 1) if i % 2 else (1, 0, i % 5 + 1, 1)
+    return i
+
+
+class Units:
+    """Maps abstract integer times/durations to ints, dyadic floats or datetimes."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def t(self, x: int) -> Any:
+        if self.kind == "int":
+            return x
+        if self.kind == "float":
+            return x * 0.25
+        return BASE + dt.timedelta(seconds=x)
+
+    def d(self, x: int) -> Any:
+        if self.kind == "int":
+            return x
+        if self.kind == "float":
+            return x * 0.25
+        return dt.timedelta(seconds=x)
+
+    def origin(self, x: int) -> Any:
+        return self.d(x) if self.kind != "int" else x
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, per_event: bool = False) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["int", "float", "datetime"]))
+    size = draw(st.integers(1, 12))
+    slide = None if per_event else draw(st.integers(1, 15))
+    ops: list[tuple[str, Any]] = []
+    clock = draw(st.integers(-20, 20))
+    i = 0
+    for _ in range(draw(st.integers(1, 25))):
+        op = draw(st.sampled_from(["one", "one", "one", "burst", "wm"]))
+        clock += draw(st.integers(0, 5))
+        if op == "wm":
+            ops.append(("wm", clock - draw(st.integers(0, 6))))
+            continue
+        n = 1 if op == "one" else draw(st.integers(0, 8))
+        batch = []
+        for _ in range(n):
+            batch.append((clock - draw(st.integers(0, 12)), i))
+            i += 1
+        ops.append((op, batch))
+    return {
+        "kind": kind,
+        "size": size,
+        "slide": slide,
+        "origin": draw(st.integers(-3, 3)) if kind != "datetime" else draw(st.integers(0, 3)),
+        "ooo": draw(st.integers(0, 6)),
+        "lateness": draw(st.integers(0, 8)),
+        "late": draw(st.sampled_from(["drop", "side"])),
+        "monoid": draw(st.sampled_from(sorted(MONOID_MATRIX))),
+        "panes": draw(st.sampled_from([None, False, True])),
+        "ops": ops,
+    }
+
+
+def run_scenario(sc: dict[str, Any], aggregator: str, restore_at: int | None = None) -> None:
+    u = Units(sc["kind"])
+    name = sc["monoid"]
+    m = MONOID_MATRIX[name]
+    panes = sc["panes"]
+    if sc["slide"] is None or (panes and not getattr(m, "commutative", False)):
+        panes = None if sc["slide"] is None else False
+    kw = dict(
+        origin=u.origin(sc["origin"]),
+        max_out_of_orderness=u.d(sc["ooo"]),
+        allowed_lateness=u.d(sc["lateness"]),
+        late=sc["late"],
+    )
+    slide = None if sc["slide"] is None else u.d(sc["slide"])
+    w = SlidingWindows(m, u.d(sc["size"]), slide, aggregator=aggregator, panes=panes, **kw)
+    o = TimeOracle(
+        m,
+        [u.d(sc["size"])],
+        slide,
+        origin=kw["origin"],
+        ooo=kw["max_out_of_orderness"],
+        lateness=kw["allowed_lateness"],
+        late=sc["late"],
+    )
+    for step, (op, arg) in enumerate(sc["ops"]):
+        if restore_at is not None and step == restore_at:
+            w = SlidingWindows.from_bytes(w.to_bytes(), m, aggregator=aggregator)
+        if op == "wm":
+            got = w.advance_watermark(u.t(arg))
+            exp = o.advance(u.t(arg))
+        elif op == "one":
+            ((t, v),) = arg
+            got = w.insert(u.t(t), value(name, v))
+            exp = o.batch([(u.t(t), value(name, v))])
+        else:
+            items = [(u.t(t), value(name, v)) for t, v in arg]
+            got = w.insert_many(items)
+            exp = o.batch(items)
+        assert got == exp, (step, op, arg)
+        w._check()
+        assert w.watermark == o.wm
+        assert w.late_count == o.late_count
+        assert w.counters["unassigned"] == o.unassigned
+        assert [(r.t, r.value) for r in w.rejected] == [(r.t, r.value) for r in o.rejected]
+    assert w.close() == o.close()
+
+
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+@given(sc=scenarios())
+def test_sliding_matches_oracle(aggregator: str, sc: dict[str, Any]) -> None:
+    run_scenario(sc, aggregator)
+
+
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+@given(sc=scenarios(per_event=True))
+def test_per_event_matches_oracle(aggregator: str, sc: dict[str, Any]) -> None:
+    run_scenario(sc, aggregator)
+
+
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+@given(sc=scenarios(), cut=st.integers(0, 30))
+def test_restore_mid_stream_gives_identical_results(
+    aggregator: str, sc: dict[str, Any], cut: int
+) -> None:
+    run_scenario(sc, aggregator, restore_at=cut)
+
+
+# ------------------------------------------------------------------------ exact edges
+
+
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+def test_event_exactly_at_lateness_bound_is_accepted(aggregator: str) -> None:
+    w = SlidingWindows(
+        Sum(), 10, 2, max_out_of_orderness=3, allowed_lateness=2, aggregator=aggregator
+    )
+    w.insert(20, 1)  # watermark 17; bound = max(17 - 2, open start 8) = 15
+    assert w.watermark == 17 and w.lateness_bound == 15
+    w.insert(15, 1)
+    assert w.late_count == 0
+    w.insert(14, 1)
+    assert w.late_count == 1
+
+
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+def test_late_raise_changes_nothing(aggregator: str) -> None:
+    w = SlidingWindows(Concat(), 4, 4, late="raise", aggregator=aggregator)
+    w.insert(10, "a")
+    before = w.to_bytes()
+    with pytest.raises(LateEventError, match="lateness bound"):
+        w.insert(3, "late")
+    with pytest.raises(LateEventError):
+        w.insert_many([(11, "b"), (2, "late")])
+    assert w.to_bytes() == before
+    assert w.insert_many([(11, "b"), (13, "c")]) == [WindowResult(8, 12, ("a", "b"), 2)]
+
+
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+def test_late_side_output_and_drop_counter(aggregator: str) -> None:
+    side = SlidingWindows(Sum(), 5, 5, late="side", aggregator=aggregator)
+    drop = SlidingWindows(Sum(), 5, 5, late="drop", aggregator=aggregator)
+    for w in (side, drop):
+        w.insert(12, 1)
+        w.insert(3, 7)
+        assert w.late_count == 1
+    assert side.rejected == [Rejected(3, 7, "late: 3 < lateness bound 12")]
+    assert drop.rejected == []
+
+
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+def test_bad_input_goes_to_rejected_and_window_survives(aggregator: str) -> None:
+    w = SlidingWindows(Sum(), 10, 10, aggregator=aggregator)
+    w.insert(1, 5)
+    w.insert(float("nan"), 1)
+    w.insert(None, 1)
+    w.insert("2", 1)
+    w.insert(2, "abc")  # Sum cannot add a str to an int
+    w.insert_many([(3, 1), (None, 2), (4, "x"), (5, 2)])
+    codes = [r.reason.split(":")[0] for r in w.rejected]
+    assert codes == ["bad_timestamp"] * 3 + ["bad_value", "bad_timestamp", "bad_value"]
+    assert w.counters["bad_timestamp"] == 4 and w.counters["bad_value"] == 2
+    assert w.close() == [WindowResult(0, 10, 8, 3)]
+
+
+def test_bad_first_timestamp_type_does_not_poison_the_window() -> None:
+    w = SlidingWindows(Sum(), 10, 10, aggregator="recalc")
+    w.insert("x", 1)  # str - int is not defined: rejected, and the grid stays unresolved
+    w.insert(3, 1)
+    assert w.counters["bad_timestamp"] == 1 and w.close() == [WindowResult(0, 10, 1, 1)]
+
+
+def test_datetime_windows_align_to_epoch_and_origin() -> None:
+    base = dt.datetime(2024, 1, 1, 0, 7)
+    w = SlidingWindows(
+        Sum(),
+        dt.timedelta(minutes=10),
+        dt.timedelta(minutes=5),
+        origin=dt.timedelta(minutes=1),
+        aggregator="recalc",
+    )
+    w.insert(base, 1)
+    res = w.close()
+    assert [(r.start.minute, r.end.minute) for r in res] == [(1, 11), (6, 16)]
+
+
+def test_aware_datetimes() -> None:
+    utc = dt.UTC
+    w = SlidingWindows(
+        Max(), dt.timedelta(seconds=10), dt.timedelta(seconds=10), aggregator="recalc"
+    )
+    w.insert(dt.datetime(2024, 1, 1, 0, 0, 3, tzinfo=utc), 4)
+    res = w.advance_watermark(dt.datetime(2024, 1, 1, 0, 0, 10, tzinfo=utc))
+    assert res == [
+        WindowResult(
+            dt.datetime(2024, 1, 1, tzinfo=utc), dt.datetime(2024, 1, 1, 0, 0, 10, tzinfo=utc), 4, 1
+        )
+    ]
+
+
+def test_float_half_open_ends_use_one_ulp() -> None:
+    w = SlidingWindows(Concat(), 1.0, 1.0, aggregator="recalc")
+    res = w.insert_many([(0.0, "a"), (math.nextafter(1.0, 0.0), "b"), (1.0, "c")])
+    assert res + w.close() == [
+        WindowResult(0.0, 1.0, ("a", "b"), 2),
+        WindowResult(1.0, 2.0, ("c",), 1),
+    ]
+
+
+def test_panes_coarsen_commutative_state() -> None:
+    w = SlidingWindows(Sum(), 60, 10, aggregator="recalc")
+    assert w.panes == 10
+    w.insert_many([(t, 1) for t in range(0, 50)])
+    assert len(w) == 5  # five panes of width 10 instead of 50 timestamps
+    exact = SlidingWindows(Sum(), 60, 10, aggregator="recalc", panes=False)
+    exact.insert_many([(t, 1) for t in range(0, 50)])
+    assert len(exact) == 50 and w.close() == exact.close()
+
+
+def test_non_commutative_default_keeps_event_time_order() -> None:
+    w = SlidingWindows(Concat(), 60, 10, aggregator="recalc")
+    assert w.panes is None
+    w.insert_many([(5, "b"), (1, "a"), (5, "c")])
+    assert w.close()[0].value == ("a", "b", "c")
+
+
+def test_gap_events_are_counted_unassigned() -> None:
+    w = SlidingWindows(Sum(), 2, 5, aggregator="recalc")  # windows [0,2), [5,7), ...
+    res = w.insert_many([(1, 1), (3, 1), (5, 1)])
+    assert w.counters["unassigned"] == 1
+    assert res + w.close() == [WindowResult(0, 2, 1, 1), WindowResult(5, 7, 1, 1)]
+
+
+def test_long_idle_gap_is_skipped_without_scanning() -> None:
+    m = Counting(Sum())
+    w = SlidingWindows(m, 10, 1, aggregator="recalc", panes=False)
+    w.insert(0, 1)
+    m.reset()
+    res = w.insert(10**9, 1)  # a billion slides later: emits the 10 windows holding t=0
+    assert len(res) == 10
+    assert m.combines < 200
+
+
+def test_insert_after_close_raises() -> None:
+    w = SlidingWindows(Sum(), 10, 10, aggregator="recalc")
+    w.close()
+    with pytest.raises(WindowaggError, match="closed"):
+        w.insert(1, 1)
+
+
+def test_bad_configuration() -> None:
+    with pytest.raises(ValueError, match="size"):
+        SlidingWindows(Sum(), 0, 1)
+    with pytest.raises(TypeError):
+        SlidingWindows(Sum(), "10", 1)
+    with pytest.raises(ValueError, match="late"):
+        SlidingWindows(Sum(), 10, 1, late="ignore")
+    with pytest.raises(ValueError, match="aggregator"):
+        SlidingWindows(Sum(), 10, 1, aggregator="btree-ish")
+    with pytest.raises(ValueError, match="panes"):
+        SlidingWindows(Sum(), 10, None, panes=True)
+    w = SlidingWindows(Sum(), 10, 1, aggregator="recalc")
+    w.insert(1, 1)
+    with pytest.raises(TimestampError):
+        w.advance_watermark(float("nan"))
