@@ -1,0 +1,330 @@
+"""ExpDecayQDigest: quantiles, ranks and heavy hitters under exponential decay (Theorem 3).
+
+Fact card
+---------
+=============  ==============================================================================
+ordering       out-of-order: any arrival order; a late item just gets a smaller weight
+input          integer keys in [0, U), timestamps (finite numbers), weights > 0
+update         O(1) amortized (a q-digest leaf insertion of weight w*exp(lam*(t - landmark)))
+queries        as QDigest: O(log s) after a sort; decayed count D(t) exact (up to rounding)
+space          as QDigest(U, eps): <= 6L/eps + 1 nodes (the same as without decay)
+error          D(t) = sum_i w_i exp(-lam (t - t_i)), L = ceil(log2 U):
+               rank:     |rank(x, t) - r_t(x)| <= eps*D(t)/2
+               quantile: W_t(< q) <= (phi + eps) D(t), W_t(<= q) >= (phi - eps) D(t);
+                         the same q for every query time t (uniform scaling)
+               heavy hitters: all x with f_t(x) >= phi D(t) (phi > eps), none below
+               (phi - eps) D(t)
+merge          the same bounds for the union, any merge tree (landmarks are aligned first)
+paper          Cormode, Korn, Tirthapura 2007, section 4.1, Theorem 3; guide section 2.5
+=============  ==============================================================================
+
+Weights are kept relative to a *landmark* time L0 (forward decay): an item (x, t_i, w) is
+stored with weight ``w * exp(lam * (t_i - L0))``, which never changes afterwards; a query at
+time t multiplies everything by ``exp(-lam * (t - L0))``. When a timestamp runs more than
+``300/lam`` past the landmark, the landmark moves forward and every stored weight is
+multiplied by ``exp(-lam * shift)`` (a uniform rescale keeps the digest valid), so the
+stored weights never overflow however long the stream runs. Items older than ~745/lam
+before the landmark underflow to weight 0; they are counted nowhere, which is within float
+precision of their true decayed weight relative to anything at the landmark.
+
+Examples
+--------
+>>> d = ExpDecayQDigest(universe=1000, eps=0.01, lam=0.1)
+>>> for t in range(100):
+...     d.update(t % 10, t)
+>>> d.update(999, 20)                      # a late item: weighted by its own timestamp
+>>> round(d.decayed_count(99), 6)
+10.508226
+>>> d.quantile(0.5)                      # exact decayed median: 6
+6
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from windowagg.errors import EmptyWindowError, TimestampError
+from windowagg.sketches import _format
+from windowagg.sketches.qdigest import QDigest, QDigestBounds, _check_phi
+
+__all__ = ["ExpDecayQDigest"]
+
+_INF = math.inf
+_exp = math.exp
+
+
+def _bad_time(t: Any) -> float:
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        try:
+            t = float(t)
+        except (TypeError, ValueError):
+            raise TimestampError(
+                f"timestamp must be a finite number, got {t!r} ({type(t).__name__})"
+            ) from None
+    if not math.isfinite(t):
+        raise TimestampError(f"timestamp must be a finite number, got {t!r}")
+    return float(t)
+
+
+class ExpDecayQDigest:
+    """q-digest under exponential decay g(a) = exp(-lam * a) (Theorem 3).
+
+    Parameters
+    ----------
+    universe, eps : as :class:`QDigest`.
+    lam : float
+        Decay rate per time unit (> 0).
+    """
+
+    __slots__ = ("_horizon", "_lam", "_lm", "_q", "_tmax")
+
+    def __init__(self, universe: int, eps: float, lam: float) -> None:
+        if not isinstance(lam, (int, float)) or not (math.isfinite(lam) and lam > 0):
+            raise ValueError(f"lam must be a positive finite number, got {lam!r}")
+        self._q = QDigest(universe, eps)
+        self._lam = float(lam)
+        self._lm: float | None = None
+        self._horizon = 300.0 / self._lam
+        self._tmax = -_INF
+
+    @staticmethod
+    def error_bound(universe: int, eps: float) -> QDigestBounds:
+        """Bounds (fractions of D(t)) and space, as :meth:`QDigest.error_bound`. O(1)."""
+        return QDigest.error_bound(universe, eps)
+
+    @property
+    def lam(self) -> float:
+        """The decay rate."""
+        return self._lam
+
+    @property
+    def landmark(self) -> float | None:
+        """Current landmark L0 (None before the first update)."""
+        return self._lm
+
+    @property
+    def size(self) -> int:
+        """Stored nodes. O(1)."""
+        return self._q.size
+
+    @property
+    def max_timestamp(self) -> float | None:
+        """Largest timestamp seen (the default query time), None when empty."""
+        return None if self._tmax == -_INF else self._tmax
+
+    def __repr__(self) -> str:
+        return (
+            f"ExpDecayQDigest(universe={self._q.universe}, eps={self._q.eps}, lam={self._lam}, "
+            f"nodes={self._q.size})"
+        )
+
+    def _relandmark(self, new_lm: float) -> None:
+        """Move the landmark forward, rescaling every weight. O(s)."""
+        assert self._lm is not None
+        f = _exp(-self._lam * (new_lm - self._lm))
+        q = self._q
+        q._nodes = {k: v * f for k, v in q._nodes.items() if v * f > 0.0}
+        q._n = math.fsum(q._nodes.values())
+        q._sorted = None
+        self._lm = new_lm
+
+    def update(self, x: int, t: float, weight: float = 1.0) -> None:
+        """Add key *x* observed at time *t* with *weight*. O(1) amortized.
+
+        Errors (TypeError/ValueError/TimestampError) leave the summary unchanged.
+
+        >>> d = ExpDecayQDigest(16, 0.1, lam=1.0); d.update(3, 0.0); d.update(4, 1.0)
+        >>> round(d.decayed_count(1.0), 6)
+        1.367879
+        """
+        q = self._q
+        if (type(t) is not int and type(t) is not float) or not -_INF < t < _INF:
+            t = _bad_time(t)
+        if type(x) is not int or not 0 <= x < q._U:
+            x = q._bad_key(x)
+        if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
+            weight = q._bad_weight(weight)
+        lm = self._lm
+        if lm is None:
+            lm = self._lm = float(t)
+        a = t - lm
+        if a > self._horizon:
+            self._relandmark(float(t))
+            a = 0.0
+        if t > self._tmax:
+            self._tmax = t
+        w = weight * _exp(self._lam * a)
+        if w <= 0.0:  # underflow: the item is negligible next to the landmark's scale
+            return
+        nodes = q._nodes
+        leaf = q._base + x
+        nodes[leaf] = nodes.get(leaf, 0.0) + w
+        q._n += w
+        q._sorted = None
+        if len(nodes) > q._cap:
+            q.compress()
+
+    def update_many(self, xs: Any, ts: Any, weights: Any = None) -> None:
+        """Add many (key, time[, weight]) at once; numpy arrays are fastest. O(b log b + s).
+
+        Everything is validated before anything changes.
+        """
+        import numpy as np
+
+        t = np.asarray(ts, dtype=float).reshape(-1)
+        if t.size == 0:
+            return
+        if not np.all(np.isfinite(t)):
+            raise TimestampError("timestamps must be finite numbers (found NaN or inf)")
+        w = np.ones(t.size) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
+        if w.size != t.size:
+            raise ValueError(f"{t.size} timestamps but {w.size} weights")
+        if not (np.all(np.isfinite(w)) and np.all(w > 0)):
+            raise ValueError("weights must be positive finite numbers")
+        keys = np.asarray(xs).reshape(-1)
+        if keys.size != t.size:
+            raise ValueError(f"{keys.size} keys but {t.size} timestamps")
+        from windowagg.sketches.qdigest import _aggregate_keys
+
+        _aggregate_keys(np, keys, None, self._q.universe)  # validates keys, changes nothing
+        tmax = float(t.max())
+        if self._lm is None:
+            self._lm = float(t.min())
+        if tmax - self._lm > self._horizon:
+            self._relandmark(tmax)
+        ww = w * np.exp(self._lam * (t - self._lm))
+        keep = ww > 0
+        if not keep.all():
+            keys, ww = keys[keep], ww[keep]
+        if tmax > self._tmax:
+            self._tmax = tmax
+        if keys.size:
+            self._q.update_many(keys, ww)
+
+    def merge(self, other: ExpDecayQDigest) -> None:
+        """Add *other* (same universe, eps, lam) into this summary. O(s1 + s2).
+
+        The landmarks are aligned (the later one wins) and counts added node-wise; the
+        bounds hold for the union with D = D1 + D2.
+        """
+        if not isinstance(other, ExpDecayQDigest):
+            raise TypeError(f"can only merge an ExpDecayQDigest, got {type(other).__name__}")
+        if other._lam != self._lam:
+            raise ValueError(f"cannot merge lam={other._lam} into lam={self._lam}")
+        if other._q.universe != self._q.universe or other._q.eps != self._q.eps:
+            raise ValueError("cannot merge ExpDecayQDigests with different universe or eps")
+        if other._lm is None:
+            return
+        if self._lm is None:
+            self._q.merge(other._q)
+            self._lm = other._lm
+            self._tmax = other._tmax
+            return
+        if other._lm > self._lm:
+            self._relandmark(other._lm)
+        assert self._lm is not None
+        gamma = _exp(-self._lam * (self._lm - other._lm))
+        self._q._add_scaled(other._q, gamma)
+        self._q._nodes = {k: v for k, v in self._q._nodes.items() if v > 0.0}
+        self._tmax = max(self._tmax, other._tmax)
+        if len(self._q._nodes) > self._q._cap:
+            self._q.compress()
+
+    def compress(self) -> None:
+        """Compress the underlying digest. O(s + L)."""
+        self._q.compress()
+
+    # ---------------------------------------------------------------- queries
+    def _scale(self, t: float | None) -> float:
+        if self._lm is None:
+            return 0.0
+        if t is None:
+            t = self._tmax
+        t = _bad_time(t)
+        return _exp(-self._lam * (t - self._lm))
+
+    def decayed_count(self, t: float | None = None) -> float:
+        """D(t) = sum_i w_i exp(-lam (t - t_i)), exact up to float rounding. O(1).
+
+        *t* defaults to the largest timestamp seen.
+        """
+        return self._q._n * self._scale(t)
+
+    def rank(self, x: int, t: float | None = None) -> float:
+        """Decayed weight of keys <= x at time t, error <= eps*D(t)/2. O(L + log s)."""
+        return self._q.rank(x) * self._scale(t)
+
+    def rank_bounds(self, x: int, t: float | None = None) -> tuple[float, float]:
+        """Certified (lo, hi) around the decayed weight of keys <= x. O(L + log s)."""
+        lo, hi = self._q.rank_bounds(x)
+        s = self._scale(t)
+        return lo * s, hi * s
+
+    def range_count(self, lo: int, hi: int, t: float | None = None) -> float:
+        """Decayed weight of keys in [lo, hi], error <= eps*D(t). O(L + log s)."""
+        return self._q.range_count(lo, hi) * self._scale(t)
+
+    def quantile(self, phi: float) -> int:
+        """Decayed phi-quantile; the same for every query time (Theorem 3). O(log s).
+
+        W_t(< q) <= (phi + eps) D(t) and W_t(<= q) >= (phi - eps) D(t).
+        """
+        if self._q.is_empty():
+            raise EmptyWindowError("quantile of an empty ExpDecayQDigest; add values first")
+        return self._q.quantile(phi)
+
+    def heavy_hitters(self, phi: float, t: float | None = None) -> list[tuple[int, float]]:
+        """(key, decayed weight estimate at t), heaviest first. O(s L).
+
+        All keys with f_t(x) >= phi D(t) (phi > eps), none with f_t(x) < (phi - eps) D(t);
+        estimates within eps*D(t)/2.
+        """
+        _check_phi(phi)
+        s = self._scale(t)
+        return [(k, v * s) for k, v in self._q.heavy_hitters(phi)]
+
+    def digest(self, t: float | None = None) -> QDigest:
+        """A plain QDigest of the decayed weights at time t (a copy). O(s)."""
+        return self._q._scaled(self._scale(t))
+
+    def _check(self) -> None:
+        """O(s) invariants: the inner digest's, and weights finite under the landmark."""
+        self._q._check()
+        if self._lm is None:
+            assert self._q.is_empty(), "items stored without a landmark"
+        else:
+            assert self._tmax - self._lm <= self._horizon + 1e-9, "landmark fell too far behind"
+
+    # ---------------------------------------------------------------- bytes
+    def to_bytes(self) -> bytes:
+        """Serialize (format ``WASK`` v1, kind 2; see docs/sketches.md). O(s)."""
+        w = _format.Writer(_format.KIND_EXP_QDIGEST)
+        w.f64(self._lam)
+        w.u8(0 if self._lm is None else 1)
+        w.f64(0.0 if self._lm is None else self._lm)
+        w.f64(self._tmax if self._lm is not None else 0.0)
+        self._q._write_body(w)
+        return w.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ExpDecayQDigest:
+        """Rebuild from :meth:`to_bytes`; CodecError on malformed bytes. O(s)."""
+        r = _format.Reader(data, _format.KIND_EXP_QDIGEST)
+        lam = r.f64()
+        has = r.u8()
+        lm = r.f64()
+        tmax = r.f64()
+        q = QDigest._read_body(r)
+        r.done()
+        if not lam > 0 or has not in (0, 1):
+            raise r.fail(f"bad parameters lam={lam}, flag={has}")
+        d = cls(q.universe, q.eps, lam)
+        d._q = q
+        if has:
+            d._lm, d._tmax = lm, tmax
+            if tmax - lm > d._horizon + 1e-9:
+                raise r.fail("largest timestamp is too far past the landmark")
+        elif not q.is_empty():
+            raise r.fail("items without a landmark")
+        return d

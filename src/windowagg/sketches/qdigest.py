@@ -1,0 +1,741 @@
+"""QDigest: a deterministic, mergeable quantile summary over an integer universe [0, U).
+
+Fact card
+---------
+=============  ==============================================================================
+ordering       any arrival order (the summary is insensitive to order in its guarantee)
+input          integer keys in [0, U), real weights > 0 (see ``mapping`` for real values)
+update         O(1) amortized (leaf insertion; a full compress every ~2L/eps updates)
+compress       O(s + L), s = stored nodes
+queries        first query after a mutation O(s log s) (sorts once), later ones O(log s)
+merge          O(s1 + s2) node-wise addition, then compress if over the size cap
+space          <= 4L/eps + 1 nodes right after compress(), <= 6L/eps + 1 at any time
+error          with n the total weight and L = ceil(log2 U):
+               rank:   |rank(x) - r(x)| <= eps*n/2, r(x) = weight of items <= x
+               range:  |range_count(a, b) - r[a, b]| <= eps*n
+               quantile(phi) = q: W(< q) <= (phi + eps)*n and W(<= q) >= phi*n
+               heavy hitters: every x with f(x) >= phi*n is reported (phi > eps),
+               no x with f(x) < (phi - eps)*n is
+merge error    the same bounds with n = n1 + n2, for any merge tree (mergeability)
+paper          Shrivastava et al., "Medians and beyond" (SenSys 2004); used as the building
+               block of Cormode, Korn, Tirthapura, "Time-decaying aggregates in out-of-order
+               streams" (2007), sections 2 and 3; guide ``seed-decay.md`` section 2.1
+=============  ==============================================================================
+
+A node is a dyadic range of the universe, named by its heap id: the root is 1, node ``i``
+has children ``2i`` and ``2i+1``, the leaf of key ``x`` is ``2**L + x``. Updates add weight
+at the leaf; ``compress`` folds a pair of siblings and their parent into the parent whenever
+the three hold at most ``eps*n/L`` together. Afterwards no non-leaf node holds more than
+``eps*n/L``, so the at most L ancestors of a key (the only nodes whose items may lie on both
+sides of it) hold at most ``eps*n``: that is the whole error analysis. Node-wise sums of two
+digests keep the property with ``n1 + n2``, which is why digests merge.
+
+Examples
+--------
+>>> d = QDigest(universe=1024, eps=0.05)
+>>> for x in range(1000):
+...     d.update(x)
+>>> d.total_weight
+1000.0
+>>> abs(d.quantile(0.5) - 500) <= 0.05 * 1000
+True
+>>> QDigest.error_bound(universe=1024, eps=0.05).rank_error
+0.025
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from windowagg.errors import EmptyWindowError
+from windowagg.sketches import _format
+
+__all__ = ["QDigest", "QDigestBounds"]
+
+_INF = math.inf
+
+
+@dataclass(frozen=True)
+class QDigestBounds:
+    """What a QDigest guarantees for given parameters, known before anything is built.
+
+    Errors are fractions of the total weight n: multiply by n for absolute values.
+    """
+
+    universe_bits: int
+    """L = ceil(log2 U): the height of the dyadic tree."""
+    rank_error: float
+    """|rank(x) - r(x)| <= rank_error * n."""
+    range_error: float
+    """|range_count(a, b) - r[a, b]| <= range_error * n."""
+    quantile_error: float
+    """quantile(phi) = q has W(< q) <= (phi + e)n and W(<= q) >= (phi - e)n."""
+    heavy_hitter_error: float
+    """heavy_hitters(phi) reports every f >= phi*n and none with f < (phi - e)n."""
+    nodes_after_compress: int
+    """Largest node count right after compress()."""
+    max_nodes: int
+    """Largest node count at any time (updates trigger compress above this)."""
+    bytes_per_node: int = 17
+    """Serialized size of one node (depth, offset, weight)."""
+
+
+def _bits(universe: int) -> int:
+    return max(1, (universe - 1).bit_length())
+
+
+class QDigest:
+    """q-digest over integers in ``[0, universe)`` with compression parameter *eps*.
+
+    Parameters
+    ----------
+    universe : int
+        U >= 2; keys must be integers in [0, U). L = ceil(log2 U) <= 64.
+    eps : float
+        Accuracy in (0, 1): rank error <= eps*n/2, quantile error <= eps*n (n = total weight).
+
+    Notes
+    -----
+    Mutators (``update``, ``update_many``, ``merge``, ``compress``) return None; queries
+    never change the summary. Bounds for given parameters: :meth:`error_bound`.
+    """
+
+    __slots__ = ("_L", "_U", "_base", "_cap", "_eps", "_n", "_nodes", "_sorted")
+
+    def __init__(self, universe: int, eps: float) -> None:
+        if isinstance(universe, bool) or not isinstance(universe, int):
+            raise TypeError(f"universe must be an int >= 2, got {universe!r}")
+        if universe < 2 or universe > 1 << 64:
+            raise ValueError(f"universe must be in [2, 2**64], got {universe}")
+        if not isinstance(eps, (int, float)) or not 0.0 < eps < 1.0:
+            raise ValueError(f"eps must be a number in (0, 1), got {eps!r}")
+        self._U = universe
+        self._L = _bits(universe)
+        self._eps = float(eps)
+        self._base = 1 << self._L
+        self._nodes: dict[int, float] = {}
+        self._n = 0.0
+        self._cap = math.ceil(6 * self._L / self._eps) + 1
+        self._sorted: tuple[list[int], list[float], list[int]] | None = None
+
+    # ------------------------------------------------------------------ facts
+    @staticmethod
+    def error_bound(universe: int, eps: float) -> QDigestBounds:
+        """Error and space bounds for ``QDigest(universe, eps)``, without building one. O(1).
+
+        >>> b = QDigest.error_bound(2**32, 0.01)
+        >>> b.universe_bits, b.quantile_error, b.nodes_after_compress
+        (32, 0.01, 12801)
+        """
+        if universe < 2 or not 0.0 < eps < 1.0:
+            raise ValueError("need universe >= 2 and 0 < eps < 1")
+        L = _bits(universe)
+        return QDigestBounds(
+            universe_bits=L,
+            rank_error=eps / 2,
+            range_error=eps,
+            quantile_error=eps,
+            heavy_hitter_error=eps,
+            nodes_after_compress=math.ceil(4 * L / eps) + 1,
+            max_nodes=math.ceil(6 * L / eps) + 1,
+        )
+
+    @property
+    def universe(self) -> int:
+        """U: keys lie in [0, U)."""
+        return self._U
+
+    @property
+    def eps(self) -> float:
+        """The accuracy parameter."""
+        return self._eps
+
+    @property
+    def universe_bits(self) -> int:
+        """L = ceil(log2 U)."""
+        return self._L
+
+    @property
+    def total_weight(self) -> float:
+        """n: the sum of all weights added (exact up to float rounding). O(1)."""
+        return self._n
+
+    @property
+    def size(self) -> int:
+        """Number of stored nodes (the paper's space measure). O(1)."""
+        return len(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def threshold(self) -> float:
+        """eps*n/L: the largest count a non-leaf node may hold after compress. O(1)."""
+        return self._eps * self._n / self._L
+
+    def is_empty(self) -> bool:
+        """True when nothing has been added. O(1)."""
+        return not self._nodes
+
+    def __repr__(self) -> str:
+        return (
+            f"QDigest(universe={self._U}, eps={self._eps}, n={self._n:g}, nodes={len(self._nodes)})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, QDigest):
+            return NotImplemented
+        return (
+            self._U == other._U
+            and self._eps == other._eps
+            and self._n == other._n
+            and self._nodes == other._nodes
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def copy(self) -> QDigest:
+        """An independent copy. O(s)."""
+        d = QDigest.__new__(QDigest)
+        d._U, d._L, d._eps, d._base = self._U, self._L, self._eps, self._base
+        d._nodes = dict(self._nodes)
+        d._n = self._n
+        d._cap = self._cap
+        d._sorted = self._sorted
+        return d
+
+    # --------------------------------------------------------------- updates
+    def _bad_key(self, x: Any) -> int:
+        if isinstance(x, bool) or not hasattr(x, "__index__"):
+            raise TypeError(
+                f"QDigest key must be an int in [0, {self._U}), got {x!r} "
+                f"({type(x).__name__}); map real values with windowagg.sketches.ValueMapper"
+            )
+        xi = int(x.__index__())
+        if not 0 <= xi < self._U:
+            raise ValueError(f"QDigest key {xi} is outside the universe [0, {self._U})")
+        return xi
+
+    @staticmethod
+    def _bad_weight(weight: Any) -> float:
+        try:
+            w = float(weight)
+        except (TypeError, ValueError):
+            raise TypeError(f"weight must be a positive finite number, got {weight!r}") from None
+        if not 0.0 < w < _INF:
+            raise ValueError(f"weight must be a positive finite number, got {weight!r}")
+        return w
+
+    def update(self, x: int, weight: float = 1.0) -> None:
+        """Add key *x* with *weight* (> 0, finite). O(1) amortized, O(s) when it compresses.
+
+        Error bounds are unchanged by updates (they hold relative to the new total n).
+        Raises TypeError/ValueError (and changes nothing) for a bad key or weight.
+
+        >>> d = QDigest(16, 0.1); d.update(3); d.update(3, 2.5); d.total_weight
+        3.5
+        """
+        if type(x) is not int or not 0 <= x < self._U:
+            x = self._bad_key(x)
+        if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
+            weight = self._bad_weight(weight)
+        nodes = self._nodes
+        leaf = self._base + x
+        nodes[leaf] = nodes.get(leaf, 0.0) + weight
+        self._n += weight
+        self._sorted = None
+        if len(nodes) > self._cap:
+            self.compress()
+
+    def update_many(self, xs: Iterable[int], weights: Iterable[float] | None = None) -> None:
+        """Add many keys at once (numpy arrays are fastest). O(b log b + s) for b keys.
+
+        Same result guarantees as calling :meth:`update` for each key; the node layout may
+        differ (it compresses once per call). All input is validated before anything changes.
+
+        >>> d = QDigest(100, 0.1); d.update_many([1, 2, 2, 99]); d.total_weight
+        4.0
+        """
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover - numpy is a test dependency
+            xs_l = [self._bad_key(x) for x in xs]
+            ws_l = [1.0] * len(xs_l) if weights is None else [self._bad_weight(w) for w in weights]
+            if len(ws_l) != len(xs_l):
+                raise ValueError("xs and weights differ in length") from None
+            for x, w in zip(xs_l, ws_l, strict=False):
+                self.update(x, w)
+            return
+        uniq, wsum, total = _aggregate_keys(np, xs, weights, self._U)
+        if uniq.size == 0:
+            return
+        nodes = self._nodes
+        get = nodes.get  # bound method cached: called once per distinct key
+        base = self._base
+        for k, v in zip(uniq.tolist(), wsum.tolist(), strict=False):
+            leaf = base + k
+            nodes[leaf] = get(leaf, 0.0) + v
+        self._n += total
+        self._sorted = None
+        if len(nodes) > self._cap:
+            self.compress()
+
+    def merge(self, other: QDigest) -> None:
+        """Add *other*'s contents into this digest (other is unchanged). O(s1 + s2).
+
+        The result answers for the union with the same bounds, n = n1 + n2: node-wise sums
+        of non-leaf counts stay <= eps*(n1 + n2)/L.
+
+        >>> a = QDigest(8, 0.5); b = QDigest(8, 0.5); a.update(1); b.update(7); a.merge(b)
+        >>> a.total_weight, a.quantile(1.0)
+        (2.0, 7)
+        """
+        if not isinstance(other, QDigest):
+            raise TypeError(f"can only merge a QDigest, got {type(other).__name__}")
+        if other._U != self._U or other._eps != self._eps:
+            raise ValueError(
+                f"cannot merge QDigest(universe={other._U}, eps={other._eps}) into "
+                f"QDigest(universe={self._U}, eps={self._eps}): parameters must match"
+            )
+        if other is self:
+            other = other.copy()
+        nodes = self._nodes
+        get = nodes.get
+        for k, v in other._nodes.items():
+            nodes[k] = get(k, 0.0) + v
+        self._n += other._n
+        self._sorted = None
+        if len(nodes) > self._cap:
+            self.compress()
+
+    def compress(self) -> None:
+        """Fold sibling pairs into parents bottom-up while their sum <= eps*n/L. O(s + L).
+
+        Afterwards every non-leaf node holds <= eps*n/L and at most 4L/eps + 1 nodes remain.
+        """
+        self._sorted = None
+        nodes = self._nodes
+        if not nodes:
+            return
+        th = self._eps * self._n / self._L
+        if len(nodes) > 2048 and self._L <= 62:
+            try:
+                import numpy as np
+            except ImportError:  # pragma: no cover
+                pass
+            else:
+                self._nodes = _compress_numpy(np, nodes, th, self._L)
+                self._after_compress()
+                return
+        _compress_dict(nodes, th, self._L)
+        self._after_compress()
+
+    def _after_compress(self) -> None:
+        # keep at least ~2L/eps updates between compresses (amortized O(1) update)
+        self._cap = max(math.ceil(6 * self._L / self._eps) + 1, 2 * len(self._nodes))
+
+    def _scaled(self, gamma: float) -> QDigest:
+        """A copy with every count and n multiplied by gamma > 0 (a valid digest). O(s)."""
+        d = self.copy()
+        d._nodes = {k: v * gamma for k, v in self._nodes.items()}
+        d._n = self._n * gamma
+        d._sorted = None
+        return d
+
+    def _add_scaled(self, other: QDigest, gamma: float) -> None:
+        """Add gamma * other into self without compressing (query-time combination). O(s2)."""
+        nodes = self._nodes
+        get = nodes.get
+        for k, v in other._nodes.items():
+            nodes[k] = get(k, 0.0) + v * gamma
+        self._n += other._n * gamma
+        self._sorted = None
+
+    # --------------------------------------------------------------- queries
+    def _range_of(self, node: int) -> tuple[int, int]:
+        d = node.bit_length() - 1
+        shift = self._L - d
+        lo = (node - (1 << d)) << shift
+        return lo, lo + (1 << shift) - 1
+
+    def _post_order(self) -> tuple[list[int], list[float], list[int]]:
+        """(his, prefix sums, ids) of the nodes sorted by (hi, range size)."""
+        if self._sorted is None:
+            L = self._L
+            keyed = []
+            for node in self._nodes:
+                d = node.bit_length() - 1
+                shift = L - d
+                hi = ((node - (1 << d) + 1) << shift) - 1
+                keyed.append((hi, shift, node))
+            keyed.sort()
+            his = [k[0] for k in keyed]
+            ids = [k[2] for k in keyed]
+            pref = []
+            acc = 0.0
+            nodes = self._nodes
+            for node in ids:
+                acc += nodes[node]
+                pref.append(acc)
+            self._sorted = (his, pref, ids)
+        return self._sorted
+
+    def _low_le(self, x: int) -> float:
+        """Sum of counts of nodes lying entirely <= x (a certified lower bound on r(x))."""
+        if x < 0:
+            return 0.0
+        his, pref, _ = self._post_order()
+        i = bisect_right(his, x)
+        return pref[i - 1] if i else 0.0
+
+    def _straddle_le(self, x: int) -> float:
+        """Sum of counts of nodes with lo <= x < hi (proper ancestors of leaf x). O(L)."""
+        if x < 0 or x >= self._base - 1:
+            return 0.0
+        nodes = self._nodes
+        get = nodes.get
+        node = (self._base + x) >> 1
+        s = 0.0
+        L = self._L
+        depth = L - 1
+        while node:
+            # the ancestor at `depth` ends after x unless x is the last key of its range
+            if ((x + 1) >> (L - depth)) == (x >> (L - depth)):
+                s += get(node, 0.0)
+            node >>= 1
+            depth -= 1
+        return s
+
+    def rank_bounds(self, x: int) -> tuple[float, float]:
+        """(lo, hi) with lo <= r(x) <= hi and hi - lo <= eps*n; r(x) = weight of keys <= x.
+
+        Certified: holds for every input order and merge tree. O(L + log s) after the
+        first query following a mutation (that one sorts: O(s log s)).
+        """
+        x = self._query_key(x)
+        lo = self._low_le(x)
+        return lo, lo + self._straddle_le(x)
+
+    def rank(self, x: int) -> float:
+        """Estimated weight of keys <= x, with |rank(x) - r(x)| <= eps*n/2. O(L + log s).
+
+        >>> d = QDigest(16, 0.1); d.update_many(range(16)); d.rank(7)
+        8.0
+        """
+        lo, hi = self.rank_bounds(x)
+        return (lo + hi) / 2
+
+    def range_count(self, lo: int, hi: int) -> float:
+        """Estimated weight of keys in [lo, hi] (inclusive), error <= eps*n. O(L + log s).
+
+        Returns 0.0 when lo > hi.
+        """
+        lo = self._query_key(lo)
+        hi = self._query_key(hi)
+        if lo > hi:
+            return 0.0
+        a_lo, a_hi = self.rank_bounds(hi)
+        if lo == 0:
+            return (a_lo + a_hi) / 2
+        b_lo, b_hi = self.rank_bounds(lo - 1)
+        return max(0.0, ((a_lo - b_hi) + (a_hi - b_lo)) / 2)
+
+    def quantile(self, phi: float) -> int:
+        """An eps-approximate phi-quantile q: W(< q) <= (phi+eps)n and W(<= q) >= (phi-eps)n.
+
+        More precisely W(<= q) >= phi*n (q is the smallest node end whose certified rank
+        reaches phi*n, so an uncompressed digest answers exactly) and W(< q) <= (phi+eps)n.
+        Raises EmptyWindowError when the digest is empty. O(log s) after the first query
+        following a mutation.
+
+        >>> d = QDigest(1000, 0.01); d.update_many(range(1000)); d.quantile(0.9)
+        899
+        """
+        phi = _check_phi(phi)
+        if not self._nodes:
+            raise EmptyWindowError("quantile of an empty QDigest; add values first")
+        his, pref, _ = self._post_order()
+        n = self._n
+        target = phi * n
+        if target <= 0:
+            # phi = 0: the first node with positive count; W(< q) <= eps*n
+            for h, p in zip(his, pref, strict=False):
+                if p > 0:
+                    return h
+            return his[-1]
+        # smallest hi whose prefix reaches the target (float slack: never past the end)
+        i = _first_reaching(pref, target)
+        return his[min(i, len(his) - 1)]
+
+    def quantiles(self, phis: Iterable[float]) -> list[int]:
+        """:meth:`quantile` for each phi. O(k log s)."""
+        return [self.quantile(p) for p in phis]
+
+    def frequency_bounds(self, x: int) -> tuple[float, float]:
+        """(lo, hi) with lo <= f(x) <= hi and hi - lo <= eps*n (f = weight of key x). O(L)."""
+        x = self._query_key(x)
+        nodes = self._nodes
+        leaf = self._base + x
+        lo = nodes.get(leaf, 0.0)
+        s = 0.0
+        node = leaf >> 1
+        while node:
+            s += nodes.get(node, 0.0)
+            node >>= 1
+        return lo, lo + s
+
+    def heavy_hitters(self, phi: float) -> list[tuple[int, float]]:
+        """Keys that may hold >= phi of the weight, as (key, estimate), heaviest first.
+
+        Every key with f(x) >= phi*n is reported (when phi > eps) and no key with
+        f(x) < (phi - eps)*n is; |estimate - f(x)| <= eps*n/2. O(s * L).
+
+        >>> d = QDigest(64, 0.05); d.update_many([5] * 50 + list(range(50)))
+        >>> [k for k, _ in d.heavy_hitters(0.3)]
+        [5]
+        """
+        phi = _check_phi(phi)
+        out = []
+        thr = phi * self._n
+        nodes = self._nodes
+        base = self._base
+        anc_cache: dict[int, float] = {}
+        for node, c in nodes.items():
+            if node < base:
+                continue
+            # sum of counts of the proper ancestors, memoized along shared paths
+            p = node >> 1
+            path = []
+            while p and p not in anc_cache:
+                path.append(p)
+                p >>= 1
+            acc = anc_cache.get(p, 0.0) if p else 0.0
+            for q in reversed(path):
+                acc += nodes.get(q, 0.0)
+                anc_cache[q] = acc
+            s = anc_cache[node >> 1] if node >> 1 else 0.0
+            if c + s >= thr:
+                out.append((node - base, c + s / 2))
+        out.sort(key=lambda kv: (-kv[1], kv[0]))
+        return out
+
+    def _query_key(self, x: Any) -> int:
+        if type(x) is int:
+            return x
+        if isinstance(x, bool) or not hasattr(x, "__index__"):
+            raise TypeError(f"query key must be an int, got {x!r}")
+        return int(x.__index__())
+
+    def __iter__(self) -> Iterator[tuple[int, int, float]]:
+        """(lo, hi, count) of every stored node in post-order (children before parents)."""
+        _his, _, ids = self._post_order()
+        nodes = self._nodes
+        for node in ids:
+            lo, hi = self._range_of(node)
+            yield lo, hi, nodes[node]
+
+    # --------------------------------------------------------------- checks
+    def _check(self) -> None:
+        """O(s) invariant check; raises AssertionError naming the broken invariant."""
+        base = self._base
+        total = 0.0
+        for node, c in self._nodes.items():
+            assert 1 <= node < 2 * base, f"node id {node} outside the tree of {self._L} levels"
+            if node >= base:
+                assert node - base < self._U, f"leaf {node - base} outside the universe"
+            assert c >= 0 and math.isfinite(c), f"node {node} has bad count {c!r}"
+            total += c
+        assert math.isclose(total, self._n, rel_tol=1e-9, abs_tol=1e-9), (
+            f"sum of node counts {total} != total weight {self._n}"
+        )
+
+    def _check_compressed(self) -> None:
+        """Invariants that hold right after compress(): non-leaf counts and size bound."""
+        self._check()
+        th = self.threshold()
+        slack = 1e-9 * max(1.0, self._n)
+        for node, c in self._nodes.items():
+            if node < self._base:
+                assert c <= th + slack, f"non-leaf node {node} holds {c} > eps*n/L = {th}"
+        bound = math.ceil(4 * self._L / self._eps) + 1
+        assert len(self._nodes) <= bound, f"{len(self._nodes)} nodes > 4L/eps + 1 = {bound}"
+
+    # --------------------------------------------------------------- bytes
+    def to_bytes(self) -> bytes:
+        """Serialize (format ``WASK`` v1, kind 1; see docs/sketches.md). O(s)."""
+        w = _format.Writer(_format.KIND_QDIGEST)
+        self._write_body(w)
+        return w.getvalue()
+
+    def _write_body(self, w: _format.Writer) -> None:
+        w.u64(self._U - 1)
+        w.f64(self._eps)
+        w.f64(self._n)
+        ids = list(self._nodes)
+        w.node_ids(ids)
+        w.f64s([self._nodes[i] for i in ids])
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> QDigest:
+        """Rebuild a digest written by :meth:`to_bytes`; CodecError on malformed bytes.
+
+        >>> d = QDigest(100, 0.1); d.update(42); QDigest.from_bytes(d.to_bytes()) == d
+        True
+        """
+        r = _format.Reader(data, _format.KIND_QDIGEST)
+        d = cls._read_body(r)
+        r.done()
+        return d
+
+    @classmethod
+    def _read_body(cls, r: _format.Reader) -> QDigest:
+        universe = r.u64() + 1
+        eps = r.f64()
+        n = r.f64()
+        if universe < 2 or not 0.0 < eps < 1.0 or n < 0:
+            raise r.fail(f"bad parameters universe={universe}, eps={eps}, n={n}")
+        d = cls(universe, eps)
+        ids = r.node_ids(d._L)
+        counts = r.f64s()
+        if len(counts) != len(ids):
+            raise r.fail("node ids and counts differ in number")
+        if any(c < 0 for c in counts):
+            raise r.fail("negative node count")
+        for i in ids:
+            if i >= d._base and i - d._base >= universe:
+                raise r.fail(f"leaf {i - d._base} outside the universe [0, {universe})")
+        d._nodes = dict(zip(ids, counts, strict=False))
+        d._n = n
+        if not math.isclose(math.fsum(counts), n, rel_tol=1e-9, abs_tol=1e-9):
+            raise r.fail("node counts do not sum to the total weight")
+        d._after_compress()
+        return d
+
+
+def _check_phi(phi: float) -> float:
+    if not isinstance(phi, (int, float)) or isinstance(phi, bool) or not 0.0 <= phi <= 1.0:
+        raise ValueError(f"phi must be a number in [0, 1], got {phi!r}")
+    return float(phi)
+
+
+def _first_reaching(pref: list[float], target: float) -> int:
+    lo, hi = 0, len(pref)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pref[mid] >= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _compress_dict(nodes: dict[int, float], th: float, L: int) -> None:
+    """Bottom-up compress of a node dict in place (pure Python). O(s + L)."""
+    by_depth: list[list[int]] = [[] for _ in range(L + 1)]
+    for node in nodes:
+        by_depth[node.bit_length() - 1].append(node)
+    get = nodes.get  # cached: called ~3 times per node
+    for depth in range(L, 0, -1):
+        up = by_depth[depth - 1]
+        for node in by_depth[depth]:
+            c = get(node)
+            if c is None:  # folded away together with its sibling
+                continue
+            sib = node ^ 1
+            par = node >> 1
+            pc = get(par)
+            tot = c + get(sib, 0.0) + (pc or 0.0)
+            if tot <= th:
+                nodes[par] = tot
+                del nodes[node]
+                nodes.pop(sib, None)
+                if pc is None:
+                    up.append(par)
+
+
+def _compress_numpy(np: Any, nodes: dict[int, float], th: float, L: int) -> dict[int, float]:
+    """The same compress as :func:`_compress_dict`, vectorized per level (L <= 62)."""
+    ids = np.fromiter(nodes.keys(), dtype=np.int64, count=len(nodes))
+    cnt = np.fromiter(nodes.values(), dtype=np.float64, count=len(nodes))
+    pow2 = np.left_shift(np.int64(1), np.arange(L + 1, dtype=np.int64))
+    depth = np.searchsorted(pow2, ids, side="right") - 1
+    order = np.lexsort((ids, depth))
+    ids, cnt, depth = ids[order], cnt[order], depth[order]
+    bounds = np.searchsorted(depth, np.arange(L + 2))
+    lvl_ids = [ids[bounds[d] : bounds[d + 1]] for d in range(L + 1)]
+    lvl_cnt = [cnt[bounds[d] : bounds[d + 1]] for d in range(L + 1)]
+    for d in range(L, 0, -1):
+        cid = lvl_ids[d]
+        if cid.size == 0:
+            continue
+        cc = lvl_cnt[d]
+        par = cid >> 1
+        up, inv = np.unique(par, return_inverse=True)
+        csum = np.bincount(inv, weights=cc, minlength=up.size)
+        pid, pc = lvl_ids[d - 1], lvl_cnt[d - 1]
+        pos = np.searchsorted(pid, up)
+        posc = np.minimum(pos, max(pid.size - 1, 0))
+        present = (pos < pid.size) & (pid[posc] == up) if pid.size else np.zeros(up.size, bool)
+        pcount = np.where(present, pc[posc] if pid.size else 0.0, 0.0)
+        tot = csum + pcount
+        merge = tot <= th
+        if not merge.any():
+            continue
+        keep = ~merge[inv]
+        lvl_ids[d], lvl_cnt[d] = cid[keep], cc[keep]
+        upd = present & merge
+        if upd.any():
+            pc = pc.copy()
+            pc[pos[upd]] = tot[upd]
+        new = merge & ~present
+        if new.any():
+            pid = np.concatenate([pid, up[new]])
+            pc = np.concatenate([pc, tot[new]])
+            o = np.argsort(pid, kind="stable")
+            pid, pc = pid[o], pc[o]
+        lvl_ids[d - 1], lvl_cnt[d - 1] = pid, pc
+    out_ids = np.concatenate(lvl_ids).tolist()
+    out_cnt = np.concatenate(lvl_cnt).tolist()
+    return dict(zip(out_ids, out_cnt, strict=False))
+
+
+def _aggregate_keys(
+    np: Any, xs: Iterable[int], weights: Iterable[float] | None, universe: int
+) -> tuple[Any, Any, float]:
+    """Validate a batch; return (distinct keys, summed weights, total weight)."""
+    a = np.asarray(xs if not isinstance(xs, Iterator) else list(xs))
+    if a.ndim != 1:
+        a = a.reshape(-1)
+    if a.size == 0:
+        return a.astype(np.int64), np.zeros(0), 0.0
+    if a.dtype.kind not in "iu":
+        if a.dtype.kind == "O" and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in a.tolist()
+        ):
+            a = np.array(a.tolist(), dtype=object)
+        else:
+            raise TypeError(
+                f"update_many needs integer keys, got dtype {a.dtype}; map real values with "
+                "windowagg.sketches.ValueMapper"
+            )
+    lo, hi = a.min(), a.max()
+    if lo < 0 or hi >= universe:
+        bad = lo if lo < 0 else hi
+        raise ValueError(f"QDigest key {int(bad)} is outside the universe [0, {universe})")
+    if a.dtype.kind == "O" or universe > 1 << 63:
+        a = np.array([int(v) for v in a.tolist()], dtype=np.uint64)
+    if weights is None:
+        uniq, counts = np.unique(a, return_counts=True)
+        return uniq, counts.astype(np.float64), float(a.size)
+    w = np.asarray(weights if not isinstance(weights, Iterator) else list(weights), dtype=float)
+    w = w.reshape(-1)
+    if w.size != a.size:
+        raise ValueError(f"xs has {a.size} keys but weights has {w.size} entries")
+    if not (np.all(np.isfinite(w)) and np.all(w > 0)):
+        raise ValueError("weights must be positive finite numbers")
+    uniq, inv = np.unique(a, return_inverse=True)
+    wsum = np.bincount(inv.reshape(-1), weights=w, minlength=uniq.size)
+    return uniq, wsum, float(w.sum())

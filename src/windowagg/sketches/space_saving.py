@@ -1,0 +1,380 @@
+"""ExpDecaySpaceSaving: heavy hitters under exponential decay with k = ceil(1/eps) counters.
+
+Fact card
+---------
+=============  ==============================================================================
+ordering       out-of-order: any arrival order (a late item carries a smaller weight)
+input          any hashable keys (serialization: int, str, bytes), timestamps, weights > 0
+update         O(1) for a monitored key; O(log k) amortized to replace the minimum counter
+space          k = ceil(1/eps) counters (plus the exact decayed total)
+error          D(t) = sum_i w_i exp(-lam (t - t_i)); f_t(x) the decayed weight of key x:
+               estimate(x) - eps*D(t) <= c - over <= f_t(x) <= c = estimate(x)
+               heavy_hitters(phi): every x with f_t(x) >= phi D(t) (phi > eps); no x with
+               f_t(x) < (phi - eps) D(t)
+merge          the same bounds for the union under any merge tree (Misra-Gries style merge of
+               Agarwal et al. 2012: add lower bounds, subtract the (k+1)-th largest)
+paper          Cormode, Korn, Tirthapura 2007, section 4.2, Theorem 4 (Fig. 3, with the decay
+               typo fixed); Metwally et al. 2005 (Space-Saving); guide section 2.6
+=============  ==============================================================================
+
+Counts are kept in landmark units (see :mod:`windowagg.sketches.exp_qdigest`): every
+counter decays by the same factor, so comparing stored counts compares decayed counts at
+any common time, and the minimum is found with a lazily refreshed heap.
+
+Invariants (checked by ``_check``): for a monitored key, ``c - over <= f <= c``; for any
+other key, ``f <= floor``; ``floor <= min c``; ``sum c + (k - m) floor <= n`` (m monitored
+keys, n the total), which gives ``floor <= n/k <= eps n`` after any sequence of updates and
+merges.
+
+Examples
+--------
+>>> ss = ExpDecaySpaceSaving(eps=0.1, lam=0.01)
+>>> for t in range(1000):
+...     ss.update("hot" if t % 3 == 0 else f"cold{t}", t)
+>>> [k for k, _ in ss.heavy_hitters(0.2)]
+['hot']
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Hashable
+from typing import Any
+
+from windowagg.sketches import _format
+from windowagg.sketches.exp_qdigest import _bad_time
+from windowagg.sketches.qdigest import QDigest, _check_phi
+
+__all__ = ["ExpDecaySpaceSaving"]
+
+_INF = math.inf
+_exp = math.exp
+
+
+class ExpDecaySpaceSaving:
+    """Space-Saving with k counters under exponential decay exp(-lam * age) (Theorem 4).
+
+    Parameters
+    ----------
+    eps : float, optional
+        Accuracy in (0, 1); k = ceil(1/eps) counters.
+    lam : float
+        Decay rate (> 0).
+    k : int, optional
+        Number of counters instead of eps (then eps = 1/k).
+    """
+
+    __slots__ = (
+        "_c",
+        "_floor",
+        "_heap",
+        "_horizon",
+        "_k",
+        "_lam",
+        "_lm",
+        "_n",
+        "_over",
+        "_seq",
+        "_tmax",
+    )
+
+    def __init__(self, eps: float | None = None, lam: float = 0.0, *, k: int | None = None) -> None:
+        if k is None:
+            if eps is None or not isinstance(eps, (int, float)) or not 0 < eps < 1:
+                raise ValueError(f"eps must be a number in (0, 1), got {eps!r}")
+            k = math.ceil(1.0 / eps)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be an int >= 1, got {k!r}")
+        if not isinstance(lam, (int, float)) or not (math.isfinite(lam) and lam > 0):
+            raise ValueError(f"lam must be a positive finite number, got {lam!r}")
+        self._k = k
+        self._lam = float(lam)
+        self._lm: float | None = None
+        self._horizon = 300.0 / self._lam
+        self._tmax = -_INF
+        self._c: dict[Hashable, float] = {}
+        self._over: dict[Hashable, float] = {}
+        self._floor = 0.0
+        self._n = 0.0
+        self._heap: list[tuple[float, int, Hashable]] = []
+        self._seq = 0
+
+    @property
+    def k(self) -> int:
+        """Number of counters."""
+        return self._k
+
+    @property
+    def eps(self) -> float:
+        """1/k: the error as a fraction of the decayed total."""
+        return 1.0 / self._k
+
+    @property
+    def size(self) -> int:
+        """Monitored keys (<= k). O(1)."""
+        return len(self._c)
+
+    def __repr__(self) -> str:
+        return f"ExpDecaySpaceSaving(k={self._k}, lam={self._lam}, monitored={len(self._c)})"
+
+    def _relandmark(self, new_lm: float) -> None:
+        assert self._lm is not None
+        f = _exp(-self._lam * (new_lm - self._lm))
+        self._c = {x: v * f for x, v in self._c.items()}
+        self._over = {x: v * f for x, v in self._over.items()}
+        self._floor *= f
+        self._n *= f
+        self._lm = new_lm
+        self._rebuild_heap()
+
+    def _rebuild_heap(self) -> None:
+        h = []
+        for i, (x, v) in enumerate(self._c.items()):
+            h.append((v, i, x))
+        heapq.heapify(h)
+        self._heap = h
+        self._seq = len(h)
+
+    def update(self, x: Hashable, t: float, weight: float = 1.0) -> None:
+        """Count key *x* seen at time *t* with *weight*. O(1), or O(log k) amortized.
+
+        Bad timestamps or weights raise before anything changes.
+        """
+        if (type(t) is not int and type(t) is not float) or not -_INF < t < _INF:
+            t = _bad_time(t)
+        if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
+            weight = QDigest._bad_weight(weight)
+        hash(x)  # unhashable keys fail here, before any change
+        lm = self._lm
+        if lm is None:
+            lm = self._lm = float(t)
+        a = t - lm
+        if a > self._horizon:
+            self._relandmark(float(t))
+            a = 0.0
+        if t > self._tmax:
+            self._tmax = t
+        w = weight * _exp(self._lam * a)
+        if w <= 0.0:
+            return
+        self._n += w
+        counts = self._c
+        c = counts.get(x)
+        if c is not None:
+            counts[x] = c + w
+            return
+        heap = self._heap
+        if len(counts) < self._k:
+            fl = self._floor
+            counts[x] = fl + w
+            self._over[x] = fl
+            self._seq += 1
+            heapq.heappush(heap, (fl + w, self._seq, x))
+            return
+        # replace the minimum counter; heap entries are refreshed lazily (counts only grow)
+        while True:
+            c0, _, y = heap[0]
+            cy = counts.get(y)
+            if cy is None:
+                heapq.heappop(heap)
+            elif cy != c0:
+                self._seq += 1
+                heapq.heapreplace(heap, (cy, self._seq, y))
+            else:
+                break
+        heapq.heappop(heap)
+        del counts[y]
+        del self._over[y]
+        if c0 > self._floor:
+            self._floor = c0
+        counts[x] = c0 + w
+        self._over[x] = c0
+        self._seq += 1
+        heapq.heappush(heap, (c0 + w, self._seq, x))
+        if len(heap) > 4 * self._k + 16:
+            self._rebuild_heap()
+
+    def merge(self, other: ExpDecaySpaceSaving) -> None:
+        """Add *other* (same k and lam) into this summary. O(k log k).
+
+        Lower bounds c - floor are added, the (k+1)-th largest sum is subtracted from all and
+        only positive ones kept (Agarwal et al. 2012); the invariants, hence the bounds, hold
+        for the union with D = D1 + D2.
+        """
+        if not isinstance(other, ExpDecaySpaceSaving):
+            raise TypeError(f"can only merge an ExpDecaySpaceSaving, got {type(other).__name__}")
+        if other._k != self._k or other._lam != self._lam:
+            raise ValueError(
+                f"cannot merge k={other._k}, lam={other._lam} into k={self._k}, lam={self._lam}"
+            )
+        if other._lm is None:
+            return
+        if other is self:
+            other = self.copy()
+        olm = other._lm
+        assert olm is not None
+        if self._lm is None:
+            self._lm = olm
+        if olm > self._lm:
+            self._relandmark(olm)
+        assert self._lm is not None
+        g = _exp(-self._lam * (self._lm - olm))
+        f1, f2 = self._floor, other._floor * g
+        lb: dict[Hashable, float] = {x: c - f1 for x, c in self._c.items()}
+        for x, c in other._c.items():
+            lb[x] = lb.get(x, 0.0) + (c * g - f2)
+        delta = 0.0
+        if len(lb) > self._k:
+            vals = sorted(lb.values(), reverse=True)
+            delta = vals[self._k]
+        F = f1 + f2 + delta
+        self._c = {x: v - delta + F for x, v in lb.items() if v - delta > 0}
+        self._over = {x: F for x in self._c}
+        self._floor = F
+        self._n += other._n * g
+        self._tmax = max(self._tmax, other._tmax)
+        self._rebuild_heap()
+
+    def copy(self) -> ExpDecaySpaceSaving:
+        """An independent copy. O(k)."""
+        s = ExpDecaySpaceSaving(lam=self._lam, k=self._k)
+        s._lm, s._tmax = self._lm, self._tmax
+        s._c, s._over = dict(self._c), dict(self._over)
+        s._floor, s._n = self._floor, self._n
+        s._rebuild_heap()
+        return s
+
+    # ---------------------------------------------------------------- queries
+    def _scale(self, t: float | None) -> float:
+        if self._lm is None:
+            return 0.0
+        if t is None:
+            t = self._tmax
+        return _exp(-self._lam * (_bad_time(t) - self._lm))
+
+    def decayed_count(self, t: float | None = None) -> float:
+        """D(t), exact up to rounding; t defaults to the largest timestamp seen. O(1)."""
+        return self._n * self._scale(t)
+
+    def estimate(self, x: Hashable, t: float | None = None) -> float:
+        """Upper bound on f_t(x), at most eps*D(t) too high. O(1)."""
+        c = self._c.get(x)
+        return (self._floor if c is None else c) * self._scale(t)
+
+    def frequency_bounds(self, x: Hashable, t: float | None = None) -> tuple[float, float]:
+        """(lo, hi) with lo <= f_t(x) <= hi and hi - lo <= eps*D(t). O(1)."""
+        s = self._scale(t)
+        c = self._c.get(x)
+        if c is None:
+            return 0.0, self._floor * s
+        return (c - self._over[x]) * s, c * s
+
+    def heavy_hitters(self, phi: float, t: float | None = None) -> list[tuple[Hashable, float]]:
+        """(key, estimate at t), heaviest first: all f >= phi D (phi > eps), none < (phi-eps) D.
+
+        O(k log k).
+        """
+        phi = _check_phi(phi)
+        thr = phi * self._n
+        s = self._scale(t)
+        out = [(x, c * s) for x, c in self._c.items() if c >= thr and c > 0]
+        out.sort(key=lambda kv: -kv[1])
+        return out
+
+    def _check(self) -> None:
+        """O(k) invariants (see the module docstring)."""
+        assert len(self._c) <= self._k, f"{len(self._c)} counters > k = {self._k}"
+        assert set(self._c) == set(self._over), "counts and overestimates name different keys"
+        slack = 1e-9 * max(1.0, self._n)
+        for x, c in self._c.items():
+            assert c >= self._floor - slack, f"count of {x!r} ({c}) below the floor {self._floor}"
+            assert 0 <= self._over[x] <= c + slack, f"overestimate of {x!r} out of range"
+        m = len(self._c)
+        lhs = math.fsum(self._c.values()) + (self._k - m) * self._floor
+        assert lhs <= self._n + slack, f"sum of counts {lhs} exceeds the total {self._n}"
+
+    # ---------------------------------------------------------------- bytes
+    def to_bytes(self) -> bytes:
+        """Serialize (format ``WASK`` v1, kind 3); keys must be int, str or bytes. O(k)."""
+        w = _format.Writer(_format.KIND_EXP_SPACE_SAVING)
+        w.u64(self._k)
+        w.f64(self._lam)
+        w.u8(0 if self._lm is None else 1)
+        w.f64(0.0 if self._lm is None else self._lm)
+        w.f64(0.0 if self._lm is None else self._tmax)
+        w.f64(self._floor)
+        w.f64(self._n)
+        w.u64(len(self._c))
+        for x, c in self._c.items():
+            w.u8(_key_tag(x))
+            w.blob(_key_bytes(x))
+            w.f64(c)
+            w.f64(self._over[x])
+        return w.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ExpDecaySpaceSaving:
+        """Rebuild from :meth:`to_bytes`; CodecError on malformed bytes. O(k)."""
+        r = _format.Reader(data, _format.KIND_EXP_SPACE_SAVING)
+        k = r.u64()
+        lam = r.f64()
+        has = r.u8()
+        lm, tmax, floor, n = r.f64(), r.f64(), r.f64(), r.f64()
+        m = r.u64()
+        if not (1 <= k <= 1 << 32) or not lam > 0 or has not in (0, 1) or m > k:
+            raise r.fail(f"bad parameters k={k}, lam={lam}, monitored={m}")
+        if floor < 0 or n < 0:
+            raise r.fail("negative floor or total")
+        s = cls(lam=lam, k=k)
+        for _ in range(m):
+            tag = r.u8()
+            x = _key_from(tag, r.blob(), r)
+            c, over = r.f64(), r.f64()
+            if x in s._c:
+                raise r.fail(f"duplicate key {x!r}")
+            s._c[x], s._over[x] = c, over
+        r.done()
+        if has:
+            s._lm, s._tmax = lm, tmax
+        s._floor, s._n = floor, n
+        s._rebuild_heap()
+        try:
+            s._check()
+        except AssertionError as e:
+            raise r.fail(str(e)) from None
+        return s
+
+
+def _key_tag(x: Any) -> int:
+    if isinstance(x, bool):
+        raise TypeError("bool keys cannot be serialized; use int")
+    if isinstance(x, int):
+        return 0
+    if isinstance(x, str):
+        return 1
+    if isinstance(x, bytes):
+        return 2
+    raise TypeError(f"only int, str and bytes keys can be serialized, got {type(x).__name__}")
+
+
+def _key_bytes(x: Any) -> bytes:
+    if isinstance(x, int):
+        return str(x).encode()
+    if isinstance(x, str):
+        return x.encode("utf-8")
+    assert isinstance(x, bytes)
+    return x
+
+
+def _key_from(tag: int, b: bytes, r: _format.Reader) -> Hashable:
+    try:
+        if tag == 0:
+            return int(b.decode("ascii"))
+        if tag == 1:
+            return b.decode("utf-8")
+        if tag == 2:
+            return b
+    except (UnicodeDecodeError, ValueError):
+        raise r.fail("malformed key") from None
+    raise r.fail(f"unknown key tag {tag}")
