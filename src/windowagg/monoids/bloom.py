@@ -125,14 +125,24 @@ class BloomSet:
     """
 
     __slots__ = ("_bits", "_hashes", "_value")
+    _bits: int
+    _hashes: int
+    _value: int
 
     def __init__(self, bits: int, hashes: int, value: int) -> None:
         _check_config(bits, hashes, "BloomSet")
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << bits:
             raise ValueError(f"BloomSet: value must be an int in [0, 2**{bits}), got {value!r}")
-        self._bits = bits
-        self._hashes = hashes
-        self._value = value
+        setattr_ = object.__setattr__  # the class forbids attribute assignment after this
+        setattr_(self, "_bits", bits)
+        setattr_(self, "_hashes", hashes)
+        setattr_(self, "_value", value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"BloomSet is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"BloomSet is immutable; cannot delete {name!r}")
 
     @property
     def num_bits(self) -> int:
