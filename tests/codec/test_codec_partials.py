@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import struct
 from typing import Any
 
@@ -69,7 +68,10 @@ def test_partials_and_answers_round_trip(name: str, data: st.DataObject) -> None
         assert bits_equal(back, p)
         assert bits_equal(m.combine(back, back), m.combine(p, p))
     answer = m.lower(acc)
-    assert loads(dumps(answer)) == answer or (isinstance(answer, float) and math.isnan(answer))
+    if name == "bloom":
+        assert loads(dumps(answer)) == answer
+    else:
+        assert bits_equal(loads(dumps(answer)), answer)
     # a whole window's state: a list of (timestamp, partial) pairs
     state = list(enumerate(partials))
     assert bits_equal(loads(dumps(state)), state)
