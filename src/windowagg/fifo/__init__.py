@@ -12,7 +12,7 @@ class               combines per op            choose it when
 ``SubtractOnEvict`` 1 (worst case)             the operator is a group
 ``TwoStacks``       O(1) amortized, O(n) flip  throughput matters, tails do not
 ``TwoStacksLite``   O(1) amortized, O(n) flip  same, with fewer combines
-``DABA``            <= 3/2/1 (worst case)      flat tail latency, any monoid
+``DABA``            <= 4/3/1 (worst case)      flat tail latency, any monoid
 ``DABALite``        <= 3/2/1 (worst case)      flat tails, fastest worst-case class
 ``FOA`` / ``IOA``   <= 4/3/1 (worst case)      comparison with the paper
 ``FlatFAT``         O(log n)                   baseline (Reactive Aggregator)

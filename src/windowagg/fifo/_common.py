@@ -9,11 +9,39 @@ None of these run inside a hot loop more than once per public call.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from windowagg.errors import EmptyWindowError
+from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
-__all__ = ["InvariantError", "check_count", "empty_error", "invariant"]
+__all__ = ["InvariantError", "check_count", "empty_error", "hot_ops", "invariant"]
+
+# Built-ins whose ``lift`` and ``lower`` return their argument unchanged: the hot paths
+# skip those two calls for them (exact type match, so subclasses and wrappers such as
+# ``Counting`` keep the generic path and every call is still counted).
+_IDENTITY_LIFT_LOWER: frozenset[type] = frozenset({Sum, Max, Min, MatMul2x2})
+
+
+def hot_ops(
+    m: Any,
+) -> tuple[Callable[[Any], Any] | None, Callable[[Any, Any], Any], Callable[[Any], Any] | None]:
+    """``(lift or None, combine, lower or None)`` for the hot paths of the fifo classes.
+
+    ``None`` means "the identity function, skip the call". ``Sum``'s combine is
+    :func:`operator.add` (same result, no Python frame). Everything else is the monoid's
+    own bound method, cached once.
+
+    >>> from windowagg.monoids import Sum, Counting
+    >>> hot_ops(Sum())[0] is None, hot_ops(Sum())[1] is operator.add
+    (True, True)
+    >>> hot_ops(Counting(Sum()))[0] is None
+    False
+    """
+    t = type(m)
+    if t in _IDENTITY_LIFT_LOWER:
+        return None, (operator.add if t is Sum else m.combine), None
+    return m.lift, m.combine, m.lower
 
 
 class InvariantError(AssertionError):

@@ -3,9 +3,9 @@
 =================  ==========================================================
 ordering           FIFO (in-order)
 operator needs     monoid; neither commutative nor invertible
-insert             O(1) worst case: at most 4 combines (paper's bound; 3 here, as
-                   the back aggregate is cached and identity operands are skipped)
-evict              O(1) worst case: at most 3 combines
+insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
+evict              O(1) worst case: at most 3 combines (a shrink); both are the
+                   paper's bounds (Thm. 4.3), reached; identity operands are skipped
 query              O(1) worst case: at most 1 combine
 bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper
                    has no bulk eviction)
@@ -37,7 +37,7 @@ The aggregates obey, for the sublists of the front list ``[F, B)`` and back list
 
 and either the window is empty or ``|L..R| + |R..A| + |A..B| + 1 = |F..B| - |B..E|`` and
 ``|L..R| = |R..A|`` (Lemma 4.1). ``fixup`` (singleton / flip / shift / shrink) restores
-them after every insert and evict with at most 2 combines; ``Σ_B = aggs[E-1]`` is cached.
+them after every insert and evict with at most 3 combines; ``Σ_B = aggs[E-1]`` is cached.
 Evicted partials stay referenced until their chunk is freed (at most ``C - 1`` of them).
 
 Examples
@@ -59,7 +59,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["DABA"]
@@ -119,9 +119,7 @@ class DABA:
             raise ValueError(f"DABA chunk_size must be a power of two >= 2, got {chunk_size!r}")
         self._m = monoid
         # bound methods cached once: every operation calls them
-        self._lift = monoid.lift
-        self._combine = monoid.combine
-        self._lower = monoid.lower
+        self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
         self._c = chunk_size
         self._mask = chunk_size - 1
@@ -144,57 +142,79 @@ class DABA:
         """``(F, L, R, A, B, E)`` as absolute positions (for tests and the docs)."""
         return (self._f, self._l, self._r, self._a, self._b, self._e)
 
-    # ------------------------------------------------------------------ fixup
-    def _fixup(self) -> None:
-        """Restore the invariants after one push or pop: O(1), at most 2 combines."""
-        f = self._f
+    # ------------------------------------------------------------------ operations
+    def insert(self, v: Any) -> None:
+        """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 4 combines.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABA(Sum()); w.insert(3); w.insert(4); w.query()
+        7
+        """
+        lift = self._lift
+        p = v if lift is None else lift(v)
+        e = self._e
+        ec = self._ec
         b = self._b
+        mask = self._mask
+        c = self._c
+        agg = p if e == b else self._combine(self._sb, p)
+        i = e & mask
+        ec[i] = p
+        ec[i + c] = agg
+        self._sb = agg
+        e += 1
+        if not e & mask:  # the sentinel slot needs a new chunk: O(C) allocation
+            nc: list[Any] = [None] * (2 * c + 2)
+            nc[-1] = ec
+            ec[-2] = nc
+            self._ec = nc
+        self._e = e
+        f = self._f
+        # fixup, inlined (the same code ends insert and evict: a method call would cost
+        # as much as a shrink step). Cases: singleton / flip / shift / shrink (Fig. 10).
         if f == b:
             # singleton (or empty): the back list becomes the front portion; no combine
-            e = self._e
             self._l = self._r = self._a = self._b = e
             self._lc = self._ac = self._ec
             return
         lp = self._l
         if lp == b:
-            # flip: front portion -> l_L, back list -> l_R; no combine
+            # flip: front portion -> l_L, back list -> l_R (then a shrink); no combine
             lp = f
-            self._lc = self._fc
-            e = self._e
-            self._a = self._b = e
-            self._ac = self._ec
-        r = self._r
-        mask = self._mask
-        if lp == r:
-            # shift: the oldest of l_A joins the front portion; no combine
-            a = self._a + 1
+            lc = self._fc
+            a = b = self._b = e
+            ac = self._ec
+        else:
+            if lp == self._r:
+                # shift: the oldest of l_A joins the front portion; no combine
+                a = self._a + 1
+                ac = self._ac
+                if not a & mask:
+                    ac = ac[-2]
+                self._a = self._l = self._r = a
+                self._ac = self._lc = ac
+                return
+            lc = self._lc
+            a = self._a
             ac = self._ac
-            if not a & mask:
-                ac = ac[-2]
-            self._a = self._l = self._r = a
-            self._ac = self._lc = ac
-            return
-        # shrink: oldest of l_L joins the front portion, youngest of l_R joins l_A
-        c = self._c
-        combine = self._combine
-        lc = self._lc
-        a = self._a
-        ac = self._ac
+        # shrink: the oldest of l_L joins the front portion, the youngest of l_R joins
+        # l_A; aggs[L] <- Σ_L ⊗ Σ_R ⊗ Σ_A and aggs[A-1] <- v[A-1] ⊗ Σ_A (old A)
         ai = a & mask
         if ai:
             pc = ac
-            pi = ai - 1
+            pi = ai - 1 + c  # aggs slot of position A-1
         else:
             pc = ac[-1]
-            pi = mask
+            pi = mask + c
         li = (lp & mask) + c
-        if a != self._b:
+        combine = self._combine
+        if a != b:
             s_a = ac[ai + c]
-            lc[li] = combine(combine(lc[li], pc[pi + c]), s_a)
-            pc[pi + c] = combine(pc[pi], s_a)
-        else:
-            lc[li] = combine(lc[li], pc[pi + c])
-            pc[pi + c] = pc[pi]  # v[A-1] ⊗ identity
+            lc[li] = combine(combine(lc[li], pc[pi]), s_a)
+            pc[pi] = combine(pc[pi - c], s_a)
+        else:  # l_A empty: Σ_A is the identity, skip both identity operands
+            lc[li] = combine(lc[li], pc[pi])
+            pc[pi] = pc[pi - c]
         lp += 1
         if not lp & mask:
             lc = lc[-2]
@@ -203,33 +223,8 @@ class DABA:
         self._a = a - 1
         self._ac = pc
 
-    # ------------------------------------------------------------------ operations
-    def insert(self, v: Any) -> None:
-        """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 3 combines.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABA(Sum()); w.insert(3); w.insert(4); w.query()
-        7
-        """
-        p = self._lift(v)
-        e = self._e
-        ec = self._ec
-        agg = p if e == self._b else self._combine(self._sb, p)
-        i = e & self._mask
-        ec[i] = p
-        ec[i + self._c] = agg
-        self._sb = agg
-        e += 1
-        if not e & self._mask:
-            nc: list[Any] = [None] * (2 * self._c + 2)
-            nc[-1] = ec
-            ec[-2] = nc
-            self._ec = nc
-        self._e = e
-        self._fixup()
-
     def evict(self) -> None:
-        """Remove the oldest entry. O(1) worst case, at most 2 combines here (paper: 3).
+        """Remove the oldest entry. O(1) worst case, at most 3 combines.
 
         Raises :class:`~windowagg.errors.EmptyWindowError` when the window is empty.
 
@@ -238,20 +233,75 @@ class DABA:
         4
         """
         f = self._f
-        if f == self._e:
+        e = self._e
+        if f == e:
             raise empty_error(_WHO, "evict()")
+        mask = self._mask
+        c = self._c
         f += 1
-        if not f & self._mask:
+        if not f & mask:
             old = self._fc
             fc = old[-2]
             old[-2] = None  # cut both links: reference counting frees the old chunk now
             fc[-1] = None
             self._fc = fc
         self._f = f
-        self._fixup()
+        b = self._b
+        # fixup, inlined (the same code ends insert and evict: a method call would cost
+        # as much as a shrink step). Cases: singleton / flip / shift / shrink (Fig. 10).
+        if f == b:
+            # singleton (or empty): the back list becomes the front portion; no combine
+            self._l = self._r = self._a = self._b = e
+            self._lc = self._ac = self._ec
+            return
+        lp = self._l
+        if lp == b:
+            # flip: front portion -> l_L, back list -> l_R (then a shrink); no combine
+            lp = f
+            lc = self._fc
+            a = b = self._b = e
+            ac = self._ec
+        else:
+            if lp == self._r:
+                # shift: the oldest of l_A joins the front portion; no combine
+                a = self._a + 1
+                ac = self._ac
+                if not a & mask:
+                    ac = ac[-2]
+                self._a = self._l = self._r = a
+                self._ac = self._lc = ac
+                return
+            lc = self._lc
+            a = self._a
+            ac = self._ac
+        # shrink: the oldest of l_L joins the front portion, the youngest of l_R joins
+        # l_A; aggs[L] <- Σ_L ⊗ Σ_R ⊗ Σ_A and aggs[A-1] <- v[A-1] ⊗ Σ_A (old A)
+        ai = a & mask
+        if ai:
+            pc = ac
+            pi = ai - 1 + c  # aggs slot of position A-1
+        else:
+            pc = ac[-1]
+            pi = mask + c
+        li = (lp & mask) + c
+        combine = self._combine
+        if a != b:
+            s_a = ac[ai + c]
+            lc[li] = combine(combine(lc[li], pc[pi]), s_a)
+            pc[pi] = combine(pc[pi - c], s_a)
+        else:  # l_A empty: Σ_A is the identity, skip both identity operands
+            lc[li] = combine(lc[li], pc[pi])
+            pc[pi] = pc[pi - c]
+        lp += 1
+        if not lp & mask:
+            lc = lc[-2]
+        self._l = lp
+        self._lc = lc
+        self._a = a - 1
+        self._ac = pc
 
     def bulk_evict(self, count: int) -> None:
-        """Remove the ``count`` oldest entries: O(count) worst case, <= 2 combines each.
+        """Remove the ``count`` oldest entries: O(count) worst case, <= 3 combines each.
 
         A bad count raises and leaves the window unchanged.
 
@@ -276,11 +326,15 @@ class DABA:
         f = self._f
         b = self._b
         if f == b:
-            return self._lower(self._identity)
+            return self._identity if (lower := self._lower) is None else lower(self._identity)
         s_f = self._fc[(f & self._mask) + self._c]
         if b == self._e:
-            return self._lower(s_f)
-        return self._lower(self._combine(s_f, self._sb))
+            return s_f if (lower := self._lower) is None else lower(s_f)
+        return (
+            self._combine(s_f, self._sb)
+            if (lower := self._lower) is None
+            else lower(self._combine(s_f, self._sb))
+        )
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty."""

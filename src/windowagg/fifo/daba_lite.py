@@ -54,7 +54,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["DABALite"]
@@ -99,9 +99,7 @@ class DABALite:
         require_monoid(monoid, _WHO)
         self._m = monoid
         # bound methods cached once: every operation calls them
-        self._lift = monoid.lift
-        self._combine = monoid.combine
-        self._lower = monoid.lower
+        self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
         self._vals: deque[Any] = deque()  # every partial, oldest first
         self._front: deque[Any] = deque()
@@ -117,23 +115,39 @@ class DABALite:
         """The monoid this window aggregates with."""
         return self._m
 
-    def _fixup(self) -> None:
-        """Restore the invariants after one push or pop: O(1), at most 2 combines."""
+    def insert(self, v: Any) -> None:
+        """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 3 combines.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABALite(Sum()); w.insert(3); w.insert(4); w.query()
+        7
+        """
+        lift = self._lift
+        p = v if lift is None else lift(v)
+        self._vals.append(p)
+        bb = self._bb
+        self._agg_b = self._combine(self._agg_b, p) if bb else p
+        bb.append(p)
+        front = self._front
+        # fixup, inlined (the same code ends insert and evict: a method call would cost
+        # about as much as the step itself). Cases: shrink / shift / singleton / flip.
         ll = self._ll
-        if not ll:
+        if ll:
+            rr = self._rr
+            aa = self._aa
+        else:
             aa = self._aa
             if aa:
                 # shift: the oldest of l_A joins the front portion; no combine
-                self._front.append(aa.popleft())
+                front.append(aa.popleft())
                 return
-            front = self._front
             if not front:
                 # singleton or empty: l_B (at most one raw partial) is the front portion
                 self._front = self._bb
                 self._bb = front
                 self._agg_b = self._identity
                 return
-            # flip: front portion -> l_L, l_B -> l_R; then a shrink, as in the paper
+            # flip: front portion -> l_L, l_B -> l_R, then a shrink as in the paper
             self._ll = front
             self._front = ll
             ll, front = front, ll
@@ -142,29 +156,11 @@ class DABALite:
             self._rr = rr
             self._agg_ra = self._agg_b
             self._agg_b = self._identity
-        else:
-            front = self._front
-            rr = self._rr
-            aa = self._aa
-        # shrink
+        # shrink: Σ_L ⊗ agg_ra joins the front portion; v[A-1] ⊗ Σ_A joins l_A
         combine = self._combine
         front.append(combine(ll.popleft(), self._agg_ra))
         r = rr.pop()
         aa.appendleft(combine(r, aa[0]) if aa else r)
-
-    def insert(self, v: Any) -> None:
-        """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 3 combines.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABALite(Sum()); w.insert(3); w.insert(4); w.query()
-        7
-        """
-        p = self._lift(v)
-        self._vals.append(p)
-        bb = self._bb
-        self._agg_b = self._combine(self._agg_b, p) if bb else p
-        bb.append(p)
-        self._fixup()
 
     def evict(self) -> None:
         """Remove the oldest entry. O(1) worst case, at most 2 combines.
@@ -179,8 +175,40 @@ class DABALite:
         if not vals:
             raise empty_error(_WHO, "evict()")
         vals.popleft()
-        self._front.popleft()
-        self._fixup()
+        front = self._front
+        front.popleft()
+        # fixup, inlined (the same code ends insert and evict: a method call would cost
+        # about as much as the step itself). Cases: shrink / shift / singleton / flip.
+        ll = self._ll
+        if ll:
+            rr = self._rr
+            aa = self._aa
+        else:
+            aa = self._aa
+            if aa:
+                # shift: the oldest of l_A joins the front portion; no combine
+                front.append(aa.popleft())
+                return
+            if not front:
+                # singleton or empty: l_B (at most one raw partial) is the front portion
+                self._front = self._bb
+                self._bb = front
+                self._agg_b = self._identity
+                return
+            # flip: front portion -> l_L, l_B -> l_R, then a shrink as in the paper
+            self._ll = front
+            self._front = ll
+            ll, front = front, ll
+            rr = self._bb
+            self._bb = self._rr
+            self._rr = rr
+            self._agg_ra = self._agg_b
+            self._agg_b = self._identity
+        # shrink: Σ_L ⊗ agg_ra joins the front portion; v[A-1] ⊗ Σ_A joins l_A
+        combine = self._combine
+        front.append(combine(ll.popleft(), self._agg_ra))
+        r = rr.pop()
+        aa.appendleft(combine(r, aa[0]) if aa else r)
 
     def bulk_evict(self, count: int) -> None:
         """Remove the ``count`` oldest entries: O(count) worst case, <= 2 combines each.
@@ -207,10 +235,14 @@ class DABALite:
         """
         front = self._front
         if not front:
-            return self._lower(self._identity)
+            return self._identity if (lower := self._lower) is None else lower(self._identity)
         if self._bb:
-            return self._lower(self._combine(front[0], self._agg_b))
-        return self._lower(front[0])
+            return (
+                self._combine(front[0], self._agg_b)
+                if (lower := self._lower) is None
+                else lower(self._combine(front[0], self._agg_b))
+            )
+        return front[0] if (lower := self._lower) is None else lower(front[0])
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty."""

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["FlatFAT"]
@@ -68,9 +68,7 @@ class FlatFAT:
         require_monoid(monoid, _WHO)
         self._m = monoid
         # bound methods cached once: every operation calls them
-        self._lift = monoid.lift
-        self._combine = monoid.combine
-        self._lower = monoid.lower
+        self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
         self._cap = _MIN_CAP
         self._tree: list[Any] = [self._identity] * (2 * _MIN_CAP)
@@ -116,7 +114,8 @@ class FlatFAT:
         >>> w = FlatFAT(Sum()); w.insert(3); w.insert(4); w.query()
         7
         """
-        p = self._lift(v)
+        lift = self._lift
+        p = v if lift is None else lift(v)
         if self._n == self._cap:
             self._rebuild(2 * self._cap)
         leaf = self._cap + ((self._front + self._n) & (self._cap - 1))
@@ -205,10 +204,9 @@ class FlatFAT:
         """
         end = self._front + self._n
         if end <= self._cap:
-            return self._lower(self._tree[1])
-        return self._lower(
-            self._combine(self._fold(self._front, self._cap), self._fold(0, end - self._cap))
-        )
+            return self._tree[1] if (lower := self._lower) is None else lower(self._tree[1])
+        agg = self._combine(self._fold(self._front, self._cap), self._fold(0, end - self._cap))
+        return agg if (lower := self._lower) is None else lower(agg)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty."""

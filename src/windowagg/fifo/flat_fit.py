@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["FlatFIT"]
@@ -84,9 +84,7 @@ class FlatFIT:
         require_monoid(monoid, _WHO)
         self._m = monoid
         # bound methods cached once: every operation calls them
-        self._lift = monoid.lift
-        self._combine = monoid.combine
-        self._lower = monoid.lower
+        self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
         self._front = 0
         self._end = 0
@@ -128,7 +126,8 @@ class FlatFIT:
         >>> w = FlatFIT(Sum()); w.insert(3); w.insert(4); w.query()
         7
         """
-        p = self._lift(v)
+        lift = self._lift
+        p = v if lift is None else lift(v)
         e = self._end
         if e - self._front == self._cap:
             self._resize(2 * self._cap)
@@ -196,7 +195,7 @@ class FlatFIT:
         i = self._front
         end = self._end
         if i == end:
-            return self._lower(self._identity)
+            return self._identity if (lower := self._lower) is None else lower(self._identity)
         mask, ptrs, parts = self._mask, self._ptrs, self._parts
         stack = self._stack
         push = stack.append  # cached: called once per jump
@@ -218,7 +217,7 @@ class FlatFIT:
             except BaseException:
                 stack.clear()  # a failing combine leaves a consistent, uncompressed rest
                 raise
-        return self._lower(acc)
+        return acc if (lower := self._lower) is None else lower(acc)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty."""

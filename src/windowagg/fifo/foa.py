@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["FOA"]
@@ -148,9 +148,7 @@ class FOA:
         require_monoid(monoid, _WHO)
         self._m = monoid
         # bound methods cached once: every operation calls them
-        self._lift = monoid.lift
-        self._combine = monoid.combine
-        self._lower = monoid.lower
+        self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
         self._f: _Cell | None = None
         self._sched: _Cell | None = None
@@ -199,7 +197,8 @@ class FOA:
         >>> w = FOA(Sum()); w.insert(3); w.insert(4); w.query()
         7
         """
-        p = self._lift(v)
+        lift = self._lift
+        p = v if lift is None else lift(v)
         b = self._b
         self._b = _Cell(p, p if b is None else self._combine(b.agg, p), b)
         self._last = p
@@ -246,10 +245,14 @@ class FOA:
         """
         f, b = self._f, self._b
         if f is None:
-            return self._lower(self._identity)
+            return self._identity if (lower := self._lower) is None else lower(self._identity)
         if b is None:
-            return self._lower(f.agg)
-        return self._lower(self._combine(f.agg, b.agg))
+            return f.agg if (lower := self._lower) is None else lower(f.agg)
+        return (
+            self._combine(f.agg, b.agg)
+            if (lower := self._lower) is None
+            else lower(self._combine(f.agg, b.agg))
+        )
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty."""

@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
 from windowagg.monoids.base import Group, require_group
 
 __all__ = ["SubtractOnEvict"]
@@ -68,9 +68,7 @@ class SubtractOnEvict:
         require_group(monoid, _WHO)
         self._m = monoid
         # bound methods cached once: the hot paths call them on every operation
-        self._lift = monoid.lift
-        self._combine = monoid.combine
-        self._lower = monoid.lower
+        self._lift, self._combine, self._lower = hot_ops(monoid)
         self._inverse = monoid.inverse
         self._identity = monoid.identity
         self._vals: deque[Any] = deque()
@@ -88,7 +86,8 @@ class SubtractOnEvict:
         >>> w = SubtractOnEvict(Sum()); w.insert(4); w.query()
         4
         """
-        p = self._lift(v)
+        lift = self._lift
+        p = v if lift is None else lift(v)
         agg = self._combine(self._agg, p)
         self._vals.append(p)
         self._agg = agg
@@ -147,7 +146,7 @@ class SubtractOnEvict:
         >>> SubtractOnEvict(Sum()).query()
         0
         """
-        return self._lower(self._agg)
+        return self._agg if (lower := self._lower) is None else lower(self._agg)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty."""

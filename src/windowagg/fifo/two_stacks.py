@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["TwoStacks"]
@@ -65,9 +65,7 @@ class TwoStacks:
         require_monoid(monoid, _WHO)
         self._m = monoid
         # bound methods cached once: every operation calls them
-        self._lift = monoid.lift
-        self._combine = monoid.combine
-        self._lower = monoid.lower
+        self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
         self._fv: list[Any] = []  # front values, oldest last
         self._fa: list[Any] = []  # front aggregates: fa[i] = fv[i] ⊗ fv[i-1] ⊗ ... ⊗ fv[0]
@@ -86,7 +84,8 @@ class TwoStacks:
         >>> w = TwoStacks(Sum()); w.insert(3); w.insert(4); w.query()
         7
         """
-        p = self._lift(v)
+        lift = self._lift
+        p = v if lift is None else lift(v)
         ba = self._ba
         ba.append(self._combine(ba[-1], p) if ba else p)
         self._bv.append(p)
@@ -160,11 +159,15 @@ class TwoStacks:
         fa, ba = self._fa, self._ba
         if fa:
             if ba:
-                return self._lower(self._combine(fa[-1], ba[-1]))
-            return self._lower(fa[-1])
+                return (
+                    self._combine(fa[-1], ba[-1])
+                    if (lower := self._lower) is None
+                    else lower(self._combine(fa[-1], ba[-1]))
+                )
+            return fa[-1] if (lower := self._lower) is None else lower(fa[-1])
         if ba:
-            return self._lower(ba[-1])
-        return self._lower(self._identity)
+            return ba[-1] if (lower := self._lower) is None else lower(ba[-1])
+        return self._identity if (lower := self._lower) is None else lower(self._identity)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty."""

@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["TwoStacksLite"]
@@ -78,9 +78,7 @@ class TwoStacksLite:
         require_monoid(monoid, _WHO)
         self._m = monoid
         # bound methods cached once: every operation calls them
-        self._lift = monoid.lift
-        self._combine = monoid.combine
-        self._lower = monoid.lower
+        self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
         self._vals: deque[Any] = deque()
         self._front: list[Any] = []
@@ -99,7 +97,8 @@ class TwoStacksLite:
         >>> w = TwoStacksLite(Sum()); w.insert(3); w.insert(4); w.query()
         7
         """
-        p = self._lift(v)
+        lift = self._lift
+        p = v if lift is None else lift(v)
         nb = self._n_back
         self._agg_b = self._combine(self._agg_b, p) if nb else p
         self._n_back = nb + 1
@@ -177,9 +176,13 @@ class TwoStacksLite:
         front = self._front
         if front:
             if self._n_back:
-                return self._lower(self._combine(front[-1], self._agg_b))
-            return self._lower(front[-1])
-        return self._lower(self._agg_b)
+                return (
+                    self._combine(front[-1], self._agg_b)
+                    if (lower := self._lower) is None
+                    else lower(self._combine(front[-1], self._agg_b))
+                )
+            return front[-1] if (lower := self._lower) is None else lower(front[-1])
+        return self._agg_b if (lower := self._lower) is None else lower(self._agg_b)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty."""
