@@ -1,0 +1,360 @@
+"""AMTA: the Amortized Monoid Tree Aggregator (a forest of level queues).
+
+=================  ==========================================================================
+ordering           FIFO (in-order)
+operator needs     monoid; not commutative, no inverse
+insert             amortized O(1) combines, O(log n) worst case (binary-counter carry)
+evict              amortized O(1), O(log n) worst case (left-spine values left stale)
+bulk_evict(k)      O(min(k, c·log n) + log n): after ``c·⌊log2 n⌋ + 1`` single evictions
+                   (c = ``bulk_after``, default 1) the rest goes in one forest descent
+enforce(policy)    same as bulk_evict, for the longest prefix the policy selects
+query              O(1) (``R0 · R1``: one combine)
+space              O(n); local memory O(log n) pairs + buffer + caches with a store
+paper              "Monoid Tree Aggregator" (MTA) §4.2, Algorithms 3-7, with the errata of
+                   guides/seed-mta-daba.md A5 (Alg. 3 missing levels, Alg. 5 reset,
+                   Alg. 6 empty stack and vanished tree, concrete forest bulk eviction)
+=================  ==========================================================================
+
+Structure (Invariant 3): the level queues of Log MTA, but the **tail pair of every level
+is the root of its own tree**; a pair gets a parent only when it stops being the tail
+(its value is then final), so level l+1 holds the parents of level l's non-tail pairs.
+The top level holds the root of the oldest (leftmost) tree. Locally kept:
+
+- ``R0`` -- aggregate of the leftmost tree, ``R1`` -- aggregate of all the other trees;
+- the stack ``S`` -- aggregates of the leftmost tree with the first element of each level
+  removed (its top is ``R0`` without the oldest entry), so a single eviction is
+  ``R0 <- S.pop()`` plus O(1) amortized pair updates. Ancestors on the left spine are left
+  stale on purpose and recomputed (O(log n)) only before a bulk descent.
+
+Examples
+--------
+>>> from windowagg.monoids import Sum
+>>> w = AMTA(Sum())
+>>> for x in [1, 2, 1, 2, 1, 2, 1, 2]: w.insert(x)
+>>> w.result_pair, w.stack                  # MTA Fig. 4: R0 = 6, R1 = 6, S = [3, 5]
+((6, 6), [3, 5])
+>>> w.insert(1); w.result_pair[1]
+7
+>>> w.evict(); w.result_pair[0], w.query()
+(5, 12)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from windowagg.errors import EmptyWindowError
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo.log_mta import _MTABase
+from windowagg.fifo.wsp import Policy
+from windowagg.monoids.base import Monoid
+from windowagg.storage.base import KVStore
+from windowagg.storage.levels import EMPTY
+
+__all__ = ["AMTA"]
+
+
+class AMTA(_MTABase):
+    """Amortized MTA over *monoid*: amortized O(1) insert / evict / query, O(log n) bulk.
+
+    Parameters
+    ----------
+    monoid, policy, store, namespace, buffer_size, cache_size, refill_below, on_existing
+        As for :class:`~windowagg.fifo.log_mta.LogMTA`.
+    bulk_after
+        The factor c: a bulk eviction or an enforcement switches from single evictions to
+        one forest descent after ``c·⌊log2 n⌋ + 1`` single evictions. ``0`` descends at
+        once (after one single eviction); ``math.inf`` never descends (O(k)).
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Concat
+    >>> w = AMTA(Concat())
+    >>> for x in range(10): w.insert(x)
+    >>> w.bulk_evict(7); w.query()
+    (7, 8, 9)
+    """
+
+    _WHO = "AMTA"
+    _FOREST = True
+
+    def __init__(
+        self,
+        monoid: Monoid[Any, Any, Any],
+        *,
+        policy: Policy | None = None,
+        store: KVStore | None = None,
+        namespace: str = "window",
+        buffer_size: int = 512,
+        cache_size: int = 512,
+        refill_below: int = 256,
+        on_existing: str = "resume",
+        bulk_after: float = 1.0,
+    ) -> None:
+        if not bulk_after >= 0:
+            raise ValueError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")
+        self._bulk_after = bulk_after
+        self._R0: Any = monoid.identity
+        self._R1: Any = monoid.identity
+        self._S: list[Any] = []
+        super().__init__(
+            monoid,
+            policy=policy,
+            store=store,
+            namespace=namespace,
+            buffer_size=buffer_size,
+            cache_size=cache_size,
+            refill_below=refill_below,
+            on_existing=on_existing,
+        )
+
+    # -- read-only facts -----------------------------------------------------------------
+    @property
+    def result_pair(self) -> tuple[Any, Any]:
+        """``(R0, R1)``: aggregates of the leftmost tree and of the other trees. O(1)."""
+        return (self._R0, self._R1)
+
+    @property
+    def stack(self) -> list[Any]:
+        """A copy of the stack S, bottom first. O(log n)."""
+        return list(self._S)
+
+    def aggregate(self) -> Any:
+        """The partial aggregate of the window, ``R0 · R1``. O(1), at most one combine."""
+        r0, r1 = self._R0, self._R1
+        ident = self._identity
+        if r1 is ident:
+            return r0
+        if r0 is ident:
+            return r1
+        return self._combine(r0, r1)
+
+    def _limit(self, n: int) -> float:
+        return self._bulk_after * math.floor(math.log2(n)) + 1 if n > 1 else 1
+
+    # -- Result Pair and stack (Alg. 4 and 5, fixed) -------------------------------------
+    def _compute_left(self) -> None:
+        """Rebuild S and R0 from the first pair of every level. O(log n)."""
+        first = self._first
+        comb = self._combine
+        S = self._S
+        S.clear()
+        for lv in range(len(first) - 1, -1, -1):
+            a, b = first[lv]
+            if a is not EMPTY and b is not EMPTY:
+                S.append(comb(b, S[-1]) if S else b)
+        a, b = first[0]
+        head = b if a is EMPTY else a
+        self._R0 = comb(head, S[-1]) if S else head
+
+    def _compute_right(self) -> None:
+        """R1 = aggregate of the tails of levels 0 .. top-1, oldest first. O(log n)."""
+        last = self._last
+        comb = self._combine
+        r1: Any = EMPTY
+        for lv in range(len(last) - 1):
+            a, b = last[lv]
+            val = a if b is EMPTY else (b if a is EMPTY else comb(a, b))
+            r1 = val if r1 is EMPTY else comb(val, r1)
+        self._R1 = self._identity if r1 is EMPTY else r1
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._R0 = self._identity
+        self._R1 = self._identity
+        self._S.clear()
+
+    # -- insert (Alg. 3, fixed) ----------------------------------------------------------
+    def insert(self, v: Any) -> None:
+        """Append ``lift(v)``: a binary-counter carry through the tails.
+
+        Amortized O(1) combines, O(log n) worst case (when the carry reaches the top
+        pair, R0, R1 and S are recomputed)."""
+        u = self._m.lift(v)
+        last = self._last
+        if not last:
+            self._new_level([u, EMPTY], 0, 0)
+            self._R0 = u
+            return
+        comb = self._combine
+        r1 = self._R1
+        self._R1 = u if r1 is self._identity else comb(r1, u)
+        top = len(last) - 1
+        carry = u
+        lv = 0
+        while True:
+            p = last[lv]
+            b = p[1]
+            if b is EMPTY:  # free right slot: the carry stops here
+                p[1] = carry
+                if lv == top:  # the leftmost tree grew: trees merged
+                    self._compute_left()
+                    self._compute_right()
+                return
+            a = p[0]
+            nxt = b if a is EMPTY else comb(a, b)
+            self._append(lv, [carry, EMPTY])  # the old tail gets a parent: nxt
+            carry = nxt
+            lv += 1
+            if lv > top:  # the old top pair got a parent: a new top level, R0/S unchanged
+                self._new_level([carry, EMPTY], self._hi[top] - 2, 0)
+                return
+
+    # -- single eviction (Alg. 6 + 7, fixed) ---------------------------------------------
+    def evict(self) -> None:
+        """Remove the oldest entry. Amortized O(1), O(log n) worst case (when the leftmost
+        tree vanishes). EmptyWindowError when empty."""
+        if not self._first:
+            raise empty_error(self._WHO, "evict()")
+        self._evict_one()
+
+    def _evict_one(self) -> None:
+        S = self._S
+        self._R0 = S.pop() if S else self._identity
+        first, lo, hi = self._first, self._lo, self._hi
+        top = len(first) - 1
+        new_heads: list[list[Any]] = []
+        lv = 0
+        while True:
+            p = first[lv]
+            if p[0] is not EMPTY and p[1] is not EMPTY:
+                p[0] = EMPTY  # keep the pair; ancestors stay stale on purpose
+                break
+            self._drop_first(lv, 1)
+            if lo[lv] < hi[lv]:
+                q = first[lv]
+                if q[0] is not EMPTY and q[1] is not EMPTY:
+                    new_heads.append(q)
+            lv += 1
+            if lv > top:  # ran off the top: the leftmost tree vanished
+                self._drop_empty_top()
+                if not self._first:
+                    self._reset()
+                    return
+                self._compute_left()
+                self._compute_right()
+                return
+        comb = self._combine
+        while new_heads:
+            q = new_heads.pop()
+            S.append(comb(q[1], S[-1]) if S else q[1])
+
+    # -- bulk eviction and enforcement ---------------------------------------------------
+    def bulk_evict(self, count: int) -> None:
+        """Remove the *count* oldest entries: single evictions up to the switch point,
+        then one forest descent. O(min(count, c·log n) + log n).
+
+        EmptyWindowError (window unchanged) unless ``0 <= count <= len(window)``."""
+        n = len(self)
+        k = check_count(count, n, self._WHO)
+        if k == n:
+            if k:
+                self._reset()
+            return
+        if k <= self._limit(n):
+            for _ in range(k):
+                self._evict_one()
+            return
+        self._descend(self._count_accept(self._leaf_lo() + k), True)
+        self._after_bulk()
+
+    def _enforce(self, policy: Policy) -> None:
+        total = self.aggregate()
+        if policy(total, total):
+            self._reset()
+            return
+        comb = self._combine
+        limit = self._limit(len(self))
+        acc: Any = EMPTY
+        done = 0
+        while self._first:
+            f = self._first[0]
+            head = f[1] if f[0] is EMPTY else f[0]
+            cand = head if acc is EMPTY else comb(acc, head)
+            if not policy(total, cand):
+                return
+            self._evict_one()
+            acc = cand
+            done += 1
+            if done >= limit:
+                break
+        if not self._first:  # only a non-monotone policy gets here
+            return
+        # switch to one descent over the forest (the left spine must be fresh for it)
+        self._refresh_left_spine()
+        box = [acc]
+        self._descend(self._policy_accept(policy, total, box), True)
+        self._after_bulk()
+
+    def _after_bulk(self) -> None:
+        self._drop_empty_top()
+        if not self._first:
+            self._reset()
+            return
+        self._compute_left()
+        self._compute_right()
+
+    # -- local state for checkpoints -----------------------------------------------------
+    def _extra_local(self) -> int:
+        return len(self._S) + 2
+
+    def _extra_state(self) -> Any:
+        return {"R0": self._R0, "R1": self._R1, "S": list(self._S)}
+
+    def _load_extra(self, extra: Any) -> None:
+        if not isinstance(extra, dict):
+            raise EmptyWindowError("AMTA checkpoint lacks the result pair")  # pragma: no cover
+        self._R0 = extra["R0"]
+        self._R1 = extra["R1"]
+        self._S[:] = list(extra["S"])
+
+    # -- invariants ----------------------------------------------------------------------
+    def _check(self) -> None:
+        """Verify every invariant (O(n)): Invariants 1-3 (#nodes(l+1) = #pairs(l) - 1),
+        one top pair, every node off the left spine = combine of its children, leaf
+        offsets, height <= log2(n) + 2, R0 = fold(leftmost tree), R1 = fold(other trees),
+        S recomputed from scratch, store caches consistent."""
+        who = self._WHO
+        levels = self._check_common(1)
+        m = self._m
+        ident = self._identity
+
+        def fold(xs: list[Any]) -> Any:
+            acc = ident
+            for x in xs:
+                acc = m.combine(acc, x)
+            return acc
+
+        if not levels:
+            invariant(not self._S, who, "empty window with a non-empty stack")
+            invariant(ident == self._R0 and ident == self._R1, who, "empty window, R != identity")
+            return
+        leaves = [x for a, b in levels[0] for x in (a, b) if x is not EMPTY]
+        # leaves of the trees rooted at the tails of levels 0..top-1 (newest last)
+        right = 0
+        for lv in range(len(levels) - 1):
+            a, b = levels[lv][-1]
+            right += ((a is not EMPTY) + (b is not EMPTY)) << lv
+        left_leaves, right_leaves = leaves[: len(leaves) - right], leaves[len(leaves) - right :]
+        invariant(
+            fold(left_leaves) == self._R0,
+            who,
+            f"R0 = {self._R0!r:.60} but the leftmost tree folds to {fold(left_leaves)!r:.60}",
+        )
+        invariant(
+            fold(right_leaves) == self._R1,
+            who,
+            f"R1 = {self._R1!r:.60} but the other trees fold to {fold(right_leaves)!r:.60}",
+        )
+        saved_s = list(self._S)
+        saved_r0 = self._R0
+        self._compute_left()
+        fresh = list(self._S)
+        self._S[:] = saved_s
+        self._R0 = saved_r0
+        invariant(saved_s == fresh, who, f"stack {saved_s!r:.80} != recomputed {fresh!r:.80}")
+
+    def __repr__(self) -> str:
+        where = "" if self._store is None else f", store={self._store!r}"
+        return f"AMTA({self._m!r}, n={len(self)}{where})"
