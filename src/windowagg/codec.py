@@ -128,6 +128,8 @@ _TAG_NAMES: Final = {
 
 _F: Final = struct.Struct(">cd")  # tag + float in one pack call
 _D: Final = struct.Struct(">d")
+_unpack_d: Final = _D.unpack_from
+_from_bytes: Final = int.from_bytes
 _DATETIME_S: Final = struct.Struct(">HBBBBBIB")
 _DATE_S: Final = struct.Struct(">HBB")
 _TIMEDELTA_S: Final = struct.Struct(">iII")
@@ -279,7 +281,11 @@ def _encode(obj: object, out: bytearray, depth: int) -> None:
     elif t is tuple or t is list:
         seq: tuple[Any, ...] | list[Any] = obj  # type: ignore[assignment]
         out.append(_TUPLE if t is tuple else _LIST)
-        _put_varint(out, len(seq))
+        count = len(seq)
+        if count < 0x80:
+            out.append(count)
+        else:
+            _put_varint(out, count)
         if depth >= MAX_DEPTH:
             _too_deep(depth)
         d = depth + 1
@@ -620,30 +626,42 @@ def _decode(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
 
 def _decode_seq(data: bytes, pos: int, depth: int, as_tuple: bool) -> tuple[Any, int]:
     size = len(data)
-    what = "tuple" if as_tuple else "list"
-    count, p = _read_varint(data, pos + 1, what)
+    p = pos + 1
+    if p < size and data[p] < 0x80:  # one-byte count: the common case, no call
+        count = data[p]
+        p += 1
+    else:
+        count, p = _read_varint(data, p, "tuple" if as_tuple else "list")
     if count > size - p:  # every value takes at least one byte
+        what = "tuple" if as_tuple else "list"
         raise _truncated(f"{what} of {count} values", count, p, size)
     if depth >= MAX_DEPTH:
         raise CodecError(f"data nests deeper than MAX_DEPTH={MAX_DEPTH} at offset {pos}")
     d = depth + 1
     items: list[Any] = []
     append = items.append  # cached: called once per item in the hot loop
-    unpack_float = _D.unpack_from
     for _ in range(count):
-        # The items are mostly ints and floats: decode them inline (no call, no tuple).
+        # Items are mostly ints, floats and small tuples: decode them inline (no call).
+        # Tag bytes are literals here (0x66 float, 0x69 int, 0x74 tuple) to skip global lookups.
         if p < size:
             tag = data[p]
-            if tag == _FLOAT and p + 9 <= size:
-                append(unpack_float(data, p + 1)[0])
-                p += 9
-                continue
-            if tag == _INT and p + 1 < size:
-                n = data[p + 1]
-                if n < 0x80 and p + 2 + n <= size:
-                    append(int.from_bytes(data[p + 2 : p + 2 + n], "big", signed=True))
-                    p += 2 + n
+            if tag == 0x66:
+                if p + 9 <= size:
+                    append(_unpack_d(data, p + 1)[0])
+                    p += 9
                     continue
+            elif tag == 0x69:
+                if p + 1 < size:
+                    n = data[p + 1]
+                    end = p + 2 + n
+                    if n < 0x80 and end <= size:
+                        append(_from_bytes(data[p + 2 : end], "big", signed=True))
+                        p = end
+                        continue
+            elif tag == 0x74:  # rows of tuples: skip one dispatch level
+                item, p = _decode_seq(data, p, d, True)
+                append(item)
+                continue
         item, p = _decode(data, p, d)
         append(item)
     return (tuple(items) if as_tuple else items), p
