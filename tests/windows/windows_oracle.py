@@ -255,7 +255,7 @@ class CountOracle:
             return []
         self.events.append((t, self.seq, v))
         self.seq += 1
-        if self.wm is None or t - self.ooo > self.wm:
+        if self.ooo is not None and (self.wm is None or t - self.ooo > self.wm):
             self.wm = t - self.ooo
         self.since += 1
         if self.since < self.every:
@@ -286,7 +286,7 @@ class PolicyOracle:
             return []
         self.events.append((t, self.seq, v))
         self.seq += 1
-        if self.wm is None or t - self.ooo > self.wm:
+        if self.ooo is not None and (self.wm is None or t - self.ooo > self.wm):
             self.wm = t - self.ooo
         evs = sorted(self.events)
         total = m.identity

@@ -5,6 +5,15 @@ factory) with a window policy, an event-time watermark, allowed lateness, a late
 policy, a side output for rejected input, emission, and versioned state
 (``to_bytes``/``from_bytes`` via :mod:`windowagg.codec`). See ``docs/windows.md``.
 
+=================  ==========================================================================
+SlidingWindows     time windows ``[start, end)`` (Spark's ``F.window``), per slide or event
+SharedWindows      several sizes over one aggregator, one ``range_query`` per size
+CountWindows       the last n events in event-time order, every ``every`` arrivals
+PolicyWindows      a prefix-monotone slide policy ``wsp(total, prefix)`` (MTA)
+WindowResult       ``(start, end, value, count)``
+Rejected           ``(t, value, reason)``: the side output
+=================  ==========================================================================
+
 >>> from windowagg.windows import SlidingWindows
 >>> from windowagg.monoids import Max
 >>> w = SlidingWindows(Max(), 10, 10, aggregator="recalc")
@@ -15,10 +24,16 @@ policy, a side output for rejected input, emission, and versioned state
 from __future__ import annotations
 
 from windowagg.windows._common import Rejected, WindowResult
+from windowagg.windows.count import CountWindows
+from windowagg.windows.policy import PolicyWindows
+from windowagg.windows.shared import SharedWindows
 from windowagg.windows.sliding import SlidingWindows
 
 __all__ = [
+    "CountWindows",
+    "PolicyWindows",
     "Rejected",
+    "SharedWindows",
     "SlidingWindows",
     "WindowResult",
 ]
