@@ -21,6 +21,7 @@ Examples
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -166,7 +167,12 @@ def combined_frame(
             rj[a.alias] = None
         for c in ("reason", "event_time", "row"):
             rj[c] = rejects[c].to_numpy()
-        out = pd.concat([out, rj], ignore_index=True) if len(out) else rj
+        if len(out):
+            with warnings.catch_warnings():  # all-NA reject columns: dtypes come from `out`
+                warnings.simplefilter("ignore", FutureWarning)
+                out = pd.concat([out, rj], ignore_index=True)
+        else:
+            out = rj
     cols = ["kind", *keys, "window_start", "window_end", *[a.alias for a in aggs]]
     return out[[*cols, "reason", "event_time", "row"]]
 

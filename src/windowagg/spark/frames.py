@@ -301,7 +301,7 @@ def _make_windows(aggs: Sequence[Agg], spec: WindowSpec, late: str = "side") -> 
         monoid,
         spec.size,
         spec.slide,
-        origin=spec.origin,
+        origin=spec.start_time,
         max_out_of_orderness=spec.max_out_of_orderness,
         allowed_lateness=spec.allowed_lateness,
         late=late,
@@ -517,7 +517,8 @@ class KeyRunner:
         late = w.rejected[before:]
         w.rejected.clear()
         if late:
-            rejects = pd.concat([rejects, self._late_rows(pdf, idx, t_list, tuples, late)])
+            late_frame = self._late_rows(pdf, idx, t_list, tuples, late)
+            rejects = pd.concat([rejects, late_frame]) if len(rejects) else late_frame
         frame = _results_frame(
             self._keys, key_values, self._aggs, _results_to_columns(self._aggs, results)
         )

@@ -164,7 +164,7 @@ def _get_monoid(name: str) -> Any:
         raise ValueError(f"unknown aggregation {name!r}")
     try:
         return getter(name)
-    except (KeyError, LookupError) as e:
+    except (KeyError, LookupError, ValueError) as e:
         raise ValueError(f"unknown aggregation {name!r}: {e}") from None
 
 

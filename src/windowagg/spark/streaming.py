@@ -1,0 +1,202 @@
+"""Streaming sliding windows on Spark Structured Streaming, per key, with windowagg state.
+
+=================  ==========================================================================
+Spark operator     ``groupBy(keys).transformWithStateInPandas(WindowAggProcessor)`` (default;
+                   needs the RocksDB state store provider and ``protobuf``) or
+                   ``groupBy(keys).applyInPandasWithState(...)`` (any state store)
+per key state      one ``binary`` value: ``SlidingWindows.to_bytes()`` / ``CountWindows``
+                   (the versioned ``windowagg.codec`` format; never pickle)
+per micro-batch    validate rows (bad ones -> rejects), ``insert_many`` the good ones as one
+                   burst (sorted + FiBA bulk insert), emit the windows the key's watermark
+                   closed; O(m log m + m log d) + the emitted windows
+lateness           per key: watermark = key's max event time - max_out_of_orderness; an
+                   event older than watermark - allowed_lateness (or whose windows were all
+                   emitted) is a reject with reason ``late: ...`` (never dropped silently);
+                   judged per micro-batch, as Spark judges rows against its watermark
+output             append mode; each window exactly once (state and output commit together
+                   per micro-batch through Spark's checkpoint)
+=================  ==========================================================================
+
+Spark's own watermark is not used: no ``withWatermark`` is needed, and Spark never drops a
+row before windowagg has seen it (Spark's stateful operators drop rows older than the
+watermark silently). The cost: a key that stops receiving events keeps its last open
+windows in state until its next event (as Spark's append mode keeps unclosed windows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from windowagg.spark._deps import require_pyspark
+
+require_pyspark("windowagg.spark.streaming")
+
+import pandas as pd  # noqa: E402
+from pyspark.sql import DataFrame  # noqa: E402
+from pyspark.sql import types as T  # noqa: E402
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle  # noqa: E402
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout  # noqa: E402
+
+from windowagg.spark import frames  # noqa: E402
+from windowagg.spark.batch import combined_frame, make_spec, output_schema, prepare  # noqa: E402
+from windowagg.spark.spec import Agg, WindowSpec, parse_aggs  # noqa: E402
+
+__all__ = ["STATE_SCHEMA", "WindowAggProcessor", "stream_window_agg"]
+
+#: The per-key state: the windows object's codec bytes.
+STATE_SCHEMA = T.StructType([T.StructField("windows", T.BinaryType(), False)])
+
+
+def _has_null_key(key: tuple[Any, ...]) -> bool:
+    return any(k is None or (isinstance(k, float) and k != k) for k in key)
+
+
+class _Step:
+    """One key, one micro-batch: state bytes + rows -> combined output + new state bytes."""
+
+    def __init__(
+        self, keys: Sequence[str], time: str, aggs: Sequence[Agg], spec: WindowSpec, time_unit: str
+    ) -> None:
+        self.keys = list(keys)
+        self.time = time
+        self.aggs = list(aggs)
+        self.spec = spec
+        self.time_unit = time_unit
+
+    def __call__(
+        self, key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: bytes | None
+    ) -> tuple[list[pd.DataFrame], bytes | None]:
+        runner = None if _has_null_key(key) else frames.KeyRunner(
+            self.keys, self.time, self.aggs, self.spec, state, time_unit=self.time_unit
+        )
+        out: list[pd.DataFrame] = []
+        for pdf in pdfs:
+            if runner is None:  # null key: every row is a reject, no state
+                _, _, _, rejects = frames.validate(
+                    pdf, self.keys, self.time, frames.value_columns(self.aggs),
+                    time_unit=self.time_unit,
+                )
+                results = frames._results_frame(
+                    self.keys, [None] * len(self.keys), self.aggs,
+                    frames._results_to_columns(self.aggs, []),
+                )
+            else:
+                results, rejects = runner.feed(pdf)
+            if len(results) or len(rejects):
+                out.append(combined_frame(results, rejects, self.keys, self.aggs))
+        return out, (runner.to_bytes() if runner is not None else None)
+
+
+class WindowAggProcessor(StatefulProcessor):  # type: ignore[misc]
+    """A ``StatefulProcessor`` keeping one windowagg windows object per key.
+
+    Use it through :func:`stream_window_agg`, or directly with
+    ``groupBy(keys).transformWithStateInPandas(WindowAggProcessor(...),
+    outputStructType=output_schema(...), outputMode="Append", timeMode="None")``.
+    """
+
+    def __init__(
+        self,
+        keys: Sequence[str],
+        time: str,
+        aggs: Sequence[Agg],
+        spec: WindowSpec,
+        time_unit: str = "s",
+    ) -> None:
+        self._step = _Step(keys, time, aggs, spec, time_unit)
+        self._state: Any = None
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self._state = handle.getValueState("windows", STATE_SCHEMA)
+
+    def handleInputRows(
+        self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame], timerValues: Any
+    ) -> Iterator[pd.DataFrame]:
+        blob = bytes(self._state.get()[0]) if self._state.exists() else None
+        out, new_state = self._step(key, rows, blob)
+        if new_state is not None:
+            self._state.update((new_state,))
+        yield from out
+
+    def handleExpiredTimer(
+        self, key: tuple[Any, ...], timerValues: Any, expiredTimerInfo: Any
+    ) -> Iterator[pd.DataFrame]:
+        return iter([])
+
+    def close(self) -> None:
+        pass
+
+
+def stream_window_agg(
+    sdf: DataFrame,
+    keys: str | Sequence[str],
+    time: str,
+    aggs: Sequence[str | Agg | tuple[Any, ...]],
+    *,
+    size: Any = None,
+    slide: Any = None,
+    rows: int | None = None,
+    every: int = 1,
+    start_time: Any = 0,
+    max_out_of_orderness: Any = 0,
+    allowed_lateness: Any = 0,
+    time_unit: str = "s",
+    row_columns: Sequence[str] | str | None = None,
+    api: str = "transformWithStateInPandas",
+) -> DataFrame:
+    """Sliding-window aggregation per key over a streaming DataFrame (append mode).
+
+    Parameters are those of :func:`windowagg.spark.window_agg`, plus the lateness settings
+    (see the module docstring) and ``api``: ``"transformWithStateInPandas"`` (needs
+    ``spark.sql.streaming.stateStore.providerClass`` = RocksDB, which
+    :func:`windowagg.spark.session` sets) or ``"applyInPandasWithState"``.
+
+    Returns
+    -------
+    DataFrame
+        The streaming combined output (``kind`` = ``"window"`` / ``"reject"``, keys,
+        ``window_start``, ``window_end``, aggregations, ``reason``, ``event_time``, ``row``);
+        write it with ``outputMode("append")`` and a checkpoint location, and split it with
+        :func:`windowagg.spark.split` (in ``foreachBatch`` or when reading the sink).
+
+    Complexity: per key and micro-batch of m events, O(m log m + m log d) plus one range
+    query per emitted window (FiBA), plus one state decode/encode (O(state)).
+    """
+    key_list = [keys] if isinstance(keys, str) else list(keys)
+    agg_list = parse_aggs(aggs)
+    spec = make_spec(size, slide, rows, every, start_time, max_out_of_orderness, allowed_lateness)
+    prepared = prepare(sdf, key_list, time, agg_list, row_columns=row_columns)
+    key_fields = [f for f in prepared.schema.fields if f.name in key_list]
+    key_fields.sort(key=lambda f: key_list.index(f.name))
+    schema = output_schema(key_fields, agg_list)
+    grouped = prepared.groupBy(*key_list)
+    if api == "transformWithStateInPandas":
+        return grouped.transformWithStateInPandas(
+            statefulProcessor=WindowAggProcessor(key_list, time, agg_list, spec, time_unit),
+            outputStructType=schema,
+            outputMode="Append",
+            timeMode="None",
+        )
+    if api == "applyInPandasWithState":
+        step = _Step(key_list, time, agg_list, spec, time_unit)
+
+        def fn(
+            key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: GroupState
+        ) -> Iterator[pd.DataFrame]:
+            blob = bytes(state.get[0]) if state.exists else None
+            out, new_state = step(key, pdfs, blob)
+            if new_state is not None:
+                state.update((new_state,))
+            yield from out
+
+        return grouped.applyInPandasWithState(
+            fn,
+            outputStructType=schema,
+            stateStructType=STATE_SCHEMA,
+            outputMode="append",
+            timeoutConf=GroupStateTimeout.NoTimeout,
+        )
+    raise ValueError(
+        f"api must be 'transformWithStateInPandas' or 'applyInPandasWithState', got {api!r}"
+    )
