@@ -51,7 +51,9 @@ def hh_ok(
 
 
 def decayed(
-    stream: Sequence[tuple[int, int, float]], g: Callable[[float], float], t: float,
+    stream: Sequence[tuple[int, int, float]],
+    g: Callable[[float], float],
+    t: float,
     horizon: float = math.inf,
 ) -> list[Item]:
     """(key, w*g(t - t_i)) for items with age < horizon."""

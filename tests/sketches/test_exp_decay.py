@@ -8,8 +8,8 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sketches.sketch_oracle import decayed, freq, hh_ok, orders, quantile_ok, total, weight_le
 
+from sketches.sketch_oracle import decayed, freq, hh_ok, orders, quantile_ok, total, weight_le
 from windowagg.errors import CodecError, EmptyWindowError, TimestampError
 from windowagg.sketches import ExpDecayQDigest, ExpDecaySpaceSaving, ExponentialDecay
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sketches.sketch_oracle import freq, hh_ok, quantile_ok, total, weight_le
 
+from sketches.sketch_oracle import freq, hh_ok, quantile_ok, total, weight_le
 from windowagg.errors import CodecError, EmptyWindowError
 from windowagg.sketches import QDigest
 from windowagg.sketches.qdigest import _compress_dict, _compress_numpy
@@ -160,8 +160,9 @@ def test_update_many_meets_the_same_bounds(case):
     U, eps, items = case
     d = QDigest(U, eps)
     half = len(items) // 2
-    d.update_many(np.array([x for x, _ in items[:half]], dtype=np.int64),
-                  [w for _, w in items[:half]])
+    d.update_many(
+        np.array([x for x, _ in items[:half]], dtype=np.int64), [w for _, w in items[:half]]
+    )
     d.update_many([x for x, _ in items[half:]], [w for _, w in items[half:]])
     d._check()
     check_all_bounds(d, items)

@@ -14,8 +14,10 @@ from windowagg.sketches import FloatOrderMapper, QDigest, ValueMapper
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
-@given(st.lists(st.floats(-100, 600, allow_nan=False), min_size=2, max_size=50),
-       st.sampled_from([0.1, 0.5, 1.0, 7.0]))
+@given(
+    st.lists(st.floats(-100, 600, allow_nan=False), min_size=2, max_size=50),
+    st.sampled_from([0.1, 0.5, 1.0, 7.0]),
+)
 def test_value_mapper_monotone_with_half_resolution_error(vs, res):
     m = ValueMapper(-100.0, 600.0, res)
     keys = [m.to_key(v) for v in vs]
@@ -43,8 +45,11 @@ def test_value_mapper_range_and_clip():
         ValueMapper(0.0, 1.0, 0.0)
 
 
-@given(st.lists(finite | st.sampled_from([math.inf, -math.inf, -0.0, 0.0, 5e-324]),
-                min_size=1, max_size=60))
+@given(
+    st.lists(
+        finite | st.sampled_from([math.inf, -math.inf, -0.0, 0.0, 5e-324]), min_size=1, max_size=60
+    )
+)
 def test_float_order_mapper_is_exact_and_order_preserving(vs):
     f = FloatOrderMapper()
     keys = [f.to_key(v) for v in vs]
