@@ -185,7 +185,7 @@ def test_space_saving_merge_tree_keeps_bounds(case, k):
         # keep updating after a merge: invariants must survive
         x, ts, w = stream[rng.randrange(len(stream))]
         parts[i].update(x, ts, w)
-        stream = stream + [(x, ts, w)]
+        stream = [*stream, (x, ts, w)]
         parts[i]._check()
     ss = parts[0]
     t = max(s[1] for s in stream)

@@ -33,7 +33,7 @@ def streams(draw, max_size=300):
         keys = [rng.randrange(U) for _ in range(n)]
     weighted = draw(st.booleans())
     ws = [rng.choice([0.5, 1.0, 3.0, 10.0]) if weighted else 1.0 for _ in range(n)]
-    return U, eps, list(zip(keys, ws))
+    return U, eps, list(zip(keys, ws, strict=True))
 
 
 def check_all_bounds(d: QDigest, items: list[tuple[int, float]]) -> None:
