@@ -240,6 +240,9 @@ def test_argmax_input_checks() -> None:
     with pytest.raises(TypeError, match="key must be callable"):
         ArgMax(key=3)  # type: ignore[arg-type]
     assert ArgMin(key=len).lower(ArgMin(key=len).lift("abc")) == "abc"
+    assert ArgMax().lift([2, "v"]) == (2, "v")
+    with pytest.raises(MonoidInputError, match=r"\(key, value\) pair"):
+        ArgMax().lift((1, 2, 3))
 
 
 def test_product_has_no_inverse_because_of_zero() -> None:

@@ -113,3 +113,17 @@ def test_combine_calls_each_component_once() -> None:
 def test_repr() -> None:
     assert repr(Composite(Sum(), Max(), fan_out=True)) == "Composite(Sum(), Max(), fan_out=True)"
     assert repr(Composite(s=Sum())) == "Composite(s=Sum())"
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7])
+def test_every_arity_combines_component_wise(n: int) -> None:
+    comps = [Concat() if i % 2 else Sum() for i in range(n)]
+    c = Composite(*comps)
+    xs = [tuple(range(k, k + n)) for k in range(4)]
+    laws.check(c, xs)
+    acc = c.identity
+    for x in xs:
+        acc = c.combine(acc, c.lift(x))
+    assert acc == tuple(
+        tuple(x[i] for x in xs) if i % 2 else sum(x[i] for x in xs) for i in range(n)
+    )

@@ -687,8 +687,8 @@ class ArgMax:
 
     ===========  ==================================================================
     identity     ``None``
-    lift(x)      ``(key, value)`` (the pair itself, or ``(key(x), x)``); a NaN key
-                 raises :class:`MonoidInputError`
+    lift(x)      ``(key, value)`` (the pair itself as a tuple; a 2-list is accepted,
+                 or ``(key(x), x)``); a NaN key raises :class:`MonoidInputError`
     combine      ``b`` if ``a`` is the identity or ``a.key < b.key``, else ``a``: on
                  equal keys the left (older) partial wins
     lower(a)     ``value``; ``None`` for the empty window
@@ -728,12 +728,15 @@ class ArgMax:
     def lift(self, x: Any) -> tuple[Any, Any]:
         key = self.key
         if key is None:
-            if type(x) is not tuple or len(x) != 2:
+            if type(x) is tuple and len(x) == 2:
+                pair: tuple[Any, Any] = x
+            elif type(x) is list and len(x) == 2:  # e.g. a decoded JSON or Spark array
+                pair = (x[0], x[1])
+            else:
                 raise MonoidInputError(
                     f"{type(self).__name__}.lift needs a (key, value) pair (or construct "
                     f"{type(self).__name__}(key=...)), got {x!r}"
                 )
-            pair: tuple[Any, Any] = x
         else:
             pair = (key(x), x)
         _no_nan(pair[0], type(self).__name__)

@@ -40,6 +40,47 @@ from windowagg.monoids.builtins import MonoidInputError
 
 __all__ = ["Composite"]
 
+_Combine = Callable[[Any, Any], Any]
+_TupleCombine = Callable[[tuple[Any, ...], tuple[Any, ...]], tuple[Any, ...]]
+
+
+def _make_combine(fs: tuple[_Combine, ...]) -> _TupleCombine:
+    """The component-wise combine over the bound methods *fs*, unrolled for up to 4."""
+    n = len(fs)
+    if n == 1:
+        (f0,) = fs
+
+        def combine1(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+            return (f0(a[0], b[0]),)
+
+        return combine1
+    if n == 2:
+        f0, f1 = fs
+
+        def combine2(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+            return (f0(a[0], b[0]), f1(a[1], b[1]))
+
+        return combine2
+    if n == 3:
+        f0, f1, f2 = fs
+
+        def combine3(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+            return (f0(a[0], b[0]), f1(a[1], b[1]), f2(a[2], b[2]))
+
+        return combine3
+    if n == 4:
+        f0, f1, f2, f3 = fs
+
+        def combine4(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+            return (f0(a[0], b[0]), f1(a[1], b[1]), f2(a[2], b[2]), f3(a[3], b[3]))
+
+        return combine4
+
+    def combine_n(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple([f(x, y) for f, x, y in zip(fs, a, b, strict=False)])
+
+    return combine_n
+
 
 class Composite:
     """The product of several monoids, aggregated together over tuples of partials.
@@ -88,6 +129,7 @@ class Composite:
         "_inverses",
         "_lifts",
         "_lowers",
+        "combine",
         "commutative",
         "components",
         "fan_out",
@@ -115,6 +157,9 @@ class Composite:
         # Bound methods cached once: combine runs on the hot path of every aggregator.
         self._lifts: tuple[Callable[[Any], Any], ...] = tuple(m.lift for m in comps)
         self._combines: tuple[Callable[[Any, Any], Any], ...] = tuple(m.combine for m in comps)
+        self.combine: Callable[[tuple[Any, ...], tuple[Any, ...]], tuple[Any, ...]] = _make_combine(
+            self._combines
+        )
         self._lowers: tuple[Callable[[Any], Any], ...] = tuple(m.lower for m in comps)
         groups = [is_group(m) for m in comps]
         self.invertible = all(groups)
@@ -154,9 +199,6 @@ class Composite:
                 f"{self.name}.lift needs {len(lifts)} inputs, got {len(x)}: {x!r}"
             )
         return tuple([f(v) for f, v in zip(lifts, x, strict=True)])
-
-    def combine(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-        return tuple([f(x, y) for f, x, y in zip(self._combines, a, b, strict=False)])
 
     def lower(self, a: tuple[Any, ...]) -> tuple[Any, ...] | dict[str, Any]:
         values = [f(x) for f, x in zip(self._lowers, a, strict=True)]
