@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fifo.fifo_family import FAMILY, MONOID_ONLY, UnimodularGroup
 
+from fifo.fifo_family import FAMILY, MONOID_ONLY, UnimodularGroup
 from windowagg.errors import EmptyWindowError, MonoidContractError
 from windowagg.fifo import DABA, FifoAggregator, Recalc, SubtractOnEvict
 from windowagg.monoids import Concat, Max, Sum

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from fifo.fifo_family import UnimodularGroup
 
+from fifo.fifo_family import UnimodularGroup
 from windowagg.fifo import (
     DABA,
     FOA,
@@ -103,7 +103,7 @@ def test_worst_case_constant(name: str) -> None:
     m = Counting(Sum())
     res = run_counts(factory(m), m, adversarial(n))
     worst = res["worst"]
-    for got, bound in zip((worst["insert"], worst["evict"], worst["query"]), bounds):
+    for got, bound in zip((worst["insert"], worst["evict"], worst["query"]), bounds, strict=True):
         assert got <= bound, (name, worst, bounds)
     # the bounds are reached (they are tight, not slack): a shrink happens in both ops
     if name.startswith("DABA"):

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fifo.fifo_family import GROUP_ONLY, MONOID_ONLY, UnimodularGroup, sl2_values
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
-from support import MONOID_MATRIX, values_for
 
+from fifo.fifo_family import GROUP_ONLY, MONOID_ONLY, UnimodularGroup, sl2_values
+from support import MONOID_MATRIX, values_for
 from windowagg.errors import EmptyWindowError
 from windowagg.fifo import Recalc
 
