@@ -1,0 +1,477 @@
+"""In-order (FIFO) aggregators: the DABA paper's experiments at Python scale.
+
+Run: ``.venv/bin/python -m benchmarks fifo`` (about 8 minutes) or ``... fifo --quick``
+(about 2 minutes). Options: ``--only DABA,TwoStacksLite`` limits the classes,
+``--max-n 100000`` caps the window size.
+
+1. Throughput vs window size (the paper's Fig. 13, bottom): ramp up to n, then time
+   rounds of ``evict(); insert(x); query()``; rounds per second, median of repeats. One
+   window per class is grown through the sizes, so ramping costs only the largest n.
+   Monoids: Sum, Max, GeometricMean, BloomFilter (2^14 bits) from windowagg.monoids.
+2. Latency per operation (the paper's Table 2 / Fig. 13, top): every evict, insert and
+   query timed on its own with ``time.perf_counter_ns``; percentiles p50 .. p99.99 and
+   max at n = 10^3 and 10^6 (Sum), garbage collector left on (the real behaviour).
+3. Combine counts per operation (``monoids.Counting``), the deterministic measure:
+   worst case and mean for insert / evict / query at n = 10^3 and 10^6.
+
+Baselines in the same run: ``fifo.Recalc`` at small n (it is O(n) per query),
+``ooo.FiBA`` in FIFO mode when it exists (imported lazily, skipped with a note), and a
+"null" window whose three methods do nothing: the CPython floor for one round of three
+method calls, against which the ops/s targets are judged. The machine is shared with
+other jobs: absolute numbers are noisy; compare ratios measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from benchmarks.harness import (
+    measure,
+    median,
+    percentiles,
+    plot_lines,
+    print_table,
+    save_results,
+)
+from windowagg import fifo
+from windowagg.monoids import Counting, Max, Sum
+
+PS = (50, 99, 99.9, 99.99, 100)
+
+CLASSES = [
+    "DABA",
+    "DABALite",
+    "TwoStacks",
+    "TwoStacksLite",
+    "SubtractOnEvict",
+    "FOA",
+    "IOA",
+    "FlatFIT",
+    "FlatFAT",
+]
+
+
+# --------------------------------------------------------------------------- monoids
+def _monoids() -> dict[str, tuple[Any, Callable[[int], Any], str]]:
+    """name -> (monoid, value generator, provenance)."""
+    out: dict[str, tuple[Any, Callable[[int], Any], str]] = {
+        "Sum": (Sum(), lambda i: i & 0xFFFF, "windowagg.monoids.Sum"),
+        "Max": (Max(), lambda i: (i * 7919) & 0xFFFF, "windowagg.monoids.Max"),
+    }
+    mon = importlib.import_module("windowagg.monoids")
+    if hasattr(mon, "GeometricMean"):
+        out["GeoMean"] = (
+            mon.GeometricMean(),
+            lambda i: 1.0 + (i % 97),
+            "windowagg.monoids.GeometricMean",
+        )
+    else:
+        out["GeoMean"] = (_LocalGeoMean(), lambda i: 1.0 + (i % 97), "local (benchmark file)")
+    if hasattr(mon, "BloomFilter"):
+        out["Bloom"] = (
+            mon.BloomFilter(bits=1 << 14, hashes=4),
+            lambda i: i,
+            "windowagg.monoids.BloomFilter(2^14 bits, 4 hashes)",
+        )
+    else:
+        out["Bloom"] = (_LocalBloom(), lambda i: i, "local (benchmark file)")
+    return out
+
+
+class _LocalGeoMean:
+    """Fallback geometric mean: partial (sum_log, count), identity (0.0, 0)."""
+
+    identity = (0.0, 0)
+
+    def lift(self, x: float) -> tuple[float, int]:
+        return (math.log(x), 1)
+
+    def combine(self, a: tuple[float, int], b: tuple[float, int]) -> tuple[float, int]:
+        return (a[0] + b[0], a[1] + b[1])
+
+    def lower(self, a: tuple[float, int]) -> float | None:
+        return math.exp(a[0] / a[1]) if a[1] else None
+
+
+class _LocalBloom:
+    """Fallback Bloom filter: a 2^14-bit Python int bitset, combine = |."""
+
+    identity = 0
+
+    def lift(self, x: int) -> int:
+        h = hash(("bloom", x))
+        bits = 0
+        for k in range(4):
+            bits |= 1 << ((h >> (14 * k)) & 0x3FFF)
+        return bits
+
+    def combine(self, a: int, b: int) -> int:
+        return a | b
+
+    def lower(self, a: int) -> int:
+        return a
+
+
+class _Null:
+    """Three methods that do nothing: the interpreter's floor for one round."""
+
+    __slots__ = ()
+
+    def insert(self, v: Any) -> None:
+        pass
+
+    def evict(self) -> None:
+        pass
+
+    def query(self) -> Any:
+        return None
+
+
+def _fiba_cls() -> Any:
+    try:
+        mod = importlib.import_module("windowagg.ooo")
+    except ImportError:
+        return None
+    return getattr(mod, "FiBA", None)
+
+
+# --------------------------------------------------------------------------- drivers
+def _rounds_fifo(w: Any, xs: list[Any]) -> Callable[[], None]:
+    ev, ins, q = w.evict, w.insert, w.query  # cached bound methods, as a user would
+
+    def run() -> None:
+        for x in xs:
+            ev()
+            ins(x)
+            q()
+
+    return run
+
+
+class _FibaFifo:
+    """FiBA driven in FIFO mode: timestamps 0, 1, 2, ...; evict(t) of the oldest."""
+
+    def __init__(self, cls: Any, monoid: Any) -> None:
+        self.w = cls(monoid)
+        self.t = 0
+        self.f = 0
+
+    def insert(self, v: Any) -> None:
+        self.w.insert(self.t, v)
+        self.t += 1
+
+    def evict(self) -> None:
+        self.w.evict(self.f)
+        self.f += 1
+
+    def query(self) -> Any:
+        return self.w.query()
+
+    def __len__(self) -> int:
+        return self.t - self.f
+
+
+def _rounds_fiba(fw: _FibaFifo, xs: list[Any]) -> Callable[[], None]:
+    w = fw.w
+    ev, ins, q = w.evict, w.insert, w.query
+
+    def run() -> None:  # timestamps advanced inline: no adapter layer in the timed loop
+        t, f = fw.t, fw.f
+        for x in xs:
+            ev(f)
+            f += 1
+            ins(t, x)
+            t += 1
+            q()
+        fw.t, fw.f = t, f
+
+    return run
+
+
+def _make(name: str, monoid: Any) -> Any:
+    if name == "FiBA":
+        cls = _fiba_cls()
+        return _FibaFifo(cls, monoid)
+    if name == "Null":
+        return _Null()
+    return getattr(fifo, name)(monoid)
+
+
+def _ramp(w: Any, target: int, gen: Callable[[int], Any]) -> None:
+    ins = w.insert
+    for i in range(len(w) if not isinstance(w, _Null) else 0, target):
+        ins(gen(i))
+
+
+# --------------------------------------------------------------------------- 1. throughput
+def throughput(
+    names: list[str], sizes: list[int], monoids: dict[str, Any], rounds: int, repeats: int,
+    caps: dict[str, int], recalc_max: int,
+) -> tuple[dict[str, Any], list[str]]:
+    results: dict[str, Any] = {}
+    md: list[str] = []
+    for mname, (monoid, gen, prov) in monoids.items():
+        cap = caps.get(mname, sizes[-1])
+        msizes = [n for n in sizes if n <= cap]
+        xs = [gen(i) for i in range(rounds)]
+        table: dict[str, dict[int, float]] = {}
+        for name in [*names, "Recalc", "Null"]:
+            if name == "SubtractOnEvict" and not getattr(monoid, "invertible", False):
+                continue
+            w = _make(name, monoid)
+            row: dict[int, float] = {}
+            for n in msizes:
+                if name == "Recalc" and n > recalc_max:
+                    break
+                if name != "Null":
+                    _ramp(w, n, gen)
+                r = rounds if name != "Recalc" else max(50, min(rounds, 20 * rounds // max(n, 1)))
+                run = _rounds_fiba(w, xs[:r]) if name == "FiBA" else _rounds_fifo(w, xs[:r])
+                secs = measure(run, repeats=repeats)
+                row[n] = r / median(secs)
+            table[name] = row
+            del w
+            gc.collect()
+        results[mname] = {"provenance": prov, "rounds_per_s": table}
+        headers = ["class", *[f"n={n:,}" for n in msizes]]
+        rows = [
+            [name, *[(row[n] / 1e3) if n in row else "-" for n in msizes]]
+            for name, row in table.items()
+        ]
+        md.append(
+            print_table(
+                f"Throughput, {mname} ({prov}): thousand rounds/s (evict+insert+query)",
+                headers,
+                rows,
+            )
+        )
+        plot_lines(
+            f"fifo_throughput_{mname.lower()}",
+            f"FIFO throughput, {mname} (evict+insert+query rounds)",
+            "window size n",
+            "rounds per second",
+            {k: (list(v), list(v.values())) for k, v in table.items() if v},
+            logx=True,
+            logy=True,
+        )
+    return results, md
+
+
+# --------------------------------------------------------------------------- 2. latency
+def latency(names: list[str], sizes: list[int], rounds: int) -> tuple[dict[str, Any], list[str]]:
+    """Per-operation wall time (ns) at each n; GC stays on (it is part of real latency)."""
+    out: dict[str, Any] = {}
+    md: list[str] = []
+    ns = time.perf_counter_ns
+    for n in sizes:
+        rows = []
+        out[n] = {}
+        for name in [*names, "Null"]:
+            w = _make(name, Sum())
+            if name != "Null":
+                _ramp(w, n, lambda i: i & 0xFFFF)
+            samples: list[int] = [0] * (3 * rounds)
+            if name == "FiBA":
+                fw = w.w
+                ev, ins, q = fw.evict, fw.insert, fw.query
+                t, f = w.t, w.f
+                for r in range(rounds):
+                    t0 = ns()
+                    ev(f)
+                    t1 = ns()
+                    ins(t, r)
+                    t2 = ns()
+                    q()
+                    t3 = ns()
+                    f += 1
+                    t += 1
+                    samples[3 * r] = t1 - t0
+                    samples[3 * r + 1] = t2 - t1
+                    samples[3 * r + 2] = t3 - t2
+            else:
+                ev, ins, q = w.evict, w.insert, w.query
+                for r in range(rounds):
+                    t0 = ns()
+                    ev()
+                    t1 = ns()
+                    ins(r & 0xFFFF)
+                    t2 = ns()
+                    q()
+                    t3 = ns()
+                    samples[3 * r] = t1 - t0
+                    samples[3 * r + 1] = t2 - t1
+                    samples[3 * r + 2] = t3 - t2
+            pc = percentiles(samples, PS)
+            mean = sum(samples) / len(samples)
+            std = math.sqrt(sum((s - mean) ** 2 for s in samples) / len(samples))
+            out[n][name] = {**pc, "mean": mean, "std": std}
+            rows.append([name, *[pc[k] for k in ("p50", "p99", "p99.9", "p99.99", "max")], mean, std])
+            del w, samples
+            gc.collect()
+        md.append(
+            print_table(
+                f"Latency per operation (ns), Sum, n={n:,}, {rounds:,} rounds x 3 ops, GC on",
+                ["class", "p50", "p99", "p99.9", "p99.99", "max", "mean", "std"],
+                rows,
+            )
+        )
+    return out, md
+
+
+# --------------------------------------------------------------------------- 3. combines
+def combine_counts(names: list[str], sizes: list[int], rounds: int) -> tuple[dict[str, Any], list[str]]:
+    out: dict[str, Any] = {}
+    md: list[str] = []
+    for n in sizes:
+        rows = []
+        out[n] = {}
+        for name in names:
+            if name == "FiBA":
+                continue
+            m = Counting(Sum())
+            w = getattr(fifo, name)(m)
+            worst = {"insert": 0, "evict": 0, "query": 0}
+            total = {"insert": 0, "evict": 0, "query": 0}
+            ins, ev, q = w.insert, w.evict, w.query
+            for i in range(n):  # ramp with a query after every insert
+                c0 = m.combines
+                ins(i)
+                d = m.combines - c0
+                worst["insert"] = max(worst["insert"], d)
+                c0 = m.combines
+                q()
+                worst["query"] = max(worst["query"], m.combines - c0)
+            for r in range(rounds):
+                for op, fn, arg in (("evict", ev, None), ("insert", ins, r), ("query", q, None)):
+                    c0 = m.combines
+                    fn() if arg is None else fn(arg)
+                    d = m.combines - c0
+                    worst[op] = max(worst[op], d)
+                    total[op] += d
+            mean = {k: total[k] / rounds for k in total}
+            out[n][name] = {"worst": worst, "mean_steady": mean}
+            rows.append(
+                [name, worst["insert"], worst["evict"], worst["query"],
+                 mean["insert"], mean["evict"], mean["query"]]
+            )
+            del w
+            gc.collect()
+        md.append(
+            print_table(
+                f"Combines per operation, Sum, n={n:,} (worst over the ramp and "
+                f"{rounds:,} rounds; mean over the rounds)",
+                ["class", "worst insert", "worst evict", "worst query",
+                 "mean insert", "mean evict", "mean query"],
+                rows,
+            )
+        )
+    return out, md
+
+
+# --------------------------------------------------------------------------- main
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks fifo")
+    ap.add_argument("--quick", action="store_true", help="short run (about 2 minutes)")
+    ap.add_argument("--only", default="", help="comma-separated class names")
+    ap.add_argument("--max-n", type=int, default=0, help="cap on the window size")
+    args = ap.parse_args(argv)
+
+    names = [c for c in CLASSES if not args.only or c in args.only.split(",")]
+    fiba_note = ""
+    if _fiba_cls() is not None:
+        if not args.only or "FiBA" in args.only.split(","):
+            names.append("FiBA")
+    else:
+        fiba_note = "windowagg.ooo.FiBA not found: FiBA (FIFO mode) skipped"
+        print(f"note: {fiba_note}", flush=True)
+
+    if args.quick:
+        sizes = [1, 100, 10_000, 1_000_000]
+        caps = {"Sum": 1_000_000, "Max": 10_000, "GeoMean": 10_000, "Bloom": 1_000}
+        t_rounds, t_repeats = 4_000, 1
+        lat_sizes, lat_rounds = [1_000, 1_000_000], 20_000
+        lat_names = [n for n in names if n in ("DABA", "DABALite", "TwoStacks", "TwoStacksLite")]
+        cnt_sizes, cnt_rounds = [1_000], 5_000
+        recalc_max = 100
+    else:
+        sizes = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000]
+        caps = {"Sum": 1_000_000, "Max": 1_000_000, "GeoMean": 100_000, "Bloom": 10_000}
+        t_rounds, t_repeats = 20_000, 3
+        lat_sizes, lat_rounds = [1_000, 1_000_000], 200_000
+        lat_names = [n for n in names if n not in ("FlatFAT", "SubtractOnEvict")]
+        cnt_sizes, cnt_rounds = [1_000, 1_000_000], 20_000
+        recalc_max = 1_000
+    if args.max_n:
+        sizes = [n for n in sizes if n <= args.max_n]
+        lat_sizes = [n for n in lat_sizes if n <= args.max_n]
+        cnt_sizes = [n for n in cnt_sizes if n <= args.max_n]
+    monoids = _monoids()
+
+    t0 = time.perf_counter()
+    thr, md1 = throughput(names, sizes, monoids, t_rounds, t_repeats, caps, recalc_max)
+    t1 = time.perf_counter()
+    lat, md2 = latency(lat_names, lat_sizes, lat_rounds)
+    t2 = time.perf_counter()
+    cnt, md3 = combine_counts([n for n in lat_names if n != "FiBA"], cnt_sizes, cnt_rounds)
+    t3 = time.perf_counter()
+
+    summary_rows = []
+    sum_tab = thr["Sum"]["rounds_per_s"]
+    big = max(n for n in sizes if n <= caps["Sum"])
+    floor = sum_tab["Null"].get(big)
+    for name in ("DABA", "DABALite", "TwoStacksLite", "TwoStacks"):
+        if name in sum_tab and big in sum_tab[name]:
+            got = sum_tab[name][big]
+            summary_rows.append(
+                [f"{name} Sum n={big:,}", got / 1e6, 3.4, got / 3.4e6,
+                 (floor / got) if floor else "-"]
+            )
+    md0 = print_table(
+        "Targets: rounds/s (millions) vs the issue's 3.4M; 'x floor' = how many times "
+        "the null window's round time",
+        ["case", "M rounds/s", "target", "fraction of target", "x floor"],
+        summary_rows,
+    )
+    tail_rows = []
+    for name in lat_names:
+        if all(name in lat.get(n, {}) for n in lat_sizes) and len(lat_sizes) >= 2:
+            a, b = lat[lat_sizes[0]][name], lat[lat_sizes[-1]][name]
+            tail_rows.append([name, a["p99.99"], b["p99.99"], b["p99.99"] / a["p99.99"],
+                              a["max"], b["max"]])
+    md4 = print_table(
+        f"Tail ratio: p99.99 at n={lat_sizes[-1]:,} over n={lat_sizes[0]:,} (target for DABA <= 2)",
+        ["class", f"p99.99 n={lat_sizes[0]:,}", f"p99.99 n={lat_sizes[-1]:,}", "ratio",
+         f"max n={lat_sizes[0]:,}", f"max n={lat_sizes[-1]:,}"],
+        tail_rows,
+    ) if tail_rows else ""
+    for n, by in lat.items():
+        plot_lines(
+            f"fifo_latency_n{n}",
+            f"FIFO per-operation latency percentiles, Sum, n={n:,}",
+            "percentile",
+            "ns",
+            {k: ([50, 99, 99.9, 99.99, 100], [v["p50"], v["p99"], v["p99.9"], v["p99.99"], v["max"]])
+             for k, v in by.items()},
+            logx=False,
+            logy=True,
+        )
+    save_results(
+        "fifo",
+        {
+            "quick": args.quick,
+            "fiba_note": fiba_note,
+            "throughput": thr,
+            "latency_ns": {str(k): v for k, v in lat.items()},
+            "combines": {str(k): v for k, v in cnt.items()},
+            "seconds": {"throughput": t1 - t0, "latency": t2 - t1, "combines": t3 - t2},
+            "markdown": "\n".join([md0, md4, *md1, *md2, *md3]),
+        },
+    )
+    print(f"done: throughput {t1 - t0:.0f}s, latency {t2 - t1:.0f}s, combines {t3 - t2:.0f}s")
+    return 0
