@@ -270,7 +270,10 @@ def validate(
 def build_monoid(aggs: Sequence[Agg]) -> Any:
     """One monoid over tuples for all *aggs* (``monoids.Composite``), input = one tuple/event."""
     from windowagg.monoids import Composite
+    from windowagg.spark.spec import _register_qdigest
 
+    if any(type(a.monoid).__name__ == "QDigestMonoid" for a in aggs):
+        _register_qdigest()  # also on Spark workers, where parse_aggs did not run
     return Composite(*[a.monoid for a in aggs])
 
 

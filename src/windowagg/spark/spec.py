@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "QUANTILE_EPS",
     "VECTOR_KINDS",
     "Agg",
     "WindowSpec",
@@ -137,12 +138,14 @@ def _builtin(name: str) -> tuple[Any, str, str]:
     low = name.lower()
     q = _QUANTILE.match(low)
     if q:
-        from windowagg.sketches import QDigestMonoid
+        from windowagg.sketches import FloatOrderMapper, QDigestMonoid
 
         p = float(q.group(1))
         if not 0 < p < 100:
             raise ValueError(f"quantile {name!r} must be between p0 and p100 (exclusive)")
-        return QDigestMonoid(quantiles=(p / 100.0,)), "double", "p" + q.group(1)
+        _register_qdigest()
+        monoid = QDigestMonoid(eps=QUANTILE_EPS, mapper=FloatOrderMapper(), quantiles=(p / 100.0,))
+        return monoid, "double", "p" + q.group(1)
     if low in ("avg", "mean"):
         return _get_monoid("mean"), "double", "mean"
     if low == "count":
@@ -154,6 +157,21 @@ def _builtin(name: str) -> tuple[Any, str, str]:
     if low == "min":
         return monoids.Min(), "double", "min"
     return _get_monoid(low), "double", low
+
+
+#: q-digest accuracy of the ``pNN`` aggregations: the returned value's rank is within
+#: ``QUANTILE_EPS * n`` of the requested one (exact while a window holds fewer distinct
+#: values than the digest's size cap, 6 * 64 / eps + 1 nodes).
+QUANTILE_EPS = 0.01
+
+
+def _register_qdigest() -> None:
+    """Teach ``windowagg.codec`` the QDigest partials (for streaming state), once."""
+    from windowagg import codec
+    from windowagg.sketches import QDigest
+
+    if QDigest not in codec.registered().values():
+        codec.register("windowagg.QDigest", QDigest, QDigest.to_bytes, QDigest.from_bytes)
 
 
 def _get_monoid(name: str) -> Any:
