@@ -50,7 +50,7 @@ D    0x44   datetime: year u16, month u8, day u8, hour u8, minute u8, second u8,
             if named: the tz name as a str body (varint n + UTF-8)
 d    0x64   date: year u16, month u8, day u8
 r    0x72   timedelta: days i32, seconds u32, microseconds u32 (normalised as Python does)
-c    0x63   Decimal: varint n, then n bytes of ASCII ``str(value)``
+c    0x63   Decimal: varint n, then n bytes of ASCII ``str(value)`` (only that form)
 X    0x58   registered type: varint n, n bytes of the UTF-8 tag, then one value (the
             ``to_plain`` result)
 ===  =====  ===============================================================================
@@ -616,9 +616,12 @@ def _decode(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
             raise _truncated("Decimal", n, p, size)
         try:
             text = data[p:end].decode("ascii")
-            return Decimal(text), end
+            value = Decimal(text)
         except (UnicodeDecodeError, InvalidOperation, ValueError):
             raise CodecError(f"invalid Decimal literal at offset {p}") from None
+        if str(value) != text:  # only the canonical str() form: one encoding per value
+            raise CodecError(f"non-canonical Decimal literal {text!r} at offset {p}")
+        return value, end
     if tag == _EXT:
         return _decode_ext(data, pos, depth)
     raise CodecError(f"unknown type tag 0x{tag:02x} at offset {pos}")

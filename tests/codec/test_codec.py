@@ -333,6 +333,8 @@ def test_specific_malformed_inputs() -> None:
         b"WAGC\x01d\x07\xea\x0d\x01": "invalid date at offset 6",
         b"WAGC\x01r\x00\x00\x00\x00\x00\x01\x51\x80\x00\x00\x00\x00": "fields not normalised",
         b"WAGC\x01c\x03abc": "invalid Decimal literal at offset 7",
+        b"WAGC\x01c\x03 1 ": "non-canonical Decimal literal ' 1 ' at offset 7",
+        b"WAGC\x01c\x031_0": "non-canonical Decimal literal '1_0' at offset 7",
     }
     for data, message in cases.items():
         with pytest.raises(CodecError) as info:
