@@ -176,8 +176,9 @@ def register(
     Only instances whose type is exactly *cls* are encoded this way (not subclasses). The
     *tag* is written into the data, so it must stay the same for as long as data written
     with it exists; use a dotted name you own (``"myapp.Sketch"``); ``"windowagg."`` tags
-    are the library's. Registering the same *tag* or *cls* again with different functions
-    raises unless ``replace=True``. O(1).
+    are the library's. Registering the same *tag* for the same *cls* again replaces its
+    functions (as a module reload does); a *tag* already used for another class, or a
+    *cls* already registered under another tag, raises unless ``replace=True``. O(1).
 
     Parameters
     ----------

@@ -4,6 +4,12 @@ Each class documents identity, lift, combine, lower, and whether it is commutati
 idempotent and invertible (a group). Instances are cheap and stateless; hot paths
 call ``combine`` directly, so ``combine`` never allocates more than its result.
 
+Complexity: ``lift``, ``combine``, ``lower`` and ``inverse`` are O(1) for every class
+here (for numbers of bounded size), except :class:`Concat`, whose ``combine`` is
+O(len(a) + len(b)). Comparisons in Min/Max/MinCount/MaxCount/ArgMin/ArgMax cost what
+the values' ``<`` costs. The Bloom filter (``bloom.py``) and :class:`Composite`
+(``composite.py``) state their own costs.
+
 Examples
 --------
 >>> from windowagg.monoids import Sum, Max, Concat
