@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 
 from windowagg.errors import MissingExtraError
 
@@ -12,12 +12,16 @@ __all__ = ["require_pandas", "require_pyspark"]
 def require_pyspark(feature: str) -> None:
     """Raise :class:`MissingExtraError` naming ``windowagg[spark]`` if pyspark is missing."""
     for package in ("pyspark", "pandas", "pyarrow"):
-        if importlib.util.find_spec(package) is None:
-            raise MissingExtraError.for_extra(package, "spark", feature)
+        try:
+            importlib.import_module(package)
+        except ImportError:
+            raise MissingExtraError.for_extra(package, "spark", feature) from None
 
 
 def require_pandas(feature: str) -> None:
     """Raise :class:`MissingExtraError` naming ``windowagg[pandas]`` if pandas is missing."""
     for package in ("pandas", "numpy"):
-        if importlib.util.find_spec(package) is None:
-            raise MissingExtraError.for_extra(package, "pandas", feature)
+        try:
+            importlib.import_module(package)
+        except ImportError:
+            raise MissingExtraError.for_extra(package, "pandas", feature) from None

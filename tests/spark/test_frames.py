@@ -1,0 +1,267 @@
+"""The pandas functions under the Spark adapter, without Spark: window results against a
+brute-force oracle (vectorised and generic paths), rejects with reasons, streaming state."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from windowagg.monoids import Concat
+from windowagg.spark.frames import KeyRunner, parse_times, validate, window_frame
+from windowagg.spark.panes import sliding_panes
+from windowagg.spark.spec import Agg, WindowSpec, parse_aggs, to_micros
+
+VECTOR_AGGS = ["max(v)", "min(v)", "sum(v)", "mean(v)", "count"]
+
+
+def brute_windows(ts, vs, size, slide, start_time=0):
+    """Every non-empty window [s, s+size), s = start_time + k*slide, by scanning all events."""
+    ts = np.asarray(ts, dtype=np.int64)
+    out = {}
+    if len(ts) == 0:
+        return out
+    k_lo = (int(ts.min()) - size - start_time) // slide
+    k_hi = (int(ts.max()) - start_time) // slide + 1
+    order = np.argsort(ts, kind="stable")
+    for k in range(k_lo, k_hi + 1):
+        s = start_time + k * slide
+        sel = [i for i in order if s <= ts[i] < s + size]
+        if sel:
+            out[(s, s + size)] = [vs[i] for i in sel]
+    return out
+
+
+def frame(keys, ts, vs):
+    return pd.DataFrame(
+        {"k": keys, "t": pd.to_datetime(np.asarray(ts, dtype=np.int64), unit="us"), "v": vs}
+    )
+
+
+events = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b"]),
+        st.integers(0, 200),
+        st.integers(-50, 50).map(float),
+    ),
+    max_size=60,
+)
+
+
+@given(events, st.sampled_from([(20, 5), (20, 20), (30, 20), (7, 3), (5, 10)]), st.integers(0, 9))
+def test_vectorised_and_generic_equal_brute_force(evs, size_slide, start_time):
+    size, slide = size_slide
+    keys = [e[0] for e in evs]
+    ts = [e[1] for e in evs]
+    vs = [e[2] for e in evs]
+    pdf = frame(keys, ts, vs)
+    spec = WindowSpec(size=size, slide=slide, start_time=start_time)
+    aggs = parse_aggs(VECTOR_AGGS)
+    fast, rej1 = window_frame(pdf, ["k"], "t", aggs, spec, time_unit="us")
+    slow, rej2 = window_frame(pdf, ["k"], "t", aggs, spec, time_unit="us", vectorized=False)
+    assert len(rej1) == len(rej2) == 0
+    for res in (fast, slow):
+        got = {}
+        for r in res.itertuples(index=False):
+            s = int(r.window_start.value // 1000)
+            got[(r.k, s)] = (r.max_v, r.min_v, r.sum_v, r.mean_v, r.count)
+        want = {}
+        for key in ("a", "b"):
+            idx = [i for i, kk in enumerate(keys) if kk == key]
+            for (s, _), vals in brute_windows(
+                [ts[i] for i in idx], [vs[i] for i in idx], size, slide, start_time
+            ).items():
+                want[(key, s)] = (max(vals), min(vals), sum(vals), sum(vals) / len(vals), len(vals))
+        assert got.keys() == want.keys()
+        for k, (mx, mn, sm, mean, n) in want.items():
+            g = got[k]
+            assert (g[0], g[1], g[4]) == (mx, mn, n)
+            assert g[2] == pytest.approx(sm, abs=1e-9) and g[3] == pytest.approx(mean, abs=1e-9)
+    assert fast["window_end"].tolist() == slow["window_end"].tolist()
+
+
+@given(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 99)), max_size=40))
+def test_generic_path_keeps_event_time_order_for_non_commutative_monoid(evs):
+    ts = [t for t, _ in evs]
+    vs = [v for _, v in evs]
+    pdf = pd.DataFrame({"k": ["x"] * len(evs), "t": ts, "v": vs})
+    aggs = [Agg("seq", Concat(), "v", "string")]
+    res, _ = window_frame(pdf, ["k"], "t", aggs, WindowSpec(size=15, slide=5), time_unit="us")
+    got = {int(r.window_start.value // 1000): tuple(r.seq) for r in res.itertuples()}
+    want = {s: tuple(float(x) for x in v) for (s, _), v in brute_windows(ts, vs, 15, 5).items()}
+    assert got == want
+
+
+@given(st.lists(st.tuples(st.integers(0, 100), st.integers(-9, 9)), min_size=1, max_size=40))
+def test_per_event_and_count_windows(evs):
+    ts = [t for t, _ in evs]
+    vs = [float(v) for _, v in evs]
+    pdf = pd.DataFrame({"k": ["x"] * len(evs), "t": ts, "v": vs})
+    aggs = parse_aggs(["sum(v)", "count"])
+    per_event, _ = window_frame(pdf, ["k"], "t", aggs, WindowSpec(size=10), time_unit="us")
+    order = np.argsort(ts, kind="stable")
+    for r, i in zip(per_event.itertuples(), order, strict=True):
+        t = ts[i]
+        assert r.window_end.value // 1000 == t
+        # the window (t - 10, t] as of this event's insertion: the events inserted so far
+        seen = [j for j in order[: list(order).index(i) + 1] if t - 10 < ts[j] <= t]
+        assert r.count == len(seen) and r.sum_v == sum(vs[j] for j in seen)
+    counts, _ = window_frame(pdf, ["k"], "t", aggs, WindowSpec(rows=3), time_unit="us")
+    assert len(counts) == len(evs)
+    for n, r in enumerate(counts.itertuples()):
+        last = [vs[j] for j in order[max(0, n - 2) : n + 1]]
+        assert r.count == len(last) and r.sum_v == sum(last)
+
+
+def test_every_bad_row_is_a_reject_with_its_reason_and_row():
+    pdf = pd.DataFrame(
+        {
+            "k": ["a", None, "a", "a", "a", "a", "a", "a", "a"],
+            "t": [
+                "2024-01-01T00:00:01",
+                "2024-01-01T00:00:02",
+                None,
+                "yesterday",
+                5,
+                "2024-01-01T00:00:03",
+                "2024-01-01T00:00:04",
+                "2024-01-01T00:00:05",
+                "2024-01-01T00:00:06",
+            ],
+            "v": [1.0, 2.0, 3.0, 4.0, 5.0, float("nan"), "abc", None, "7.5"],
+            "_corrupt_record": [None] * 8 + ["a,b,,c"],
+        }
+    )
+    pdf.loc[7, "v"] = None
+    good, micros, values, rejects = validate(pdf, ["k"], "t", ["v"])
+    assert good.tolist() == [True] + [False] * 8
+    reasons = rejects["reason"].tolist()
+    assert reasons == [
+        "null key k",
+        "null timestamp",
+        "unparsable timestamp 'yesterday'",
+        "mixed-type timestamp: number 5 in a column of text",
+        "null value in 'v'",
+        "not a number in 'v': 'abc'",
+        "null value in 'v'",
+        "malformed record",
+    ]
+    rows = [json.loads(r) for r in rejects["row"]]
+    assert rows[2]["t"] == "yesterday" and rows[5]["v"] == "abc"
+    assert rejects["event_time"].isna().tolist() == [False, True, True, True] + [False] * 4
+    res, rej = window_frame(pdf, ["k"], "t", parse_aggs(["sum(v)"]), WindowSpec(size=10**6, slide=10**6))
+    assert res["sum_v"].tolist() == [1.0] and len(rej) == 8
+
+
+def test_parse_times_numeric_and_datetime_columns():
+    us, why = parse_times(pd.Series([1.5, float("nan"), float("inf"), 2.0]), "s")
+    assert us[0] == 1_500_000 and us[3] == 2_000_000
+    assert why.tolist() == [None, "null timestamp", "NaN timestamp (not finite)", None]
+    s = pd.Series(pd.to_datetime(["2024-01-01 01:00"]).tz_localize("America/New_York"))
+    us, _ = parse_times(s)
+    assert us[0] == pd.Timestamp("2024-01-01 06:00", tz="UTC").value // 1000
+    _, why = parse_times(pd.Series([True, False]))
+    assert why.str.startswith("mixed-type").all()
+
+
+def _stream(pdf, aggs, spec, step, roundtrip):
+    state, runner, outs, rejs = None, None, [], []
+    for lo in range(0, len(pdf), step):  # micro-batches of `step` arrivals
+        if roundtrip or runner is None:
+            runner = KeyRunner(["k"], "t", aggs, spec, state, time_unit="us")
+        res, rej = runner.feed(pdf.iloc[lo : lo + step])
+        state = runner.to_bytes()
+        outs.append(res)
+        rejs.append(rej)
+    return pd.concat(outs, ignore_index=True), pd.concat(rejs, ignore_index=True), runner
+
+
+def test_streaming_runner_late_events_state_roundtrip_and_exactly_once():
+    rng = np.random.default_rng(7)
+    n = 600
+    ts = np.sort(rng.integers(0, 3_000, n)) + rng.integers(-20, 20, n)
+    ts[::97] -= 400  # very late events
+    vs = rng.normal(size=n).round(3)
+    spec = WindowSpec(size=100, slide=25, max_out_of_orderness=30, allowed_lateness=10)
+    aggs = parse_aggs(["max(v)", "sum(v)", "count"])
+    pdf = pd.DataFrame({"k": ["x"] * n, "t": ts, "v": vs})
+    res, rej, runner = _stream(pdf, aggs, spec, 50, roundtrip=True)
+    res2, rej2, _ = _stream(pdf, aggs, spec, 50, roundtrip=False)
+    pd.testing.assert_frame_equal(res, res2)  # state through bytes changes nothing
+    pd.testing.assert_frame_equal(rej, rej2)
+    assert not res.duplicated(["window_start"]).any()  # each window exactly once
+    assert len(rej) >= 6 and rej["reason"].str.startswith("late").all()
+    assert {json.loads(r)["t"] for r in rej["row"]} <= set(ts[::97].tolist()) | set(ts.tolist())
+    # conservation: every event was either aggregated or rejected
+    assert runner._windows.counters["accepted"] + len(rej) == n
+
+
+def test_streaming_runner_equals_batch_when_nothing_is_late():
+    rng = np.random.default_rng(11)
+    n = 800
+    ts = np.sort(rng.integers(0, 4_000, n)) + rng.integers(-10, 10, n)
+    vs = rng.normal(size=n).round(3)
+    pdf = pd.DataFrame({"k": ["x"] * n, "t": ts, "v": vs})
+    aggs = parse_aggs(["max(v)", "sum(v)", "count"])
+    spec = WindowSpec(size=100, slide=25, max_out_of_orderness=50)
+    res, rej, _ = _stream(pdf, aggs, spec, 64, roundtrip=True)
+    assert len(rej) == 0
+    batch, _ = window_frame(pdf, ["k"], "t", aggs, WindowSpec(size=100, slide=25), time_unit="us")
+    closed = batch[batch["window_end"].map(lambda e: e.value // 1000) <= ts.max() - 50]
+    pd.testing.assert_frame_equal(
+        res[["window_start", "max_v", "count"]], closed[["window_start", "max_v", "count"]].reset_index(drop=True)
+    )
+    assert np.allclose(res["sum_v"], closed["sum_v"])
+
+
+def test_quantile_aggregation_within_the_sketch_error():
+    rng = np.random.default_rng(3)
+    n = 500
+    ts = rng.integers(0, 1_000, n)
+    vs = rng.gamma(2.0, 10.0, n).round(2)
+    pdf = pd.DataFrame({"k": ["x"] * n, "t": ts, "v": vs})
+    res, _ = window_frame(pdf, ["k"], "t", parse_aggs(["p99(v)", "count"]), WindowSpec(size=200, slide=100), time_unit="us")
+    for r in res.itertuples():
+        s = r.window_start.value // 1000
+        w = np.sort(vs[(ts >= s) & (ts < s + 200)])
+        m = len(w)
+        assert r.count == m
+        below = int((w < r.p99_v).sum())
+        at_most = int((w <= r.p99_v).sum())
+        # q-digest guarantee: W(< q) <= (phi + eps) n and W(<= q) >= phi n (eps = 0.01)
+        assert below <= (0.99 + 0.01) * m + 1e-9 and at_most >= 0.99 * m - 1e-9
+
+
+def test_panes_doc_example_and_spec_errors():
+    out = sliding_panes(
+        np.array([5, 0, 12], dtype=np.int64), {"v": np.array([4.0, 1.0, 2.0])},
+        [("s", "sum", "v")], size=10, slide=10, origin=0,
+    )
+    assert out["end"].tolist() == [10, 20] and out["s"].tolist() == [5.0, 2.0]
+    with pytest.raises(ValueError, match="either a time window"):
+        WindowSpec()
+    with pytest.raises(ValueError, match="needs a column"):
+        parse_aggs(["max"])
+    with pytest.raises(ValueError, match="unknown aggregation"):
+        parse_aggs(["nope(x)"])
+    assert to_micros("2 days") == 2 * 86_400_000_000
+
+
+def test_importing_windowagg_never_imports_pyspark_and_missing_extra_is_clear():
+    code = (
+        "import sys, windowagg, windowagg.spark, windowagg.spark.frames; "
+        "assert 'pyspark' not in sys.modules, 'pyspark imported'; "
+        "sys.modules['pyspark'] = None\n"
+        "try:\n"
+        "    from windowagg.spark import window_agg\n"
+        "except ImportError as e:\n"
+        "    print(type(e).__name__, e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "MissingExtraError" in out.stdout and "windowagg[spark]" in out.stdout
