@@ -31,6 +31,7 @@ Examples
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -76,8 +77,10 @@ def _make_combine(fs: tuple[_Combine, ...]) -> _TupleCombine:
 
         return combine4
 
+    call = operator.call  # calls f(x, y) in C: faster than a comprehension (measured)
+
     def combine_n(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-        return tuple([f(x, y) for f, x, y in zip(fs, a, b, strict=False)])
+        return tuple(map(call, fs, a, b))
 
     return combine_n
 
@@ -98,7 +101,9 @@ class Composite:
     ``commutative``, ``idempotent`` and ``invertible`` are true exactly when they are for
     every component (a user monoid without these attributes counts as neither
     commutative nor idempotent). The bound methods of the components are cached at
-    construction, so ``combine`` is one tuple comprehension. Construction is O(c).
+    construction, and ``combine`` is a closure built then: unrolled (no loop) for up to
+    4 components, ``tuple(map(operator.call, ...))`` beyond. It is an instance
+    attribute, so ``m.combine(a, b)`` pays no method binding. Construction is O(c).
 
     Parameters
     ----------
