@@ -67,13 +67,24 @@ __all__ = ["SlidingWindowCount", "SlidingWindowQDigest"]
 class _Level:
     """One fill-then-descend q-digest over time (threshold theta, truncated to kappa nodes)."""
 
-    __slots__ = ("cnt", "tau", "theta", "val")
+    __slots__ = ("cnt", "exact", "last", "tau", "theta", "val")
 
     def __init__(self, theta: float, values: bool) -> None:
         self.theta = theta
         self.cnt: dict[int, float] = {}
         self.val: dict[int, dict[int, float]] | None = {} if values else None
         self.tau = -1
+        self.exact = True  # built by fill-then-descend alone (not cloned, not merged)
+        self.last = 0  # node of the previous placement (a hint; 0 = none)
+
+    def clone(self, theta: float) -> _Level:
+        lv = _Level(theta, self.val is not None)
+        lv.cnt = dict(self.cnt)
+        if self.val is not None:
+            lv.val = {k: dict(v) for k, v in self.val.items()}
+        lv.tau = self.tau
+        lv.exact = False
+        return lv
 
 
 class _SlidingWindowBase:
@@ -95,7 +106,6 @@ class _SlidingWindowBase:
         "_theta0",
         "_tmax",
         "_top_n",
-        "_top_val",
         "_values",
         "_vbase",
         "_vcap",
@@ -148,14 +158,12 @@ class _SlidingWindowBase:
             self._vbase = 1 << self._LU
             self._veps = self._eps
             self._vcap = math.ceil(6 * self._LU / self._veps) + 1
-            self._top_val: dict[int, float] = {}
         else:
             self._U = 0
             self._LU = 0
             self._vbase = 0
             self._veps = self._eps
             self._vcap = 0
-            self._top_val = {}
 
     # ------------------------------------------------------------------ facts
     @property
@@ -193,7 +201,6 @@ class _SlidingWindowBase:
         """Stored time nodes + buffered items (+ value nodes for SlidingWindowQDigest). O(J kappa)."""
         s = len(self._B) + sum(len(lv.cnt) for lv in self._levels)
         if self._values:
-            s += len(self._top_val)
             for lv in self._levels:
                 assert lv.val is not None
                 s += sum(len(v) for v in lv.val.values())
@@ -244,40 +251,46 @@ class _SlidingWindowBase:
             self._to_levels(T, xx, ww)
 
     def _to_levels(self, T: int, x: int, w: int) -> None:
-        """Hand an item evicted from B to every level that still represents time T."""
+        """Hand an item evicted from B to every level that still represents time T.
+
+        Only levels up to the first one that never discarded are kept (the top level):
+        queries never use a level above it. When the top level must discard for the first
+        time it is first cloned into the next level, compressed with the doubled threshold
+        (the guide's lazy-level note: valid, with a lower fullness until the clone's
+        nodes age out).
+        """
         W = self._W
         if W is not None and self._tmax - W >= T:
             return  # outside every window a query may ask for: forget it
         levels = self._levels
-        # materialize implicit levels the new weight would overfill (they are root-only)
-        while self._top_n + w > self._theta0 * (2 << len(levels)):
-            lv = _Level(self._theta0 * (2 << len(levels)), self._values)
-            if self._top_n > 0:
-                lv.cnt[1] = float(self._top_n)
-                if lv.val is not None:
-                    lv.val[1] = dict(self._top_val)
-            levels.append(lv)
-        place = self._place
+        if not levels:
+            levels.append(_Level(self._theta0 * 2, self._values))
+        place = self._place  # cached bound method: called once per level
         two_kappa = 2 * self._kappa
-        for lv in levels:
+        for i in range(len(levels)):
+            lv = levels[i]
             if lv.tau < T:
                 place(lv, T, x, w)
                 if len(lv.cnt) > two_kappa:
-                    self._truncate(lv)
+                    self._truncate_level(i)
         self._top_n += w
-        if self._values:
-            tv = self._top_val
-            leaf = self._vbase + x
-            tv[leaf] = tv.get(leaf, 0.0) + w
-            if len(tv) > self._vcap:
-                _compress_dict(tv, self._veps * self._top_n / self._LU, self._LU)
 
     def _place(self, lv: _Level, T: int, x: int, w: float) -> None:
         """Fill-then-descend: add w along the path of leaf T, <= theta per non-leaf node."""
         cnt = lv.cnt
         LT = self._LT
         leaf = self._tbase + T
-        if 1 not in cnt:
+        last = lv.last
+        d = last.bit_length() - 1
+        if (
+            last
+            and (leaf >> (LT - d)) == last
+            and last in cnt
+            and 2 * last not in cnt
+            and 2 * last + 1 not in cnt
+        ):
+            pass  # fast path: the previous placement's node is still the deepest ancestor
+        elif 1 not in cnt:
             cnt[1] = 0.0
             if lv.val is not None:
                 lv.val[1] = {}
@@ -299,8 +312,13 @@ class _SlidingWindowBase:
             room = th - c
             if d == LT or room >= w:
                 cnt[node] = c + w
+                lv.last = node
                 if val is not None:
-                    self._vadd(val[node], c + w, x, w)
+                    vd = val[node]
+                    vleaf = self._vbase + x
+                    vd[vleaf] = vd.get(vleaf, 0.0) + w
+                    if len(vd) > self._vcap:
+                        _compress_dict(vd, self._veps * (c + w) / self._LU, self._LU)
                 return
             if room > 0:
                 cnt[node] = th
@@ -329,6 +347,55 @@ class _SlidingWindowBase:
         d = node.bit_length() - 1
         return (node - (1 << d)) << (self._LT - d)
 
+    def _truncate_level(self, i: int) -> None:
+        """Truncate level i; if it is the top level, first clone it into level i + 1."""
+        levels = self._levels
+        lv = levels[i]
+        if i == len(levels) - 1:
+            if self._W is not None:  # pruning alone may be enough for the top level
+                self._drop_upto(lv, self._tmax - self._W)
+                if len(lv.cnt) <= 2 * self._kappa:
+                    return
+            nxt = lv.clone(lv.theta * 2)
+            self._compress_level(nxt)
+            levels.append(nxt)
+        self._truncate(lv)
+
+    def _compress_level(self, lv: _Level) -> None:
+        """Fold childless sibling pairs into their parent while the sum <= theta. O(k + LT)."""
+        cnt = lv.cnt
+        val = lv.val
+        th = lv.theta
+        by_depth: list[list[int]] = [[] for _ in range(self._LT + 1)]
+        for node in cnt:
+            by_depth[node.bit_length() - 1].append(node)
+        for depth in range(self._LT, 0, -1):
+            for node in by_depth[depth]:
+                c = cnt.get(node)
+                if c is None or 2 * node in cnt or 2 * node + 1 in cnt:
+                    continue
+                sib = node ^ 1
+                sc = cnt.get(sib)
+                if sc is not None and (2 * sib in cnt or 2 * sib + 1 in cnt):
+                    continue
+                par = node >> 1
+                tot = cnt[par] + c + (sc or 0.0)
+                if tot <= th:
+                    cnt[par] = tot
+                    del cnt[node]
+                    if sc is not None:
+                        del cnt[sib]
+                    if val is not None:
+                        pv = val[par]
+                        srcs = [val.pop(node)]
+                        if sc is not None:
+                            srcs.append(val.pop(sib))
+                        for src in srcs:
+                            for k, v in src.items():
+                                pv[k] = pv.get(k, 0.0) + v
+                        if len(pv) > self._vcap:
+                            _compress_dict(pv, self._veps * tot / self._LU, self._LU)
+
     def _truncate(self, lv: _Level) -> None:
         """Keep the kappa most recent ranges (post-order); raise tau to the cut. O(k log k)."""
         cnt = lv.cnt
@@ -337,15 +404,29 @@ class _SlidingWindowBase:
         for node in cnt:
             d = node.bit_length() - 1
             shift = LT - d
-            keyed.append((((node - (1 << d) + 1) << shift) - 1, shift))
+            keyed.append((((node - (1 << d) + 1) << shift) - 1, shift, node))
         keyed.sort()
         tau = lv.tau
         if len(keyed) > self._kappa:
             tau = max(tau, keyed[len(keyed) - self._kappa - 1][0])
         if self._W is not None:
             tau = max(tau, self._tmax - self._W)
-        if tau == lv.tau:
+        if tau <= lv.tau:
             return
+        lv.tau = tau
+        val = lv.val
+        for hi, _, node in keyed:  # post-order: every node ending at or before tau comes first
+            if hi > tau:
+                break
+            del cnt[node]
+            if val is not None:
+                del val[node]
+
+    def _drop_upto(self, lv: _Level, tau: int) -> None:
+        """Raise lv.tau to tau and delete every node ending at or before it. O(k)."""
+        if tau <= lv.tau:
+            return
+        cnt = lv.cnt
         lv.tau = tau
         hi_of = self._hi
         dead = [node for node in cnt if hi_of(node) <= tau]
@@ -381,17 +462,13 @@ class _SlidingWindowBase:
         for lv in self._levels:
             if lv.tau <= tau:
                 return lv
-        return None  # the implicit root-only top level
+        return None  # only when nothing reached the levels
 
     def _window_nodes(self, tau: int) -> tuple[list[int], float, _Level | None]:
         """(time nodes inside (tau, oo), straddling mass, level) for tau < tau0."""
         lv = self._pick_level(tau)
-        if lv is None:
-            return (
-                ([1] if tau < 0 and self._top_n else []),
-                (float(self._top_n) if tau >= 0 else 0.0),
-                None,
-            )
+        if lv is None:  # nothing answers (no level yet): all level mass is uncertain
+            return [], float(self._top_n), None
         inside = []
         unc = 0.0
         lo_of, hi_of = self._lo, self._hi
@@ -414,9 +491,7 @@ class _SlidingWindowBase:
             return float(s), float(s)
         inside, unc, lv = self._window_nodes(tau)
         low = float(self._Bw)
-        if lv is None:
-            low += float(self._top_n) if inside else 0.0
-        else:
+        if lv is not None:
             cnt = lv.cnt
             low += math.fsum(cnt[node] for node in inside)
         return low, low + unc
@@ -429,7 +504,7 @@ class _SlidingWindowBase:
     # -------------------------------------------------- Theorem 5: any decay
     def _decayed_pieces(
         self, g: Callable[[float], float], t: int, horizon: int
-    ) -> tuple[list[tuple[float, _Level | None, int]], float]:
+    ) -> tuple[list[tuple[float, _Level, int]], float]:
         """Per time node weights for the decayed combination of windows 1..horizon.
 
         Returns ([(weight, level, node)], uncertain mass). Windows w in [w1, w2] together
@@ -439,7 +514,7 @@ class _SlidingWindowBase:
         def G(w: int) -> float:
             return g(w - 1) if w <= horizon else 0.0
 
-        out: list[tuple[float, _Level | None, int]] = []
+        out: list[tuple[float, _Level, int]] = []
         unc = 0.0
         tau_low = max(t - horizon, -1)
         tau_high = self._tau0 - 1  # windows with tau >= tau0 are answered from B alone
@@ -450,13 +525,10 @@ class _SlidingWindowBase:
             tb = cuts[i + 1] - 1 if i + 1 < len(cuts) else tau_high
             w_hi = horizon if ta == -1 else t - ta
             lv = self._pick_level(ta)
-            if lv is None:
-                items: Iterable[tuple[int, float]] = (
-                    [(1, float(self._top_n))] if self._top_n else []
-                )
-            else:
-                items = lv.cnt.items()
-            for node, c in items:
+            if lv is None:  # no level answers: the level mass of these windows is uncertain
+                unc += self._top_n * (G(t - tb) - G(w_hi + 1))
+                continue
+            for node, c in lv.cnt.items():
                 lo = self._lo(node)
                 hi = self._hi(node)
                 # inside for tau in [ta, min(tb, lo - 1)]
@@ -478,10 +550,7 @@ class _SlidingWindowBase:
     ) -> tuple[float, float]:
         t, horizon = self._decay_args(g, t, horizon)
         pieces, unc = self._decayed_pieces(g, t, horizon)
-        low = math.fsum(
-            wgt * (lv.cnt[node] if lv is not None else float(self._top_n))
-            for wgt, lv, node in pieces
-        )
+        low = math.fsum(wgt * lv.cnt[node] for wgt, lv, node in pieces)
         low += math.fsum(ww * g(t - T) for T, _, ww in self._B if t - T < horizon)
         return low, low + unc
 
@@ -510,6 +579,9 @@ class _SlidingWindowBase:
         if self._tau0 >= 0:
             assert all(self._tau0 <= T for T, _, _ in B), "buffered item at or before tau0"
         levels_total = self._top_n
+        if self._levels:
+            never = -1 if self._W is None else max(-1, self._tmax - self._W)
+            assert self._levels[-1].tau <= never, "the top level has discarded items"
         for j, lv in enumerate(self._levels, start=1):
             assert lv.theta == self._theta0 * (2 << (j - 1)), f"level {j} has wrong theta"
             assert lv.tau >= -1, f"level {j} tau {lv.tau} < -1"
@@ -522,7 +594,7 @@ class _SlidingWindowBase:
                 assert c >= 0, f"level {j}: node {node} has negative count"
                 if not self._merged and node < self._tbase:
                     assert c <= lv.theta + 1e-9, f"level {j}: non-leaf {node} holds {c} > theta"
-                    if 2 * node in lv.cnt or 2 * node + 1 in lv.cnt:
+                    if lv.exact and (2 * node in lv.cnt or 2 * node + 1 in lv.cnt):
                         assert c >= lv.theta - 1e-9, (
                             f"level {j}: node {node} has a child but holds {c} < theta"
                         )
@@ -568,6 +640,7 @@ class _SlidingWindowBase:
         new_levels = []
         for a, b in zip(mine, theirs, strict=False):
             lv = _Level(a.theta, self._values)
+            lv.exact = False
             lv.tau = max(a.tau, b.tau)
             for src in (a, b):
                 for node, c in src.cnt.items():
@@ -594,12 +667,6 @@ class _SlidingWindowBase:
             new_levels.append(lv)
         self._levels = new_levels
         self._top_n += other._top_n
-        if self._values:
-            tv = self._top_val
-            for k, v in other._top_val.items():
-                tv[k] = tv.get(k, 0.0) + v
-            if len(tv) > self._vcap:
-                _compress_dict(tv, self._veps * self._top_n / self._LU, self._LU)
         self._n += other._n
         self._tmax = max(self._tmax, other._tmax)
         # buffers: union, keep the kappa latest and nothing before tau0
@@ -614,19 +681,20 @@ class _SlidingWindowBase:
             if self._tau0 < T:
                 self._tau0 = T
             self._to_levels(T, x, w)
-        for lv in self._levels:
-            if len(lv.cnt) > 2 * self._kappa:
-                self._truncate(lv)
+        i = 0
+        while i < len(self._levels):
+            if len(self._levels[i].cnt) > 2 * self._kappa:
+                self._truncate_level(i)
+            i += 1
 
     def _level_or_implicit(self, j: int) -> _Level:
+        """Level j, or (above the top level) the top level's contents under theta_j."""
         if j < len(self._levels):
             return self._levels[j]
-        lv = _Level(self._theta0 * (2 << j), self._values)
-        if self._top_n:
-            lv.cnt[1] = float(self._top_n)
-            if lv.val is not None:
-                lv.val[1] = dict(self._top_val)
-        return lv
+        theta = self._theta0 * (2 << j)
+        if not self._levels:
+            return _Level(theta, self._values)
+        return self._levels[-1].clone(theta)
 
     # ---------------------------------------------------------------- bytes
     def _write(self, w: _format.Writer) -> None:
@@ -644,10 +712,10 @@ class _SlidingWindowBase:
         w.u64s([T for T, _, _ in self._B])
         w.u64s([x for _, x, _ in self._B])
         w.u64s([ww for _, _, ww in self._B])
-        self._write_vdict(w, self._top_val)
         w.u64(len(self._levels))
         for lv in self._levels:
             w.i64(lv.tau)
+            w.u8(1 if lv.exact else 0)
             ids = list(lv.cnt)
             w.node_ids(ids)
             w.f64s([lv.cnt[i] for i in ids])
@@ -701,7 +769,6 @@ class _SlidingWindowBase:
         self._B = list(zip(Ts, xs, ws, strict=False))
         heapq.heapify(self._B)
         self._Bw = sum(ws)
-        self._top_val = self._read_vdict(r) if self._values else {}
         nl = r.u64()
         if nl > 64:
             raise r.fail(f"{nl} levels")
@@ -709,6 +776,10 @@ class _SlidingWindowBase:
         for j in range(nl):
             lv = _Level(self._theta0 * (2 << j), self._values)
             lv.tau = r.i64()
+            exact = r.u8()
+            if exact not in (0, 1):
+                raise r.fail("bad level flag")
+            lv.exact = bool(exact)
             ids = r.node_ids(self._LT)
             cs = r.f64s()
             if len(cs) != len(ids) or any(c < 0 for c in cs):
@@ -932,12 +1003,7 @@ class SlidingWindowQDigest(_SlidingWindowBase):
             nodes[vbase + x] = nodes.get(vbase + x, 0.0) + ww
             n += ww
         inside, unc, lv = self._window_nodes(tau)
-        if lv is None:
-            if inside:
-                for k, v in self._top_val.items():
-                    nodes[k] = nodes.get(k, 0.0) + v
-                n += self._top_n
-        else:
+        if lv is not None:
             assert lv.val is not None
             for node in inside:
                 for k, v in lv.val[node].items():
@@ -1005,13 +1071,9 @@ class SlidingWindowQDigest(_SlidingWindowBase):
                     nodes[vbase + x] = nodes.get(vbase + x, 0.0) + g
                     n += g
         for wgt, lv, node in pieces:
-            if lv is None:
-                vd = self._top_val
-                c = float(self._top_n)
-            else:
-                assert lv.val is not None
-                vd = lv.val[node]
-                c = lv.cnt[node]
+            assert lv.val is not None
+            vd = lv.val[node]
+            c = lv.cnt[node]
             for k, v in vd.items():
                 nodes[k] = nodes.get(k, 0.0) + v * wgt
             n += c * wgt
