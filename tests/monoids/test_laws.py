@@ -211,3 +211,30 @@ def test_equalities() -> None:
     assert eq(float("nan"), float("nan")) and not eq(float("nan"), 1.0)
     assert laws.exact([1, {"x": float("nan")}], [1, {"x": float("nan")}])
     assert not laws.exact((1, 2), (1, 2, 3))
+
+
+def test_partials_that_cannot_be_copied_skip_only_the_mutation_check() -> None:
+    import threading
+
+    lock = threading.Lock()
+
+    class Locked:
+        identity = (0, lock)
+
+        def lift(self, x: int) -> tuple[int, Any]:
+            return (x, lock)
+
+        def combine(self, a: tuple[int, Any], b: tuple[int, Any]) -> tuple[int, Any]:
+            return (a[0] + b[0], lock)
+
+        def lower(self, a: tuple[int, Any]) -> int:
+            return a[0]
+
+    laws.check(Locked(), [1, 2])
+
+    class LockedMinus(Locked):
+        def combine(self, a: tuple[int, Any], b: tuple[int, Any]) -> tuple[int, Any]:
+            return (a[0] - b[0], lock)
+
+    with pytest.raises(MonoidContractError, match="LockedMinus breaks"):
+        laws.check(LockedMinus(), [1, 2])
