@@ -1,7 +1,7 @@
 """Shared definitions for the in-order family tests (not a test module itself).
 
-``FAMILY`` maps a label to a factory for every ``windowagg.fifo`` class under test; DABA
-appears with tiny chunks so that chunk boundaries are crossed all the time.
+``FAMILY`` maps a label to a factory for every ``windowagg.fifo`` class under test;
+DABAChunked appears with tiny chunks so that chunk boundaries are crossed all the time.
 ``UnimodularGroup`` is a non-commutative *group* (2x2 integer matrices of determinant 1),
 so that SubtractOnEvict is tested on order-sensitive inverses too.
 """
@@ -17,6 +17,7 @@ from windowagg.fifo import (
     DABA,
     FOA,
     IOA,
+    DABAChunked,
     DABALite,
     FlatFAT,
     FlatFIT,
@@ -49,8 +50,9 @@ MONOID_ONLY: dict[str, Callable[[Any], Any]] = {
     "TwoStacksLite": TwoStacksLite,
     "FOA": FOA,
     "IOA": IOA,
-    "DABA": lambda m: DABA(m, chunk_size=2),
-    "DABA4": lambda m: DABA(m, chunk_size=4),
+    "DABA": DABA,
+    "DABAChunked2": lambda m: DABAChunked(m, chunk_size=2),
+    "DABAChunked4": lambda m: DABAChunked(m, chunk_size=4),
     "DABALite": DABALite,
     "FlatFAT": FlatFAT,
     "FlatFIT": FlatFIT,

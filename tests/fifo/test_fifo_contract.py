@@ -8,7 +8,7 @@ import pytest
 
 from fifo.fifo_family import FAMILY, MONOID_ONLY, UnimodularGroup
 from windowagg.errors import EmptyWindowError, MonoidContractError
-from windowagg.fifo import DABA, FifoAggregator, Recalc, SubtractOnEvict
+from windowagg.fifo import DABA, DABAChunked, FifoAggregator, Recalc, SubtractOnEvict
 from windowagg.monoids import Concat, Max, Sum
 
 
@@ -26,7 +26,7 @@ def test_protocol_and_empty_window(name: str) -> None:
             op()
     w.bulk_evict(0)
     w._check()
-    assert name.split("4")[0] in repr(w) or type(w).__name__ in repr(w)
+    assert type(w).__name__ in repr(w)
 
 
 @pytest.mark.parametrize("name", sorted(FAMILY))
@@ -72,14 +72,16 @@ def test_not_a_monoid_is_rejected(name: str) -> None:
 @pytest.mark.parametrize("size", [0, 3, 6, -2, 2.0, True])
 def test_daba_chunk_size_validated(size: Any) -> None:
     with pytest.raises(ValueError, match="power of two"):
-        DABA(Sum(), chunk_size=size)
+        DABAChunked(Sum(), chunk_size=size)
 
 
 def test_daba_regression_trace() -> None:
     """The guide's trace (Max; absolute positions, F from 0): pointers, aggs, queries."""
-    w = DABA(Max(), chunk_size=2)
+    w = DABAChunked(Max(), chunk_size=2)
+    d = DABA(Max())
     for x in (2, 6, 3, 5):
         w.insert(x)
+        d.insert(x)
     assert w._pointers() == (0, 1, 2, 3, 4, 4)
     steps: list[tuple[str, int | None, tuple[int, ...], int]] = [
         ("i", 3, (0, 2, 2, 2, 4, 5), 6),
@@ -94,14 +96,19 @@ def test_daba_regression_trace() -> None:
     for kind, v, pointers, q in steps:
         if kind == "i":
             w.insert(v)
+            d.insert(v)
         else:
             w.evict()
+            d.evict()
         w._check()
+        d._check()
         assert w._pointers() == pointers
-        assert w.query() == q
+        f, lp, r, a, b, e = pointers  # the deque layout has the same sublist sizes
+        assert d._sizes() == (lp - f, r - lp, a - r, b - a, e - b)
+        assert w.query() == q == d.query()
 
 
-def _chain_length(w: DABA) -> int:
+def _chain_length(w: DABAChunked) -> int:
     c, k = w._fc, 0
     while c is not None:
         c, k = c[-2], k + 1
@@ -109,7 +116,7 @@ def _chain_length(w: DABA) -> int:
 
 
 def test_daba_chunks_are_freed_and_allocated_at_boundaries() -> None:
-    w = DABA(Concat(), chunk_size=4)
+    w = DABAChunked(Concat(), chunk_size=4)
     o = Recalc(Concat())
     for v in range(103):  # crosses 25 chunk boundaries; E's chunk always exists
         w.insert(v)

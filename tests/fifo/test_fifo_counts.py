@@ -23,6 +23,7 @@ from windowagg.fifo import (
     DABA,
     FOA,
     IOA,
+    DABAChunked,
     DABALite,
     FlatFAT,
     FlatFIT,
@@ -90,7 +91,8 @@ def run_counts(
 WORST_CASE: dict[str, tuple[Callable[[Any], Any], int, tuple[int, int, int]]] = {
     # name: (factory, N, (insert, evict, query) bounds)
     "DABA": (DABA, 100_000, (4, 3, 1)),
-    "DABA-chunk2": (lambda m: DABA(m, chunk_size=2), 10_000, (4, 3, 1)),
+    "DABAChunked": (DABAChunked, 100_000, (4, 3, 1)),
+    "DABAChunked-2": (lambda m: DABAChunked(m, chunk_size=2), 10_000, (4, 3, 1)),
     "DABALite": (DABALite, 100_000, (3, 2, 1)),
     "FOA": (FOA, 10_000, (4, 3, 1)),
     "IOA": (IOA, 10_000, (4, 3, 1)),
@@ -112,7 +114,7 @@ def test_worst_case_constant(name: str) -> None:
 
 def test_daba_bounds_hold_for_non_commutative_monoid() -> None:
     m = Counting(MatMul2x2())
-    for factory, bounds in ((DABA, (4, 3, 1)), (DABALite, (3, 2, 1))):
+    for factory, bounds in ((DABA, (4, 3, 1)), (DABAChunked, (4, 3, 1)), (DABALite, (3, 2, 1))):
         m.reset()
         ops = (
             (k, (1, v % 3, 0, 1) if k == "i" else v)
@@ -124,17 +126,19 @@ def test_daba_bounds_hold_for_non_commutative_monoid() -> None:
 
 
 def test_daba_long_run_means() -> None:
-    """Alternating evict+insert on a full window costs exactly 4 combines (paper: 4.0)."""
-    m = Counting(Sum())
-    w = DABA(m)
-    for v in range(1000):
-        w.insert(v)
-    m.reset()
-    rounds = 10_000
-    for v in range(rounds):
-        w.evict()
-        w.insert(v)
-    assert m.combines / rounds <= 4.0
+    """Alternating evict+insert costs 4 combines (paper: 4.0, counting identity operands;
+    skipping them saves 2 per flip, so slightly less here)."""
+    for cls in (DABA, DABAChunked):
+        m = Counting(Sum())
+        w = cls(m)
+        for v in range(1000):
+            w.insert(v)
+        m.reset()
+        rounds = 10_000
+        for v in range(rounds):
+            w.evict()
+            w.insert(v)
+        assert 3.95 <= m.combines / rounds <= 4.0, m.combines / rounds
 
 
 @pytest.mark.parametrize("cls", [TwoStacks, TwoStacksLite])

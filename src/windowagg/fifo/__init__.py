@@ -13,6 +13,7 @@ class               combines per op            choose it when
 ``TwoStacks``       O(1) amortized, O(n) flip  throughput matters, tails do not
 ``TwoStacksLite``   O(1) amortized, O(n) flip  same, with fewer combines
 ``DABA``            <= 4/3/1 (worst case)      flat tail latency, any monoid
+``DABAChunked``     <= 4/3/1 (worst case)      the paper's array layout
 ``DABALite``        <= 3/2/1 (worst case)      flat tails, fastest worst-case class
 ``FOA`` / ``IOA``   <= 4/3/1 (worst case)      comparison with the paper
 ``FlatFAT``         O(log n)                   baseline (Reactive Aggregator)
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 from windowagg.fifo.base import FifoAggregator
 from windowagg.fifo.daba import DABA
+from windowagg.fifo.daba_chunked import DABAChunked
 from windowagg.fifo.daba_lite import DABALite
 from windowagg.fifo.flat_fat import FlatFAT
 from windowagg.fifo.flat_fit import FlatFIT
@@ -45,6 +47,7 @@ __all__ = [
     "DABA",
     "FOA",
     "IOA",
+    "DABAChunked",
     "DABALite",
     "FifoAggregator",
     "FlatFAT",

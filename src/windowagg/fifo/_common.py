@@ -15,7 +15,7 @@ from typing import Any
 from windowagg.errors import EmptyWindowError
 from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
-__all__ = ["InvariantError", "check_count", "empty_error", "hot_ops", "invariant"]
+__all__ = ["InvariantError", "check_count", "empty_error", "flip_op", "hot_ops", "invariant"]
 
 # Built-ins whose ``lift`` and ``lower`` return their argument unchanged: the hot paths
 # skip those two calls for them (exact type match, so subclasses and wrappers such as
@@ -92,3 +92,24 @@ def check_count(count: Any, n: int, who: str) -> int:
             "count must be between 0 and len(window)"
         )
     return k
+
+
+def flip_op(m: Any, combine: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """The step for ``accumulate`` over partials youngest first: ``(acc, older) -> older ⊗ acc``.
+
+    A monoid that declares ``commutative = True`` gets *combine* itself (no wrapper
+    frame); any other gets the argument-swapping wrapper, so order is never assumed.
+
+    >>> from windowagg.monoids import Concat, Sum
+    >>> flip_op(Concat(), Concat().combine)(("b",), ("a",))
+    ('a', 'b')
+    >>> flip_op(Sum(), operator.add) is operator.add
+    True
+    """
+    if getattr(m, "commutative", False) is True:
+        return combine
+
+    def older_first(acc: Any, older: Any) -> Any:
+        return combine(older, acc)
+
+    return older_first

@@ -1,61 +1,63 @@
-"""DABA: the De-Amortized Banker's Aggregator on a chunked-array queue.
+"""DABA: the De-Amortized Banker's Aggregator, one chunked queue per sublist.
 
 =================  ==========================================================
 ordering           FIFO (in-order)
 operator needs     monoid; neither commutative nor invertible
 insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
 evict              O(1) worst case: at most 3 combines (a shrink); both are the
-                   paper's bounds (Thm. 4.3), reached; identity operands are skipped
+                   paper's bounds (Thm. 4.3) and are reached; identity operands
+                   (an empty l_A or l_B) are skipped, never added
 query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper
-                   has no bulk eviction)
-space              2n references (a value and an aggregate per entry) in chunks of
-                   ``chunk_size`` slots, plus one spare chunk at most
+bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper has
+                   no bulk eviction)
+space              3n references: a value and an aggregate per entry (as in the
+                   paper) plus the partial kept for ``oldest``/``youngest``/iteration
 paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
                    Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
 =================  ==========================================================
 
-Storage is the paper's chunked-array queue (§4.1): a doubly linked list of fixed-size
-chunks, each a Python list ``[vals (C slots) | aggs (C slots) | next | prev]``. Six
-pointers ``F <= L <= R <= A <= B <= E`` are absolute integer positions (they only grow,
-Python ints do not overflow); the slot of position ``p`` is ``p & (C - 1)`` in the chunk
-that holds it, and the chunks of ``F``, ``L``, ``A`` and ``E`` (the positions that are
-read or written) are kept as references. Moving a pointer by one crosses at most one chunk
-link, pushing allocates at most one chunk of ``2C + 2`` slots, popping frees at most one
-(its links are cut so reference counting frees it at once): every queue step is O(1) in
-the worst case, and DABA takes O(1) of them per operation. No step touches the middle of a
-Python list by position scanning, resizes a list or rehashes a dict.
+The algorithm is the paper's, with its five sublists (front portion ``[F,L)``,
+``l_L = [L,R)``, ``l_R = [R,A)``, ``l_A = [A,B)``, back list ``l_B = [B,E)``) and their
+aggregates (Fig. 9)::
 
-The aggregates obey, for the sublists of the front list ``[F, B)`` and back list
-``[B, E)`` (Fig. 9)::
+    front portion  fa[i] = v[i] ⊗ ... ⊗ v[B-1]      (to the end of the front list)
+    l_L            la[i] = v[i] ⊗ ... ⊗ v[R-1]
+    l_R            ra[i] = v[R] ⊗ ... ⊗ v[i]        (values kept too: rv)
+    l_A            aa[i] = v[i] ⊗ ... ⊗ v[B-1]
+    l_B            ba[i] = v[B] ⊗ ... ⊗ v[i]        (values kept too: bv)
 
-    p in [F, L): aggs[p] = v[p] ⊗ ... ⊗ v[B-1]
-    p in [L, R): aggs[p] = v[p] ⊗ ... ⊗ v[R-1]
-    p in [R, A): aggs[p] = v[R] ⊗ ... ⊗ v[p]
-    p in [A, B): aggs[p] = v[p] ⊗ ... ⊗ v[B-1]
-    p in [B, E): aggs[p] = v[B] ⊗ ... ⊗ v[p]
+Storage: instead of one chunked array with six pointers, each sublist is its own
+:class:`collections.deque`, which *is* a chunked-array queue (CPython: a doubly linked list
+of 64-slot blocks, with pointers to both end blocks and an index into each). DABA only ever
+touches sublists at their ends (``Σ_L`` is the first of ``l_L``, ``Σ_R`` the last of
+``l_R``, ``Σ_A`` the first of ``l_A``; a shrink moves the first of ``l_L`` and the last of
+``l_R``; a shift the first of ``l_A``), and a flip or singleton relabelling becomes swapping
+deque references. An end operation on a deque writes one slot and allocates or frees at
+most one fixed-size block; ``d[0]``/``d[-1]`` and ``len(d)`` read fields: all O(1) in the
+worst case. (Indexing a deque's *middle* walks blocks; nothing here does.) The paper's
+single-array layout is :class:`~windowagg.fifo.DABAChunked`, about half as fast in CPython.
 
-and either the window is empty or ``|L..R| + |R..A| + |A..B| + 1 = |F..B| - |B..E|`` and
-``|L..R| = |R..A|`` (Lemma 4.1). ``fixup`` (singleton / flip / shift / shrink) restores
-them after every insert and evict with at most 3 combines; ``Σ_B = aggs[E-1]`` is cached.
-Evicted partials stay referenced until their chunk is freed (at most ``C - 1`` of them).
+Lemma 4.1: either the window is empty, or ``|l_L|+|l_R|+|l_A|+1 = |l_F|-|l_B|`` and
+``|l_L| = |l_R|``; ``fixup`` (singleton / flip / shift / shrink, Fig. 10) restores it after
+every insert and evict.
 
 Examples
 --------
-The regression trace of the guide (Max, Fig. 4 of the paper):
+The guide's regression trace (Max, the paper's running example):
 
 >>> from windowagg.monoids import Max
->>> w = DABA(Max(), chunk_size=4)
+>>> w = DABA(Max())
 >>> for x in (2, 6, 3, 5, 3): w.insert(x)
 >>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
 6
 5
->>> w._pointers()
-(2, 3, 4, 5, 6, 6)
+>>> w._sizes()  # |front portion|, |l_L|, |l_R|, |l_A|, |l_B|
+(1, 1, 1, 1, 0)
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,75 +76,56 @@ class DABA:
     ----------
     monoid : Monoid
         Any monoid (see :mod:`windowagg.monoids.base`).
-    chunk_size : int, default 512
-        Slots per chunk of the queue; a power of two >= 2. Small values exercise the chunk
-        boundaries (tests use 2 and 4); large ones allocate less often.
 
     Examples
     --------
     >>> from windowagg.monoids import Concat
-    >>> w = DABA(Concat(), chunk_size=2)
+    >>> w = DABA(Concat())
     >>> for x in "abcde": w.insert(x)
     >>> w.bulk_evict(2); w.query(), w.oldest(), w.youngest(), len(w)
     (('c', 'd', 'e'), ('c',), ('e',), 3)
     """
 
     __slots__ = (
-        "_a",
-        "_ac",
-        "_b",
-        "_c",
+        "_aa",
+        "_ba",
+        "_bv",
         "_combine",
-        "_e",
-        "_ec",
-        "_f",
-        "_fc",
+        "_fa",
         "_identity",
-        "_l",
-        "_lc",
+        "_la",
         "_lift",
         "_lower",
         "_m",
-        "_mask",
-        "_r",
-        "_sb",
+        "_ra",
+        "_rv",
+        "_vals",
     )
 
-    def __init__(self, monoid: Monoid[Any, Any, Any], chunk_size: int = 512) -> None:
+    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
         require_monoid(monoid, _WHO)
-        if (
-            isinstance(chunk_size, bool)
-            or not isinstance(chunk_size, int)
-            or chunk_size < 2
-            or chunk_size & (chunk_size - 1)
-        ):
-            raise ValueError(f"DABA chunk_size must be a power of two >= 2, got {chunk_size!r}")
         self._m = monoid
         # bound methods cached once: every operation calls them
         self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
-        self._c = chunk_size
-        self._mask = chunk_size - 1
-        chunk: list[Any] = [None] * (2 * chunk_size + 2)
-        self._f = self._l = self._r = self._a = self._b = self._e = 0
-        self._fc = self._lc = self._ac = self._ec = chunk
-        self._sb: Any = self._identity  # Σ_B = aggs[E-1] when B < E
+        self._vals: deque[Any] = deque()  # every partial, oldest first
+        self._fa: deque[Any] = deque()  # front portion aggregates
+        self._la: deque[Any] = deque()  # l_L aggregates
+        self._rv: deque[Any] = deque()  # l_R values
+        self._ra: deque[Any] = deque()  # l_R aggregates
+        self._aa: deque[Any] = deque()  # l_A aggregates
+        self._bv: deque[Any] = deque()  # l_B values
+        self._ba: deque[Any] = deque()  # l_B aggregates
 
     @property
     def monoid(self) -> Monoid[Any, Any, Any]:
         """The monoid this window aggregates with."""
         return self._m
 
-    @property
-    def chunk_size(self) -> int:
-        """Slots per chunk of the underlying chunked-array queue."""
-        return self._c
+    def _sizes(self) -> tuple[int, int, int, int, int]:
+        """``(|front portion|, |l_L|, |l_R|, |l_A|, |l_B|)`` (for tests and the docs)."""
+        return (len(self._fa), len(self._la), len(self._rv), len(self._aa), len(self._bv))
 
-    def _pointers(self) -> tuple[int, int, int, int, int, int]:
-        """``(F, L, R, A, B, E)`` as absolute positions (for tests and the docs)."""
-        return (self._f, self._l, self._r, self._a, self._b, self._e)
-
-    # ------------------------------------------------------------------ operations
     def insert(self, v: Any) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 4 combines.
 
@@ -152,76 +135,49 @@ class DABA:
         """
         lift = self._lift
         p = v if lift is None else lift(v)
-        e = self._e
-        ec = self._ec
-        b = self._b
-        mask = self._mask
-        c = self._c
-        agg = p if e == b else self._combine(self._sb, p)
-        i = e & mask
-        ec[i] = p
-        ec[i + c] = agg
-        self._sb = agg
-        e += 1
-        if not e & mask:  # the sentinel slot needs a new chunk: O(C) allocation
-            nc: list[Any] = [None] * (2 * c + 2)
-            nc[-1] = ec
-            ec[-2] = nc
-            self._ec = nc
-        self._e = e
-        f = self._f
+        self._vals.append(p)
+        ba = self._ba
+        ba.append(self._combine(ba[-1], p) if ba else p)
+        self._bv.append(p)
+        fa = self._fa
         # fixup, inlined (the same code ends insert and evict: a method call would cost
-        # as much as a shrink step). Cases: singleton / flip / shift / shrink (Fig. 10).
-        if f == b:
-            # singleton (or empty): the back list becomes the front portion; no combine
-            self._l = self._r = self._a = self._b = e
-            self._lc = self._ac = self._ec
-            return
-        lp = self._l
-        if lp == b:
-            # flip: front portion -> l_L, back list -> l_R (then a shrink); no combine
-            lp = f
-            lc = self._fc
-            a = b = self._b = e
-            ac = self._ec
+        # about as much as the step itself). Cases: shrink / shift / singleton / flip.
+        la = self._la
+        if la:
+            rv = self._rv
+            ra = self._ra
+            aa = self._aa
         else:
-            if lp == self._r:
+            aa = self._aa
+            if aa:
                 # shift: the oldest of l_A joins the front portion; no combine
-                a = self._a + 1
-                ac = self._ac
-                if not a & mask:
-                    ac = ac[-2]
-                self._a = self._l = self._r = a
-                self._ac = self._lc = ac
+                fa.append(aa.popleft())
                 return
-            lc = self._lc
-            a = self._a
-            ac = self._ac
-        # shrink: the oldest of l_L joins the front portion, the youngest of l_R joins
-        # l_A; aggs[L] <- Σ_L ⊗ Σ_R ⊗ Σ_A and aggs[A-1] <- v[A-1] ⊗ Σ_A (old A)
-        ai = a & mask
-        if ai:
-            pc = ac
-            pi = ai - 1 + c  # aggs slot of position A-1
-        else:
-            pc = ac[-1]
-            pi = mask + c
-        li = (lp & mask) + c
+            if not fa:
+                # singleton: l_B (one entry here) becomes the front portion; no combine
+                self._fa = ba
+                self._ba = fa
+                self._bv.clear()
+                return
+            # flip: front portion -> l_L, l_B -> l_R, then a shrink; no combine (the
+            # empty l_L / l_R deques are recycled, so nothing is allocated)
+            empty = la
+            self._la = la = fa
+            self._fa = fa = self._ra
+            self._ra = ra = ba
+            self._ba = self._rv
+            self._rv = rv = self._bv
+            self._bv = empty
+        # shrink: aggs[L] <- Σ_L ⊗ Σ_R ⊗ Σ_A joins the front portion, and the last of l_R
+        # joins l_A with v[A-1] ⊗ Σ_A (Σ_A read before the move)
         combine = self._combine
-        if a != b:
-            s_a = ac[ai + c]
-            lc[li] = combine(combine(lc[li], pc[pi]), s_a)
-            pc[pi] = combine(pc[pi - c], s_a)
-        else:  # l_A empty: Σ_A is the identity, skip both identity operands
-            lc[li] = combine(lc[li], pc[pi])
-            pc[pi] = pc[pi - c]
-        lp += 1
-        if not lp & mask:
-            lc = lc[-2]
-        self._l = lp
-        self._lc = lc
-        self._a = a - 1
-        self._ac = pc
+        if aa:
+            s_a = aa[0]
+            fa.append(combine(combine(la.popleft(), ra.pop()), s_a))
+            aa.appendleft(combine(rv.pop(), s_a))
+        else:
+            fa.append(combine(la.popleft(), ra.pop()))
+            aa.appendleft(rv.pop())
 
     def evict(self) -> None:
         """Remove the oldest entry. O(1) worst case, at most 3 combines.
@@ -232,73 +188,45 @@ class DABA:
         >>> w = DABA(Sum()); w.insert(3); w.insert(4); w.evict(); w.query()
         4
         """
-        f = self._f
-        e = self._e
-        if f == e:
+        vals = self._vals
+        if not vals:
             raise empty_error(_WHO, "evict()")
-        mask = self._mask
-        c = self._c
-        f += 1
-        if not f & mask:
-            old = self._fc
-            fc = old[-2]
-            old[-2] = None  # cut both links: reference counting frees the old chunk now
-            fc[-1] = None
-            self._fc = fc
-        self._f = f
-        b = self._b
-        # fixup, inlined (the same code ends insert and evict: a method call would cost
-        # as much as a shrink step). Cases: singleton / flip / shift / shrink (Fig. 10).
-        if f == b:
-            # singleton (or empty): the back list becomes the front portion; no combine
-            self._l = self._r = self._a = self._b = e
-            self._lc = self._ac = self._ec
-            return
-        lp = self._l
-        if lp == b:
-            # flip: front portion -> l_L, back list -> l_R (then a shrink); no combine
-            lp = f
-            lc = self._fc
-            a = b = self._b = e
-            ac = self._ec
+        vals.popleft()
+        fa = self._fa
+        fa.popleft()
+        # fixup, inlined (same code as at the end of insert)
+        la = self._la
+        if la:
+            rv = self._rv
+            ra = self._ra
+            aa = self._aa
         else:
-            if lp == self._r:
-                # shift: the oldest of l_A joins the front portion; no combine
-                a = self._a + 1
-                ac = self._ac
-                if not a & mask:
-                    ac = ac[-2]
-                self._a = self._l = self._r = a
-                self._ac = self._lc = ac
+            aa = self._aa
+            if aa:
+                fa.append(aa.popleft())  # shift
                 return
-            lc = self._lc
-            a = self._a
-            ac = self._ac
-        # shrink: the oldest of l_L joins the front portion, the youngest of l_R joins
-        # l_A; aggs[L] <- Σ_L ⊗ Σ_R ⊗ Σ_A and aggs[A-1] <- v[A-1] ⊗ Σ_A (old A)
-        ai = a & mask
-        if ai:
-            pc = ac
-            pi = ai - 1 + c  # aggs slot of position A-1
+            if not fa:
+                # singleton or empty: l_B (at most one entry) becomes the front portion
+                self._fa = self._ba
+                self._ba = fa
+                self._bv.clear()
+                return
+            # flip
+            empty = la
+            self._la = la = fa
+            self._fa = fa = self._ra
+            self._ra = ra = self._ba
+            self._ba = self._rv
+            self._rv = rv = self._bv
+            self._bv = empty
+        combine = self._combine  # shrink
+        if aa:
+            s_a = aa[0]
+            fa.append(combine(combine(la.popleft(), ra.pop()), s_a))
+            aa.appendleft(combine(rv.pop(), s_a))
         else:
-            pc = ac[-1]
-            pi = mask + c
-        li = (lp & mask) + c
-        combine = self._combine
-        if a != b:
-            s_a = ac[ai + c]
-            lc[li] = combine(combine(lc[li], pc[pi]), s_a)
-            pc[pi] = combine(pc[pi - c], s_a)
-        else:  # l_A empty: Σ_A is the identity, skip both identity operands
-            lc[li] = combine(lc[li], pc[pi])
-            pc[pi] = pc[pi - c]
-        lp += 1
-        if not lp & mask:
-            lc = lc[-2]
-        self._l = lp
-        self._lc = lc
-        self._a = a - 1
-        self._ac = pc
+            fa.append(combine(la.popleft(), ra.pop()))
+            aa.appendleft(rv.pop())
 
     def bulk_evict(self, count: int) -> None:
         """Remove the ``count`` oldest entries: O(count) worst case, <= 3 combines each.
@@ -311,7 +239,7 @@ class DABA:
         >>> w.bulk_evict(4); w.query(), len(w)
         (9, 2)
         """
-        k = check_count(count, self._e - self._f, _WHO)
+        k = check_count(count, len(self._vals), _WHO)
         evict = self.evict  # cached: called k times
         for _ in range(k):
             evict()
@@ -323,128 +251,83 @@ class DABA:
         >>> DABA(Concat()).query()
         ()
         """
-        f = self._f
-        b = self._b
-        if f == b:
-            return self._identity if (lower := self._lower) is None else lower(self._identity)
-        s_f = self._fc[(f & self._mask) + self._c]
-        if b == self._e:
-            return s_f if (lower := self._lower) is None else lower(s_f)
-        return (
-            self._combine(s_f, self._sb)
-            if (lower := self._lower) is None
-            else lower(self._combine(s_f, self._sb))
-        )
+        fa = self._fa
+        lower = self._lower
+        if fa:
+            ba = self._ba
+            agg = self._combine(fa[0], ba[-1]) if ba else fa[0]
+        else:
+            agg = self._identity
+        return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty."""
-        f = self._f
-        if f == self._e:
+        if not self._vals:
             raise empty_error(_WHO, "oldest()")
-        return self._fc[f & self._mask]
+        return self._vals[0]
 
     def youngest(self) -> Any:
         """The youngest partial. O(1). EmptyWindowError when empty."""
-        e = self._e
-        if e == self._f:
+        if not self._vals:
             raise empty_error(_WHO, "youngest()")
-        i = e & self._mask
-        if i:
-            return self._ec[i - 1]
-        return self._ec[-1][self._mask]
+        return self._vals[-1]
 
     def __len__(self) -> int:
         """Number of entries. O(1)."""
-        return self._e - self._f
-
-    def _walk(self) -> Iterator[tuple[int, list[Any], int]]:
-        """``(position, chunk, slot)`` for every live position, oldest first."""
-        c = self._fc
-        mask = self._mask
-        for p in range(self._f, self._e):
-            i = p & mask
-            if p != self._f and i == 0:
-                c = c[-2]
-            yield p, c, i
+        return len(self._vals)
 
     def __iter__(self) -> Iterator[Any]:
         """Partials oldest to youngest (a snapshot). O(n)."""
-        return iter([c[i] for _, c, i in self._walk()])
+        return iter(list(self._vals))
 
     def _check(self) -> None:
-        """O(n): pointer order, chunk links, Lemma 4.1 sizes and every aggregate."""
-        f, lp, r, a, b, e = self._pointers()
-        invariant(
-            f <= lp <= r <= a <= b <= e, _WHO, f"pointer order F L R A B E = {f, lp, r, a, b, e}"
-        )
-        mask, cs = self._mask, self._c
-        # chunk chain from F's chunk to E's chunk; map chunk number -> chunk
-        chunks: dict[int, list[Any]] = {}
-        c: list[Any] | None = self._fc
-        invariant(c is not None and c[-1] is None, _WHO, "F's chunk has a live prev link")
-        no = f // cs
-        prev: list[Any] | None = None
-        while c is not None:
-            invariant(len(c) == 2 * cs + 2, _WHO, f"chunk {no} has {len(c)} slots")
-            invariant(prev is None or c[-1] is prev, _WHO, f"chunk {no}: prev link broken")
-            chunks[no] = c
-            prev, c = c, c[-2]
-            no += 1
-        invariant(no - 1 == e // cs, _WHO, f"chunk chain ends at {no - 1}, E's chunk is {e // cs}")
-        for name, pos, ref in (
-            ("F", f, self._fc),
-            ("L", lp, self._lc),
-            ("A", a, self._ac),
-            ("E", e, self._ec),
-        ):
-            invariant(
-                chunks.get(pos // cs) is ref, _WHO, f"pointer {name}={pos}: wrong chunk reference"
-            )
-        vals = [chunks[p // cs][p & mask] for p in range(f, e)]
-        aggs = [chunks[p // cs][(p & mask) + cs] for p in range(f, e)]
-        if f == e:
-            invariant(
-                lp == r == a == b == e, _WHO, f"empty window but pointers {f, lp, r, a, b, e}"
-            )
+        """O(n): sublist sizes (Lemma 4.1), parallel deques, and every aggregate."""
+        vals = list(self._vals)
+        n_fp, n_l, n_r, n_a, n_b = self._sizes()
+        sizes = [n_fp, n_l, n_r, n_a, n_b]
+        invariant(sum(sizes) == len(vals), _WHO, f"sublist sizes {sizes} != {len(vals)} partials")
+        invariant(len(self._ra) == n_r, _WHO, f"l_R: {n_r} values, {len(self._ra)} aggregates")
+        invariant(len(self._ba) == n_b, _WHO, f"l_B: {n_b} values, {len(self._ba)} aggregates")
+        if not vals:
             return
-        n_l, n_r, n_a, n_f, n_b = r - lp, a - r, b - a, b - f, e - b
+        n_f = n_fp + n_l + n_r + n_a
         invariant(
             n_l + n_r + n_a + 1 == n_f - n_b,
             _WHO,
-            f"Lemma 4.1: |lL|+|lR|+|lA|+1={n_l + n_r + n_a + 1} != |lF|-|lB|={n_f - n_b}",
+            f"Lemma 4.1: |lL|+|lR|+|lA|+1 = {n_l + n_r + n_a + 1} != |lF|-|lB| = {n_f - n_b}",
         )
-        invariant(n_l == n_r, _WHO, f"Lemma 4.1: |lL|={n_l} != |lR|={n_r}")
+        invariant(n_l == n_r, _WHO, f"Lemma 4.1: |lL| = {n_l} != |lR| = {n_r}")
         combine, ident = self._combine, self._identity
+        L, R, A, B = n_fp, n_fp + n_l, n_fp + n_l + n_r, n_f
 
         def fold(lo: int, hi: int) -> Any:
             acc = ident
-            for p in range(lo, hi):
-                acc = combine(acc, vals[p - f])
+            for p in vals[lo:hi]:
+                acc = combine(acc, p)
             return acc
 
-        def check_suffix(lo: int, hi: int, end: int, region: str) -> None:
+        def suffixes(stored: deque[Any], lo: int, hi: int, end: int, region: str) -> None:
             acc = fold(hi, end)
             for p in range(hi - 1, lo - 1, -1):
-                acc = combine(vals[p - f], acc)
-                invariant(
-                    aggs[p - f] == acc, _WHO, f"aggs[{p}] in {region}: {aggs[p - f]!r} != {acc!r}"
-                )
+                acc = combine(vals[p], acc)
+                got = stored[p - lo]
+                invariant(got == acc, _WHO, f"{region} entry {p - lo}: {got!r} != {acc!r}")
 
-        def check_prefix(lo: int, hi: int, start: int, region: str) -> None:
-            acc = fold(start, lo)
+        def prefixes(stored: deque[Any], lo: int, hi: int, region: str) -> None:
+            acc = ident
             for p in range(lo, hi):
-                acc = combine(acc, vals[p - f])
-                invariant(
-                    aggs[p - f] == acc, _WHO, f"aggs[{p}] in {region}: {aggs[p - f]!r} != {acc!r}"
-                )
+                acc = combine(acc, vals[p])
+                got = stored[p - lo]
+                invariant(got == acc, _WHO, f"{region} entry {p - lo}: {got!r} != {acc!r}")
 
-        check_suffix(f, lp, b, "front portion [F,L)")
-        check_suffix(lp, r, r, "l_L [L,R)")
-        check_prefix(r, a, r, "l_R [R,A)")
-        check_suffix(a, b, b, "l_A [A,B)")
-        check_prefix(b, e, b, "l_B [B,E)")
-        if b < e:
-            invariant(self._sb == aggs[e - 1 - f], _WHO, f"cached Σ_B {self._sb!r} != aggs[E-1]")
+        suffixes(self._fa, 0, L, B, "front portion")
+        suffixes(self._la, L, R, R, "l_L")
+        prefixes(self._ra, R, A, "l_R")
+        suffixes(self._aa, A, B, B, "l_A")
+        prefixes(self._ba, B, len(vals), "l_B")
+        for region, stored, lo in (("l_R", self._rv, R), ("l_B", self._bv, B)):
+            for i, got in enumerate(stored):
+                invariant(got is vals[lo + i], _WHO, f"{region} value {i} is not the partial")
 
     def __repr__(self) -> str:
-        return f"fifo.DABA({self._m!r}, n={len(self)}, chunk_size={self._c})"
+        return f"fifo.DABA({self._m!r}, n={len(self)})"

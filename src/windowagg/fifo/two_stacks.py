@@ -32,9 +32,10 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import accumulate
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
+from windowagg.fifo._common import check_count, empty_error, flip_op, hot_ops, invariant
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["TwoStacks"]
@@ -59,7 +60,18 @@ class TwoStacks:
     (6, 2, 3, 3)
     """
 
-    __slots__ = ("_ba", "_bv", "_combine", "_fa", "_fv", "_identity", "_lift", "_lower", "_m")
+    __slots__ = (
+        "_ba",
+        "_bv",
+        "_combine",
+        "_fa",
+        "_flip_op",
+        "_fv",
+        "_identity",
+        "_lift",
+        "_lower",
+        "_m",
+    )
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
         require_monoid(monoid, _WHO)
@@ -67,6 +79,7 @@ class TwoStacks:
         # bound methods cached once: every operation calls them
         self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
+        self._flip_op = flip_op(monoid, self._combine)
         self._fv: list[Any] = []  # front values, oldest last
         self._fa: list[Any] = []  # front aggregates: fa[i] = fv[i] ⊗ fv[i-1] ⊗ ... ⊗ fv[0]
         self._bv: list[Any] = []  # back values, youngest last
@@ -91,16 +104,13 @@ class TwoStacks:
         self._bv.append(p)
 
     def _flip(self) -> None:
-        """Move the back stack onto the front stack: O(n), n - 1 combines."""
-        combine = self._combine  # cached: called once per entry in this loop
-        fv, fa = self._fv, self._fa
-        acc = None
-        first = True
-        for p in reversed(self._bv):
-            acc = p if first else combine(p, acc)
-            first = False
-            fa.append(acc)
-            fv.append(p)
+        """Move the back stack onto the (empty) front stack: O(n), n - 1 combines.
+
+        Run by :func:`itertools.accumulate` from the young end: ``acc = older ⊗ acc``.
+        """
+        bv = self._bv
+        self._fv.extend(reversed(bv))
+        self._fa.extend(accumulate(reversed(bv), self._flip_op))
         self._bv = []
         self._ba = []
 

@@ -3,9 +3,9 @@
 =================  ==========================================================
 ordering           FIFO (in-order)
 operator needs     monoid; neither commutative nor invertible
-insert             O(1) worst case: at most 1 combine (into the running ``Σ_B``)
+insert             O(1) worst case: 1 combine (into the running ``Σ_B``)
 evict              amortized O(1); worst case O(n): a flip costs n - 1 combines
-query              O(1) worst case: at most 1 combine
+query              O(1) worst case: 1 combine (Σ_F ⊗ Σ_B, or none when F is empty)
 bulk_evict(k)      O(k) pops, plus a flip of the survivors if k reaches past the front
                    aggregates: O(k + n) worst case, amortized O(1) per entry
 space              n partials + at most n front aggregates + 1 (the back stack keeps
@@ -35,9 +35,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
+from itertools import accumulate
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
+from windowagg.fifo._common import check_count, empty_error, flip_op, hot_ops, invariant
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["TwoStacksLite"]
@@ -65,12 +66,12 @@ class TwoStacksLite:
     __slots__ = (
         "_agg_b",
         "_combine",
+        "_flip_op",
         "_front",
         "_identity",
         "_lift",
         "_lower",
         "_m",
-        "_n_back",
         "_vals",
     )
 
@@ -80,9 +81,9 @@ class TwoStacksLite:
         # bound methods cached once: every operation calls them
         self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
+        self._flip_op = flip_op(monoid, self._combine)
         self._vals: deque[Any] = deque()
         self._front: list[Any] = []
-        self._n_back = 0
         self._agg_b: Any = self._identity
 
     @property
@@ -99,23 +100,17 @@ class TwoStacksLite:
         """
         lift = self._lift
         p = v if lift is None else lift(v)
-        nb = self._n_back
-        self._agg_b = self._combine(self._agg_b, p) if nb else p
-        self._n_back = nb + 1
+        # Σ_B starts at the identity, so no emptiness test is needed (1 combine always)
+        self._agg_b = self._combine(self._agg_b, p)
         self._vals.append(p)
 
     def _flip(self) -> None:
-        """Aggregate the back stack into front aggregates: O(nB), nB - 1 combines."""
-        combine = self._combine  # cached: called once per entry in this loop
-        front = self._front
-        push = front.append  # cached: called once per entry
-        it = reversed(self._vals)
-        acc = next(it)
-        push(acc)
-        for _ in range(self._n_back - 1):
-            acc = combine(next(it), acc)
-            push(acc)
-        self._n_back = 0
+        """Aggregate the back stack (the whole deque) into front aggregates.
+
+        O(nB), nB - 1 combines, run by :func:`itertools.accumulate` from the young end:
+        ``acc = older ⊗ acc`` (with a declared-commutative monoid, ``combine`` itself).
+        """
+        self._front.extend(accumulate(reversed(self._vals), self._flip_op))
         self._agg_b = self._identity
 
     def evict(self) -> None:
@@ -129,7 +124,7 @@ class TwoStacksLite:
         """
         front = self._front
         if not front:
-            if not self._n_back:
+            if not self._vals:
                 raise empty_error(_WHO, "evict()")
             self._flip()
         front.pop()
@@ -161,7 +156,6 @@ class TwoStacksLite:
             del front[nf - k :]
             return
         front.clear()
-        self._n_back = len(vals)
         self._agg_b = self._identity
         if vals:
             self._flip()
@@ -174,15 +168,9 @@ class TwoStacksLite:
         ()
         """
         front = self._front
-        if front:
-            if self._n_back:
-                return (
-                    self._combine(front[-1], self._agg_b)
-                    if (lower := self._lower) is None
-                    else lower(self._combine(front[-1], self._agg_b))
-                )
-            return front[-1] if (lower := self._lower) is None else lower(front[-1])
-        return self._agg_b if (lower := self._lower) is None else lower(self._agg_b)
+        lower = self._lower
+        agg = self._combine(front[-1], self._agg_b) if front else self._agg_b
+        return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty."""
@@ -207,11 +195,11 @@ class TwoStacksLite:
     def _check(self) -> None:
         """O(n): sizes add up; front aggregates and ``Σ_B`` equal their folds."""
         vals = list(self._vals)
-        front, nb = self._front, self._n_back
+        front = self._front
         invariant(
-            len(front) + nb == len(vals),
+            len(front) <= len(vals),
             _WHO,
-            f"{len(front)} front aggregates + {nb} back entries != {len(vals)} partials",
+            f"{len(front)} front aggregates for only {len(vals)} partials",
         )
         combine = self._combine
         nf = len(front)

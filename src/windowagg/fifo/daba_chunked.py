@@ -1,0 +1,452 @@
+"""DABAChunked: DABA on the paper's chunked-array queue (one array, six pointers).
+
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid; neither commutative nor invertible
+insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
+evict              O(1) worst case: at most 3 combines (a shrink); both are the
+                   paper's bounds (Thm. 4.3), reached; identity operands are skipped
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper
+                   has no bulk eviction)
+space              2n references (a value and an aggregate per entry) in chunks of
+                   ``chunk_size`` slots, plus one spare chunk at most
+paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
+                   Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
+=================  ==========================================================
+
+Storage is the paper's chunked-array queue (§4.1): a doubly linked list of fixed-size
+chunks, each a Python list ``[vals (C slots) | aggs (C slots) | next | prev]``. Six
+pointers ``F <= L <= R <= A <= B <= E`` are absolute integer positions (they only grow,
+Python ints do not overflow); the slot of position ``p`` is ``p & (C - 1)`` in the chunk
+that holds it, and the chunks of ``F``, ``L``, ``A`` and ``E`` (the positions that are
+read or written) are kept as references. Moving a pointer by one crosses at most one chunk
+link, pushing allocates at most one chunk of ``2C + 2`` slots, popping frees at most one
+(its links are cut so reference counting frees it at once): every queue step is O(1) in
+the worst case, and DABA takes O(1) of them per operation. No step touches the middle of a
+Python list by position scanning, resizes a list or rehashes a dict.
+
+The aggregates obey, for the sublists of the front list ``[F, B)`` and back list
+``[B, E)`` (Fig. 9)::
+
+    p in [F, L): aggs[p] = v[p] ⊗ ... ⊗ v[B-1]
+    p in [L, R): aggs[p] = v[p] ⊗ ... ⊗ v[R-1]
+    p in [R, A): aggs[p] = v[R] ⊗ ... ⊗ v[p]
+    p in [A, B): aggs[p] = v[p] ⊗ ... ⊗ v[B-1]
+    p in [B, E): aggs[p] = v[B] ⊗ ... ⊗ v[p]
+
+and either the window is empty or ``|L..R| + |R..A| + |A..B| + 1 = |F..B| - |B..E|`` and
+``|L..R| = |R..A|`` (Lemma 4.1). ``fixup`` (singleton / flip / shift / shrink) restores
+them after every insert and evict with at most 3 combines; ``Σ_B = aggs[E-1]`` is cached.
+Evicted partials stay referenced until their chunk is freed (at most ``C - 1`` of them).
+
+Examples
+--------
+The regression trace of the guide (Max, Fig. 4 of the paper):
+
+>>> from windowagg.monoids import Max
+>>> w = DABAChunked(Max(), chunk_size=4)
+>>> for x in (2, 6, 3, 5, 3): w.insert(x)
+>>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
+6
+5
+>>> w._pointers()
+(2, 3, 4, 5, 6, 6)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
+from windowagg.monoids.base import Monoid, require_monoid
+
+__all__ = ["DABAChunked"]
+
+_WHO = "DABAChunked"
+
+
+class DABAChunked:
+    """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
+
+    Parameters
+    ----------
+    monoid : Monoid
+        Any monoid (see :mod:`windowagg.monoids.base`).
+    chunk_size : int, default 512
+        Slots per chunk of the queue; a power of two >= 2. Small values exercise the chunk
+        boundaries (tests use 2 and 4); large ones allocate less often.
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Concat
+    >>> w = DABAChunked(Concat(), chunk_size=2)
+    >>> for x in "abcde": w.insert(x)
+    >>> w.bulk_evict(2); w.query(), w.oldest(), w.youngest(), len(w)
+    (('c', 'd', 'e'), ('c',), ('e',), 3)
+    """
+
+    __slots__ = (
+        "_a",
+        "_ac",
+        "_b",
+        "_c",
+        "_combine",
+        "_e",
+        "_ec",
+        "_f",
+        "_fc",
+        "_identity",
+        "_l",
+        "_lc",
+        "_lift",
+        "_lower",
+        "_m",
+        "_mask",
+        "_r",
+        "_sb",
+    )
+
+    def __init__(self, monoid: Monoid[Any, Any, Any], chunk_size: int = 512) -> None:
+        require_monoid(monoid, _WHO)
+        if (
+            isinstance(chunk_size, bool)
+            or not isinstance(chunk_size, int)
+            or chunk_size < 2
+            or chunk_size & (chunk_size - 1)
+        ):
+            raise ValueError(
+                f"DABAChunked chunk_size must be a power of two >= 2, got {chunk_size!r}"
+            )
+        self._m = monoid
+        # bound methods cached once: every operation calls them
+        self._lift, self._combine, self._lower = hot_ops(monoid)
+        self._identity = monoid.identity
+        self._c = chunk_size
+        self._mask = chunk_size - 1
+        chunk: list[Any] = [None] * (2 * chunk_size + 2)
+        self._f = self._l = self._r = self._a = self._b = self._e = 0
+        self._fc = self._lc = self._ac = self._ec = chunk
+        self._sb: Any = self._identity  # Σ_B = aggs[E-1] when B < E
+
+    @property
+    def monoid(self) -> Monoid[Any, Any, Any]:
+        """The monoid this window aggregates with."""
+        return self._m
+
+    @property
+    def chunk_size(self) -> int:
+        """Slots per chunk of the underlying chunked-array queue."""
+        return self._c
+
+    def _pointers(self) -> tuple[int, int, int, int, int, int]:
+        """``(F, L, R, A, B, E)`` as absolute positions (for tests and the docs)."""
+        return (self._f, self._l, self._r, self._a, self._b, self._e)
+
+    # ------------------------------------------------------------------ operations
+    def insert(self, v: Any) -> None:
+        """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 4 combines.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABAChunked(Sum()); w.insert(3); w.insert(4); w.query()
+        7
+        """
+        lift = self._lift
+        p = v if lift is None else lift(v)
+        e = self._e
+        ec = self._ec
+        b = self._b
+        mask = self._mask
+        c = self._c
+        agg = p if e == b else self._combine(self._sb, p)
+        i = e & mask
+        ec[i] = p
+        ec[i + c] = agg
+        self._sb = agg
+        e += 1
+        if not e & mask:  # the sentinel slot needs a new chunk: O(C) allocation
+            nc: list[Any] = [None] * (2 * c + 2)
+            nc[-1] = ec
+            ec[-2] = nc
+            self._ec = nc
+        self._e = e
+        f = self._f
+        # fixup, inlined (the same code ends insert and evict: a method call would cost
+        # as much as a shrink step). Cases: singleton / flip / shift / shrink (Fig. 10).
+        if f == b:
+            # singleton (or empty): the back list becomes the front portion; no combine
+            self._l = self._r = self._a = self._b = e
+            self._lc = self._ac = self._ec
+            return
+        lp = self._l
+        if lp == b:
+            # flip: front portion -> l_L, back list -> l_R (then a shrink); no combine
+            lp = f
+            lc = self._fc
+            a = b = self._b = e
+            ac = self._ec
+        else:
+            if lp == self._r:
+                # shift: the oldest of l_A joins the front portion; no combine
+                a = self._a + 1
+                ac = self._ac
+                if not a & mask:
+                    ac = ac[-2]
+                self._a = self._l = self._r = a
+                self._ac = self._lc = ac
+                return
+            lc = self._lc
+            a = self._a
+            ac = self._ac
+        # shrink: the oldest of l_L joins the front portion, the youngest of l_R joins
+        # l_A; aggs[L] <- Σ_L ⊗ Σ_R ⊗ Σ_A and aggs[A-1] <- v[A-1] ⊗ Σ_A (old A)
+        ai = a & mask
+        if ai:
+            pc = ac
+            pi = ai - 1 + c  # aggs slot of position A-1
+        else:
+            pc = ac[-1]
+            pi = mask + c
+        li = (lp & mask) + c
+        combine = self._combine
+        if a != b:
+            s_a = ac[ai + c]
+            lc[li] = combine(combine(lc[li], pc[pi]), s_a)
+            pc[pi] = combine(pc[pi - c], s_a)
+        else:  # l_A empty: Σ_A is the identity, skip both identity operands
+            lc[li] = combine(lc[li], pc[pi])
+            pc[pi] = pc[pi - c]
+        lp += 1
+        if not lp & mask:
+            lc = lc[-2]
+        self._l = lp
+        self._lc = lc
+        self._a = a - 1
+        self._ac = pc
+
+    def evict(self) -> None:
+        """Remove the oldest entry. O(1) worst case, at most 3 combines.
+
+        Raises :class:`~windowagg.errors.EmptyWindowError` when the window is empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABAChunked(Sum()); w.insert(3); w.insert(4); w.evict(); w.query()
+        4
+        """
+        f = self._f
+        e = self._e
+        if f == e:
+            raise empty_error(_WHO, "evict()")
+        mask = self._mask
+        c = self._c
+        f += 1
+        if not f & mask:
+            old = self._fc
+            fc = old[-2]
+            old[-2] = None  # cut both links: reference counting frees the old chunk now
+            fc[-1] = None
+            self._fc = fc
+        self._f = f
+        b = self._b
+        # fixup, inlined (the same code ends insert and evict: a method call would cost
+        # as much as a shrink step). Cases: singleton / flip / shift / shrink (Fig. 10).
+        if f == b:
+            # singleton (or empty): the back list becomes the front portion; no combine
+            self._l = self._r = self._a = self._b = e
+            self._lc = self._ac = self._ec
+            return
+        lp = self._l
+        if lp == b:
+            # flip: front portion -> l_L, back list -> l_R (then a shrink); no combine
+            lp = f
+            lc = self._fc
+            a = b = self._b = e
+            ac = self._ec
+        else:
+            if lp == self._r:
+                # shift: the oldest of l_A joins the front portion; no combine
+                a = self._a + 1
+                ac = self._ac
+                if not a & mask:
+                    ac = ac[-2]
+                self._a = self._l = self._r = a
+                self._ac = self._lc = ac
+                return
+            lc = self._lc
+            a = self._a
+            ac = self._ac
+        # shrink: the oldest of l_L joins the front portion, the youngest of l_R joins
+        # l_A; aggs[L] <- Σ_L ⊗ Σ_R ⊗ Σ_A and aggs[A-1] <- v[A-1] ⊗ Σ_A (old A)
+        ai = a & mask
+        if ai:
+            pc = ac
+            pi = ai - 1 + c  # aggs slot of position A-1
+        else:
+            pc = ac[-1]
+            pi = mask + c
+        li = (lp & mask) + c
+        combine = self._combine
+        if a != b:
+            s_a = ac[ai + c]
+            lc[li] = combine(combine(lc[li], pc[pi]), s_a)
+            pc[pi] = combine(pc[pi - c], s_a)
+        else:  # l_A empty: Σ_A is the identity, skip both identity operands
+            lc[li] = combine(lc[li], pc[pi])
+            pc[pi] = pc[pi - c]
+        lp += 1
+        if not lp & mask:
+            lc = lc[-2]
+        self._l = lp
+        self._lc = lc
+        self._a = a - 1
+        self._ac = pc
+
+    def bulk_evict(self, count: int) -> None:
+        """Remove the ``count`` oldest entries: O(count) worst case, <= 3 combines each.
+
+        A bad count raises and leaves the window unchanged.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABAChunked(Sum())
+        >>> for x in range(6): w.insert(x)
+        >>> w.bulk_evict(4); w.query(), len(w)
+        (9, 2)
+        """
+        k = check_count(count, self._e - self._f, _WHO)
+        evict = self.evict  # cached: called k times
+        for _ in range(k):
+            evict()
+
+    def query(self) -> Any:
+        """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
+
+        >>> from windowagg.monoids import Concat
+        >>> DABAChunked(Concat()).query()
+        ()
+        """
+        f = self._f
+        b = self._b
+        if f == b:
+            return self._identity if (lower := self._lower) is None else lower(self._identity)
+        s_f = self._fc[(f & self._mask) + self._c]
+        if b == self._e:
+            return s_f if (lower := self._lower) is None else lower(s_f)
+        return (
+            self._combine(s_f, self._sb)
+            if (lower := self._lower) is None
+            else lower(self._combine(s_f, self._sb))
+        )
+
+    def oldest(self) -> Any:
+        """The oldest partial. O(1). EmptyWindowError when empty."""
+        f = self._f
+        if f == self._e:
+            raise empty_error(_WHO, "oldest()")
+        return self._fc[f & self._mask]
+
+    def youngest(self) -> Any:
+        """The youngest partial. O(1). EmptyWindowError when empty."""
+        e = self._e
+        if e == self._f:
+            raise empty_error(_WHO, "youngest()")
+        i = e & self._mask
+        if i:
+            return self._ec[i - 1]
+        return self._ec[-1][self._mask]
+
+    def __len__(self) -> int:
+        """Number of entries. O(1)."""
+        return self._e - self._f
+
+    def _walk(self) -> Iterator[tuple[int, list[Any], int]]:
+        """``(position, chunk, slot)`` for every live position, oldest first."""
+        c = self._fc
+        mask = self._mask
+        for p in range(self._f, self._e):
+            i = p & mask
+            if p != self._f and i == 0:
+                c = c[-2]
+            yield p, c, i
+
+    def __iter__(self) -> Iterator[Any]:
+        """Partials oldest to youngest (a snapshot). O(n)."""
+        return iter([c[i] for _, c, i in self._walk()])
+
+    def _check(self) -> None:
+        """O(n): pointer order, chunk links, Lemma 4.1 sizes and every aggregate."""
+        f, lp, r, a, b, e = self._pointers()
+        invariant(
+            f <= lp <= r <= a <= b <= e, _WHO, f"pointer order F L R A B E = {f, lp, r, a, b, e}"
+        )
+        mask, cs = self._mask, self._c
+        # chunk chain from F's chunk to E's chunk; map chunk number -> chunk
+        chunks: dict[int, list[Any]] = {}
+        c: list[Any] | None = self._fc
+        invariant(c is not None and c[-1] is None, _WHO, "F's chunk has a live prev link")
+        no = f // cs
+        prev: list[Any] | None = None
+        while c is not None:
+            invariant(len(c) == 2 * cs + 2, _WHO, f"chunk {no} has {len(c)} slots")
+            invariant(prev is None or c[-1] is prev, _WHO, f"chunk {no}: prev link broken")
+            chunks[no] = c
+            prev, c = c, c[-2]
+            no += 1
+        invariant(no - 1 == e // cs, _WHO, f"chunk chain ends at {no - 1}, E's chunk is {e // cs}")
+        for name, pos, ref in (
+            ("F", f, self._fc),
+            ("L", lp, self._lc),
+            ("A", a, self._ac),
+            ("E", e, self._ec),
+        ):
+            invariant(
+                chunks.get(pos // cs) is ref, _WHO, f"pointer {name}={pos}: wrong chunk reference"
+            )
+        vals = [chunks[p // cs][p & mask] for p in range(f, e)]
+        aggs = [chunks[p // cs][(p & mask) + cs] for p in range(f, e)]
+        if f == e:
+            invariant(
+                lp == r == a == b == e, _WHO, f"empty window but pointers {f, lp, r, a, b, e}"
+            )
+            return
+        n_l, n_r, n_a, n_f, n_b = r - lp, a - r, b - a, b - f, e - b
+        invariant(
+            n_l + n_r + n_a + 1 == n_f - n_b,
+            _WHO,
+            f"Lemma 4.1: |lL|+|lR|+|lA|+1={n_l + n_r + n_a + 1} != |lF|-|lB|={n_f - n_b}",
+        )
+        invariant(n_l == n_r, _WHO, f"Lemma 4.1: |lL|={n_l} != |lR|={n_r}")
+        combine, ident = self._combine, self._identity
+
+        def fold(lo: int, hi: int) -> Any:
+            acc = ident
+            for p in range(lo, hi):
+                acc = combine(acc, vals[p - f])
+            return acc
+
+        def check_suffix(lo: int, hi: int, end: int, region: str) -> None:
+            acc = fold(hi, end)
+            for p in range(hi - 1, lo - 1, -1):
+                acc = combine(vals[p - f], acc)
+                invariant(
+                    aggs[p - f] == acc, _WHO, f"aggs[{p}] in {region}: {aggs[p - f]!r} != {acc!r}"
+                )
+
+        def check_prefix(lo: int, hi: int, start: int, region: str) -> None:
+            acc = fold(start, lo)
+            for p in range(lo, hi):
+                acc = combine(acc, vals[p - f])
+                invariant(
+                    aggs[p - f] == acc, _WHO, f"aggs[{p}] in {region}: {aggs[p - f]!r} != {acc!r}"
+                )
+
+        check_suffix(f, lp, b, "front portion [F,L)")
+        check_suffix(lp, r, r, "l_L [L,R)")
+        check_prefix(r, a, r, "l_R [R,A)")
+        check_suffix(a, b, b, "l_A [A,B)")
+        check_prefix(b, e, b, "l_B [B,E)")
+        if b < e:
+            invariant(self._sb == aggs[e - 1 - f], _WHO, f"cached Σ_B {self._sb!r} != aggs[E-1]")
+
+    def __repr__(self) -> str:
+        return f"fifo.DABAChunked({self._m!r}, n={len(self)}, chunk_size={self._c})"
