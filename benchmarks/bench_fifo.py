@@ -46,6 +46,7 @@ PS = (50, 99, 99.9, 99.99, 100)
 
 CLASSES = [
     "DABA",
+    "DABAChunked",
     "DABALite",
     "TwoStacks",
     "TwoStacksLite",
@@ -211,8 +212,13 @@ def _ramp(w: Any, target: int, gen: Callable[[int], Any]) -> None:
 
 # --------------------------------------------------------------------------- 1. throughput
 def throughput(
-    names: list[str], sizes: list[int], monoids: dict[str, Any], rounds: int, repeats: int,
-    caps: dict[str, int], recalc_max: int,
+    names: list[str],
+    sizes: list[int],
+    monoids: dict[str, Any],
+    rounds: int,
+    repeats: int,
+    caps: dict[str, int],
+    recalc_max: int,
 ) -> tuple[dict[str, Any], list[str]]:
     results: dict[str, Any] = {}
     md: list[str] = []
@@ -311,7 +317,9 @@ def latency(names: list[str], sizes: list[int], rounds: int) -> tuple[dict[str, 
             mean = sum(samples) / len(samples)
             std = math.sqrt(sum((s - mean) ** 2 for s in samples) / len(samples))
             out[n][name] = {**pc, "mean": mean, "std": std}
-            rows.append([name, *[pc[k] for k in ("p50", "p99", "p99.9", "p99.99", "max")], mean, std])
+            rows.append(
+                [name, *[pc[k] for k in ("p50", "p99", "p99.9", "p99.99", "max")], mean, std]
+            )
             del w, samples
             gc.collect()
         md.append(
@@ -325,7 +333,9 @@ def latency(names: list[str], sizes: list[int], rounds: int) -> tuple[dict[str, 
 
 
 # --------------------------------------------------------------------------- 3. combines
-def combine_counts(names: list[str], sizes: list[int], rounds: int) -> tuple[dict[str, Any], list[str]]:
+def combine_counts(
+    names: list[str], sizes: list[int], rounds: int
+) -> tuple[dict[str, Any], list[str]]:
     out: dict[str, Any] = {}
     md: list[str] = []
     for n in sizes:
@@ -357,8 +367,15 @@ def combine_counts(names: list[str], sizes: list[int], rounds: int) -> tuple[dic
             mean = {k: total[k] / rounds for k in total}
             out[n][name] = {"worst": worst, "mean_steady": mean}
             rows.append(
-                [name, worst["insert"], worst["evict"], worst["query"],
-                 mean["insert"], mean["evict"], mean["query"]]
+                [
+                    name,
+                    worst["insert"],
+                    worst["evict"],
+                    worst["query"],
+                    mean["insert"],
+                    mean["evict"],
+                    mean["query"],
+                ]
             )
             del w
             gc.collect()
@@ -366,8 +383,15 @@ def combine_counts(names: list[str], sizes: list[int], rounds: int) -> tuple[dic
             print_table(
                 f"Combines per operation, Sum, n={n:,} (worst over the ramp and "
                 f"{rounds:,} rounds; mean over the rounds)",
-                ["class", "worst insert", "worst evict", "worst query",
-                 "mean insert", "mean evict", "mean query"],
+                [
+                    "class",
+                    "worst insert",
+                    "worst evict",
+                    "worst query",
+                    "mean insert",
+                    "mean evict",
+                    "mean query",
+                ],
                 rows,
             )
         )
@@ -429,8 +453,13 @@ def main(argv: list[str]) -> int:
         if name in sum_tab and big in sum_tab[name]:
             got = sum_tab[name][big]
             summary_rows.append(
-                [f"{name} Sum n={big:,}", got / 1e6, 3.4, got / 3.4e6,
-                 (floor / got) if floor else "-"]
+                [
+                    f"{name} Sum n={big:,}",
+                    got / 1e6,
+                    3.4,
+                    got / 3.4e6,
+                    (floor / got) if floor else "-",
+                ]
             )
     md0 = print_table(
         "Targets: rounds/s (millions) vs the issue's 3.4M; 'x floor' = how many times "
@@ -442,22 +471,38 @@ def main(argv: list[str]) -> int:
     for name in lat_names:
         if all(name in lat.get(n, {}) for n in lat_sizes) and len(lat_sizes) >= 2:
             a, b = lat[lat_sizes[0]][name], lat[lat_sizes[-1]][name]
-            tail_rows.append([name, a["p99.99"], b["p99.99"], b["p99.99"] / a["p99.99"],
-                              a["max"], b["max"]])
-    md4 = print_table(
-        f"Tail ratio: p99.99 at n={lat_sizes[-1]:,} over n={lat_sizes[0]:,} (target for DABA <= 2)",
-        ["class", f"p99.99 n={lat_sizes[0]:,}", f"p99.99 n={lat_sizes[-1]:,}", "ratio",
-         f"max n={lat_sizes[0]:,}", f"max n={lat_sizes[-1]:,}"],
-        tail_rows,
-    ) if tail_rows else ""
+            tail_rows.append(
+                [name, a["p99.99"], b["p99.99"], b["p99.99"] / a["p99.99"], a["max"], b["max"]]
+            )
+    md4 = (
+        print_table(
+            f"Tail ratio: p99.99 at n={lat_sizes[-1]:,} over n={lat_sizes[0]:,} (target for DABA <= 2)",
+            [
+                "class",
+                f"p99.99 n={lat_sizes[0]:,}",
+                f"p99.99 n={lat_sizes[-1]:,}",
+                "ratio",
+                f"max n={lat_sizes[0]:,}",
+                f"max n={lat_sizes[-1]:,}",
+            ],
+            tail_rows,
+        )
+        if tail_rows
+        else ""
+    )
     for n, by in lat.items():
         plot_lines(
             f"fifo_latency_n{n}",
             f"FIFO per-operation latency percentiles, Sum, n={n:,}",
             "percentile",
             "ns",
-            {k: ([50, 99, 99.9, 99.99, 100], [v["p50"], v["p99"], v["p99.9"], v["p99.99"], v["max"]])
-             for k, v in by.items()},
+            {
+                k: (
+                    [50, 99, 99.9, 99.99, 100],
+                    [v["p50"], v["p99"], v["p99.9"], v["p99.99"], v["max"]],
+                )
+                for k, v in by.items()
+            },
             logx=False,
             logy=True,
         )
