@@ -308,3 +308,16 @@ def test_bad_configuration() -> None:
     w.insert(1, 1)
     with pytest.raises(TimestampError):
         w.advance_watermark(float("nan"))
+
+
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+def test_pending_buffer_overflow_flushes_without_changing_results(aggregator: str) -> None:
+    # 5000 distinct timestamps and no window closing: the pending buffer flushes at 4096
+    w = SlidingWindows(Concat(), 10_000, 10_000, max_out_of_orderness=20_000, aggregator=aggregator)
+    o = TimeOracle(Concat(), [10_000], 10_000, ooo=20_000)
+    items = [((i * 7919) % 5000, i) for i in range(5000)]
+    for t, v in items:
+        assert w.insert(t, v) == o.batch([(t, v)])
+    assert len(w.aggregator) == 5000
+    w._check()
+    assert w.close() == o.close()

@@ -1,0 +1,254 @@
+"""Window adapters: events/s of a 10 min / 10 s sliding window over out-of-order events.
+
+Run: ``.venv/bin/python -m benchmarks windows`` (10^6 events, a few minutes) or
+``... windows --quick`` (10^5 events). Options: ``--events N``, ``--repeats R``.
+
+One key, timestamps in milliseconds, 10 events per second, each event up to 3 s out of
+order (uniform jitter), ``max_out_of_orderness = 3 s`` so nothing is late; windows of
+600 000 ms sliding every 10 000 ms (60 windows per event). Monoids Sum and Max.
+
+Variants, all in the same run (medians of repeats; the machine is shared with other
+jobs, so absolute numbers are noisy: compare ratios measured in the same run):
+
+* ``SlidingWindows`` over ``ooo.FiBA``: default (panes of gcd(size, slide) = 10 s, since
+  Sum and Max are commutative), exact timestamps (``panes=False``), and bursts of 1000
+  events through ``insert_many``;
+* ``SlidingWindows`` over ``ooo.Recalc`` (the sorted oracle) with panes, and with exact
+  timestamps on a prefix of at most 10^5 events (it rescans the window per slide);
+* per-event emission (``slide=None``, one range query per event) with FiBA, on a prefix of
+  at most 10^5 events;
+* pandas baselines (batch, not streaming: they see all data at once): sort by time, then
+  ``resample("10s")`` + ``rolling(60)`` (the same sliding windows, pane-based), and a
+  per-event time-based ``rolling("600s")`` (the per-event windows).
+
+Every streaming variant's window sums are checked against the pandas resample result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections.abc import Callable
+from typing import Any
+
+from benchmarks.harness import measure, median, plot_lines, print_table, save_results
+from windowagg.monoids import Max, Sum
+from windowagg.windows import SlidingWindows, WindowResult
+
+SIZE = 600_000
+SLIDE = 10_000
+JITTER = 3_000
+BURST = 1_000
+
+
+def make_events(n: int, seed: int = 1) -> list[tuple[int, float]]:
+    """``n`` events at 10/s (100 ms apart), each up to JITTER ms out of order."""
+    rng = random.Random(seed)
+    return [(i * 100 - rng.randint(0, JITTER), rng.random()) for i in range(n)]
+
+
+def run_stream(
+    events: list[tuple[int, float]], monoid: Any, aggregator: str, panes: bool, burst: int
+) -> list[WindowResult]:
+    w = SlidingWindows(
+        monoid,
+        SIZE,
+        SLIDE,
+        max_out_of_orderness=JITTER,
+        aggregator=aggregator,
+        panes=panes,
+    )
+    out: list[WindowResult] = []
+    if burst > 1:
+        for i in range(0, len(events), burst):
+            out.extend(w.insert_many(events[i : i + burst]))
+    else:
+        insert = w.insert  # bound method cached: this loop is what we time
+        extend = out.extend
+        for t, v in events:
+            extend(insert(t, v))
+    out.extend(w.close())
+    return out
+
+
+def run_per_event(events: list[tuple[int, float]], monoid: Any) -> int:
+    w = SlidingWindows(monoid, SIZE, None, max_out_of_orderness=JITTER, aggregator="fiba")
+    n = 0
+    insert = w.insert
+    for t, v in events:
+        n += len(insert(t, v))
+    return n
+
+
+def pandas_resample(events: list[tuple[int, float]], how: str) -> Any:
+    import pandas as pd
+
+    s = pd.Series(
+        [v for _, v in events],
+        index=pd.to_datetime([t for t, _ in events], unit="ms"),
+    ).sort_index()
+    panes = s.resample(f"{SLIDE}ms").agg(how)
+    return panes.rolling(SIZE // SLIDE, min_periods=1).agg(how)
+
+
+def pandas_rolling(events: list[tuple[int, float]], how: str) -> Any:
+    import pandas as pd
+
+    s = pd.Series(
+        [v for _, v in events],
+        index=pd.to_datetime([t for t, _ in events], unit="ms"),
+    ).sort_index()
+    return s.rolling(f"{SIZE}ms").agg(how)
+
+
+def check_against_pandas(res: list[WindowResult], ref: Any, how: str, label: str) -> None:
+    """Every emitted window equals pandas' value for the window ending at the same pane."""
+    import pandas as pd
+
+    got = {r.end: r.value for r in res}
+    start = ref.index[0]
+    for ts, val in ref.items():
+        if val != val:  # NaN: empty window in pandas
+            continue
+        end_ms = int((ts - pd.Timestamp(0)) / pd.Timedelta(milliseconds=1)) + SLIDE
+        if end_ms not in got:
+            if ts - start < pd.Timedelta(milliseconds=SIZE):
+                continue
+            raise AssertionError(f"{label}: window ending {end_ms} missing")
+        g = got[end_ms]
+        if abs(g - val) > 1e-6 * max(1.0, abs(val)):
+            raise AssertionError(f"{label}: window ending {end_ms}: {g} != pandas {val}")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks windows")
+    ap.add_argument("--quick", action="store_true", help="10^5 events, 3 repeats")
+    ap.add_argument("--events", type=int, default=None)
+    ap.add_argument("--repeats", type=int, default=None)
+    args = ap.parse_args(argv)
+    n = args.events or (100_000 if args.quick else 1_000_000)
+    repeats = args.repeats or 3
+    small = min(n, 100_000)
+    events = make_events(n)
+    prefix = events[:small]
+    print(
+        f"windows benchmark: {n:,} events (prefix {small:,} for the O(n)-per-slide and "
+        f"per-event variants), window {SIZE} ms / slide {SLIDE} ms, jitter <= {JITTER} ms, "
+        f"median of {repeats}. Shared machine: absolute numbers are noisy; compare ratios."
+    )
+
+    rows: list[list[Any]] = []
+    results: dict[str, Any] = {"events": n, "prefix": small, "repeats": repeats, "rows": []}
+    for mname, monoid, how in (("Sum", Sum(), "sum"), ("Max", Max(), "max")):
+        ref_full = pandas_resample(events, how)
+        ref_prefix = pandas_resample(prefix, how)
+        cases: list[tuple[str, int, Callable[[], Any], Any]] = [
+            (
+                "FiBA, panes (default)",
+                n,
+                lambda m=monoid: run_stream(events, m, "fiba", True, 1),
+                ref_full,
+            ),
+            (
+                "FiBA, panes, bursts of 1000",
+                n,
+                lambda m=monoid: run_stream(events, m, "fiba", True, BURST),
+                ref_full,
+            ),
+            (
+                "FiBA, exact timestamps",
+                n,
+                lambda m=monoid: run_stream(events, m, "fiba", False, 1),
+                ref_full,
+            ),
+            (
+                "FiBA, exact, bursts of 1000",
+                n,
+                lambda m=monoid: run_stream(events, m, "fiba", False, BURST),
+                ref_full,
+            ),
+            (
+                "Recalc, panes",
+                n,
+                lambda m=monoid: run_stream(events, m, "recalc", True, 1),
+                ref_full,
+            ),
+            (
+                "Recalc, exact timestamps",
+                small,
+                lambda m=monoid: run_stream(prefix, m, "recalc", False, 1),
+                ref_prefix,
+            ),
+            (
+                "FiBA, per-event emission (slide=None)",
+                small,
+                lambda m=monoid: run_per_event(prefix, m),
+                None,
+            ),
+            (
+                "pandas resample(10s)+rolling(60), batch",
+                n,
+                lambda h=how: pandas_resample(events, h),
+                None,
+            ),
+            (
+                "pandas rolling('600s') per event, batch",
+                n,
+                lambda h=how: pandas_rolling(events, h),
+                None,
+            ),
+        ]
+        base = None
+        for label, count, fn, ref in cases:
+            if ref is not None:
+                check_against_pandas(fn(), ref, how, f"{mname} {label}")
+            secs = median(measure(fn, repeats))
+            rate = count / secs
+            if base is None:
+                base = rate
+            rows.append([mname, label, count, secs, rate, rate / base])
+            results["rows"].append(
+                {
+                    "monoid": mname,
+                    "variant": label,
+                    "events": count,
+                    "seconds": secs,
+                    "events_per_s": rate,
+                }
+            )
+            print(f"  {mname:4} {label:44} {rate:>12,.0f} events/s", flush=True)
+    print_table(
+        f"Sliding window 10 min / 10 s, {n:,} out-of-order events, one key",
+        ["monoid", "variant", "events", "median s", "events/s", "vs FiBA default"],
+        rows,
+    )
+    save_results("windows_quick" if args.quick else "windows", results)
+
+    # a small sweep for the plot: events/s against the number of events
+    sizes = [10_000, 30_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
+    series: dict[str, tuple[list[float], list[float]]] = {}
+    for label, fn2 in (
+        ("FiBA panes", lambda ev: run_stream(ev, Sum(), "fiba", True, 1)),
+        ("FiBA exact", lambda ev: run_stream(ev, Sum(), "fiba", False, 1)),
+        ("Recalc panes", lambda ev: run_stream(ev, Sum(), "recalc", True, 1)),
+        ("pandas resample+rolling", lambda ev: pandas_resample(ev, "sum")),
+    ):
+        xs: list[float] = []
+        ys: list[float] = []
+        for k in sizes:
+            ev = events[:k] if k <= n else make_events(k)
+            secs = median(measure(lambda ev=ev, fn2=fn2: fn2(ev), 1))
+            xs.append(k)
+            ys.append(k / secs)
+        series[label] = (xs, ys)
+    path = plot_lines(
+        "windows_quick" if args.quick else "windows",
+        "Sliding window 10 min / 10 s (Sum), out-of-order by <= 3 s",
+        "events",
+        "events / s",
+        series,
+        logx=True,
+        logy=True,
+    )
+    print(f"plot: {path}")
+    return 0
