@@ -219,6 +219,7 @@ def throughput(
     repeats: int,
     caps: dict[str, int],
     recalc_max: int,
+    round_cap: int,
 ) -> tuple[dict[str, Any], list[str]]:
     results: dict[str, Any] = {}
     md: list[str] = []
