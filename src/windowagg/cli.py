@@ -453,22 +453,26 @@ def _demo_plot(res: Any, path: Path) -> None:
 
     fig, axes = plt.subplots(3, 1, figsize=(12, 10))
     res = res.sort_values(["origin", "window_end"])
+    colors = dict(zip(sorted(res["origin"].unique()), ["C0", "C1", "C2", "C3", "C4"], strict=False))
+    daily_all = []
     for origin, g in res.groupby("origin"):
         daily = g.set_index("window_end")[["mean_dep_delay", "p95_dep_delay"]].resample("D").mean()
-        axes[0].plot(daily.index, daily["p95_dep_delay"], lw=0.8, label=f"{origin}")
-        axes[1].plot(daily.index, daily["mean_dep_delay"], lw=0.8, label=f"{origin}")
+        daily_all.append(daily["p95_dep_delay"])
+        c = colors.get(origin)
+        axes[0].plot(daily.index, daily["p95_dep_delay"], lw=0.8, color=c, label=f"{origin}")
+        axes[1].plot(daily.index, daily["mean_dep_delay"], lw=0.8, color=c, label=f"{origin}")
     axes[0].set_ylabel("p95 delay (min)\n(daily mean of windows)")
     axes[1].set_ylabel("mean delay (min)\n(daily mean of windows)")
-    # zoom on the week with the highest window p95
-    worst = res.loc[res["p95_dep_delay"].idxmax(), "window_end"] if len(res) else None
-    if worst is not None:
-        lo, hi = worst - pd.Timedelta(days=3), worst + pd.Timedelta(days=3)
+    if daily_all:
+        worst_day = pd.concat(daily_all, axis=1).mean(axis=1).idxmax()
+        lo, hi = worst_day - pd.Timedelta(days=1), worst_day + pd.Timedelta(days=2)
         for origin, g in res.groupby("origin"):
             z = g[(g["window_end"] >= lo) & (g["window_end"] <= hi)]
-            axes[2].plot(z["window_end"], z["p95_dep_delay"], lw=0.8, label=f"{origin} p95")
-            axes[2].plot(z["window_end"], z["max_dep_delay"], lw=0.5, ls=":", label=f"{origin} max")
-        axes[2].set_ylabel("delay (min), every 10-min window")
-        axes[2].set_title(f"the week around the worst window (ending {worst:%Y-%m-%d %H:%M} UTC)")
+            c = colors.get(origin)
+            axes[2].plot(z["window_end"], z["p95_dep_delay"], lw=1.0, color=c, label=f"{origin} p95")
+            axes[2].plot(z["window_end"], z["mean_dep_delay"], lw=0.8, ls="--", color=c, label=f"{origin} mean")
+        axes[2].set_ylabel("delay (min), every window")
+        axes[2].set_title(f"every 10-min window around the worst day ({worst_day:%Y-%m-%d})")
     for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8, ncol=3)

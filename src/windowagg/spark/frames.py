@@ -16,7 +16,7 @@ reason (prefix)             when
 ``NaN timestamp``           a numeric event time is NaN or infinite
 ``unparsable timestamp``    a text event time is not ISO 8601
 ``mixed-type timestamp``    the value's type differs from the column's majority type
-``null value``              a value column used by an aggregation is null or NaN
+``null or NaN value``       a value column used by an aggregation is null or NaN
 ``not a number``            a value column holds text that is not a number
 ``late``                    (streaming) older than the key's watermark minus the
                             allowed lateness
@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from windowagg.spark.panes import dense_span, sliding_panes
+from windowagg.spark.panes import dense_span, quantile_cost, sliding_panes
 from windowagg.spark.spec import VECTOR_KINDS, Agg, WindowSpec
 
 __all__ = [
@@ -71,6 +71,8 @@ REJECT_COLUMNS = ("reason", "event_time", "row")
 
 #: Largest dense pane layout per key, as a multiple of the key's events, for the vector path.
 _MAX_PANES_PER_EVENT = 64
+#: Longest window (in events) for which batch quantiles use exact selection.
+_MAX_EXACT_QUANTILE_WINDOW = 2048
 
 
 def _empty_rejects() -> pd.DataFrame:
@@ -172,18 +174,18 @@ def _parse_values(s: pd.Series, column: str) -> tuple[np.ndarray, pd.Series]:
     reasons = pd.Series([None] * len(s), index=s.index, dtype=object)
     if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
         f = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        reasons[np.isnan(f)] = f"null value in {column!r}"
+        reasons[np.isnan(f)] = f"null or NaN value in {column!r}"
         return f, reasons
     num = pd.to_numeric(s, errors="coerce")
     f = num.to_numpy(dtype=np.float64, na_value=np.nan)
     null = s.isna().to_numpy()
-    reasons[null] = f"null value in {column!r}"
+    reasons[null] = f"null or NaN value in {column!r}"
     text = np.isnan(f) & ~null
     for i in np.flatnonzero(text):
         v = s.iloc[i]
         reasons.iloc[i] = (
-            f"null value in {column!r}"
-            if isinstance(v, float) and v != v
+            f"null or NaN value in {column!r}"
+            if str(v).strip().lower() in ("nan", "-nan", "+nan")
             else f"not a number in {column!r}: {v!r}"
         )
     return f, reasons
@@ -328,9 +330,15 @@ def _results_to_columns(
     return out
 
 
+def _is_quantile(kind: str | None) -> bool:
+    return kind is not None and kind.startswith("p") and kind[1:].replace(".", "", 1).isdigit()
+
+
 def vectorizable(aggs: Sequence[Agg], spec: WindowSpec) -> bool:
     """True when the batch can take the vectorised pane path (:mod:`windowagg.spark.panes`)."""
-    return spec.slide is not None and all(a.kind in VECTOR_KINDS for a in aggs)
+    return spec.slide is not None and all(
+        a.kind in VECTOR_KINDS or _is_quantile(a.kind) for a in aggs
+    )
 
 
 def window_key(
@@ -353,7 +361,14 @@ def window_key(
         span = dense_span(
             int(micros.min()), int(micros.max()), spec.size, spec.slide, spec.origin
         )
-        if span <= _MAX_PANES_PER_EVENT * len(micros) + 4096:
+        if any(_is_quantile(a.kind) for a in aggs):
+            longest = quantile_cost(np.sort(micros), spec.size)
+            # exact selection costs O(events per window) per window; past this, the
+            # q-digest (generic path) is cheaper and its error is stated
+            small = longest <= _MAX_EXACT_QUANTILE_WINDOW
+        else:
+            small = True
+        if small and span <= _MAX_PANES_PER_EVENT * len(micros) + 4096:
             out = sliding_panes(
                 micros,
                 values,

@@ -3,7 +3,10 @@
 =================  ==========================================================================
 ordering           batch: one key's events, any order (they are sorted first)
 operator needs     a numpy ufunc monoid (``np.add``, ``np.maximum``, ``np.minimum``);
-                   associative; commutativity not needed for the window step
+                   associative; commutativity not needed for the window step.
+                   Quantiles (``pNN``) are not a ufunc monoid: each window's events are a
+                   contiguous slice of the time-sorted events, selected exactly (row-wise
+                   sort of the padded slices), O(sum of window lengths · log)
 time               O(n log n) sort + O(n) pane partials + O(L) for the windows, where
                    L = panes spanned by the key's events; 3 ufunc applications per pane,
                    independent of size/slide (Spark's ``F.window`` costs n * size/slide)
@@ -78,6 +81,48 @@ def _sliding(op: Any, x: np.ndarray, w: int, identity: float) -> np.ndarray:
     return result
 
 
+#: Largest (windows x longest window) matrix sorted at once by the exact quantile path.
+_QUANTILE_CHUNK = 4_000_000
+
+
+def quantile_cost(ts_sorted: np.ndarray, size: int) -> int:
+    """Upper bound of the longest window's event count (for choosing the quantile path). O(n)."""
+    if len(ts_sorted) == 0:
+        return 0
+    hi = np.searchsorted(ts_sorted, ts_sorted + size, side="left")
+    return int((hi - np.arange(len(ts_sorted))).max())
+
+
+def _window_quantiles(
+    ts: np.ndarray, vals: np.ndarray, starts: np.ndarray, ends: np.ndarray, phi: float
+) -> np.ndarray:
+    """Exact nearest-rank quantile of the events in each ``[start, end)`` (ts sorted).
+
+    The k-th smallest value with k = max(1, ceil(phi * m)): the smallest value whose rank
+    reaches ``phi * m`` (the q-digest's definition, with no error). Each window is a
+    contiguous slice of the time-sorted events; slices are padded into a matrix and sorted
+    row-wise, in chunks. O(sum of window lengths * log(longest)).
+    """
+    lo = np.searchsorted(ts, starts, side="left")
+    hi = np.searchsorted(ts, ends, side="left")
+    m = hi - lo
+    out = np.full(len(starts), np.nan)
+    if len(starts) == 0:
+        return out
+    width = int(m.max())
+    rows = max(1, _QUANTILE_CHUNK // max(width, 1))
+    cols = np.arange(width)
+    last = len(vals) - 1
+    for a in range(0, len(starts), rows):
+        b = min(len(starts), a + rows)
+        idx = np.minimum(lo[a:b, None] + cols[None, :], last)
+        block = np.where(cols[None, :] < m[a:b, None], vals[idx], np.inf)
+        block.sort(axis=1)
+        k = np.maximum(np.ceil(phi * m[a:b]).astype(np.int64), 1) - 1
+        out[a:b] = block[np.arange(b - a), k]
+    return out
+
+
 def sliding_panes(
     ts: np.ndarray,
     columns: dict[str, np.ndarray],
@@ -96,7 +141,8 @@ def sliding_panes(
     columns
         float64 value arrays aligned with ``ts`` (no NaN: reject them before).
     aggs
-        ``(alias, kind, column)`` with kind in sum, count, max, min, mean.
+        ``(alias, kind, column)`` with kind in sum, count, max, min, mean, or ``pNN``
+        (exact nearest-rank quantile, see :func:`_window_quantiles`).
     size, slide, origin
         Window length, hop and alignment of window ends (same unit as ``ts``).
 
@@ -146,8 +192,14 @@ def sliding_panes(
             partial_cache[key] = _sliding(op, dense, w, identity)[first]
         return partial_cache[key]
 
+    sorted_ends = out["end"]
     for alias, kind, column in aggs:
-        if kind == "count":
+        if kind.startswith("p") and kind[1:].replace(".", "", 1).isdigit():
+            assert column is not None
+            out[alias] = _window_quantiles(
+                ts, columns[column][order], sorted_ends - size, sorted_ends, float(kind[1:]) / 100.0
+            )
+        elif kind == "count":
             out[alias] = win_counts[keep]
         elif kind == "mean":
             assert column is not None
