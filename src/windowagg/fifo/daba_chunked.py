@@ -70,6 +70,21 @@ _WHO = "DABAChunked"
 class DABAChunked:
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
+    =================  ==========================================================
+    ordering           FIFO (in-order)
+    operator needs     monoid; neither commutative nor invertible
+    insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
+    evict              O(1) worst case: at most 3 combines (a shrink); both are the
+                       paper's bounds (Thm. 4.3), reached; identity operands are skipped
+    query              O(1) worst case: at most 1 combine
+    bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper
+                       has no bulk eviction)
+    space              2n references (a value and an aggregate per entry) in chunks of
+                       ``chunk_size`` slots, plus one spare chunk at most
+    paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
+                       Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
+    =================  ==========================================================
+
     Parameters
     ----------
     monoid : Monoid
@@ -132,12 +147,22 @@ class DABAChunked:
 
     @property
     def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with."""
+        """The monoid this window aggregates with. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> DABAChunked(Sum()).monoid
+        Sum()
+        """
         return self._m
 
     @property
     def chunk_size(self) -> int:
-        """Slots per chunk of the underlying chunked-array queue."""
+        """Slots per chunk of the underlying chunked-array queue. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> DABAChunked(Sum()).chunk_size
+        512
+        """
         return self._c
 
     def _pointers(self) -> tuple[int, int, int, int, int, int]:
@@ -339,14 +364,26 @@ class DABAChunked:
         )
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty."""
+        """The oldest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABAChunked(Sum()); w.insert(1); w.insert(2)
+        >>> w.oldest()
+        1
+        """
         f = self._f
         if f == self._e:
             raise empty_error(_WHO, "oldest()")
         return self._fc[f & self._mask]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty."""
+        """The youngest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABAChunked(Sum()); w.insert(1); w.insert(2)
+        >>> w.youngest()
+        2
+        """
         e = self._e
         if e == self._f:
             raise empty_error(_WHO, "youngest()")
@@ -356,7 +393,13 @@ class DABAChunked:
         return self._ec[-1][self._mask]
 
     def __len__(self) -> int:
-        """Number of entries. O(1)."""
+        """Number of entries. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABAChunked(Sum()); w.insert(1); w.insert(2)
+        >>> len(w)
+        2
+        """
         return self._e - self._f
 
     def _walk(self) -> Iterator[tuple[int, list[Any], int]]:
@@ -370,7 +413,13 @@ class DABAChunked:
             yield p, c, i
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n)."""
+        """Partials oldest to youngest (a snapshot). O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABAChunked(Sum()); w.insert(1); w.insert(2)
+        >>> list(w)
+        [1, 2]
+        """
         return iter([c[i] for _, c, i in self._walk()])
 
     def _check(self) -> None:

@@ -65,6 +65,20 @@ _WHO = "DABALite"
 class DABALite:
     """Worst-case O(1) FIFO aggregator with at most 3 / 2 / 1 combines per operation.
 
+    =================  ==========================================================
+    ordering           FIFO (in-order)
+    operator needs     monoid; neither commutative nor invertible
+    insert             O(1) worst case: at most 3 combines
+    evict              O(1) worst case: at most 2 combines
+    query              O(1) worst case: at most 1 combine
+    bulk_evict(k)      O(k) worst case: k evictions, at most 2k combines
+    space              n partials (kept for ``oldest``/``youngest``/iteration) + n slots
+                       (an aggregate or a shared reference to the partial) + 2 aggregates
+    paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
+                       in worst-case constant time", VLDB Journal 2021 (DABA Lite); DABA is
+                       DEBS 2017, §4
+    =================  ==========================================================
+
     Parameters
     ----------
     monoid : Monoid
@@ -112,7 +126,12 @@ class DABALite:
 
     @property
     def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with."""
+        """The monoid this window aggregates with. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> DABALite(Sum()).monoid
+        Sum()
+        """
         return self._m
 
     def insert(self, v: Any) -> None:
@@ -245,23 +264,47 @@ class DABALite:
         return front[0] if (lower := self._lower) is None else lower(front[0])
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty."""
+        """The oldest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABALite(Sum()); w.insert(1); w.insert(2)
+        >>> w.oldest()
+        1
+        """
         if not self._vals:
             raise empty_error(_WHO, "oldest()")
         return self._vals[0]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty."""
+        """The youngest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABALite(Sum()); w.insert(1); w.insert(2)
+        >>> w.youngest()
+        2
+        """
         if not self._vals:
             raise empty_error(_WHO, "youngest()")
         return self._vals[-1]
 
     def __len__(self) -> int:
-        """Number of entries. O(1)."""
+        """Number of entries. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABALite(Sum()); w.insert(1); w.insert(2)
+        >>> len(w)
+        2
+        """
         return len(self._vals)
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n)."""
+        """Partials oldest to youngest (a snapshot). O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = DABALite(Sum()); w.insert(1); w.insert(2)
+        >>> list(w)
+        [1, 2]
+        """
         return iter(list(self._vals))
 
     def _check(self) -> None:

@@ -48,6 +48,21 @@ _MIN_CAP = 8
 class FlatFAT:
     """Amortized O(log n) FIFO aggregator over any monoid (flat aggregation tree).
 
+    =================  ==========================================================
+    ordering           FIFO (in-order)
+    operator needs     monoid; neither commutative nor invertible
+    insert / evict     O(log n) combines (the leaf-to-root path); amortized, because the
+                       tree doubles when full and halves when a quarter full (O(n) each)
+    query              O(1), 0 combines, while the window does not wrap around the leaf
+                       ring; O(log n) combines when it does
+    bulk_evict(k)      O(k + log n) combines: the k leaves are cleared, then each level
+                       recomputes only the nodes above them (better than k evictions)
+    space              2 * capacity references, capacity < 4n (+ a minimum of 8)
+    paper              Tangwongsan, Gedik, Hirzel, Schneider, "General Incremental
+                       Sliding-Window Aggregation", PVLDB 2015 (Reactive Aggregator);
+                       a baseline of DEBS 2017
+    =================  ==========================================================
+
     Parameters
     ----------
     monoid : Monoid
@@ -77,12 +92,22 @@ class FlatFAT:
 
     @property
     def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with."""
+        """The monoid this window aggregates with. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> FlatFAT(Sum()).monoid
+        Sum()
+        """
         return self._m
 
     @property
     def capacity(self) -> int:
-        """Number of leaves (a power of two >= 8)."""
+        """Number of leaves (a power of two >= 8). O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> FlatFAT(Sum()).capacity
+        8
+        """
         return self._cap
 
     def _rebuild(self, cap: int) -> None:
@@ -209,23 +234,47 @@ class FlatFAT:
         return agg if (lower := self._lower) is None else lower(agg)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty."""
+        """The oldest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
+        >>> w.oldest()
+        1
+        """
         if not self._n:
             raise empty_error(_WHO, "oldest()")
         return self._tree[self._cap + self._front]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty."""
+        """The youngest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
+        >>> w.youngest()
+        2
+        """
         if not self._n:
             raise empty_error(_WHO, "youngest()")
         return self._tree[self._cap + ((self._front + self._n - 1) & (self._cap - 1))]
 
     def __len__(self) -> int:
-        """Number of entries. O(1)."""
+        """Number of entries. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
+        >>> len(w)
+        2
+        """
         return self._n
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n)."""
+        """Partials oldest to youngest (a snapshot). O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
+        >>> list(w)
+        [1, 2]
+        """
         cap, f, n = self._cap, self._front, self._n
         leaves = self._tree[cap:]
         out = leaves[f : f + n]

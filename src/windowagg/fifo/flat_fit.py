@@ -50,6 +50,21 @@ _MIN_CAP = 8
 class FlatFIT:
     """Amortized O(1) FIFO aggregator with pointer jumping (FlatFIT).
 
+    =================  ==========================================================
+    ordering           FIFO (in-order)
+    operator needs     monoid; neither commutative nor invertible
+    insert             O(1), no combine (amortized: the ring doubles when full)
+    evict              O(1), no combine (amortized: the ring halves when a quarter full)
+    query              (jumps - 1) combines, where jumps is the length of the pointer chain
+                       from the oldest entry; amortized O(1) for a sliding window queried
+                       once per slide (the paper's setting), O(n) worst case (a query
+                       after n inserts)
+    bulk_evict(k)      O(k) reference clearing, no combine
+    space              3 * capacity slots (value, partial, pointer), capacity < 4n (+ 8)
+    paper              Shein, Chrysanthis, Labrinidis, "FlatFIT: Accelerated Incremental
+                       Sliding-Window Aggregation for Real-Time Analytics", SSDBM 2017
+    =================  ==========================================================
+
     Parameters
     ----------
     monoid : Monoid
@@ -97,12 +112,22 @@ class FlatFIT:
 
     @property
     def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with."""
+        """The monoid this window aggregates with. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> FlatFIT(Sum()).monoid
+        Sum()
+        """
         return self._m
 
     @property
     def capacity(self) -> int:
-        """Slots in the ring (a power of two >= 8)."""
+        """Slots in the ring (a power of two >= 8). O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> FlatFIT(Sum()).capacity
+        8
+        """
         return self._cap
 
     def _resize(self, cap: int) -> None:
@@ -220,23 +245,47 @@ class FlatFIT:
         return acc if (lower := self._lower) is None else lower(acc)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty."""
+        """The oldest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
+        >>> w.oldest()
+        1
+        """
         if self._front == self._end:
             raise empty_error(_WHO, "oldest()")
         return self._vals[self._front & self._mask]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty."""
+        """The youngest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
+        >>> w.youngest()
+        2
+        """
         if self._front == self._end:
             raise empty_error(_WHO, "youngest()")
         return self._vals[(self._end - 1) & self._mask]
 
     def __len__(self) -> int:
-        """Number of entries. O(1)."""
+        """Number of entries. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
+        >>> len(w)
+        2
+        """
         return self._end - self._front
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n)."""
+        """Partials oldest to youngest (a snapshot). O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
+        >>> list(w)
+        [1, 2]
+        """
         mask, vals = self._mask, self._vals
         return iter([vals[p & mask] for p in range(self._front, self._end)])
 

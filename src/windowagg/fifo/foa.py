@@ -116,6 +116,19 @@ def _walk(c: _Cell | None) -> Iterator[Any]:
 class FOA:
     """Worst-case O(1) FIFO aggregator on lazy immutable lists (Okasaki's queue).
 
+    =================  ==========================================================
+    ordering           FIFO (in-order)
+    operator needs     monoid; neither commutative nor invertible
+    insert             O(1) worst case: at most 4 combines
+    evict              O(1) worst case: at most 3 combines
+    query              O(1) worst case: at most 1 combine
+    bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
+    space              O(n): one immutable cell per entry and per pending rotation step,
+                       plus one suspension object per pending step
+    paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.1, Fig. 5, after
+                       Okasaki's real-time queue
+    =================  ==========================================================
+
     Parameters
     ----------
     monoid : Monoid
@@ -175,7 +188,12 @@ class FOA:
 
     @property
     def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with."""
+        """The monoid this window aggregates with. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> FOA(Sum()).monoid
+        Sum()
+        """
         return self._m
 
     def _makeq(self, f: _Cell | None) -> None:
@@ -255,23 +273,47 @@ class FOA:
         )
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty."""
+        """The oldest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
+        >>> w.oldest()
+        1
+        """
         if self._f is None:
             raise empty_error(_WHO, "oldest()")
         return self._f.val
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty."""
+        """The youngest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
+        >>> w.youngest()
+        2
+        """
         if self._f is None:
             raise empty_error(_WHO, "youngest()")
         return self._last
 
     def __len__(self) -> int:
-        """Number of entries. O(1)."""
+        """Number of entries. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
+        >>> len(w)
+        2
+        """
         return self._n
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot, forcing nothing). O(n)."""
+        """Partials oldest to youngest (a snapshot, forcing nothing). O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
+        >>> list(w)
+        [1, 2]
+        """
         back = list(_walk(self._b))
         back.reverse()
         return iter(list(_walk(self._f)) + back)

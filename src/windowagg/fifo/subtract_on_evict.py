@@ -45,6 +45,16 @@ _WHO = "SubtractOnEvict"
 class SubtractOnEvict:
     """Worst-case O(1) FIFO aggregator for groups (monoids with an inverse).
 
+    =================  ==========================================================
+    ordering           FIFO (in-order)
+    operator needs     a **group**: monoid plus ``inverse``; commutativity not needed
+    insert / evict     O(1) worst case: 1 combine each (evict also 1 ``inverse``)
+    query              O(1): 0 combines
+    bulk_evict(k)      O(k) worst case: k combines and k inverses
+    space              n partials + 1 aggregate
+    paper              "Subtract on Evict", Tangwongsan, Hirzel, Schneider, DEBS 2017, Fig. 2
+    =================  ==========================================================
+
     Parameters
     ----------
     monoid : Group
@@ -76,7 +86,12 @@ class SubtractOnEvict:
 
     @property
     def monoid(self) -> Group[Any, Any, Any]:
-        """The group this window aggregates with."""
+        """The group this window aggregates with. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> SubtractOnEvict(Sum()).monoid
+        Sum()
+        """
         return self._m
 
     def insert(self, v: Any) -> None:
@@ -149,23 +164,47 @@ class SubtractOnEvict:
         return self._agg if (lower := self._lower) is None else lower(self._agg)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty."""
+        """The oldest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SubtractOnEvict(Sum()); w.insert(1); w.insert(2)
+        >>> w.oldest()
+        1
+        """
         if not self._vals:
             raise empty_error(_WHO, "oldest()")
         return self._vals[0]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty."""
+        """The youngest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SubtractOnEvict(Sum()); w.insert(1); w.insert(2)
+        >>> w.youngest()
+        2
+        """
         if not self._vals:
             raise empty_error(_WHO, "youngest()")
         return self._vals[-1]
 
     def __len__(self) -> int:
-        """Number of entries. O(1)."""
+        """Number of entries. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SubtractOnEvict(Sum()); w.insert(1); w.insert(2)
+        >>> len(w)
+        2
+        """
         return len(self._vals)
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n)."""
+        """Partials oldest to youngest (a snapshot). O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SubtractOnEvict(Sum()); w.insert(1); w.insert(2)
+        >>> list(w)
+        [1, 2]
+        """
         return iter(list(self._vals))
 
     def _check(self) -> None:

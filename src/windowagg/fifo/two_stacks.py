@@ -46,6 +46,19 @@ _WHO = "TwoStacks"
 class TwoStacks:
     """Amortized O(1) FIFO aggregator over any monoid (the paper's Two-Stacks).
 
+    =================  ==========================================================
+    ordering           FIFO (in-order)
+    operator needs     monoid; neither commutative nor invertible
+    insert             O(1) worst case: at most 1 combine
+    evict              amortized O(1); worst case O(n): a *flip* costs n - 1 combines
+    query              O(1) worst case: at most 1 combine
+    bulk_evict(k)      O(k) list slicing plus, if k reaches into the back stack, a flip
+                       of the survivors: O(k + n) worst case, amortized O(1) per entry
+    space              2n references (a value and an aggregate per entry)
+    paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, Fig. 1 (after Stack
+                       Overflow answers by J. Skeet and adamax)
+    =================  ==========================================================
+
     Parameters
     ----------
     monoid : Monoid
@@ -87,7 +100,12 @@ class TwoStacks:
 
     @property
     def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with."""
+        """The monoid this window aggregates with. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> TwoStacks(Sum()).monoid
+        Sum()
+        """
         return self._m
 
     def insert(self, v: Any) -> None:
@@ -180,7 +198,13 @@ class TwoStacks:
         return self._identity if (lower := self._lower) is None else lower(self._identity)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty."""
+        """The oldest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
+        >>> w.oldest()
+        1
+        """
         if self._fv:
             return self._fv[-1]
         if self._bv:
@@ -188,7 +212,13 @@ class TwoStacks:
         raise empty_error(_WHO, "oldest()")
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty."""
+        """The youngest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
+        >>> w.youngest()
+        2
+        """
         if self._bv:
             return self._bv[-1]
         if self._fv:
@@ -196,11 +226,23 @@ class TwoStacks:
         raise empty_error(_WHO, "youngest()")
 
     def __len__(self) -> int:
-        """Number of entries. O(1)."""
+        """Number of entries. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
+        >>> len(w)
+        2
+        """
         return len(self._fv) + len(self._bv)
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n)."""
+        """Partials oldest to youngest (a snapshot). O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
+        >>> list(w)
+        [1, 2]
+        """
         return iter(self._fv[::-1] + self._bv)
 
     def _check(self) -> None:

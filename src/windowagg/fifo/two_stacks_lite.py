@@ -49,6 +49,21 @@ _WHO = "TwoStacksLite"
 class TwoStacksLite:
     """Amortized O(1) FIFO aggregator with the fewest combines of the family.
 
+    =================  ==========================================================
+    ordering           FIFO (in-order)
+    operator needs     monoid; neither commutative nor invertible
+    insert             O(1) worst case: 1 combine (into the running ``Σ_B``)
+    evict              amortized O(1); worst case O(n): a flip costs n - 1 combines
+    query              O(1) worst case: 1 combine (Σ_F ⊗ Σ_B, or none when F is empty)
+    bulk_evict(k)      O(k) pops, plus a flip of the survivors if k reaches past the front
+                       aggregates: O(k + n) worst case, amortized O(1) per entry
+    space              n partials + at most n front aggregates + 1 (the back stack keeps
+                       no aggregates)
+    paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
+                       in worst-case constant time", VLDB Journal 2021 (Two-Stacks Lite);
+                       Two-Stacks itself is in DEBS 2017, Fig. 1
+    =================  ==========================================================
+
     Parameters
     ----------
     monoid : Monoid
@@ -88,7 +103,12 @@ class TwoStacksLite:
 
     @property
     def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with."""
+        """The monoid this window aggregates with. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> TwoStacksLite(Sum()).monoid
+        Sum()
+        """
         return self._m
 
     def insert(self, v: Any) -> None:
@@ -173,23 +193,47 @@ class TwoStacksLite:
         return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty."""
+        """The oldest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacksLite(Sum()); w.insert(1); w.insert(2)
+        >>> w.oldest()
+        1
+        """
         if not self._vals:
             raise empty_error(_WHO, "oldest()")
         return self._vals[0]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty."""
+        """The youngest partial. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacksLite(Sum()); w.insert(1); w.insert(2)
+        >>> w.youngest()
+        2
+        """
         if not self._vals:
             raise empty_error(_WHO, "youngest()")
         return self._vals[-1]
 
     def __len__(self) -> int:
-        """Number of entries. O(1)."""
+        """Number of entries. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacksLite(Sum()); w.insert(1); w.insert(2)
+        >>> len(w)
+        2
+        """
         return len(self._vals)
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n)."""
+        """Partials oldest to youngest (a snapshot). O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacksLite(Sum()); w.insert(1); w.insert(2)
+        >>> list(w)
+        [1, 2]
+        """
         return iter(list(self._vals))
 
     def _check(self) -> None:
