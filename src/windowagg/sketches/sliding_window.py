@@ -240,40 +240,67 @@ class _SlidingWindowBase:
         if t > self._tmax:
             self._tmax = t
         self._n += w
+        if t < self._tau0:  # older than an evicted item: it belongs to the levels directly
+            self._evict_run([(t, x, w)])
+            return
         B = self._B
         heapq.heappush(B, (t, x, w))
         self._Bw += w
-        if len(B) > self._kappa:
-            T, xx, ww = heapq.heappop(B)
-            self._Bw -= ww
-            if self._tau0 < T:
-                self._tau0 = T
-            self._to_levels(T, xx, ww)
+        if len(B) > 2 * self._kappa:
+            self._flush()
 
-    def _to_levels(self, T: int, x: int, w: int) -> None:
-        """Hand an item evicted from B to every level that still represents time T.
+    def _flush(self) -> None:
+        """Evict the oldest items until B holds kappa, and hand them to the levels at once.
+
+        B holds between kappa and 2 kappa of the latest items (more than the paper's kappa
+        only makes more windows exact); evicting in runs amortizes the level loop.
+        """
+        B = self._B
+        pop = heapq.heappop  # cached: called once per evicted item
+        out = [pop(B) for _ in range(len(B) - self._kappa)]
+        if not out:
+            return
+        self._Bw -= sum(w for _, _, w in out)
+        if self._tau0 < out[-1][0]:
+            self._tau0 = out[-1][0]
+        self._evict_run(out)
+
+    def _evict_run(self, items: list[tuple[int, int, int]]) -> None:
+        """Hand a run of evicted items (ascending time) to every level, level by level.
 
         Only levels up to the first one that never discarded are kept (the top level):
         queries never use a level above it. When the top level must discard for the first
         time it is first cloned into the next level, compressed with the doubled threshold
         (the guide's lazy-level note: valid, with a lower fullness until the clone's
-        nodes age out).
+        nodes age out). Items at or before ``max_timestamp - max_window`` are dropped.
         """
         W = self._W
-        if W is not None and self._tmax - W >= T:
-            return  # outside every window a query may ask for: forget it
+        if W is not None:
+            cut = self._tmax - W
+            items = [it for it in items if it[0] > cut]
+            if not items:
+                return
         levels = self._levels
         if not levels:
             levels.append(_Level(self._theta0 * 2, self._values))
-        place = self._place  # cached bound method: called once per level
+        place = self._place  # cached bound method: called once per item and level
         two_kappa = 2 * self._kappa
-        for i in range(len(levels)):
+        starts = {0: 0}
+        i = 0
+        while i < len(levels):
             lv = levels[i]
-            if lv.tau < T:
-                place(lv, T, x, w)
-                if len(lv.cnt) > two_kappa:
-                    self._truncate_level(i)
-        self._top_n += w
+            cnt = lv.cnt
+            for k in range(starts.get(i, 0), len(items)):
+                T, x, w = items[k]
+                if lv.tau < T:
+                    place(lv, T, x, w)
+                    if len(cnt) > two_kappa:
+                        n_before = len(levels)
+                        self._truncate_level(i)
+                        if len(levels) > n_before:  # the clone already holds items[: k + 1]
+                            starts[i + 1] = k + 1
+            i += 1
+        self._top_n += sum(w for _, _, w in items)
 
     def _place(self, lv: _Level, T: int, x: int, w: float) -> None:
         """Fill-then-descend: add w along the path of leaf T, <= theta per non-leaf node."""
@@ -574,7 +601,7 @@ class _SlidingWindowBase:
         B = self._B
         for i in range(1, len(B)):
             assert B[(i - 1) // 2][0] <= B[i][0], f"buffer heap order broken at {i}"
-        assert len(B) <= self._kappa, f"buffer holds {len(B)} > kappa = {self._kappa} items"
+        assert len(B) <= 2 * self._kappa, f"buffer holds {len(B)} > 2 kappa items"
         assert self._Bw == sum(w for _, _, w in B), "buffer weight out of sync"
         if self._tau0 >= 0:
             assert all(self._tau0 <= T for T, _, _ in B), "buffered item at or before tau0"
@@ -675,12 +702,15 @@ class _SlidingWindowBase:
         self._B = B
         self._Bw += other._Bw
         self._tau0 = max(self._tau0, other._tau0)
+        run = []
         while B and (len(B) > self._kappa or B[0][0] < self._tau0):
             T, x, w = heapq.heappop(B)
             self._Bw -= w
             if self._tau0 < T:
                 self._tau0 = T
-            self._to_levels(T, x, w)
+            run.append((T, x, w))
+        if run:
+            self._evict_run(run)
         i = 0
         while i < len(self._levels):
             if len(self._levels[i].cnt) > 2 * self._kappa:
