@@ -60,7 +60,7 @@ class AMTA(_MTABase):
 
     Parameters
     ----------
-    monoid, policy, store, namespace, buffer_size, cache_size, refill_below, on_existing
+    monoid, policy, store, namespace, buffer_size, cache_size, refill_below, page_size, on_existing
         As for :class:`~windowagg.fifo.log_mta.LogMTA`.
     bulk_after
         The factor c: a bulk eviction or an enforcement switches from single evictions to
@@ -89,6 +89,7 @@ class AMTA(_MTABase):
         buffer_size: int = 512,
         cache_size: int = 512,
         refill_below: int = 256,
+        page_size: int = 64,
         on_existing: str = "resume",
         bulk_after: float = 1.0,
     ) -> None:
@@ -106,6 +107,7 @@ class AMTA(_MTABase):
             buffer_size=buffer_size,
             cache_size=cache_size,
             refill_below=refill_below,
+            page_size=page_size,
             on_existing=on_existing,
         )
 
@@ -129,6 +131,14 @@ class AMTA(_MTABase):
         if r0 is ident:
             return r1
         return self._combine(r0, r1)
+
+    def query(self) -> Any:
+        """``lower`` of the window aggregate, oldest to youngest. O(1), one combine."""
+        r0, r1 = self._R0, self._R1
+        ident = self._identity
+        agg = r0 if r1 is ident else (r1 if r0 is ident else self._combine(r0, r1))
+        lower = self._lower
+        return agg if lower is None else lower(agg)
 
     def _limit(self, n: int) -> float:
         return self._bulk_after * math.floor(math.log2(n)) + 1 if n > 1 else 1
@@ -171,16 +181,24 @@ class AMTA(_MTABase):
 
         Amortized O(1) combines, O(log n) worst case (when the carry reaches the top
         pair, R0, R1 and S are recomputed)."""
-        u = self._m.lift(v)
+        lift = self._lift
+        u = v if lift is None else lift(v)
         last = self._last
         if not last:
             self._new_level([u, EMPTY], 0, 0)
             self._R0 = u
             return
-        comb = self._combine
+        comb = self._combine  # bound method cached in a local: hot loop
         r1 = self._R1
         self._R1 = u if r1 is self._identity else comb(r1, u)
+        p = last[0]
+        if p[1] is EMPTY and len(last) > 1:  # the common case: fill the leaf tail's slot
+            p[1] = u
+            return
         top = len(last) - 1
+        hi = self._hi
+        push = self._mid.push
+        chunks = self._chunks  # the in-process middle sections, or None with a store
         carry = u
         lv = 0
         while True:
@@ -194,36 +212,61 @@ class AMTA(_MTABase):
                 return
             a = p[0]
             nxt = b if a is EMPTY else comb(a, b)
-            self._append(lv, [carry, EMPTY])  # the old tail gets a parent: nxt
+            # append <carry, EMPTY> as the new tail; the old tail (now with a parent)
+            # goes to the level's middle section
+            h = hi[lv]
+            if chunks is not None:  # LocalLevels.push, inlined for the common case
+                pos = h - 1
+                ch = chunks[lv].get(pos >> 8)
+                if ch is not None and len(ch) == pos & 255:
+                    ch.append(p)
+                else:
+                    push(lv, pos, p)
+            else:
+                push(lv, h - 1, p)
+            last[lv] = [carry, EMPTY]
+            hi[lv] = h + 1
             carry = nxt
             lv += 1
             if lv > top:  # the old top pair got a parent: a new top level, R0/S unchanged
-                self._new_level([carry, EMPTY], self._hi[top] - 2, 0)
+                self._new_level([carry, EMPTY], h - 1, 0)
                 return
 
     # -- single eviction (Alg. 6 + 7, fixed) ---------------------------------------------
     def evict(self) -> None:
         """Remove the oldest entry. Amortized O(1), O(log n) worst case (when the leftmost
         tree vanishes). EmptyWindowError when empty."""
-        if not self._first:
+        first = self._first
+        if not first:
             raise empty_error(self._WHO, "evict()")
-        self._evict_one()
-
-    def _evict_one(self) -> None:
         S = self._S
         self._R0 = S.pop() if S else self._identity
-        first, lo, hi = self._first, self._lo, self._hi
+        p = first[0]
+        if p[0] is not EMPTY and p[1] is not EMPTY:  # the common case
+            p[0] = EMPTY  # keep the pair; ancestors stay stale on purpose
+            return
+        # The oldest leaf's pair holds only it: drop pairs up the left spine until a pair
+        # keeps a node; new full head pairs feed the stack (Alg. 7).
+        lo, hi = self._lo, self._hi
+        chunks = self._chunks
         top = len(first) - 1
         new_heads: list[list[Any]] = []
         lv = 0
         while True:
-            p = first[lv]
-            if p[0] is not EMPTY and p[1] is not EMPTY:
-                p[0] = EMPTY  # keep the pair; ancestors stay stale on purpose
-                break
-            self._drop_first(lv, 1)
-            if lo[lv] < hi[lv]:
-                q = first[lv]
+            new_lo = lo[lv] + 1
+            lo[lv] = new_lo
+            h = hi[lv]
+            if new_lo < h - 1:
+                if chunks is not None:  # LocalLevels.fetch, inlined
+                    if not new_lo & 255:
+                        self._mid.drop(lv, new_lo)
+                    q = first[lv] = chunks[lv][new_lo >> 8][new_lo & 255]
+                else:
+                    q = first[lv] = self._mid.fetch(lv, new_lo, h - 1)
+                if q[0] is not EMPTY and q[1] is not EMPTY:
+                    new_heads.append(q)
+            elif new_lo == h - 1:
+                q = first[lv] = self._last[lv]
                 if q[0] is not EMPTY and q[1] is not EMPTY:
                     new_heads.append(q)
             lv += 1
@@ -235,10 +278,17 @@ class AMTA(_MTABase):
                 self._compute_left()
                 self._compute_right()
                 return
-        comb = self._combine
-        while new_heads:
-            q = new_heads.pop()
-            S.append(comb(q[1], S[-1]) if S else q[1])
+            p = first[lv]
+            if p[0] is not EMPTY and p[1] is not EMPTY:
+                p[0] = EMPTY  # keep the pair; ancestors stay stale on purpose
+                break
+        if new_heads:
+            comb = self._combine
+            while new_heads:
+                q = new_heads.pop()
+                S.append(comb(q[1], S[-1]) if S else q[1])
+
+    _evict_one = evict
 
     # -- bulk eviction and enforcement ---------------------------------------------------
     def bulk_evict(self, count: int) -> None:

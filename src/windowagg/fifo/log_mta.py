@@ -57,7 +57,7 @@ from typing import Any
 
 from windowagg import codec
 from windowagg.errors import CodecError, StorageError
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
 from windowagg.fifo.wsp import CountWindow, Policy
 from windowagg.monoids.base import Monoid, require_monoid
 from windowagg.storage.base import KVStore
@@ -91,6 +91,7 @@ class _MTABase:
         buffer_size: int = 512,
         cache_size: int = 512,
         refill_below: int = 256,
+        page_size: int = 64,
         on_existing: str = "resume",
     ) -> None:
         require_monoid(monoid, self._WHO)
@@ -99,7 +100,7 @@ class _MTABase:
         if on_existing not in ("resume", "overwrite", "error"):
             raise ValueError("on_existing must be 'resume', 'overwrite' or 'error'")
         self._m = monoid
-        self._combine = monoid.combine
+        self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
         self._policy = policy
         # Per level (index = level): head pair, tail pair, head position, one past the tail,
@@ -112,8 +113,10 @@ class _MTABase:
         self._next: list[int] = []  # per level ever used: next unused position
         self._token: Any = None
         self._mid: LocalLevels | StoredLevels
+        self._chunks: list[dict[int, list[Any]]] | None = None
         if store is None:
             self._mid = LocalLevels()
+            self._chunks = self._mid.chunks
             self._store: KVStore | None = None
         else:
             self._store = store
@@ -124,6 +127,7 @@ class _MTABase:
                 buffer_size=buffer_size,
                 cache_size=cache_size,
                 refill_below=refill_below,
+                page_size=page_size,
             )
             meta = store.get_meta(namespace)
             if meta is not None:
@@ -150,7 +154,7 @@ class _MTABase:
         lv = len(self._first)
         if lv == len(self._next):
             self._next.append(0)
-        start = self._next[lv]
+        start = self._mid.start_position(lv, self._next[lv])
         self._first.append(pair)
         self._last.append(pair)
         self._lo.append(start)
@@ -339,7 +343,9 @@ class _MTABase:
 
     def query(self) -> Any:
         """``lower`` of the window aggregate, oldest to youngest. O(1)."""
-        return self._m.lower(self.aggregate())
+        lower = self._lower
+        agg = self.aggregate()
+        return agg if lower is None else lower(agg)
 
     def __iter__(self) -> Iterator[Any]:
         """Entries (lifted partials) oldest to youngest. O(n); reads the store if any."""
@@ -455,6 +461,7 @@ class _MTABase:
             "base": list(self._base),
             "next": list(self._next),
             "kv_lo": list(mid.kv_lo),
+            "page_size": mid.page_size,
             "first": [pair_to_plain(self._first[lv]) for lv in range(nlev)],
             "last": [pair_to_plain(self._last[lv]) for lv in range(nlev)],
             "extra": self._extra_state(),
@@ -487,7 +494,12 @@ class _MTABase:
             self._last.append(t)
         mid = self._mid
         assert isinstance(mid, StoredLevels)
-        mid.restore(list(meta["kv_lo"]), nlev, self._lo)
+        if meta["page_size"] != mid.page_size:
+            raise StorageError(
+                f"the namespace was written with page_size={meta['page_size']}, "
+                f"not {mid.page_size}"
+            )
+        mid.restore(list(meta["kv_lo"]), nlev, self._lo, self._hi)
         self._token = meta["token"]
         self._load_extra(meta["extra"])
 
@@ -596,7 +608,8 @@ class LogMTA(_MTABase):
         Optional window slide policy used by ``enforce()`` / ``insert_and_enforce()``.
     store
         Optional :class:`~windowagg.storage.KVStore`: keep the level middles there
-        (with ``buffer_size``, ``cache_size``, ``refill_below``; paper: 512/512/256).
+        (with ``buffer_size``, ``cache_size``, ``refill_below``; paper: 512/512/256;
+        ``page_size`` pairs per store value, default 64, 1 = the paper's layout).
     namespace
         The window's name in the store.
     on_existing
@@ -626,7 +639,8 @@ class LogMTA(_MTABase):
     def insert(self, v: Any) -> None:
         """Append ``lift(v)`` as the youngest entry. O(log n): at most one combine per
         level to refresh the right spine."""
-        u = self._m.lift(v)
+        lift = self._lift
+        u = v if lift is None else lift(v)
         last = self._last
         if not last:
             self._new_level([u, EMPTY], 0, 0)
@@ -657,9 +671,21 @@ class LogMTA(_MTABase):
 
     def evict(self) -> None:
         """Remove the oldest entry. O(log n). EmptyWindowError when empty."""
-        if not self._first:
+        first = self._first
+        if not first:
             raise empty_error(self._WHO, "evict()")
-        self.bulk_evict(1)
+        top = len(first) - 1
+        lv = 0
+        while True:  # remove the oldest leaf and every ancestor left without a node
+            p = first[lv]
+            if p[0] is not EMPTY and p[1] is not EMPTY:
+                p[0] = EMPTY
+                break
+            self._drop_first(lv, 1)
+            lv += 1
+            if lv > top:
+                break
+        self._after_descent()
 
     def bulk_evict(self, count: int) -> None:
         """Remove the *count* oldest entries in O(log n), independent of *count*.

@@ -10,15 +10,18 @@ between, the *middle* of each level, lives in one of the two classes here:
   deallocating what it evicts.
 - :class:`StoredLevels` decouples storage from computation as in the paper: a global
   **write buffer** (``buffer_size`` pairs, default 512) collects pairs that stop being a
-  tail; when full it goes to the key-value store in one ``multi_put``. A per-level
+  tail; when full it goes to the key-value store in one ``multi_put``, grouped in pages
+  of ``page_size`` consecutive pairs (default 64; 1 = one pair per key). A per-level
   **head cache** (``cache_size`` pairs, default 512) holds the pairs right after the head;
   it is refilled from the buffer and the store when it holds fewer than ``refill_below``
-  (default 256) and more pairs exist. The store key is ``(level, position)``, positions
-  are absolute and never reused, so a key names one pair forever.
+  (default 256) and more pairs exist. The store key is ``(level, page)`` with
+  ``page = position // page_size``; positions are absolute and never reused (a restarted
+  level starts on a fresh page), so a key names the same pairs forever.
 
 A pair is a two-slot list ``[e0, e1]``; :data:`EMPTY` marks an empty slot (it is *not*
-the monoid identity, which can be a real value). In a store a pair is encoded with
-:mod:`windowagg.codec` as ``(1, e0)``, ``(2, e1)`` or ``(3, e0, e1)``.
+the monoid identity, which can be a real value). In a store a pair is written as
+``(1, e0)``, ``(2, e1)`` or ``(3, e0, e1)`` and a page as the tuple of its pairs (``None``
+for a position that holds nothing), encoded with :mod:`windowagg.codec`.
 
 A pair is immutable once it stops being a tail, until it becomes the head; head pairs
 change only locally (an evicted left slot, a refreshed left spine) and are saved in the
@@ -28,11 +31,12 @@ Examples
 --------
 >>> from windowagg.storage import MemoryStore
 >>> lo = [0]
->>> mid = StoredLevels(MemoryStore(), "w", lo, buffer_size=2, cache_size=2, refill_below=1)
+>>> mid = StoredLevels(MemoryStore(), "w", lo, buffer_size=2, cache_size=2,
+...                    refill_below=1, page_size=4)
 >>> mid.new_level(0, 0)
 >>> mid.push(0, 0, [1, 2]); mid.push(0, 1, [3, 4]); mid.push(0, 2, [5, 6])
->>> mid.held(), len(mid.store)  # the buffer went to the store when it filled up
-(3, 2)
+>>> len(mid.store)  # the buffer went to the store as one page when it filled up
+1
 >>> lo[0] = 1; mid.drop(0, 1); mid.fetch(0, 1, 3)
 [3, 4]
 """
@@ -102,6 +106,16 @@ def pair_from_plain(t: Any) -> tuple[Any, Any]:
     raise StorageError(f"malformed MTA pair record in the store: {t!r:.80}")
 
 
+def _decode_page(data: bytes) -> tuple[Any, ...]:
+    try:
+        t = codec.loads(data)
+    except CodecError as e:
+        raise StorageError(f"cannot decode an MTA page from the store: {e}") from e
+    if not isinstance(t, tuple):
+        raise StorageError(f"malformed MTA page in the store: {t!r:.80}")
+    return t
+
+
 def decode_pair(data: bytes) -> tuple[Any, Any]:
     """Decode bytes written by :func:`encode_pair` (codec errors become StorageError)."""
     try:
@@ -123,9 +137,20 @@ class LocalLevels:
     __slots__ = ("_chunks", "_dead", "_gc")
 
     def __init__(self) -> None:
+        # per level: chunk id (position >> 8) -> list of 256 pairs; the list object of a
+        # level is never replaced (aggregators may hold it for inlined fast paths)
         self._chunks: list[dict[int, list[Any]]] = []
         self._gc: list[int] = []  # per level: lowest chunk id that may still be allocated
         self._dead: deque[list[Any]] = deque()  # [chunk dict, next cid, end cid] to free
+
+    @property
+    def chunks(self) -> list[dict[int, list[Any]]]:
+        """Per level, chunk id (position >> 8) -> list of pairs (read-only use)."""
+        return self._chunks
+
+    def start_position(self, level: int, proposed: int) -> int:
+        """The first position of a (re)started level: *proposed* itself. O(1)."""
+        return proposed
 
     def new_level(self, level: int, start: int) -> None:
         """Level *level* starts (again) at position *start*. O(1)."""
@@ -141,20 +166,21 @@ class LocalLevels:
         cid = pos >> _SHIFT
         ch = c.get(cid)
         off = pos & _MASK
+        if ch is not None and len(ch) == off:
+            ch.append(pair)
+            return
         if ch is None:
             c[cid] = [None] * off + [pair] if off else [pair]
-        elif len(ch) == off:
-            ch.append(pair)
+            dead = self._dead
+            if dead:  # free one dead chunk per chunk started: deallocation is spread out
+                d = dead[0]
+                d[0].pop(d[1], None)
+                d[1] += 1
+                if d[1] >= d[2]:
+                    dead.popleft()
         else:  # a skipped position (a re-rooted level): pad
             ch.extend([None] * (off - len(ch)))
             ch.append(pair)
-        dead = self._dead
-        if dead:  # free one dead chunk per push: deallocation is spread over inserts
-            d = dead[0]
-            d[0].pop(d[1], None)
-            d[1] += 1
-            if d[1] >= d[2]:
-                dead.popleft()
 
     def fetch(self, level: int, pos: int, limit: int) -> list[Any]:
         """The pair at *pos*, which is becoming the head. O(1)."""
@@ -208,10 +234,15 @@ class StoredLevels:
     buffer_size, cache_size, refill_below
         Write-buffer capacity (pairs, over all levels), per-level cache capacity and
         refill threshold (paper: 512, 512, 256).
+    page_size
+        Pairs per store value: the key ``(level, page)`` holds the pairs at positions
+        ``page * page_size ... + page_size - 1`` (one codec call per page instead of per
+        pair). ``page_size=1`` is the paper's one-pair-per-key layout.
 
-    Complexities (k = pairs moved, B = buffer_size, C = cache_size): ``push`` O(1),
-    plus one ``multi_put`` of B pairs every B pushes; ``fetch`` O(1) on a cache hit,
-    one ``multi_get`` of at most C pairs on a refill or a miss; ``drop`` O(min(k, C)).
+    Complexities (k = pairs moved, B = buffer_size, C = cache_size, P = page_size):
+    ``push`` O(1), plus one ``multi_put`` of about B/P pages every B pushes; ``fetch``
+    O(1) on a cache hit, one ``multi_get`` of at most C/P + 1 pages on a refill or a miss;
+    ``drop`` O(min(k, C)).
     """
 
     stored: Final = True
@@ -225,23 +256,29 @@ class StoredLevels:
         buffer_size: int = 512,
         cache_size: int = 512,
         refill_below: int = 256,
+        page_size: int = 64,
     ) -> None:
         if buffer_size < 1 or cache_size < 1 or not 0 <= refill_below <= cache_size:
             raise ValueError(
                 "need buffer_size >= 1, cache_size >= 1 and 0 <= refill_below <= cache_size; "
                 f"got {buffer_size}, {cache_size}, {refill_below}"
             )
+        if page_size < 1:
+            raise ValueError(f"page_size must be >= 1, got {page_size}")
         self.store = store
         self.ns = namespace
         self._lo = lo
         self.buffer_size = buffer_size
         self.cache_size = cache_size
         self.refill_below = refill_below
+        self.page_size = page_size
         self._buf: dict[Key, tuple[Any, Any]] = {}
         self._cache: list[deque[tuple[Any, Any]]] = []
         self._cstart: list[int] = []
-        self.kv_lo: list[int] = []  # per level: lowest position that may be in the store
-        self._dead: list[tuple[int, int, int]] = []  # ranges to delete at the next commit
+        # per level: the last page written, while it is incomplete: (page, entries)
+        self._open: dict[int, tuple[int, list[Any]]] = {}
+        self.kv_lo: list[int] = []  # per level: lowest page that may be in the store
+        self._dead: list[tuple[int, int, int]] = []  # page ranges to delete at next commit
         self.misses = 0
         self.refills = 0
 
@@ -252,24 +289,36 @@ class StoredLevels:
             self._cstart.append(0)
             self.kv_lo.append(0)
 
+    def start_position(self, level: int, proposed: int) -> int:
+        """The first position of a (re)started level: *proposed* rounded up to a page
+        boundary at or above every page the level used before. O(1)."""
+        self._ensure(level)
+        ps = self.page_size
+        page = max(-(-proposed // ps), self.kv_lo[level])
+        return page * ps
+
     def new_level(self, level: int, start: int) -> None:
-        """Level *level* starts (again) at position *start* (>= every earlier one). O(1)."""
+        """Level *level* starts (again) at *start* (from :meth:`start_position`). O(1)."""
         self._ensure(level)
         self._cache[level].clear()
         self._cstart[level] = start + 1
-        if self.kv_lo[level] > start:
-            raise StorageError(f"level {level} restarted at {start} below {self.kv_lo[level]}")
+        self._open.pop(level, None)
+        if start // self.page_size < self.kv_lo[level] or start % self.page_size:
+            raise StorageError(f"level {level} restarted at {start}, not a fresh page")
 
     def drop_level(self, level: int, hi: int) -> None:
-        """The whole level is gone: its keys below *hi* are deleted at the next commit."""
+        """The whole level is gone: its pages are deleted at the next commit. O(1)."""
         self._cache[level].clear()
-        if hi > self.kv_lo[level]:
-            self._dead.append((level, self.kv_lo[level], hi))
-            self.kv_lo[level] = hi
+        self._open.pop(level, None)
+        end = -(-hi // self.page_size)
+        if end > self.kv_lo[level]:
+            self._dead.append((level, self.kv_lo[level], end))
+            self.kv_lo[level] = end
 
     # -- the hot operations ----------------------------------------------------------
     def push(self, level: int, pos: int, pair: list[Any]) -> None:
-        """Buffer the pair that stopped being the tail; flush the buffer when full."""
+        """Buffer the pair that stopped being the tail; flush the buffer when full. O(1)
+        amortized (a flush every ``buffer_size`` pushes)."""
         t = (pair[0], pair[1])
         buf = self._buf
         buf[(level, pos)] = t
@@ -286,7 +335,8 @@ class StoredLevels:
             self.flush_buffer()
 
     def fetch(self, level: int, pos: int, limit: int) -> list[Any]:
-        """The pair at *pos*, becoming the head (a mutable copy); *limit* = tail position."""
+        """The pair at *pos*, becoming the head (a mutable copy); *limit* = tail position.
+        O(1) on a cache hit; a refill reads at most ``cache_size / page_size + 1`` pages."""
         c = self._cache[level]
         if c and self._cstart[level] == pos:
             t = c.popleft()
@@ -294,13 +344,7 @@ class StoredLevels:
         else:
             self.misses += 1
             c.clear()
-            got = self._read(level, pos)
-            if got is None:
-                raise StorageError(
-                    f"MTA pair (level {level}, position {pos}) of namespace {self.ns!r} is "
-                    "missing from the store; the store was modified or is not this window's"
-                )
-            t = got
+            t = self._read(level, pos)
             self._cstart[level] = pos + 1
         if len(c) < self.refill_below:
             end = self._cstart[level] + len(c)
@@ -308,33 +352,52 @@ class StoredLevels:
                 self._refill(level, end, limit)
         return [t[0], t[1]]
 
-    def _read(self, level: int, pos: int) -> tuple[Any, Any] | None:
+    def _missing(self, level: int, pos: int) -> StorageError:
+        return StorageError(
+            f"MTA pair (level {level}, position {pos}) of namespace {self.ns!r} is missing "
+            "from the store; the store was modified or does not hold this window"
+        )
+
+    def _pages(self, level: int, first: int, last: int) -> dict[int, tuple[Any, ...]]:
+        """Decoded pages ``first..last`` of *level* that exist in the store."""
+        keys = [(level, g) for g in range(first, last + 1)]
+        out: dict[int, tuple[Any, ...]] = {}
+        for (_, g), data in zip(keys, self.store.multi_get(self.ns, keys), strict=True):
+            if data is not None:
+                out[g] = _decode_page(data)
+        return out
+
+    def _pick(self, pages: dict[int, tuple[Any, ...]], level: int, pos: int) -> tuple[Any, Any]:
         t = self._buf.get((level, pos))
         if t is not None:
             return t
-        data = self.store.get(self.ns, (level, pos))
-        return None if data is None else decode_pair(data)
+        g, i = divmod(pos, self.page_size)
+        page = pages.get(g)
+        if page is None or i >= len(page) or page[i] is None:
+            raise self._missing(level, pos)
+        return pair_from_plain(page[i])
+
+    def _read(self, level: int, pos: int) -> tuple[Any, Any]:
+        t = self._buf.get((level, pos))
+        if t is not None:
+            return t
+        g = pos // self.page_size
+        return self._pick(self._pages(level, g, g), level, pos)
 
     def _refill(self, level: int, start: int, limit: int) -> None:
         c = self._cache[level]
         stop = min(limit, start + self.cache_size - len(c))
+        if stop <= start:
+            return
         buf = self._buf
-        need = [(level, p) for p in range(start, stop) if (level, p) not in buf]
-        got: dict[Key, bytes | None] = {}
-        if need:
+        ps = self.page_size
+        pages: dict[int, tuple[Any, ...]] = {}
+        if any((level, p) not in buf for p in range(start, stop)):
             self.refills += 1
-            got = dict(zip(need, self.store.multi_get(self.ns, need), strict=True))
+            pages = self._pages(level, start // ps, (stop - 1) // ps)
+        pick = self._pick
         for p in range(start, stop):
-            t = buf.get((level, p))
-            if t is None:
-                data = got.get((level, p))
-                if data is None:
-                    raise StorageError(
-                        f"MTA pair (level {level}, position {p}) of namespace {self.ns!r} "
-                        "is missing from the store"
-                    )
-                t = decode_pair(data)
-            c.append(t)
+            c.append(pick(pages, level, p))
 
     def peek(self, level: int, pos: int) -> tuple[Any, Any]:
         """Read the pair at *pos* without changing caches (for iteration and checks)."""
@@ -342,30 +405,19 @@ class StoredLevels:
         i = pos - self._cstart[level]
         if 0 <= i < len(c):
             return c[i]
-        t = self._read(level, pos)
-        if t is None:
-            raise StorageError(f"MTA pair (level {level}, position {pos}) missing from the store")
-        return t
+        return self._read(level, pos)
 
     def scan(self, level: int, lo: int, hi: int) -> Iterator[tuple[Any, Any]]:
-        """Pairs at positions ``lo <= pos < hi`` in order, read in batches of 512."""
+        """Pairs at positions ``lo <= pos < hi`` in order, read 512 positions at a time."""
+        ps = self.page_size
         for a in range(lo, hi, 512):
             b = min(hi, a + 512)
-            keys = [(level, p) for p in range(a, b) if (level, p) not in self._buf]
-            got = dict(zip(keys, self.store.multi_get(self.ns, keys), strict=True)) if keys else {}
+            pages = self._pages(level, a // ps, (b - 1) // ps)
             for p in range(a, b):
-                t = self._buf.get((level, p))
-                if t is None:
-                    data = got.get((level, p))
-                    if data is None:
-                        raise StorageError(
-                            f"MTA pair (level {level}, position {p}) missing from the store"
-                        )
-                    t = decode_pair(data)
-                yield t
+                yield self._pick(pages, level, p)
 
     def drop(self, level: int, new_lo: int) -> None:
-        """The head of *level* moved to *new_lo*; drop cached pairs before it."""
+        """The head of *level* moved to *new_lo*; drop cached pairs before it. O(min(k, C))."""
         c = self._cache[level]
         d = new_lo - self._cstart[level]
         if d > 0:
@@ -377,47 +429,80 @@ class StoredLevels:
             self._cstart[level] = new_lo
 
     # -- writing ---------------------------------------------------------------------
-    def _live_buffer(self) -> list[tuple[Key, bytes]]:
+    def _pending_pages(self) -> list[tuple[Key, bytes]]:
+        """Encode the buffer as pages (merged with each level's open page); update the
+        open pages. Pairs already dead (below the head) are left out."""
         lo = self._lo
         nlev = len(lo)
-        return [
-            ((lv, pos), encode_pair(t))
-            for (lv, pos), t in self._buf.items()
-            if lv < nlev and pos >= lo[lv]
-        ]
+        ps = self.page_size
+        pages: dict[Key, list[Any]] = {}
+        for (lv, pos), t in self._buf.items():
+            if lv >= nlev or pos < lo[lv]:
+                continue
+            g, i = divmod(pos, ps)
+            entries = pages.get((lv, g))
+            if entries is None:
+                op = self._open.get(lv)
+                entries = list(op[1]) if op is not None and op[0] == g else []
+                pages[(lv, g)] = entries
+            if len(entries) <= i:
+                entries.extend([None] * (i + 1 - len(entries)))
+            entries[i] = pair_to_plain(t)
+        top_page: dict[int, int] = {}
+        for lv, g in pages:
+            if g >= top_page.get(lv, -1):
+                top_page[lv] = g
+        for lv, g in top_page.items():
+            entries = pages[(lv, g)]
+            if len(entries) < ps:
+                self._open[lv] = (g, entries)
+            else:
+                self._open.pop(lv, None)
+        return [(key, codec.dumps(tuple(entries))) for key, entries in pages.items()]
 
     def flush_buffer(self) -> None:
-        """Write the live buffered pairs to the store (one ``multi_put``); not a checkpoint."""
-        items = self._live_buffer()
+        """Write the buffered pairs to the store (one ``multi_put``); not a checkpoint."""
+        items = self._pending_pages()
         if items:
             self.store.multi_put(self.ns, items)
         self._buf.clear()
 
     def commit(self, meta: bytes, nlevels: int) -> None:
-        """Atomically write the buffer, delete dead ranges and store the checkpoint *meta*."""
-        items = self._live_buffer()
+        """Atomically write the buffer, delete dead pages and store the checkpoint *meta*."""
+        items = self._pending_pages()
         lo = self._lo
+        ps = self.page_size
         for lv in range(nlevels):
-            if lo[lv] > self.kv_lo[lv]:
-                self._dead.append((lv, self.kv_lo[lv], lo[lv]))
-                self.kv_lo[lv] = lo[lv]
+            g = lo[lv] // ps
+            if g > self.kv_lo[lv]:
+                self._dead.append((lv, self.kv_lo[lv], g))
+                self.kv_lo[lv] = g
         self.store.commit(self.ns, items, self._dead, meta)
         self._buf.clear()
         self._dead = []
 
-    def restore(self, kv_lo: list[int], nlevels: int, lo: list[int]) -> None:
-        """Set the state read back from a checkpoint (caches start empty)."""
+    def restore(self, kv_lo: list[int], nlevels: int, lo: list[int], hi: list[int]) -> None:
+        """Set the state read back from a checkpoint: caches start empty, and each level's
+        last written page is read back as its open page. O(levels) page reads."""
         self._ensure(max(len(kv_lo), nlevels) - 1)
         for i, v in enumerate(kv_lo):
             self.kv_lo[i] = v
+        ps = self.page_size
         for lv in range(nlevels):
             self._cache[lv].clear()
             self._cstart[lv] = lo[lv] + 1
+            g = (hi[lv] - 1) // ps  # the page the next pushed pair goes to
+            page = self._pages(lv, g, g).get(g)
+            if page is not None:
+                self._open[lv] = (g, list(page))
 
     def held(self) -> int:
-        """Pairs held in process: buffered plus cached (tails and heads not included)."""
-        return len(self._buf) + sum(len(c) for c in self._cache)
-
+        """Pairs held in process: buffered, cached and in open pages. O(levels)."""
+        return (
+            len(self._buf)
+            + sum(len(c) for c in self._cache)
+            + sum(len(e) for _, e in self._open.values())
+        )
     def flush_due(self) -> bool:
         """True when the buffer is at capacity."""
         return len(self._buf) >= self.buffer_size
