@@ -42,7 +42,9 @@ def check(vd: ValueDivision, stream, g, t, theta, beta):
         ok, msg = quantile_ok(items, q, phi, theta + beta)
         assert ok, msg
     phi = max(0.2, 2 * beta)
-    ok, msg = hh_ok(items, [k for k, _ in vd.heavy_hitters(phi, t)], phi - theta - beta, phi)
+    ok, msg = hh_ok(
+        items, [k for k, _ in vd.heavy_hitters(phi, t)], phi - theta - beta, phi + theta
+    )
     assert ok, msg
 
 

@@ -17,7 +17,7 @@ error          every item's weight is overestimated by a factor <= 1 + theta, so
                D = sum_i w_i g(t - t_i):
                rank:     |rank(x, t) - r_t(x)| <= (theta + beta/2) D
                quantile: W(< q) <= (phi + theta + beta) D and W(<= q) >= (phi - beta) D
-               heavy hitters: all f >= phi D (phi > beta), none < (phi - theta - beta) D
+               heavy hitters: all f >= (phi + theta) D (phi > beta), none < (phi - theta - beta) D
                ``effective_theta(t)`` reports the actual largest ratio (often << theta)
 merge          summaries of partitions merge when they share decay, theta and beta; the same
                bounds hold (straddling summaries are kept apart, so size may grow)
@@ -282,7 +282,7 @@ class ValueDivision:
         return d.quantile(phi)
 
     def heavy_hitters(self, phi: float, t: float | None = None) -> list[tuple[int, float]]:
-        """Keys with decayed weight >= phi D (phi > beta), none < (phi-theta-beta)D. O(m s)."""
+        """All keys with f >= (phi+theta)D (phi > beta), none < (phi-theta-beta)D. O(m s)."""
         phi = _check_phi(phi)
         return self.digest(t).heavy_hitters(phi)
 
