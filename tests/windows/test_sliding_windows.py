@@ -321,3 +321,62 @@ def test_pending_buffer_overflow_flushes_without_changing_results(aggregator: st
     assert len(w.aggregator) == 5000
     w._check()
     assert w.close() == o.close()
+
+
+def _combines_per_emitted_window(n_per_window: int) -> float:
+    m = Counting(Sum())
+    w = SlidingWindows(m, n_per_window, 10, aggregator="fiba", panes=False)
+    w.insert_many([(t, 1) for t in range(n_per_window)])
+    emitted = 0
+    m.reset()
+    for t in range(n_per_window, 3 * n_per_window):
+        emitted += len(w.insert(t, 1))
+    # subtract the per-event cost (validation + bulk insert) measured separately
+    per_window = m.combines / emitted
+    return per_window
+
+
+def test_emission_cost_grows_logarithmically_not_linearly() -> None:
+    small = _combines_per_emitted_window(1_000)
+    large = _combines_per_emitted_window(16_000)
+    # 16x more events per window: a rescan would cost ~16x more per window; one range
+    # query per window (plus one bulk_insert of the slide's 10 events) costs O(log n) more
+    assert large < 2 * small, (small, large)
+
+
+def test_state_rejects_foreign_or_corrupt_bytes() -> None:
+    from windowagg import codec
+    from windowagg.errors import CodecError
+    from windowagg.windows import CountWindows, SharedWindows
+
+    w = SlidingWindows(Sum(), 10, 5, aggregator="recalc")
+    w.insert(3, object())  # a bad value whose repr is stored in the side output
+    w.insert(4, 2)
+    data = w.to_bytes()
+    restored = SlidingWindows.from_bytes(data, Sum(), aggregator="recalc")
+    assert restored.rejected[0].reason.endswith("(stored as repr)")
+    with pytest.raises(CodecError, match="holds 'SlidingWindows' state"):
+        SharedWindows.from_bytes(data, Sum())
+    with pytest.raises(CodecError, match="holds 'SlidingWindows' state"):
+        CountWindows.from_bytes(data, Sum())
+    with pytest.raises(CodecError, match="monoid"):
+        SlidingWindows.from_bytes(data, Max())
+    with pytest.raises(CodecError):
+        SlidingWindows.from_bytes(data[:-3], Sum())
+    with pytest.raises(CodecError, match="does not hold window state"):
+        SlidingWindows.from_bytes(codec.dumps({"kind": "SlidingWindows"}), Sum())
+    bad = list(codec.loads(data))
+    bad[1] = 99
+    with pytest.raises(CodecError, match="version 99"):
+        SlidingWindows.from_bytes(codec.dumps(tuple(bad)), Sum())
+    bad = list(codec.loads(data))
+    bad[8] = [4, 0, 2]  # an entry with a count of 0
+    with pytest.raises(CodecError, match="entry count"):
+        SlidingWindows.from_bytes(codec.dumps(tuple(bad)), Sum())
+
+
+def test_state_is_compact() -> None:
+    w = SlidingWindows(Sum(), 600_000, 10_000, aggregator="fiba")
+    w.insert_many([(t * 100, 1) for t in range(6000)])  # 6000 events in 60 panes
+    assert len(w) == 60
+    assert len(w.to_bytes()) < 1000

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from windowagg._time import check_timestamp
-from windowagg.errors import CodecError, TimestampError, WindowaggError
+from windowagg.errors import TimestampError, WindowaggError
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import (
     BAD_TIMESTAMP,
@@ -22,16 +22,15 @@ from windowagg.windows._common import (
     LATE,
     AggregatorSpec,
     Counted,
+    LoadedState,
     Rejected,
     WindowResult,
-    aggregator_label,
     check_late_policy,
+    dump_state,
     late_error,
+    load_state,
     make_aggregator,
-    monoid_name,
 )
-
-STATE_VERSION = 1
 
 
 class _EventOrderWindows:
@@ -72,17 +71,38 @@ class _EventOrderWindows:
 
     @property
     def watermark(self) -> Any:
-        """The watermark (None without ``max_out_of_orderness`` or before any event). O(1)."""
+        """The watermark (None without ``max_out_of_orderness`` or before any event). O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> from windowagg.windows import CountWindows
+        >>> w = CountWindows(Sum(), 3, max_out_of_orderness=2, aggregator="recalc")
+        >>> _ = w.insert(10, 1); w.watermark
+        8
+        """
         return self._wm
 
     @property
     def late_count(self) -> int:
-        """Events refused as late. O(1)."""
+        """Events refused as late. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> from windowagg.windows import CountWindows
+        >>> w = CountWindows(Sum(), 3, max_out_of_orderness=2, aggregator="recalc")
+        >>> _ = w.insert_many([(10, 1), (7, 1), (8, 1)]); w.late_count
+        1
+        """
         return self.counters[LATE]
 
     @property
     def aggregator(self) -> Any:
-        """The wrapped aggregator (entries ``((t, seq), (count, partial))``)."""
+        """The wrapped aggregator (entries ``((t, seq), (count, partial))``).
+
+        >>> from windowagg.monoids import Sum
+        >>> from windowagg.windows import CountWindows
+        >>> w = CountWindows(Sum(), 3, aggregator="recalc"); _ = w.insert_many([(5, 1), (5, 2)])
+        >>> list(w.aggregator)
+        [((5, 0), (1, 1)), ((5, 1), (1, 2))]
+        """
         return self._agg
 
     def __len__(self) -> int:
@@ -108,6 +128,12 @@ class _EventOrderWindows:
 
         Bad timestamps and values the monoid rejects go to ``rejected``; late events (only
         with a watermark) follow the ``late`` policy.
+
+        >>> from windowagg.monoids import Sum
+        >>> from windowagg.windows import CountWindows
+        >>> w = CountWindows(Sum(), 2, aggregator="recalc")
+        >>> w.insert(1, 5), w.insert(None, 1), w.rejected[0].reason.split(":")[0]
+        ([WindowResult(start=1, end=1, value=5, count=1)], [], 'bad_timestamp')
         """
         out: list[WindowResult] = []
         try:
@@ -150,6 +176,12 @@ class _EventOrderWindows:
 
         With ``late="raise"`` the whole burst is checked first (simulating the watermark)
         and nothing changes if an event would be late. O(m) times the cost of ``insert``.
+
+        >>> from windowagg.monoids import Concat
+        >>> from windowagg.windows import CountWindows
+        >>> CountWindows(Concat(), 2, every=2, aggregator="recalc").insert_many(
+        ...     [(2, "b"), (1, "a"), (3, "c"), (0, "z")])
+        [WindowResult(start=1, end=2, value=('a', 'b'), count=2), WindowResult(start=2, end=3, value=('b', 'c'), count=2)]
         """
         items = list(pairs)
         if self._late == "raise" and self._ooo is not None:
@@ -178,7 +210,14 @@ class _EventOrderWindows:
             self.counters["emitted"] += 1
 
     def query(self) -> WindowResult | None:
-        """The current window as a result (None when empty), without emitting. O(1) with FiBA."""
+        """The current window as a result (None when empty), without emitting. O(1) with FiBA.
+
+        >>> from windowagg.monoids import Sum
+        >>> from windowagg.windows import CountWindows
+        >>> w = CountWindows(Sum(), 2, every=10, aggregator="recalc")
+        >>> w.query(), w.insert_many([(1, 1), (2, 2), (3, 3)]), w.query()
+        (None, [], WindowResult(start=2, end=3, value=5, count=2))
+        """
         out: list[WindowResult] = []
         self._emit(out)
         self.counters["emitted"] -= len(out)
@@ -186,80 +225,74 @@ class _EventOrderWindows:
 
     # ------------------------------------------------------------------ state
 
-    def _config(self) -> dict[str, Any]:
-        raise NotImplementedError
+    _CONFIG_KEYS: tuple[str, ...] = ()  # the subclass's own configuration fields
 
-    def _extra_state(self) -> dict[str, Any]:
-        return {}
+    def _config(self) -> tuple[Any, ...]:
+        return ()
+
+    def _extra_state(self) -> tuple[Any, ...]:
+        return ()
 
     def to_bytes(self) -> bytes:
-        """Full state as versioned codec bytes (no pickle); the monoid is passed on restore. O(n)."""
-        from windowagg import codec
+        """Full state as versioned codec bytes (no pickle); the monoid is passed on restore. O(n).
 
-        rejected = []
-        for r in self.rejected:
-            try:
-                codec.dumps((r.t, r.value))
-                rejected.append((r.t, r.value, r.reason))
-            except CodecError:
-                rejected.append((repr(r.t), repr(r.value), r.reason + " (stored as repr)"))
-        state = {
-            "kind": type(self).__name__,
-            "version": STATE_VERSION,
-            "monoid": monoid_name(self._m),
-            "aggregator": aggregator_label(self._spec),
-            "config": {
-                "max_out_of_orderness": self._ooo,
-                "allowed_lateness": self._L,
-                "late": self._late,
-                **self._config(),
-            },
-            "seq": self._seq,
-            "ref": self._ref,
-            "max": self._max,
-            "wm": self._wm,
-            "bound": self._bound,
-            "witness": (self._has_witness, self._witness),
-            "counters": dict(self.counters),
-            "rejected": rejected,
-            "extra": self._extra_state(),
-            "entries": [(k, cp[0], cp[1]) for k, cp in self._agg],
-        }
-        return codec.dumps(state)
+        Format: ``docs/windows.md`` §9.
+
+        >>> from windowagg.monoids import Sum
+        >>> from windowagg.windows import CountWindows
+        >>> w = CountWindows(Sum(), 2, aggregator="recalc"); _ = w.insert(1, 1)
+        >>> CountWindows.from_bytes(w.to_bytes(), Sum(), aggregator="recalc").query()
+        WindowResult(start=1, end=1, value=1, count=1)
+        """
+        dyn = (
+            self._seq,
+            self._ref,
+            self._max,
+            self._wm,
+            self._bound,
+            self._has_witness,
+            self._witness,
+            self._extra_state(),
+        )
+        return dump_state(
+            type(self).__name__,
+            self._m,
+            self._spec,
+            (self._ooo, self._L, self._late, *self._config()),
+            dyn,
+            self.counters,
+            self.rejected,
+            self._agg,
+        )
 
     @classmethod
-    def _load_state(cls, data: bytes, monoid: Monoid[Any, Any, Any]) -> dict[str, Any]:
-        from windowagg import codec
+    def _load_state(
+        cls, data: bytes, monoid: Monoid[Any, Any, Any], n_counters: int
+    ) -> dict[str, Any]:
+        keys = ("max_out_of_orderness", "allowed_lateness", "late", *cls._CONFIG_KEYS)
+        st = load_state(data, cls.__name__, monoid, len(keys), 8, n_counters)
+        return {"config": dict(zip(keys, st.config, strict=True)), "loaded": st}
 
-        state = codec.loads(data)
-        if not isinstance(state, dict) or state.get("kind") != cls.__name__:
-            kind = state.get("kind") if isinstance(state, dict) else type(state).__name__
-            raise CodecError(f"{cls.__name__}.from_bytes: the data holds {kind!r} state")
-        if state.get("version") != STATE_VERSION:
-            raise CodecError(
-                f"{cls.__name__}.from_bytes: state version {state.get('version')!r} is not "
-                f"supported (this library writes version {STATE_VERSION})"
-            )
-        if state["monoid"] != monoid_name(monoid):
-            raise CodecError(
-                f"{cls.__name__}.from_bytes: the state was written with monoid "
-                f"{state['monoid']!r}, not {monoid_name(monoid)!r}"
-            )
-        return state
-
-    def _restore(self, state: dict[str, Any]) -> None:
+    def _restore(self, state: dict[str, Any]) -> tuple[Any, ...]:
+        """Restore the shared fields; return the subclass's extra state."""
         from windowagg.windows.sliding import restore_aggregator
 
-        self._seq = state["seq"]
-        self._ref = state["ref"]
-        self._max = state["max"]
-        self._wm = state["wm"]
-        self._bound = state["bound"]
-        self._has_witness, self._witness = state["witness"]
-        self.counters.update(state["counters"])
-        self.rejected = [Rejected(t, v, r) for t, v, r in state["rejected"]]
-        pairs = [(tuple(k), (c, p)) for k, c, p in state["entries"]]
+        st: LoadedState = state["loaded"]
+        (
+            self._seq,
+            self._ref,
+            self._max,
+            self._wm,
+            self._bound,
+            self._has_witness,
+            self._witness,
+            extra,
+        ) = st.dyn
+        self.counters.update(zip(self.counters, st.counters, strict=True))
+        self.rejected = st.rejected
+        pairs = [(tuple(k), cp) for k, cp in st.pairs]
         self._agg = restore_aggregator(self._spec, self._cm, self._agg, pairs)
+        return tuple(extra)
 
     def _check(self) -> None:
         """O(n): aggregator invariants; one event per entry; keys carry distinct arrival numbers."""

@@ -96,7 +96,12 @@ class CountWindows(_EventOrderWindows):
 
     @property
     def n(self) -> int:
-        """The window length in events."""
+        """The window length in events.
+
+        >>> from windowagg.monoids import Sum
+        >>> CountWindows(Sum(), 5).n
+        5
+        """
         return self._n
 
     def _after_insert(self, key: tuple[Any, int], p: Any, out: list[WindowResult]) -> None:
@@ -112,11 +117,13 @@ class CountWindows(_EventOrderWindows):
             self._since = 0
             self._emit(out)
 
-    def _config(self) -> dict[str, Any]:
-        return {"n": self._n, "every": self._every}
+    _CONFIG_KEYS = ("n", "every")
 
-    def _extra_state(self) -> dict[str, Any]:
-        return {"since": self._since}
+    def _config(self) -> tuple[Any, ...]:
+        return (self._n, self._every)
+
+    def _extra_state(self) -> tuple[Any, ...]:
+        return (self._since,)
 
     @classmethod
     def from_bytes(
@@ -130,7 +137,7 @@ class CountWindows(_EventOrderWindows):
         >>> w2.insert(3, 3) == w.insert(3, 3)
         True
         """
-        state = cls._load_state(data, monoid)
+        state = cls._load_state(data, monoid, 6)
         cfg = state["config"]
         w = cls(
             monoid,
@@ -141,8 +148,7 @@ class CountWindows(_EventOrderWindows):
             late=cfg["late"],
             aggregator=aggregator,
         )
-        w._restore(state)
-        w._since = state["extra"]["since"]
+        (w._since,) = w._restore(state)
         return w
 
     def _check(self) -> None:

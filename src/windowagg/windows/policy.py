@@ -147,9 +147,6 @@ class PolicyWindows(_EventOrderWindows):
             evicted += 1
         self.counters["evicted"] += evicted
 
-    def _config(self) -> dict[str, Any]:
-        return {}
-
     @classmethod
     def from_bytes(
         cls,
@@ -169,7 +166,7 @@ class PolicyWindows(_EventOrderWindows):
         >>> w2.insert(3, 4) == w.insert(3, 4)
         True
         """
-        state = cls._load_state(data, monoid)
+        state = cls._load_state(data, monoid, 6)
         cfg = state["config"]
         w = cls(
             monoid,

@@ -99,12 +99,22 @@ class SharedWindows(_TimeWindows):
 
     @property
     def sizes(self) -> tuple[Any, ...]:
-        """The window lengths, ascending."""
+        """The window lengths, ascending.
+
+        >>> from windowagg.monoids import Sum
+        >>> SharedWindows(Sum(), [30, 10], 10).sizes
+        (10, 30)
+        """
         return self._sizes
 
     @property
     def slide(self) -> Any:
-        """The slide (None for per-event emission)."""
+        """The slide (None for per-event emission).
+
+        >>> from windowagg.monoids import Sum
+        >>> SharedWindows(Sum(), [30, 10], 10).slide
+        10
+        """
         return self._slide
 
     @classmethod

@@ -45,7 +45,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from windowagg._time import check_timestamp
-from windowagg.errors import CodecError, LateEventError, TimestampError, WindowaggError
+from windowagg.errors import LateEventError, TimestampError, WindowaggError
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import (
     BAD_TIMESTAMP,
@@ -53,16 +53,17 @@ from windowagg.windows._common import (
     LATE,
     AggregatorSpec,
     Counted,
+    LoadedState,
     Rejected,
     WindowResult,
-    aggregator_label,
     check_duration,
     check_late_policy,
+    dump_state,
     duration_gcd,
     floordiv,
     late_error,
+    load_state,
     make_aggregator,
-    monoid_name,
     pred,
     resolve_origin,
     succ,
@@ -71,7 +72,6 @@ from windowagg.windows._common import (
 
 __all__ = ["SlidingWindows"]
 
-STATE_VERSION = 1
 PENDING_LIMIT = 4096  # flush the pending buffer beyond this many distinct keys
 
 
@@ -171,28 +171,61 @@ class _TimeWindows:
 
     @property
     def watermark(self) -> Any:
-        """The current watermark (None before the first event). O(1)."""
+        """The current watermark (None before the first event). O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SlidingWindows(Sum(), 10, 5, max_out_of_orderness=3, aggregator="recalc")
+        >>> w.watermark, w.insert(20, 1), w.watermark
+        (None, [], 17)
+        """
         return self._wm
 
     @property
     def late_count(self) -> int:
-        """Events refused as late (dropped, raised or side-output). O(1)."""
+        """Events refused as late (dropped, raised or side-output). O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc")
+        >>> _ = w.insert_many([(20, 1), (2, 1)]); _ = w.insert(3, 1); w.late_count
+        1
+        """
         return self.counters[LATE]
 
     @property
     def lateness_bound(self) -> Any:
-        """Events with ``t < lateness_bound`` are late (None before the first event). O(1)."""
+        """Events with ``t < lateness_bound`` are late (None before the first event). O(1).
+
+        ``max(watermark - allowed_lateness, start of the oldest window not yet emitted)``.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SlidingWindows(Sum(), 10, 5, allowed_lateness=100, aggregator="recalc")
+        >>> _ = w.insert(22, 1); w.lateness_bound      # [15, 25) is the oldest open window
+        15
+        """
         return self._bound
 
     @property
     def aggregator(self) -> Any:
-        """The wrapped out-of-order aggregator (entries ``(key, (count, partial))``)."""
+        """The wrapped out-of-order aggregator (entries ``(key, (count, partial))``).
+
+        Reading it first hands pending events to the aggregator (one ``bulk_insert``).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc", panes=False)
+        >>> _ = w.insert_many([(3, 1), (3, 2), (4, 5)]); list(w.aggregator)
+        [(3, (2, 3)), (4, (1, 5))]
+        """
         self._flush()
         return self._agg
 
     @property
     def panes(self) -> Any:
-        """The pane width when timestamps are coarsened, else None."""
+        """The pane width when timestamps are coarsened, else None.
+
+        >>> from windowagg.monoids import Concat, Sum
+        >>> SlidingWindows(Sum(), 600, 15).panes, SlidingWindows(Concat(), 600, 15).panes
+        (15, None)
+        """
         return self._g
 
     def __len__(self) -> int:
@@ -627,91 +660,92 @@ class _TimeWindows:
 
     # ------------------------------------------------------------------ state
 
-    def _config(self) -> dict[str, Any]:
-        return {
-            "sizes": list(self._sizes),
-            "slide": self._slide,
-            "origin": self._origin,
-            "max_out_of_orderness": self._ooo,
-            "allowed_lateness": self._L,
-            "late": self._late,
-            "panes": self._panes,
-        }
+    _CONFIG_KEYS = (
+        "sizes",
+        "slide",
+        "origin",
+        "max_out_of_orderness",
+        "allowed_lateness",
+        "late",
+        "panes",
+    )
+    _N_DYN = 10
+
+    def _config(self) -> tuple[Any, ...]:
+        return (
+            list(self._sizes),
+            self._slide,
+            self._origin,
+            self._ooo,
+            self._L,
+            self._late,
+            self._panes,
+        )
 
     def to_bytes(self) -> bytes:
         """The window's full state as versioned codec bytes (no pickle). O(n).
 
         Holds the configuration, watermark, counters, side output and the stored
-        ``(key, count, partial)`` entries in key order; the monoid is not stored (pass it
-        to :meth:`from_bytes`), only its name, which is checked on restore. Rejected
-        records whose timestamp or value the codec cannot encode are stored with their
-        ``repr`` instead (and say so in the reason).
-        """
-        from windowagg import codec
+        ``(key, count, partial)`` entries in key order (format: ``docs/windows.md`` §9);
+        the monoid is not stored (pass it to :meth:`from_bytes`), only its name, which is
+        checked on restore. Rejected records whose timestamp or value the codec cannot
+        encode are stored with their ``repr`` instead (and say so in the reason).
 
+        >>> from windowagg.monoids import Sum
+        >>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc"); _ = w.insert(3, 4)
+        >>> data = w.to_bytes(); data[:4], len(data) < 200      # about 130 bytes
+        (b'WAGC', True)
+        """
         self._flush()
-        rejected = []
-        for r in self.rejected:
-            try:
-                codec.dumps((r.t, r.value))
-                rejected.append((r.t, r.value, r.reason))
-            except CodecError:
-                rejected.append((repr(r.t), repr(r.value), r.reason + " (stored as repr)"))
-        state = {
-            "kind": type(self).__name__,
-            "version": STATE_VERSION,
-            "monoid": monoid_name(self._m),
-            "aggregator": aggregator_label(self._spec),
-            "config": self._config(),
-            "E0": self._E0,
-            "ref": self._ref,
-            "max": self._max,
-            "wm": self._wm,
-            "bound": self._bound,
-            "j_open": self._j_open,
-            "next_end": self._next_end,
-            "witness": (self._has_witness, self._witness),
-            "closed": self._closed,
-            "counters": dict(self.counters),
-            "rejected": rejected,
-            "entries": [(k, cp[0], cp[1]) for k, cp in self._agg],
-        }
-        return codec.dumps(state)
+        dyn = (
+            self._E0,
+            self._ref,
+            self._max,
+            self._wm,
+            self._bound,
+            self._j_open,
+            self._next_end,
+            self._has_witness,
+            self._witness,
+            self._closed,
+        )
+        return dump_state(
+            type(self).__name__,
+            self._m,
+            self._spec,
+            self._config(),
+            dyn,
+            self.counters,
+            self.rejected,
+            self._agg,
+        )
 
     @classmethod
     def _load_state(cls, data: bytes, monoid: Monoid[Any, Any, Any]) -> dict[str, Any]:
-        from windowagg import codec
-
-        state = codec.loads(data)
-        if not isinstance(state, dict) or state.get("kind") != cls.__name__:
-            kind = state.get("kind") if isinstance(state, dict) else type(state).__name__
-            raise CodecError(f"{cls.__name__}.from_bytes: the data holds {kind!r} state")
-        if state.get("version") != STATE_VERSION:
-            raise CodecError(
-                f"{cls.__name__}.from_bytes: state version {state.get('version')!r} is not "
-                f"supported (this library writes version {STATE_VERSION})"
-            )
-        if state["monoid"] != monoid_name(monoid):
-            raise CodecError(
-                f"{cls.__name__}.from_bytes: the state was written with monoid "
-                f"{state['monoid']!r}, not {monoid_name(monoid)!r}"
-            )
-        return state
+        n_counters = 7
+        st = load_state(data, cls.__name__, monoid, len(cls._CONFIG_KEYS), cls._N_DYN, n_counters)
+        return {"config": dict(zip(cls._CONFIG_KEYS, st.config, strict=True)), "loaded": st}
 
     def _restore(self, state: dict[str, Any]) -> None:
-        self._E0 = state["E0"]
-        self._ref = state["ref"]
-        self._max = state["max"]
-        self._wm = state["wm"]
-        self._bound = state["bound"]
-        self._j_open = state["j_open"]
-        self._next_end = state["next_end"]
-        self._has_witness, self._witness = state["witness"]
-        self._closed = state["closed"]
-        self.counters.update(state["counters"])
-        self.rejected = [Rejected(t, v, r) for t, v, r in state["rejected"]]
-        pairs = [(k, (c, p)) for k, c, p in state["entries"]]
-        self._agg = restore_aggregator(self._spec, self._cm, self._agg, pairs)
+        st: LoadedState = state["loaded"]
+        (
+            self._E0,
+            self._ref,
+            self._max,
+            self._wm,
+            self._bound,
+            self._j_open,
+            self._next_end,
+            self._has_witness,
+            self._witness,
+            self._closed,
+        ) = st.dyn
+        if self._panes and self._E0 is not None:
+            t = self._E0
+            self._int_grid = not isinstance(t - t, float) and not isinstance(self._g, float)
+        self.counters.update(zip(self.counters, st.counters, strict=True))
+        self.rejected = st.rejected
+        self._agg = restore_aggregator(self._spec, self._cm, self._agg, st.pairs)
 
     def _check(self) -> None:
         """O(n): aggregator invariants, counts positive, nothing stored before the open windows."""
@@ -826,12 +860,22 @@ class SlidingWindows(_TimeWindows):
 
     @property
     def size(self) -> Any:
-        """The window length."""
+        """The window length.
+
+        >>> from windowagg.monoids import Sum
+        >>> SlidingWindows(Sum(), 10, 5).size
+        10
+        """
         return self._S
 
     @property
     def slide(self) -> Any:
-        """The slide (None for per-event emission)."""
+        """The slide (None for per-event emission).
+
+        >>> from windowagg.monoids import Sum
+        >>> SlidingWindows(Sum(), 10, 5).slide, SlidingWindows(Sum(), 10).slide
+        (5, None)
+        """
         return self._slide
 
     @classmethod
@@ -845,6 +889,16 @@ class SlidingWindows(_TimeWindows):
         """Rebuild a window from :meth:`to_bytes` output; O(n) with FiBA's sorted build.
 
         Raises CodecError for data of another kind, version or monoid.
+
+        >>> from windowagg.monoids import Max, Sum
+        >>> w = SlidingWindows(Sum(), 10, 5); _ = w.insert_many([(1, 2), (7, 3)])
+        >>> w2 = SlidingWindows.from_bytes(w.to_bytes(), Sum())
+        >>> w2.insert(30, 0) == w.insert(30, 0)
+        True
+        >>> SlidingWindows.from_bytes(w.to_bytes(), Max())
+        Traceback (most recent call last):
+        ...
+        windowagg.errors.CodecError: SlidingWindows.from_bytes: the state was written with monoid 'sum', not 'max'
         """
         state = cls._load_state(data, monoid)
         cfg = state["config"]
