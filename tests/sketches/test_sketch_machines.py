@@ -6,8 +6,8 @@ import math
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from sketches.sketch_oracle import quantile_ok, total, weight_le, window
 
+from sketches.sketch_oracle import quantile_ok, total, weight_le, window
 from windowagg.sketches import QDigest, SlidingWindowCount, SlidingWindowQDigest
 
 U = 64
