@@ -28,32 +28,36 @@ def value(name: str, i: int) -> Any:
 
 
 class Units:
-    """Maps abstract integer times/durations to ints, dyadic floats or datetimes."""
+    """Maps abstract integer times/durations to ints, dyadic floats, datetimes, or mixes."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
 
     def t(self, x: int) -> Any:
-        if self.kind == "int":
+        if self.kind in ("int", "int_ts_float_dur"):
             return x
-        if self.kind == "float":
+        if self.kind in ("float", "float_ts_int_dur"):
             return x * 0.25
         return BASE + dt.timedelta(seconds=x)
 
     def d(self, x: int) -> Any:
-        if self.kind == "int":
+        if self.kind in ("int", "float_ts_int_dur"):
             return x
         if self.kind == "float":
             return x * 0.25
+        if self.kind == "int_ts_float_dur":
+            return x * 0.5
         return dt.timedelta(seconds=x)
 
     def origin(self, x: int) -> Any:
-        return self.d(x) if self.kind != "int" else x
+        return self.d(x)
 
 
 @st.composite
 def scenarios(draw: st.DrawFn, per_event: bool = False) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["int", "float", "datetime"]))
+    kind = draw(
+        st.sampled_from(["int", "float", "datetime", "float_ts_int_dur", "int_ts_float_dur"])
+    )
     size = draw(st.integers(1, 12))
     slide = None if per_event else draw(st.integers(1, 15))
     ops: list[tuple[str, Any]] = []
@@ -380,3 +384,28 @@ def test_state_is_compact() -> None:
     w.insert_many([(t * 100, 1) for t in range(6000)])  # 6000 events in 60 panes
     assert len(w) == 60
     assert len(w.to_bytes()) < 1000
+
+
+def test_pandas_timestamps_keep_nanoseconds_at_window_ends() -> None:
+    pd = pytest.importorskip("pandas")
+    w = SlidingWindows(
+        Concat(), dt.timedelta(seconds=10), dt.timedelta(seconds=10), aggregator="recalc"
+    )
+    res = (
+        w.insert_many(
+            [
+                (pd.Timestamp("2024-01-01 00:00:03"), "a"),
+                (pd.Timestamp("2024-01-01 00:00:09.999999999"), "b"),
+                (pd.Timestamp("2024-01-01 00:00:10"), "c"),
+            ]
+        )
+        + w.close()
+    )
+    assert [r.value for r in res] == [("a", "b"), ("c",)]
+    assert res[0].end == pd.Timestamp("2024-01-01 00:00:10")
+
+
+def test_float_timestamps_with_int_durations() -> None:
+    w = SlidingWindows(Concat(), 10, 10, aggregator="recalc")
+    res = w.insert_many([(9.5, "a"), (9.999, "b"), (10.0, "c")]) + w.close()
+    assert [r.value for r in res] == [("a", "b"), ("c",)]

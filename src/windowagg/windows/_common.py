@@ -220,9 +220,11 @@ def duration_gcd(ds: list[Any]) -> Any:
 def epoch_for(t: Any) -> Any:
     """The Unix epoch in the flavour of *t* (naive or UTC-aware datetime, else 0)."""
     if isinstance(t, _dt.datetime):
-        if t.tzinfo is None:
-            return _dt.datetime(1970, 1, 1)
-        return _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+        tz = None if t.tzinfo is None else _dt.UTC
+        try:  # in t's own type (pandas.Timestamp keeps nanoseconds on the grid)
+            return type(t)(1970, 1, 1, tzinfo=tz)
+        except Exception:
+            return _dt.datetime(1970, 1, 1, tzinfo=tz)
     return 0
 
 
@@ -239,6 +241,12 @@ def resolve_origin(origin: Any, t: Any) -> Any:
     """
     if isinstance(t, _dt.datetime):
         if isinstance(origin, _dt.datetime):
+            if type(origin) is not type(t):
+                try:  # e.g. a datetime origin for pandas Timestamps: use t's type
+                    cls: Any = type(t)
+                    return cls(origin)
+                except Exception:
+                    return origin
             return origin
         if isinstance(origin, _dt.timedelta):
             return epoch_for(t) + origin
@@ -260,6 +268,69 @@ def floordiv(x: Any, d: Any) -> int:
     return int(q)
 
 
+def pred_for(t: Any) -> Callable[[Any], Any]:
+    """The predecessor function for windows over timestamps of *t*'s type.
+
+    It maps a window boundary ``x`` (which may be of another numeric type, e.g. a float
+    boundary over int timestamps) to the largest timestamp of *t*'s type below ``x``:
+    ints ``ceil(x) - 1``, floats ``nextafter(x, -inf)``, datetimes ``x - resolution``.
+
+    >>> pred_for(3)(9.5), pred_for(3)(10), pred_for(0.5)(10) < 10
+    (9, 9, True)
+    """
+    if isinstance(t, bool):
+        raise TimestampError("bool timestamps are not supported; use int")
+    if isinstance(t, int):
+        return _int_pred
+    if isinstance(t, float):
+        return _float_pred
+    res = getattr(type(t), "resolution", None)  # the type's finest step
+    if res is not None:
+        return lambda x: x - res
+    raise TimestampError(
+        f"timestamps of type {type(t).__name__} have no predecessor, so half-open windows "
+        "cannot be mapped onto inclusive range queries; use int, float or datetime "
+        "timestamps, or panes=True"
+    )
+
+
+def succ_for(t: Any) -> Callable[[Any], Any]:
+    """The mirror of :func:`pred_for`: the smallest timestamp of *t*'s type above ``x``.
+
+    >>> succ_for(3)(9.5), succ_for(3)(10)
+    (10, 11)
+    """
+    if isinstance(t, bool):
+        raise TimestampError("bool timestamps are not supported; use int")
+    if isinstance(t, int):
+        return _int_succ
+    if isinstance(t, float):
+        return _float_succ
+    res = getattr(type(t), "resolution", None)  # the type's finest step
+    if res is not None:
+        return lambda x: x + res
+    raise TimestampError(
+        f"timestamps of type {type(t).__name__} have no successor; use int, float or "
+        "datetime timestamps"
+    )
+
+
+def _int_pred(x: Any) -> Any:
+    return x - 1 if type(x) is int else math.ceil(x) - 1
+
+
+def _int_succ(x: Any) -> Any:
+    return x + 1 if type(x) is int else math.floor(x) + 1
+
+
+def _float_pred(x: Any) -> Any:
+    return math.nextafter(float(x), -math.inf)
+
+
+def _float_succ(x: Any) -> Any:
+    return math.nextafter(float(x), math.inf)
+
+
 def pred(t: Any) -> Any:
     """The largest timestamp strictly smaller than *t*, in *t*'s own type.
 
@@ -274,7 +345,7 @@ def pred(t: Any) -> Any:
         return t - 1
     if isinstance(t, float):
         return math.nextafter(t, -math.inf)
-    res = getattr(t, "resolution", None)
+    res = getattr(type(t), "resolution", None)  # the type's finest step
     if res is not None:
         return t - res
     raise TimestampError(
@@ -294,7 +365,7 @@ def succ(t: Any) -> Any:
         return t + 1
     if isinstance(t, float):
         return math.nextafter(t, math.inf)
-    res = getattr(t, "resolution", None)
+    res = getattr(type(t), "resolution", None)  # the type's finest step
     if res is not None:
         return t + res
     raise TimestampError(

@@ -41,7 +41,7 @@ A 10-unit window sliding every 5, watermark = max event time seen:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from windowagg._time import check_timestamp
@@ -65,8 +65,10 @@ from windowagg.windows._common import (
     load_state,
     make_aggregator,
     pred,
+    pred_for,
     resolve_origin,
     succ,
+    succ_for,
     zero_like,
 )
 
@@ -154,6 +156,9 @@ class _TimeWindows:
         self._closed = False
         self._combine = monoid.combine
         self._int_grid = False  # pane index by exact floor division (int / datetime times)
+        # largest timestamp below / smallest above a boundary, in the timestamps' own type
+        self._pred: Callable[[Any], Any] = pred
+        self._succ: Callable[[Any], Any] = succ
         # accepted events not yet in the aggregator: key -> (count, partial), arrival order
         self._pending: dict[Any, tuple[int, Any]] = {}
         self.rejected: list[Rejected] = []
@@ -264,33 +269,42 @@ class _TimeWindows:
         return t
 
     def _init_time(self, t: Any) -> None:
-        """Resolve the grid from the first timestamp; raise TimestampError if they don't mix."""
+        """Resolve the grid (first timestamp or watermark) and the timestamp type (first event).
+
+        Raises TimestampError, changing nothing, if *t* does not work with the durations.
+        """
+        e0_before = self._E0
         try:
-            origin = resolve_origin(self._origin, t)
+            if self._E0 is None:
+                origin = resolve_origin(self._origin, t)
+                self._E0 = origin if self._slide is None else origin + self._S
             if self._slide is None:
-                _ = t - self._S  # type check: timestamps minus durations
-                succ(t)
-                self._E0 = origin
+                succ_fn = succ_for(t)
+                succ_fn(t - self._S)
+                pred_fn = self._pred
             else:
-                self._E0 = origin + self._S
                 self._first_end_after(t)
-                if not self._panes:
-                    pred(t)
+                pred_fn = self._pred if self._panes else pred_for(t)
+                pred_fn(self._end(0))
+                succ_fn = self._succ
             self._key(t)
-            self._int_grid = (
+            int_grid = bool(
                 self._panes
                 and not isinstance(t - self._E0, float)
                 and not isinstance(self._g, float)
             )
         except TimestampError:
-            self._E0 = None
+            self._E0 = e0_before
             raise
         except (TypeError, ValueError, OverflowError) as e:
-            self._E0 = None
+            self._E0 = e0_before
             raise TimestampError(
                 f"timestamp {t!r} ({type(t).__name__}) does not work with size/slide/origin "
                 f"of type {type(self._S).__name__}: {e}"
             ) from e
+        self._pred = pred_fn
+        self._succ = succ_fn
+        self._int_grid = int_grid
         self._ref = t
 
     def _reject(self, t: Any, v: Any, code: str, detail: str) -> None:
@@ -340,7 +354,7 @@ class _TimeWindows:
             raise WindowaggError("window is closed; create a new one (or restore from bytes)")
         try:
             check_timestamp(t, self._ref)
-            if self._E0 is None:
+            if self._ref is None:
                 self._init_time(t)
         except TimestampError as e:
             self._reject(t, v, BAD_TIMESTAMP, str(e))
@@ -455,7 +469,7 @@ class _TimeWindows:
         for t, v in items:
             try:
                 check_timestamp(t, self._ref)
-                if self._E0 is None:
+                if self._ref is None:
                     self._init_time(t)
             except TimestampError as e:
                 self._reject(t, v, BAD_TIMESTAMP, str(e))
@@ -603,9 +617,9 @@ class _TimeWindows:
             else:
                 end = self._end(j)
                 lo = end - S
-                hi = pred(end)
+                hi = self._pred(end)
             if k0 < lo:  # entries before this window's start belong to closed windows only
-                agg.bulk_evict(lo - 1 if panes else pred(lo))
+                agg.bulk_evict(lo - 1 if panes else self._pred(lo))
                 k0 = agg.oldest()
                 if k0 is None or k0 > hi:
                     continue
@@ -627,14 +641,14 @@ class _TimeWindows:
             lo_open = j_stop * A - B[S] if panes else self._end(j_stop) - S
             k0 = agg.oldest()
             if k0 is not None and k0 < lo_open:
-                agg.bulk_evict(lo_open - 1 if panes else pred(lo_open))
+                agg.bulk_evict(lo_open - 1 if panes else self._pred(lo_open))
 
     def _emit_event(self, t: Any, out: list[WindowResult]) -> None:
         agg = self._agg
         lower = self._m.lower
         for s in self._sizes:
             start = t - s
-            c, p = agg.range_query(succ(start), t)
+            c, p = agg.range_query(self._succ(start), t)
             out.append(WindowResult(start, t, lower(p), c))
         self.counters["emitted"] += len(self._sizes)
 
@@ -740,9 +754,12 @@ class _TimeWindows:
             self._witness,
             self._closed,
         ) = st.dyn
-        if self._panes and self._E0 is not None:
-            t = self._E0
-            self._int_grid = not isinstance(t - t, float) and not isinstance(self._g, float)
+        if self._ref is not None:
+            ref, self._ref = self._ref, None
+            self._init_time(ref)
+        elif self._E0 is not None:
+            self._init_time(self._E0)
+            self._ref = None
         self.counters.update(zip(self.counters, st.counters, strict=True))
         self.rejected = st.rejected
         self._agg = restore_aggregator(self._spec, self._cm, self._agg, st.pairs)
