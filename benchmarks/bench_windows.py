@@ -120,6 +120,54 @@ def check_against_pandas(res: list[WindowResult], ref: Any, how: str, label: str
             raise AssertionError(f"{label}: window ending {end_ms}: {g} != pandas {val}")
 
 
+def state_round_trip(events: list[tuple[int, float]], repeats: int) -> list[dict[str, Any]]:
+    """Per-key state cost for the Spark layer: to_bytes, from_bytes, size, mid-stream."""
+    import timeit
+
+    rows: list[list[Any]] = []
+    out: list[dict[str, Any]] = []
+    part = events[: min(len(events), 20_000)]
+    for label, aggregator, panes in (
+        ("FiBA, panes", "fiba", True),
+        ("FiBA, exact timestamps", "fiba", False),
+        ("Recalc, panes", "recalc", True),
+    ):
+        w = SlidingWindows(
+            Sum(), SIZE, SLIDE, max_out_of_orderness=JITTER, aggregator=aggregator, panes=panes
+        )
+        w.insert_many(part)
+        data = w.to_bytes()
+        n_rep = 20
+        dump_us = 1e6 * min(timeit.repeat(w.to_bytes, number=n_rep, repeat=repeats)) / n_rep
+        load_us = (
+            1e6
+            * min(
+                timeit.repeat(
+                    lambda a=aggregator, d=data: SlidingWindows.from_bytes(d, Sum(), aggregator=a),
+                    number=n_rep,
+                    repeat=repeats,
+                )
+            )
+            / n_rep
+        )
+        rows.append([label, len(w), len(data), dump_us, load_us])
+        out.append(
+            {
+                "variant": label,
+                "entries": len(w),
+                "bytes": len(data),
+                "to_bytes_us": dump_us,
+                "from_bytes_us": load_us,
+            }
+        )
+    print_table(
+        "Per-key state round trip (window 10 min of 10 events/s, Sum), best of repeats",
+        ["variant", "entries", "bytes", "to_bytes µs", "from_bytes µs"],
+        rows,
+    )
+    return out
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks windows")
     ap.add_argument("--quick", action="store_true", help="10^5 events, 3 repeats")
@@ -222,6 +270,7 @@ def main(argv: list[str]) -> int:
         ["monoid", "variant", "events", "median s", "events/s", "vs FiBA default"],
         rows,
     )
+    results["state"] = state_round_trip(events, repeats)
     save_results("windows_quick" if args.quick else "windows", results)
 
     # a small sweep for the plot: events/s against the number of events

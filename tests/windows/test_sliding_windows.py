@@ -409,3 +409,14 @@ def test_float_timestamps_with_int_durations() -> None:
     w = SlidingWindows(Concat(), 10, 10, aggregator="recalc")
     res = w.insert_many([(9.5, "a"), (9.999, "b"), (10.0, "c")]) + w.close()
     assert [r.value for r in res] == [("a", "b"), ("c",)]
+
+
+def test_forced_panes_on_non_commutative_monoid_use_arrival_order_within_a_pane() -> None:
+    # documented trade-off: panes=True combines inside a pane in arrival order
+    w = SlidingWindows(Concat(), 20, 10, aggregator="recalc", panes=True)
+    res = w.insert_many([(5, "late-in-pane"), (1, "early"), (12, "next-pane")]) + w.close()
+    assert res[1] == WindowResult(0, 20, ("late-in-pane", "early", "next-pane"), 3)
+    exact = SlidingWindows(Concat(), 20, 10, aggregator="recalc")
+    res = exact.insert_many([(5, "late-in-pane"), (1, "early"), (12, "next-pane")])
+    res += exact.close()
+    assert res[1] == WindowResult(0, 20, ("early", "late-in-pane", "next-pane"), 3)
