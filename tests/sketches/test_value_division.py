@@ -140,6 +140,10 @@ def test_errors_and_bytes():
     snap = vd.to_bytes()
     with pytest.raises(ValueError):
         vd.update(100, 5)
+    with pytest.raises(ValueError):
+        vd.update(100, 10_000)  # a bad key with a new latest time must not move t_now
+    with pytest.raises(ValueError):
+        vd.update(1, 10_000, -1.0)
     with pytest.raises((TypeError, ValueError)):
         vd.update(1, math.nan)
     assert vd.to_bytes() == snap

@@ -90,6 +90,7 @@ class ValueDivision:
         "_ln1t",
         "_m_after_pass",
         "_nl",
+        "_proto",
         "_starts",
         "_theta",
         "_tnow",
@@ -102,7 +103,7 @@ class ValueDivision:
             raise TypeError(f"decay must be a callable g(age), got {decay!r}")
         if not isinstance(theta, (int, float)) or not 0 < theta < _INF:
             raise ValueError(f"theta must be a positive number, got {theta!r}")
-        QDigest(universe, beta)  # validates universe and beta
+        self._proto = QDigest(universe, beta)  # validates universe and beta
         self._U = universe
         self._g = decay
         self._nl = neg_log_of(decay)
@@ -160,6 +161,10 @@ class ValueDivision:
         """
         if (type(t) is not int and type(t) is not float) or not -_INF < t < _INF:
             t = _bad_time(t)
+        if type(x) is not int or not 0 <= x < self._U:
+            x = self._proto._bad_key(x)
+        if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
+            weight = QDigest._bad_weight(weight)
         S = self._S
         if t > self._tnow:
             self._tnow = t
