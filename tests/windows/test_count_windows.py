@@ -132,3 +132,10 @@ def test_bad_configuration() -> None:
         CountWindows(Sum(), 0)
     with pytest.raises(ValueError):
         CountWindows(Sum(), 3, every=0)
+
+
+def test_timestamps_that_do_not_work_with_the_durations_are_rejected() -> None:
+    w = CountWindows(Sum(), 2, max_out_of_orderness=5, aggregator="recalc")
+    w.insert(dt.datetime(2024, 1, 1), 1)  # datetime - int is undefined
+    assert w.counters["bad_timestamp"] == 1 and len(w) == 0
+    assert w.insert(3, 1) == [WindowResult(3, 3, 1, 1)]

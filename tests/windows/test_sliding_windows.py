@@ -420,3 +420,12 @@ def test_forced_panes_on_non_commutative_monoid_use_arrival_order_within_a_pane(
     res = exact.insert_many([(5, "late-in-pane"), (1, "early"), (12, "next-pane")])
     res += exact.close()
     assert res[1] == WindowResult(0, 20, ("early", "late-in-pane", "next-pane"), 3)
+
+
+def test_mixed_duration_kinds_are_refused_at_construction() -> None:
+    with pytest.raises(TypeError, match="all be timedeltas"):
+        SlidingWindows(
+            Sum(), dt.timedelta(seconds=10), dt.timedelta(seconds=5), max_out_of_orderness=5
+        )
+    with pytest.raises(TypeError, match="all be timedeltas"):
+        SlidingWindows(Sum(), 10, dt.timedelta(seconds=5))

@@ -138,7 +138,10 @@ class _EventOrderWindows:
         out: list[WindowResult] = []
         try:
             check_timestamp(t, self._ref)
-            t < t  # noqa: B015 - timestamps must be ordered (rejects e.g. complex numbers)
+            if self._ref is None:
+                t < t  # noqa: B015 - timestamps must be ordered (rejects e.g. complex numbers)
+                if self._ooo is not None:
+                    _ = t - self._ooo - self._L  # must work with the durations
         except (TimestampError, TypeError) as e:
             self._reject(t, v, BAD_TIMESTAMP, str(e))
             return out

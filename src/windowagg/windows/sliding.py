@@ -42,6 +42,7 @@ A 10-unit window sliding every 5, watermark = max event time seen:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from datetime import timedelta
 from typing import Any
 
 from windowagg._time import check_timestamp
@@ -117,6 +118,19 @@ class _TimeWindows:
         check_duration(max_out_of_orderness, "max_out_of_orderness", allow_zero=True)
         check_duration(allowed_lateness, "allowed_lateness", allow_zero=True)
         check_late_policy(late)
+        durations = {
+            "size": sizes[0],
+            "slide": slide,
+            "max_out_of_orderness": max_out_of_orderness,
+            "allowed_lateness": allowed_lateness,
+            **{f"sizes[{i}]": x for i, x in enumerate(sizes)},
+        }
+        kinds = {k: isinstance(x, timedelta) for k, x in durations.items() if x is not None}
+        if len(set(kinds.values())) > 1:
+            raise TypeError(
+                "durations must all be timedeltas (datetime timestamps) or all numbers; got "
+                + ", ".join(f"{k}={durations[k]!r}" for k in kinds)
+            )
         self._m = monoid
         self._cm = Counted(monoid)
         self._spec = aggregator
