@@ -48,7 +48,7 @@ from windowagg.errors import EmptyWindowError
 from windowagg.fifo._common import check_count, empty_error, invariant
 from windowagg.fifo.log_mta import _MTABase
 from windowagg.fifo.wsp import Policy
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import Monoid, require_monoid
 from windowagg.storage.base import KVStore
 from windowagg.storage.levels import EMPTY
 
@@ -95,6 +95,7 @@ class AMTA(_MTABase):
     ) -> None:
         if not bulk_after >= 0:
             raise ValueError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")
+        require_monoid(monoid, self._WHO)
         self._bulk_after = bulk_after
         self._R0: Any = monoid.identity
         self._R1: Any = monoid.identity

@@ -474,6 +474,12 @@ class _MTABase:
             raise StorageError(f"cannot decode the checkpoint record: {e}") from e
         if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
             raise StorageError("the store's checkpoint record is not a windowagg MTA record")
+        try:
+            self._restore_fields(meta)
+        except (KeyError, TypeError, IndexError, ValueError) as e:
+            raise StorageError(f"malformed checkpoint record in the store: {e!r}") from e
+
+    def _restore_fields(self, meta: dict[str, Any]) -> None:
         if meta["kind"] != type(self).__name__:
             raise StorageError(
                 f"the namespace holds a {meta['kind']} window, not a {type(self).__name__}"
