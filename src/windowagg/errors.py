@@ -19,6 +19,8 @@ __all__ = [
     "LateEventError",
     "MissingExtraError",
     "MonoidContractError",
+    "MonoidInputError",
+    "MonoidSpecError",
     "OutOfOrderError",
     "StorageError",
     "TimestampError",
@@ -32,6 +34,14 @@ class WindowaggError(Exception):
 
 class MonoidContractError(WindowaggError, TypeError):
     """A monoid lacks a required member, or breaks associativity, identity or inverse laws."""
+
+
+class MonoidInputError(WindowaggError, ValueError):
+    """An input value that a monoid cannot lift (a NaN key, a non-positive geometric-mean input)."""
+
+
+class MonoidSpecError(WindowaggError, ValueError):
+    """An unknown monoid name, or parameters the named monoid does not take."""
 
 
 class TimestampError(WindowaggError, TypeError):

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Final
 
-from windowagg.errors import WindowaggError
+from windowagg.errors import MonoidInputError
 
 __all__ = [
     "NOTHING",
@@ -52,10 +52,6 @@ __all__ = [
     "Sum",
     "Variance",
 ]
-
-
-class MonoidInputError(WindowaggError, ValueError):
-    """An input value that a monoid cannot lift (a NaN key, a non-positive geometric-mean input)."""
 
 
 class Sum:
@@ -518,7 +514,7 @@ class GeometricMean:
     >>> g.lift(0)
     Traceback (most recent call last):
     ...
-    windowagg.monoids.builtins.MonoidInputError: GeometricMean.lift needs a finite number > 0, got 0
+    windowagg.errors.MonoidInputError: GeometricMean.lift needs a finite number > 0, got 0
     """
 
     __slots__ = ()

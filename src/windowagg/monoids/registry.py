@@ -10,7 +10,7 @@ True
 >>> get("median")
 Traceback (most recent call last):
 ...
-windowagg.monoids.registry.MonoidSpecError: unknown monoid 'median'; available: argmax, argmin, bloom, concat, count, first, geomean, last, matmul2x2, max, max_count, mean, min, min_count, product, stddev, sum, variance
+windowagg.errors.MonoidSpecError: unknown monoid 'median'; available: argmax, argmin, bloom, concat, count, first, geomean, last, matmul2x2, max, max_count, mean, min, min_count, product, stddev, sum, variance
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Final
 
-from windowagg.errors import WindowaggError
+from windowagg.errors import MonoidSpecError
 from windowagg.monoids.bloom import BloomFilter
 from windowagg.monoids.builtins import (
     ArgMax,
@@ -41,10 +41,6 @@ from windowagg.monoids.builtins import (
 )
 
 __all__ = ["MonoidSpecError", "available", "get"]
-
-
-class MonoidSpecError(WindowaggError, ValueError):
-    """An unknown monoid name, or parameters the named monoid does not take."""
 
 
 _BUILTINS: Final[dict[str, type]] = {
@@ -101,7 +97,7 @@ def get(name: str, **params: Any) -> Any:
     >>> get("sum", ddof=1)
     Traceback (most recent call last):
     ...
-    windowagg.monoids.registry.MonoidSpecError: monoid 'sum' takes no parameters, got ddof
+    windowagg.errors.MonoidSpecError: monoid 'sum' takes no parameters, got ddof
     """
     if not isinstance(name, str):
         raise MonoidSpecError(f"monoid name must be a str, got {type(name).__name__} {name!r}")
