@@ -30,7 +30,6 @@ Timestamps are integers below 2**20 (the paper's W = 2**20 sliding-window maximu
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -107,14 +106,14 @@ def feeders(vals: np.ndarray, ts: np.ndarray, eps: float) -> dict[str, Callable[
         return d
 
     def exp() -> Any:
-        d = ExpDecayQDigest(U, eps, 0.1)
+        d = ExpDecayQDigest(U, eps, LAM)
         u = d.update
         for x, t in zip(xl, tl, strict=True):
             u(x, t)
         return d
 
     def exp_batch() -> Any:
-        d = ExpDecayQDigest(U, eps, 0.1)
+        d = ExpDecayQDigest(U, eps, LAM)
         for i in range(0, len(vals), 50_000):
             d.update_many(vals[i : i + 50_000], ts[i : i + 50_000])
         return d
@@ -223,7 +222,7 @@ def space_vs_eps(n: int, quick: bool) -> tuple[str, dict[str, Any]]:
         q = QDigest(U, eps)
         q.update_many(vals)
         q.compress()
-        e = ExpDecayQDigest(U, eps, 0.1)
+        e = ExpDecayQDigest(U, eps, LAM)
         e.update_many(vals, ts)
         e.compress()
         v = ValueDivision(U, g, eps / 2, eps / 2)

@@ -302,11 +302,35 @@ class QDigest:
             )
         if other is self:
             other = other.copy()
+        self._merge_from(other)
+
+    def _merge_from(self, other: QDigest) -> None:
+        """merge() without the checks (callers guarantee equal parameters). O(s1 + s2)."""
         nodes = self._nodes
         get = nodes.get
         for k, v in other._nodes.items():
             nodes[k] = get(k, 0.0) + v
         self._n += other._n
+        self._sorted = None
+        if len(nodes) > self._cap:
+            self.compress()
+
+    def _empty_like(self) -> QDigest:
+        """An empty digest with the same parameters, without re-validating them. O(1)."""
+        d = QDigest.__new__(QDigest)
+        d._U, d._L, d._eps, d._base = self._U, self._L, self._eps, self._base
+        d._nodes = {}
+        d._n = 0.0
+        d._cap = math.ceil(6 * self._L / self._eps) + 1
+        d._sorted = None
+        return d
+
+    def _add_leaf(self, x: int, weight: float) -> None:
+        """update() for an already validated key and weight. O(1) amortized."""
+        nodes = self._nodes
+        leaf = self._base + x
+        nodes[leaf] = nodes.get(leaf, 0.0) + weight
+        self._n += weight
         self._sorted = None
         if len(nodes) > self._cap:
             self.compress()

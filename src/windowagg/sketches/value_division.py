@@ -87,6 +87,7 @@ class ValueDivision:
         "_U",
         "_beta",
         "_g",
+        "_inv_ln1t",
         "_ln1t",
         "_m_after_pass",
         "_nl",
@@ -109,6 +110,7 @@ class ValueDivision:
         self._nl = neg_log_of(decay)
         self._theta = float(theta)
         self._ln1t = math.log1p(self._theta)
+        self._inv_ln1t = 1.0 / self._ln1t
         self._beta = float(beta)
         self._S: list[_Summary] = []
         self._starts: list[float] = []
@@ -147,7 +149,7 @@ class ValueDivision:
     def _band(self, age: float) -> float:
         """Index of the age band: largest i with g(b_i) = (1+theta)^-i >= g(age)."""
         v = self._nl(age)
-        return math.floor(v / self._ln1t + 1e-12) if v < _INF else _INF
+        return math.floor(v * self._inv_ln1t + 1e-12) if v < _INF else _INF
 
     def _fits(self, start: float, end: float) -> bool:
         """True if the timestamps [start, end] lie in one age band at t_now."""
@@ -172,27 +174,30 @@ class ValueDivision:
         i = bisect_right(starts, t) - 1
         if i >= 0 and S[i].end >= t:
             s = S[i]
-            s.q.update(x, weight)  # validates x and weight
+            s.q._add_leaf(x, weight)
             if t < s.tmin:
                 s.tmin = t
             if t > s.tmax:
                 s.tmax = t
         else:
             # extend a neighbour when the union stays inside one band, else a new singleton
-            if i >= 0 and self._fits(S[i].start, t):
+            band = self._band
+            tn = self._tnow
+            bt = band(tn - t)
+            if i >= 0 and band(tn - S[i].start) == bt:
                 s = S[i]
-                s.q.update(x, weight)
+                s.q._add_leaf(x, weight)
                 s.end = t
                 s.tmax = t
-            elif i + 1 < len(S) and self._fits(t, S[i + 1].end):
+            elif i + 1 < len(S) and band(tn - S[i + 1].end) == bt:
                 s = S[i + 1]
-                s.q.update(x, weight)
+                s.q._add_leaf(x, weight)
                 s.start = t
                 s.tmin = t
                 starts[i + 1] = t
             else:
-                q = QDigest(self._U, self._beta)
-                q.update(x, weight)
+                q = self._proto._empty_like()
+                q._add_leaf(x, weight)
                 S.insert(i + 1, _Summary(t, t, q))
                 starts.insert(i + 1, t)
         if len(S) > 2 * self._m_after_pass + 8:
@@ -207,16 +212,20 @@ class ValueDivision:
         S = self._S
         if not S:
             return
+        band = self._band
+        tn = self._tnow
         out = [S[0]]
+        b_start = band(tn - S[0].start)  # band of the oldest timestamp of out[-1]
         for s in S[1:]:
             a = out[-1]
-            if self._fits(a.start, s.end):
-                a.q.merge(s.q)
+            if band(tn - s.end) == b_start:
+                a.q._merge_from(s.q)
                 a.end = max(a.end, s.end)
                 a.tmin = min(a.tmin, s.tmin)
                 a.tmax = max(a.tmax, s.tmax)
             else:
                 out.append(s)
+                b_start = band(tn - s.start)
         self._S = out
         self._starts = [s.start for s in out]
         self._m_after_pass = len(out)
