@@ -345,7 +345,7 @@ class QDigest:
         if not nodes:
             return
         th = self._eps * self._n / self._L
-        if len(nodes) > 2048 and self._L <= 62:
+        if len(nodes) > 256 and self._L <= 62:
             try:
                 import numpy as np
             except ImportError:  # pragma: no cover
