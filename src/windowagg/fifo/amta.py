@@ -193,13 +193,28 @@ class AMTA(_MTABase):
         r1 = self._R1
         self._R1 = u if r1 is self._identity else comb(r1, u)
         p = last[0]
-        if p[1] is EMPTY and len(last) > 1:  # the common case: fill the leaf tail's slot
+        top = len(last) - 1
+        if p[1] is EMPTY and top:  # the common case: fill the leaf tail's free slot
             p[1] = u
             return
-        top = len(last) - 1
         hi = self._hi
         push = self._mid.push
         chunks = self._chunks  # the in-process middle sections, or None with a store
+        if top > 1 and chunks is not None and p[0] is not EMPTY:
+            # the next most common case: the leaf tail is full, its carry fills level 1
+            q = last[1]
+            if q[1] is EMPTY:
+                h = hi[0]
+                pos = h - 1
+                ch = chunks[0].get(pos >> 8)
+                if ch is not None and len(ch) == pos & 255:
+                    ch.append(p)
+                else:
+                    push(0, pos, p)
+                last[0] = [u, EMPTY]
+                hi[0] = h + 1
+                q[1] = comb(p[0], p[1])
+                return
         carry = u
         lv = 0
         while True:
@@ -251,6 +266,18 @@ class AMTA(_MTABase):
         lo, hi = self._lo, self._hi
         chunks = self._chunks
         top = len(first) - 1
+        if top and chunks is not None:
+            # the common case, inlined: drop the leaf head pair, the next one comes from
+            # the in-process middle and is full, and the level-1 head pair keeps a node
+            new_lo = lo[0] + 1
+            h = hi[0]
+            p1 = first[1]
+            if new_lo < h - 1 and new_lo & 255 and p1[0] is not EMPTY and p1[1] is not EMPTY:
+                lo[0] = new_lo
+                q = first[0] = chunks[0][new_lo >> 8][new_lo & 255]
+                p1[0] = EMPTY
+                S.append(self._combine(q[1], S[-1]) if S else q[1])
+                return
         new_heads: list[list[Any]] = []
         lv = 0
         while True:

@@ -21,7 +21,8 @@ between, the *middle* of each level, lives in one of the two classes here:
 A pair is a two-slot list ``[e0, e1]``; :data:`EMPTY` marks an empty slot (it is *not*
 the monoid identity, which can be a real value). In a store a pair is written as
 ``(1, e0)``, ``(2, e1)`` or ``(3, e0, e1)`` and a page as the tuple of its pairs (``None``
-for a position that holds nothing), encoded with :mod:`windowagg.codec`.
+for a position that holds nothing), encoded with :mod:`windowagg.codec`; pages use the
+flat form of :func:`encode_page` (slot tags + values).
 
 A pair is immutable once it stops being a tail, until it becomes the head; head pairs
 change only locally (an evicted left slot, a refreshed left spine) and are saved in the
@@ -51,7 +52,15 @@ from windowagg import codec
 from windowagg.errors import CodecError, StorageError
 from windowagg.storage.base import Key, KVStore
 
-__all__ = ["EMPTY", "LocalLevels", "StoredLevels", "decode_pair", "encode_pair"]
+__all__ = [
+    "EMPTY",
+    "LocalLevels",
+    "StoredLevels",
+    "decode_page",
+    "decode_pair",
+    "encode_page",
+    "encode_pair",
+]
 
 
 class _Empty:
@@ -106,14 +115,67 @@ def pair_from_plain(t: Any) -> tuple[Any, Any]:
     raise StorageError(f"malformed MTA pair record in the store: {t!r:.80}")
 
 
-def _decode_page(data: bytes) -> tuple[Any, ...]:
+def encode_page(entries: list[Any]) -> bytes:
+    """Encode a page: ``(tags, values)`` where ``tags`` has one byte per position
+    (0 nothing, 1 ``<e0, EMPTY>``, 2 ``<EMPTY, e1>``, 3 full) and ``values`` is the flat
+    tuple of the present slots. One codec call per page, two values per full pair.
+
+    >>> decode_page(encode_page([(1, 2), None, (EMPTY, 5)]))
+    [(1, 2), None, (EMPTY, 5)]
+    """
+    tags = bytearray()
+    values: list[Any] = []
+    add = values.append
+    for t in entries:
+        if t is None:
+            tags.append(0)
+            continue
+        a, b = t
+        if b is EMPTY:
+            tags.append(1)
+            add(a)
+        elif a is EMPTY:
+            tags.append(2)
+            add(b)
+        else:
+            tags.append(3)
+            add(a)
+            add(b)
+    return codec.dumps((bytes(tags), tuple(values)))
+
+
+def decode_page(data: bytes) -> list[Any]:
+    """Inverse of :func:`encode_page`; StorageError on anything malformed."""
     try:
         t = codec.loads(data)
     except CodecError as e:
         raise StorageError(f"cannot decode an MTA page from the store: {e}") from e
-    if not isinstance(t, tuple):
+    if not (isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], bytes)):
         raise StorageError(f"malformed MTA page in the store: {t!r:.80}")
-    return t
+    tags, values = t
+    out: list[Any] = []
+    add = out.append
+    i = 0
+    try:
+        for tag in tags:
+            if tag == 3:
+                add((values[i], values[i + 1]))
+                i += 2
+            elif tag == 1:
+                add((values[i], EMPTY))
+                i += 1
+            elif tag == 2:
+                add((EMPTY, values[i]))
+                i += 1
+            elif tag == 0:
+                add(None)
+            else:
+                raise StorageError(f"malformed MTA page: unknown slot tag {tag}")
+    except IndexError:
+        raise StorageError("malformed MTA page: fewer values than its tags announce") from None
+    if i != len(values):
+        raise StorageError("malformed MTA page: more values than its tags announce")
+    return out
 
 
 def decode_pair(data: bytes) -> tuple[Any, Any]:
@@ -358,16 +420,16 @@ class StoredLevels:
             "from the store; the store was modified or does not hold this window"
         )
 
-    def _pages(self, level: int, first: int, last: int) -> dict[int, tuple[Any, ...]]:
+    def _pages(self, level: int, first: int, last: int) -> dict[int, list[Any]]:
         """Decoded pages ``first..last`` of *level* that exist in the store."""
         keys = [(level, g) for g in range(first, last + 1)]
-        out: dict[int, tuple[Any, ...]] = {}
+        out: dict[int, list[Any]] = {}
         for (_, g), data in zip(keys, self.store.multi_get(self.ns, keys), strict=True):
             if data is not None:
-                out[g] = _decode_page(data)
+                out[g] = decode_page(data)
         return out
 
-    def _pick(self, pages: dict[int, tuple[Any, ...]], level: int, pos: int) -> tuple[Any, Any]:
+    def _pick(self, pages: dict[int, list[Any]], level: int, pos: int) -> tuple[Any, Any]:
         t = self._buf.get((level, pos))
         if t is not None:
             return t
@@ -375,7 +437,7 @@ class StoredLevels:
         page = pages.get(g)
         if page is None or i >= len(page) or page[i] is None:
             raise self._missing(level, pos)
-        return pair_from_plain(page[i])
+        return page[i]  # type: ignore[no-any-return]
 
     def _read(self, level: int, pos: int) -> tuple[Any, Any]:
         t = self._buf.get((level, pos))
@@ -391,7 +453,7 @@ class StoredLevels:
             return
         buf = self._buf
         ps = self.page_size
-        pages: dict[int, tuple[Any, ...]] = {}
+        pages: dict[int, list[Any]] = {}
         if any((level, p) not in buf for p in range(start, stop)):
             self.refills += 1
             pages = self._pages(level, start // ps, (stop - 1) // ps)
@@ -447,7 +509,7 @@ class StoredLevels:
                 pages[(lv, g)] = entries
             if len(entries) <= i:
                 entries.extend([None] * (i + 1 - len(entries)))
-            entries[i] = pair_to_plain(t)
+            entries[i] = t
         top_page: dict[int, int] = {}
         for lv, g in pages:
             if g >= top_page.get(lv, -1):
@@ -458,7 +520,7 @@ class StoredLevels:
                 self._open[lv] = (g, entries)
             else:
                 self._open.pop(lv, None)
-        return [(key, codec.dumps(tuple(entries))) for key, entries in pages.items()]
+        return [(key, encode_page(entries)) for key, entries in pages.items()]
 
     def flush_buffer(self) -> None:
         """Write the buffered pairs to the store (one ``multi_put``); not a checkpoint."""
@@ -503,6 +565,7 @@ class StoredLevels:
             + sum(len(c) for c in self._cache)
             + sum(len(e) for _, e in self._open.values())
         )
+
     def flush_due(self) -> bool:
         """True when the buffer is at capacity."""
         return len(self._buf) >= self.buffer_size
