@@ -317,3 +317,30 @@ def test_worked_example_of_the_paper():
         assert [k for k, _ in q.decayed_heavy_hitters(0.5, g, t=4)] == [Y]
         assert math.isclose(q.decayed_count(g, t=3), 11 / 6)
         assert math.isclose(q.decayed_count(g, t=4), 13 / 12)
+
+
+@given(timed(max_size=2000), st.integers(1, 700))
+@settings(max_examples=20)
+def test_batched_updates_meet_the_same_bounds(case, batch):
+    stream, eps, seed = case
+    rng = random.Random(seed)
+    order = orders(len(stream), [s[1] for s in stream], rng)[rng.choice(["random", "reversed"])]
+    c = SlidingWindowCount(eps, LT)
+    q = SlidingWindowQDigest(64, eps, LT)
+    for i in range(0, len(order), batch):
+        chunk = [stream[j] for j in order[i : i + batch]]
+        c.update_many([t for _, t, _ in chunk], [w for _, _, w in chunk])
+        q.update_many([x for x, _, _ in chunk], [t for _, t, _ in chunk], [w for _, _, w in chunk])
+        c._check()
+        q._check()
+    tmax = max(s[1] for s in stream)
+    for w in windows_to_probe(tmax):
+        items = [(x, float(wt)) for x, wt in window(stream, tmax, w)]
+        true = total(items)
+        for s in (c, q):
+            lo, hi = s.count_bounds(w)
+            assert lo <= true <= hi
+            assert abs(s.count(w) - true) <= eps * true + 1e-9
+        if items:
+            ok, msg = quantile_ok(items, q.quantile(0.5, w), 0.5, eps)
+            assert ok, msg

@@ -463,9 +463,32 @@ class _SlidingWindowBase:
                 del lv.val[node]
 
     def _update_many_items(self, xs: list[int], ts: list[int], ws: list[int]) -> None:
-        add = self._add  # cached bound method: called once per item
-        for x, t, w in zip(xs, ts, ws, strict=False):
-            add(x, t, w)
+        """Batch insert (validated input): items older than tau0 go straight to the levels,
+        the rest join B at once; B is then trimmed to kappa in one run. O(b log b + J b)."""
+        if not ts:
+            return
+        tau0 = self._tau0
+        late = []
+        fresh = []
+        for x, t, w in zip(xs, ts, ws, strict=True):
+            if t < tau0:
+                late.append((t, x, w))
+            else:
+                fresh.append((t, x, w))
+        tmax = max(ts)
+        if tmax > self._tmax:
+            self._tmax = tmax
+        self._n += sum(ws)
+        if late:
+            late.sort()
+            self._evict_run(late)
+        if fresh:
+            B = self._B
+            B.extend(fresh)
+            heapq.heapify(B)
+            self._Bw += sum(w for _, _, w in fresh)
+            if len(B) > 2 * self._kappa:
+                self._flush()
 
     # ---------------------------------------------------------------- queries
     def _query_tau(self, w: int, t: int | None) -> tuple[int, int]:
