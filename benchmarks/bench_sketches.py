@@ -146,6 +146,18 @@ def feeders(vals: np.ndarray, ts: np.ndarray, eps: float) -> dict[str, Callable[
             u(x, t)
         return d
 
+    def swc_batch() -> Any:
+        d = SlidingWindowCount(eps, LT, max_window=W)
+        for i in range(0, len(ts), 50_000):
+            d.update_many(ts[i : i + 50_000])
+        return d
+
+    def swq_batch() -> Any:
+        d = SlidingWindowQDigest(U, eps, LT, max_window=W)
+        for i in range(0, len(ts), 50_000):
+            d.update_many(vals[i : i + 50_000], ts[i : i + 50_000])
+        return d
+
     return {
         "QDigest (no decay)": qd,
         "QDigest.update_many": qd_batch,
@@ -155,6 +167,8 @@ def feeders(vals: np.ndarray, ts: np.ndarray, eps: float) -> dict[str, Callable[
         "ValueDivision (poly a=2)": vd,
         "SlidingWindowCount": swc,
         "SlidingWindowQDigest": swq,
+        "SlidingWindowCount.update_many": swc_batch,
+        "SlidingWindowQDigest.update_many": swq_batch,
     }
 
 
@@ -186,6 +200,8 @@ TARGET_OF = {
     "ValueDivision (poly a=2)": "value division",
     "SlidingWindowCount": "sliding window",
     "SlidingWindowQDigest": "sliding window",
+    "SlidingWindowCount.update_many": "sliding window",
+    "SlidingWindowQDigest.update_many": "sliding window",
 }
 
 
@@ -228,7 +244,7 @@ def space_vs_eps(n: int, quick: bool) -> tuple[str, dict[str, Any]]:
         v = ValueDivision(U, g, eps / 2, eps / 2)
         for x, t in zip(vals.tolist(), ts.tolist(), strict=True):
             v.update(x, t)
-        v.merge_pass()
+        v.compress()
         c = SlidingWindowCount(eps, LT, max_window=W)
         c.update_many(ts)
         sizes = {
@@ -273,7 +289,7 @@ def space_vs_decay(n: int) -> tuple[str, dict[str, Any]]:
         v = ValueDivision(U, PolynomialDecay(a), 0.05, 0.05)
         for x, t in zip(xl, tl, strict=True):
             v.update(x, t)
-        v.merge_pass()
+        v.compress()
         vd_sizes.append(v.size)
         vd_summ.append(v.num_summaries)
         rows.append([f"value division alpha={a}", v.num_summaries, v.size])

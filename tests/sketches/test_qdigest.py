@@ -172,7 +172,7 @@ def test_error_bound_helper_states_the_bounds_before_building():
     b = QDigest.error_bound(2**32, 0.01)
     assert b.universe_bits == 32
     assert b.rank_error == 0.005 and b.quantile_error == 0.01 and b.range_error == 0.01
-    assert b.nodes_after_compress == 12801 and b.max_nodes == 19201
+    assert b.nodes_after_compress == 12801 and b.max_nodes == 38401
     with pytest.raises(ValueError):
         QDigest.error_bound(1, 0.1)
 

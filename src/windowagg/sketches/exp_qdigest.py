@@ -7,7 +7,8 @@ ordering       out-of-order: any arrival order; a late item just gets a smaller 
 input          integer keys in [0, U), timestamps (finite numbers), weights > 0
 update         O(1) amortized (a q-digest leaf insertion of weight w*exp(lam*(t - landmark)))
 queries        as QDigest: O(log s) after a sort; decayed count D(t) exact (up to rounding)
-space          as QDigest(U, eps): <= 6L/eps + 1 nodes (the same as without decay)
+space          as QDigest(U, eps): <= 4L/eps + 1 nodes after compress(), <= 12L/eps + 1
+               at any time (the same as without decay)
 error          D(t) = sum_i w_i exp(-lam (t - t_i)), L = ceil(log2 U):
                rank:     |rank(x, t) - r_t(x)| <= eps*D(t)/2
                quantile: W_t(< q) <= (phi + eps) D(t), W_t(<= q) >= (phi - eps) D(t);

@@ -9,7 +9,8 @@ update         O(1) amortized (leaf insertion; a full compress every ~2L/eps upd
 compress       O(s + L), s = stored nodes
 queries        first query after a mutation O(s log s) (sorts once), later ones O(log s)
 merge          O(s1 + s2) node-wise addition, then compress if over the size cap
-space          <= 4L/eps + 1 nodes right after compress(), <= 6L/eps + 1 at any time
+space          <= 4L/eps + 1 nodes right after compress(), <= 12L/eps + 1 at any time
+               (a time/space trade-off: compressing less often halves the update cost)
 error          with n the total weight and L = ceil(log2 U):
                rank:   |rank(x) - r(x)| <= eps*n/2, r(x) = weight of items <= x
                range:  |range_count(a, b) - r[a, b]| <= eps*n
@@ -57,6 +58,7 @@ from windowagg.sketches import _format
 __all__ = ["QDigest", "QDigestBounds"]
 
 _INF = math.inf
+CAP_FACTOR = 12  # updates compress when the digest exceeds CAP_FACTOR * L / eps + 1 nodes
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ class QDigest:
         self._base = 1 << self._L
         self._nodes: dict[int, float] = {}
         self._n = 0.0
-        self._cap = math.ceil(6 * self._L / self._eps) + 1
+        self._cap = math.ceil(CAP_FACTOR * self._L / self._eps) + 1
         self._sorted: tuple[list[int], list[float], list[int]] | None = None
 
     # ------------------------------------------------------------------ facts
@@ -141,7 +143,7 @@ class QDigest:
             quantile_error=eps,
             heavy_hitter_error=eps,
             nodes_after_compress=math.ceil(4 * L / eps) + 1,
-            max_nodes=math.ceil(6 * L / eps) + 1,
+            max_nodes=math.ceil(CAP_FACTOR * L / eps) + 1,
         )
 
     @property
@@ -321,7 +323,7 @@ class QDigest:
         d._U, d._L, d._eps, d._base = self._U, self._L, self._eps, self._base
         d._nodes = {}
         d._n = 0.0
-        d._cap = math.ceil(6 * self._L / self._eps) + 1
+        d._cap = math.ceil(CAP_FACTOR * self._L / self._eps) + 1
         d._sorted = None
         return d
 
@@ -358,8 +360,9 @@ class QDigest:
         self._after_compress()
 
     def _after_compress(self) -> None:
-        # keep at least ~2L/eps updates between compresses (amortized O(1) update)
-        self._cap = max(math.ceil(6 * self._L / self._eps) + 1, 2 * len(self._nodes))
+        # compress leaves <= 4L/eps + 1 nodes, so >= 8L/eps updates pass before the next one
+        # (amortized O(1) update) and the size never exceeds 12L/eps + 1
+        self._cap = math.ceil(CAP_FACTOR * self._L / self._eps) + 1
 
     def _scaled(self, gamma: float) -> QDigest:
         """A copy with every count and n multiplied by gamma > 0 (a valid digest). O(s)."""

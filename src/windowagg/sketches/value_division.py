@@ -230,6 +230,12 @@ class ValueDivision:
         self._starts = [s.start for s in out]
         self._m_after_pass = len(out)
 
+    def compress(self) -> None:
+        """Run a merge pass, then compress every inner q-digest. O(m s)."""
+        self.merge_pass()
+        for s in self._S:
+            s.q.compress()
+
     # ---------------------------------------------------------------- queries
     def _query_time(self, t: float | None) -> float:
         if t is None:
