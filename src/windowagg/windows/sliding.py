@@ -169,6 +169,10 @@ class _TimeWindows:
         self._has_witness = False
         self._closed = False
         self._combine = monoid.combine
+        self._lift_v = monoid.lift
+        self._ttype: type | None = None  # type of the first timestamp (None: not yet/closed)
+        self._n_accepted = 0  # counters["accepted"], kept as an attribute for the hot path
+        self._open_start: Any = None  # start of the oldest open window (largest size)
         self._int_grid = False  # pane index by exact floor division (int / datetime times)
         # largest timestamp below / smallest above a boundary, in the timestamps' own type
         self._pred: Callable[[Any], Any] = pred
@@ -176,7 +180,7 @@ class _TimeWindows:
         # accepted events not yet in the aggregator: key -> (count, partial), arrival order
         self._pending: dict[Any, tuple[int, Any]] = {}
         self.rejected: list[Rejected] = []
-        self.counters: dict[str, int] = {
+        self._counts: dict[str, int] = {
             "accepted": 0,
             BAD_TIMESTAMP: 0,
             BAD_VALUE: 0,
@@ -187,6 +191,19 @@ class _TimeWindows:
         }
 
     # ------------------------------------------------------------------ read-only facts
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """Events per outcome: accepted, bad_timestamp, bad_value, late, late_accepted,
+        unassigned, and windows emitted. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = SlidingWindows(Sum(), 10, 10, aggregator="recalc")
+        >>> _ = w.insert_many([(1, 1), (None, 1), (25, 1), (3, 1)]); w.counters
+        {'accepted': 3, 'bad_timestamp': 1, 'bad_value': 0, 'late': 0, 'late_accepted': 0, 'unassigned': 0, 'emitted': 1}
+        """
+        self._counts["accepted"] = self._n_accepted
+        return self._counts
 
     @property
     def watermark(self) -> Any:
@@ -208,7 +225,7 @@ class _TimeWindows:
         >>> _ = w.insert_many([(20, 1), (2, 1)]); _ = w.insert(3, 1); w.late_count
         1
         """
-        return self.counters[LATE]
+        return self._counts[LATE]
 
     @property
     def lateness_bound(self) -> Any:
@@ -320,9 +337,10 @@ class _TimeWindows:
         self._succ = succ_fn
         self._int_grid = int_grid
         self._ref = t
+        self._ttype = None if self._closed else type(t)
 
     def _reject(self, t: Any, v: Any, code: str, detail: str) -> None:
-        self.counters[code] += 1
+        self._counts[code] += 1
         self.rejected.append(Rejected(t, v, f"{code}: {detail}"))
 
     def _lift(self, v: Any) -> Any:
@@ -332,7 +350,7 @@ class _TimeWindows:
         return p
 
     def _late_event(self, t: Any, v: Any) -> None:
-        self.counters[LATE] += 1
+        self._counts[LATE] += 1
         if self._late == "side":
             self.rejected.append(Rejected(t, v, f"{LATE}: {t!r} < lateness bound {self._bound!r}"))
 
@@ -364,15 +382,17 @@ class _TimeWindows:
         'bad_timestamp: timestamp is None; every entry needs a timestamp'
         """
         out: list[WindowResult] = []
-        if self._closed:
-            raise WindowaggError("window is closed; create a new one (or restore from bytes)")
-        try:
-            check_timestamp(t, self._ref)
-            if self._ref is None:
-                self._init_time(t)
-        except TimestampError as e:
-            self._reject(t, v, BAD_TIMESTAMP, str(e))
-            return out
+        # fast path: same type as the first timestamp and not NaN needs no further checks
+        if type(t) is not self._ttype or t != t:
+            if self._closed:
+                raise WindowaggError("window is closed; create a new one (or restore from bytes)")
+            try:
+                check_timestamp(t, self._ref)
+                if self._ref is None:
+                    self._init_time(t)
+            except TimestampError as e:
+                self._reject(t, v, BAD_TIMESTAMP, str(e))
+                return out
         bound = self._bound
         if bound is not None and t < bound:
             if self._late == "raise":
@@ -380,7 +400,7 @@ class _TimeWindows:
             self._late_event(t, v)
             return out
         if self._gaps and self._in_gap(t):
-            self.counters["unassigned"] += 1
+            self._counts["unassigned"] += 1
             return out
         if self._slide is None:
             try:
@@ -399,7 +419,7 @@ class _TimeWindows:
             pend = self._pending
             old = pend.get(key)
             try:
-                p = self._m.lift(v)
+                p = self._lift_v(v)
                 if old is None:
                     self._validate(p)
                     pend[key] = (1, p)
@@ -410,15 +430,22 @@ class _TimeWindows:
                 return out
             if len(pend) > PENDING_LIMIT:
                 self._flush()
-        self.counters["accepted"] += 1
+        self._n_accepted += 1
         mx = self._max
         if mx is None or t > mx:
             self._max = t
             wm = t - self._ooo
             if self._wm is None or wm > self._wm:
-                self._advance(wm, out)
+                nxt = self._next_end
+                if nxt is not None and wm < nxt:  # no window closes: only the bound moves
+                    self._wm = wm
+                    lb = wm - self._L
+                    o = self._open_start
+                    self._bound = o if o > lb else lb
+                else:
+                    self._advance(wm, out)
         elif self._wm is not None and t < self._wm:
-            self.counters["late_accepted"] += 1
+            self._counts["late_accepted"] += 1
         if self._slide is None:
             self._emit_event(t, out)
         return out
@@ -513,9 +540,9 @@ class _TimeWindows:
                 mx = t
         for t, v in late:
             self._late_event(t, v)
-        self.counters["unassigned"] += unassigned
-        self.counters["accepted"] += n_acc
-        self.counters["late_accepted"] += n_late_acc
+        self._counts["unassigned"] += unassigned
+        self._n_accepted += n_acc
+        self._counts["late_accepted"] += n_late_acc
         out = []
         self._flush()
         if mx is not None and (self._max is None or mx > self._max):
@@ -588,7 +615,7 @@ class _TimeWindows:
         lb = wm - self._L
         nxt = self._next_end
         if nxt is not None and wm < nxt:  # no window closes: only the bound may move
-            open_start = nxt - self._S
+            open_start = self._open_start
             self._bound = open_start if open_start > lb else lb
             return
         j_new = self._first_end_after(wm)  # windows j < j_new are closed now
@@ -596,7 +623,7 @@ class _TimeWindows:
         self._emit_until(j_new, out)
         self._j_open = j_new
         self._next_end = self._end(j_new)
-        open_start = self._next_end - self._S
+        open_start = self._open_start = self._next_end - self._S
         self._bound = open_start if open_start > lb else lb
 
     def _emit_until(self, j_stop: int | None, out: list[WindowResult]) -> None:
@@ -649,7 +676,7 @@ class _TimeWindows:
                     out.append(WindowResult(end_t - s, end_t, lower(p), c))
                     n_emitted += 1
             j += 1
-        self.counters["emitted"] += n_emitted
+        self._counts["emitted"] += n_emitted
         if j_stop is not None:
             # entries older than the oldest open window's start are dead
             lo_open = j_stop * A - B[S] if panes else self._end(j_stop) - S
@@ -664,7 +691,7 @@ class _TimeWindows:
             start = t - s
             c, p = agg.range_query(self._succ(start), t)
             out.append(WindowResult(start, t, lower(p), c))
-        self.counters["emitted"] += len(self._sizes)
+        self._counts["emitted"] += len(self._sizes)
 
     def close(self) -> list[WindowResult]:
         """End of stream: emit every remaining non-empty window, oldest first; then refuse input.
@@ -684,6 +711,7 @@ class _TimeWindows:
             self._flush()
             self._emit_until(None, out)
         self._closed = True
+        self._ttype = None  # no fast path: insert must see the closed flag
         return out
 
     # ------------------------------------------------------------------ state
@@ -774,7 +802,10 @@ class _TimeWindows:
         elif self._E0 is not None:
             self._init_time(self._E0)
             self._ref = None
-        self.counters.update(zip(self.counters, st.counters, strict=True))
+        if self._next_end is not None:
+            self._open_start = self._next_end - self._S
+        self._counts.update(zip(self._counts, st.counters, strict=True))
+        self._n_accepted = self._counts["accepted"]
         self.rejected = st.rejected
         self._agg = restore_aggregator(self._spec, self._cm, self._agg, st.pairs)
 
@@ -796,6 +827,8 @@ class _TimeWindows:
                 raise WindowaggError(
                     f"windows: entry at {o!r} is older than the oldest open window start {lo!r}"
                 )
+        if self._next_end is not None and self._open_start != self._next_end - self._S:
+            raise WindowaggError("windows: cached start of the oldest open window is stale")
         if self._wm is not None and self._max is not None and self._wm < self._max - self._ooo:
             raise WindowaggError("windows: watermark is behind max event time - out-of-orderness")
 
