@@ -54,25 +54,34 @@ Examples
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from functools import reduce
+from itertools import accumulate
 from typing import Any
 
 from windowagg._time import check_timestamp
 from windowagg.errors import TimestampError, WindowaggError
 from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
 __all__ = ["FiBA"]
 
 DEFAULT_MIN_ARITY = 4
 
+_AGG = operator.attrgetter("agg")
 _NONE: Any = object()  # "no accumulator yet" (None is a legitimate partial, e.g. Max's identity)
+
+# Built-ins whose lift and lower return their argument: the hot paths skip those calls
+# (exact type match, so subclasses and wrappers such as Counting keep every call).
+_IDENTITY_LIFT_LOWER: frozenset[type] = frozenset({Sum, Max, Min, MatMul2x2})
 
 
 class _Node:
     """One B-tree node: parallel lists of entries, children (None at leaves), one aggregate."""
 
-    __slots__ = ("agg", "kids", "ls", "parent", "rs", "times", "vals")
+    __slots__ = ("agg", "kids", "loc", "ls", "parent", "rs", "times", "vals")
 
     def __init__(
         self, times: list[Any], vals: list[Any], kids: list[_Node] | None, parent: _Node | None
@@ -82,6 +91,9 @@ class _Node:
         self.kids = kids
         self.parent = parent
         self.agg: Any = None
+        # inner spine nodes only: the node's own part of its left/right aggregate
+        # (inner ⊗ last child, or first child ⊗ inner), without the parent's part
+        self.loc: Any = None
         self.ls = False
         self.rs = False
 
@@ -109,6 +121,9 @@ class FiBA:
     __slots__ = (
         "_combine",
         "_dead",
+        "_flip",
+        "_hlift",
+        "_hlower",
         "_lf",
         "_lift",
         "_lower",
@@ -129,9 +144,18 @@ class FiBA:
         if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
             raise ValueError(f"ooo.FiBA: min_arity must be an int >= 2, got {min_arity!r}")
         self._m = monoid
-        self._combine = monoid.combine
+        # Sum's combine is operator.add: same result without a Python frame.
+        self._combine = operator.add if type(monoid) is Sum else monoid.combine
         self._lift = monoid.lift
         self._lower = monoid.lower
+        fast = type(monoid) in _IDENTITY_LIFT_LOWER
+        comb = self._combine
+        # flip(a, b) = b ⊗ a, for the right-to-left suffix scan of the left finger
+        self._flip: Any = (
+            comb if getattr(monoid, "commutative", False) is True else (lambda a, b: comb(b, a))
+        )
+        self._hlift: Any = None if fast else monoid.lift  # None: identity, skip the call
+        self._hlower: Any = None if fast else monoid.lower
         self._one = monoid.identity
         self._minarity = min_arity
         self._mink = min_arity - 1  # fewest entries of a non-root node
@@ -173,63 +197,67 @@ class FiBA:
         vals = y.vals
         if not vals:
             return self._one
-        comb = self._combine
-        acc = vals[0]
         kids = y.kids
         if kids is None:
-            for i in range(1, len(vals)):
-                acc = comb(acc, vals[i])
-        else:
-            for i in range(1, len(vals)):
-                acc = comb(comb(acc, kids[i].agg), vals[i])
-        return acc
+            return reduce(self._combine, vals)
+        k = len(vals)
+        seq = [None] * (2 * k - 1)
+        seq[0::2] = vals
+        seq[1::2] = [c.agg for c in kids[1:k]]
+        return reduce(self._combine, seq)
 
     def _fix(self, y: _Node) -> None:
-        """Recompute y's position-aware aggregate from its children and parent. O(arity)."""
+        """Recompute y's position-aware aggregate from its children and parent. O(arity).
+
+        The node's values and its children's aggregates are laid out in one list in time
+        order and folded by ``functools.reduce``: the loop runs in C, and the combine
+        order is exactly the left fold of the formula.
+        """
         comb = self._combine
         p = y.parent
         kids = y.kids
-        if p is None or (y.ls and y.rs):
+        vals = y.vals
+        if kids is None:
             if y is self._lf:
-                self._fix_lf(y, _NONE)
+                self._fix_lf(y, p.agg if p is not None and p.parent is not None else _NONE)
                 return
-            y.agg = self._inner(y)
-        elif y.ls:
-            tail = p.agg if p.parent is not None else _NONE
-            if kids is None:
-                if y is self._lf:
-                    self._fix_lf(y, tail)
-                    return
-                acc = self._inner(y)
+            if p is not None and y.rs and not y.ls and p.parent is not None:
+                y.agg = reduce(comb, vals, p.agg)  # right leaf: parent's right agg first
+            elif p is not None and y.ls and not y.rs and p.parent is not None:
+                y.agg = comb(reduce(comb, vals), p.agg)
             else:
-                acc = comb(self._inner(y), kids[-1].agg)
-            if tail is not _NONE:
-                acc = comb(acc, tail)
-            y.agg = acc
+                y.agg = reduce(comb, vals) if vals else self._one
+            return
+        k = len(vals)
+        seq = [None] * (2 * k + 1)
+        seq[0::2] = map(_AGG, kids)
+        seq[1::2] = vals
+        if p is None or (y.ls and y.rs):
+            y.agg = reduce(comb, seq[1:-1]) if k else self._one
+        elif y.ls:
+            loc = y.loc = reduce(comb, seq[1:])
+            y.agg = comb(loc, p.agg) if p.parent is not None else loc
         elif y.rs:
-            acc = self._inner(y)
-            if kids is not None:
-                acc = comb(kids[0].agg, acc)
-            if p.parent is not None:
-                acc = comb(p.agg, acc)
-            y.agg = acc
-        elif kids is None:
-            y.agg = self._inner(y)
+            del seq[-1]
+            loc = y.loc = reduce(comb, seq)
+            y.agg = comb(p.agg, loc) if p.parent is not None else loc
         else:
-            y.agg = comb(comb(kids[0].agg, self._inner(y)), kids[-1].agg)
+            y.agg = reduce(comb, seq)
 
     def _fix_lf(self, y: _Node, tail: Any) -> None:
-        """Rebuild the left finger's suffix aggregates; y.agg = suffix[0]. O(entries)."""
-        vals = y.vals
-        k = len(vals)
-        suf = [None] * k
-        comb = self._combine
-        acc = tail
-        for i in range(k - 1, -1, -1):
-            acc = vals[i] if acc is _NONE else comb(vals[i], acc)
-            suf[i] = acc
+        """Rebuild the left finger's suffix aggregates and y.agg. O(entries) combines.
+
+        ``_lsuf[j]`` is ``v_{k-1-j} ⊗ … ⊗ v_{k-1} ⊗ tail`` (stored reversed, so evicting
+        the oldest value is ``_lsuf.pop()`` and the new aggregate is ``_lsuf[-1]``).
+        """
+        rv = y.vals[::-1]
+        if tail is _NONE:
+            suf = list(accumulate(rv, self._flip))
+        else:
+            suf = list(accumulate(rv, self._flip, initial=tail))
+            del suf[0]
         self._lsuf = suf
-        y.agg = (self._one if tail is _NONE else tail) if k == 0 else suf[0]
+        y.agg = suf[-1] if suf else (self._one if tail is _NONE else tail)
 
     def _fix_if_up(self, y: _Node) -> None:
         if y.parent is not None and not y.ls and not y.rs:
@@ -242,8 +270,33 @@ class FiBA:
             while top.parent is not None and not top.ls and not top.rs:
                 top = top.parent
                 fix(top)
-        else:
-            fix(top)
+            # Only an up-subtree (which holds no spine node) changed: the spine nodes
+            # below top kept their own parts, so each needs one combine with its
+            # parent's new aggregate; the finger leaf is recomputed.
+            comb = self._combine
+            n = top
+            if top.ls:
+                while True:
+                    kids = n.kids
+                    assert kids is not None
+                    c = kids[0]
+                    if c.kids is None:
+                        fix(c)
+                        return
+                    c.agg = comb(c.loc, n.agg)
+                    n = c
+            elif top.rs:
+                while True:
+                    kids = n.kids
+                    assert kids is not None
+                    c = kids[-1]
+                    if c.kids is None:
+                        fix(c)
+                        return
+                    c.agg = comb(n.agg, c.loc)
+                    n = c
+            return
+        fix(top)
         root = top.parent is None
         if top.ls or (root and hit_l):
             n = top
@@ -431,7 +484,9 @@ class FiBA:
             hit_r = hit_r or sib.rs
             hit_l = hit_l or sib.ls  # erratum: missing in [P1] Fig. 7 (authors' issue #77)
             surplus = len(sib.times) - mink
-            if surplus <= 0:
+            if len(node.times) + len(sib.times) < self._maxk:
+                # merge whenever the result fits (not only when the sibling is minimal):
+                # in FIFO use the left finger then absorbs a fresh node in one step
                 node = self._merge(p, min(j, s))
                 if p.parent is None and not p.times:
                     self._height_decrease()  # node is now the root; the loop ends
@@ -462,7 +517,9 @@ class FiBA:
         """
         if t.__class__ is not int or self._tcls is not int:
             self._validate(t)
-        v = self._lift(v)
+        lift = self._hlift
+        if lift is not None:
+            v = lift(v)
         if self._dead:
             self._drain(2)
         rf = self._rf
@@ -475,16 +532,26 @@ class FiBA:
             rf.agg = self._combine(rf.agg, v)
             self._size += 1
             if len(times) > self._maxk:
-                self._repair(*self._rebalance_insert(rf))
+                self._split_rf(rf)
             return
         node, i, found = self._search(t)
         if found:
             node.vals[i] = self._combine(node.vals[i], v)
+            self._fix_if_up(node)
         else:
-            node.times.insert(i, t)
+            times = node.times
+            n = len(times)
+            times.insert(i, t)
             node.vals.insert(i, v)
             self._size += 1
-        self._fix_if_up(node)
+            if node.parent is not None and not node.ls and not node.rs:
+                # appended at the end, a leaf's up-aggregate extends with one combine
+                # (the same left fold as a recomputation, so float results agree exactly;
+                # prepending would re-associate and is recomputed instead)
+                if i == n:
+                    node.agg = self._combine(node.agg, v)
+                else:
+                    self._fix(node)
         self._repair(*self._rebalance_insert(node))
 
     def evict(self, t: Any) -> None:
@@ -512,10 +579,10 @@ class FiBA:
             del times[0]
             del lf.vals[0]
             suf = self._lsuf
-            del suf[0]
+            suf.pop()
             self._size -= 1
             if suf:
-                lf.agg = suf[0]
+                lf.agg = suf[-1]
             else:
                 p = lf.parent
                 lf.agg = p.agg if p is not None and p.parent is not None else self._one
@@ -535,6 +602,44 @@ class FiBA:
             self._repair(*self._rebalance_evict(node, None))
         else:
             self._repair(*self._evict_inner(node, i))
+
+    def _split_rf(self, rf: _Node) -> None:
+        """Split the overflowing right finger after an append (the d = 0 insert path).
+
+        The parent is the root or a right-spine node: its inner/right aggregate ends with
+        its last entry, so adding the old finger as a middle child and the separator after
+        it extends the aggregate with two combines instead of a recomputation.
+        """
+        mu = self._minarity
+        comb = self._combine
+        p = rf.parent
+        assert p is not None
+        times, vals = rf.times, rf.vals
+        z = _Node(times[mu + 1 :], vals[mu + 1 :], None, p)
+        st, sv = times[mu], vals[mu]
+        del times[mu:]
+        del vals[mu:]
+        acc = reduce(comb, vals)
+        rf.agg = acc  # rf becomes an ordinary node: up-aggregate
+        rf.rs = False
+        z.rs = True
+        pk = p.kids
+        assert pk is not None
+        p.times.append(st)
+        p.vals.append(sv)
+        pk.append(z)
+        # the parent's inner/right aggregate (and own part) end with its last entry
+        if p.parent is None:
+            p.agg = comb(comb(p.agg, acc), sv)
+        else:
+            loc = p.loc = comb(comb(p.loc, acc), sv)
+            gp = p.parent
+            p.agg = comb(gp.agg, loc) if gp.parent is not None else loc
+        self._rf = z
+        if len(p.times) > self._maxk:
+            self._repair(*self._rebalance_insert(p))
+            return
+        z.agg = reduce(comb, z.vals, p.agg) if p.parent is not None else reduce(comb, z.vals)
 
     def _evict_inner(self, node: _Node, i: int) -> tuple[_Node, bool, bool]:
         kids = node.kids
@@ -579,10 +684,12 @@ class FiBA:
         0
         """
         root = self._root
+        lower = self._hlower
         if root.kids is None:
-            return self._lower(root.agg)
+            return root.agg if lower is None else lower(root.agg)
         comb = self._combine
-        return self._lower(comb(comb(self._lf.agg, root.agg), self._rf.agg))
+        a = comb(comb(self._lf.agg, root.agg), self._rf.agg)
+        return a if lower is None else lower(a)
 
     def oldest(self) -> Any:
         """The smallest timestamp, or None when empty. O(1).
@@ -1267,12 +1374,15 @@ class FiBA:
                         i == k and (top or rs),
                     )
             saved = self._lsuf
-            old = y.agg
+            old, old_loc = y.agg, y.loc
             self._fix(y)
-            new = y.agg
+            new, new_loc = y.agg, y.loc
             recomputed_suffix = self._lsuf
-            y.agg = old
+            y.agg, y.loc = old, old_loc
             self._lsuf = saved
+            spine_inner = y.kids is not None and y.parent is not None and y.ls != y.rs
+            if spine_inner and not (old_loc is new_loc or old_loc == new_loc):
+                raise WindowaggError(f"FiBA: {where}: stored spine part {old_loc!r} != {new_loc!r}")
             if not (old is new or old == new):
                 raise WindowaggError(f"FiBA: {where}: stored aggregate {old!r} != {new!r}")
             if y is self._lf and recomputed_suffix != saved:
