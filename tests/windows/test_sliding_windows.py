@@ -429,3 +429,14 @@ def test_mixed_duration_kinds_are_refused_at_construction() -> None:
         )
     with pytest.raises(TypeError, match="all be timedeltas"):
         SlidingWindows(Sum(), 10, dt.timedelta(seconds=5))
+
+
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+def test_naive_and_aware_datetimes_do_not_mix(aggregator: str) -> None:
+    w = SlidingWindows(
+        Sum(), dt.timedelta(seconds=10), dt.timedelta(seconds=10), aggregator=aggregator
+    )
+    w.insert(dt.datetime(2024, 1, 1, 0, 0, 1), 1)
+    w.insert(dt.datetime(2024, 1, 1, 0, 0, 2, tzinfo=dt.UTC), 1)
+    assert w.counters["bad_timestamp"] == 1
+    assert [r.count for r in w.close()] == [1]

@@ -337,7 +337,9 @@ class _TimeWindows:
         self._succ = succ_fn
         self._int_grid = int_grid
         self._ref = t
-        self._ttype = None if self._closed else type(t)
+        # the fast path is only sound where equal types are always comparable (not for
+        # datetimes: naive and aware ones share a type)
+        self._ttype = type(t) if type(t) in (int, float) and not self._closed else None
 
     def _reject(self, t: Any, v: Any, code: str, detail: str) -> None:
         self._counts[code] += 1
