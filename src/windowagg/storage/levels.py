@@ -403,10 +403,14 @@ class StoredLevels:
         if c and self._cstart[level] == pos:
             t = c.popleft()
             self._cstart[level] = pos + 1
-        else:
+        else:  # a miss (after a bulk eviction): one round trip reads pos and what follows
             self.misses += 1
             c.clear()
-            t = self._read(level, pos)
+            self._cstart[level] = pos
+            self._refill(level, pos, limit)
+            if not c:
+                raise self._missing(level, pos)
+            t = c.popleft()
             self._cstart[level] = pos + 1
         if len(c) < self.refill_below:
             end = self._cstart[level] + len(c)
