@@ -22,6 +22,9 @@ jobs, so absolute numbers are noisy: compare ratios measured in the same run):
   per-event time-based ``rolling("600s")`` (the per-event windows).
 
 Every streaming variant's window sums are checked against the pandas resample result.
+Then: the per-key state round trip (``to_bytes`` / ``from_bytes``: bytes and µs, what the
+Spark layer pays per key and micro-batch), and a sweep of events/s against the window
+length (events per window) for FiBA and Recalc, with and without panes (the plot).
 """
 
 from __future__ import annotations
@@ -273,27 +276,49 @@ def main(argv: list[str]) -> int:
     results["state"] = state_round_trip(events, repeats)
     save_results("windows_quick" if args.quick else "windows", results)
 
-    # a small sweep for the plot: events/s against the number of events
-    sizes = [10_000, 30_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
+    # the plot: events/s against the window length (events per window), slide fixed at
+    # 10 s: one range query per slide is O(log n) with FiBA and O(n) with Recalc
+    k_ev = 20_000 if args.quick else 50_000
+    lengths_s = [60, 600, 3000] if args.quick else [60, 600, 6000]
+    sweep_events = events[:k_ev]
     series: dict[str, tuple[list[float], list[float]]] = {}
-    for label, fn2 in (
-        ("FiBA panes", lambda ev: run_stream(ev, Sum(), "fiba", True, 1)),
-        ("FiBA exact", lambda ev: run_stream(ev, Sum(), "fiba", False, 1)),
-        ("Recalc panes", lambda ev: run_stream(ev, Sum(), "recalc", True, 1)),
-        ("pandas resample+rolling", lambda ev: pandas_resample(ev, "sum")),
+    sweep_rows: list[list[Any]] = []
+    for label, aggregator, panes in (
+        ("FiBA, panes", "fiba", True),
+        ("FiBA, exact", "fiba", False),
+        ("Recalc, panes", "recalc", True),
+        ("Recalc, exact", "recalc", False),
     ):
         xs: list[float] = []
         ys: list[float] = []
-        for k in sizes:
-            ev = events[:k] if k <= n else make_events(k)
-            secs = median(measure(lambda ev=ev, fn2=fn2: fn2(ev), 1))
-            xs.append(k)
-            ys.append(k / secs)
+        for length in lengths_s:
+            size_ms = length * 1000
+
+            def run(size_ms: int = size_ms, a: str = aggregator, p: bool = panes) -> None:
+                w = SlidingWindows(
+                    Sum(), size_ms, SLIDE, max_out_of_orderness=JITTER, aggregator=a, panes=p
+                )
+                insert = w.insert
+                for t, v in sweep_events:
+                    insert(t, v)
+                w.close()
+
+            secs = median(measure(run, 1))
+            xs.append(length * 10)  # events per window at 10 events/s
+            ys.append(k_ev / secs)
+            sweep_rows.append([label, length * 10, k_ev / secs])
         series[label] = (xs, ys)
+    print_table(
+        f"Events/s against window length (Sum, slide 10 s, {k_ev:,} events, one run each)",
+        ["variant", "events per window", "events/s"],
+        sweep_rows,
+    )
+    results["sweep"] = sweep_rows
+    save_results("windows_quick" if args.quick else "windows", results)
     path = plot_lines(
         "windows_quick" if args.quick else "windows",
-        "Sliding window 10 min / 10 s (Sum), out-of-order by <= 3 s",
-        "events",
+        "Sliding window, slide 10 s (Sum), out-of-order by <= 3 s",
+        "events per window",
         "events / s",
         series,
         logx=True,
