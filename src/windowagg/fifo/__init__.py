@@ -18,6 +18,7 @@ class               combines per op            choose it when
 ``FOA`` / ``IOA``   <= 4/3/1 (worst case)      comparison with the paper
 ``FlatFAT``         O(log n)                   baseline (Reactive Aggregator)
 ``FlatFIT``         O(1) amortized per slide   baseline (pointer jumping)
+``LogMTA``/``AMTA`` see their modules          bulk eviction by a slide policy
 ==================  =========================  ==============================
 
 >>> from windowagg.fifo import DABA, TwoStacksLite
@@ -30,6 +31,7 @@ class               combines per op            choose it when
 
 from __future__ import annotations
 
+from windowagg.fifo.amta import AMTA
 from windowagg.fifo.base import FifoAggregator
 from windowagg.fifo.daba import DABA
 from windowagg.fifo.daba_chunked import DABAChunked
@@ -38,12 +40,14 @@ from windowagg.fifo.flat_fat import FlatFAT
 from windowagg.fifo.flat_fit import FlatFIT
 from windowagg.fifo.foa import FOA
 from windowagg.fifo.ioa import IOA
+from windowagg.fifo.log_mta import LogMTA
 from windowagg.fifo.recalc import Recalc
 from windowagg.fifo.subtract_on_evict import SubtractOnEvict
 from windowagg.fifo.two_stacks import TwoStacks
 from windowagg.fifo.two_stacks_lite import TwoStacksLite
 
 __all__ = [
+    "AMTA",
     "DABA",
     "FOA",
     "IOA",
@@ -52,6 +56,7 @@ __all__ = [
     "FifoAggregator",
     "FlatFAT",
     "FlatFIT",
+    "LogMTA",
     "Recalc",
     "SubtractOnEvict",
     "TwoStacks",
