@@ -1059,27 +1059,109 @@ class FiBA:
         ref = items[0][0] if empty else self._lf.times[0]
         if empty:
             check_timestamp(ref, None)
-        lift = self._lift
+        lift = self._hlift
         ts: list[Any] = []
         ps: list[Any] = []
         ordered = True
-        prev = _NONE
+        prev = items[0][0]
+        ints = ref.__class__ is int and (empty or self._tcls is int)
         for t, v in items:
-            check_timestamp(t, ref)
-            if prev is not _NONE and t < prev:
+            if not ints or t.__class__ is not int:  # int vs int: no NaN, comparable
+                check_timestamp(t, ref)
+            if t < prev:
                 ordered = False
             prev = t
             ts.append(t)
-            ps.append(lift(v))
+            ps.append(v if lift is None else lift(v))
         if not ordered:
             order = sorted(range(len(ts)), key=ts.__getitem__)  # stable
             ts = [ts[i] for i in order]
             ps = [ps[i] for i in order]
         if empty:
             self._tcls = type(ref)
-        self._bulk_insert_sorted(ts, ps)
+            self._build(*self._coalesce(ts, ps))
+        else:
+            self._bulk_insert_sorted(ts, ps)
         if self._dead:
             self._drain(2 * len(ts))
+
+    def _coalesce(self, ts: list[Any], ps: list[Any]) -> tuple[list[Any], list[Any]]:
+        """Combine runs of equal timestamps (sorted input) in order. O(m)."""
+        comb = self._combine
+        out_t: list[Any] = []
+        out_p: list[Any] = []
+        last = _NONE
+        for t, p in zip(ts, ps, strict=True):
+            if last is not _NONE and t == last:
+                out_p[-1] = comb(out_p[-1], p)
+            else:
+                out_t.append(t)
+                out_p.append(p)
+                last = t
+        return out_t, out_p
+
+    def _build(self, ts: list[Any], ps: list[Any]) -> None:
+        """Replace the (empty) tree by one built bottom-up from strictly increasing entries.
+
+        Nodes are packed with as many entries as fit (between μ-1 and 2μ-1, evenly
+        spread), separators move up a level; O(n) time, C-level list slicing.
+        """
+        maxk = self._maxk
+        kids: list[_Node] | None = None
+        levels: list[list[_Node]] = []
+        times, vals = ts, ps
+        while True:
+            n = len(times)
+            if n <= maxk:
+                root = _Node(times, vals, kids, None)
+                if kids is not None:
+                    for c in kids:
+                        c.parent = root
+                break
+            g = -(-(n + 1) // (maxk + 1))  # node count: each takes up to maxk entries + 1 sep
+            base, extra = divmod(n - g + 1, g)
+            nodes: list[_Node] = []
+            up_t: list[Any] = []
+            up_v: list[Any] = []
+            pos = kpos = 0
+            for j in range(g):
+                e = base + 1 if j < extra else base
+                node = _Node(times[pos : pos + e], vals[pos : pos + e], None, None)
+                if kids is not None:
+                    ks = kids[kpos : kpos + e + 1]
+                    for c in ks:
+                        c.parent = node
+                    node.kids = ks
+                    kpos += e + 1
+                nodes.append(node)
+                pos += e
+                if j < g - 1:
+                    up_t.append(times[pos])
+                    up_v.append(vals[pos])
+                    pos += 1
+            levels.append(nodes)
+            kids, times, vals = nodes, up_t, up_v
+        self._root = root
+        lf = rf = root
+        while lf.kids is not None:
+            lf = lf.kids[0]
+            lf.ls = True
+        while rf.kids is not None:
+            rf = rf.kids[-1]
+            rf.rs = True
+        self._lf, self._rf = lf, rf
+        self._size = len(ts)
+        fix = self._fix
+        for nodes in levels:  # bottom-up: up-aggregates first
+            for y in nodes:
+                if not y.ls and not y.rs:
+                    fix(y)
+        fix(root)
+        for side in (0, -1):
+            y = root
+            while y.kids is not None:
+                y = y.kids[side]
+                fix(y)
 
     def _bulk_insert_sorted(self, ts: list[Any], ps: list[Any]) -> None:
         """Bulk insertion of time-sorted entries (equal times allowed, combined in order)."""
@@ -1296,8 +1378,10 @@ class FiBA:
         ts: list[Any] = []
         ps: list[Any] = []
         prev = _NONE
+        ints = ref.__class__ is int
         for i, (t, p) in enumerate(items):
-            check_timestamp(t, ref)
+            if not ints or t.__class__ is not int:  # int vs int: no NaN, comparable
+                check_timestamp(t, ref)
             if prev is not _NONE and not prev < t:
                 raise TimestampError(
                     f"from_sorted_partials: timestamps must be strictly increasing; "
@@ -1307,7 +1391,7 @@ class FiBA:
             ts.append(t)
             ps.append(p)
         w._tcls = type(ref)
-        w._bulk_insert_sorted(ts, ps)
+        w._build(ts, ps)
         return w
 
     # ------------------------------------------------------------------ invariants
