@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from windowagg._time import check_timestamp
-from windowagg.errors import WindowaggError
+from windowagg.errors import TimestampError, WindowaggError
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["BTree"]
@@ -437,6 +437,70 @@ class BTree:
 
         walk(self._root)
         return iter(out)
+
+    @classmethod
+    def from_sorted_partials(
+        cls,
+        monoid: Monoid[Any, Any, Any],
+        pairs: Iterable[tuple[Any, Any]],
+        min_arity: int = DEFAULT_MIN_ARITY,
+    ) -> BTree:
+        """Build from strictly increasing ``(t, partial)`` pairs (not lifted) in O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> BTree.from_sorted_partials(Sum(), [(1, 2), (5, 3)]).query()
+        5
+        """
+        w = cls(monoid, min_arity=min_arity)
+        items = list(pairs)
+        if not items:
+            return w
+        ref = items[0][0]
+        check_timestamp(ref, None)
+        for i in range(1, len(items)):
+            check_timestamp(items[i][0], ref)
+            if not items[i - 1][0] < items[i][0]:
+                raise TimestampError(
+                    f"from_sorted_partials: timestamps must be strictly increasing at entry {i}"
+                )
+        maxk = w._maxk
+        times = [t for t, _ in items]
+        vals = [p for _, p in items]
+        kids: list[_BNode] | None = None
+        while True:
+            n = len(times)
+            if n <= maxk:
+                root = _BNode(times, vals, kids, None)
+                if kids is not None:
+                    for c in kids:
+                        c.parent = root
+                w._fix(root)
+                break
+            g = -(-(n + 1) // (maxk + 1))
+            base, extra = divmod(n - g + 1, g)
+            nodes: list[_BNode] = []
+            up_t: list[Any] = []
+            up_v: list[Any] = []
+            pos = kpos = 0
+            for j in range(g):
+                e = base + 1 if j < extra else base
+                node = _BNode(times[pos : pos + e], vals[pos : pos + e], None, None)
+                if kids is not None:
+                    node.kids = kids[kpos : kpos + e + 1]
+                    for c in node.kids:
+                        c.parent = node
+                    kpos += e + 1
+                w._fix(node)
+                nodes.append(node)
+                pos += e
+                if j < g - 1:
+                    up_t.append(times[pos])
+                    up_v.append(vals[pos])
+                    pos += 1
+            kids, times, vals = nodes, up_t, up_v
+        w._root = root
+        w._size = len(items)
+        return w
 
     def _check(self) -> None:
         """O(n): shape, arity, key order, parent pointers, aggregates, size.

@@ -1166,6 +1166,16 @@ class FiBA:
     def _bulk_insert_sorted(self, ts: list[Any], ps: list[Any]) -> None:
         """Bulk insertion of time-sorted entries (equal times allowed, combined in order)."""
         comb = self._combine
+        rf = self._rf
+        if rf.times and ts[0] > rf.times[-1]:
+            # Streaming case: the whole bulk is younger than the window. No search: the
+            # right finger takes every entry, then splits into pieces as needed. O(m).
+            ts, ps = self._coalesce(ts, ps)
+            self._size += len(ts)
+            pre_nxt: list[list[Any]] = []
+            pieces = self._place(rf, rf.times + ts, rf.vals + ps, None, pre_nxt)
+            self._pass_up([], [{}], pieces, pre_nxt)
+            return
         # Step 1: insertion-site search with a finger, climbing only to the common ancestor.
         groups: list[list[Any]] = []  # [leaf, members] in time order, members: (t, v, None)
         recomp: list[dict[int, _Node]] = [{}]  # per level: nodes whose aggregate must be redone
@@ -1225,19 +1235,33 @@ class FiBA:
                 level -= 1
                 stack.append((node, hi, level))
         self._size += added
+        self._pass_up(groups, recomp, [], [])
+
+    def _pass_up(
+        self,
+        groups: list[list[Any]],
+        recomp: list[dict[int, _Node]],
+        pre_changed: list[_Node],
+        pre_nxt: list[list[Any]],
+    ) -> None:
+        """Steps 2 and 3 of bulk insertion: interleave/split level by level, then the spines.
+
+        *groups* are the level-0 targets with their new members; *pre_changed* and
+        *pre_nxt* carry a level-0 node that was already given its entries (append path).
+        """
         # Step 2: level-by-level pass up (interleave, split), coalescing by target node.
         top_l: _Node | None = None
         top_r: _Node | None = None
         root_touched = False
         level = 0
         cur = groups
-        while cur or level < len(recomp):
-            nxt: list[list[Any]] = []
+        while cur or pre_changed or level < len(recomp):
+            nxt: list[list[Any]] = pre_nxt if level == 0 else []
             rc = recomp[level] if level < len(recomp) else {}
             if len(recomp) <= level + 1:
                 recomp.append({})
             up_rc = recomp[level + 1]
-            changed: list[_Node] = []
+            changed: list[_Node] = list(pre_changed) if level == 0 else []
             for y, members in cur:
                 rc.pop(id(y), None)
                 changed.extend(self._absorb(y, members, nxt))
@@ -1256,6 +1280,7 @@ class FiBA:
                     up_rc[id(p)] = p
             cur = nxt
             level += 1
+            pre_changed = []
             if not cur and not any(recomp[level:]):
                 break
         # Step 3: pass down the spines that were touched.
@@ -1300,6 +1325,17 @@ class FiBA:
         if nk is not None:
             assert kids is not None
             nk.extend(kids[i + 1 :])
+        return self._place(y, nt, nv, nk, nxt)
+
+    def _place(
+        self,
+        y: _Node,
+        nt: list[Any],
+        nv: list[Any],
+        nk: list[_Node] | None,
+        nxt: list[list[Any]],
+    ) -> list[_Node]:
+        """Give y the merged entries; bulk-split it into pieces when they overflow it."""
         maxk = self._maxk
         if len(nt) <= maxk:
             y.times, y.vals = nt, nv
