@@ -103,13 +103,11 @@ def _plot(pdf: Any, keys: list[str], value_cols: list[str], path: Path, title: s
     import matplotlib.pyplot as plt
 
     cols = value_cols[:3] or ["window_end"]
-    fig, axes = plt.subplots(len(cols), 1, figsize=(11, 3.2 * len(cols)), sharex=True, squeeze=False)
-    groups = pdf.groupby(keys) if keys else [((), pdf)]
-    shown = 0
-    for kv, g in groups:
-        if shown >= 8:
-            break
-        shown += 1
+    fig, axes = plt.subplots(
+        len(cols), 1, figsize=(11, 3.2 * len(cols)), sharex=True, squeeze=False
+    )
+    groups = list(pdf.groupby(keys)) if keys else [((), pdf)]
+    for kv, g in groups[:8]:  # at most 8 keys in the plot
         g = g.sort_values("window_end")
         label = ", ".join(str(x) for x in (kv if isinstance(kv, tuple) else (kv,)))
         for ax, c in zip(axes[:, 0], cols, strict=False):
@@ -205,9 +203,7 @@ def run(
     rejects.write.mode("overwrite").parquet(str(out / "rejects.parquet"))
     shutil.rmtree(combined, ignore_errors=True)
     n_win = spark.read.parquet(str(out / "results.parquet")).count()
-    reasons = (
-        spark.read.parquet(str(out / "rejects.parquet")).groupBy("reason").count().collect()
-    )
+    reasons = spark.read.parquet(str(out / "rejects.parquet")).groupBy("reason").count().collect()
     counts: dict[str, int] = {}
     for r in reasons:
         cls = _reason_class(r["reason"])
@@ -217,7 +213,9 @@ def run(
     t.add_column("windows", justify="right")
     t.add_column("rejects", justify="right")
     t.add_column("seconds", justify="right")
-    t.add_row(f"{n_in:,}", f"{n_win:,}", f"{sum(counts.values()):,}", f"{time.perf_counter() - t0:.1f}")
+    t.add_row(
+        f"{n_in:,}", f"{n_win:,}", f"{sum(counts.values()):,}", f"{time.perf_counter() - t0:.1f}"
+    )
     console.print(t)
     console.print(_rejects_table(sorted(counts.items(), key=lambda kv: -kv[1])))
     sample = spark.read.parquet(str(out / "results.parquet")).limit(200_000).toPandas()
@@ -240,24 +238,51 @@ def _write_stream_input(flights: Any, folder: Path, batch_days: float) -> int:
     base = time.time() - 10_000_000
     n = 0
     cols = [
-        "flight_id", "year", "month", "day", "dep_time", "sched_dep_time", "dep_delay",
-        "arr_time", "sched_arr_time", "arr_delay", "carrier", "flight", "tailnum", "origin",
-        "dest", "air_time", "distance", "time_hour", "dep_ts", "arrival_ts",
+        "flight_id",
+        "year",
+        "month",
+        "day",
+        "dep_time",
+        "sched_dep_time",
+        "dep_delay",
+        "arr_time",
+        "sched_arr_time",
+        "arr_delay",
+        "carrier",
+        "flight",
+        "tailnum",
+        "origin",
+        "dest",
+        "air_time",
+        "distance",
+        "time_hour",
+        "dep_ts",
+        "arrival_ts",
     ]
     for b, part in flights.groupby(bucket, sort=True):
         p = folder / f"arrivals-{int(b):04d}.parquet"
-        part[cols].to_parquet(p, index=False, coerce_timestamps="us", allow_truncated_timestamps=True)
+        part[cols].to_parquet(
+            p, index=False, coerce_timestamps="us", allow_truncated_timestamps=True
+        )
         os.utime(p, (base + n, base + n))  # the file source reads files by modification time
         n += 1
     return n
 
 
 @main.command()
-@click.option("--out", "out_dir", default="out/demo", show_default=True, type=click.Path(file_okay=False))
+@click.option(
+    "--out", "out_dir", default="out/demo", show_default=True, type=click.Path(file_okay=False)
+)
 @click.option("--limit", type=int, default=None, help="Only the first N flights by arrival.")
 @click.option("--window", "size", default="3 hours", show_default=True)
 @click.option("--slide", default="10 minutes", show_default=True)
-@click.option("--batch-days", type=float, default=7.0, show_default=True, help="Days of arrivals per micro-batch.")
+@click.option(
+    "--batch-days",
+    type=float,
+    default=7.0,
+    show_default=True,
+    help="Days of arrivals per micro-batch.",
+)
 @click.option("--max-out-of-orderness", default="3 hours", show_default=True)
 @click.option("--allowed-lateness", default="1 hour", show_default=True)
 @click.option(
@@ -358,7 +383,7 @@ def demo(
                     seen.add(p["batchId"])
                     rows_in += int(p["numInputRows"])
                     progress.update(task, completed=len(seen))
-            query.awaitTermination(0.5)
+            query.awaitTermination(1)
         for p in query.recentProgress:
             if p["batchId"] not in seen and p["numInputRows"] > 0:
                 seen.add(p["batchId"])
@@ -373,10 +398,7 @@ def demo(
     rejects.write.mode("overwrite").parquet(str(out / "rejects.parquet"))
     res = spark.read.parquet(str(out / "results.parquet")).toPandas()
     rej_counts = (
-        spark.read.parquet(str(out / "rejects.parquet"))
-        .groupBy(F.col("reason"))
-        .count()
-        .collect()
+        spark.read.parquet(str(out / "rejects.parquet")).groupBy(F.col("reason")).count().collect()
     )
     counts: dict[str, int] = {}
     for r in rej_counts:
@@ -388,7 +410,15 @@ def demo(
     elapsed = time.perf_counter() - t_start
 
     table = Table(title="Departure delay per origin, sliding 3 h windows every 10 min (minutes)")
-    for c in ("origin", "windows", "max delay", "mean of means", "median p95", "max p95", "busiest window"):
+    for c in (
+        "origin",
+        "windows",
+        "max delay",
+        "mean of means",
+        "median p95",
+        "max p95",
+        "busiest window",
+    ):
         table.add_column(c, justify="right" if c != "origin" else "left")
     lines = [
         "| origin | windows | max delay | mean of window means | median window p95 | max window p95 | busiest window (flights) |",
@@ -469,8 +499,17 @@ def _demo_plot(res: Any, path: Path) -> None:
         for origin, g in res.groupby("origin"):
             z = g[(g["window_end"] >= lo) & (g["window_end"] <= hi)]
             c = colors.get(origin)
-            axes[2].plot(z["window_end"], z["p95_dep_delay"], lw=1.0, color=c, label=f"{origin} p95")
-            axes[2].plot(z["window_end"], z["mean_dep_delay"], lw=0.8, ls="--", color=c, label=f"{origin} mean")
+            axes[2].plot(
+                z["window_end"], z["p95_dep_delay"], lw=1.0, color=c, label=f"{origin} p95"
+            )
+            axes[2].plot(
+                z["window_end"],
+                z["mean_dep_delay"],
+                lw=0.8,
+                ls="--",
+                color=c,
+                label=f"{origin} mean",
+            )
         axes[2].set_ylabel("delay (min), every window")
         axes[2].set_title(f"every 10-min window around the worst day ({worst_day:%Y-%m-%d})")
     for ax in axes:

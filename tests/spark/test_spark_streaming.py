@@ -25,17 +25,16 @@ def write_stream_input(folder, n=8000, files=12, keys=3, seed=9):
     t = np.sort(rng.integers(0, 4 * 3600, n)) + rng.integers(-20, 20, n)
     pdf = pd.DataFrame(
         {
-            "key": rng.integers(0, keys, n).astype("int32"),
+            "key": pd.array(rng.integers(0, keys, n), dtype="Int32"),
             "t": pd.to_datetime(t * 1_000_000, unit="us", utc=True),
             "value": rng.gamma(2.0, 10.0, n).round(2),
         }
     )
-    pdf.loc[5, "key"] = None  # a null key: must come out as a reject
+    pdf.loc[5, "key"] = pd.NA  # a null key: must come out as a reject
     os.makedirs(folder, exist_ok=True)
-    step = n // files
-    for i in range(files):
+    for i, part in enumerate(np.array_split(np.arange(n), files)):
         p = os.path.join(folder, f"part-{i:03d}.parquet")
-        pdf.iloc[i * step : (i + 1) * step].to_parquet(
+        pdf.iloc[part].to_parquet(
             p, index=False, coerce_timestamps="us", allow_truncated_timestamps=True
         )
         os.utime(p, (1_000_000 + i, 1_000_000 + i))
@@ -46,9 +45,13 @@ def closed_batch_windows(spark, folder, pdf):
     """Batch windows that the per-key watermark (max t - OOO) has closed by the end."""
     from windowagg.spark import window_agg
 
-    res = window_agg(spark.read.parquet(folder), "key", "t", AGGS, size="10 minutes", slide="1 minute")
+    res = window_agg(
+        spark.read.parquet(folder), "key", "t", AGGS, size="10 minutes", slide="1 minute"
+    )
     b = res.results.toPandas()
-    wm = pdf.dropna(subset=["key"]).groupby("key")["t"].max().dt.tz_localize(None) - pd.Timedelta(seconds=OOO)
+    wm = pdf.dropna(subset=["key"]).groupby("key")["t"].max().dt.tz_localize(None) - pd.Timedelta(
+        seconds=OOO
+    )
     b = b[b["window_end"] <= b["key"].map(wm)]
     return b.sort_values(["key", "window_start"]).reset_index(drop=True)
 
@@ -62,8 +65,14 @@ def start_query(spark, folder, sink, ckpt, api, trigger):
         .parquet(folder)
     )
     out = stream_window_agg(
-        sdf, "key", "t", AGGS, size="10 minutes", slide="1 minute",
-        max_out_of_orderness=f"{OOO} seconds", api=api,
+        sdf,
+        "key",
+        "t",
+        AGGS,
+        size="10 minutes",
+        slide="1 minute",
+        max_out_of_orderness=f"{OOO} seconds",
+        api=api,
     )
     w = out.writeStream.format("parquet").outputMode("append")
     w = w.option("path", sink).option("checkpointLocation", ckpt)
@@ -90,7 +99,9 @@ def assert_same(stream, batch):
 def test_available_now_stream_equals_batch(spark, tmp_path, api):
     folder = str(tmp_path / "in")
     pdf = write_stream_input(folder)
-    q = start_query(spark, folder, str(tmp_path / "out"), str(tmp_path / "ck"), api, {"availableNow": True})
+    q = start_query(
+        spark, folder, str(tmp_path / "out"), str(tmp_path / "ck"), api, {"availableNow": True}
+    )
     q.awaitTermination()
     assert q.exception() is None
     stream, rejects = read_sink(spark, str(tmp_path / "out"))
@@ -102,7 +113,9 @@ def test_stopped_and_restarted_query_emits_each_window_exactly_once(spark, tmp_p
     folder = str(tmp_path / "in")
     pdf = write_stream_input(folder, seed=21)
     sink, ckpt = str(tmp_path / "out"), str(tmp_path / "ck")
-    q = start_query(spark, folder, sink, ckpt, "transformWithStateInPandas", {"processingTime": "1 second"})
+    q = start_query(
+        spark, folder, sink, ckpt, "transformWithStateInPandas", {"processingTime": "1 second"}
+    )
     deadline = time.time() + 240
     while time.time() < deadline:  # let a few micro-batches commit, then stop mid-run
         done = [p for p in q.recentProgress if p["numInputRows"] > 0]
@@ -112,7 +125,9 @@ def test_stopped_and_restarted_query_emits_each_window_exactly_once(spark, tmp_p
     q.stop()
     committed = len([p for p in q.recentProgress if p["numInputRows"] > 0])
     assert 2 <= committed < 6, "the first run should have stopped before the end of the input"
-    q2 = start_query(spark, folder, sink, ckpt, "transformWithStateInPandas", {"availableNow": True})
+    q2 = start_query(
+        spark, folder, sink, ckpt, "transformWithStateInPandas", {"availableNow": True}
+    )
     q2.awaitTermination()
     assert q2.exception() is None
     assert sum(p["numInputRows"] for p in q2.recentProgress) > 0  # the restart did real work

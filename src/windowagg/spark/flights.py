@@ -49,9 +49,7 @@ EXTRA_TZ = {
 _MIN = pd.Timedelta(minutes=1)
 
 
-def _local_clock_to_utc(
-    after_utc: pd.Series, hhmm: pd.Series, tz: pd.Series
-) -> pd.Series:
+def _local_clock_to_utc(after_utc: pd.Series, hhmm: pd.Series, tz: pd.Series) -> pd.Series:
     """The first instant at or after *after_utc* whose clock in *tz* reads *hhmm*."""
     out = pd.Series(pd.NaT, index=after_utc.index, dtype="datetime64[ns, UTC]")
     minutes = (hhmm // 100) * 60 + (hhmm % 100)

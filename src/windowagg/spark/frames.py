@@ -243,7 +243,9 @@ def validate(
     if CORRUPT_COLUMN in pdf.columns:
         mark(pdf[CORRUPT_COLUMN].where(pdf[CORRUPT_COLUMN].isna(), "malformed record"))
     for k in keys:
-        mark(pd.Series(np.where(pdf[k].isna(), f"null key {k}", None), index=pdf.index))
+        why_k = pd.Series([None] * n, index=pdf.index, dtype=object)
+        why_k[pdf[k].isna().to_numpy()] = f"null key {k}"
+        mark(why_k)
     micros, why_t = parse_times(pdf[time], time_unit)
     mark(why_t)
     values: dict[str, np.ndarray] = {}
@@ -358,9 +360,7 @@ def window_key(
     """
     if len(micros) and vectorized and vectorizable(aggs, spec):
         assert spec.size is not None and spec.slide is not None
-        span = dense_span(
-            int(micros.min()), int(micros.max()), spec.size, spec.slide, spec.origin
-        )
+        span = dense_span(int(micros.min()), int(micros.max()), spec.size, spec.slide, spec.origin)
         if any(_is_quantile(a.kind) for a in aggs):
             longest = quantile_cost(np.sort(micros), spec.size)
             # exact selection costs O(events per window) per window; past this, the
@@ -402,7 +402,9 @@ def _results_frame(
     data["window_start"] = pd.to_datetime(
         np.asarray(cols["start"], dtype=np.int64), unit="us", utc=True
     )
-    data["window_end"] = pd.to_datetime(np.asarray(cols["end"], dtype=np.int64), unit="us", utc=True)
+    data["window_end"] = pd.to_datetime(
+        np.asarray(cols["end"], dtype=np.int64), unit="us", utc=True
+    )
     for a in aggs:
         col = cols[a.alias]
         if a.dtype == "bigint":
@@ -477,9 +479,9 @@ def window_frame(
     if frames:
         results = pd.concat(frames, ignore_index=True)
     else:
-        results = _results_frame(keys, [None] * len(keys), aggs, {"start": [], "end": []} | {
-            a.alias: [] for a in aggs
-        })
+        empty: dict[str, list[Any] | np.ndarray] = {"start": [], "end": []}
+        empty.update({a.alias: [] for a in aggs})
+        results = _results_frame(keys, [None] * len(keys), aggs, empty)
     return results, rejects
 
 
@@ -572,7 +574,10 @@ class KeyRunner:
                 "event_time": pd.to_datetime(
                     np.asarray([rj.t for rj in late], dtype=np.int64), unit="us", utc=True
                 ).astype("datetime64[us, UTC]"),
-                "row": [row_json.get(r, json.dumps({"t": rj.t})) for r, rj in zip(rows, late, strict=True)],
+                "row": [
+                    row_json.get(r, json.dumps({"t": rj.t}))
+                    for r, rj in zip(rows, late, strict=True)
+                ],
             }
         )
 

@@ -34,9 +34,13 @@ require_pyspark("windowagg.spark.streaming")
 
 import pandas as pd  # noqa: E402
 from pyspark.sql import DataFrame  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
-from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle  # noqa: E402
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout  # noqa: E402
+from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
+    StatefulProcessor,
+    StatefulProcessorHandle,
+)
 
 from windowagg.spark import frames  # noqa: E402
 from windowagg.spark.batch import combined_frame, make_spec, output_schema, prepare  # noqa: E402
@@ -67,18 +71,27 @@ class _Step:
     def __call__(
         self, key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: bytes | None
     ) -> tuple[list[pd.DataFrame], bytes | None]:
-        runner = None if _has_null_key(key) else frames.KeyRunner(
-            self.keys, self.time, self.aggs, self.spec, state, time_unit=self.time_unit
+        runner = (
+            None
+            if _has_null_key(key)
+            else frames.KeyRunner(
+                self.keys, self.time, self.aggs, self.spec, state, time_unit=self.time_unit
+            )
         )
         out: list[pd.DataFrame] = []
         for pdf in pdfs:
             if runner is None:  # null key: every row is a reject, no state
                 _, _, _, rejects = frames.validate(
-                    pdf, self.keys, self.time, frames.value_columns(self.aggs),
+                    pdf,
+                    self.keys,
+                    self.time,
+                    frames.value_columns(self.aggs),
                     time_unit=self.time_unit,
                 )
                 results = frames._results_frame(
-                    self.keys, [None] * len(self.keys), self.aggs,
+                    self.keys,
+                    [None] * len(self.keys),
+                    self.aggs,
                     frames._results_to_columns(self.aggs, []),
                 )
             else:
@@ -88,7 +101,7 @@ class _Step:
         return out, (runner.to_bytes() if runner is not None else None)
 
 
-class WindowAggProcessor(StatefulProcessor):  # type: ignore[misc]
+class WindowAggProcessor(StatefulProcessor):
     """A ``StatefulProcessor`` keeping one windowagg windows object per key.
 
     Use it through :func:`stream_window_agg`, or directly with
@@ -170,16 +183,34 @@ def stream_window_agg(
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
     schema = output_schema(key_fields, agg_list)
-    grouped = prepared.groupBy(*key_list)
+    # Rows with a null key never reach the stateful operator: they are rejects, produced by
+    # a stateless mapInPandas and unioned into the same output. (Besides, a null key in an
+    # Arrow batch turns integer keys into floats on the Python side, and
+    # transformWithStateInPandas then reads and writes the state under the float key: the
+    # state of that key would be lost. Tested in tests/spark/test_spark_streaming.py.)
+    any_null = F.lit(False)
+    for k in key_list:
+        any_null = any_null | F.col(k).isNull()
+    keyed = prepared.where(~any_null)
+    null_keyed = prepared.where(any_null)
+    step = _Step(key_list, time, agg_list, spec, time_unit)
+
+    def null_key_rejects(pdfs: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for pdf in pdfs:
+            out, _ = step(tuple([None] * len(key_list)), iter([pdf]), None)
+            yield from out
+
+    rejects = null_keyed.mapInPandas(null_key_rejects, schema=schema)
+    grouped = keyed.groupBy(*key_list)
     if api == "transformWithStateInPandas":
-        return grouped.transformWithStateInPandas(
+        stateful = grouped.transformWithStateInPandas(
             statefulProcessor=WindowAggProcessor(key_list, time, agg_list, spec, time_unit),
             outputStructType=schema,
             outputMode="Append",
             timeMode="None",
         )
+        return stateful.unionByName(rejects)
     if api == "applyInPandasWithState":
-        step = _Step(key_list, time, agg_list, spec, time_unit)
 
         def fn(
             key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: GroupState
@@ -190,13 +221,14 @@ def stream_window_agg(
                 state.update((new_state,))
             yield from out
 
-        return grouped.applyInPandasWithState(
+        stateful = grouped.applyInPandasWithState(
             fn,
             outputStructType=schema,
             stateStructType=STATE_SCHEMA,
             outputMode="append",
             timeoutConf=GroupStateTimeout.NoTimeout,
         )
+        return stateful.unionByName(rejects)
     raise ValueError(
         f"api must be 'transformWithStateInPandas' or 'applyInPandasWithState', got {api!r}"
     )
