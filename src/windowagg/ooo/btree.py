@@ -42,7 +42,7 @@ from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["BTree"]
 
-DEFAULT_MIN_ARITY = 4
+DEFAULT_MIN_ARITY = 8
 
 _NONE: Any = object()
 

@@ -68,7 +68,7 @@ from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
 __all__ = ["FiBA"]
 
-DEFAULT_MIN_ARITY = 4
+DEFAULT_MIN_ARITY = 8
 
 _AGG = operator.attrgetter("agg")
 _NONE: Any = object()  # "no accumulator yet" (None is a legitimate partial, e.g. Max's identity)
