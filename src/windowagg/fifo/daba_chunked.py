@@ -352,16 +352,14 @@ class DABAChunked:
         """
         f = self._f
         b = self._b
+        lower = self._lower
         if f == b:
-            return self._identity if (lower := self._lower) is None else lower(self._identity)
-        s_f = self._fc[(f & self._mask) + self._c]
-        if b == self._e:
-            return s_f if (lower := self._lower) is None else lower(s_f)
-        return (
-            self._combine(s_f, self._sb)
-            if (lower := self._lower) is None
-            else lower(self._combine(s_f, self._sb))
-        )
+            agg = self._identity
+        elif b == self._e:
+            agg = self._fc[(f & self._mask) + self._c]
+        else:
+            agg = self._combine(self._fc[(f & self._mask) + self._c], self._sb)
+        return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty.

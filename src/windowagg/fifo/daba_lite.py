@@ -253,15 +253,14 @@ class DABALite:
         ()
         """
         front = self._front
+        lower = self._lower
         if not front:
-            return self._identity if (lower := self._lower) is None else lower(self._identity)
-        if self._bb:
-            return (
-                self._combine(front[0], self._agg_b)
-                if (lower := self._lower) is None
-                else lower(self._combine(front[0], self._agg_b))
-            )
-        return front[0] if (lower := self._lower) is None else lower(front[0])
+            agg = self._identity
+        elif self._bb:
+            agg = self._combine(front[0], self._agg_b)
+        else:
+            agg = front[0]
+        return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty.

@@ -228,10 +228,12 @@ class FlatFAT:
         ()
         """
         end = self._front + self._n
+        lower = self._lower
         if end <= self._cap:
-            return self._tree[1] if (lower := self._lower) is None else lower(self._tree[1])
-        agg = self._combine(self._fold(self._front, self._cap), self._fold(0, end - self._cap))
-        return agg if (lower := self._lower) is None else lower(agg)
+            agg = self._tree[1]
+        else:
+            agg = self._combine(self._fold(self._front, self._cap), self._fold(0, end - self._cap))
+        return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty.

@@ -220,7 +220,8 @@ class FlatFIT:
         i = self._front
         end = self._end
         if i == end:
-            return self._identity if (lower := self._lower) is None else lower(self._identity)
+            lower = self._lower
+            return self._identity if lower is None else lower(self._identity)
         mask, ptrs, parts = self._mask, self._ptrs, self._parts
         stack = self._stack
         push = stack.append  # cached: called once per jump
@@ -242,7 +243,8 @@ class FlatFIT:
             except BaseException:
                 stack.clear()  # a failing combine leaves a consistent, uncompressed rest
                 raise
-        return acc if (lower := self._lower) is None else lower(acc)
+        lower = self._lower
+        return acc if lower is None else lower(acc)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty.

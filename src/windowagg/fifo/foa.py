@@ -262,15 +262,14 @@ class FOA:
         ()
         """
         f, b = self._f, self._b
+        lower = self._lower
         if f is None:
-            return self._identity if (lower := self._lower) is None else lower(self._identity)
-        if b is None:
-            return f.agg if (lower := self._lower) is None else lower(f.agg)
-        return (
-            self._combine(f.agg, b.agg)
-            if (lower := self._lower) is None
-            else lower(self._combine(f.agg, b.agg))
-        )
+            agg = self._identity
+        elif b is None:
+            agg = f.agg
+        else:
+            agg = self._combine(f.agg, b.agg)
+        return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty.

@@ -161,7 +161,8 @@ class SubtractOnEvict:
         >>> SubtractOnEvict(Sum()).query()
         0
         """
-        return self._agg if (lower := self._lower) is None else lower(self._agg)
+        lower = self._lower
+        return self._agg if lower is None else lower(self._agg)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty.

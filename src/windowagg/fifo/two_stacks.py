@@ -185,17 +185,12 @@ class TwoStacks:
         ()
         """
         fa, ba = self._fa, self._ba
+        lower = self._lower
         if fa:
-            if ba:
-                return (
-                    self._combine(fa[-1], ba[-1])
-                    if (lower := self._lower) is None
-                    else lower(self._combine(fa[-1], ba[-1]))
-                )
-            return fa[-1] if (lower := self._lower) is None else lower(fa[-1])
-        if ba:
-            return ba[-1] if (lower := self._lower) is None else lower(ba[-1])
-        return self._identity if (lower := self._lower) is None else lower(self._identity)
+            agg = self._combine(fa[-1], ba[-1]) if ba else fa[-1]
+        else:
+            agg = ba[-1] if ba else self._identity
+        return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
         """The oldest partial. O(1). EmptyWindowError when empty.
