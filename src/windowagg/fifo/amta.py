@@ -208,7 +208,7 @@ class AMTA(_MTABase):
                 pos = h - 1
                 ch = chunks[0].get(pos >> 8)
                 if ch is not None and len(ch) == pos & 255:
-                    ch.append(p)
+                    ch.append((p[0], p[1]))  # an immutable snapshot (see LocalLevels)
                 else:
                     push(0, pos, p)
                 last[0] = [u, EMPTY]
@@ -235,7 +235,7 @@ class AMTA(_MTABase):
                 pos = h - 1
                 ch = chunks[lv].get(pos >> 8)
                 if ch is not None and len(ch) == pos & 255:
-                    ch.append(p)
+                    ch.append((p[0], p[1]))  # an immutable snapshot (see LocalLevels)
                 else:
                     push(lv, pos, p)
             else:
@@ -274,7 +274,7 @@ class AMTA(_MTABase):
             p1 = first[1]
             if new_lo < h - 1 and new_lo & 255 and p1[0] is not EMPTY and p1[1] is not EMPTY:
                 lo[0] = new_lo
-                q = first[0] = chunks[0][new_lo >> 8][new_lo & 255]
+                q = first[0] = list(chunks[0][new_lo >> 8][new_lo & 255])
                 p1[0] = EMPTY
                 S.append(self._combine(q[1], S[-1]) if S else q[1])
                 return
@@ -288,7 +288,7 @@ class AMTA(_MTABase):
                 if chunks is not None:  # LocalLevels.fetch, inlined
                     if not new_lo & 255:
                         self._mid.drop(lv, new_lo)
-                    q = first[lv] = chunks[lv][new_lo >> 8][new_lo & 255]
+                    q = first[lv] = list(chunks[lv][new_lo >> 8][new_lo & 255])
                 else:
                     q = first[lv] = self._mid.fetch(lv, new_lo, h - 1)
                 if q[0] is not EMPTY and q[1] is not EMPTY:
