@@ -53,6 +53,7 @@ U = 2**32
 LT = 20
 W = 2**20
 LAM = 1e-5  # exponential decay rate per time unit: exp(-LAM * 2**20) ~ 3e-5 over the range
+SUFFIX = [""]  # "_quick" in --quick runs, so a quick run never overwrites the full plots
 PAPER = {"exponential": 1_000_000, "value division": 250_000, "sliding window": 100_000}
 
 
@@ -268,7 +269,7 @@ def space_vs_eps(n: int, quick: bool) -> tuple[str, dict[str, Any]]:
         rows,
     )
     plot_lines(
-        "sketches_space_vs_eps",
+        "sketches_space_vs_eps" + SUFFIX[0],
         f"Space vs eps (flow data, n={n:,})",
         "eps",
         "stored nodes",
@@ -311,7 +312,7 @@ def space_vs_decay(n: int) -> tuple[str, dict[str, Any]]:
         rows,
     )
     plot_lines(
-        "sketches_space_vs_alpha",
+        "sketches_space_vs_alpha" + SUFFIX[0],
         "Value division: space vs polynomial exponent (eps=0.1)",
         "alpha",
         "stored nodes",
@@ -319,7 +320,7 @@ def space_vs_decay(n: int) -> tuple[str, dict[str, Any]]:
         logx=False,
     )
     plot_lines(
-        "sketches_space_vs_lambda",
+        "sketches_space_vs_lambda" + SUFFIX[0],
         "Exponential decay: space vs lambda (eps=0.1)",
         "lambda",
         "stored nodes",
@@ -378,7 +379,7 @@ def versus_kll(n: int, repeats: int) -> tuple[str, dict[str, Any]]:
         rows,
     )
     plot_lines(
-        "sketches_vs_kll",
+        "sketches_vs_kll" + SUFFIX[0],
         f"Max normalized rank error vs size (n={n:,})",
         "serialized bytes",
         "max rank error (99 quantiles)",
@@ -470,6 +471,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--items", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=None)
     args = ap.parse_args(argv)
+    SUFFIX[0] = "_quick" if args.quick else ""
     n = args.items or (30_000 if args.quick else 200_000)
     repeats = args.repeats or (2 if args.quick else 3)
     t0 = time.perf_counter()
