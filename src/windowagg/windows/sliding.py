@@ -507,24 +507,34 @@ class _TimeWindows:
         mx: Any = None
         wm0 = self._wm
         pend = self._pending
+        # bound methods and flags cached in locals: this loop runs once per event
         combine = self._combine
-        lift = self._m.lift
+        lift = self._lift_v
+        get = pend.get
+        gaps = self._gaps
+        panes = self._panes
         for t, v in items:
-            try:
-                check_timestamp(t, self._ref)
-                if self._ref is None:
-                    self._init_time(t)
-            except TimestampError as e:
-                self._reject(t, v, BAD_TIMESTAMP, str(e))
-                continue
+            if type(t) is not self._ttype or t != t:  # fast path as in insert()
+                try:
+                    check_timestamp(t, self._ref)
+                    if self._ref is None:
+                        self._init_time(t)
+                except TimestampError as e:
+                    self._reject(t, v, BAD_TIMESTAMP, str(e))
+                    continue
             if bound is not None and t < bound:
                 late.append((t, v))
                 continue
-            if self._gaps and self._in_gap(t):
+            if gaps and self._in_gap(t):
                 unassigned += 1
                 continue
-            key = self._key(t)
-            old = pend.get(key)
+            if not panes:
+                key = t
+            elif self._int_grid:
+                key = (t - self._E0) // self._g
+            else:
+                key = self._key(t)
+            old = get(key)
             try:
                 p = lift(v)
                 if old is None:
