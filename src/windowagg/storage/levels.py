@@ -337,7 +337,8 @@ class StoredLevels:
         self.cache_size = cache_size
         self.refill_below = refill_below
         self.page_size = page_size
-        self._buf: dict[Key, tuple[Any, Any]] = {}
+        self._bufs: list[dict[int, tuple[Any, Any]]] = []  # per level: position -> pair
+        self._nbuf = 0
         self._cache: list[deque[tuple[Any, Any]]] = []
         self._cstart: list[int] = []
         # per level: the last page written, while it is incomplete: (page, entries)
@@ -350,6 +351,7 @@ class StoredLevels:
     # -- level lifecycle -------------------------------------------------------------
     def _ensure(self, level: int) -> None:
         while len(self._cache) <= level:
+            self._bufs.append({})
             self._cache.append(deque())
             self._cstart.append(0)
             self.kv_lo.append(0)
@@ -375,6 +377,9 @@ class StoredLevels:
         """The whole level is gone: its pages are deleted at the next commit. O(1)."""
         self._cache[level].clear()
         self._open.pop(level, None)
+        bl = self._bufs[level]
+        self._nbuf -= len(bl)
+        bl.clear()
         end = -(-hi // self.page_size)
         if end > self.kv_lo[level]:
             self._dead.append((level, self.kv_lo[level], end))
@@ -385,8 +390,8 @@ class StoredLevels:
         """Buffer the pair that stopped being the tail; flush the buffer when full. O(1)
         amortized (a flush every ``buffer_size`` pushes)."""
         t = (pair[0], pair[1])
-        buf = self._buf
-        buf[(level, pos)] = t
+        self._bufs[level][pos] = t
+        self._nbuf += 1
         if pos > self._lo[level]:
             c = self._cache[level]
             n = len(c)
@@ -396,7 +401,7 @@ class StoredLevels:
                     c.append(t)
                 elif self._cstart[level] + n == pos:
                     c.append(t)
-        if len(buf) >= self.buffer_size:
+        if self._nbuf >= self.buffer_size:
             self.flush_buffer()
 
     def fetch(self, level: int, pos: int, limit: int) -> list[Any]:
@@ -437,7 +442,7 @@ class StoredLevels:
         return out
 
     def _pick(self, pages: dict[int, list[Any]], level: int, pos: int) -> tuple[Any, Any]:
-        t = self._buf.get((level, pos))
+        t = self._bufs[level].get(pos)
         if t is not None:
             return t
         g, i = divmod(pos, self.page_size)
@@ -447,7 +452,7 @@ class StoredLevels:
         return page[i]  # type: ignore[no-any-return]
 
     def _read(self, level: int, pos: int) -> tuple[Any, Any]:
-        t = self._buf.get((level, pos))
+        t = self._bufs[level].get(pos)
         if t is not None:
             return t
         g = pos // self.page_size
@@ -458,15 +463,23 @@ class StoredLevels:
         stop = min(limit, start + self.cache_size - len(c))
         if stop <= start:
             return
-        buf = self._buf
+        bl = self._bufs[level]
         ps = self.page_size
         pages: dict[int, list[Any]] = {}
-        if any((level, p) not in buf for p in range(start, stop)):
+        if not bl or any(p not in bl for p in range(start, stop)):
             self.refills += 1
             pages = self._pages(level, start // ps, (stop - 1) // ps)
-        pick = self._pick
+        append = c.append  # cached: called up to cache_size times
+        get = bl.get
         for p in range(start, stop):
-            c.append(pick(pages, level, p))
+            t = get(p)  # the buffer holds the newest copy of a position
+            if t is None:
+                page = pages.get(p // ps)
+                i = p % ps
+                if page is None or i >= len(page) or page[i] is None:
+                    raise self._missing(level, p)
+                t = page[i]
+            append(t)
 
     def peek(self, level: int, pos: int) -> tuple[Any, Any]:
         """Read the pair at *pos* without changing caches (for iteration and checks)."""
@@ -505,18 +518,24 @@ class StoredLevels:
         nlev = len(lo)
         ps = self.page_size
         pages: dict[Key, list[Any]] = {}
-        for (lv, pos), t in self._buf.items():
-            if lv >= nlev or pos < lo[lv]:
+        for lv, bl in enumerate(self._bufs):
+            if not bl or lv >= nlev:
                 continue
-            g, i = divmod(pos, ps)
-            entries = pages.get((lv, g))
-            if entries is None:
-                op = self._open.get(lv)
-                entries = list(op[1]) if op is not None and op[0] == g else []
-                pages[(lv, g)] = entries
-            if len(entries) <= i:
-                entries.extend([None] * (i + 1 - len(entries)))
-            entries[i] = t
+            lo_lv = lo[lv]
+            op = self._open.get(lv)
+            g_cur = -1
+            entries: list[Any] = []
+            for pos, t in bl.items():  # insertion order = increasing positions
+                if pos < lo_lv:
+                    continue
+                g, i = divmod(pos, ps)
+                if g != g_cur:
+                    g_cur = g
+                    entries = list(op[1]) if op is not None and op[0] == g else []
+                    pages[(lv, g)] = entries
+                if len(entries) <= i:
+                    entries.extend([None] * (i + 1 - len(entries)))
+                entries[i] = t
         top_page: dict[int, int] = {}
         for lv, g in pages:
             if g >= top_page.get(lv, -1):
@@ -534,7 +553,12 @@ class StoredLevels:
         items = self._pending_pages()
         if items:
             self.store.multi_put(self.ns, items)
-        self._buf.clear()
+        self._clear_buffer()
+
+    def _clear_buffer(self) -> None:
+        for bl in self._bufs:
+            bl.clear()
+        self._nbuf = 0
 
     def commit(self, meta: bytes, nlevels: int) -> None:
         """Atomically write the buffer, delete dead pages and store the checkpoint *meta*."""
@@ -547,7 +571,7 @@ class StoredLevels:
                 self._dead.append((lv, self.kv_lo[lv], g))
                 self.kv_lo[lv] = g
         self.store.commit(self.ns, items, self._dead, meta)
-        self._buf.clear()
+        self._clear_buffer()
         self._dead = []
 
     def restore(self, kv_lo: list[int], nlevels: int, lo: list[int], hi: list[int]) -> None:
@@ -568,14 +592,14 @@ class StoredLevels:
     def held(self) -> int:
         """Pairs held in process: buffered, cached and in open pages. O(levels)."""
         return (
-            len(self._buf)
+            self._nbuf
             + sum(len(c) for c in self._cache)
             + sum(len(e) for _, e in self._open.values())
         )
 
     def flush_due(self) -> bool:
         """True when the buffer is at capacity."""
-        return len(self._buf) >= self.buffer_size
+        return self._nbuf >= self.buffer_size
 
     def check(self, nlevels: int, hi: list[int]) -> None:
         """Verify every cached pair equals the buffered/stored pair at its position."""
@@ -600,5 +624,5 @@ class StoredLevels:
                         f"StoredLevels: cached pair (level {lv}, position {s + i}) is {t!r} "
                         f"but the store holds {ref!r}"
                     )
-        if len(self._buf) > self.buffer_size:
+        if self._nbuf != sum(len(bl) for bl in self._bufs) or self._nbuf > self.buffer_size:
             raise AssertionError("StoredLevels: write buffer over capacity")
