@@ -221,8 +221,10 @@ class FiBA:
             if y is self._lf:
                 self._fix_lf(y, p.agg if p is not None and p.parent is not None else _NONE)
                 return
-            if p is not None and y.rs and not y.ls and p.parent is not None:
-                y.agg = reduce(comb, vals, p.agg)  # right leaf: parent's right agg first
+            if p is not None and y.rs and not y.ls:
+                # the right finger keeps the fold of its own values (its spine part)
+                loc = y.loc = reduce(comb, vals) if vals else self._one
+                y.agg = comb(p.agg, loc) if p.parent is not None else loc
             elif p is not None and y.ls and not y.rs and p.parent is not None:
                 y.agg = comb(reduce(comb, vals), p.agg)
             else:
@@ -286,15 +288,12 @@ class FiBA:
                     c.agg = comb(c.loc, n.agg)
                     n = c
             elif top.rs:
-                while True:
-                    kids = n.kids
-                    assert kids is not None
+                kids = n.kids
+                while kids is not None:
                     c = kids[-1]
-                    if c.kids is None:
-                        fix(c)
-                        return
                     c.agg = comb(n.agg, c.loc)
                     n = c
+                    kids = c.kids
             return
         fix(top)
         root = top.parent is None
@@ -529,7 +528,10 @@ class FiBA:
         if rf is not self._lf and t > times[-1]:
             times.append(t)
             rf.vals.append(v)
-            rf.agg = self._combine(rf.agg, v)
+            loc = rf.loc = self._combine(rf.loc, v)
+            p = rf.parent
+            assert p is not None
+            rf.agg = self._combine(p.agg, loc) if p.parent is not None else loc
             self._size += 1
             if len(times) > self._maxk:
                 self._split_rf(rf)
@@ -639,7 +641,8 @@ class FiBA:
         if len(p.times) > self._maxk:
             self._repair(*self._rebalance_insert(p))
             return
-        z.agg = reduce(comb, z.vals, p.agg) if p.parent is not None else reduce(comb, z.vals)
+        loc = z.loc = reduce(comb, z.vals)
+        z.agg = comb(p.agg, loc) if p.parent is not None else loc
 
     def _evict_inner(self, node: _Node, i: int) -> tuple[_Node, bool, bool]:
         kids = node.kids
@@ -1500,7 +1503,7 @@ class FiBA:
             recomputed_suffix = self._lsuf
             y.agg, y.loc = old, old_loc
             self._lsuf = saved
-            spine_inner = y.kids is not None and y.parent is not None and y.ls != y.rs
+            spine_inner = y.parent is not None and y.ls != y.rs and (y.kids is not None or y.rs)
             if spine_inner and not (old_loc is new_loc or old_loc == new_loc):
                 raise WindowaggError(f"FiBA: {where}: stored spine part {old_loc!r} != {new_loc!r}")
             if not (old is new or old == new):
