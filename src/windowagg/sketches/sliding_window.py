@@ -283,81 +283,86 @@ class _SlidingWindowBase:
         levels = self._levels
         if not levels:
             levels.append(_Level(self._theta0 * 2, self._values))
-        place = self._place  # cached bound method: called once per item and level
         two_kappa = 2 * self._kappa
+        LT = self._LT
+        tbase = self._tbase
+        vbase = self._vbase
+        vcap = self._vcap
         starts = {0: 0}
         i = 0
         while i < len(levels):
             lv = levels[i]
+            # per-level state in locals: this loop is the sliding window's hot path
             cnt = lv.cnt
+            val = lv.val
+            th = lv.theta
+            last = lv.last
+            w: float
             for k in range(starts.get(i, 0), len(items)):
-                T, x, w = items[k]
-                if lv.tau < T:
-                    place(lv, T, x, w)
-                    if len(cnt) > two_kappa:
-                        n_before = len(levels)
-                        self._truncate_level(i)
-                        if len(levels) > n_before:  # the clone already holds items[: k + 1]
-                            starts[i + 1] = k + 1
+                T, x, wi = items[k]
+                w = wi
+                if lv.tau >= T:
+                    continue  # the level no longer represents time T
+                # fill-then-descend: add w along the path of leaf T, <= theta per non-leaf
+                leaf = tbase + T
+                d = last.bit_length() - 1
+                if (
+                    last
+                    and (leaf >> (LT - d)) == last
+                    and last in cnt
+                    and 2 * last not in cnt
+                    and 2 * last + 1 not in cnt
+                ):
+                    node = last  # the previous placement's node is still the deepest
+                elif 1 not in cnt:
+                    cnt[1] = 0.0
+                    if val is not None:
+                        val[1] = {}
+                    d = 0
+                    node = 1
+                else:  # deepest present ancestor: presence is upward-closed along the path
+                    lo, hi = 0, LT
+                    while lo < hi:
+                        mid = (lo + hi + 1) >> 1
+                        if (leaf >> (LT - mid)) in cnt:
+                            lo = mid
+                        else:
+                            hi = mid - 1
+                    d = lo
+                    node = leaf >> (LT - d)
+                while True:
+                    c = cnt[node]
+                    room = th - c
+                    if d == LT or room >= w:
+                        cnt[node] = c + w
+                        last = node
+                        if val is not None:
+                            vd = val[node]
+                            vleaf = vbase + x
+                            vd[vleaf] = vd.get(vleaf, 0.0) + w
+                            if len(vd) > vcap:
+                                _compress_dict(vd, self._veps * (c + w) / self._LU, self._LU)
+                        break
+                    if room > 0:
+                        cnt[node] = th
+                        if val is not None:
+                            self._vadd(val[node], th, x, room)
+                        w -= room
+                    d += 1
+                    node = leaf >> (LT - d)
+                    if node not in cnt:
+                        cnt[node] = 0.0
+                        if val is not None:
+                            val[node] = {}
+                if len(cnt) > two_kappa:
+                    lv.last = last
+                    n_before = len(levels)
+                    self._truncate_level(i)
+                    if len(levels) > n_before:  # the clone already holds items[: k + 1]
+                        starts[i + 1] = k + 1
+            lv.last = last
             i += 1
-        self._top_n += sum(w for _, _, w in items)
-
-    def _place(self, lv: _Level, T: int, x: int, w: float) -> None:
-        """Fill-then-descend: add w along the path of leaf T, <= theta per non-leaf node."""
-        cnt = lv.cnt
-        LT = self._LT
-        leaf = self._tbase + T
-        last = lv.last
-        d = last.bit_length() - 1
-        if (
-            last
-            and (leaf >> (LT - d)) == last
-            and last in cnt
-            and 2 * last not in cnt
-            and 2 * last + 1 not in cnt
-        ):
-            pass  # fast path: the previous placement's node is still the deepest ancestor
-        elif 1 not in cnt:
-            cnt[1] = 0.0
-            if lv.val is not None:
-                lv.val[1] = {}
-            d = 0
-        else:  # deepest present ancestor: presence is upward-closed along the path
-            lo, hi = 0, LT
-            while lo < hi:
-                mid = (lo + hi + 1) >> 1
-                if (leaf >> (LT - mid)) in cnt:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            d = lo
-        node = leaf >> (LT - d)
-        th = lv.theta
-        val = lv.val
-        while True:
-            c = cnt[node]
-            room = th - c
-            if d == LT or room >= w:
-                cnt[node] = c + w
-                lv.last = node
-                if val is not None:
-                    vd = val[node]
-                    vleaf = self._vbase + x
-                    vd[vleaf] = vd.get(vleaf, 0.0) + w
-                    if len(vd) > self._vcap:
-                        _compress_dict(vd, self._veps * (c + w) / self._LU, self._LU)
-                return
-            if room > 0:
-                cnt[node] = th
-                if val is not None:
-                    self._vadd(val[node], th, x, room)
-                w -= room
-            d += 1
-            node = leaf >> (LT - d)
-            if node not in cnt:
-                cnt[node] = 0.0
-                if val is not None:
-                    val[node] = {}
+        self._top_n += sum(it[2] for it in items)
 
     def _vadd(self, vd: dict[int, float], total: float, x: int, w: float) -> None:
         leaf = self._vbase + x
