@@ -7,11 +7,14 @@ ordering             out-of-order: items arrive in any timestamp order; the wind
                      query time (any size w >= 1, up to ``max_window`` if one is set)
 input                integer timestamps in [0, 2**time_bits); integer weights >= 1
                      (multiplicities); SlidingWindowQDigest also takes keys in [0, U)
-structure            an exact buffer B of the kappa = ceil(c*LT/eps) latest items, and levels
-                     j = 1, 2, ... of fill-then-descend q-digests over time with node threshold
-                     theta_j (2**j for counts, 2**(j-1) for ranges) and at most 2*kappa nodes
-                     each; in SlidingWindowQDigest every time node also holds a value q-digest
-                     (the paper's "defer-merge" variant)
+structure            an exact buffer B of the latest items (kappa .. 2 kappa of them, kappa =
+                     ceil(c*LT/eps); it evicts in runs), and levels j = 1, 2, ... of
+                     fill-then-descend q-digests over time with node threshold theta_j (2**j
+                     for counts, 2**(j-1) for ranges), truncated to the kappa latest ranges
+                     when they exceed 2*kappa nodes; only levels up to the first one that never
+                     discarded are kept (the next is cloned from it on its first discard); in
+                     SlidingWindowQDigest every time node also holds a value q-digest (the
+                     paper's "defer-merge" variant)
 update               O(J log LT) for SlidingWindowCount, O(J (log LT + 1)) amortized for the
                      value version, J = number of levels = O(log(eps N / LT))
 queries              O(space): count / window digest / decayed digest
