@@ -440,3 +440,15 @@ def test_naive_and_aware_datetimes_do_not_mix(aggregator: str) -> None:
     w.insert(dt.datetime(2024, 1, 1, 0, 0, 2, tzinfo=dt.UTC), 1)
     assert w.counters["bad_timestamp"] == 1
     assert [r.count for r in w.close()] == [1]
+
+
+def test_float_timestamp_in_an_exact_int_stream_is_rejected() -> None:
+    w = SlidingWindows(Concat(), 10, 10, aggregator="recalc")
+    w.insert(9, "a")
+    w.insert(9.5, "b")  # would fall behind the inclusive end 9 of [0, 10)
+    w.insert_many([(9.75, "c")])
+    assert w.counters["bad_timestamp"] == 2
+    assert "one timestamp type" in w.rejected[0].reason
+    p = SlidingWindows(Sum(), 10, 10, aggregator="recalc")  # panes: any numbers mix
+    p.insert_many([(9, 1), (9.5, 2), (10, 4)])
+    assert [r.value for r in p.close()] == [4]

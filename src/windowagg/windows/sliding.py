@@ -82,6 +82,13 @@ def _first(item: tuple[Any, Any]) -> Any:
     return item[0]
 
 
+def _float_in_int_stream(t: float) -> TimestampError:
+    return TimestampError(
+        f"float timestamp {t!r} in a window of int timestamps; use one timestamp type per "
+        "window (or panes=True, where any mix of numbers works)"
+    )
+
+
 class _TimeWindows:
     """The engine behind :class:`SlidingWindows` and :class:`~windowagg.windows.SharedWindows`.
 
@@ -172,6 +179,7 @@ class _TimeWindows:
         self._lift_v = monoid.lift
         self._ttype: type | None = None  # type of the first timestamp (None: not yet/closed)
         self._n_accepted = 0  # counters["accepted"], kept as an attribute for the hot path
+        self._int_only = False  # int timestamps without panes: refuse float timestamps
         self._open_start: Any = None  # start of the oldest open window (largest size)
         self._int_grid = False  # pane index by exact floor division (int / datetime times)
         # largest timestamp below / smallest above a boundary, in the timestamps' own type
@@ -336,6 +344,8 @@ class _TimeWindows:
         self._pred = pred_fn
         self._succ = succ_fn
         self._int_grid = int_grid
+        # exact int keys: window ends map to end - 1, which a float key could fall behind
+        self._int_only = not self._panes and isinstance(t, int)
         self._ref = t
         # the fast path is only sound where equal types are always comparable (not for
         # datetimes: naive and aware ones share a type)
@@ -392,6 +402,8 @@ class _TimeWindows:
                 check_timestamp(t, self._ref)
                 if self._ref is None:
                     self._init_time(t)
+                elif self._int_only and isinstance(t, float):
+                    raise _float_in_int_stream(t)
             except TimestampError as e:
                 self._reject(t, v, BAD_TIMESTAMP, str(e))
                 return out
@@ -519,6 +531,8 @@ class _TimeWindows:
                     check_timestamp(t, self._ref)
                     if self._ref is None:
                         self._init_time(t)
+                    elif self._int_only and isinstance(t, float):
+                        raise _float_in_int_stream(t)
                 except TimestampError as e:
                     self._reject(t, v, BAD_TIMESTAMP, str(e))
                     continue
