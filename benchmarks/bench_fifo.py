@@ -32,10 +32,11 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.harness import (
+    PLOTS,
+    RESULTS,
     measure,
     median,
     percentiles,
-    plot_lines,
     print_table,
     save_results,
 )
@@ -140,6 +141,85 @@ def _fiba_cls() -> Any:
     except ImportError:
         return None
     return getattr(mod, "FiBA", None)
+
+
+# --------------------------------------------------------------------------- plots
+def plot_lines(
+    name: str,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    series: dict[str, tuple[list[float], list[float]]],
+    *,
+    logx: bool = True,
+    logy: bool = False,
+    xticks: list[str] | None = None,
+) -> None:
+    """Like ``harness.plot_lines`` but with a distinct colour and marker per series (more
+    than ten series here) and optional tick labels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    PLOTS.mkdir(parents=True, exist_ok=True)
+    cmap = plt.get_cmap("tab20")
+    markers = "osD^v<>pP*Xhd"
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for i, (label, (xs, ys)) in enumerate(series.items()):
+        style = "--" if label in ("Null", "Recalc", "FiBA") else "-"
+        ax.plot(
+            list(xs),
+            list(ys),
+            style,
+            marker=markers[i % len(markers)],
+            color=cmap(i % 20),
+            label=label,
+        )
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    if xticks:
+        ax.set_xticks(range(1, len(xticks) + 1), xticks)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(PLOTS / f"{name}.png", dpi=110)
+    plt.close(fig)
+
+
+def replot(data: dict[str, Any]) -> None:
+    """Write every PNG of this suite from a results dict (also ``--replot``)."""
+    for mname, res in data["throughput"].items():
+        table = res["rounds_per_s"]
+        plot_lines(
+            f"fifo_throughput_{mname.lower()}",
+            f"FIFO throughput, {mname} (evict+insert+query rounds; shared machine)",
+            "window size n",
+            "rounds per second",
+            {k: ([int(x) for x in v], list(v.values())) for k, v in table.items() if v},
+            logx=True,
+            logy=True,
+        )
+    for clock in ("wall", "cpu"):
+        for n, by in data.get(f"latency_ns_{clock}", {}).items():
+            plot_lines(
+                f"fifo_latency_{clock}_n{n}",
+                f"FIFO per-operation latency ({clock} clock), Sum, n={int(n):,}",
+                "percentile",
+                "ns",
+                {
+                    k: ([1, 2, 3, 4, 5], [v["p50"], v["p99"], v["p99.9"], v["p99.99"], v["max"]])
+                    for k, v in by.items()
+                },
+                logx=False,
+                logy=True,
+                xticks=["p50", "p99", "p99.9", "p99.99", "max"],
+            )
 
 
 # --------------------------------------------------------------------------- drivers
@@ -265,15 +345,6 @@ def throughput(
                 headers,
                 rows,
             )
-        )
-        plot_lines(
-            f"fifo_throughput_{mname.lower()}",
-            f"FIFO throughput, {mname} (evict+insert+query rounds)",
-            "window size n",
-            "rounds per second",
-            {k: (list(v), list(v.values())) for k, v in table.items() if v},
-            logx=True,
-            logy=True,
         )
     return results, md
 
@@ -475,7 +546,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--quick", action="store_true", help="short run (about 2 minutes)")
     ap.add_argument("--only", default="", help="comma-separated class names")
     ap.add_argument("--max-n", type=int, default=0, help="cap on the window size")
+    ap.add_argument("--replot", action="store_true", help="redraw PNGs from results/fifo.json")
     args = ap.parse_args(argv)
+    if args.replot:
+        import json
+
+        replot(json.loads((RESULTS / "fifo.json").read_text()))
+        return 0
 
     only = [x for x in args.only.split(",") if x]
     names = [c for c in CLASSES if not only or c in only]
@@ -561,39 +638,24 @@ def main(argv: list[str]) -> int:
                 ],
                 tail_rows,
             )
-    for clock, table in (("wall", lat), ("cpu", lat_cpu)):
-        for n, by in table.items():
-            plot_lines(
-                f"fifo_latency_{clock}_n{n}",
-                f"FIFO per-operation latency percentiles ({clock} clock), Sum, n={n:,}",
-                "percentile (50, 99, 99.9, 99.99, max)",
-                "ns",
-                {
-                    k: ([1, 2, 3, 4, 5], [v["p50"], v["p99"], v["p99.9"], v["p99.99"], v["max"]])
-                    for k, v in by.items()
-                },
-                logx=False,
-                logy=True,
-            )
-    save_results(
-        "fifo_quick" if args.quick else "fifo",
-        {
-            "quick": args.quick,
-            "fiba_note": fiba_note,
-            "throughput": thr,
-            "targets": tgt,
-            "latency_ns_wall": {str(k): v for k, v in lat.items()},
-            "latency_ns_cpu": {str(k): v for k, v in lat_cpu.items()},
-            "combines": {str(k): v for k, v in cnt.items()},
-            "seconds": {
-                "throughput": t1 - t0,
-                "targets": t2 - t1,
-                "latency": t3 - t2,
-                "combines": t4 - t3,
-            },
-            "markdown": "\n".join([md0, md4, *md1, *md2, *md2c, *md3]),
+    results = {
+        "quick": args.quick,
+        "fiba_note": fiba_note,
+        "throughput": thr,
+        "targets": tgt,
+        "latency_ns_wall": {str(k): v for k, v in lat.items()},
+        "latency_ns_cpu": {str(k): v for k, v in lat_cpu.items()},
+        "combines": {str(k): v for k, v in cnt.items()},
+        "seconds": {
+            "throughput": t1 - t0,
+            "targets": t2 - t1,
+            "latency": t3 - t2,
+            "combines": t4 - t3,
         },
-    )
+        "markdown": "\n".join([md0, md4, *md1, *md2, *md2c, *md3]),
+    }
+    save_results("fifo_quick" if args.quick else "fifo", results)
+    replot(results)
     print(
         f"done: throughput {t1 - t0:.0f}s, targets {t2 - t1:.0f}s, latency {t3 - t2:.0f}s, "
         f"combines {t4 - t3:.0f}s"
