@@ -220,6 +220,7 @@ def throughput(n: int, repeats: int, eps: float) -> tuple[str, dict[str, Any]]:
             ratio = f"{cpu / PAPER[tgt]:.2f}x of {PAPER[tgt] // 1000}k" if tgt else ""
             rows.append([name, wall, cpu, ratio])
             out[f"{kind}/{name}"] = {"wall_per_s": wall, "cpu_per_s": cpu}
+        md += "\n" if md else ""
         md += print_table(
             f"Throughput, {kind} data, n = {n:,}, eps = {eps} (items/s)",
             ["summary", "wall-clock median", "CPU-time best", "CPU vs paper C"],
