@@ -129,6 +129,9 @@ def test_exp_qdigest_bytes_and_errors():
     with pytest.raises(ValueError):
         d.update(100, 3)
     assert d.to_bytes() == before
+    c = d.copy()
+    c.update(5, 60)
+    assert d.to_bytes() == before and c.to_bytes() != before
     e = ExpDecayQDigest.from_bytes(before)
     assert e.quantile(0.5) == d.quantile(0.5) and e.decayed_count(60) == d.decayed_count(60)
     for cut in range(0, len(before), 7):

@@ -236,6 +236,13 @@ class ExpDecayQDigest:
         """Compress the underlying digest. O(s + L)."""
         self._q.compress()
 
+    def copy(self) -> ExpDecayQDigest:
+        """An independent copy (for fold-style aggregation, e.g. Spark). O(s)."""
+        d = ExpDecayQDigest.__new__(ExpDecayQDigest)
+        d._q = self._q.copy()
+        d._lam, d._lm, d._horizon, d._tmax = self._lam, self._lm, self._horizon, self._tmax
+        return d
+
     # ---------------------------------------------------------------- queries
     def _scale(self, t: float | None) -> float:
         if self._lm is None:
