@@ -411,15 +411,20 @@ class StoredLevels:
         if c and self._cstart[level] == pos:
             t = c.popleft()
             self._cstart[level] = pos + 1
-        else:  # a miss (after a bulk eviction): one round trip reads pos and what follows
+        else:
+            # a miss (a bulk eviction jumped past the cache): read only the page holding
+            # pos now, one round trip; the usual refill follows on a later fetch, so a
+            # bulk eviction costs about one page per level, not a cache per level
             self.misses += 1
             c.clear()
             self._cstart[level] = pos
-            self._refill(level, pos, limit)
+            ps = self.page_size
+            self._refill(level, pos, min(limit, (pos // ps + 1) * ps))
             if not c:
                 raise self._missing(level, pos)
             t = c.popleft()
             self._cstart[level] = pos + 1
+            return [t[0], t[1]]
         if len(c) < self.refill_below:
             end = self._cstart[level] + len(c)
             if end < limit:
