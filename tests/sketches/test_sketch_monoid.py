@@ -92,3 +92,45 @@ def test_combine_keeps_partials_bounded():
         acc = m.combine(acc, part)
         assert acc.size <= QDigest.error_bound(2**20, 0.05).max_nodes
     acc._check()
+
+
+def test_p95_over_sliding_windows_in_fiba_and_daba():
+    """The issue's use case: p95 departure delay over a sliding window, out of order."""
+    from windowagg.fifo import DABA
+    from windowagg.ooo import FiBA
+
+    mapper = ValueMapper(-100.0, 1500.0, 1.0, clip=True)
+    m = QDigestMonoid(eps=0.02, mapper=mapper, quantiles=(0.5, 0.95))
+    counting = Counting(m)
+    fiba = FiBA(counting, min_arity=4)
+    daba = DABA(m)
+    rng = random.Random(7)
+    n, width = 1500, 300
+    times = list(range(n))
+    delays = {t: round(rng.lognormvariate(2.0, 1.1) - 5.0, 1) for t in times}
+    arrival = sorted(times, key=lambda t: t + rng.uniform(0, 40))  # up to 40 late
+    live: dict[int, float] = {}
+    for t in arrival:
+        fiba.insert(t, delays[t])
+        live[t] = delays[t]
+        newest = max(live)
+        for old in [s for s in live if s <= newest - width]:
+            fiba.evict(old)
+            del live[old]
+        if len(live) % 37 == 0:
+            items = [(mapper.to_key(v), 1.0) for v in live.values()]
+            p50, p95 = fiba.query()
+            for phi, q in ((0.5, p50), (0.95, p95)):
+                ok, msg = quantile_ok(items, mapper.to_key(q), phi, 0.02)
+                assert ok, msg
+    for t in times:  # in order through DABA: a count-based window of `width` items
+        daba.insert(delays[t])
+        if t >= width:
+            daba.evict()
+        if t % 50 == 0 and t:
+            window = [delays[s] for s in range(max(0, t - width + 1), t + 1)]
+            items = [(mapper.to_key(v), 1.0) for v in window]
+            p50, p95 = daba.query()
+            ok, msg = quantile_ok(items, mapper.to_key(p95), 0.95, 0.02)
+            assert ok, msg
+    assert counting.combines > 0
