@@ -167,3 +167,19 @@ def test_worked_example_of_the_paper_with_value_division():
         vd.update(x, t)
     assert [k for k, _ in vd.heavy_hitters(0.5, t=3)] == [0]
     assert [k for k, _ in vd.heavy_hitters(0.5, t=4)] == [1]
+
+
+def test_generic_smooth_decay_callable():
+    """A plain callable takes the generic band path (-ln g computed from g)."""
+
+    def g(a: float) -> float:
+        return (1.0 + a) ** -1.5
+
+    theta, beta = 0.05, 0.05
+    vd = ValueDivision(64, g, theta, beta)
+    rng = random.Random(4)
+    stream = [(rng.randrange(64), rng.randrange(3000), 1.0) for _ in range(2000)]
+    for x, t, w in stream:
+        vd.update(x, t, w)
+    vd._check()
+    check(vd, stream, g, max(s[1] for s in stream), theta, beta)

@@ -46,7 +46,7 @@ from collections.abc import Callable
 
 from windowagg.errors import EmptyWindowError
 from windowagg.sketches import _format
-from windowagg.sketches.decay import neg_log_of
+from windowagg.sketches.decay import ExponentialDecay, PolynomialDecay, neg_log_of
 from windowagg.sketches.exp_qdigest import _bad_time
 from windowagg.sketches.qdigest import QDigest, _check_phi
 
@@ -86,11 +86,13 @@ class ValueDivision:
         "_S",
         "_U",
         "_beta",
+        "_expo",
         "_g",
         "_inv_ln1t",
         "_ln1t",
         "_m_after_pass",
         "_nl",
+        "_poly",
         "_proto",
         "_starts",
         "_theta",
@@ -111,6 +113,10 @@ class ValueDivision:
         self._theta = float(theta)
         self._ln1t = math.log1p(self._theta)
         self._inv_ln1t = 1.0 / self._ln1t
+        # band(age) in closed form for the two built-in decays (the update's hot path):
+        # polynomial floor(log1p(age) * alpha / ln(1+theta)), exponential floor(age * ...)
+        self._poly = decay.alpha * self._inv_ln1t if type(decay) is PolynomialDecay else 0.0
+        self._expo = decay.lam * self._inv_ln1t if type(decay) is ExponentialDecay else 0.0
         self._beta = float(beta)
         self._S: list[_Summary] = []
         self._starts: list[float] = []
@@ -148,6 +154,10 @@ class ValueDivision:
 
     def _band(self, age: float) -> float:
         """Index of the age band: largest i with g(b_i) = (1+theta)^-i >= g(age)."""
+        if self._poly:
+            return math.floor(math.log1p(age) * self._poly + 1e-12)
+        if self._expo:
+            return math.floor(age * self._expo + 1e-12)
         v = self._nl(age)
         return math.floor(v * self._inv_ln1t + 1e-12) if v < _INF else _INF
 
@@ -181,15 +191,30 @@ class ValueDivision:
                 s.tmax = t
         else:
             # extend a neighbour when the union stays inside one band, else a new singleton
-            band = self._band
             tn = self._tnow
-            bt = band(tn - t)
-            if i >= 0 and band(tn - S[i].start) == bt:
+            ps = self._poly
+            bt: float
+            if ps:  # the closed-form band of _band(), inlined for polynomial decay
+                log1p = math.log1p
+                floor = math.floor
+                bt = floor(log1p(tn - t) * ps + 1e-12)
+                ok_left = i >= 0 and floor(log1p(tn - S[i].start) * ps + 1e-12) == bt
+                ok_right = (
+                    not ok_left
+                    and i + 1 < len(S)
+                    and floor(log1p(tn - S[i + 1].end) * ps + 1e-12) == bt
+                )
+            else:
+                band = self._band
+                bt = band(tn - t)
+                ok_left = i >= 0 and band(tn - S[i].start) == bt
+                ok_right = not ok_left and i + 1 < len(S) and band(tn - S[i + 1].end) == bt
+            if ok_left:
                 s = S[i]
                 s.q._add_leaf(x, weight)
                 s.end = t
                 s.tmax = t
-            elif i + 1 < len(S) and band(tn - S[i + 1].end) == bt:
+            elif ok_right:
                 s = S[i + 1]
                 s.q._add_leaf(x, weight)
                 s.start = t
