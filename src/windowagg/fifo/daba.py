@@ -41,6 +41,9 @@ Lemma 4.1: either the window is empty, or ``|l_L|+|l_R|+|l_A|+1 = |l_F|-|l_B|`` 
 ``|l_L| = |l_R|``; ``fixup`` (singleton / flip / shift / shrink, Fig. 10) restores it after
 every insert and evict.
 
+Every combine of an operation runs before its first mutation, so a monoid whose
+``combine`` raises leaves the window unchanged.
+
 Examples
 --------
 The guide's regression trace (Max, the paper's running example):
@@ -156,49 +159,64 @@ class DABA:
         """
         lift = self._lift
         p = v if lift is None else lift(v)
-        self._vals.append(p)
         ba = self._ba
-        ba.append(self._combine(ba[-1], p) if ba else p)
-        self._bv.append(p)
+        combine = self._combine
+        agg = combine(ba[-1], p) if ba else p
+        # fixup, inlined (the same logic ends insert and evict: a method call would cost
+        # about as much as the step itself). Every combine runs before the first
+        # mutation, so a combine that raises leaves the window unchanged.
         fa = self._fa
-        # fixup, inlined (the same code ends insert and evict: a method call would cost
-        # about as much as the step itself). Cases: shrink / shift / singleton / flip.
         la = self._la
         if la:
-            rv = self._rv
+            # shrink: aggs[L] <- Σ_L ⊗ Σ_R ⊗ Σ_A joins the front portion; the last of l_R
+            # joins l_A with v[A-1] ⊗ Σ_A (Σ_A read before the move)
             ra = self._ra
-            aa = self._aa
-        else:
+            rv = self._rv
             aa = self._aa
             if aa:
-                # shift: the oldest of l_A joins the front portion; no combine
-                fa.append(aa.popleft())
-                return
-            if not fa:
-                # singleton: l_B (one entry here) becomes the front portion; no combine
-                self._fa = ba
-                self._ba = fa
-                self._bv.clear()
-                return
-            # flip: front portion -> l_L, l_B -> l_R, then a shrink; no combine (the
-            # empty l_L / l_R deques are recycled, so nothing is allocated)
-            empty = la
-            self._la = la = fa
-            self._fa = fa = self._ra
-            self._ra = ra = ba
-            self._ba = self._rv
-            self._rv = rv = self._bv
-            self._bv = empty
-        # shrink: aggs[L] <- Σ_L ⊗ Σ_R ⊗ Σ_A joins the front portion, and the last of l_R
-        # joins l_A with v[A-1] ⊗ Σ_A (Σ_A read before the move)
-        combine = self._combine
+                s_a = aa[0]
+                new_f = combine(combine(la[0], ra[-1]), s_a)
+                new_a = combine(rv[-1], s_a)
+            else:
+                new_f = combine(la[0], ra[-1])
+                new_a = rv[-1]
+            self._vals.append(p)
+            ba.append(agg)
+            self._bv.append(p)
+            la.popleft()
+            ra.pop()
+            rv.pop()
+            fa.append(new_f)
+            aa.appendleft(new_a)
+            return
+        aa = self._aa
         if aa:
-            s_a = aa[0]
-            fa.append(combine(combine(la.popleft(), ra.pop()), s_a))
-            aa.appendleft(combine(rv.pop(), s_a))
-        else:
-            fa.append(combine(la.popleft(), ra.pop()))
-            aa.appendleft(rv.pop())
+            # shift: the oldest of l_A joins the front portion; no combine
+            self._vals.append(p)
+            ba.append(agg)
+            self._bv.append(p)
+            fa.append(aa.popleft())
+            return
+        if not fa:
+            # singleton: the window was empty; the new entry is the front portion
+            self._vals.append(p)
+            fa.append(p)
+            return
+        # flip (front portion -> l_L, l_B with the new entry -> l_R), then the shrink:
+        # Σ_L ⊗ Σ_R joins the front portion, the new entry (last of l_R) joins l_A;
+        # the empty l_L / l_R deques are recycled, so nothing is allocated
+        new_f = combine(fa[0], agg)
+        self._vals.append(p)
+        empty = la
+        fa.popleft()
+        self._la = fa
+        self._fa = front = self._ra
+        front.append(new_f)
+        self._ra = ba
+        self._ba = self._rv
+        self._rv = self._bv
+        self._bv = empty
+        aa.appendleft(p)
 
     def evict(self) -> None:
         """Remove the oldest entry. O(1) worst case, at most 3 combines.
@@ -212,47 +230,68 @@ class DABA:
         vals = self._vals
         if not vals:
             raise empty_error(_WHO, "evict()")
-        vals.popleft()
         fa = self._fa
-        fa.popleft()
-        # fixup, inlined (same code as at the end of insert)
         la = self._la
+        # fixup, inlined (same logic as at the end of insert; combines first)
         if la:
-            rv = self._rv
+            combine = self._combine  # shrink
             ra = self._ra
-            aa = self._aa
-        else:
+            rv = self._rv
             aa = self._aa
             if aa:
-                fa.append(aa.popleft())  # shift
-                return
-            if not fa:
-                # singleton or empty: l_B (at most one entry) becomes the front portion
-                self._fa = self._ba
-                self._ba = fa
-                self._bv.clear()
-                return
-            # flip
-            empty = la
-            self._la = la = fa
-            self._fa = fa = self._ra
-            self._ra = ra = self._ba
-            self._ba = self._rv
-            self._rv = rv = self._bv
-            self._bv = empty
-        combine = self._combine  # shrink
+                s_a = aa[0]
+                new_f = combine(combine(la[0], ra[-1]), s_a)
+                new_a = combine(rv[-1], s_a)
+            else:
+                new_f = combine(la[0], ra[-1])
+                new_a = rv[-1]
+            vals.popleft()
+            fa.popleft()
+            la.popleft()
+            ra.pop()
+            rv.pop()
+            fa.append(new_f)
+            aa.appendleft(new_a)
+            return
+        aa = self._aa
         if aa:
-            s_a = aa[0]
-            fa.append(combine(combine(la.popleft(), ra.pop()), s_a))
-            aa.appendleft(combine(rv.pop(), s_a))
-        else:
-            fa.append(combine(la.popleft(), ra.pop()))
-            aa.appendleft(rv.pop())
+            vals.popleft()  # shift
+            fa.popleft()
+            fa.append(aa.popleft())
+            return
+        if len(fa) == 1:
+            # singleton or empty: l_B (at most one entry) becomes the front portion
+            vals.popleft()
+            fa.popleft()
+            self._fa = self._ba
+            self._ba = fa
+            self._bv.clear()
+            return
+        # flip (the rest of the front portion -> l_L, l_B -> l_R), then the shrink: the
+        # second-oldest entry joins the new front portion with Σ_L ⊗ Σ_R, the last of
+        # l_R joins l_A (Lemma 4.1: l_B is not empty here)
+        ba = self._ba
+        new_f = self._combine(fa[1], ba[-1])
+        vals.popleft()
+        fa.popleft()
+        fa.popleft()
+        empty = la
+        self._la = fa
+        self._fa = front = self._ra
+        front.append(new_f)
+        ba.pop()
+        self._ra = ba
+        self._ba = self._rv
+        bv = self._bv
+        self._rv = bv
+        self._bv = empty
+        aa.appendleft(bv.pop())
 
     def bulk_evict(self, count: int) -> None:
         """Remove the ``count`` oldest entries: O(count) worst case, <= 3 combines each.
 
-        A bad count raises and leaves the window unchanged.
+        A bad count raises and leaves the window unchanged. A ``combine`` that raises
+        part-way keeps the evictions already done (each single eviction is atomic).
 
         >>> from windowagg.monoids import Sum
         >>> w = DABA(Sum())

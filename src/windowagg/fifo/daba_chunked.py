@@ -40,6 +40,10 @@ and either the window is empty or ``|L..R| + |R..A| + |A..B| + 1 = |F..B| - |B..
 them after every insert and evict with at most 3 combines; ``Σ_B = aggs[E-1]`` is cached.
 Evicted partials stay referenced until their chunk is freed (at most ``C - 1`` of them).
 
+``combine`` must be total (the monoid contract): one that raises in the middle of a
+shrink can leave the aggregates inconsistent, which ``_check()`` reports; use
+:class:`~windowagg.fifo.DABA` where that matters.
+
 Examples
 --------
 The regression trace of the guide (Max, Fig. 4 of the paper):

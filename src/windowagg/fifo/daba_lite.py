@@ -38,6 +38,9 @@ The Lite layout keeps, per sublist::
 so a shrink is ``Σ_L ⊗ agg_ra`` and ``v[A-1] ⊗ Σ_A`` (2 combines, DABA needs 3) and an
 insert folds into ``agg_b`` instead of storing a prefix aggregate.
 
+Every combine of an operation runs before its first mutation, so a monoid whose
+``combine`` raises leaves the window unchanged.
+
 Examples
 --------
 >>> from windowagg.monoids import Max
@@ -143,43 +146,55 @@ class DABALite:
         """
         lift = self._lift
         p = v if lift is None else lift(v)
-        self._vals.append(p)
         bb = self._bb
-        self._agg_b = self._combine(self._agg_b, p) if bb else p
-        bb.append(p)
+        combine = self._combine
+        agg_b = combine(self._agg_b, p) if bb else p
+        # fixup, inlined (the same logic ends insert and evict: a method call would cost
+        # about as much as the step itself). Every combine runs before the first
+        # mutation, so a combine that raises leaves the window unchanged.
         front = self._front
-        # fixup, inlined (the same code ends insert and evict: a method call would cost
-        # about as much as the step itself). Cases: shrink / shift / singleton / flip.
         ll = self._ll
         if ll:
+            # shrink: Σ_L ⊗ agg_ra joins the front portion; v[A-1] ⊗ Σ_A joins l_A
             rr = self._rr
             aa = self._aa
-        else:
-            aa = self._aa
-            if aa:
-                # shift: the oldest of l_A joins the front portion; no combine
-                front.append(aa.popleft())
-                return
-            if not front:
-                # singleton or empty: l_B (at most one raw partial) is the front portion
-                self._front = self._bb
-                self._bb = front
-                self._agg_b = self._identity
-                return
-            # flip: front portion -> l_L, l_B -> l_R, then a shrink as in the paper
-            self._ll = front
-            self._front = ll
-            ll, front = front, ll
-            rr = self._bb
-            self._bb = self._rr
-            self._rr = rr
-            self._agg_ra = self._agg_b
-            self._agg_b = self._identity
-        # shrink: Σ_L ⊗ agg_ra joins the front portion; v[A-1] ⊗ Σ_A joins l_A
-        combine = self._combine
-        front.append(combine(ll.popleft(), self._agg_ra))
-        r = rr.pop()
-        aa.appendleft(combine(r, aa[0]) if aa else r)
+            new_f = combine(ll[0], self._agg_ra)
+            new_a = combine(rr[-1], aa[0]) if aa else rr[-1]
+            self._vals.append(p)
+            bb.append(p)
+            self._agg_b = agg_b
+            ll.popleft()
+            rr.pop()
+            front.append(new_f)
+            aa.appendleft(new_a)
+            return
+        aa = self._aa
+        if aa:
+            # shift: the oldest of l_A joins the front portion; no combine
+            self._vals.append(p)
+            bb.append(p)
+            self._agg_b = agg_b
+            front.append(aa.popleft())
+            return
+        if not front:
+            # singleton: the window was empty; the new entry is the front portion
+            self._vals.append(p)
+            front.append(p)
+            return
+        # flip (front portion -> l_L, l_B with the new entry -> l_R, agg_ra = new agg_b),
+        # then the shrink: Σ_L ⊗ agg_ra joins the front portion, the new entry (last of
+        # l_R) joins l_A; the empty deques are recycled, nothing is allocated
+        new_f = combine(front[0], agg_b)
+        self._vals.append(p)
+        front.popleft()
+        self._ll = front
+        self._front = ll
+        ll.append(new_f)
+        self._bb = self._rr
+        self._rr = bb
+        self._agg_ra = agg_b
+        self._agg_b = self._identity
+        aa.appendleft(p)
 
     def evict(self) -> None:
         """Remove the oldest entry. O(1) worst case, at most 2 combines.
@@ -193,46 +208,59 @@ class DABALite:
         vals = self._vals
         if not vals:
             raise empty_error(_WHO, "evict()")
-        vals.popleft()
         front = self._front
-        front.popleft()
-        # fixup, inlined (the same code ends insert and evict: a method call would cost
-        # about as much as the step itself). Cases: shrink / shift / singleton / flip.
         ll = self._ll
+        # fixup, inlined (same logic as at the end of insert; combines first)
         if ll:
+            combine = self._combine  # shrink
             rr = self._rr
             aa = self._aa
-        else:
-            aa = self._aa
-            if aa:
-                # shift: the oldest of l_A joins the front portion; no combine
-                front.append(aa.popleft())
-                return
-            if not front:
-                # singleton or empty: l_B (at most one raw partial) is the front portion
-                self._front = self._bb
-                self._bb = front
-                self._agg_b = self._identity
-                return
-            # flip: front portion -> l_L, l_B -> l_R, then a shrink as in the paper
-            self._ll = front
-            self._front = ll
-            ll, front = front, ll
-            rr = self._bb
-            self._bb = self._rr
-            self._rr = rr
-            self._agg_ra = self._agg_b
+            new_f = combine(ll[0], self._agg_ra)
+            new_a = combine(rr[-1], aa[0]) if aa else rr[-1]
+            vals.popleft()
+            front.popleft()
+            ll.popleft()
+            rr.pop()
+            front.append(new_f)
+            aa.appendleft(new_a)
+            return
+        aa = self._aa
+        if aa:
+            vals.popleft()  # shift
+            front.popleft()
+            front.append(aa.popleft())
+            return
+        if len(front) == 1:
+            # singleton or empty: l_B (at most one raw partial) becomes the front portion
+            vals.popleft()
+            front.popleft()
+            self._front = self._bb
+            self._bb = front
             self._agg_b = self._identity
-        # shrink: Σ_L ⊗ agg_ra joins the front portion; v[A-1] ⊗ Σ_A joins l_A
-        combine = self._combine
-        front.append(combine(ll.popleft(), self._agg_ra))
-        r = rr.pop()
-        aa.appendleft(combine(r, aa[0]) if aa else r)
+            return
+        # flip (the rest of the front portion -> l_L, l_B -> l_R, agg_ra = agg_b), then
+        # the shrink: the second-oldest entry joins the new front portion with
+        # Σ_L ⊗ agg_ra, the last of l_R joins l_A (Lemma 4.1: l_B is not empty here)
+        agg_b = self._agg_b
+        new_f = self._combine(front[1], agg_b)
+        vals.popleft()
+        front.popleft()
+        front.popleft()
+        self._ll = front
+        self._front = ll
+        ll.append(new_f)
+        bb = self._bb
+        self._bb = self._rr
+        self._rr = bb
+        self._agg_ra = agg_b
+        self._agg_b = self._identity
+        aa.appendleft(bb.pop())
 
     def bulk_evict(self, count: int) -> None:
         """Remove the ``count`` oldest entries: O(count) worst case, <= 2 combines each.
 
-        A bad count raises and leaves the window unchanged.
+        A bad count raises and leaves the window unchanged. A ``combine`` that raises
+        part-way keeps the evictions already done (each single eviction is atomic).
 
         >>> from windowagg.monoids import Sum
         >>> w = DABALite(Sum())

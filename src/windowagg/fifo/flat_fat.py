@@ -22,6 +22,9 @@ inner node is ``tree[2i] ⊗ tree[2i+1]``. If the window does not wrap, the root
 answer. If it wraps, the answer is the aggregate of leaves ``[front, cap)`` followed by
 that of ``[0, end)``, each an O(log n) range fold.
 
+``combine`` must be total (the monoid contract): one that raises while a leaf-to-root
+path is updated can leave inner nodes stale, which ``_check()`` reports.
+
 Examples
 --------
 >>> from windowagg.monoids import Concat

@@ -28,6 +28,9 @@ which frees at most one cell per operation here; the difference from
 :class:`~windowagg.fifo.IOA` is that FOA keeps every cell immutable and allocates a
 separate suspension object, IOA forces a delayed cell in place.
 
+``combine`` must be total (the monoid contract): one that raises while a rotation step
+is forced can leave the lists inconsistent, which ``_check()`` reports.
+
 Examples
 --------
 >>> from windowagg.monoids import Concat

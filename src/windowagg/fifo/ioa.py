@@ -19,6 +19,9 @@ place with the head of the rotation, so no separate suspension object exists and
 reference to the cell sees the forced value. Reference counting frees evicted cells one
 at a time.
 
+``combine`` must be total (the monoid contract): one that raises while a delayed cell
+is forced can leave the lists inconsistent, which ``_check()`` reports.
+
 Examples
 --------
 >>> from windowagg.monoids import Concat

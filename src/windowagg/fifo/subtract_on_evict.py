@@ -148,11 +148,15 @@ class SubtractOnEvict:
             self._agg = self._identity
             return
         combine = self._combine
-        popleft = vals.popleft
-        gone = popleft()
+        it = iter(vals)  # fold first, pop after: a raising combine changes nothing
+        gone = next(it)
         for _ in range(k - 1):
-            gone = combine(gone, popleft())
-        self._agg = combine(self._inverse(gone), self._agg)
+            gone = combine(gone, next(it))
+        agg = combine(self._inverse(gone), self._agg)
+        popleft = vals.popleft  # cached: called k times
+        for _ in range(k):
+            popleft()
+        self._agg = agg
 
     def query(self) -> Any:
         """``lower`` of the running aggregate. O(1), 0 combines.

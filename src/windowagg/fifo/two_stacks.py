@@ -20,6 +20,9 @@ everything below it *in window order*: ``val ⊗ below`` in ``F``, ``below ⊗ v
 re-aggregating every entry: that single eviction costs ``n - 1`` combines, which is the
 latency spike :class:`~windowagg.fifo.DABA` removes.
 
+A flip computes all its aggregates before it changes anything, so a ``combine`` that
+raises leaves the window unchanged.
+
 Examples
 --------
 >>> from windowagg.monoids import Concat
@@ -127,8 +130,9 @@ class TwoStacks:
         Run by :func:`itertools.accumulate` from the young end: ``acc = older ⊗ acc``.
         """
         bv = self._bv
+        aggs = list(accumulate(reversed(bv), self._flip_op))  # a raising combine: no change
         self._fv.extend(reversed(bv))
-        self._fa.extend(accumulate(reversed(bv), self._flip_op))
+        self._fa.extend(aggs)
         self._bv = []
         self._ba = []
 
@@ -170,12 +174,12 @@ class TwoStacks:
             del self._fv[nf - k :]
             del self._fa[nf - k :]
             return
-        self._fv.clear()
-        self._fa.clear()
-        rest = k - nf
-        self._bv = self._bv[rest:]
+        survivors = self._bv[k - nf :]
+        aggs = list(accumulate(reversed(survivors), self._flip_op))  # before any change
+        self._fv[:] = survivors[::-1]
+        self._fa[:] = aggs
+        self._bv = []
         self._ba = []
-        self._flip()
 
     def query(self) -> Any:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.

@@ -22,6 +22,9 @@ aggregate, kept in a Python list used as a stack with the oldest on top:
 no per-entry aggregate, only their running fold ``Σ_B``. A flip walks the deque from the
 young end (the back stack is always its whole tail) and builds the front aggregates.
 
+A flip computes all its aggregates before it changes anything, so a ``combine`` that
+raises leaves the window unchanged.
+
 Examples
 --------
 >>> from windowagg.monoids import Concat
@@ -35,7 +38,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import Any
 
 from windowagg.fifo._common import check_count, empty_error, flip_op, hot_ops, invariant
@@ -130,7 +133,8 @@ class TwoStacksLite:
         O(nB), nB - 1 combines, run by :func:`itertools.accumulate` from the young end:
         ``acc = older ⊗ acc`` (with a declared-commutative monoid, ``combine`` itself).
         """
-        self._front.extend(accumulate(reversed(self._vals), self._flip_op))
+        # slice assignment materialises the iterator first: a raising combine changes nothing
+        self._front[:] = accumulate(reversed(self._vals), self._flip_op)
         self._agg_b = self._identity
 
     def evict(self) -> None:
@@ -169,16 +173,17 @@ class TwoStacksLite:
             return
         front = self._front
         nf = len(front)
+        aggs: list[Any] | None = None
+        if k > nf:  # the survivors' aggregates, computed before any change
+            aggs = list(accumulate(islice(reversed(vals), len(vals) - k), self._flip_op))
         popleft = vals.popleft  # cached: called k times
         for _ in range(k):
             popleft()
-        if k <= nf:
+        if aggs is None:
             del front[nf - k :]
             return
-        front.clear()
+        front[:] = aggs
         self._agg_b = self._identity
-        if vals:
-            self._flip()
 
     def query(self) -> Any:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
