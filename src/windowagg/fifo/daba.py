@@ -173,19 +173,24 @@ class DABA:
             ra = self._ra
             rv = self._rv
             aa = self._aa
-            if aa:
-                s_a = aa[0]
-                new_f = combine(combine(la[0], ra[-1]), s_a)
-                new_a = combine(rv[-1], s_a)
-            else:
-                new_f = combine(la[0], ra[-1])
-                new_a = rv[-1]
+            s_l = la.popleft()
+            s_r = ra.pop()
+            new_a = rv.pop()
+            try:
+                if aa:
+                    s_a = aa[0]
+                    new_f = combine(combine(s_l, s_r), s_a)
+                    new_a = combine(new_a, s_a)
+                else:
+                    new_f = combine(s_l, s_r)
+            except BaseException:  # undo the three pops (try costs nothing when no raise)
+                la.appendleft(s_l)
+                ra.append(s_r)
+                rv.append(new_a)
+                raise
             self._vals.append(p)
             ba.append(agg)
             self._bv.append(p)
-            la.popleft()
-            ra.pop()
-            rv.pop()
             fa.append(new_f)
             aa.appendleft(new_a)
             return
@@ -238,18 +243,23 @@ class DABA:
             ra = self._ra
             rv = self._rv
             aa = self._aa
-            if aa:
-                s_a = aa[0]
-                new_f = combine(combine(la[0], ra[-1]), s_a)
-                new_a = combine(rv[-1], s_a)
-            else:
-                new_f = combine(la[0], ra[-1])
-                new_a = rv[-1]
+            s_l = la.popleft()
+            s_r = ra.pop()
+            new_a = rv.pop()
+            try:
+                if aa:
+                    s_a = aa[0]
+                    new_f = combine(combine(s_l, s_r), s_a)
+                    new_a = combine(new_a, s_a)
+                else:
+                    new_f = combine(s_l, s_r)
+            except BaseException:  # undo the three pops
+                la.appendleft(s_l)
+                ra.append(s_r)
+                rv.append(new_a)
+                raise
             vals.popleft()
             fa.popleft()
-            la.popleft()
-            ra.pop()
-            rv.pop()
             fa.append(new_f)
             aa.appendleft(new_a)
             return

@@ -158,13 +158,18 @@ class DABALite:
             # shrink: Σ_L ⊗ agg_ra joins the front portion; v[A-1] ⊗ Σ_A joins l_A
             rr = self._rr
             aa = self._aa
-            new_f = combine(ll[0], self._agg_ra)
-            new_a = combine(rr[-1], aa[0]) if aa else rr[-1]
+            s_l = ll.popleft()
+            r = rr.pop()
+            try:
+                new_f = combine(s_l, self._agg_ra)
+                new_a = combine(r, aa[0]) if aa else r
+            except BaseException:  # undo the two pops (try costs nothing when no raise)
+                ll.appendleft(s_l)
+                rr.append(r)
+                raise
             self._vals.append(p)
             bb.append(p)
             self._agg_b = agg_b
-            ll.popleft()
-            rr.pop()
             front.append(new_f)
             aa.appendleft(new_a)
             return
@@ -215,12 +220,17 @@ class DABALite:
             combine = self._combine  # shrink
             rr = self._rr
             aa = self._aa
-            new_f = combine(ll[0], self._agg_ra)
-            new_a = combine(rr[-1], aa[0]) if aa else rr[-1]
+            s_l = ll.popleft()
+            r = rr.pop()
+            try:
+                new_f = combine(s_l, self._agg_ra)
+                new_a = combine(r, aa[0]) if aa else r
+            except BaseException:  # undo the two pops
+                ll.appendleft(s_l)
+                rr.append(r)
+                raise
             vals.popleft()
             front.popleft()
-            ll.popleft()
-            rr.pop()
             front.append(new_f)
             aa.appendleft(new_a)
             return
