@@ -111,17 +111,17 @@ def parse_times(s: pd.Series, time_unit: str = "s") -> tuple[np.ndarray, pd.Seri
     (1704067201000000, [None, "unparsable timestamp 'soon'", 'mixed-type timestamp: number 5 in a column of text', 'null timestamp'])
     """
     n = len(s)
-    reasons = pd.Series([None] * n, index=s.index, dtype=object)
+    reasons = np.full(n, None, dtype=object)
     unit = {"s": 1_000_000, "ms": 1_000, "us": 1}[time_unit]
     if pd.api.types.is_datetime64_any_dtype(s.dtype):
         bad = s.isna().to_numpy()
         utc = s.dt.tz_convert("UTC") if s.dt.tz is not None else s
         micros = utc.dt.tz_localize(None).astype("datetime64[us]").to_numpy().astype(np.int64)
         reasons[bad] = "null timestamp"
-        return micros, reasons
+        return micros, pd.Series(reasons, index=s.index, dtype=object)
     if pd.api.types.is_bool_dtype(s.dtype):
         reasons[:] = "mixed-type timestamp: bool is not a time"
-        return np.zeros(n, dtype=np.int64), reasons
+        return np.zeros(n, dtype=np.int64), pd.Series(reasons, index=s.index, dtype=object)
     if pd.api.types.is_numeric_dtype(s.dtype):
         f = s.to_numpy(dtype=np.float64, na_value=np.nan)
         bad = ~np.isfinite(f)
@@ -132,7 +132,7 @@ def parse_times(s: pd.Series, time_unit: str = "s") -> tuple[np.ndarray, pd.Seri
             micros[~bad] = np.round(f[~bad] * unit).astype(np.int64)
         reasons[bad & s.isna().to_numpy()] = "null timestamp"
         reasons[bad & ~s.isna().to_numpy()] = "NaN timestamp (not finite)"
-        return micros, reasons
+        return micros, pd.Series(reasons, index=s.index, dtype=object)
     # object / string columns: classify every value, keep the majority type
     kinds = s.map(_kind_of)
     counts = kinds[kinds != "null"].value_counts()
@@ -142,9 +142,7 @@ def parse_times(s: pd.Series, time_unit: str = "s") -> tuple[np.ndarray, pd.Seri
     reasons[is_null] = "null timestamp"
     other = ~is_null & (kinds != major).to_numpy()
     for i in np.flatnonzero(other):
-        reasons.iloc[i] = (
-            f"mixed-type timestamp: {kinds.iloc[i]} {s.iloc[i]!r} in a column of {major}"
-        )
+        reasons[i] = f"mixed-type timestamp: {kinds.iloc[i]} {s.iloc[i]!r} in a column of {major}"
     ok = (~is_null) & (~other)
     if major == "number":
         sub = s[ok].astype(np.float64)
@@ -164,18 +162,18 @@ def parse_times(s: pd.Series, time_unit: str = "s") -> tuple[np.ndarray, pd.Seri
         )
         micros[pos[~bad]] = good_micros[~bad]
         for i in pos[bad]:
-            reasons.iloc[i] = f"unparsable timestamp {s.iloc[i]!r}"
+            reasons[i] = f"unparsable timestamp {s.iloc[i]!r}"
     elif major != "null":
         reasons[ok] = f"unsupported timestamp type {major}"
-    return micros, reasons
+    return micros, pd.Series(reasons, index=s.index, dtype=object)
 
 
 def _parse_values(s: pd.Series, column: str) -> tuple[np.ndarray, pd.Series]:
-    reasons = pd.Series([None] * len(s), index=s.index, dtype=object)
+    reasons = np.full(len(s), None, dtype=object)
     if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
         f = s.to_numpy(dtype=np.float64, na_value=np.nan)
         reasons[np.isnan(f)] = f"null or NaN value in {column!r}"
-        return f, reasons
+        return f, pd.Series(reasons, index=s.index, dtype=object)
     num = pd.to_numeric(s, errors="coerce")
     f = num.to_numpy(dtype=np.float64, na_value=np.nan)
     null = s.isna().to_numpy()
@@ -183,12 +181,12 @@ def _parse_values(s: pd.Series, column: str) -> tuple[np.ndarray, pd.Series]:
     text = np.isnan(f) & ~null
     for i in np.flatnonzero(text):
         v = s.iloc[i]
-        reasons.iloc[i] = (
+        reasons[i] = (
             f"null or NaN value in {column!r}"
             if str(v).strip().lower() in ("nan", "-nan", "+nan")
             else f"not a number in {column!r}: {v!r}"
         )
-    return f, reasons
+    return f, pd.Series(reasons, index=s.index, dtype=object)
 
 
 def _rows_json(pdf: pd.DataFrame, mask: np.ndarray) -> list[str]:
@@ -234,31 +232,39 @@ def validate(
         table in the module docstring).
     """
     n = len(pdf)
-    reason = pd.Series([None] * n, index=pdf.index, dtype=object)
+    reason = np.full(n, None, dtype=object)
+    unset = np.ones(n, dtype=bool)  # rows without a reason yet
 
     def mark(why: pd.Series) -> None:
-        fill = reason.isna() & why.notna()
-        reason[fill] = why[fill]
+        w = why.to_numpy(dtype=object)
+        fill = unset & ~pd.isna(w)
+        if fill.any():
+            reason[fill] = w[fill]
+            unset[fill] = False
+
+    def mark_mask(mask: np.ndarray, text: str) -> None:
+        fill = unset & mask
+        if fill.any():
+            reason[fill] = text
+            unset[fill] = False
 
     if CORRUPT_COLUMN in pdf.columns:
-        mark(pdf[CORRUPT_COLUMN].where(pdf[CORRUPT_COLUMN].isna(), "malformed record"))
+        mark_mask(pdf[CORRUPT_COLUMN].notna().to_numpy(), "malformed record")
     for k in keys:
-        why_k = pd.Series([None] * n, index=pdf.index, dtype=object)
-        why_k[pdf[k].isna().to_numpy()] = f"null key {k}"
-        mark(why_k)
+        mark_mask(pdf[k].isna().to_numpy(), f"null key {k}")
     micros, why_t = parse_times(pdf[time], time_unit)
     mark(why_t)
     values: dict[str, np.ndarray] = {}
     for c in value_columns:
         values[c], why_v = _parse_values(pdf[c], c)
         mark(why_v)
-    bad = reason.notna().to_numpy()
+    bad = ~unset
     if bad.any():
         ev = pd.Series(micros[bad], dtype="int64")
         ev_ts = pd.to_datetime(ev, unit="us", utc=True).where(why_t[bad].isna().to_numpy())
         rejects = pd.DataFrame(
             {
-                "reason": reason[bad].to_numpy(),
+                "reason": reason[bad],
                 "event_time": ev_ts.to_numpy(),
                 "row": _rows_json(pdf, bad),
             }
@@ -398,7 +404,7 @@ def _results_frame(
     n = len(cols["end"])
     data: dict[str, Any] = {}
     for k, kv in zip(keys, key_values, strict=True):
-        data[k] = [kv] * n
+        data[k] = np.full(n, kv, dtype=object if isinstance(kv, str) or kv is None else None)
     data["window_start"] = pd.to_datetime(
         np.asarray(cols["start"], dtype=np.int64), unit="us", utc=True
     )
