@@ -228,3 +228,57 @@ def test_redis_missing_binary_message(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(pytest.skip.Exception, match="redis-server is not installed"):
         mta_redis_server.require_redis_server()
     assert os.environ.get("CI") is None
+
+
+class FlakyStore(MemoryStore):
+    """A MemoryStore whose writes fail while ``down`` is set (a store outage)."""
+
+    down = False
+
+    def multi_put(self, ns: str, items: Any) -> None:
+        if self.down:
+            raise StorageError("store is down (test)")
+        super().multi_put(ns, items)
+
+    def commit(self, ns: str, puts: Any, delete_ranges: Any, meta: Any) -> None:
+        if self.down:
+            raise StorageError("store is down (test)")
+        super().commit(ns, puts, delete_ranges, meta)
+
+
+@pytest.mark.parametrize("cls", [LogMTA, AMTA])
+def test_store_outage_and_bad_values_leave_the_window_unchanged(cls: Any) -> None:
+    from windowagg.fifo.recalc import Recalc
+    from windowagg.monoids import Concat
+
+    store = FlakyStore()
+    kw: dict[str, Any] = {"buffer_size": 4, "cache_size": 4, "refill_below": 2, "page_size": 2}
+    w = cls(Concat(), store=store, namespace="w", **kw)
+    ref = Recalc(Concat())
+    failures = 0
+    for i in range(300):
+        store.down = i % 7 in (3, 4)
+        try:
+            w.insert(i)
+        except StorageError:
+            failures += 1  # nothing changed: the reference does not get it either
+        else:
+            ref.insert(i)
+        store.down = False
+        if i % 5 == 4:
+            w.bulk_evict(len(w) // 3)
+            ref.bulk_evict(len(ref) // 3)
+        assert list(w) == list(ref) and w.query() == ref.query()
+        w._check()
+    assert failures > 0
+    store.down = True
+    with pytest.raises(StorageError):
+        w.flush(token=1)
+    store.down = False
+    w.flush(token=2)
+    again = cls(Concat(), store=store, namespace="w", **kw)
+    assert list(again) == list(ref) and again.checkpoint_token == 2
+    with pytest.raises(StorageError, match="not encodable"):
+        w.insert(object())
+    assert list(w) == list(ref)
+    w._check()

@@ -137,7 +137,33 @@ class _MTABase:
                     store.drop_namespace(namespace)
                 else:
                     self._restore(meta)
+            self._lift = self._stored_lift(self._lift, self._mid)
         self._namespace = namespace
+
+    @staticmethod
+    def _stored_lift(
+        lift: Callable[[Any], Any] | None, mid: StoredLevels
+    ) -> Callable[[Any], Any]:
+        """The lift used by ``insert`` with a store. It runs before ``insert`` changes
+        anything, so a failure there leaves the window unchanged: it writes a full write
+        buffer to the store (a store error propagates, the buffer is kept for a retry) and
+        checks that the lifted value can be encoded by :mod:`windowagg.codec`."""
+
+        def checked(v: Any) -> Any:
+            if mid.flush_due():
+                mid.flush_buffer()
+            u = v if lift is None else lift(v)
+            try:
+                codec.dumps(u)
+            except CodecError as e:
+                raise StorageError(
+                    f"cannot store this entry: its partial aggregate {u!r:.60} is not "
+                    f"encodable by windowagg.codec ({e}); register its type with "
+                    "windowagg.codec.register or use the window without a store"
+                ) from e
+            return u
+
+        return checked
 
     # -- small helpers -----------------------------------------------------------------
     def _agg(self, p: list[Any]) -> Any:

@@ -37,8 +37,11 @@ Examples
 >>> mid = StoredLevels(MemoryStore(), "w", lo, buffer_size=2, cache_size=2,
 ...                    refill_below=1, page_size=4)
 >>> mid.new_level(0, 0)
->>> mid.push(0, 0, [1, 2]); mid.push(0, 1, [3, 4]); mid.push(0, 2, [5, 6])
->>> len(mid.store)  # the buffer went to the store as one page when it filled up
+>>> mid.push(0, 0, [1, 2]); mid.push(0, 1, [3, 4])
+>>> mid.flush_due(), len(mid.store)
+(True, 0)
+>>> mid.flush_buffer(); mid.push(0, 2, [5, 6])
+>>> len(mid.store)  # one page (of 4 pairs) holds positions 0 and 1
 1
 >>> lo[0] = 1; mid.drop(0, 1); mid.fetch(0, 1, 3)
 [3, 4]
@@ -387,8 +390,9 @@ class StoredLevels:
 
     # -- the hot operations ----------------------------------------------------------
     def push(self, level: int, pos: int, pair: list[Any]) -> None:
-        """Buffer the pair that stopped being the tail; flush the buffer when full. O(1)
-        amortized (a flush every ``buffer_size`` pushes)."""
+        """Buffer the pair that stopped being the tail. O(1). The owner flushes a full
+        buffer (``flush_due()`` / ``flush_buffer()``) before its next mutation, so that a
+        store error never interrupts a half-done update."""
         t = (pair[0], pair[1])
         self._bufs[level][pos] = t
         self._nbuf += 1
@@ -401,8 +405,6 @@ class StoredLevels:
                     c.append(t)
                 elif self._cstart[level] + n == pos:
                     c.append(t)
-        if self._nbuf >= self.buffer_size:
-            self.flush_buffer()
 
     def fetch(self, level: int, pos: int, limit: int) -> list[Any]:
         """The pair at *pos*, becoming the head (a mutable copy); *limit* = tail position.
@@ -516,9 +518,10 @@ class StoredLevels:
             self._cstart[level] = new_lo
 
     # -- writing ---------------------------------------------------------------------
-    def _pending_pages(self) -> list[tuple[Key, bytes]]:
-        """Encode the buffer as pages (merged with each level's open page); update the
-        open pages. Pairs already dead (below the head) are left out."""
+    def _pending_pages(self) -> tuple[list[tuple[Key, bytes]], dict[int, Any]]:
+        """Encode the buffer as pages (merged with each level's open page). Return them and
+        the open-page updates to apply once they are written (so that a failed write can
+        be retried). Pairs already dead (below the head) are left out."""
         lo = self._lo
         nlev = len(lo)
         ps = self.page_size
@@ -545,39 +548,46 @@ class StoredLevels:
         for lv, g in pages:
             if g >= top_page.get(lv, -1):
                 top_page[lv] = g
+        opened: dict[int, Any] = {}
         for lv, g in top_page.items():
             entries = pages[(lv, g)]
-            if len(entries) < ps:
-                self._open[lv] = (g, entries)
-            else:
+            opened[lv] = (g, entries) if len(entries) < ps else None
+        return [(key, encode_page(entries)) for key, entries in pages.items()], opened
+
+    def _written(self, opened: dict[int, Any]) -> None:
+        """The pending pages are in the store: update the open pages, clear the buffer."""
+        for lv, op in opened.items():
+            if op is None:
                 self._open.pop(lv, None)
-        return [(key, encode_page(entries)) for key, entries in pages.items()]
-
-    def flush_buffer(self) -> None:
-        """Write the buffered pairs to the store (one ``multi_put``); not a checkpoint."""
-        items = self._pending_pages()
-        if items:
-            self.store.multi_put(self.ns, items)
-        self._clear_buffer()
-
-    def _clear_buffer(self) -> None:
+            else:
+                self._open[lv] = op
         for bl in self._bufs:
             bl.clear()
         self._nbuf = 0
 
+    def flush_buffer(self) -> None:
+        """Write the buffered pairs to the store (one ``multi_put``); not a checkpoint."""
+        items, opened = self._pending_pages()
+        if items:
+            self.store.multi_put(self.ns, items)
+        self._written(opened)
+
     def commit(self, meta: bytes, nlevels: int) -> None:
         """Atomically write the buffer, delete dead pages and store the checkpoint *meta*."""
-        items = self._pending_pages()
+        items, opened = self._pending_pages()
         lo = self._lo
         ps = self.page_size
+        dead = list(self._dead)
+        kv_lo = list(self.kv_lo)
         for lv in range(nlevels):
             g = lo[lv] // ps
-            if g > self.kv_lo[lv]:
-                self._dead.append((lv, self.kv_lo[lv], g))
-                self.kv_lo[lv] = g
-        self.store.commit(self.ns, items, self._dead, meta)
-        self._clear_buffer()
+            if g > kv_lo[lv]:
+                dead.append((lv, kv_lo[lv], g))
+                kv_lo[lv] = g
+        self.store.commit(self.ns, items, dead, meta)  # on failure nothing above applies
+        self.kv_lo[:] = kv_lo
         self._dead = []
+        self._written(opened)
 
     def restore(self, kv_lo: list[int], nlevels: int, lo: list[int], hi: list[int]) -> None:
         """Set the state read back from a checkpoint: caches start empty, and each level's
@@ -629,5 +639,5 @@ class StoredLevels:
                         f"StoredLevels: cached pair (level {lv}, position {s + i}) is {t!r} "
                         f"but the store holds {ref!r}"
                     )
-        if self._nbuf != sum(len(bl) for bl in self._bufs) or self._nbuf > self.buffer_size:
-            raise AssertionError("StoredLevels: write buffer over capacity")
+        if self._nbuf != sum(len(bl) for bl in self._bufs):
+            raise AssertionError("StoredLevels: write-buffer count does not match its contents")
