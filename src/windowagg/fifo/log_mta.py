@@ -141,9 +141,7 @@ class _MTABase:
         self._namespace = namespace
 
     @staticmethod
-    def _stored_lift(
-        lift: Callable[[Any], Any] | None, mid: StoredLevels
-    ) -> Callable[[Any], Any]:
+    def _stored_lift(lift: Callable[[Any], Any] | None, mid: StoredLevels) -> Callable[[Any], Any]:
         """The lift used by ``insert`` with a store. It runs before ``insert`` changes
         anything, so a failure there leaves the window unchanged: it writes a full write
         buffer to the store (a store error propagates, the buffer is kept for a retry) and
@@ -528,8 +526,7 @@ class _MTABase:
         assert isinstance(mid, StoredLevels)
         if meta["page_size"] != mid.page_size:
             raise StorageError(
-                f"the namespace was written with page_size={meta['page_size']}, "
-                f"not {mid.page_size}"
+                f"the namespace was written with page_size={meta['page_size']}, not {mid.page_size}"
             )
         mid.restore(list(meta["kv_lo"]), nlev, self._lo, self._hi)
         self._token = meta["token"]
