@@ -492,9 +492,11 @@ class FiBA:
                 else:
                     node = p
             else:
-                # Move half the sibling's surplus (at least one entry): in FIFO use this
-                # refills the left finger for several cheap evictions.
-                self._move(p, j, s, (surplus + 1) // 2)
+                # Move the sibling's whole surplus (it keeps μ children, the node gets at
+                # most 2μ-1): in FIFO use this refills the left finger for many cheap
+                # evictions, and the next underflow merges. Amortized O(1) like a single
+                # move: the coins of both nodes pay for it (guide §3.9).
+                self._move(p, j, s, surplus)
                 node = p
             if node is to_repair:
                 self._fix_if_up(node)
