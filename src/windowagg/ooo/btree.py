@@ -111,12 +111,22 @@ class BTree:
 
     @property
     def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with."""
+        """The monoid this window aggregates with.
+
+        >>> from windowagg.monoids import Sum
+        >>> BTree(Sum()).monoid
+        Sum()
+        """
         return self._m
 
     @property
     def min_arity(self) -> int:
-        """μ: every non-root node has between μ and 2μ children."""
+        """μ: every non-root node has between μ and 2μ children.
+
+        >>> from windowagg.monoids import Sum
+        >>> BTree(Sum(), min_arity=3).min_arity
+        3
+        """
         return self._mu
 
     # ------------------------------------------------------------------ helpers
@@ -419,11 +429,21 @@ class BTree:
         return y.times[-1] if y.times else None
 
     def __len__(self) -> int:
-        """Number of distinct timestamps. O(1)."""
+        """Number of distinct timestamps. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = BTree(Sum()); w.bulk_insert([(1, 1), (1, 2), (4, 0)]); len(w)
+        2
+        """
         return self._size
 
     def __iter__(self) -> Iterator[tuple[Any, Any]]:
-        """``(t, partial)`` pairs in time order. O(n)."""
+        """``(t, partial)`` pairs in time order. O(n).
+
+        >>> from windowagg.monoids import Concat
+        >>> w = BTree(Concat()); w.insert(2, "b"); w.insert(1, "a"); list(w)
+        [(1, ('a',)), (2, ('b',))]
+        """
         out: list[tuple[Any, Any]] = []
 
         def walk(y: _BNode) -> None:

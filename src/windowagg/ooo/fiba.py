@@ -173,12 +173,22 @@ class FiBA:
     # ------------------------------------------------------------------ properties
     @property
     def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with."""
+        """The monoid this window aggregates with.
+
+        >>> from windowagg.monoids import Sum
+        >>> FiBA(Sum()).monoid
+        Sum()
+        """
         return self._m
 
     @property
     def min_arity(self) -> int:
-        """μ: every non-root node has between μ and 2μ children."""
+        """μ: every non-root node has between μ and 2μ children.
+
+        >>> from windowagg.monoids import Sum
+        >>> FiBA(Sum()).min_arity, FiBA(Sum(), min_arity=2).min_arity
+        (8, 2)
+        """
         return self._minarity
 
     # ------------------------------------------------------------------ timestamps
@@ -729,6 +739,12 @@ class FiBA:
         return self._size
 
     def __bool__(self) -> bool:
+        """True when the window holds an entry. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FiBA(Sum()); bool(w), w.insert(1, 1), bool(w)
+        (False, None, True)
+        """
         return bool(self._lf.times)
 
     def __iter__(self) -> Iterator[tuple[Any, Any]]:
