@@ -193,11 +193,13 @@ def plot_lines(
 
 
 def replot(data: dict[str, Any]) -> None:
-    """Write every PNG of this suite from a results dict (also ``--replot``)."""
+    """Write every PNG of this suite from a results dict (also ``--replot``); a quick run
+    writes ``fifo_quick_*`` so that it never overwrites the full run's plots."""
+    prefix = "fifo_quick" if data.get("quick") else "fifo"
     for mname, res in data["throughput"].items():
         table = res["rounds_per_s"]
         plot_lines(
-            f"fifo_throughput_{mname.lower()}",
+            f"{prefix}_throughput_{mname.lower()}",
             f"FIFO throughput, {mname} (evict+insert+query rounds; shared machine)",
             "window size n",
             "rounds per second",
@@ -208,7 +210,7 @@ def replot(data: dict[str, Any]) -> None:
     for clock in ("wall", "cpu"):
         for n, by in data.get(f"latency_ns_{clock}", {}).items():
             plot_lines(
-                f"fifo_latency_{clock}_n{n}",
+                f"{prefix}_latency_{clock}_n{n}",
                 f"FIFO per-operation latency ({clock} clock), Sum, n={int(n):,}",
                 "percentile",
                 "ns",
