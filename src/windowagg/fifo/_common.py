@@ -12,7 +12,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from windowagg.errors import EmptyWindowError
+from windowagg.errors import EmptyWindowError, WindowaggError
 from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
 __all__ = ["InvariantError", "check_count", "empty_error", "flip_op", "hot_ops", "invariant"]
@@ -44,8 +44,12 @@ def hot_ops(
     return m.lift, m.combine, m.lower
 
 
-class InvariantError(AssertionError):
-    """Raised by ``_check()`` when a structure's invariant is broken; says which and where."""
+class InvariantError(WindowaggError, AssertionError):
+    """Raised by ``_check()`` when a structure's invariant is broken; says which and where.
+
+    A :class:`~windowagg.errors.WindowaggError` like every windowagg error, and an
+    ``AssertionError`` because it reports a bug, not bad input.
+    """
 
 
 def invariant(ok: bool, who: str, what: str) -> None:
