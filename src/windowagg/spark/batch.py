@@ -199,7 +199,7 @@ def _micros(s: pd.Series) -> Any:
 
 
 def arrow_output(
-    results: pd.DataFrame,
+    groups: Sequence[tuple[tuple[Any, ...], dict[str, Any]]],
     rejects: pd.DataFrame,
     keys: Sequence[str],
     aggs: Sequence[Agg],
@@ -207,36 +207,51 @@ def arrow_output(
 ) -> pa.Table:
     """The combined output as an Arrow table of *schema* (the :func:`output_schema` in Arrow).
 
-    Built column by column from numpy (null columns are ``pa.nulls``, the ``kind`` strings
-    a ``take`` of two values), which is several times cheaper for Spark to ingest than a
-    pandas frame with object columns. O(rows).
+    *groups* is :func:`windowagg.spark.frames.window_groups` output. Built column by column
+    from numpy (times stay int64 microseconds, null columns are ``pa.nulls``, the ``kind``
+    strings a ``take`` of two values), which is several times cheaper for Spark to ingest
+    than a pandas frame with object columns. O(rows).
     """
     import numpy as np
 
-    n, m = len(results), len(rejects)
+    sizes = [len(cols["end"]) for _, cols in groups]
+    n, m = sum(sizes), len(rejects)
     by_name = {f.name: f.type for f in schema}
+    ts = pa.timestamp("us", tz="UTC")
 
     def stack(first: pa.Array, second: pa.Array) -> pa.Array:
         return pa.concat_arrays([first, second]) if m and n else (first if n else second)
 
-    ts = pa.timestamp("us", tz="UTC")
+    def cat(name: str) -> Any:
+        parts = [np.asarray(cols[name]) for _, cols in groups]
+        return np.concatenate(parts) if parts else np.empty(0)
+
     arrays: dict[str, pa.Array] = {}
     kinds = np.concatenate([np.zeros(n, dtype=np.int32), np.ones(m, dtype=np.int32)])
     arrays["kind"] = pa.array(["window", "reject"]).take(pa.array(kinds))
-    for k in keys:
-        arrays[k] = stack(
-            pa.array(results[k].tolist() if n else [], type=by_name[k]), pa.nulls(m, by_name[k])
+    for j, k in enumerate(keys):
+        values = [kv[j] for kv, _ in groups]
+        typ = by_name[k]
+        col = pa.array(values, type=typ).take(
+            pa.array(np.repeat(np.arange(len(groups), dtype=np.int32), sizes))
         )
-    for c in ("window_start", "window_end"):
-        col = pa.array(_micros(results[c]) if n else np.empty(0, np.int64), type=pa.int64())
-        arrays[c] = stack(col.cast(ts), pa.nulls(m, ts))
+        arrays[k] = stack(col, pa.nulls(m, typ))
+    for c, src in (("window_start", "start"), ("window_end", "end")):
+        col = pa.array(cat(src).astype(np.int64), type=pa.int64()).cast(ts)
+        arrays[c] = stack(col, pa.nulls(m, ts))
     for a in aggs:
         typ = by_name[a.alias]
-        vals = results[a.alias]
-        if n and typ in (pa.float64(), pa.int64()):
-            col = pa.array(vals.to_numpy(), type=typ, from_pandas=True)
+        if typ in (pa.float64(), pa.int64()):
+            vals = cat(a.alias)
+            if vals.dtype == object:
+                vals = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
+            col = pa.array(vals.astype(typ.to_pandas_dtype()), type=typ, from_pandas=True)
         else:
-            col = pa.array([None if v is None else v for v in vals.tolist()], type=typ)
+            py = [v for _, cols in groups for v in cols[a.alias]]
+            col = pa.array(
+                [None if v is None else (list(v) if isinstance(v, tuple) else v) for v in py],
+                type=typ,
+            )
         arrays[a.alias] = stack(col, pa.nulls(m, typ))
     arrays["reason"] = stack(
         pa.nulls(n, pa.string()), pa.array(rejects["reason"].tolist(), type=pa.string())
@@ -323,10 +338,10 @@ def window_agg(
 
     def per_key(table: pa.Table) -> pa.Table:
         pdf = table.to_pandas()
-        results, rejects = frames.window_frame(
+        groups, rejects = frames.window_groups(
             pdf, key_list, time, agg_list, spec, time_unit=time_unit, vectorized=vectorized
         )
-        return arrow_output(results, rejects, key_list, agg_list, arrow_schema)
+        return arrow_output(groups, rejects, key_list, agg_list, arrow_schema)
 
     output = prepared.groupBy(*key_list).applyInArrow(per_key, schema=schema)
     results, rejects = split(output)

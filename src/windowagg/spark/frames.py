@@ -59,6 +59,7 @@ __all__ = [
     "parse_times",
     "validate",
     "window_frame",
+    "window_groups",
     "window_key",
 ]
 
@@ -75,7 +76,16 @@ _MAX_PANES_PER_EVENT = 64
 _MAX_EXACT_QUANTILE_WINDOW = 2048
 
 
+_EMPTY_REJECTS: list[pd.DataFrame] = []
+
+
 def _empty_rejects() -> pd.DataFrame:
+    if not _EMPTY_REJECTS:  # building the typed empty frame costs ~1 ms: keep one
+        _EMPTY_REJECTS.append(_new_empty_rejects())
+    return _EMPTY_REJECTS[0].copy()
+
+
+def _new_empty_rejects() -> pd.DataFrame:
     return pd.DataFrame(
         {
             "reason": pd.Series([], dtype=object),
@@ -460,35 +470,64 @@ def window_frame(
 
     Complexity: O(n log n) validation and grouping plus :func:`window_key` per key.
     """
-    good, micros, values, rejects = validate(
-        pdf, keys, time, value_columns(aggs), time_unit=time_unit
+    groups, rejects = window_groups(
+        pdf, keys, time, aggs, spec, time_unit=time_unit, vectorized=vectorized
     )
-    frames: list[pd.DataFrame] = []
-    idx = np.flatnonzero(good)
-    if len(idx):
-        sub = pdf.iloc[idx]
-        if keys:
-            groups = sub.groupby(list(keys), sort=True, dropna=True).indices
-        else:
-            groups = {(): np.arange(len(idx))}
-        for kv, pos in groups.items():
-            kvals = kv if isinstance(kv, tuple) else (kv,)
-            rows = idx[pos]
-            cols = window_key(
-                micros[rows],
-                {c: v[rows] for c, v in values.items()},
-                aggs,
-                spec,
-                vectorized=vectorized,
-            )
-            frames.append(_results_frame(keys, kvals, aggs, cols))
+    frames = [_results_frame(keys, kvals, aggs, cols) for kvals, cols in groups]
     if frames:
-        results = pd.concat(frames, ignore_index=True)
+        results = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     else:
         empty: dict[str, list[Any] | np.ndarray] = {"start": [], "end": []}
         empty.update({a.alias: [] for a in aggs})
         results = _results_frame(keys, [None] * len(keys), aggs, empty)
     return results, rejects
+
+
+def window_groups(
+    pdf: pd.DataFrame,
+    keys: Sequence[str],
+    time: str,
+    aggs: Sequence[Agg],
+    spec: WindowSpec,
+    *,
+    time_unit: str = "s",
+    vectorized: bool = True,
+) -> tuple[list[tuple[tuple[Any, ...], dict[str, list[Any] | np.ndarray]]], pd.DataFrame]:
+    """:func:`window_frame` before building frames: ``[(key values, columns)]`` and rejects.
+
+    The columns are those of :func:`window_key` (``start``/``end`` as int64 microseconds);
+    the Spark adapter turns them into Arrow directly. Same complexity as
+    :func:`window_frame`.
+    """
+    good, micros, values, rejects = validate(
+        pdf, keys, time, value_columns(aggs), time_unit=time_unit
+    )
+    out: list[tuple[tuple[Any, ...], dict[str, list[Any] | np.ndarray]]] = []
+    idx = np.flatnonzero(good)
+    if not len(idx):
+        return out, rejects
+    if not keys:
+        groups: dict[Any, np.ndarray] = {(): np.arange(len(idx))}
+    elif (
+        len(keys) == 1
+        and pdf[keys[0]].iloc[idx[0]] == pdf[keys[0]].iloc[idx[-1]]
+        and (pdf[keys[0]].iloc[idx] == pdf[keys[0]].iloc[idx[0]]).all()
+    ):
+        groups = {pdf[keys[0]].iloc[idx[0]]: np.arange(len(idx))}  # one key (Spark's groups)
+    else:
+        groups = pdf.iloc[idx].groupby(list(keys), sort=True, dropna=True).indices
+    for kv, pos in groups.items():
+        kvals = kv if isinstance(kv, tuple) else (kv,)
+        rows = idx[pos]
+        cols = window_key(
+            micros[rows],
+            {c: v[rows] for c, v in values.items()},
+            aggs,
+            spec,
+            vectorized=vectorized,
+        )
+        out.append((kvals, cols))
+    return out, rejects
 
 
 class KeyRunner:
