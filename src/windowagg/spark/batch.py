@@ -227,8 +227,9 @@ def arrow_output(
         return np.concatenate(parts) if parts else np.empty(0)
 
     arrays: dict[str, pa.Array] = {}
-    kinds = np.concatenate([np.zeros(n, dtype=np.int32), np.ones(m, dtype=np.int32)])
-    arrays["kind"] = pa.array(["window", "reject"]).take(pa.array(kinds))
+    if "kind" in by_name:
+        kinds = np.concatenate([np.zeros(n, dtype=np.int32), np.ones(m, dtype=np.int32)])
+        arrays["kind"] = pa.array(["window", "reject"]).take(pa.array(kinds))
     for j, k in enumerate(keys):
         values = [kv[j] for kv, _ in groups]
         typ = by_name[k]
@@ -333,8 +334,10 @@ def window_agg(
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
     schema = output_schema(key_fields, agg_list)
-
-    arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    # the Python side sends everything but ``kind``; the JVM adds it from ``reason`` (a
+    # constant string per row is cheaper to make in Spark than to ship through Arrow)
+    inner = T.StructType([f for f in schema.fields if f.name != "kind"])
+    arrow_schema = to_arrow_schema(inner, timezone="UTC")
 
     def per_key(table: pa.Table) -> pa.Table:
         pdf = table.to_pandas()
@@ -343,6 +346,8 @@ def window_agg(
         )
         return arrow_output(groups, rejects, key_list, agg_list, arrow_schema)
 
-    output = prepared.groupBy(*key_list).applyInArrow(per_key, schema=schema)
+    raw = prepared.groupBy(*key_list).applyInArrow(per_key, schema=inner)
+    kind = F.when(F.col("reason").isNull(), F.lit("window")).otherwise(F.lit("reject"))
+    output = raw.select(kind.alias("kind"), *[F.col(f.name) for f in inner.fields])
     results, rejects = split(output)
     return WindowAgg(output, results, rejects)
