@@ -21,6 +21,7 @@ import math
 import os
 import tempfile
 import uuid
+from collections import deque
 from typing import Any
 
 import pytest
@@ -82,14 +83,45 @@ class _Base(RuleBasedStateMachine):
         self.ref: Any = None
         self.wins: list[Any] = []
         self.stores: list[tuple[Any, str]] = []
+        self.specs: list[tuple[Any, dict[str, Any]]] = []
+        self.values: deque[Any] = deque()  # the raw inputs in the window, oldest first
+        self.saved: list[Any] = []  # ... at the last flush
 
     def _build(self, monoid: Any, bulk_after: float, **extra: Any) -> None:
+        self.monoid = monoid
         self.ref = Recalc(monoid)
         for cls, kw in ((LogMTA, {}), (AMTA, {"bulk_after": bulk_after})):
             skw, store = make_store_kwargs(self.backend)
+            self.specs.append((cls, {**skw, **kw, **extra}))
             self.wins.append(cls(monoid, **skw, **kw, **extra))
             if store is not None:
                 self.stores.append((store, skw["namespace"]))
+
+    def _evicted(self, k: int) -> None:
+        for _ in range(k):
+            self.values.popleft()
+
+    @precondition(lambda self: self.ref is not None and self.backend != "local")
+    @rule()
+    def flush_and_reopen(self) -> None:
+        """Checkpoint, then continue on a new aggregator object built from the store."""
+        token = ("t", len(self.values))
+        for i, (cls, kw) in enumerate(self.specs):
+            self.wins[i].flush(token=token)
+            self.wins[i] = cls(self.monoid, **kw)
+            assert self.wins[i].checkpoint_token == token
+        self.saved = list(self.values)
+
+    @precondition(lambda self: self.ref is not None and self.backend != "local")
+    @rule()
+    def crash_and_reopen(self) -> None:
+        """Lose the process state: a new aggregator resumes at the last flush."""
+        for i, (cls, kw) in enumerate(self.specs):
+            self.wins[i] = cls(self.monoid, **kw)
+        self.ref = Recalc(self.monoid)
+        for v in self.saved:
+            self.ref.insert(v)
+        self.values = deque(self.saved)
 
     def teardown(self) -> None:
         for store, ns in self.stores:
@@ -125,6 +157,7 @@ class PlainMachine(_Base):
     def insert(self, data: st.DataObject) -> None:
         v = data.draw(values_for(self.name))
         self.ref.insert(v)
+        self.values.append(v)
         for w in self.wins:
             w.insert(v)
 
@@ -133,6 +166,7 @@ class PlainMachine(_Base):
         vs = data.draw(st.lists(values_for(self.name), min_size=k, max_size=k))
         for v in vs:
             self.ref.insert(v)
+            self.values.append(v)
             for w in self.wins:
                 w.insert(v)
 
@@ -140,6 +174,7 @@ class PlainMachine(_Base):
     @rule()
     def evict(self) -> None:
         self.ref.evict()
+        self._evicted(1)
         for w in self.wins:
             w.evict()
 
@@ -148,6 +183,7 @@ class PlainMachine(_Base):
     def bulk_evict(self, frac: float) -> None:
         k = round(frac * len(self.ref))
         self.ref.bulk_evict(k)
+        self._evicted(k)
         for w in self.wins:
             w.bulk_evict(k)
 
@@ -221,6 +257,7 @@ class PolicyMachine(_Base):
     def _enforce_all(self) -> None:
         before = len(self.ref)
         k = enforce_policy(self.ref, self.policy)
+        self._evicted(k)
         for w in self.wins:
             n0 = len(w)
             assert n0 == before
@@ -231,6 +268,7 @@ class PolicyMachine(_Base):
     def insert_and_enforce(self, dt: int, s: int) -> None:
         v = self._value(dt, s)
         self.ref.insert(v)
+        self.values.append(v)
         for w in self.wins:
             w.insert(v)
         self._enforce_all()
@@ -240,6 +278,7 @@ class PolicyMachine(_Base):
         for dt, s in steps:
             v = self._value(dt, s)
             self.ref.insert(v)
+            self.values.append(v)
             for w in self.wins:
                 w.insert(v)
         self._enforce_all()
@@ -248,7 +287,9 @@ class PolicyMachine(_Base):
     def pipeline(self, dt: int, s: int) -> None:
         v = self._value(dt, s)
         self.ref.insert(v)
+        self.values.append(v)
         k = enforce_policy(self.ref, self.policy)
+        self._evicted(k)
         for w in self.wins:
             n0 = len(w) + 1
             w.insert_and_enforce(v)

@@ -602,7 +602,10 @@ class StoredLevels:
             g = (hi[lv] - 1) // ps  # the page the next pushed pair goes to
             page = self._pages(lv, g, g).get(g)
             if page is not None:
-                self._open[lv] = (g, list(page))
+                # keep only what the checkpoint owns: positions < hi - 1. Entries beyond
+                # were written after it (by a buffer flush of a process that then died)
+                # and will be pushed again; kept, they would make the page look complete.
+                self._open[lv] = (g, list(page[: hi[lv] - 1 - g * ps]))
 
     def held(self) -> int:
         """Pairs held in process: buffered, cached and in open pages. O(levels)."""
