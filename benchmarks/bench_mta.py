@@ -282,8 +282,9 @@ def main(argv: list[str]) -> int:
         ["n", *facs],
         rows,
     )
+    suffix = "_quick" if args.quick else ""
     plot_lines(
-        "mta_throughput",
+        "mta_throughput" + suffix,
         "MTA throughput vs window size (Sum)",
         "window size n",
         "rounds / s",
@@ -353,7 +354,7 @@ def main(argv: list[str]) -> int:
         b_rows,
     )
     plot_lines(
-        "mta_bulk_evict",
+        "mta_bulk_evict" + suffix,
         "bulk_evict(k) latency (Sum)",
         "evicted k",
         "ms",
