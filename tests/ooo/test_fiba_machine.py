@@ -13,6 +13,7 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -152,6 +153,12 @@ class LockstepMachine(RuleBasedStateMachine):
 
 
 TestLockstep = LockstepMachine.TestCase
+# This machine is the main correctness evidence for FiBA: run it 3x longer than the
+# profile's default (still about 10-60 s under HYPOTHESIS_PROFILE=ci on 2 cores).
+TestLockstep.settings = settings(
+    max_examples=3 * settings.default.max_examples,
+    stateful_step_count=2 * settings.default.stateful_step_count,
+)
 
 
 # Deterministic differential runs on larger trees (heights 3+) than the state machine
