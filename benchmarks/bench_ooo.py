@@ -67,6 +67,7 @@ except ImportError:  # pragma: no cover - depends on the checkout
             return a
 
 
+_SUFFIX = {False: "", True: "_quick"}  # --quick never overwrites the full run's plots
 BIG = 10**12  # the high block of the distance generator lives far above the low block
 
 
@@ -181,7 +182,7 @@ def bench_distance(quick: bool, out: dict[str, Any]) -> list[str]:
             )
         )
         plot_lines(
-            f"ooo_distance_{name}",
+            f"ooo_distance_{name}{_SUFFIX[quick]}",
             f"Out-of-order distance, {name}, window {n:,} (d=0 plotted at 1)",
             "out-of-order distance d",
             "rounds per second (evict+insert+query)",
@@ -245,7 +246,7 @@ def bench_fifo(quick: bool, out: dict[str, Any]) -> list[str]:
         rows,
     )
     plot_lines(
-        "ooo_fifo",
+        f"ooo_fifo{_SUFFIX[quick]}",
         "FIFO (d = 0), Sum: rounds/s vs window size",
         "window size n",
         "rounds per second (evict+insert+query)",
@@ -362,7 +363,7 @@ def bench_bulk(quick: bool, out: dict[str, Any]) -> list[str]:
         del w, w2
     out["bulk"] = res
     plot_lines(
-        "ooo_bulk_evict",
+        f"ooo_bulk_evict{_SUFFIX[quick]}",
         f"FiBA μ={mu}: evicting the m oldest of {n:,}",
         "m (entries evicted)",
         "µs per call (median)",
