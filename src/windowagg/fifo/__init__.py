@@ -45,12 +45,14 @@ from windowagg.fifo.recalc import Recalc
 from windowagg.fifo.subtract_on_evict import SubtractOnEvict
 from windowagg.fifo.two_stacks import TwoStacks
 from windowagg.fifo.two_stacks_lite import TwoStacksLite
+from windowagg.fifo.wsp import CountWindow, TimeWindow, enforce_policy
 
 __all__ = [
     "AMTA",
     "DABA",
     "FOA",
     "IOA",
+    "CountWindow",
     "DABAChunked",
     "DABALite",
     "FifoAggregator",
@@ -59,6 +61,8 @@ __all__ = [
     "LogMTA",
     "Recalc",
     "SubtractOnEvict",
+    "TimeWindow",
     "TwoStacks",
     "TwoStacksLite",
+    "enforce_policy",
 ]
