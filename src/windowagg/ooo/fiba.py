@@ -802,22 +802,24 @@ class FiBA:
             return self._lower(self._one)
         a = self._search(t_from)[0]
         b = self._search(t_to)[0]
-        # lowest common ancestor: lift the deeper node, then climb both together
-        da = db = 0
-        x: _Node | None = a
-        while x is not None:
-            da += 1
-            x = x.parent
+        # Lowest common ancestor. All leaves are at the same depth, so a node's height is
+        # found by descending its first children: O(height) <= O(height of the LCA),
+        # never a walk to the root. Lift the lower node, then climb both together.
+        ha = hb = 0
+        x = a
+        while x.kids is not None:
+            x = x.kids[0]
+            ha += 1
         x = b
-        while x is not None:
-            db += 1
-            x = x.parent
-        while da > db:
+        while x.kids is not None:
+            x = x.kids[0]
+            hb += 1
+        while ha < hb:
             a = a.parent  # type: ignore[assignment]
-            da -= 1
-        while db > da:
+            ha += 1
+        while hb < ha:
             b = b.parent  # type: ignore[assignment]
-            db -= 1
+            hb += 1
         while a is not b:
             a = a.parent  # type: ignore[assignment]
             b = b.parent  # type: ignore[assignment]
