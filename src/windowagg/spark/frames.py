@@ -74,6 +74,10 @@ REJECT_COLUMNS = ("reason", "event_time", "row")
 _MAX_PANES_PER_EVENT = 64
 #: Longest window (in events) for which batch quantiles use exact selection.
 _MAX_EXACT_QUANTILE_WINDOW = 2048
+#: Longest per-event window (stored entries + events) for the vectorised per-event path.
+_MAX_VECTOR_WINDOW = 4096
+#: Cells of one boolean (events x candidates) block of the vectorised per-event path.
+_BLOCK_CELLS = 1 << 20
 
 
 _EMPTY_REJECTS: list[pd.DataFrame] = []
@@ -359,6 +363,124 @@ def vectorizable(aggs: Sequence[Agg], spec: WindowSpec) -> bool:
     )
 
 
+def per_event_vectorizable(aggs: Sequence[Agg], spec: WindowSpec) -> bool:
+    """True when per-event windows can take the vectorised path (:func:`per_event_vector`)."""
+    return (
+        spec.size is not None
+        and spec.slide is None
+        and spec.rows is None
+        and all(a.kind in VECTOR_KINDS for a in aggs)
+    )
+
+
+def max_window(pool_t: np.ndarray, ev_t: np.ndarray, size: int) -> int:
+    """Most entries of the sorted *pool_t* inside one window ``(t - size, t]``, t in *ev_t*.
+
+    O(m log n).
+    """
+    if not len(ev_t):
+        return 0
+    lo = np.searchsorted(pool_t, ev_t - size, "right")
+    hi = np.searchsorted(pool_t, ev_t, "right")
+    return int((hi - lo).max())
+
+
+def _state_parts(
+    entries: Sequence[tuple[Any, tuple[int, tuple[Any, ...]]]], aggs: Sequence[Agg]
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Stored ``(t, (count, composite partial))`` entries as arrays per aggregation."""
+    t = np.fromiter((e[0] for e in entries), dtype=np.int64, count=len(entries))
+    parts: dict[str, np.ndarray] = {}
+    for j, a in enumerate(aggs):
+        ps = [e[1][1][j] for e in entries]
+        if a.kind == "mean":
+            parts[a.alias + "#s"] = np.asarray([p[0] for p in ps], dtype=np.float64)
+            parts[a.alias + "#c"] = np.asarray([p[1] for p in ps], dtype=np.int64)
+        elif a.kind == "count":
+            parts[a.alias + "#c"] = np.asarray(ps, dtype=np.int64)
+        else:
+            parts[a.alias + "#s"] = np.asarray(ps, dtype=np.float64)
+    return t, parts
+
+
+def per_event_vector(
+    state_t: np.ndarray,
+    state_parts: dict[str, np.ndarray],
+    new_t: np.ndarray,
+    new_values: dict[str, np.ndarray],
+    aggs: Sequence[Agg],
+    size: int,
+) -> dict[str, np.ndarray]:
+    """Per-event windows ``(t - size, t]`` "as of each event's insertion", vectorised.
+
+    Event i (position in *new_t* = arrival order) sees every stored entry (earlier
+    micro-batches: *state_t*, partials from :func:`_state_parts`) and every new event
+    j <= i, with a time in its window: exactly what one ``insert`` + ``range_query`` per
+    event over FiBA computes, for sum/count/max/min/mean. Events are taken in time order
+    in blocks; a block's candidates are a contiguous slice of the time-sorted pool and one
+    boolean mask (time range and arrival) selects each window. O(m log m + m · w) numpy
+    work for windows of w entries (callers keep w <= 4096). Sums are summed in another
+    order than FiBA's combines (equal to rounding).
+    """
+    m = len(new_t)
+    ns = len(state_t)
+    pool_t = np.concatenate([state_t, new_t])
+    pool_arr = np.concatenate([np.full(ns, -1, dtype=np.int64), np.arange(m, dtype=np.int64)])
+    porder = np.argsort(pool_t, kind="stable")
+    pool_t = pool_t[porder]
+    pool_arr = pool_arr[porder]
+    ones = np.ones(m, dtype=np.int64)
+    pool: dict[str, np.ndarray] = {}
+    for a in aggs:
+        if a.kind in ("mean", "count"):
+            pool[a.alias + "#c"] = np.concatenate(
+                [state_parts.get(a.alias + "#c", ones[:0]), ones]
+            )[porder]
+        if a.kind != "count":
+            assert a.column is not None
+            x = np.asarray(new_values[a.column], dtype=np.float64)
+            pool[a.alias + "#s"] = np.concatenate(
+                [state_parts.get(a.alias + "#s", np.empty(0)), x]
+            )[porder]
+    order = np.argsort(new_t, kind="stable")
+    ev_t = new_t[order]
+    lo = np.searchsorted(pool_t, ev_t - size, "right")
+    hi = np.searchsorted(pool_t, ev_t, "right")
+    out: dict[str, np.ndarray] = {}
+    for a in aggs:
+        out[a.alias] = np.empty(m, dtype=np.int64 if a.kind == "count" else np.float64)
+    i = 0
+    while i < m:
+        k = min(i + 256, m)
+        while k - i > 1 and (k - i) * (hi[k - 1] - lo[i]) > _BLOCK_CELLS:
+            k = i + (k - i) // 2
+        s0, s1 = int(lo[i]), int(hi[k - 1])
+        idx = np.arange(s0, s1)
+        ev = order[i:k]
+        mask = (
+            (idx[None, :] >= lo[i:k, None])
+            & (idx[None, :] < hi[i:k, None])
+            & (pool_arr[None, s0:s1] <= ev[:, None])
+        )
+        for a in aggs:
+            kind = a.kind
+            if kind == "count":
+                out[a.alias][ev] = np.where(mask, pool[a.alias + "#c"][s0:s1], 0).sum(axis=1)
+                continue
+            x = pool[a.alias + "#s"][s0:s1]
+            if kind == "max":
+                out[a.alias][ev] = np.where(mask, x, -np.inf).max(axis=1)
+            elif kind == "min":
+                out[a.alias][ev] = np.where(mask, x, np.inf).min(axis=1)
+            elif kind == "sum":
+                out[a.alias][ev] = np.where(mask, x, 0.0).sum(axis=1)
+            else:  # mean
+                c = np.where(mask, pool[a.alias + "#c"][s0:s1], 0).sum(axis=1)
+                out[a.alias][ev] = np.where(mask, x, 0.0).sum(axis=1) / c
+        i = k
+    return out
+
+
 def window_key(
     micros: np.ndarray,
     values: dict[str, np.ndarray],
@@ -396,6 +518,20 @@ def window_key(
             ends = out.pop("end")
             return {"start": ends - spec.size, "end": ends, **out}
     order = np.argsort(micros, kind="stable")
+    if len(micros) and vectorized and per_event_vectorizable(aggs, spec):
+        assert spec.size is not None
+        t_sorted = micros[order]
+        if max_window(t_sorted, t_sorted, spec.size) <= _MAX_VECTOR_WINDOW:
+            # sorted input: each event's arrival is its position in time order
+            cols = per_event_vector(
+                np.empty(0, np.int64),
+                {},
+                t_sorted,
+                {c: v[order] for c, v in values.items()},
+                aggs,
+                spec.size,
+            )
+            return {"start": t_sorted - spec.size, "end": t_sorted, **cols}
     w = _make_windows(aggs, spec, late="raise")
     events = list(zip(micros[order].tolist(), _event_tuples(aggs, values, order), strict=True))
     results = list(w.insert_many(events))
@@ -540,7 +676,7 @@ class KeyRunner:
     O(m log m + m log d) per burst of m events (FiBA), plus the emitted windows.
     """
 
-    __slots__ = ("_aggs", "_keys", "_spec", "_time", "_time_unit", "_windows")
+    __slots__ = ("_aggs", "_keys", "_spec", "_time", "_time_unit", "_vector", "_windows")
 
     def __init__(
         self,
@@ -551,12 +687,15 @@ class KeyRunner:
         state: bytes | None = None,
         *,
         time_unit: str = "s",
+        vectorized: bool = True,
     ) -> None:
         self._keys = list(keys)
         self._time = time
         self._aggs = list(aggs)
         self._spec = spec
         self._time_unit = time_unit
+        # per-event windows of sum/count/max/min/mean: results by numpy (same values)
+        self._vector = vectorized and per_event_vectorizable(aggs, spec)
         if state is None:
             self._windows = _make_windows(aggs, spec, late="side")
         else:
@@ -580,16 +719,42 @@ class KeyRunner:
         t_list = micros[idx].tolist()
         tuples = _event_tuples(self._aggs, values, idx)
         before = len(w.rejected)
-        results = list(w.insert_many(list(zip(t_list, tuples, strict=True))))
+        cols = self._vector_windows(micros[idx], {c: v[idx] for c, v in values.items()}, tuples)
+        if cols is None:
+            results = list(w.insert_many(list(zip(t_list, tuples, strict=True))))
+            cols = _results_to_columns(self._aggs, results)
         late = w.rejected[before:]
         w.rejected.clear()
         if late:
             late_frame = self._late_rows(pdf, idx, t_list, tuples, late)
             rejects = pd.concat([rejects, late_frame]) if len(rejects) else late_frame
-        frame = _results_frame(
-            self._keys, key_values, self._aggs, _results_to_columns(self._aggs, results)
-        )
+        frame = _results_frame(self._keys, key_values, self._aggs, cols)
         return frame, rejects.reset_index(drop=True)
+
+    def _vector_windows(
+        self, t: np.ndarray, values: dict[str, np.ndarray], tuples: list[tuple[Any, ...]]
+    ) -> dict[str, list[Any] | np.ndarray] | None:
+        """Per-event windows by :func:`per_event_vector`, or None (then: the generic path).
+
+        The windows object judges and stores the events (``accept_many``), so lateness,
+        rejects, counters and state are exactly those of the generic path.
+        """
+        if not self._vector:
+            return None
+        size = self._spec.size
+        assert size is not None
+        w = self._windows
+        state_t, parts = _state_parts(list(w.aggregator), self._aggs)
+        # a superset of the windows the accepted events will see: the bound is cheap
+        pool = np.sort(np.concatenate([state_t, t]))
+        if max_window(pool, t, size) > _MAX_VECTOR_WINDOW:
+            return None
+        pos = np.asarray(w.accept_many(list(zip(t.tolist(), tuples, strict=True))), dtype=np.int64)
+        new_t = t[pos]
+        cols = per_event_vector(
+            state_t, parts, new_t, {c: v[pos] for c, v in values.items()}, self._aggs, size
+        )
+        return {"start": new_t - size, "end": new_t, **cols}
 
     def _late_rows(
         self,
