@@ -21,4 +21,4 @@ echo "== mypy --strict src/"
 echo "== ruff"
 .venv/bin/ruff check src tests benchmarks
 echo "== pytest (Hypothesis profile: $HYPOTHESIS_PROFILE)"
-.venv/bin/python -m pytest -q --timeout=900 "$@"
+.venv/bin/python -m pytest -q -rs --timeout=900 "$@"

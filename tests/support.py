@@ -1,8 +1,8 @@
 """Test support shared by every test module: the monoid matrix and value strategies.
 
 Every aggregator is run in lockstep against an oracle over ``MONOID_MATRIX``, which holds
-a group (Sum), an idempotent monoid (Max) and non-commutative ones (Concat, First, Last,
-2x2 integer matrix product). Values are drawn per monoid by ``values_for(name)``.
+a group (Sum), idempotent monoids (Max, MaxCount's max part) and non-commutative ones
+(Concat, First, Last, 2x2 integer matrix product, ArgMax with its older-wins ties). Values are drawn per monoid by ``values_for(name)``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,13 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from windowagg.monoids import Concat, First, Last, MatMul2x2, Max, Sum
+from windowagg.monoids import ArgMax, Concat, First, Last, MatMul2x2, Max, MaxCount, Sum
+
+
+def _mod3(x: int) -> int:
+    """ArgMax's key in the matrix: few distinct keys, so ties (older wins) are frequent."""
+    return x % 3
+
 
 MONOID_MATRIX: dict[str, Any] = {
     "sum": Sum(),
@@ -20,6 +26,8 @@ MONOID_MATRIX: dict[str, Any] = {
     "first": First(),
     "last": Last(),
     "matmul2x2": MatMul2x2(),
+    "argmax": ArgMax(key=_mod3),
+    "max_count": MaxCount(),
 }
 
 _small_int = st.integers(min_value=-9, max_value=9)
@@ -30,6 +38,8 @@ _VALUES: dict[str, st.SearchStrategy[Any]] = {
     "first": st.integers(min_value=0, max_value=99),
     "last": st.integers(min_value=0, max_value=99),
     "matmul2x2": st.tuples(_small_int, _small_int, _small_int, _small_int),
+    "argmax": st.integers(min_value=0, max_value=99),
+    "max_count": st.integers(min_value=0, max_value=3),
 }
 
 monoid_names = st.sampled_from(sorted(MONOID_MATRIX))
