@@ -124,8 +124,17 @@ def plot_lines(
 
     PLOTS.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, (xs, ys) in series.items():
-        ax.plot(list(xs), list(ys), marker="o", label=label)
+    # tab20 and a marker cycle keep up to 20 series (the FIFO family has 12) distinguishable
+    colors = plt.get_cmap("tab20").colors
+    markers = "os^vD<>pP*Xh"
+    for i, (label, (xs, ys)) in enumerate(series.items()):
+        ax.plot(
+            list(xs),
+            list(ys),
+            marker=markers[i % len(markers)],
+            color=colors[i % len(colors)],
+            label=label,
+        )
     if logx:
         ax.set_xscale("log")
     if logy:
