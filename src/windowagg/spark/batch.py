@@ -40,7 +40,15 @@ from pyspark.sql.pandas.types import to_arrow_schema  # noqa: E402
 
 from windowagg.spark import frames  # noqa: E402
 
-__all__ = ["WindowAgg", "make_spec", "output_schema", "prepare", "split", "window_agg"]
+__all__ = [
+    "WindowAgg",
+    "clean_groups",
+    "make_spec",
+    "output_schema",
+    "prepare",
+    "split",
+    "window_agg",
+]
 
 
 class WindowAgg(NamedTuple):
@@ -268,6 +276,52 @@ def arrow_output(
     return pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
 
 
+def clean_groups(
+    table: pa.Table,
+    keys: Sequence[str],
+    time: str,
+    aggs: Sequence[Agg],
+    spec: WindowSpec,
+    *,
+    vectorized: bool = True,
+) -> tuple[list[tuple[tuple[Any, ...], dict[str, Any]]], pd.DataFrame] | None:
+    """:func:`windowagg.spark.frames.window_groups` straight from Arrow, for clean input.
+
+    Applies when *table* holds one key (as ``applyInArrow`` hands them over), a timestamp
+    event time and float64 values without nulls or NaN, and no corrupt records: then
+    nothing can be a reject, and the pandas conversion and row validation are skipped.
+    Returns None otherwise (the caller takes the pandas path, which finds the rejects).
+    O(n) checks, then :func:`~windowagg.spark.frames.window_key`.
+    """
+    import numpy as np
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+    if n == 0 or frames.CORRUPT_COLUMN in table.column_names:
+        return None
+    tcol = table.column(time)
+    if not pa.types.is_timestamp(tcol.type) or tcol.type.unit != "us" or tcol.null_count:
+        return None
+    kvals: list[Any] = []
+    for k in keys:
+        col = table.column(k)
+        if col.null_count or pa.types.is_floating(col.type):
+            return None
+        first = col[0]
+        if not pc.all(pc.equal(col, first)).as_py():
+            return None
+        kvals.append(first.as_py())
+    values: dict[str, np.ndarray] = {}
+    for c in frames.value_columns(aggs):
+        col = table.column(c)
+        if col.type != pa.float64() or col.null_count or pc.any(pc.is_nan(col)).as_py():
+            return None
+        values[c] = col.to_numpy()
+    micros = tcol.cast(pa.int64()).to_numpy()  # microseconds since the epoch, UTC
+    cols = frames.window_key(micros, values, aggs, spec, vectorized=vectorized)
+    return [(tuple(kvals), cols)], frames._empty_rejects()
+
+
 def split(output: DataFrame) -> tuple[DataFrame, DataFrame]:
     """``(results, rejects)`` views of a combined output (batch or streaming)."""
     results = output.where(F.col("kind") == "window").drop("kind", "reason", "event_time", "row")
@@ -340,10 +394,14 @@ def window_agg(
     arrow_schema = to_arrow_schema(inner, timezone="UTC")
 
     def per_key(table: pa.Table) -> pa.Table:
-        pdf = table.to_pandas()
-        groups, rejects = frames.window_groups(
-            pdf, key_list, time, agg_list, spec, time_unit=time_unit, vectorized=vectorized
-        )
+        fast = clean_groups(table, key_list, time, agg_list, spec, vectorized=vectorized)
+        if fast is not None:
+            groups, rejects = fast
+        else:
+            pdf = table.to_pandas()
+            groups, rejects = frames.window_groups(
+                pdf, key_list, time, agg_list, spec, time_unit=time_unit, vectorized=vectorized
+            )
         return arrow_output(groups, rejects, key_list, agg_list, arrow_schema)
 
     raw = prepared.groupBy(*key_list).applyInArrow(per_key, schema=inner)

@@ -132,7 +132,9 @@ class WindowAggProcessor(StatefulProcessor):
     def handleInputRows(
         self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame], timerValues: Any
     ) -> Iterator[pd.DataFrame]:
-        blob = bytes(self._state.get()[0]) if self._state.exists() else None
+        # one state-server round trip: ``get`` is None when the key has no state yet
+        got = self._state.get()
+        blob = bytes(got[0]) if got is not None else None
         out, new_state = self._step(key, rows, blob)
         if new_state is not None:
             self._state.update((new_state,))

@@ -75,6 +75,9 @@ from windowagg.windows._common import (
 
 __all__ = ["SlidingWindows"]
 
+#: ``(entries, ranges) -> [(count, lowered value)]``: see ``set_range_evaluator``.
+RangeEvaluator = Callable[[list[tuple[Any, Any]], list[tuple[Any, Any]]], list[tuple[int, Any]]]
+
 PENDING_LIMIT = 4096  # flush the pending buffer beyond this many distinct keys
 
 
@@ -187,6 +190,7 @@ class _TimeWindows:
         self._succ: Callable[[Any], Any] = succ
         # accepted events not yet in the aggregator: key -> (count, partial), arrival order
         self._pending: dict[Any, tuple[int, Any]] = {}
+        self._range_evaluator: RangeEvaluator | None = None
         self.rejected: list[Rejected] = []
         self._counts: dict[str, int] = {
             "accepted": 0,
@@ -578,6 +582,33 @@ class _TimeWindows:
                 self._advance(wm, out)
         return out
 
+    def set_range_evaluator(self, evaluate: RangeEvaluator | None) -> None:
+        """Answer the range queries of one emission together, with *evaluate* (None: FiBA).
+
+        ``evaluate(entries, ranges)`` gets the stored ``(key, (count, partial))`` entries in
+        key order (as iterated before the emission) and the inclusive key ranges
+        ``(lo, hi)`` of the windows to emit, oldest first, and returns one
+        ``(count, lower(partial))`` per range: what ``range_query`` + ``lower`` would give.
+        ``windowagg.spark`` uses it to compute the windows of sum/count/max/min/mean with
+        numpy. Everything else (lateness, eviction, counters, state) is unchanged. Not part
+        of the state: set it again after :meth:`from_bytes`. O(1).
+
+        Examples
+        --------
+        >>> from windowagg.monoids import Sum
+        >>> def brute(entries, ranges):
+        ...     out = []
+        ...     for lo, hi in ranges:
+        ...         inside = [cp for k, cp in entries if lo <= k <= hi]
+        ...         out.append((sum(c for c, _ in inside), sum(p for _, p in inside)))
+        ...     return out
+        >>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc")
+        >>> w.set_range_evaluator(brute)
+        >>> w.insert_many([(1, 1), (6, 2), (12, 4), (31, 8)])
+        [WindowResult(start=-5, end=5, value=1, count=1), WindowResult(start=0, end=10, value=3, count=2), WindowResult(start=5, end=15, value=6, count=2), WindowResult(start=10, end=20, value=4, count=1)]
+        """
+        self._range_evaluator = evaluate
+
     def accept_many(self, pairs: Iterable[tuple[Any, Any]]) -> list[int]:
         """Per-event mode: ingest a burst exactly as :meth:`insert_many`, but emit nothing.
 
@@ -747,6 +778,9 @@ class _TimeWindows:
         B = self._B
         j = self._j_open
         n_emitted = 0
+        evaluate = self._range_evaluator
+        snapshot = list(agg) if evaluate is not None else None
+        requests: list[tuple[Any, Any, Any, Any]] = []  # deferred (lo, hi, start, end)
         while True:
             k0 = agg.oldest()
             if k0 is None:
@@ -772,15 +806,26 @@ class _TimeWindows:
             end_t = self._end(j)
             for s in sizes:
                 if s == S:
-                    c, p = agg.range_query(lo, hi)
+                    lo_s = lo
                 elif panes:
-                    c, p = agg.range_query(j * A - B[s], hi)
+                    lo_s = j * A - B[s]
                 else:
-                    c, p = agg.range_query(end_t - s, hi)
+                    lo_s = end_t - s
+                if snapshot is not None:  # evictions below never touch the snapshot
+                    requests.append((lo_s, hi, end_t - s, end_t))
+                    continue
+                c, p = agg.range_query(lo_s, hi)
                 if c:
                     out.append(WindowResult(end_t - s, end_t, lower(p), c))
                     n_emitted += 1
             j += 1
+        if requests:
+            assert evaluate is not None and snapshot is not None
+            found = evaluate(snapshot, [(lo_r, hi_r) for lo_r, hi_r, _, _ in requests])
+            for (_, _, start, end_r), (c, v) in zip(requests, found, strict=True):
+                if c:
+                    out.append(WindowResult(start, end_r, v, c))
+                    n_emitted += 1
         self._counts["emitted"] += n_emitted
         if j_stop is not None:
             # entries older than the oldest open window's start are dead
