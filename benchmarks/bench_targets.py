@@ -1,0 +1,133 @@
+"""The issues' headline throughput figures, measured side by side in one short run.
+
+``python -m benchmarks targets [--quick]``: window 10^6 (quick: 10^5), Sum, one round =
+evict the oldest + insert one + query, as in the papers. Every structure is measured in the
+same process, interleaved over ``repeats`` runs, next to a *null* window (three empty
+methods: the interpreter's floor for the driver loop), so that the ratios are meaningful
+on a shared machine even when the absolute figures move. The per-area suites (fifo, ooo,
+mta) have the full sweeps; this one answers "where are we against the targets" in a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+from benchmarks.harness import median, print_table, save_results, time_once
+from windowagg.fifo import AMTA, DABA, DABALite, TwoStacks, TwoStacksLite
+from windowagg.monoids import Sum
+from windowagg.ooo import FiBA
+
+# issue figures, in rounds/s (None: no absolute target, see the ratio column)
+TARGETS: dict[str, float | None] = {
+    "DABA": 3.4e6,
+    "TwoStacksLite": 3.4e6,
+    "FiBA(min_arity=8)": 1.0e6,
+    "FiBA(min_arity=16)": 1.0e6,
+}
+
+
+class _Null:
+    """Three empty methods: what the driver loop costs with no aggregation at all."""
+
+    def insert(self, v: Any) -> None:
+        pass
+
+    def evict(self) -> None:
+        pass
+
+    def query(self) -> Any:
+        return None
+
+
+def _fifo_runner(factory: Callable[[], Any], n: int, rounds: int) -> Callable[[], None]:
+    w = factory()
+    for i in range(n):
+        w.insert(i)
+    ins, ev, q = w.insert, w.evict, w.query  # bound methods cached: the loop is the measurement
+
+    def run() -> None:
+        for i in range(rounds):
+            ev()
+            ins(i)
+            q()
+
+    return run
+
+
+def _fiba_runner(min_arity: int, n: int, rounds: int) -> Callable[[], None]:
+    w = FiBA.from_sorted_partials(Sum(), [(i, i % 101 + 1) for i in range(n)], min_arity=min_arity)
+    ins, ev, q, old = w.insert, w.evict, w.query, w.oldest
+    clock = [n]
+
+    def run() -> None:
+        t0 = clock[0]
+        for t in range(t0, t0 + rounds):
+            ev(old())
+            ins(t, t % 101 + 1)
+            q()
+        clock[0] = t0 + rounds
+
+    return run
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks targets")
+    ap.add_argument("--quick", action="store_true", help="window 10^5, fewer rounds")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+    n = 10**5 if args.quick else 10**6
+    # rounds = n: each run spans one full turnover of the window, so amortized work such as
+    # a Two-Stacks flip of n entries is counted at its steady-state rate
+    rounds = n
+
+    runners: dict[str, Callable[[], None]] = {
+        "null (3 empty methods)": _fifo_runner(_Null, 0, rounds),
+        "DABA": _fifo_runner(lambda: DABA(Sum()), n, rounds),
+        "DABALite": _fifo_runner(lambda: DABALite(Sum()), n, rounds),
+        "TwoStacks": _fifo_runner(lambda: TwoStacks(Sum()), n, rounds),
+        "TwoStacksLite": _fifo_runner(lambda: TwoStacksLite(Sum()), n, rounds),
+        "AMTA": _fifo_runner(lambda: AMTA(Sum()), n, rounds),
+        "FiBA(min_arity=8)": _fiba_runner(8, n, rounds),
+        "FiBA(min_arity=16)": _fiba_runner(16, n, rounds),
+    }
+    rates: dict[str, list[float]] = {k: [] for k in runners}
+    for _ in range(args.repeats):  # interleaved: every structure sees the same load drift
+        for name, run in runners.items():
+            rates[name].append(rounds / time_once(run))
+    med = {k: median(v) for k, v in rates.items()}
+    null = med["null (3 empty methods)"]
+    rows = []
+    for name, r in med.items():
+        target = TARGETS.get(name)
+        rows.append(
+            (
+                name,
+                r / 1e6,
+                f"{null / r:.1f}" if r else "-",
+                f"{target / 1e6:.1f}" if target else "-",
+                f"{r / target:.2f}" if target else "-",
+            )
+        )
+    table = print_table(
+        f"Rounds/s (evict+insert+query), Sum, window {n:,}, median of {args.repeats} "
+        f"interleaved runs of {rounds:,} rounds ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
+        ["structure", "M rounds/s", "x null round cost", "target M/s", "share of target"],
+        rows,
+    )
+    ratio = med["AMTA"] / med["DABA"]
+    print(f"AMTA / DABA = {ratio:.2f} (issue 4 target >= 0.5)")
+    save_results(
+        "targets_quick" if args.quick else "targets",
+        {
+            "n": n,
+            "rounds": rounds,
+            "rates": rates,
+            "median": med,
+            "amta_over_daba": ratio,
+            "table": table,
+        },
+    )
+    return 0
