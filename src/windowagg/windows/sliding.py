@@ -10,7 +10,10 @@ insert             one aggregator ``insert`` (O(log d) amortized with FiBA, d = 
                    and one ``range_query`` (O(log n) each with FiBA), empty stretches skipped
                    in O(1) via ``oldest()``
 insert_many        sort O(m log m) + one ``bulk_insert`` (O(m log(d/m)) with FiBA) + emission
-per-event mode     ``slide=None``: one ``range_query`` per event over ``(t - size, t]``
+per-event mode     ``slide=None``: one ``range_query`` per event over ``(t - size, t]``;
+                   ``accept_many``: the checks and one ``bulk_insert``, windows left to
+                   the caller (``windowagg.spark`` computes them with numpy)
+batched queries    ``set_range_evaluator``: one emission's range queries in one call
 panes              with a commutative monoid, timestamps are coarsened to panes of width
                    gcd(size, slide) (exact results; state shrinks to one entry per pane)
 space              O(entries in the open windows) (distinct timestamps, or panes)
