@@ -839,10 +839,8 @@ class KeyRunner:
         row_json = dict(zip(found, _rows_json(pdf, mask), strict=True)) if found else {}
         return pd.DataFrame(
             {
-                "reason": [
-                    f"late: {rj.reason}" if not str(rj.reason).startswith("late") else rj.reason
-                    for rj in late
-                ],
+                # the window's own reason ("late: ...", "bad_value: ...") says why
+                "reason": [str(rj.reason) for rj in late],
                 "event_time": pd.to_datetime(
                     np.asarray([rj.t for rj in late], dtype=np.int64), unit="us", utc=True
                 ).astype("datetime64[us, UTC]"),
