@@ -53,6 +53,7 @@ from windowagg.sketches.qdigest import QDigest, _check_phi
 __all__ = ["ValueDivision"]
 
 _INF = math.inf
+_new_qdigest = QDigest.__new__
 
 
 class _Summary:
@@ -221,8 +222,14 @@ class ValueDivision:
                 s.tmin = t
                 starts[i + 1] = t
             else:
-                q = self._proto._empty_like()
-                q._add_leaf(x, weight)
+                # a one-item digest built directly (the flow data's most common case): the same
+                # state as _empty_like() + _add_leaf(), without the calls and the cap check
+                p = self._proto
+                q = _new_qdigest(QDigest)
+                q._U, q._L, q._eps, q._base, q._cap = p._U, p._L, p._eps, p._base, p._cap
+                q._nodes = {p._base + x: 0.0 + weight}
+                q._n = 0.0 + weight
+                q._sorted = None
                 S.insert(i + 1, _Summary(t, t, q))
                 starts.insert(i + 1, t)
         if len(S) > 2 * self._m_after_pass + 8:
@@ -237,19 +244,44 @@ class ValueDivision:
         S = self._S
         if not S:
             return
-        band = self._band
         tn = self._tnow
-        out = [S[0]]
-        b_start = band(tn - S[0].start)  # band of the oldest timestamp of out[-1]
+        ps = self._poly
+        band = self._band  # the polynomial closed form is inlined in the loop below
+        log1p = math.log1p
+        floor = math.floor
+        a = S[0]
+        out = [a]
+        append = out.append  # bound method cached: one call per summary
+        b_start = band(tn - a.start)  # band of the oldest timestamp of a = out[-1]
+        q = a.q
+        nodes = q._nodes
         for s in S[1:]:
-            a = out[-1]
-            if band(tn - s.end) == b_start:
-                a.q._merge_from(s.q)
-                a.end = max(a.end, s.end)
-                a.tmin = min(a.tmin, s.tmin)
-                a.tmax = max(a.tmax, s.tmax)
+            if ps:
+                same = floor(log1p(tn - s.end) * ps + 1e-12) == b_start
             else:
-                out.append(s)
+                same = band(tn - s.end) == b_start
+            if same:
+                # q._merge_from(s.q) inlined (same node sums, n, and compress rule)
+                sq = s.q
+                get = nodes.get
+                for k, v in sq._nodes.items():
+                    nodes[k] = get(k, 0.0) + v
+                q._n += sq._n
+                q._sorted = None
+                if len(nodes) > q._cap:
+                    q.compress()
+                    nodes = q._nodes
+                if s.end > a.end:
+                    a.end = s.end
+                if s.tmin < a.tmin:
+                    a.tmin = s.tmin
+                if s.tmax > a.tmax:
+                    a.tmax = s.tmax
+            else:
+                append(s)
+                a = s
+                q = s.q
+                nodes = q._nodes
                 b_start = band(tn - s.start)
         self._S = out
         self._starts = [s.start for s in out]
