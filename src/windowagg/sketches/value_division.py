@@ -56,15 +56,38 @@ _INF = math.inf
 _new_qdigest = QDigest.__new__
 
 
-class _Summary:
-    __slots__ = ("end", "q", "start", "tmax", "tmin")
+def _one_leaf(proto: QDigest, leaf: int, weight: float) -> QDigest:
+    """A digest with *proto*'s parameters holding weight at one leaf node (no checks). O(1)."""
+    q = _new_qdigest(QDigest)
+    q._U, q._L, q._eps, q._base, q._cap = proto._U, proto._L, proto._eps, proto._base, proto._cap
+    q._nodes = {leaf: weight}
+    q._n = weight
+    q._sorted = None
+    return q
 
-    def __init__(self, start: float, end: float, q: QDigest) -> None:
+
+class _Summary:
+    """One time interval's summary. ``_q`` is its QDigest, or, for a summary that has only
+    ever held one item, the lightweight ``(proto, leaf node, weight)``: most flow items open
+    such a singleton that a merge pass folds into a neighbour before it grows, so the digest
+    is built only when something reads ``q`` (same contents either way)."""
+
+    __slots__ = ("_q", "end", "start", "tmax", "tmin")
+
+    def __init__(self, start: float, end: float, q: QDigest | tuple[QDigest, int, float]) -> None:
         self.start = start
         self.end = end
         self.tmin = start
         self.tmax = end
-        self.q = q
+        self._q = q
+
+    @property
+    def q(self) -> QDigest:
+        """The interval's QDigest (built on first access for a singleton). O(1)."""
+        q = self._q
+        if isinstance(q, tuple):
+            q = self._q = _one_leaf(*q)
+        return q
 
 
 class ValueDivision:
@@ -222,15 +245,10 @@ class ValueDivision:
                 s.tmin = t
                 starts[i + 1] = t
             else:
-                # a one-item digest built directly (the flow data's most common case): the same
-                # state as _empty_like() + _add_leaf(), without the calls and the cap check
+                # a lazy one-item summary (the flow data's most common case): its digest, the
+                # state _empty_like() + _add_leaf() would give, is built only if it is read
                 p = self._proto
-                q = _new_qdigest(QDigest)
-                q._U, q._L, q._eps, q._base, q._cap = p._U, p._L, p._eps, p._base, p._cap
-                q._nodes = {p._base + x: 0.0 + weight}
-                q._n = 0.0 + weight
-                q._sorted = None
-                S.insert(i + 1, _Summary(t, t, q))
+                S.insert(i + 1, _Summary(t, t, (p, p._base + x, 0.0 + weight)))
                 starts.insert(i + 1, t)
         if len(S) > 2 * self._m_after_pass + 8:
             self.merge_pass()
@@ -253,8 +271,8 @@ class ValueDivision:
         out = [a]
         append = out.append  # bound method cached: one call per summary
         b_start = band(tn - a.start)  # band of the oldest timestamp of a = out[-1]
-        q = a.q
-        nodes = q._nodes
+        q: QDigest | None = None  # a.q, fetched on a's first merge (a may be a lazy singleton)
+        nodes: dict[int, float] = {}
         for s in S[1:]:
             if ps:
                 same = floor(log1p(tn - s.end) * ps + 1e-12) == b_start
@@ -262,11 +280,19 @@ class ValueDivision:
                 same = band(tn - s.end) == b_start
             if same:
                 # q._merge_from(s.q) inlined (same node sums, n, and compress rule)
-                sq = s.q
-                get = nodes.get
-                for k, v in sq._nodes.items():
-                    nodes[k] = get(k, 0.0) + v
-                q._n += sq._n
+                if q is None:
+                    q = a.q
+                    nodes = q._nodes
+                sq = s._q
+                if isinstance(sq, tuple):  # a lazy singleton: add its one leaf
+                    k, v = sq[1], sq[2]
+                    nodes[k] = nodes.get(k, 0.0) + v
+                    q._n += v
+                else:
+                    get = nodes.get
+                    for k, v in sq._nodes.items():
+                        nodes[k] = get(k, 0.0) + v
+                    q._n += sq._n
                 q._sorted = None
                 if len(nodes) > q._cap:
                     q.compress()
@@ -280,9 +306,8 @@ class ValueDivision:
             else:
                 append(s)
                 a = s
-                q = s.q
-                nodes = q._nodes
-                b_start = band(tn - s.start)
+                q = None
+                b_start = floor(log1p(tn - s.start) * ps + 1e-12) if ps else band(tn - s.start)
         self._S = out
         self._starts = [s.start for s in out]
         self._m_after_pass = len(out)
