@@ -185,20 +185,20 @@ class AMTA(_MTABase):
         lift = self._lift
         u = v if lift is None else lift(v)
         last = self._last
-        if not last:
+        try:  # zero-cost in CPython >= 3.11 when the window is not empty
+            p = last[0]
+        except IndexError:
             self._new_level([u, EMPTY], 0, 0)
             self._R0 = u
             return
         comb = self._combine  # bound method cached in a local: hot loop
         r1 = self._R1
         self._R1 = u if r1 is self._identity else comb(r1, u)
-        p = last[0]
         top = len(last) - 1
         if p[1] is EMPTY and top:  # the common case: fill the leaf tail's free slot
             p[1] = u
             return
         hi = self._hi
-        push = self._mid.push
         chunks = self._chunks  # the in-process middle sections, or None with a store
         if top > 1 and chunks is not None and p[0] is not EMPTY:
             # the next most common case: the leaf tail is full, its carry fills level 1
@@ -206,15 +206,42 @@ class AMTA(_MTABase):
             if q[1] is EMPTY:
                 h = hi[0]
                 pos = h - 1
+                a, b = p
                 ch = chunks[0].get(pos >> 8)
                 if ch is not None and len(ch) == pos & 255:
-                    ch.append((p[0], p[1]))  # an immutable snapshot (see LocalLevels)
+                    ch.append((a, b))  # an immutable snapshot (see LocalLevels)
                 else:
-                    push(0, pos, p)
+                    self._mid.push(0, pos, p)
                 last[0] = [u, EMPTY]
                 hi[0] = h + 1
-                q[1] = comb(p[0], p[1])
+                q[1] = comb(a, b)
                 return
+            if top > 2 and q[0] is not EMPTY:
+                # the third most common case: the carry fills level 1's tail too and
+                # stops in level 2 (below the top)
+                r = last[2]
+                if r[1] is EMPTY:
+                    h = hi[0]
+                    pos = h - 1
+                    ch = chunks[0].get(pos >> 8)
+                    if ch is not None and len(ch) == pos & 255:
+                        ch.append((p[0], p[1]))  # an immutable snapshot (see LocalLevels)
+                    else:
+                        self._mid.push(0, pos, p)
+                    h1 = hi[1]
+                    pos = h1 - 1
+                    ch = chunks[1].get(pos >> 8)
+                    if ch is not None and len(ch) == pos & 255:
+                        ch.append((q[0], q[1]))
+                    else:
+                        self._mid.push(1, pos, q)
+                    last[0] = [u, EMPTY]
+                    hi[0] = h + 1
+                    last[1] = [comb(p[0], p[1]), EMPTY]
+                    hi[1] = h1 + 1
+                    r[1] = comb(q[0], q[1])
+                    return
+        push = self._mid.push
         carry = u
         lv = 0
         while True:
@@ -253,11 +280,12 @@ class AMTA(_MTABase):
         """Remove the oldest entry. Amortized O(1), O(log n) worst case (when the leftmost
         tree vanishes). EmptyWindowError when empty."""
         first = self._first
-        if not first:
-            raise empty_error(self._WHO, "evict()")
+        try:  # zero-cost in CPython >= 3.11 when the window is not empty
+            p = first[0]
+        except IndexError:
+            raise empty_error(self._WHO, "evict()") from None
         S = self._S
         self._R0 = S.pop() if S else self._identity
-        p = first[0]
         if p[0] is not EMPTY and p[1] is not EMPTY:  # the common case
             p[0] = EMPTY  # keep the pair; ancestors stay stale on purpose
             return
@@ -272,12 +300,37 @@ class AMTA(_MTABase):
             new_lo = lo[0] + 1
             h = hi[0]
             p1 = first[1]
-            if new_lo < h - 1 and new_lo & 255 and p1[0] is not EMPTY and p1[1] is not EMPTY:
-                lo[0] = new_lo
-                q = first[0] = list(chunks[0][new_lo >> 8][new_lo & 255])
-                p1[0] = EMPTY
-                S.append(self._combine(q[1], S[-1]) if S else q[1])
-                return
+            if new_lo < h - 1 and new_lo & 255:
+                if p1[0] is not EMPTY and p1[1] is not EMPTY:
+                    lo[0] = new_lo
+                    x, y = chunks[0][new_lo >> 8][new_lo & 255]
+                    first[0] = [x, y]  # a mutable copy (cheaper than list())
+                    p1[0] = EMPTY
+                    S.append(self._combine(y, S[-1]) if S else y)
+                    return
+                if top > 1:
+                    # the next most common case: the level-1 head pair holds a single
+                    # node and goes too; the next level-1 pair comes from the middle and
+                    # the level-2 head pair keeps a node
+                    new_lo1 = lo[1] + 1
+                    p2 = first[2]
+                    if (
+                        new_lo1 < hi[1] - 1
+                        and new_lo1 & 255
+                        and p2[0] is not EMPTY
+                        and p2[1] is not EMPTY
+                    ):
+                        lo[0] = new_lo
+                        x, y = chunks[0][new_lo >> 8][new_lo & 255]
+                        first[0] = [x, y]
+                        lo[1] = new_lo1
+                        x1, y1 = chunks[1][new_lo1 >> 8][new_lo1 & 255]
+                        first[1] = [x1, y1]
+                        p2[0] = EMPTY
+                        comb = self._combine
+                        S.append(comb(y1, S[-1]) if S else y1)
+                        S.append(comb(y, S[-1]))
+                        return
         new_heads: list[list[Any]] = []
         lv = 0
         while True:
@@ -288,7 +341,8 @@ class AMTA(_MTABase):
                 if chunks is not None:  # LocalLevels.fetch, inlined
                     if not new_lo & 255:
                         self._mid.drop(lv, new_lo)
-                    q = first[lv] = list(chunks[lv][new_lo >> 8][new_lo & 255])
+                    x, y = chunks[lv][new_lo >> 8][new_lo & 255]
+                    q = first[lv] = [x, y]
                 else:
                     q = first[lv] = self._mid.fetch(lv, new_lo, h - 1)
                 if q[0] is not EMPTY and q[1] is not EMPTY:
