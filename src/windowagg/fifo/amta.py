@@ -221,25 +221,27 @@ class AMTA(_MTABase):
                 # stops in level 2 (below the top)
                 r = last[2]
                 if r[1] is EMPTY:
+                    a, b = p
                     h = hi[0]
                     pos = h - 1
                     ch = chunks[0].get(pos >> 8)
                     if ch is not None and len(ch) == pos & 255:
-                        ch.append((p[0], p[1]))  # an immutable snapshot (see LocalLevels)
+                        ch.append((a, b))  # an immutable snapshot (see LocalLevels)
                     else:
                         self._mid.push(0, pos, p)
+                    c, d = q
                     h1 = hi[1]
                     pos = h1 - 1
                     ch = chunks[1].get(pos >> 8)
                     if ch is not None and len(ch) == pos & 255:
-                        ch.append((q[0], q[1]))
+                        ch.append((c, d))
                     else:
                         self._mid.push(1, pos, q)
                     last[0] = [u, EMPTY]
                     hi[0] = h + 1
-                    last[1] = [comb(p[0], p[1]), EMPTY]
+                    last[1] = [comb(a, b), EMPTY]
                     hi[1] = h1 + 1
-                    r[1] = comb(q[0], q[1])
+                    r[1] = comb(c, d)
                     return
         push = self._mid.push
         carry = u
@@ -262,7 +264,7 @@ class AMTA(_MTABase):
                 pos = h - 1
                 ch = chunks[lv].get(pos >> 8)
                 if ch is not None and len(ch) == pos & 255:
-                    ch.append((p[0], p[1]))  # an immutable snapshot (see LocalLevels)
+                    ch.append((a, b))  # an immutable snapshot (see LocalLevels)
                 else:
                     push(lv, pos, p)
             else:
@@ -285,7 +287,10 @@ class AMTA(_MTABase):
         except IndexError:
             raise empty_error(self._WHO, "evict()") from None
         S = self._S
-        self._R0 = S.pop() if S else self._identity
+        try:
+            self._R0 = S.pop()
+        except IndexError:  # zero-cost in CPython >= 3.11: S is rarely empty
+            self._R0 = self._identity
         if p[0] is not EMPTY and p[1] is not EMPTY:  # the common case
             p[0] = EMPTY  # keep the pair; ancestors stay stale on purpose
             return
@@ -331,7 +336,7 @@ class AMTA(_MTABase):
                         S.append(comb(y1, S[-1]) if S else y1)
                         S.append(comb(y, S[-1]))
                         return
-        new_heads: list[list[Any]] = []
+        new_heads: list[Any] = []  # right nodes of the new full head pairs, bottom first
         lv = 0
         while True:
             new_lo = lo[lv] + 1
@@ -342,15 +347,17 @@ class AMTA(_MTABase):
                     if not new_lo & 255:
                         self._mid.drop(lv, new_lo)
                     x, y = chunks[lv][new_lo >> 8][new_lo & 255]
-                    q = first[lv] = [x, y]
+                    first[lv] = [x, y]
                 else:
                     q = first[lv] = self._mid.fetch(lv, new_lo, h - 1)
-                if q[0] is not EMPTY and q[1] is not EMPTY:
-                    new_heads.append(q)
+                    x, y = q
+                if x is not EMPTY and y is not EMPTY:
+                    new_heads.append(y)
             elif new_lo == h - 1:
                 q = first[lv] = self._last[lv]
-                if q[0] is not EMPTY and q[1] is not EMPTY:
-                    new_heads.append(q)
+                x, y = q
+                if x is not EMPTY and y is not EMPTY:
+                    new_heads.append(y)
             lv += 1
             if lv > top:  # ran off the top: the leftmost tree vanished
                 self._drop_empty_top()
@@ -367,8 +374,8 @@ class AMTA(_MTABase):
         if new_heads:
             comb = self._combine
             while new_heads:
-                q = new_heads.pop()
-                S.append(comb(q[1], S[-1]) if S else q[1])
+                y = new_heads.pop()
+                S.append(comb(y, S[-1]) if S else y)
 
     _evict_one = evict
 
