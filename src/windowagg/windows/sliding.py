@@ -358,6 +358,24 @@ class _TimeWindows:
         # datetimes: naive and aware ones share a type)
         self._ttype = type(t) if type(t) in (int, float) and not self._closed else None
 
+    def _admit_time(self, t: Any, v: Any) -> bool:
+        """The slow path of the timestamp check (a new type, NaN, or the first event). O(1).
+
+        Validates *t*, fixes the stream's time type on the first event, and refuses floats
+        in an exact-int stream; a bad timestamp is routed to ``rejected`` and False returned.
+        The hot loops call it only when ``type(t)`` differs from the stream's type or t is NaN.
+        """
+        try:
+            check_timestamp(t, self._ref)
+            if self._ref is None:
+                self._init_time(t)
+            elif self._int_only and isinstance(t, float):
+                raise _float_in_int_stream(t)
+        except TimestampError as e:
+            self._reject(t, v, BAD_TIMESTAMP, str(e))
+            return False
+        return True
+
     def _reject(self, t: Any, v: Any, code: str, detail: str) -> None:
         self._counts[code] += 1
         self.rejected.append(Rejected(t, v, f"{code}: {detail}"))
@@ -405,14 +423,7 @@ class _TimeWindows:
         if type(t) is not self._ttype or t != t:
             if self._closed:
                 raise WindowaggError("window is closed; create a new one (or restore from bytes)")
-            try:
-                check_timestamp(t, self._ref)
-                if self._ref is None:
-                    self._init_time(t)
-                elif self._int_only and isinstance(t, float):
-                    raise _float_in_int_stream(t)
-            except TimestampError as e:
-                self._reject(t, v, BAD_TIMESTAMP, str(e))
+            if not self._admit_time(t, v):
                 return out
         bound = self._bound
         if bound is not None and t < bound:
@@ -533,16 +544,9 @@ class _TimeWindows:
         gaps = self._gaps
         panes = self._panes
         for t, v in items:
-            if type(t) is not self._ttype or t != t:  # fast path as in insert()
-                try:
-                    check_timestamp(t, self._ref)
-                    if self._ref is None:
-                        self._init_time(t)
-                    elif self._int_only and isinstance(t, float):
-                        raise _float_in_int_stream(t)
-                except TimestampError as e:
-                    self._reject(t, v, BAD_TIMESTAMP, str(e))
-                    continue
+            # fast path as in insert(): only a new type or NaN takes the slow check
+            if (type(t) is not self._ttype or t != t) and not self._admit_time(t, v):
+                continue
             if bound is not None and t < bound:
                 late.append((t, v))
                 continue
@@ -647,16 +651,9 @@ class _TimeWindows:
         L = self._L
         lift = self._lift  # bound method cached in a local: this loop runs once per event
         for i, (t, v) in enumerate(items):
-            if type(t) is not self._ttype or t != t:  # fast path as in insert()
-                try:
-                    check_timestamp(t, self._ref)
-                    if self._ref is None:
-                        self._init_time(t)
-                    elif self._int_only and isinstance(t, float):
-                        raise _float_in_int_stream(t)
-                except TimestampError as e:
-                    self._reject(t, v, BAD_TIMESTAMP, str(e))
-                    continue
+            # fast path as in insert(): only a new type or NaN takes the slow check
+            if (type(t) is not self._ttype or t != t) and not self._admit_time(t, v):
+                continue
             bound = self._bound
             if bound is not None and t < bound:
                 if self._late == "raise":
