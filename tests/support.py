@@ -50,12 +50,17 @@ def values_for(name: str) -> st.SearchStrategy[Any]:
     return _VALUES[name]
 
 
+def value_at(name: str, i: int) -> Any:
+    """The *i*-th input value for the monoid *name*: distinct per index (for matmul2x2, a
+    non-commuting shear), so that a dropped or reordered entry changes the result."""
+    if name == "matmul2x2":
+        return (1, i % 7 + 1, 0, 1) if i % 2 else (1, 0, i % 5 + 1, 1)
+    return i
+
+
 _counter = iter(range(10**12))
 
 
 def unique_value(name: str) -> Any:
     """A value no other call returns, so that a dropped or reordered entry is visible."""
-    i = next(_counter)
-    if name == "matmul2x2":
-        return (1, i % 7 + 1, 0, 1) if i % 2 else (1, 0, i % 5 + 1, 1)
-    return i
+    return value_at(name, next(_counter))

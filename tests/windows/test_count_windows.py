@@ -10,18 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import MONOID_MATRIX
+from support import value_at as value
 from windowagg.errors import LateEventError
 from windowagg.monoids import Concat, Counting, Sum
 from windowagg.windows import CountWindows, WindowResult
 from windows.windows_oracle import CountOracle
 
 AGGREGATORS = ["recalc", "fiba"]
-
-
-def value(name: str, i: int) -> Any:
-    if name == "matmul2x2":
-        return (1, i % 7 + 1, 0, 1) if i % 2 else (1, 0, i % 5 + 1, 1)
-    return i
 
 
 @pytest.mark.parametrize("aggregator", AGGREGATORS)

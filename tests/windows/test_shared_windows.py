@@ -9,17 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import MONOID_MATRIX
+from support import value_at as value
 from windowagg.monoids import Counting, Sum
 from windowagg.windows import SharedWindows, SlidingWindows
 from windows.windows_oracle import TimeOracle
 
 AGGREGATORS = ["recalc", "fiba"]
-
-
-def value(name: str, i: int) -> Any:
-    if name == "matmul2x2":
-        return (1, i % 7 + 1, 0, 1) if i % 2 else (1, 0, i % 5 + 1, 1)
-    return i
 
 
 @pytest.mark.parametrize("aggregator", AGGREGATORS)

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import MONOID_MATRIX
+from support import value_at as value
 from windowagg.errors import LateEventError, TimestampError, WindowaggError
 from windowagg.monoids import Concat, Counting, Max, Sum
 from windowagg.windows import Rejected, SlidingWindows, WindowResult
@@ -18,13 +19,6 @@ from windows.windows_oracle import TimeOracle
 
 AGGREGATORS = ["recalc", "fiba"]
 BASE = dt.datetime(2024, 3, 1, 12, 0, 0)
-
-
-def value(name: str, i: int) -> Any:
-    """A distinct value per index, so that a dropped or reordered event shows."""
-    if name == "matmul2x2":
-        return (1, i % 7 + 1, 0, 1) if i % 2 else (1, 0, i % 5 + 1, 1)
-    return i
 
 
 class Units:

@@ -15,15 +15,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from support import MONOID_MATRIX
+from support import value_at as value
 from windowagg.errors import WindowaggError
 from windowagg.windows import SharedWindows, SlidingWindows
 from windows.windows_oracle import TimeOracle
-
-
-def value(name: str, i: int) -> Any:
-    if name == "matmul2x2":
-        return (1, i % 7 + 1, 0, 1) if i % 2 else (1, 0, i % 5 + 1, 1)
-    return i
 
 
 class WindowsMachine(RuleBasedStateMachine):
