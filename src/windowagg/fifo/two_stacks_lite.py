@@ -25,6 +25,13 @@ young end (the back stack is always its whole tail) and builds the front aggrega
 A flip computes all its aggregates before it changes anything, so a ``combine`` that
 raises leaves the window unchanged.
 
+Built-in fast path: for the built-in :class:`~windowagg.monoids.Sum` (exact type; a
+subclass or a wrapper such as ``Counting(Sum())`` keeps the generic path, so counted
+combines stay honest) the constructor returns an instance of a private subclass whose
+``insert`` and ``query`` write ``+`` inline instead of calling ``combine`` and skip the
+identity ``lift``/``lower``. Same state, same invariants, same results bit for bit (the
+operands are added in the same order); about 1.35x the generic rounds/s (docs/fifo.md).
+
 Examples
 --------
 >>> from windowagg.monoids import Concat
@@ -43,6 +50,7 @@ from typing import Any
 
 from windowagg.fifo._common import check_count, empty_error, flip_op, hot_ops, invariant
 from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.monoids.builtins import Sum
 
 __all__ = ["TwoStacksLite"]
 
@@ -92,6 +100,12 @@ class TwoStacksLite:
         "_m",
         "_vals",
     )
+
+    def __new__(cls, monoid: Monoid[Any, Any, Any]) -> TwoStacksLite:
+        # the built-in Sum (exact type only) gets the inlined subclass; __init__ still runs
+        if cls is TwoStacksLite and type(monoid) is Sum:
+            return object.__new__(_TwoStacksLiteSum)
+        return object.__new__(cls)
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
         require_monoid(monoid, _WHO)
@@ -263,3 +277,32 @@ class TwoStacksLite:
 
     def __repr__(self) -> str:
         return f"fifo.TwoStacksLite({self._m!r}, n={len(self)})"
+
+
+class _TwoStacksLiteSum(TwoStacksLite):
+    """:class:`TwoStacksLite` for the built-in ``Sum``: ``+`` inline, no lift/lower calls.
+
+    Chosen by ``TwoStacksLite(Sum())``; never constructed directly. ``Sum.lift`` and
+    ``Sum.lower`` are the identity and ``Sum.combine(a, b)`` is ``a + b``, so every
+    result equals the generic path's, operand order included. ``evict`` and the flip are
+    inherited (the flip already folds with :func:`operator.add` for ``Sum``).
+
+    >>> w = TwoStacksLite(Sum())
+    >>> type(w).__name__, isinstance(w, TwoStacksLite)
+    ('_TwoStacksLiteSum', True)
+    >>> for x in (1, 2, 3): w.insert(x)
+    >>> w.evict(); w.query(), w
+    (5, fifo.TwoStacksLite(Sum(), n=2))
+    """
+
+    __slots__ = ()
+
+    def insert(self, v: Any) -> None:
+        """``Σ_B ← Σ_B + v``; append ``v``. O(1) worst case, 1 addition."""
+        self._agg_b = self._agg_b + v
+        self._vals.append(v)
+
+    def query(self) -> Any:
+        """``Σ_F + Σ_B`` (``Σ_B`` alone when the front is empty). O(1) worst case."""
+        front = self._front
+        return front[-1] + self._agg_b if front else self._agg_b

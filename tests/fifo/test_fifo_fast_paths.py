@@ -1,0 +1,70 @@
+"""Built-in-monoid fast paths: taken only for the exact built-in type, and equal to the
+generic path on every operation (results, iteration, invariants, failed inserts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from windowagg.fifo import TwoStacksLite
+from windowagg.monoids import Counting, Sum
+
+
+class MySum(Sum):
+    """A user subclass of Sum: must keep the generic path (it may override combine)."""
+
+    __slots__ = ()
+
+
+def test_fast_path_only_for_the_exact_builtin_type() -> None:
+    assert type(TwoStacksLite(Sum())) is not TwoStacksLite
+    assert isinstance(TwoStacksLite(Sum()), TwoStacksLite)
+    assert type(TwoStacksLite(Counting(Sum()))) is TwoStacksLite
+    assert type(TwoStacksLite(MySum())) is TwoStacksLite
+
+
+ops = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("insert"), st.one_of(st.integers(-(10**20), 10**20), st.floats(-1e9, 1e9))
+        ),
+        st.tuples(st.just("evict"), st.none()),
+        st.tuples(st.just("bulk_evict"), st.integers(0, 5)),
+    ),
+    max_size=80,
+)
+
+
+@given(ops)
+def test_fast_path_equals_generic_path(script: list[tuple[str, Any]]) -> None:
+    fast = TwoStacksLite(Sum())
+    counted = Counting(Sum())
+    generic = TwoStacksLite(counted)  # Counting keeps the generic path
+    for op, arg in script:
+        if op == "insert":
+            fast.insert(arg)
+            generic.insert(arg)
+        elif len(generic) > 0:
+            k = 1 if op == "evict" else min(arg, len(generic))
+            fast.bulk_evict(k)
+            generic.bulk_evict(k)
+        fast._check()
+        a, b = fast.query(), generic.query()
+        assert a == b and type(a) is type(b)  # same operands, same order: bit for bit
+        assert list(fast) == list(generic) and len(fast) == len(generic)
+    if any(op == "insert" for op, _ in script):
+        assert counted.combines > 0  # the generic side really went through combine
+
+
+def test_failed_insert_changes_nothing() -> None:
+    w = TwoStacksLite(Sum())
+    for x in (1, 2, 3):
+        w.insert(x)
+    w.evict()
+    with pytest.raises(TypeError):
+        w.insert("not a number")
+    w._check()
+    assert w.query() == 5 and list(w) == [2, 3]
