@@ -119,11 +119,13 @@ class FiBA:
     """
 
     __slots__ = (
+        "_add",
         "_combine",
         "_dead",
         "_flip",
         "_hlift",
         "_hlower",
+        "_ints",
         "_lf",
         "_lift",
         "_lower",
@@ -157,6 +159,12 @@ class FiBA:
         self._hlift: Any = None if fast else monoid.lift  # None: identity, skip the call
         self._hlower: Any = None if fast else monoid.lower
         self._one = monoid.identity
+        # Sum (exact type): ``+`` inline instead of a combine call (same result)
+        self._add = type(monoid) is Sum
+        # True while every stored partial of a Sum window is an ``int``: int sums are exact
+        # in any order, so aggregates are updated by adding/subtracting the changed value
+        # instead of refolding a node (see "Int sums" in the module docstring)
+        self._ints = self._add
         self._minarity = min_arity
         self._mink = min_arity - 1  # fewest entries of a non-root node
         self._maxk = 2 * min_arity - 1  # most entries of any node
@@ -262,6 +270,11 @@ class FiBA:
         ``_lsuf[j]`` is ``v_{k-1-j} ⊗ … ⊗ v_{k-1} ⊗ tail`` (stored reversed, so evicting
         the oldest value is ``_lsuf.pop()`` and the new aggregate is ``_lsuf[-1]``).
         """
+        if self._ints:  # int sums: no suffix list, the aggregate is kept by subtraction
+            self._lsuf = []
+            a = sum(y.vals)
+            y.agg = a if tail is _NONE else a + tail
+            return
         rv = y.vals[::-1]
         if tail is _NONE:
             suf = list(accumulate(rv, self._flip))
@@ -528,11 +541,27 @@ class FiBA:
         """
         if t.__class__ is not int or self._tcls is not int:
             self._validate(t)
+        if self._ints:
+            if v.__class__ is int:
+                rf = self._rf
+                times = rf.times
+                # d = 0 fast path (int sums): append at the right finger (a non-root
+                # leaf); its own part and its aggregate both grow by v
+                if rf is not self._lf and t > times[-1]:
+                    times.append(t)
+                    rf.vals.append(v)
+                    rf.loc += v
+                    rf.agg += v
+                    self._size += 1
+                    if len(times) > self._maxk:
+                        self._split_rf(rf)
+                    return
+                self._insert_int(t, v)
+                return
+            self._leave_ints()
         lift = self._hlift
         if lift is not None:
             v = lift(v)
-        if self._dead:
-            self._drain(2)
         rf = self._rf
         times = rf.times
         # d = 0 fast path: append at the right finger (a non-root leaf); its right
@@ -548,7 +577,13 @@ class FiBA:
             if len(times) > self._maxk:
                 self._split_rf(rf)
             return
+        if self._dead:
+            self._drain(2)
         node, i, found = self._search(t)
+        self._insert_at(node, i, found, t, v)
+
+    def _insert_at(self, node: _Node, i: int, found: bool, t: Any, v: Any) -> None:
+        """Put the partial v at position i of node (combined in place if found); repair."""
         if found:
             node.vals[i] = self._combine(node.vals[i], v)
             self._fix_if_up(node)
@@ -568,6 +603,63 @@ class FiBA:
                     self._fix(node)
         self._repair(*self._rebalance_insert(node))
 
+    def _insert_int(self, t: Any, v: int) -> None:
+        """insert() off the fast path in an int-sum window: O(1) per level, no refolds."""
+        if self._dead:
+            self._drain(2)
+        node, i, found = self._search(t)
+        if node is not self._lf and self._root.kids is not None:
+            if found:
+                node.vals[i] += v
+                self._bump(node, v)
+                return
+            times = node.times
+            if len(times) < self._maxk:  # no split: only the sums on the path change
+                times.insert(i, t)
+                node.vals.insert(i, v)
+                self._size += 1
+                self._bump(node, v)
+                return
+        self._insert_at(node, i, found, t, v)
+
+    def _bump(self, y: _Node, dv: int) -> None:
+        """Int sums: the entries of y (not the left finger; the root is inner) changed by dv.
+
+        Adds dv to every stored aggregate that covers them: y's up-aggregate chain, then
+        where the chain meets a spine, that node's own part and aggregate and the
+        aggregates below it on the spine (they include their parent's). O(log n) additions.
+        """
+        while True:
+            p = y.parent
+            if p is None:  # an inner root: its inner aggregate
+                y.agg += dv
+                return
+            if y.ls:
+                y.loc += dv
+                y.agg += dv
+                kids = y.kids
+                while kids is not None:
+                    y = kids[0]
+                    y.agg += dv
+                    kids = y.kids
+                return
+            if y.rs:
+                y.loc += dv
+                y.agg += dv
+                kids = y.kids
+                while kids is not None:
+                    y = kids[-1]
+                    y.agg += dv
+                    kids = y.kids
+                return
+            y.agg += dv
+            y = p
+
+    def _leave_ints(self) -> None:
+        """A non-int partial arrives: stop the int-sum shortcuts, build the suffix list."""
+        self._ints = False
+        self._fix(self._lf)
+
     def evict(self, t: Any) -> None:
         """Remove the entry at time ``t``; no-op when absent.
 
@@ -583,39 +675,104 @@ class FiBA:
                 check_timestamp(t, None)
                 return
             self._validate(t)
-        if self._dead:
-            self._drain(2)
         lf = self._lf
         times = lf.times
-        # d = 0 fast path: pop the oldest entry; the suffix aggregates give the new
-        # left-finger aggregate without a combine.
+        # d = 0 fast path: pop the oldest entry; the new left-finger aggregate is the next
+        # suffix aggregate (int sums: the old one minus the value), no combine.
         if times and times[0] == t:
             del times[0]
-            del lf.vals[0]
-            suf = self._lsuf
-            suf.pop()
-            self._size -= 1
-            if suf:
-                lf.agg = suf[-1]
+            if self._ints:
+                lf.agg -= lf.vals.pop(0)
             else:
-                p = lf.parent
-                lf.agg = p.agg if p is not None and p.parent is not None else self._one
-            if lf.parent is not None and len(times) < self._mink:
-                self._repair(*self._rebalance_evict(lf, None))
+                del lf.vals[0]
+                suf = self._lsuf
+                suf.pop()
+                if suf:
+                    lf.agg = suf[-1]
+                else:
+                    p = lf.parent
+                    lf.agg = p.agg if p is not None and p.parent is not None else self._one
+            self._size -= 1
+            if len(times) < self._mink and lf.parent is not None:
+                self._lf_underflow(lf)
             return
         if not times:
             return  # empty window
+        if self._dead:
+            self._drain(2)
         node, i, found = self._search(t)
         if not found:
             return
         self._size -= 1
         if node.kids is None:
+            if (
+                self._ints
+                and node is not lf
+                and node.parent is not None
+                and len(node.times) > self._mink
+            ):  # int sums, no underflow: only the sums on the path change
+                del node.times[i]
+                self._bump(node, -node.vals.pop(i))
+                return
             del node.times[i]
             del node.vals[i]
             self._fix_if_up(node)
             self._repair(*self._rebalance_evict(node, None))
         else:
             self._repair(*self._evict_inner(node, i))
+
+    def _lf_underflow(self, lf: _Node) -> None:
+        """The left finger (a non-root leaf) fell below μ-1 entries after an eviction.
+
+        Int sums, sibling not the right finger: merge with the right sibling when the
+        result fits, else take the sibling's whole surplus; the parent's sums drop by what
+        moved (the finger's aggregate already covers it). Otherwise, or when the parent
+        underflows in turn, the general rebalancing.
+        """
+        if self._dead:
+            self._drain(2 * self._maxk)
+        p = lf.parent
+        assert p is not None
+        if self._ints:
+            pk = p.kids
+            assert pk is not None
+            sib = pk[1]
+            if sib is not self._rf:
+                pt, pv = p.times, p.vals
+                st, sv = sib.times, sib.vals
+                sep = pv[0]
+                if len(lf.times) + len(st) < self._maxk:
+                    gain = sep + sib.agg
+                    lf.times.append(pt[0])
+                    lf.times.extend(st)
+                    lf.vals.append(sep)
+                    lf.vals.extend(sv)
+                    del pt[0]
+                    del pv[0]
+                    del pk[1]
+                    sib.parent = None
+                else:
+                    k = len(st) - self._mink  # the sibling's surplus
+                    moved = sum(sv[:k])
+                    gain = sep + moved - sv[k - 1]
+                    lf.times.append(pt[0])
+                    lf.times.extend(st[: k - 1])
+                    lf.vals.append(sep)
+                    lf.vals.extend(sv[: k - 1])
+                    pt[0] = st[k - 1]
+                    pv[0] = sv[k - 1]
+                    del st[:k]
+                    del sv[:k]
+                    sib.agg -= moved
+                p.agg -= gain
+                if p.parent is None:
+                    lf.agg += gain  # a child of the root does not include the root's part
+                    return
+                p.loc -= gain
+                if len(pt) < self._mink:
+                    self._repair(*self._rebalance_evict(p, None))
+                return
+        self._repair(*self._rebalance_evict(lf, None))
 
     def _split_rf(self, rf: _Node) -> None:
         """Split the overflowing right finger after an append (the d = 0 insert path).
@@ -624,24 +781,42 @@ class FiBA:
         its last entry, so adding the old finger as a middle child and the separator after
         it extends the aggregate with two combines instead of a recomputation.
         """
+        if self._dead:
+            self._drain(2 * self._maxk)
         mu = self._minarity
-        comb = self._combine
         p = rf.parent
         assert p is not None
         times, vals = rf.times, rf.vals
-        z = _Node(times[mu + 1 :], vals[mu + 1 :], None, p)
+        zv = vals[mu + 1 :]
+        z = _Node(times[mu + 1 :], zv, None, p)
         st, sv = times[mu], vals[mu]
         del times[mu:]
         del vals[mu:]
-        acc = reduce(comb, vals)
-        rf.agg = acc  # rf becomes an ordinary node: up-aggregate
-        rf.rs = False
+        rf.rs = False  # rf becomes an ordinary node: up-aggregate
         z.rs = True
         pk = p.kids
         assert pk is not None
         p.times.append(st)
         p.vals.append(sv)
         pk.append(z)
+        self._rf = z
+        if self._ints:
+            zl = sum(zv)
+            acc = rf.loc - zl - sv
+            rf.agg = acc
+            gain = acc + sv
+            p.agg += gain
+            if p.parent is not None:
+                p.loc += gain
+            if len(p.times) > self._maxk:
+                self._repair(*self._rebalance_insert(p))
+                return
+            z.loc = zl
+            z.agg = zl + p.agg if p.parent is not None else zl
+            return
+        comb = self._combine
+        acc = reduce(comb, vals)
+        rf.agg = acc
         # the parent's inner/right aggregate (and own part) end with its last entry
         if p.parent is None:
             p.agg = comb(comb(p.agg, acc), sv)
@@ -649,11 +824,10 @@ class FiBA:
             loc = p.loc = comb(comb(p.loc, acc), sv)
             gp = p.parent
             p.agg = comb(gp.agg, loc) if gp.parent is not None else loc
-        self._rf = z
         if len(p.times) > self._maxk:
             self._repair(*self._rebalance_insert(p))
             return
-        loc = z.loc = reduce(comb, z.vals)
+        loc = z.loc = reduce(comb, zv)
         z.agg = comb(p.agg, loc) if p.parent is not None else loc
 
     def _evict_inner(self, node: _Node, i: int) -> tuple[_Node, bool, bool]:
@@ -702,6 +876,8 @@ class FiBA:
         lower = self._hlower
         if root.kids is None:
             return root.agg if lower is None else lower(root.agg)
+        if self._add:  # Sum: the same two additions, without the call
+            return self._lf.agg + root.agg + self._rf.agg
         comb = self._combine
         a = comb(comb(self._lf.agg, root.agg), self._rf.agg)
         return a if lower is None else lower(a)
@@ -1096,6 +1272,8 @@ class FiBA:
             prev = t
             ts.append(t)
             ps.append(v if lift is None else lift(v))
+        if self._ints and set(map(type, ps)) - {int}:
+            self._leave_ints()
         if not ordered:
             order = sorted(range(len(ts)), key=ts.__getitem__)  # stable
             ts = [ts[i] for i in order]
@@ -1450,6 +1628,8 @@ class FiBA:
             ts.append(t)
             ps.append(p)
         w._tcls = type(ref)
+        if w._ints and set(map(type, ps)) - {int}:
+            w._ints = False
         w._build(ts, ps)
         return w
 
@@ -1528,7 +1708,7 @@ class FiBA:
                 raise WindowaggError(f"FiBA: {where}: stored spine part {old_loc!r} != {new_loc!r}")
             if not (old is new or old == new):
                 raise WindowaggError(f"FiBA: {where}: stored aggregate {old!r} != {new!r}")
-            if y is self._lf and recomputed_suffix != saved:
+            if y is self._lf and not self._ints and recomputed_suffix != saved:
                 raise WindowaggError(
                     f"FiBA: left finger suffix aggregates {saved!r} != {recomputed_suffix!r}"
                 )
