@@ -1,20 +1,7 @@
 """DABA: the De-Amortized Banker's Aggregator, one chunked queue per sublist.
 
-=================  ==========================================================
-ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
-insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
-evict              O(1) worst case: at most 3 combines (a shrink); both are the
-                   paper's bounds (Thm. 4.3) and are reached; identity operands
-                   (an empty l_A or l_B) are skipped, never added
-query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper has
-                   no bulk eviction)
-space              3n references: a value and an aggregate per entry (as in the
-                   paper) plus the partial kept for ``oldest``/``youngest``/iteration
-paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
-                   Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
-=================  ==========================================================
+The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
+:class:`DABA` (``help(DABA)``).
 
 The algorithm is the paper's, with its five sublists (front portion ``[F,L)``,
 ``l_L = [L,R)``, ``l_R = [R,A)``, ``l_A = [A,B)``, back list ``l_B = [B,E)``) and their
@@ -61,18 +48,18 @@ The guide's regression trace (Max, the paper's running example):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import empty_error, invariant
+from windowagg.fifo.base import _DequeFifo
+from windowagg.monoids.base import Monoid
 
 __all__ = ["DABA"]
 
 _WHO = "DABA"
 
 
-class DABA:
+class DABA(_DequeFifo):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
     =================  ==========================================================
@@ -105,29 +92,11 @@ class DABA:
     (('c', 'd', 'e'), ('c',), ('e',), 3)
     """
 
-    __slots__ = (
-        "_aa",
-        "_ba",
-        "_bv",
-        "_combine",
-        "_fa",
-        "_identity",
-        "_la",
-        "_lift",
-        "_lower",
-        "_m",
-        "_ra",
-        "_rv",
-        "_vals",
-    )
+    __slots__ = ("_aa", "_ba", "_bv", "_fa", "_la", "_ra", "_rv")
+    _who = _WHO
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
-        self._vals: deque[Any] = deque()  # every partial, oldest first
+        super().__init__(monoid)
         self._fa: deque[Any] = deque()  # front portion aggregates
         self._la: deque[Any] = deque()  # l_L aggregates
         self._rv: deque[Any] = deque()  # l_R values
@@ -135,16 +104,6 @@ class DABA:
         self._aa: deque[Any] = deque()  # l_A aggregates
         self._bv: deque[Any] = deque()  # l_B values
         self._ba: deque[Any] = deque()  # l_B aggregates
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> DABA(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     def _sizes(self) -> tuple[int, int, int, int, int]:
         """``(|front portion|, |l_L|, |l_R|, |l_A|, |l_B|)`` (for tests and the docs)."""
@@ -297,23 +256,6 @@ class DABA:
         self._bv = empty
         aa.appendleft(bv.pop())
 
-    def bulk_evict(self, count: int) -> None:
-        """Remove the ``count`` oldest entries: O(count) worst case, <= 3 combines each.
-
-        A bad count raises and leaves the window unchanged. A ``combine`` that raises
-        part-way keeps the evictions already done (each single eviction is atomic).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABA(Sum())
-        >>> for x in range(6): w.insert(x)
-        >>> w.bulk_evict(4); w.query(), len(w)
-        (9, 2)
-        """
-        k = check_count(count, len(self._vals), _WHO)
-        evict = self.evict  # cached: called k times
-        for _ in range(k):
-            evict()
-
     def query(self) -> Any:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
 
@@ -329,50 +271,6 @@ class DABA:
         else:
             agg = self._identity
         return agg if lower is None else lower(agg)
-
-    def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABA(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
-        """
-        if not self._vals:
-            raise empty_error(_WHO, "oldest()")
-        return self._vals[0]
-
-    def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABA(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
-        """
-        if not self._vals:
-            raise empty_error(_WHO, "youngest()")
-        return self._vals[-1]
-
-    def __len__(self) -> int:
-        """Number of entries. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABA(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
-        """
-        return len(self._vals)
-
-    def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABA(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
-        """
-        return iter(list(self._vals))
 
     def _check(self) -> None:
         """O(n): sublist sizes (Lemma 4.1), parallel deques, and every aggregate."""
@@ -422,6 +320,3 @@ class DABA:
         for region, stored, lo in (("l_R", self._rv, R), ("l_B", self._bv, B)):
             for i, got in enumerate(stored):
                 invariant(got is vals[lo + i], _WHO, f"{region} value {i} is not the partial")
-
-    def __repr__(self) -> str:
-        return f"fifo.DABA({self._m!r}, n={len(self)})"

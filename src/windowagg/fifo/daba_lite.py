@@ -1,18 +1,7 @@
 """DABALite: DABA with one aggregate per entry and two running aggregates, on deques.
 
-=================  ==========================================================
-ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
-insert             O(1) worst case: at most 3 combines
-evict              O(1) worst case: at most 2 combines
-query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions, at most 2k combines
-space              n partials (kept for ``oldest``/``youngest``/iteration) + n slots
-                   (an aggregate or a shared reference to the partial) + 2 aggregates
-paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
-                   in worst-case constant time", VLDB Journal 2021 (DABA Lite); DABA is
-                   DEBS 2017, §4
-=================  ==========================================================
+The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
+:class:`DABALite` (``help(DABALite)``).
 
 DABA's five sublists (front portion ``[F,L)``, ``l_L = [L,R)``, ``l_R = [R,A)``,
 ``l_A = [A,B)``, back list ``l_B = [B,E)``) are held as five :class:`collections.deque`
@@ -54,18 +43,18 @@ Examples
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import empty_error, invariant
+from windowagg.fifo.base import _DequeFifo
+from windowagg.monoids.base import Monoid
 
 __all__ = ["DABALite"]
 
 _WHO = "DABALite"
 
 
-class DABALite:
+class DABALite(_DequeFifo):
     """Worst-case O(1) FIFO aggregator with at most 3 / 2 / 1 combines per operation.
 
     =================  ==========================================================
@@ -96,29 +85,11 @@ class DABALite:
     (('c', 'd', 'e'), ('c',), ('e',), 3)
     """
 
-    __slots__ = (
-        "_aa",
-        "_agg_b",
-        "_agg_ra",
-        "_bb",
-        "_combine",
-        "_front",
-        "_identity",
-        "_lift",
-        "_ll",
-        "_lower",
-        "_m",
-        "_rr",
-        "_vals",
-    )
+    __slots__ = ("_aa", "_agg_b", "_agg_ra", "_bb", "_front", "_ll", "_rr")
+    _who = _WHO
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
-        self._vals: deque[Any] = deque()  # every partial, oldest first
+        super().__init__(monoid)
         self._front: deque[Any] = deque()
         self._ll: deque[Any] = deque()
         self._rr: deque[Any] = deque()
@@ -126,16 +97,6 @@ class DABALite:
         self._bb: deque[Any] = deque()
         self._agg_ra: Any = self._identity
         self._agg_b: Any = self._identity
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> DABALite(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     def insert(self, v: Any) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 3 combines.
@@ -266,23 +227,6 @@ class DABALite:
         self._agg_b = self._identity
         aa.appendleft(bb.pop())
 
-    def bulk_evict(self, count: int) -> None:
-        """Remove the ``count`` oldest entries: O(count) worst case, <= 2 combines each.
-
-        A bad count raises and leaves the window unchanged. A ``combine`` that raises
-        part-way keeps the evictions already done (each single eviction is atomic).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABALite(Sum())
-        >>> for x in range(6): w.insert(x)
-        >>> w.bulk_evict(4); w.query(), len(w)
-        (9, 2)
-        """
-        k = check_count(count, len(self._vals), _WHO)
-        evict = self.evict  # cached: called k times
-        for _ in range(k):
-            evict()
-
     def query(self) -> Any:
         """``lower(Σ_F ⊗ agg_b)``. O(1) worst case, at most 1 combine.
 
@@ -299,50 +243,6 @@ class DABALite:
         else:
             agg = front[0]
         return agg if lower is None else lower(agg)
-
-    def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABALite(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
-        """
-        if not self._vals:
-            raise empty_error(_WHO, "oldest()")
-        return self._vals[0]
-
-    def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABALite(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
-        """
-        if not self._vals:
-            raise empty_error(_WHO, "youngest()")
-        return self._vals[-1]
-
-    def __len__(self) -> int:
-        """Number of entries. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABALite(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
-        """
-        return len(self._vals)
-
-    def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABALite(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
-        """
-        return iter(list(self._vals))
 
     def _check(self) -> None:
         """O(n): sublist sizes (Lemma 4.1), raw sublists, and every aggregate."""
@@ -385,6 +285,3 @@ class DABALite:
             got = self._agg_ra
             invariant(got == fold(cut[2], cut[4]), _WHO, f"agg_ra {got!r} != Σ(l_R ++ l_A)")
         invariant(self._agg_b == fold(cut[4], cut[5]), _WHO, f"agg_b {self._agg_b!r} != Σ(l_B)")
-
-    def __repr__(self) -> str:
-        return f"fifo.DABALite({self._m!r}, n={len(self)})"
