@@ -1,19 +1,7 @@
 """DABAChunked: DABA on the paper's chunked-array queue (one array, six pointers).
 
-=================  ==========================================================
-ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
-insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
-evict              O(1) worst case: at most 3 combines (a shrink); both are the
-                   paper's bounds (Thm. 4.3), reached; identity operands are skipped
-query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper
-                   has no bulk eviction)
-space              2n references (a value and an aggregate per entry) in chunks of
-                   ``chunk_size`` slots, plus one spare chunk at most
-paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
-                   Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
-=================  ==========================================================
+The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
+:class:`DABAChunked` (``help(DABAChunked)``).
 
 Storage is the paper's chunked-array queue (§4.1): a doubly linked list of fixed-size
 chunks, each a Python list ``[vals (C slots) | aggs (C slots) | next | prev]``. Six
@@ -63,15 +51,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import empty_error, invariant
+from windowagg.fifo.base import _FifoBase
+from windowagg.monoids.base import Monoid
 
 __all__ = ["DABAChunked"]
 
 _WHO = "DABAChunked"
 
 
-class DABAChunked:
+class DABAChunked(_FifoBase):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
     =================  ==========================================================
@@ -111,24 +100,21 @@ class DABAChunked:
         "_ac",
         "_b",
         "_c",
-        "_combine",
         "_e",
         "_ec",
         "_f",
         "_fc",
-        "_identity",
         "_l",
         "_lc",
-        "_lift",
-        "_lower",
-        "_m",
         "_mask",
         "_r",
         "_sb",
     )
+    _who = _WHO
+    _repr_fields = ("chunk_size",)
 
     def __init__(self, monoid: Monoid[Any, Any, Any], chunk_size: int = 512) -> None:
-        require_monoid(monoid, _WHO)
+        super().__init__(monoid)
         if (
             isinstance(chunk_size, bool)
             or not isinstance(chunk_size, int)
@@ -138,26 +124,12 @@ class DABAChunked:
             raise ValueError(
                 f"DABAChunked chunk_size must be a power of two >= 2, got {chunk_size!r}"
             )
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
         self._c = chunk_size
         self._mask = chunk_size - 1
         chunk: list[Any] = [None] * (2 * chunk_size + 2)
         self._f = self._l = self._r = self._a = self._b = self._e = 0
         self._fc = self._lc = self._ac = self._ec = chunk
         self._sb: Any = self._identity  # Σ_B = aggs[E-1] when B < E
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> DABAChunked(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     @property
     def chunk_size(self) -> int:
@@ -331,22 +303,6 @@ class DABAChunked:
         self._a = a - 1
         self._ac = pc
 
-    def bulk_evict(self, count: int) -> None:
-        """Remove the ``count`` oldest entries: O(count) worst case, <= 3 combines each.
-
-        A bad count raises and leaves the window unchanged.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABAChunked(Sum())
-        >>> for x in range(6): w.insert(x)
-        >>> w.bulk_evict(4); w.query(), len(w)
-        (9, 2)
-        """
-        k = check_count(count, self._e - self._f, _WHO)
-        evict = self.evict  # cached: called k times
-        for _ in range(k):
-            evict()
-
     def query(self) -> Any:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
 
@@ -498,6 +454,3 @@ class DABAChunked:
         check_prefix(b, e, b, "l_B [B,E)")
         if b < e:
             invariant(self._sb == aggs[e - 1 - f], _WHO, f"cached Σ_B {self._sb!r} != aggs[E-1]")
-
-    def __repr__(self) -> str:
-        return f"fifo.DABAChunked({self._m!r}, n={len(self)}, chunk_size={self._c})"

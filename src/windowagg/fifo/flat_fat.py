@@ -1,19 +1,7 @@
 """FlatFAT: the Reactive Aggregator's flat fixed-size aggregation tree, in one array.
 
-=================  ==========================================================
-ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
-insert / evict     O(log n) combines (the leaf-to-root path); amortized, because the
-                   tree doubles when full and halves when a quarter full (O(n) each)
-query              O(1), 0 combines, while the window does not wrap around the leaf
-                   ring; O(log n) combines when it does
-bulk_evict(k)      O(k + log n) combines: the k leaves are cleared, then each level
-                   recomputes only the nodes above them (better than k evictions)
-space              2 * capacity references, capacity < 4n (+ a minimum of 8)
-paper              Tangwongsan, Gedik, Hirzel, Schneider, "General Incremental
-                   Sliding-Window Aggregation", PVLDB 2015 (Reactive Aggregator);
-                   a baseline of DEBS 2017
-=================  ==========================================================
+The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
+:class:`FlatFAT` (``help(FlatFAT)``).
 
 A complete binary tree in heap layout: ``tree[1]`` is the root, leaves are
 ``tree[cap:2*cap]`` and form a ring of partials (the window occupies ``n`` consecutive
@@ -39,8 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo.base import _FifoBase
+from windowagg.monoids.base import Monoid
 
 __all__ = ["FlatFAT"]
 
@@ -48,7 +37,7 @@ _WHO = "FlatFAT"
 _MIN_CAP = 8
 
 
-class FlatFAT:
+class FlatFAT(_FifoBase):
     """Amortized O(log n) FIFO aggregator over any monoid (flat aggregation tree).
 
     =================  ==========================================================
@@ -80,28 +69,16 @@ class FlatFAT:
     (6, 6, 3, 8)
     """
 
-    __slots__ = ("_cap", "_combine", "_front", "_identity", "_lift", "_lower", "_m", "_n", "_tree")
+    __slots__ = ("_cap", "_front", "_n", "_tree")
+    _who = _WHO
+    _repr_fields = ("capacity",)
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        super().__init__(monoid)
         self._cap = _MIN_CAP
         self._tree: list[Any] = [self._identity] * (2 * _MIN_CAP)
         self._front = 0
         self._n = 0
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> FlatFAT(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     @property
     def capacity(self) -> int:
@@ -301,6 +278,3 @@ class FlatFAT:
         for i in range(cap - 1, 0, -1):
             want = self._combine(tree[2 * i], tree[2 * i + 1])
             invariant(tree[i] == want, _WHO, f"inner node {i}: {tree[i]!r} != {want!r}")
-
-    def __repr__(self) -> str:
-        return f"fifo.FlatFAT({self._m!r}, n={len(self)}, capacity={self._cap})"

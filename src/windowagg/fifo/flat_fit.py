@@ -1,19 +1,7 @@
 """FlatFIT: a flat index of partial aggregates with pointer jumps and path compression.
 
-=================  ==========================================================
-ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
-insert             O(1), no combine (amortized: the ring doubles when full)
-evict              O(1), no combine (amortized: the ring halves when a quarter full)
-query              (jumps - 1) combines, where jumps is the length of the pointer chain
-                   from the oldest entry; amortized O(1) for a sliding window queried
-                   once per slide (the paper's setting), O(n) worst case (a query
-                   after n inserts)
-bulk_evict(k)      O(k) reference clearing, no combine
-space              3 * capacity slots (value, partial, pointer), capacity < 4n (+ 8)
-paper              Shein, Chrysanthis, Labrinidis, "FlatFIT: Accelerated Incremental
-                   Sliding-Window Aggregation for Real-Time Analytics", SSDBM 2017
-=================  ==========================================================
+The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
+:class:`FlatFIT` (``help(FlatFIT)``).
 
 Every live position ``i`` (absolute, slot ``i & (cap - 1)`` of a ring) stores its
 partial ``v[i]``, a pointer ``ptr[i]`` in ``(i, end]`` and ``part[i] = v[i] ⊗ ... ⊗
@@ -38,8 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo.base import _FifoBase
+from windowagg.monoids.base import Monoid
 
 __all__ = ["FlatFIT"]
 
@@ -47,7 +36,7 @@ _WHO = "FlatFIT"
 _MIN_CAP = 8
 
 
-class FlatFIT:
+class FlatFIT(_FifoBase):
     """Amortized O(1) FIFO aggregator with pointer jumping (FlatFIT).
 
     =================  ==========================================================
@@ -79,28 +68,12 @@ class FlatFIT:
     (6, 6, 3, 2)
     """
 
-    __slots__ = (
-        "_cap",
-        "_combine",
-        "_end",
-        "_front",
-        "_identity",
-        "_lift",
-        "_lower",
-        "_m",
-        "_mask",
-        "_parts",
-        "_ptrs",
-        "_stack",
-        "_vals",
-    )
+    __slots__ = ("_cap", "_end", "_front", "_mask", "_parts", "_ptrs", "_stack", "_vals")
+    _who = _WHO
+    _repr_fields = ("capacity",)
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        super().__init__(monoid)
         self._front = 0
         self._end = 0
         self._stack: list[int] = []  # reused by query, so a query allocates nothing
@@ -109,16 +82,6 @@ class FlatFIT:
         self._vals: list[Any] = [None] * _MIN_CAP
         self._parts: list[Any] = [None] * _MIN_CAP
         self._ptrs: list[int] = [0] * _MIN_CAP
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> FlatFIT(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     @property
     def capacity(self) -> int:
@@ -317,6 +280,3 @@ class FlatFIT:
             invariant(
                 self._parts[s] == acc, _WHO, f"part[{p}] = {self._parts[s]!r} != fold {acc!r}"
             )
-
-    def __repr__(self) -> str:
-        return f"fifo.FlatFIT({self._m!r}, n={len(self)}, capacity={self._cap})"

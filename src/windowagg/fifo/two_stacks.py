@@ -1,17 +1,7 @@
 """TwoStacks: a queue made of two stacks, each entry carrying its partial aggregate.
 
-=================  ==========================================================
-ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
-insert             O(1) worst case: at most 1 combine
-evict              amortized O(1); worst case O(n): a *flip* costs n - 1 combines
-query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) list slicing plus, if k reaches into the back stack, a flip
-                   of the survivors: O(k + n) worst case, amortized O(1) per entry
-space              2n references (a value and an aggregate per entry)
-paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, Fig. 1 (after Stack
-                   Overflow answers by J. Skeet and adamax)
-=================  ==========================================================
+The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
+:class:`TwoStacks` (``help(TwoStacks)``).
 
 Front stack ``F`` (oldest on top) and back stack ``B`` (youngest on top) each hold
 ``(val, agg)`` pairs in two parallel Python lists. ``agg`` of an entry aggregates it and
@@ -38,15 +28,16 @@ from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, flip_op, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import check_count, empty_error, flip_op, invariant
+from windowagg.fifo.base import _FifoBase
+from windowagg.monoids.base import Monoid
 
 __all__ = ["TwoStacks"]
 
 _WHO = "TwoStacks"
 
 
-class TwoStacks:
+class TwoStacks(_FifoBase):
     """Amortized O(1) FIFO aggregator over any monoid (the paper's Two-Stacks).
 
     =================  ==========================================================
@@ -76,40 +67,16 @@ class TwoStacks:
     (6, 2, 3, 3)
     """
 
-    __slots__ = (
-        "_ba",
-        "_bv",
-        "_combine",
-        "_fa",
-        "_flip_op",
-        "_fv",
-        "_identity",
-        "_lift",
-        "_lower",
-        "_m",
-    )
+    __slots__ = ("_ba", "_bv", "_fa", "_flip_op", "_fv")
+    _who = _WHO
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        super().__init__(monoid)
         self._flip_op = flip_op(monoid, self._combine)
         self._fv: list[Any] = []  # front values, oldest last
         self._fa: list[Any] = []  # front aggregates: fa[i] = fv[i] ⊗ fv[i-1] ⊗ ... ⊗ fv[0]
         self._bv: list[Any] = []  # back values, youngest last
         self._ba: list[Any] = []  # back aggregates: ba[i] = bv[0] ⊗ ... ⊗ bv[i]
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> TwoStacks(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     def insert(self, v: Any) -> None:
         """Push ``lift(v)`` on the back stack. O(1) amortized (list append), 1 combine.
@@ -258,6 +225,3 @@ class TwoStacks:
         for i, p in enumerate(bv):
             acc = combine(acc, p)
             invariant(acc == ba[i], _WHO, f"back agg at depth {i}: {ba[i]!r} != {acc!r}")
-
-    def __repr__(self) -> str:
-        return f"fifo.TwoStacks({self._m!r}, n={len(self)})"
