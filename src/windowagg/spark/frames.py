@@ -78,6 +78,8 @@ _MAX_EXACT_QUANTILE_WINDOW = 2048
 _MAX_VECTOR_WINDOW = 4096
 #: Cells of one boolean (events x candidates) block of the vectorised per-event path.
 _BLOCK_CELLS = 1 << 20
+#: Events per block of the vectorised per-event path (0: about the window's width).
+_EVENT_BLOCK = 0
 
 
 _EMPTY_REJECTS: list[pd.DataFrame] = []
@@ -433,9 +435,10 @@ def per_event_vector(
     pool: dict[str, np.ndarray] = {}
     for a in aggs:
         if a.kind in ("mean", "count"):
-            pool[a.alias + "#c"] = np.concatenate(
+            # counts as float64 for the matrix products: exact below 2**53
+            pool[a.alias + "#cf"] = np.concatenate(
                 [state_parts.get(a.alias + "#c", ones[:0]), ones]
-            )[porder]
+            )[porder].astype(np.float64)
         if a.kind != "count":
             assert a.column is not None
             x = np.asarray(new_values[a.column], dtype=np.float64)
@@ -449,9 +452,13 @@ def per_event_vector(
     out: dict[str, np.ndarray] = {}
     for a in aggs:
         out[a.alias] = np.empty(m, dtype=np.int64 if a.kind == "count" else np.float64)
+    # block length: about the window's width in entries (fewer wasted mask cells than a
+    # fixed 256 when windows are short; the per-block numpy overhead stays amortised)
+    width = int((hi - lo).max()) if m else 0
+    step = _EVENT_BLOCK if _EVENT_BLOCK else max(32, min(256, width))
     i = 0
     while i < m:
-        k = min(i + 256, m)
+        k = min(i + step, m)
         while k - i > 1 and (k - i) * (hi[k - 1] - lo[i]) > _BLOCK_CELLS:
             k = i + (k - i) // 2
         s0, s1 = int(lo[i]), int(hi[k - 1])
@@ -462,21 +469,27 @@ def per_event_vector(
             & (idx[None, :] < hi[i:k, None])
             & (pool_arr[None, s0:s1] <= ev[:, None])
         )
+        maskf: np.ndarray | None = None
         for a in aggs:
             kind = a.kind
-            if kind == "count":
-                out[a.alias][ev] = np.where(mask, pool[a.alias + "#c"][s0:s1], 0).sum(axis=1)
+            if kind in ("count", "sum", "mean"):
+                if maskf is None:  # sums as one matrix-vector product (BLAS) per block
+                    maskf = mask.astype(np.float64)
+                if kind == "count":
+                    c = maskf @ pool[a.alias + "#cf"][s0:s1]
+                    out[a.alias][ev] = c.astype(np.int64)
+                    continue
+                sx = maskf @ pool[a.alias + "#s"][s0:s1]
+                if kind == "sum":
+                    out[a.alias][ev] = sx
+                else:  # mean
+                    out[a.alias][ev] = sx / (maskf @ pool[a.alias + "#cf"][s0:s1])
                 continue
             x = pool[a.alias + "#s"][s0:s1]
             if kind == "max":
                 out[a.alias][ev] = np.where(mask, x, -np.inf).max(axis=1)
-            elif kind == "min":
+            else:  # min
                 out[a.alias][ev] = np.where(mask, x, np.inf).min(axis=1)
-            elif kind == "sum":
-                out[a.alias][ev] = np.where(mask, x, 0.0).sum(axis=1)
-            else:  # mean
-                c = np.where(mask, pool[a.alias + "#c"][s0:s1], 0).sum(axis=1)
-                out[a.alias][ev] = np.where(mask, x, 0.0).sum(axis=1) / c
         i = k
     return out
 
@@ -811,7 +824,10 @@ class KeyRunner:
         pool = np.sort(np.concatenate([state_t, t]))
         if max_window(pool, t, size) > _MAX_VECTOR_WINDOW:
             return None
-        pos = np.asarray(w.accept_many(list(zip(t.tolist(), tuples, strict=True))), dtype=np.int64)
+        # validated float64 values (no NaN/null) cannot fail the built-in monoids' lift:
+        # trusted_values lifts and stores only the events the burst's eviction keeps
+        pairs = list(zip(t.tolist(), tuples, strict=True))
+        pos = np.asarray(w.accept_many(pairs, trusted_values=True), dtype=np.int64)
         new_t = t[pos]
         cols = per_event_vector(
             state_t, parts, new_t, {c: v[pos] for c, v in values.items()}, self._aggs, size

@@ -164,7 +164,7 @@ def stream_window_agg(
     allowed_lateness: Any = 0,
     time_unit: str = "s",
     row_columns: Sequence[str] | str | None = None,
-    api: str = "transformWithStateInPandas",
+    api: str = "applyInPandasWithState",
 ) -> DataFrame:
     """Sliding-window aggregation per key over a streaming DataFrame (append mode).
 
