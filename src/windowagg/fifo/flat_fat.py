@@ -12,14 +12,6 @@ that of ``[0, end)``, each an O(log n) range fold.
 
 ``combine`` must be total (the monoid contract): one that raises while a leaf-to-root
 path is updated can leave inner nodes stale, which ``_check()`` reports.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = FlatFAT(Concat())
->>> for x in "abcdefghij": w.insert(x)
->>> w.bulk_evict(7); w.insert("k"); w.query()
-('h', 'i', 'j', 'k')
 """
 
 from __future__ import annotations
@@ -42,7 +34,8 @@ class FlatFAT(_FifoBase):
 
     =================  ==========================================================
     ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
+    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                       nor invertible
     insert / evict     O(log n) combines (the leaf-to-root path); amortized, because the
                        tree doubles when full and halves when a quarter full (O(n) each)
     query              O(1), 0 combines, while the window does not wrap around the leaf
@@ -55,11 +48,6 @@ class FlatFAT(_FifoBase):
                        a baseline of DEBS 2017
     =================  ==========================================================
 
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
-
     Examples
     --------
     >>> from windowagg.monoids import Max
@@ -67,6 +55,12 @@ class FlatFAT(_FifoBase):
     >>> for x in (2, 6, 3): w.insert(x)
     >>> w.evict(); w.query(), w.oldest(), w.youngest(), w.capacity
     (6, 6, 3, 8)
+
+    >>> from windowagg.monoids import Concat
+    >>> w = FlatFAT(Concat())
+    >>> for x in "abcdefghij": w.insert(x)
+    >>> w.bulk_evict(7); w.insert("k"); w.query()
+    ('h', 'i', 'j', 'k')
     """
 
     __slots__ = ("_cap", "_front", "_n", "_tree")
@@ -216,46 +210,52 @@ class FlatFAT(_FifoBase):
         return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
+        """The oldest partial, leaf ``front`` of the ring. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
+        >>> w = FlatFAT(Sum())
+        >>> for x in range(1, 9): w.insert(x)
+        >>> w.evict(); w.oldest()
+        2
         """
         if not self._n:
             raise empty_error(_WHO, "oldest()")
         return self._tree[self._cap + self._front]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
+        """The youngest partial, ``n - 1`` leaves after ``front`` (mod capacity). O(1).
+
+        EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
+        >>> w = FlatFAT(Sum())
+        >>> for x in range(1, 9): w.insert(x)
+        >>> w.evict(); w.insert(9); w.youngest()  # the ring wrapped round to leaf 0
+        9
         """
         if not self._n:
             raise empty_error(_WHO, "youngest()")
         return self._tree[self._cap + ((self._front + self._n - 1) & (self._cap - 1))]
 
     def __len__(self) -> int:
-        """Number of entries. O(1).
+        """Number of entries (live leaves). O(1).
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
+        >>> w = FlatFAT(Sum())
+        >>> for x in range(9): w.insert(x)
+        >>> len(w), w.capacity  # the ninth entry doubled the tree
+        (9, 16)
         """
         return self._n
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
+        """Partials oldest to youngest (a snapshot of the live leaves, unwrapped). O(n).
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
+        >>> w = FlatFAT(Sum())
+        >>> for x in range(1, 9): w.insert(x)
+        >>> w.bulk_evict(6); w.insert(9); list(w)
+        [7, 8, 9]
         """
         cap, f, n = self._cap, self._front, self._n
         leaves = self._tree[cap:]

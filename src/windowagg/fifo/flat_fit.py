@@ -10,15 +10,6 @@ v[ptr[i] - 1]``. A query follows the pointers from the oldest entry to the end, 
 every visited position at the end. A position's range never includes anything older
 than itself, so eviction only advances the front. Queries therefore mutate internal
 state (like a splay), never the window's contents.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = FlatFIT(Concat())
->>> for x in "abcd": w.insert(x)
->>> w.query(); w.evict(); w.insert("e"); w.query()
-('a', 'b', 'c', 'd')
-('b', 'c', 'd', 'e')
 """
 
 from __future__ import annotations
@@ -41,7 +32,8 @@ class FlatFIT(_FifoBase):
 
     =================  ==========================================================
     ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
+    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                       nor invertible
     insert             O(1), no combine (amortized: the ring doubles when full)
     evict              O(1), no combine (amortized: the ring halves when a quarter full)
     query              (jumps - 1) combines, where jumps is the length of the pointer chain
@@ -54,11 +46,6 @@ class FlatFIT(_FifoBase):
                        Sliding-Window Aggregation for Real-Time Analytics", SSDBM 2017
     =================  ==========================================================
 
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
-
     Examples
     --------
     >>> from windowagg.monoids import Max
@@ -66,6 +53,13 @@ class FlatFIT(_FifoBase):
     >>> for x in (2, 6, 3): w.insert(x)
     >>> w.evict(); w.query(), w.oldest(), w.youngest(), len(w)
     (6, 6, 3, 2)
+
+    >>> from windowagg.monoids import Concat
+    >>> w = FlatFIT(Concat())
+    >>> for x in "abcd": w.insert(x)
+    >>> w.query(); w.evict(); w.insert("e"); w.query()
+    ('a', 'b', 'c', 'd')
+    ('b', 'c', 'd', 'e')
     """
 
     __slots__ = ("_cap", "_end", "_front", "_mask", "_parts", "_ptrs", "_stack", "_vals")
@@ -210,46 +204,52 @@ class FlatFIT(_FifoBase):
         return acc if lower is None else lower(acc)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
+        """The oldest partial (its value, not its compressed ``part``). O(1).
+
+        EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
+        >>> w = FlatFIT(Sum())
+        >>> for x in (1, 2, 3): w.insert(x)
+        >>> w.query(), w.oldest()  # the query re-pointed position 0 at the end
+        (6, 1)
         """
         if self._front == self._end:
             raise empty_error(_WHO, "oldest()")
         return self._vals[self._front & self._mask]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
+        """The youngest partial, at slot ``(end - 1) & mask``. O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
+        >>> w = FlatFIT(Sum())
+        >>> for x in range(1, 9): w.insert(x)
+        >>> w.evict(); w.insert(9); w.youngest()  # position 8 wrapped to slot 0
+        9
         """
         if self._front == self._end:
             raise empty_error(_WHO, "youngest()")
         return self._vals[(self._end - 1) & self._mask]
 
     def __len__(self) -> int:
-        """Number of entries. O(1).
+        """Number of entries, ``end - front`` (absolute positions). O(1).
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
+        >>> w = FlatFIT(Sum())
+        >>> for x in range(10): w.insert(x)
+        >>> w.bulk_evict(3); len(w), w.capacity
+        (7, 16)
         """
         return self._end - self._front
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
+        """Partials oldest to youngest (a snapshot of the live slots). O(n).
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
+        >>> w = FlatFIT(Sum())
+        >>> for x in range(1, 10): w.insert(x)
+        >>> w.bulk_evict(6); list(w), w.capacity  # the ring halved back to 8 slots
+        ([7, 8, 9], 8)
         """
         mask, vals = self._mask, self._vals
         return iter([vals[p & mask] for p in range(self._front, self._end)])

@@ -20,14 +20,6 @@ separate suspension object, IOA forces a delayed cell in place.
 
 ``combine`` must be total (the monoid contract): one that raises while a rotation step
 is forced can leave the lists inconsistent, which ``_check()`` reports.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = FOA(Concat())
->>> for x in "abcd": w.insert(x)
->>> w.evict(); w.query(), len(w)
-(('b', 'c', 'd'), 3)
 """
 
 from __future__ import annotations
@@ -216,7 +208,8 @@ class FOA(_OkasakiFifo):
 
     =================  ==========================================================
     ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
+    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                       nor invertible
     insert             O(1) worst case: at most 4 combines
     evict              O(1) worst case: at most 3 combines
     query              O(1) worst case: at most 1 combine
@@ -226,11 +219,6 @@ class FOA(_OkasakiFifo):
     paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.1, Fig. 5, after
                        Okasaki's real-time queue
     =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
 
     Examples
     --------

@@ -13,14 +13,6 @@ at a time.
 
 ``combine`` must be total (the monoid contract): one that raises while a delayed cell
 is forced can leave the lists inconsistent, which ``_check()`` reports.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = IOA(Concat())
->>> for x in "abcd": w.insert(x)
->>> w.evict(); w.query(), len(w)
-(('b', 'c', 'd'), 3)
 """
 
 from __future__ import annotations
@@ -76,7 +68,8 @@ class IOA(_OkasakiFifo):
 
     =================  ==========================================================
     ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
+    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                       nor invertible
     insert             O(1) worst case: at most 4 combines
     evict              O(1) worst case: at most 3 combines
     query              O(1) worst case: at most 1 combine
@@ -84,11 +77,6 @@ class IOA(_OkasakiFifo):
     space              O(n): one cell object per entry
     paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.2
     =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
 
     Examples
     --------

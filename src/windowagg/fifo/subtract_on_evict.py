@@ -10,15 +10,6 @@ for non-commutative groups too (the paper writes ``agg ⊗ inverse(v)``, which n
 commutativity). With floating-point sums the running aggregate drifts by rounding;
 use an exact group (integers, fractions) or a monoid-only aggregator such as
 :class:`~windowagg.fifo.DABA` when that matters.
-
-Examples
---------
->>> from windowagg.monoids import Sum
->>> w = SubtractOnEvict(Sum())
->>> for x in (1, 2, 3): w.insert(x)
->>> w.query(); w.evict(); w.query(), len(w)
-6
-(5, 2)
 """
 
 from __future__ import annotations
@@ -62,6 +53,13 @@ class SubtractOnEvict(_DequeFifo):
     Traceback (most recent call last):
     ...
     windowagg.errors.MonoidContractError: SubtractOnEvict needs a group (a monoid with inverse); Max has no usable inverse. Use TwoStacks, DABA or another monoid-only aggregator instead.
+
+    >>> from windowagg.monoids import Sum
+    >>> w = SubtractOnEvict(Sum())
+    >>> for x in (1, 2, 3): w.insert(x)
+    >>> w.query(); w.evict(); w.query(), len(w)
+    6
+    (5, 2)
     """
 
     __slots__ = ("_agg", "_inverse")

@@ -12,14 +12,6 @@ latency spike :class:`~windowagg.fifo.DABA` removes.
 
 A flip computes all its aggregates before it changes anything, so a ``combine`` that
 raises leaves the window unchanged.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = TwoStacks(Concat())
->>> for x in "abc": w.insert(x)
->>> w.evict(); w.insert("d"); w.query()
-('b', 'c', 'd')
 """
 
 from __future__ import annotations
@@ -42,7 +34,8 @@ class TwoStacks(_FifoBase):
 
     =================  ==========================================================
     ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
+    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                       nor invertible
     insert             O(1) worst case: at most 1 combine
     evict              amortized O(1); worst case O(n): a *flip* costs n - 1 combines
     query              O(1) worst case: at most 1 combine
@@ -53,18 +46,18 @@ class TwoStacks(_FifoBase):
                        Overflow answers by J. Skeet and adamax)
     =================  ==========================================================
 
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
-
     Examples
     --------
-    >>> from windowagg.monoids import Max
-    >>> w = TwoStacks(Max())
-    >>> for x in (2, 6, 3): w.insert(x)
-    >>> w.query(), w.oldest(), w.youngest(), len(w)
-    (6, 2, 3, 3)
+    The flip is the latency spike: one eviction re-aggregates the whole back stack.
+
+    >>> from windowagg.monoids import Concat, Counting
+    >>> m = Counting(Concat())
+    >>> w = TwoStacks(m)
+    >>> for x in "abcd": w.insert(x)
+    >>> m.reset(); w.evict(); m.combines  # flip of 4 entries: 3 combines
+    3
+    >>> w.insert("e"); w.query()
+    ('b', 'c', 'd', 'e')
     """
 
     __slots__ = ("_ba", "_bv", "_fa", "_flip_op", "_fv")
@@ -164,11 +157,11 @@ class TwoStacks(_FifoBase):
         return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
+        """The oldest partial (top of ``F``, else bottom of ``B``). O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
         >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
+        >>> w.oldest()  # no flip yet: the bottom of the back stack
         1
         """
         if self._fv:
@@ -178,12 +171,12 @@ class TwoStacks(_FifoBase):
         raise empty_error(_WHO, "oldest()")
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
+        """The youngest partial (top of ``B``, else bottom of ``F``). O(1). EmptyWindowError.
 
-        >>> from windowagg.monoids import Sum
-        >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
+        >>> from windowagg.monoids import Max
+        >>> w = TwoStacks(Max()); w.insert(5); w.insert(4); w.evict()
+        >>> w.youngest()  # the flip emptied the back stack: the bottom of the front stack
+        4
         """
         if self._bv:
             return self._bv[-1]
@@ -192,22 +185,24 @@ class TwoStacks(_FifoBase):
         raise empty_error(_WHO, "youngest()")
 
     def __len__(self) -> int:
-        """Number of entries. O(1).
+        """Number of entries, ``|F| + |B|``. O(1).
 
         >>> from windowagg.monoids import Sum
-        >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
+        >>> w = TwoStacks(Sum())
+        >>> for x in range(3): w.insert(x)
+        >>> w.evict(); w.insert(9); len(w)  # two in the front stack, one in the back
+        3
         """
         return len(self._fv) + len(self._bv)
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
+        """Partials oldest to youngest (a snapshot): ``F`` from its top, then ``B``. O(n).
 
-        >>> from windowagg.monoids import Sum
-        >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
+        >>> from windowagg.monoids import Concat
+        >>> w = TwoStacks(Concat())
+        >>> for x in "abc": w.insert(x)
+        >>> w.evict(); w.insert("d"); list(w)
+        [('b',), ('c',), ('d',)]
         """
         return iter(self._fv[::-1] + self._bv)
 

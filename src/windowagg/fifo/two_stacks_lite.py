@@ -19,14 +19,6 @@ combines stay honest) the constructor returns an instance of a private subclass 
 ``insert`` and ``query`` write ``+`` inline instead of calling ``combine`` and skip the
 identity ``lift``/``lower``. Same state, same invariants, same results bit for bit (the
 operands are added in the same order); about 1.35x the generic rounds/s (docs/fifo.md).
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = TwoStacksLite(Concat())
->>> for x in "abc": w.insert(x)
->>> w.evict(); w.insert("d"); w.query()
-('b', 'c', 'd')
 """
 
 from __future__ import annotations
@@ -49,7 +41,8 @@ class TwoStacksLite(_DequeFifo):
 
     =================  ==========================================================
     ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
+    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                       nor invertible
     insert             O(1) worst case: 1 combine (into the running ``Σ_B``)
     evict              amortized O(1); worst case O(n): a flip costs n - 1 combines
     query              O(1) worst case: 1 combine (Σ_F ⊗ Σ_B, or none when F is empty)
@@ -61,11 +54,6 @@ class TwoStacksLite(_DequeFifo):
                        in worst-case constant time", VLDB Journal 2021 (Two-Stacks Lite);
                        Two-Stacks itself is in DEBS 2017, Fig. 1
     =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
 
     Examples
     --------
