@@ -126,19 +126,22 @@ class _OkasakiFifo(_FifoBase):
         self._last: Any = None
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
+        """The oldest partial, the head cell of ``F``. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
-        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
+        >>> w = FOA(Sum())
+        >>> for x in (1, 2, 3): w.insert(x)
+        >>> w.evict(); w.oldest()
+        2
         """
         if self._f is None:
             raise empty_error(self._who, "oldest()")
         return self._f.val
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
+        """The youngest partial, kept in ``_last`` (``B`` is empty after a rotation). O(1).
+
+        EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
         >>> w = FOA(Sum()); w.insert(1); w.insert(2)
