@@ -781,15 +781,24 @@ class KeyRunner:
 
     def feed(self, pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Process one micro-batch of this key's rows; return (closed windows, rejects)."""
+        cols, key_values, rejects = self.feed_columns(pdf)
+        return _results_frame(self._keys, key_values, self._aggs, cols), rejects
+
+    def feed_columns(
+        self, pdf: pd.DataFrame
+    ) -> tuple[dict[str, list[Any] | np.ndarray], list[Any], pd.DataFrame]:
+        """:meth:`feed` before building the results frame: ``(columns, key values, rejects)``.
+
+        ``columns`` holds ``start``/``end`` (int64 microseconds) and one column per
+        aggregation alias, as :func:`window_key`; the Spark adapter packs them into arrays.
+        """
         good, micros, values, rejects = validate(
             pdf, self._keys, self._time, value_columns(self._aggs), time_unit=self._time_unit
         )
         idx = np.flatnonzero(good)
         key_values = [pdf[k].iloc[0] for k in self._keys] if len(pdf) else []
         if len(idx) == 0:
-            return _results_frame(
-                self._keys, key_values, self._aggs, _results_to_columns(self._aggs, [])
-            ), rejects
+            return _results_to_columns(self._aggs, []), key_values, rejects
         w = self._windows
         t_list = micros[idx].tolist()
         tuples = _event_tuples(self._aggs, values, idx)
@@ -803,8 +812,7 @@ class KeyRunner:
         if late:
             late_frame = self._late_rows(pdf, idx, t_list, tuples, late)
             rejects = pd.concat([rejects, late_frame]) if len(rejects) else late_frame
-        frame = _results_frame(self._keys, key_values, self._aggs, cols)
-        return frame, rejects.reset_index(drop=True)
+        return cols, key_values, rejects.reset_index(drop=True)
 
     def _vector_windows(
         self, t: np.ndarray, values: dict[str, np.ndarray], tuples: list[tuple[Any, ...]]
