@@ -1,7 +1,21 @@
 """DABA: the De-Amortized Banker's Aggregator, one chunked queue per sublist.
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`DABA` (``help(DABA)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
+insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
+evict              O(1) worst case: at most 3 combines (a shrink); both are the
+                   paper's bounds (Thm. 4.3) and are reached; identity operands
+                   (an empty l_A or l_B) are skipped, never added
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper has
+                   no bulk eviction)
+space              3n references: a value and an aggregate per entry (as in the
+                   paper) plus the partial kept for ``oldest``/``youngest``/iteration
+paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
+                   Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
+=================  ==========================================================
 
 The algorithm is the paper's, with its five sublists (front portion ``[F,L)``,
 ``l_L = [L,R)``, ``l_R = [R,A)``, ``l_A = [A,B)``, back list ``l_B = [B,E)``) and their
@@ -49,22 +63,8 @@ _WHO = "DABA"
 class DABA(_DequeFifo):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
-                       nor invertible
-    insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
-    evict              O(1) worst case: at most 3 combines (a shrink); both are the
-                       paper's bounds (Thm. 4.3) and are reached; identity operands
-                       (an empty l_A or l_B) are skipped, never added
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper has
-                       no bulk eviction)
-    space              3n references: a value and an aggregate per entry (as in the
-                       paper) plus the partial kept for ``oldest``/``youngest``/iteration
-    paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
-                       Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.daba)``.
 
     Examples
     --------

@@ -1,7 +1,19 @@
 """DABAChunked: DABA on the paper's chunked-array queue (one array, six pointers).
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`DABAChunked` (``help(DABAChunked)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid; neither commutative nor invertible
+insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
+evict              O(1) worst case: at most 3 combines (a shrink); both are the
+                   paper's bounds (Thm. 4.3), reached; identity operands are skipped
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper
+                   has no bulk eviction)
+space              2n references (a value and an aggregate per entry) in chunks of
+                   ``chunk_size`` slots, plus one spare chunk at most
+paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
+                   Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
+=================  ==========================================================
 
 Storage is the paper's chunked-array queue (§4.1): a doubly linked list of fixed-size
 chunks, each a Python list ``[vals (C slots) | aggs (C slots) | next | prev]``. Six
@@ -50,20 +62,8 @@ _WHO = "DABAChunked"
 class DABAChunked(_FifoBase):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
-    insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
-    evict              O(1) worst case: at most 3 combines (a shrink); both are the
-                       paper's bounds (Thm. 4.3), reached; identity operands are skipped
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper
-                       has no bulk eviction)
-    space              2n references (a value and an aggregate per entry) in chunks of
-                       ``chunk_size`` slots, plus one spare chunk at most
-    paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
-                       Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.daba_chunked)``.
 
     Parameters
     ----------

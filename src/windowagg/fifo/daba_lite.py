@@ -1,7 +1,19 @@
 """DABALite: DABA with one aggregate per entry and two running aggregates, on deques.
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`DABALite` (``help(DABALite)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
+insert             O(1) worst case: at most 3 combines
+evict              O(1) worst case: at most 2 combines
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) worst case: k evictions, at most 2k combines
+space              n partials (kept for ``oldest``/``youngest``/iteration) + n slots
+                   (an aggregate or a shared reference to the partial) + 2 aggregates
+paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
+                   in worst-case constant time", VLDB Journal 2021 (DABA Lite); DABA is
+                   DEBS 2017, §4
+=================  ==========================================================
 
 DABA's five sublists (front portion ``[F,L)``, ``l_L = [L,R)``, ``l_R = [R,A)``,
 ``l_A = [A,B)``, back list ``l_B = [B,E)``) are held as five :class:`collections.deque`
@@ -48,20 +60,8 @@ _WHO = "DABALite"
 class DABALite(_DequeFifo):
     """Worst-case O(1) FIFO aggregator with at most 3 / 2 / 1 combines per operation.
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
-                       nor invertible
-    insert             O(1) worst case: at most 3 combines
-    evict              O(1) worst case: at most 2 combines
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) worst case: k evictions, at most 2k combines
-    space              n partials (kept for ``oldest``/``youngest``/iteration) + n slots
-                       (an aggregate or a shared reference to the partial) + 2 aggregates
-    paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
-                       in worst-case constant time", VLDB Journal 2021 (DABA Lite); DABA is
-                       DEBS 2017, §4
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.daba_lite)``.
 
     Examples
     --------

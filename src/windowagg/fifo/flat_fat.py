@@ -1,7 +1,20 @@
 """FlatFAT: the Reactive Aggregator's flat fixed-size aggregation tree, in one array.
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`FlatFAT` (``help(FlatFAT)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
+insert / evict     O(log n) combines (the leaf-to-root path); amortized, because the
+                   tree doubles when full and halves when a quarter full (O(n) each)
+query              O(1), 0 combines, while the window does not wrap around the leaf
+                   ring; O(log n) combines when it does
+bulk_evict(k)      O(k + log n) combines: the k leaves are cleared, then each level
+                   recomputes only the nodes above them (better than k evictions)
+space              2 * capacity references, capacity < 4n (+ a minimum of 8)
+paper              Tangwongsan, Gedik, Hirzel, Schneider, "General Incremental
+                   Sliding-Window Aggregation", PVLDB 2015 (Reactive Aggregator);
+                   a baseline of DEBS 2017
+=================  ==========================================================
 
 A complete binary tree in heap layout: ``tree[1]`` is the root, leaves are
 ``tree[cap:2*cap]`` and form a ring of partials (the window occupies ``n`` consecutive
@@ -32,21 +45,8 @@ _MIN_CAP = 8
 class FlatFAT(_FifoBase):
     """Amortized O(log n) FIFO aggregator over any monoid (flat aggregation tree).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
-                       nor invertible
-    insert / evict     O(log n) combines (the leaf-to-root path); amortized, because the
-                       tree doubles when full and halves when a quarter full (O(n) each)
-    query              O(1), 0 combines, while the window does not wrap around the leaf
-                       ring; O(log n) combines when it does
-    bulk_evict(k)      O(k + log n) combines: the k leaves are cleared, then each level
-                       recomputes only the nodes above them (better than k evictions)
-    space              2 * capacity references, capacity < 4n (+ a minimum of 8)
-    paper              Tangwongsan, Gedik, Hirzel, Schneider, "General Incremental
-                       Sliding-Window Aggregation", PVLDB 2015 (Reactive Aggregator);
-                       a baseline of DEBS 2017
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.flat_fat)``.
 
     Examples
     --------

@@ -1,7 +1,20 @@
 """FlatFIT: a flat index of partial aggregates with pointer jumps and path compression.
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`FlatFIT` (``help(FlatFIT)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
+insert             O(1), no combine (amortized: the ring doubles when full)
+evict              O(1), no combine (amortized: the ring halves when a quarter full)
+query              (jumps - 1) combines, where jumps is the length of the pointer chain
+                   from the oldest entry; amortized O(1) for a sliding window queried
+                   once per slide (the paper's setting), O(n) worst case (a query
+                   after n inserts)
+bulk_evict(k)      O(k) reference clearing, no combine
+space              3 * capacity slots (value, partial, pointer), capacity < 4n (+ 8)
+paper              Shein, Chrysanthis, Labrinidis, "FlatFIT: Accelerated Incremental
+                   Sliding-Window Aggregation for Real-Time Analytics", SSDBM 2017
+=================  ==========================================================
 
 Every live position ``i`` (absolute, slot ``i & (cap - 1)`` of a ring) stores its
 partial ``v[i]``, a pointer ``ptr[i]`` in ``(i, end]`` and ``part[i] = v[i] ⊗ ... ⊗
@@ -30,21 +43,8 @@ _MIN_CAP = 8
 class FlatFIT(_FifoBase):
     """Amortized O(1) FIFO aggregator with pointer jumping (FlatFIT).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
-                       nor invertible
-    insert             O(1), no combine (amortized: the ring doubles when full)
-    evict              O(1), no combine (amortized: the ring halves when a quarter full)
-    query              (jumps - 1) combines, where jumps is the length of the pointer chain
-                       from the oldest entry; amortized O(1) for a sliding window queried
-                       once per slide (the paper's setting), O(n) worst case (a query
-                       after n inserts)
-    bulk_evict(k)      O(k) reference clearing, no combine
-    space              3 * capacity slots (value, partial, pointer), capacity < 4n (+ 8)
-    paper              Shein, Chrysanthis, Labrinidis, "FlatFIT: Accelerated Incremental
-                       Sliding-Window Aggregation for Real-Time Analytics", SSDBM 2017
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.flat_fit)``.
 
     Examples
     --------

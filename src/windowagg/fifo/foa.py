@@ -1,7 +1,18 @@
 """FOA: the Functional Okasaki Aggregator (an incremental Two-Stacks on lazy lists).
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`FOA` (``help(FOA)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
+insert             O(1) worst case: at most 4 combines
+evict              O(1) worst case: at most 3 combines
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
+space              O(n): one immutable cell per entry and per pending rotation step,
+                   plus one suspension object per pending step
+paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.1, Fig. 5, after
+                   Okasaki's real-time queue
+=================  ==========================================================
 
 State ``⟨F, N, B⟩``: the front list ``F`` (oldest first), the back list ``B`` (youngest
 first), and the schedule ``N``, a suffix of ``F`` whose head is the next suspension to
@@ -209,19 +220,8 @@ class _OkasakiFifo(_FifoBase):
 class FOA(_OkasakiFifo):
     """Worst-case O(1) FIFO aggregator on lazy immutable lists (Okasaki's queue).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
-                       nor invertible
-    insert             O(1) worst case: at most 4 combines
-    evict              O(1) worst case: at most 3 combines
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
-    space              O(n): one immutable cell per entry and per pending rotation step,
-                       plus one suspension object per pending step
-    paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.1, Fig. 5, after
-                       Okasaki's real-time queue
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.foa)``.
 
     Examples
     --------

@@ -1,7 +1,16 @@
 """IOA: the Imperative Okasaki Aggregator (FOA with hand-coded, in-place laziness).
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`IOA` (``help(IOA)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
+insert             O(1) worst case: at most 4 combines
+evict              O(1) worst case: at most 3 combines
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
+space              O(n): one cell object per entry
+paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.2
+=================  ==========================================================
 
 The same algorithm as :class:`~windowagg.fifo.FOA` (Okasaki's real-time queue with
 out-of-band aggregates), written imperatively as in the paper's C++: a list cell is
@@ -66,17 +75,8 @@ def _walk(c: _Cell | None) -> Iterator[Any]:
 class IOA(_OkasakiFifo):
     """Worst-case O(1) FIFO aggregator: Okasaki's queue with in-place forcing.
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
-                       nor invertible
-    insert             O(1) worst case: at most 4 combines
-    evict              O(1) worst case: at most 3 combines
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
-    space              O(n): one cell object per entry
-    paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.2
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.ioa)``.
 
     Examples
     --------

@@ -1,9 +1,17 @@
 """Recalc: the in-order oracle (a deque, recompute every query from scratch).
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`Recalc` (``help(Recalc)``). Recalc stays independent of the other classes'
-shared code (it calls the monoid's own methods, no fast paths): it is what they are
-tested against.
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid; not commutative, no inverse
+insert / evict     O(1) worst case
+query              O(n) combines, every time
+bulk_evict(k)      O(k)
+space              O(n)
+paper              the naive baseline of Tangwongsan et al., DEBS 2017
+=================  ==========================================================
+
+Recalc stays independent of the other classes' shared code (it calls the monoid's own
+methods, no fast paths): it is what they are tested against.
 """
 
 from __future__ import annotations
@@ -21,15 +29,8 @@ __all__ = ["Recalc"]
 class Recalc:
     """FIFO window that recomputes every query; the oracle for ``windowagg.fifo``.
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; not commutative, no inverse
-    insert / evict     O(1) worst case
-    query              O(n) combines, every time
-    bulk_evict(k)      O(k)
-    space              O(n)
-    paper              the naive baseline of Tangwongsan et al., DEBS 2017
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.recalc)``.
 
     Examples
     --------

@@ -1,7 +1,14 @@
 """SubtractOnEvict: keep one running aggregate and take evicted values back out.
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`SubtractOnEvict` (``help(SubtractOnEvict)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     a **group**: monoid plus ``inverse``; commutativity not needed
+insert / evict     O(1) worst case: 1 combine each (evict also 1 ``inverse``)
+query              O(1): 0 combines
+bulk_evict(k)      O(k) worst case: k combines and k inverses
+space              n partials + 1 aggregate
+paper              "Subtract on Evict", Tangwongsan, Hirzel, Schneider, DEBS 2017, Fig. 2
+=================  ==========================================================
 
 The window is a :class:`collections.deque` of partials (only its ends are touched, which
 CPython does in O(1) worst case) and the running aggregate ``agg`` of all of them.
@@ -28,15 +35,8 @@ _WHO = "SubtractOnEvict"
 class SubtractOnEvict(_DequeFifo):
     """Worst-case O(1) FIFO aggregator for groups (monoids with an inverse).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     a **group**: monoid plus ``inverse``; commutativity not needed
-    insert / evict     O(1) worst case: 1 combine each (evict also 1 ``inverse``)
-    query              O(1): 0 combines
-    bulk_evict(k)      O(k) worst case: k combines and k inverses
-    space              n partials + 1 aggregate
-    paper              "Subtract on Evict", Tangwongsan, Hirzel, Schneider, DEBS 2017, Fig. 2
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.subtract_on_evict)``.
 
     Parameters
     ----------

@@ -1,7 +1,18 @@
 """TwoStacks: a queue made of two stacks, each entry carrying its partial aggregate.
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`TwoStacks` (``help(TwoStacks)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
+insert             O(1) worst case: at most 1 combine
+evict              amortized O(1); worst case O(n): a *flip* costs n - 1 combines
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) list slicing plus, if k reaches into the back stack, a flip
+                   of the survivors: O(k + n) worst case, amortized O(1) per entry
+space              2n references (a value and an aggregate per entry)
+paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, Fig. 1 (after Stack
+                   Overflow answers by J. Skeet and adamax)
+=================  ==========================================================
 
 Front stack ``F`` (oldest on top) and back stack ``B`` (youngest on top) each hold
 ``(val, agg)`` pairs in two parallel Python lists. ``agg`` of an entry aggregates it and
@@ -32,19 +43,8 @@ _WHO = "TwoStacks"
 class TwoStacks(_FifoBase):
     """Amortized O(1) FIFO aggregator over any monoid (the paper's Two-Stacks).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
-                       nor invertible
-    insert             O(1) worst case: at most 1 combine
-    evict              amortized O(1); worst case O(n): a *flip* costs n - 1 combines
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) list slicing plus, if k reaches into the back stack, a flip
-                       of the survivors: O(k + n) worst case, amortized O(1) per entry
-    space              2n references (a value and an aggregate per entry)
-    paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, Fig. 1 (after Stack
-                       Overflow answers by J. Skeet and adamax)
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.two_stacks)``.
 
     Examples
     --------

@@ -1,7 +1,20 @@
 """TwoStacksLite: Two-Stacks with one running aggregate for the whole back stack.
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`TwoStacksLite` (``help(TwoStacksLite)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
+insert             O(1) worst case: 1 combine (into the running ``Σ_B``)
+evict              amortized O(1); worst case O(n): a flip costs n - 1 combines
+query              O(1) worst case: 1 combine (Σ_F ⊗ Σ_B, or none when F is empty)
+bulk_evict(k)      O(k) pops, plus a flip of the survivors if k reaches past the front
+                   aggregates: O(k + n) worst case, amortized O(1) per entry
+space              n partials + at most n front aggregates + 1 (the back stack keeps
+                   no aggregates)
+paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
+                   in worst-case constant time", VLDB Journal 2021 (Two-Stacks Lite);
+                   Two-Stacks itself is in DEBS 2017, Fig. 1
+=================  ==========================================================
 
 All partials live in one :class:`collections.deque` (append at the young end, popleft at
 the old end; both O(1) worst case). The oldest ``len(front)`` of them also have a front
@@ -39,21 +52,8 @@ _WHO = "TwoStacksLite"
 class TwoStacksLite(_DequeFifo):
     """Amortized O(1) FIFO aggregator with the fewest combines of the family.
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
-                       nor invertible
-    insert             O(1) worst case: 1 combine (into the running ``Σ_B``)
-    evict              amortized O(1); worst case O(n): a flip costs n - 1 combines
-    query              O(1) worst case: 1 combine (Σ_F ⊗ Σ_B, or none when F is empty)
-    bulk_evict(k)      O(k) pops, plus a flip of the survivors if k reaches past the front
-                       aggregates: O(k + n) worst case, amortized O(1) per entry
-    space              n partials + at most n front aggregates + 1 (the back stack keeps
-                       no aggregates)
-    paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
-                       in worst-case constant time", VLDB Journal 2021 (Two-Stacks Lite);
-                       Two-Stacks itself is in DEBS 2017, Fig. 1
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.two_stacks_lite)``.
 
     Examples
     --------
