@@ -554,7 +554,7 @@ class FiBA:
                     rf.agg += v
                     self._size += 1
                     if len(times) > self._maxk:
-                        self._split_rf(rf)
+                        self._split_rs_int(rf)
                     return
                 self._insert_int(t, v)
                 return
@@ -763,32 +763,38 @@ class FiBA:
         >>> w.query(), len(w)
         (7, 1)
         """
+        lf = self._lf
+        times = lf.times
+        # d = 0 fast path: pop the oldest entry; the new left-finger aggregate is the next
+        # suffix aggregate (int sums: the old one minus the value), no combine. No
+        # timestamp check needed: t equals a stored timestamp (None and NaN never do).
+        if times and times[0] == t:
+            del times[0]
+            if self._ints:
+                lf.agg -= lf.vals.pop(0)
+                self._size -= 1
+                if len(times) < self._mink and lf.parent is not None:
+                    self._ls_underflow_int(lf)
+                return
+            del lf.vals[0]
+            suf = self._lsuf
+            suf.pop()
+            if suf:
+                lf.agg = suf[-1]
+            else:
+                p = lf.parent
+                lf.agg = p.agg if p is not None and p.parent is not None else self._one
+            self._size -= 1
+            if len(times) < self._mink and lf.parent is not None:
+                if self._dead:
+                    self._drain(2 * self._maxk)
+                self._repair(*self._rebalance_evict(lf, None))
+            return
         if t.__class__ is not int or self._tcls is not int:
             if self._root.kids is None and not self._root.times:
                 check_timestamp(t, None)
                 return
             self._validate(t)
-        lf = self._lf
-        times = lf.times
-        # d = 0 fast path: pop the oldest entry; the new left-finger aggregate is the next
-        # suffix aggregate (int sums: the old one minus the value), no combine.
-        if times and times[0] == t:
-            del times[0]
-            if self._ints:
-                lf.agg -= lf.vals.pop(0)
-            else:
-                del lf.vals[0]
-                suf = self._lsuf
-                suf.pop()
-                if suf:
-                    lf.agg = suf[-1]
-                else:
-                    p = lf.parent
-                    lf.agg = p.agg if p is not None and p.parent is not None else self._one
-            self._size -= 1
-            if len(times) < self._mink and lf.parent is not None:
-                self._lf_underflow(lf)
-            return
         if not times:
             return  # empty window
         if self._dead:
@@ -814,15 +820,6 @@ class FiBA:
         else:
             self._repair(*self._evict_inner(node, i))
 
-    def _lf_underflow(self, lf: _Node) -> None:
-        """The left finger (a non-root leaf) fell below μ-1 entries after an eviction."""
-        if self._dead:
-            self._drain(2 * self._maxk)
-        if self._ints:
-            self._ls_underflow_int(lf)
-        else:
-            self._repair(*self._rebalance_evict(lf, None))
-
     def _ls_underflow_int(self, y: _Node) -> None:
         """Int sums: rebalance an underflowing left-spine node y, level by level. O(μ) each.
 
@@ -833,6 +830,8 @@ class FiBA:
         children are summed once. Falls back to the general path when the sibling is on
         the right spine (a root with two children).
         """
+        if self._dead:
+            self._drain(2 * self._maxk)
         mink, maxk = self._mink, self._maxk
         while True:
             p = y.parent
@@ -912,9 +911,6 @@ class FiBA:
         """
         if self._dead:
             self._drain(2 * self._maxk)
-        if self._ints:
-            self._split_rs_int(rf)
-            return
         mu = self._minarity
         p = rf.parent
         assert p is not None
@@ -956,6 +952,8 @@ class FiBA:
         unchanged in total, so the aggregates below z on the spine stay valid. O(μ) per
         level, no refold. A root overflow takes the general path (height increase).
         """
+        if self._dead:
+            self._drain(2 * self._maxk)
         mu, maxk = self._minarity, self._maxk
         while True:
             p = y.parent
@@ -1051,11 +1049,13 @@ class FiBA:
         0
         """
         root = self._root
+        if self._add:  # Sum: the same two additions, without the calls
+            if root.kids is None:
+                return root.agg
+            return self._lf.agg + root.agg + self._rf.agg
         lower = self._hlower
         if root.kids is None:
             return root.agg if lower is None else lower(root.agg)
-        if self._add:  # Sum: the same two additions, without the call
-            return self._lf.agg + root.agg + self._rf.agg
         comb = self._combine
         a = comb(comb(self._lf.agg, root.agg), self._rf.agg)
         return a if lower is None else lower(a)
