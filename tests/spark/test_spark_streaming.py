@@ -135,3 +135,47 @@ def test_stopped_and_restarted_query_emits_each_window_exactly_once(spark, tmp_p
     assert not stream.duplicated(["key", "window_start"]).any()
     assert_same(stream, closed_batch_windows(spark, folder, pdf))
     assert len(rejects) == 1
+
+
+def test_packed_output_unpacks_to_the_combined_rows(spark):
+    """The streaming operator's packed rows (arrays per key, one row per reject) unpack
+    in the JVM to exactly the windows and rejects of ``KeyRunner.feed``, late events and
+    bad values included."""
+    from pyspark.sql import types as T
+
+    from windowagg.spark.batch import make_spec
+    from windowagg.spark.frames import KeyRunner
+    from windowagg.spark.spec import parse_aggs
+    from windowagg.spark.streaming import _Step, packed_schema, unpack
+
+    aggs = parse_aggs(["max(value)", "sum(value)", "count"])
+    spec = make_spec("10 seconds", None, None, 1, 0, "2 seconds", 0)
+    t = pd.to_datetime(
+        np.array([100, 103, 101, 90, 104, 104, 80, 106], dtype=np.int64) * 1_000_000,
+        unit="us",
+        utc=True,
+    )
+    pdf = pd.DataFrame(
+        {"key": np.int32(7), "t": t, "value": [1.0, 2.0, np.nan, 4.0, 5.0, 6.0, 7.0, 8.0]}
+    )
+    step = _Step(["key"], "t", aggs, spec, "s")
+    packed, _ = step((7,), iter([pdf]), None)
+    key_field = T.StructField("key", T.IntegerType(), True)
+    got = unpack(
+        spark.createDataFrame(packed[0], schema=packed_schema([key_field], aggs)), ["key"], aggs
+    ).toPandas()
+    results, rejects = KeyRunner(["key"], "t", aggs, spec).feed(pdf)
+    win = got[got["kind"] == "window"].reset_index(drop=True)
+    rej = got[got["kind"] == "reject"].reset_index(drop=True)
+    assert len(win) == len(results) == 5 and len(rej) == len(rejects) == 3
+    assert win["key"].tolist() == [7] * 5 and rej["key"].isna().all()
+    end = results["window_end"].dt.tz_localize(None)
+    assert (win["window_end"] == end).all()
+    assert (win["window_start"] == end - pd.Timedelta(seconds=10)).all()
+    for c in ("max_value", "sum_value", "count"):
+        assert win[c].tolist() == results[c].tolist()
+    assert win["reason"].isna().all() and rej["window_end"].isna().all()
+    assert rej["reason"].tolist() == rejects["reason"].tolist()
+    assert rej["row"].tolist() == rejects["row"].tolist()
+    ev = rejects["event_time"].dt.tz_localize(None)
+    assert (rej["event_time"] == ev).all()
