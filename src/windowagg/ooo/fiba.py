@@ -609,9 +609,12 @@ class FiBA:
     def _insert_int(self, t: Any, v: int) -> None:
         """insert() off the fast path in an int-sum window: O(1) per level, no refolds.
 
-        The finger search, the update of the sums on the path (``_bump``) and the split
-        of an overflowing middle node are inlined or kept incremental; an entry that
-        lands in the left finger or a tree that is a single leaf takes the general path.
+        One pass: the finger search climbs to the node whose range holds t and descends,
+        adding v to the up-aggregate of every middle node it enters (v lands below each
+        of them); then the lowest spine node (or root) of the path and the spine below
+        it take v, as in ``_bump``. A split uses ``_overflow_int``. An entry that lands
+        in the left finger, or a tree that is a single leaf, takes the general path
+        (the path to the left finger has no middle node, so nothing was added).
         """
         if self._dead:
             self._drain(2)
@@ -621,15 +624,18 @@ class FiBA:
             self._insert_at(node, i, found, t, v)
             return
         rt = root.times
-        node = root
-        if t < rt[0]:
-            node = self._lf
-            while node.parent is not None and node.times[-1] < t:
-                node = node.parent
-        elif t > rt[-1]:
+        # the climbs stop at the root at the latest (its keys bound t from the other side)
+        if t > rt[-1]:
             node = self._rf
-            while node.parent is not None and t < node.times[0]:
-                node = node.parent
+            while t < node.times[0]:
+                node = node.parent  # type: ignore[assignment]
+        elif t < rt[0]:
+            node = self._lf
+            while node.times[-1] < t:
+                node = node.parent  # type: ignore[assignment]
+        else:
+            node = root
+        top = node  # the lowest spine node or root on the path
         while True:
             times = node.times
             i = bisect_left(times, t)
@@ -641,6 +647,10 @@ class FiBA:
                 found = False
                 break
             node = kids[i]
+            if node.ls or node.rs:
+                top = node
+            else:
+                node.agg += v
         if node is self._lf:
             self._insert_at(node, i, found, t, v)
             return
@@ -650,25 +660,17 @@ class FiBA:
             times.insert(i, t)
             node.vals.insert(i, v)
             self._size += 1
-        # _bump(node, v), inlined
-        y = node
-        while True:
-            p = y.parent
-            if p is None:
+        if top.parent is None:
+            top.agg += v
+        else:
+            top.loc += v
+            top.agg += v
+            side = 0 if top.ls else -1
+            kids = top.kids
+            while kids is not None:
+                y = kids[side]
                 y.agg += v
-                break
-            if y.ls or y.rs:
-                y.loc += v
-                y.agg += v
-                side = 0 if y.ls else -1
                 kids = y.kids
-                while kids is not None:
-                    y = kids[side]
-                    y.agg += v
-                    kids = y.kids
-                break
-            y.agg += v
-            y = p
         if len(times) > self._maxk:
             self._overflow_int(node)
 
