@@ -127,6 +127,7 @@ class FiBA:
         "_hlower",
         "_ints",
         "_lf",
+        "_lfn",
         "_lift",
         "_lower",
         "_lsuf",
@@ -136,6 +137,7 @@ class FiBA:
         "_mink",
         "_one",
         "_rf",
+        "_rfn",
         "_root",
         "_size",
         "_tcls",
@@ -174,7 +176,11 @@ class FiBA:
         self._lf = root
         self._rf = root
         self._lsuf: list[Any] = []
+        # The fast paths do not count: _size is exact as of the finger lengths _lfn/_rfn
+        # (see "Size" in the module docstring, _sync and _rebase)
         self._size = 0
+        self._lfn = 0
+        self._rfn = 0
         self._dead: list[_Node] = []
         self._tcls: type | None = None
 
@@ -552,11 +558,20 @@ class FiBA:
                     rf.vals.append(v)
                     rf.loc += v
                     rf.agg += v
-                    self._size += 1
                     if len(times) > self._maxk:
-                        self._split_rs_int(rf)
+                        # _sync() and _rebase() inlined (rf is not lf here)
+                        self._size += len(self._lf.times) - self._lfn + len(times) - self._rfn
+                        try:
+                            self._split_rs_int(rf)
+                        finally:
+                            self._lfn = len(self._lf.times)
+                            self._rfn = len(self._rf.times)
                     return
-                self._insert_int(t, v)
+                self._sync()
+                try:
+                    self._insert_int(t, v)
+                finally:
+                    self._rebase()
                 return
             self._leave_ints()
         lift = self._hlift
@@ -576,14 +591,39 @@ class FiBA:
             rf.loc = loc
             times.append(t)
             rf.vals.append(v)
-            self._size += 1
             if len(times) > self._maxk:
-                self._split_rf(rf)
+                self._sync()
+                try:
+                    self._split_rf(rf)
+                finally:
+                    self._rebase()
             return
-        if self._dead:
-            self._drain(2)
-        node, i, found = self._search(t)
-        self._insert_at(node, i, found, t, v)
+        self._sync()
+        try:
+            if self._dead:
+                self._drain(2)
+            node, i, found = self._search(t)
+            self._insert_at(node, i, found, t, v)
+        finally:
+            self._rebase()
+
+    def _sync(self) -> None:
+        """Count what the fast paths did (they only change the fingers' lengths). O(1).
+
+        Every operation off the fast paths runs between ``_sync()`` and ``_rebase()``
+        and keeps ``_size`` exact itself.
+        """
+        lf, rf = self._lf, self._rf
+        self._size += len(lf.times) - self._lfn
+        if rf is not lf:
+            self._size += len(rf.times) - self._rfn
+        self._lfn = len(lf.times)
+        self._rfn = len(rf.times)
+
+    def _rebase(self) -> None:
+        """Record the fingers' lengths after an operation off the fast paths. O(1)."""
+        self._lfn = len(self._lf.times)
+        self._rfn = len(self._rf.times)
 
     def _insert_at(self, node: _Node, i: int, found: bool, t: Any, v: Any) -> None:
         """Put the partial v at position i of node (combined in place if found); repair."""
@@ -774,9 +814,14 @@ class FiBA:
             del times[0]
             if self._ints:
                 lf.agg -= lf.vals.pop(0)
-                self._size -= 1
                 if len(times) < self._mink and lf.parent is not None:
-                    self._ls_underflow_int(lf)
+                    # _sync() and _rebase() inlined (lf is not rf here)
+                    self._size += len(times) - self._lfn + len(self._rf.times) - self._rfn
+                    try:
+                        self._ls_underflow_int(lf)
+                    finally:
+                        self._lfn = len(self._lf.times)
+                        self._rfn = len(self._rf.times)
                 return
             del lf.vals[0]
             suf = self._lsuf
@@ -786,11 +831,14 @@ class FiBA:
             else:
                 p = lf.parent
                 lf.agg = p.agg if p is not None and p.parent is not None else self._one
-            self._size -= 1
             if len(times) < self._mink and lf.parent is not None:
-                if self._dead:
-                    self._drain(2 * self._maxk)
-                self._repair(*self._rebalance_evict(lf, None))
+                self._sync()
+                try:
+                    if self._dead:
+                        self._drain(2 * self._maxk)
+                    self._repair(*self._rebalance_evict(lf, None))
+                finally:
+                    self._rebase()
             return
         if t.__class__ is not int or self._tcls is not int:
             if self._root.kids is None and not self._root.times:
@@ -799,6 +847,15 @@ class FiBA:
             self._validate(t)
         if not times:
             return  # empty window
+        self._sync()
+        try:
+            self._evict_general(t)
+        finally:
+            self._rebase()
+
+    def _evict_general(self, t: Any) -> None:
+        """evict() off the fast path (t is valid, the window is not empty)."""
+        lf = self._lf
         if self._dead:
             self._drain(2)
         node, i, found = self._search(t)
@@ -1092,7 +1149,9 @@ class FiBA:
         """
         if self._dead:
             self._drain(-1)
-        return self._size
+        lf, rf = self._lf, self._rf
+        n: int = self._size + len(lf.times) - self._lfn
+        return n if rf is lf else n + len(rf.times) - self._rfn
 
     def __bool__(self) -> bool:
         """True when the window holds an entry. O(1).
@@ -1236,6 +1295,14 @@ class FiBA:
         >>> w.bulk_evict(14); w.query(), w.oldest(), len(w)
         (85, 15, 5)
         """
+        self._sync()
+        try:
+            self._bulk_evict(t)
+        finally:
+            self._rebase()
+
+    def _bulk_evict(self, t: Any) -> None:
+        """``bulk_evict`` between ``_sync()`` and ``_rebase()``."""
         root = self._root
         if root.kids is None and not root.times:
             check_timestamp(t, None)
@@ -1430,6 +1497,14 @@ class FiBA:
         >>> w.bulk_insert([(7, "b"), (5, "new"), (1, "a"), (7, "c")]); w.query()
         ('a', 'old', 'new', 'b', 'c')
         """
+        self._sync()
+        try:
+            self._bulk_insert(pairs)
+        finally:
+            self._rebase()
+
+    def _bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+        """``bulk_insert`` between ``_sync()`` and ``_rebase()``."""
         items = pairs if isinstance(pairs, list) else list(pairs)
         if not items:
             return
@@ -1532,6 +1607,7 @@ class FiBA:
             rf.rs = True
         self._lf, self._rf = lf, rf
         self._size = len(ts)
+        self._rebase()
         fix = self._fix
         for nodes in levels:  # bottom-up: up-aggregates first
             for y in nodes:
