@@ -567,11 +567,7 @@ class FiBA:
                             self._lfn = len(self._lf.times)
                             self._rfn = len(self._rf.times)
                     return
-                self._sync()
-                try:
-                    self._insert_int(t, v)
-                finally:
-                    self._rebase()
+                self._insert_int(t, v)  # keeps the count itself
                 return
             self._leave_ints()
         lift = self._hlift
@@ -649,6 +645,9 @@ class FiBA:
     def _insert_int(self, t: Any, v: int) -> None:
         """insert() off the fast path in an int-sum window: O(1) per level, no refolds.
 
+        Called outside ``_sync()``/``_rebase()``: it counts a new entry itself unless the
+        entry went to the right finger, and wraps anything that restructures.
+
         One pass: the finger search climbs to the node whose range holds t and descends,
         adding v to the up-aggregate of every middle node it enters (v lands below each
         of them); then the lowest spine node (or root) of the path and the spine below
@@ -660,8 +659,12 @@ class FiBA:
             self._drain(2)
         root = self._root
         if root.kids is None:
-            node, i, found = self._search(t)
-            self._insert_at(node, i, found, t, v)
+            self._sync()
+            try:
+                node, i, found = self._search(t)
+                self._insert_at(node, i, found, t, v)
+            finally:
+                self._rebase()
             return
         rt = root.times
         # the climbs stop at the root at the latest (its keys bound t from the other side)
@@ -692,14 +695,19 @@ class FiBA:
             else:
                 node.agg += v
         if node is self._lf:
-            self._insert_at(node, i, found, t, v)
+            self._sync()
+            try:
+                self._insert_at(node, i, found, t, v)
+            finally:
+                self._rebase()
             return
         if found:
             node.vals[i] += v
         else:
             times.insert(i, t)
             node.vals.insert(i, v)
-            self._size += 1
+            if node is not self._rf:  # the right finger's length is counted by _sync
+                self._size += 1
         if top.parent is None:
             top.agg += v
         else:
@@ -712,7 +720,11 @@ class FiBA:
                 y.agg += v
                 kids = y.kids
         if len(times) > self._maxk:
-            self._overflow_int(node)
+            self._sync()
+            try:
+                self._overflow_int(node)
+            finally:
+                self._rebase()
 
     def _overflow_int(self, y: _Node) -> None:
         """Int sums: split an overflowing node y and its ancestors as needed. O(μ) per level.
