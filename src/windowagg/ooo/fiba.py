@@ -123,6 +123,7 @@ class FiBA:
         "_combine",
         "_dead",
         "_flip",
+        "_hint",
         "_hlift",
         "_hlower",
         "_ints",
@@ -141,6 +142,7 @@ class FiBA:
         "_root",
         "_size",
         "_tcls",
+        "_ver",
     )
 
     def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int = DEFAULT_MIN_ARITY) -> None:
@@ -181,6 +183,11 @@ class FiBA:
         self._size = 0
         self._lfn = 0
         self._rfn = 0
+        # int sums: the last middle leaf an insert went to, with its key bounds and the
+        # nodes whose sums an insert there changes; valid while _ver (bumped by every
+        # operation off the fast paths, i.e. by every restructuring) is unchanged
+        self._ver = 0
+        self._hint: tuple[Any, ...] | None = None
         self._dead: list[_Node] = []
         self._tcls: type | None = None
 
@@ -560,6 +567,7 @@ class FiBA:
                     rf.agg += v
                     if len(times) > self._maxk:
                         # _sync() and _rebase() inlined (rf is not lf here)
+                        self._ver += 1
                         self._size += len(self._lf.times) - self._lfn + len(times) - self._rfn
                         try:
                             self._split_rs_int(rf)
@@ -609,6 +617,7 @@ class FiBA:
         Every operation off the fast paths runs between ``_sync()`` and ``_rebase()``
         and keeps ``_size`` exact itself.
         """
+        self._ver += 1
         lf, rf = self._lf, self._rf
         self._size += len(lf.times) - self._lfn
         if rf is not lf:
@@ -657,6 +666,29 @@ class FiBA:
         """
         if self._dead:
             self._drain(2)
+        h = self._hint
+        if h is not None and h[0] == self._ver and h[2] < t < h[3]:
+            # the same middle leaf as the last insert, nothing restructured since
+            node: _Node = h[1]
+            times = node.times
+            i = bisect_left(times, t)
+            if i < len(times) and times[i] == t:
+                node.vals[i] += v
+            else:
+                times.insert(i, t)
+                node.vals.insert(i, v)
+                self._size += 1
+            for y in h[4]:
+                y.agg += v
+            if h[5] is not None:
+                h[5].loc += v
+            if len(times) > self._maxk:
+                self._sync()
+                try:
+                    self._overflow_int(node)
+                finally:
+                    self._rebase()
+            return
         root = self._root
         if root.kids is None:
             self._sync()
@@ -679,6 +711,7 @@ class FiBA:
         else:
             node = root
         top = node  # the lowest spine node or root on the path
+        lo = hi = _NONE  # the key bounds of node's subtree, when the descent saw them
         while True:
             times = node.times
             i = bisect_left(times, t)
@@ -689,6 +722,10 @@ class FiBA:
             if kids is None:
                 found = False
                 break
+            if i:
+                lo = times[i - 1]
+            if i < len(times):
+                hi = times[i]
             node = kids[i]
             if node.ls or node.rs:
                 top = node
@@ -708,6 +745,7 @@ class FiBA:
             node.vals.insert(i, v)
             if node is not self._rf:  # the right finger's length is counted by _sync
                 self._size += 1
+        adds = []  # the aggregates an insert at node changes (for the hint)
         if top.parent is None:
             top.agg += v
         else:
@@ -718,6 +756,7 @@ class FiBA:
             while kids is not None:
                 y = kids[side]
                 y.agg += v
+                adds.append(y)
                 kids = y.kids
         if len(times) > self._maxk:
             self._sync()
@@ -725,6 +764,13 @@ class FiBA:
                 self._overflow_int(node)
             finally:
                 self._rebase()
+        elif lo is not _NONE and hi is not _NONE and node.kids is None and node is not top:
+            y = node
+            while y is not top:
+                adds.append(y)
+                y = y.parent
+            adds.append(top)
+            self._hint = (self._ver, node, lo, hi, adds, top if top.parent is not None else None)
 
     def _overflow_int(self, y: _Node) -> None:
         """Int sums: split an overflowing node y and its ancestors as needed. O(μ) per level.
@@ -828,6 +874,7 @@ class FiBA:
                 lf.agg -= lf.vals.pop(0)
                 if len(times) < self._mink and lf.parent is not None:
                     # _sync() and _rebase() inlined (lf is not rf here)
+                    self._ver += 1
                     self._size += len(times) - self._lfn + len(self._rf.times) - self._rfn
                     try:
                         self._ls_underflow_int(lf)
