@@ -678,16 +678,13 @@ class FiBA:
                 times.insert(i, t)
                 node.vals.insert(i, v)
                 self._size += 1
-            for y in h[4]:
+            adds = h[4]
+            for y in adds:
                 y.agg += v
             if h[5] is not None:
                 h[5].loc += v
             if len(times) > self._maxk:
-                self._sync()
-                try:
-                    self._overflow_int(node)
-                finally:
-                    self._rebase()
+                self._split_hinted(node, t, h[2], h[3], adds, h[5])
             return
         root = self._root
         if root.kids is None:
@@ -758,37 +755,66 @@ class FiBA:
                 y.agg += v
                 adds.append(y)
                 kids = y.kids
-        if len(times) > self._maxk:
+        if lo is not _NONE and hi is not _NONE and node.kids is None and node is not top:
+            y = node
+            ups = []
+            while y is not top:
+                ups.append(y)
+                y = y.parent
+            adds = ups + adds
+            adds.append(top)
+            toploc = top if top.parent is not None else None
+            if len(times) > self._maxk:
+                self._split_hinted(node, t, lo, hi, adds, toploc)
+            else:
+                self._hint = (self._ver, node, lo, hi, adds, toploc)
+        elif len(times) > self._maxk:
             self._sync()
             try:
                 self._overflow_int(node)
             finally:
                 self._rebase()
-        elif lo is not _NONE and hi is not _NONE and node.kids is None and node is not top:
-            y = node
-            while y is not top:
-                adds.append(y)
-                y = y.parent
-            adds.append(top)
-            self._hint = (self._ver, node, lo, hi, adds, top if top.parent is not None else None)
 
-    def _overflow_int(self, y: _Node) -> None:
+    def _split_hinted(
+        self, node: _Node, t: Any, lo: Any, hi: Any, adds: list[_Node], toploc: _Node | None
+    ) -> None:
+        """Split the overflowing middle leaf of an int-sum insert; keep the hint on the half
+        that holds t when only the leaf split (adds[0] is the leaf)."""
+        self._sync()
+        try:
+            split = self._overflow_int(node)
+        finally:
+            self._rebase()
+        if split is None:
+            return
+        z, sep_t = split
+        if sep_t < t:
+            leaf, lo = z, sep_t
+        elif t < sep_t:
+            leaf, hi = node, sep_t
+        else:
+            return  # t went up as the separator
+        self._hint = (self._ver, leaf, lo, hi, [leaf, *adds[1:]], toploc)
+
+    def _overflow_int(self, y: _Node) -> tuple[_Node, Any] | None:
         """Int sums: split an overflowing node y and its ancestors as needed. O(μ) per level.
 
         A middle node keeps μ entries; the new right sibling z takes the rest and its sum;
         the parent's total is unchanged, so nothing above changes unless the parent
         overflows in turn. Right-spine nodes go to ``_split_rs_int``; left-spine nodes and
-        the root take the general path.
+        the root take the general path. Returns ``(z, separator key)`` when only y split
+        (nothing else changed shape), else None.
         """
         mu, maxk = self._minarity, self._maxk
+        first = True
         while True:
             if y.rs:
                 self._split_rs_int(y)
-                return
+                return None
             p = y.parent
             if p is None or y.ls:
                 self._repair(*self._rebalance_insert(y))
-                return
+                return None
             times, vals, kids = y.times, y.vals, y.kids
             zv = vals[mu + 1 :]
             z = _Node(times[mu + 1 :], zv, None, p)
@@ -812,7 +838,8 @@ class FiBA:
             p.vals.insert(j, sep)
             pk.insert(j + 1, z)
             if len(p.times) <= maxk:
-                return
+                return (z, sep_t) if first else None
+            first = False
             y = p
 
     def _bump(self, y: _Node, dv: int) -> None:
@@ -873,8 +900,8 @@ class FiBA:
             if self._ints:
                 lf.agg -= lf.vals.pop(0)
                 if len(times) < self._mink and lf.parent is not None:
-                    # _sync() and _rebase() inlined (lf is not rf here)
-                    self._ver += 1
+                    # _sync() and _rebase() inlined (lf is not rf here); _ver is bumped
+                    # by _ls_underflow_int only if the insert hint is affected
                     self._size += len(times) - self._lfn + len(self._rf.times) - self._rfn
                     try:
                         self._ls_underflow_int(lf)
@@ -958,8 +985,14 @@ class FiBA:
             assert pk is not None
             sib = pk[1]
             if sib.rs:
+                self._ver += 1
                 self._repair(*self._rebalance_evict(y, None))
                 return
+            # a leaf-level merge or move changes no other leaf's bounds or ancestors:
+            # the insert hint stays valid unless it is the sibling
+            h = self._hint
+            if y.kids is not None or (h is not None and h[1] is sib):
+                self._ver += 1
             pt, pv = p.times, p.vals
             st, sv = sib.times, sib.vals
             sep = pv[0]
