@@ -68,7 +68,8 @@ from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
 __all__ = ["FiBA"]
 
-DEFAULT_MIN_ARITY = 8
+DEFAULT_MIN_ARITY = 8  # any monoid but Sum (benchmarks/bench_ooo.py, docs/performance/ooo.md)
+SUM_MIN_ARITY = 16  # Sum (exact type): cheapest operator, int-sum shortcuts; same source
 
 _AGG = operator.attrgetter("agg")
 _NONE: Any = object()  # "no accumulator yet" (None is a legitimate partial, e.g. Max's identity)
@@ -106,7 +107,12 @@ class FiBA:
     monoid
         Any object with ``identity``, ``lift``, ``combine`` and ``lower``.
     min_arity
-        μ >= 2; nodes have between μ and 2μ children (the root: 2 to 2μ).
+        μ >= 2; nodes have between μ and 2μ children (the root: 2 to 2μ). Default
+        (None): 16 for ``Sum`` (the cheapest operator: bigger nodes mean fewer splits
+        and merges at the fingers), 8 for every other monoid (a node refold costs O(μ)
+        combines when data arrives out of order); chosen by ``benchmarks/bench_ooo.py``,
+        see ``docs/performance/ooo.md``. For expensive operators (e.g. large Bloom
+        filters) with out-of-order data, 2-4 is faster.
 
     Examples
     --------
@@ -145,8 +151,10 @@ class FiBA:
         "_ver",
     )
 
-    def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int = DEFAULT_MIN_ARITY) -> None:
+    def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int | None = None) -> None:
         require_monoid(monoid, "ooo.FiBA")
+        if min_arity is None:
+            min_arity = SUM_MIN_ARITY if type(monoid) is Sum else DEFAULT_MIN_ARITY
         if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
             raise ValueError(f"ooo.FiBA: min_arity must be an int >= 2, got {min_arity!r}")
         self._m = monoid
@@ -206,9 +214,9 @@ class FiBA:
     def min_arity(self) -> int:
         """μ: every non-root node has between μ and 2μ children.
 
-        >>> from windowagg.monoids import Sum
-        >>> FiBA(Sum()).min_arity, FiBA(Sum(), min_arity=2).min_arity
-        (8, 2)
+        >>> from windowagg.monoids import Concat, Sum
+        >>> FiBA(Sum()).min_arity, FiBA(Concat()).min_arity, FiBA(Sum(), min_arity=2).min_arity
+        (16, 8, 2)
         """
         return self._minarity
 
@@ -1942,7 +1950,7 @@ class FiBA:
         cls,
         monoid: Monoid[Any, Any, Any],
         pairs: Iterable[tuple[Any, Any]],
-        min_arity: int = DEFAULT_MIN_ARITY,
+        min_arity: int | None = None,
     ) -> FiBA:
         """Build a window from strictly increasing ``(t, partial)`` pairs in O(n).
 
