@@ -30,9 +30,24 @@ Implementation notes beyond the papers:
   so evicting the oldest entry costs no combine until the leaf underflows; appending the
   youngest entry extends the right finger's aggregate with one combine;
 * **Size.** ``bulk_evict`` detaches whole subtrees without visiting their entries; they are
-  put on a graveyard list and counted (and released) a few nodes per later insert/evict, or
-  all at once by ``len()``.  So ``bulk_evict`` stays O(log m), ``len()`` is exact, O(1) when
-  nothing is pending and amortized O(1) overall (each discarded node is counted once);
+  put on a graveyard list and counted (and released) a few nodes per later operation off
+  the fast paths (including every split and merge at the fingers), or all at once by
+  ``len()``.  So ``bulk_evict`` stays O(log m), ``len()`` is exact, O(1) when nothing is
+  pending and amortized O(1) overall (each discarded node is counted once).  The d = 0
+  fast paths do not count at all: ``_size`` is exact as of the fingers' lengths recorded
+  (``_sync``/``_rebase``) by every operation off the fast paths, and ``len()`` adds how
+  much the fingers grew or shrank since;
+* **Int sums.** For ``Sum`` (exact type, so ``Counting`` and subclasses keep the generic
+  path) and while every stored partial is an ``int``, sums are exact in any order, so
+  an operation adds (or subtracts) the changed value to each stored aggregate that covers
+  it instead of refolding nodes: O(1) per level, and splits and merges cost one ``sum()``
+  of the entries that move.  The left finger then keeps no suffix list (its aggregate is
+  kept by subtraction).  Inserts off the fast path also remember the middle leaf they
+  went to (its key bounds and the nodes to update) and reuse it while nothing has been
+  restructured: consecutive late events landing together skip the finger search.  The
+  first non-``int`` value (a float, a bool, ...) ends the shortcuts for good; the
+  aggregates are the same numbers either way, and ``_check()`` verifies them with the
+  generic formulas;
 * bulk inserts whose timestamps collide with stored ones, at leaves or inner nodes, are
   combined in place (``old ⊗ new``) and the per-level treelets are coalesced by target
   node, which avoids the tree corruption of the authors' C++ (guide §4.8).
