@@ -9,7 +9,7 @@ Sections (one round = evict oldest + insert + query, as in the papers):
   before the youngest, the papers' adversarial generator), window 10^6 (quick: 10^5) for
   Sum, Sum through the generic path (``SumGeneric``) and GeometricMean, 2^14 for
   BloomFilter (a 2^14-bit partial per entry and per node would need gigabytes at 10^6),
-  min_arity 2/4/8/16 (8/16 for SumGeneric), plus BTree;
+  min_arity 2/4/8/16 (plus 32, Sum's default, for Sum; 8/16 for SumGeneric), plus BTree;
 - ``fifo``: d = 0 throughput vs window size, FiBA (min_arity 2..16) vs BTree;
 - ``latency``: per-round latency percentiles at d = 0 and d = 10^3;
 - ``bulk``: bulk_evict / bulk_insert vs loops of single operations, by bulk size m;
@@ -146,7 +146,7 @@ def bench_distance(quick: bool, out: dict[str, Any]) -> list[str]:
     rounds = 2000 if quick else 8000
     all_mus = (2, 4, 8, 16)
     cases: list[tuple[str, Any, int, int, tuple[int, ...]]] = [
-        ("sum", Sum(), n_big, rounds, all_mus),
+        ("sum", Sum(), n_big, rounds, (*all_mus, 32)),
         ("sum_generic", SumGeneric(), n_big, rounds, (8, 16)),
         ("geomean", GeometricMean(), n_big, rounds, all_mus),
         ("bloom", BloomFilter(), n_bloom, rounds // 4, all_mus),
@@ -213,6 +213,7 @@ def bench_fifo(quick: bool, out: dict[str, Any]) -> list[str]:
         ("FiBA μ=4", FiBA, 4),
         ("FiBA μ=8", FiBA, 8),
         ("FiBA μ=16", FiBA, 16),
+        ("FiBA μ=32", FiBA, 32),
         ("BTree μ=4", BTree, 4),
         ("BTree μ=8", BTree, 8),
     ]:
@@ -272,7 +273,7 @@ def bench_latency(quick: bool, out: dict[str, Any]) -> list[str]:
     res: dict[str, Any] = {}
     ps = (50, 99, 99.9, 99.99, 100)
     for label, cls, mu in [
-        ("FiBA μ=16", FiBA, 16),
+        ("FiBA μ=32", FiBA, 32),
         ("FiBA μ=8", FiBA, 8),
         ("FiBA μ=2", FiBA, 2),
         ("BTree μ=4", BTree, 4),
@@ -320,7 +321,7 @@ def bench_bulk(quick: bool, out: dict[str, Any]) -> list[str]:
     n = 10**5 if quick else 10**6
     ms = [16, 1024] if quick else [16, 256, 4096]
     reps = 5 if quick else 9
-    mu = 16  # FiBA's default for Sum
+    mu = 32  # FiBA's default for Sum
     rows = []
     res: dict[str, Any] = {}
     ev_series: dict[str, tuple[list[float], list[float]]] = {
@@ -434,10 +435,10 @@ def bench_memory(quick: bool, out: dict[str, Any]) -> list[str]:
 
         return build
 
-    configs = [("FiBA", FiBA, mu) for mu in (2, 4, 8, 16)] + [("BTree", BTree, 8)]
+    configs = [("FiBA", FiBA, mu) for mu in (2, 4, 8, 16, 32)] + [("BTree", BTree, 8)]
     for label, cls, mu in configs:
         for how, maker in (("appends", appended), ("from_sorted_partials", restored)):
-            if how == "appends" and mu not in (8, 16):
+            if how == "appends" and mu not in (8, 32):
                 continue  # tracemalloc makes single inserts slow: the two default μ only
             b, w = _traced_bytes(maker(cls, mu))
             size = n_app if how == "appends" else n

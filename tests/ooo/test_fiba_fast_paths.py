@@ -208,10 +208,14 @@ def _fifo_run(mu: int, n: int, rounds: int, seed: int, name: str) -> None:
     assert list(w) == list(r)
 
 
-@pytest.mark.parametrize("mu", range(2, 9))
+@pytest.mark.parametrize("mu", [*range(2, 9), 16, 32])  # 32: Sum's default
 def test_fifo_on_deep_trees_int_sum(mu: int) -> None:
-    # n = 120 at mu = 2 is a tree of height 5-6; 3 turnovers of the window
-    _fifo_run(mu, n=40 * mu if mu > 2 else 120, rounds=360, seed=mu, name="sum_int")
+    # n = 120 at mu = 2 is a tree of height 5-6; 3 turnovers of the window. For 16 and 32
+    # a smaller, wider tree and more rounds, so the root's children split and merge too
+    if mu <= 8:
+        _fifo_run(mu, n=40 * mu if mu > 2 else 120, rounds=360, seed=mu, name="sum_int")
+    else:
+        _fifo_run(mu, n=20 * mu, rounds=1200, seed=mu, name="sum_int")
 
 
 @pytest.mark.parametrize("name", ["sum_dyadic", "concat"])

@@ -84,7 +84,7 @@ from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 __all__ = ["FiBA"]
 
 DEFAULT_MIN_ARITY = 8  # any monoid but Sum (benchmarks/bench_ooo.py, docs/performance/ooo.md)
-SUM_MIN_ARITY = 16  # Sum (exact type): cheapest operator, int-sum shortcuts; same source
+SUM_MIN_ARITY = 32  # Sum (exact type): cheapest operator, int-sum shortcuts; same source
 
 _AGG = operator.attrgetter("agg")
 _NONE: Any = object()  # "no accumulator yet" (None is a legitimate partial, e.g. Max's identity)
@@ -123,7 +123,7 @@ class FiBA:
         Any object with ``identity``, ``lift``, ``combine`` and ``lower``.
     min_arity
         μ >= 2; nodes have between μ and 2μ children (the root: 2 to 2μ). Default
-        (None): 16 for ``Sum`` (the cheapest operator: bigger nodes mean fewer splits
+        (None): 32 for ``Sum`` (the cheapest operator: bigger nodes mean fewer splits
         and merges at the fingers), 8 for every other monoid (a node refold costs O(μ)
         combines when data arrives out of order); chosen by ``benchmarks/bench_ooo.py``,
         see ``docs/performance/ooo.md``. For expensive operators (e.g. large Bloom
@@ -231,7 +231,7 @@ class FiBA:
 
         >>> from windowagg.monoids import Concat, Sum
         >>> FiBA(Sum()).min_arity, FiBA(Concat()).min_arity, FiBA(Sum(), min_arity=2).min_arity
-        (16, 8, 2)
+        (32, 8, 2)
         """
         return self._minarity
 
