@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import operator
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import reduce
 from itertools import accumulate
 from typing import Any
@@ -589,14 +589,7 @@ class FiBA:
                     rf.loc += v
                     rf.agg += v
                     if len(times) > self._maxk:
-                        # _sync() and _rebase() inlined (rf is not lf here)
-                        self._ver += 1
-                        self._size += len(self._lf.times) - self._lfn + len(times) - self._rfn
-                        try:
-                            self._split_rs_int(rf)
-                        finally:
-                            self._lfn = len(self._lf.times)
-                            self._rfn = len(self._rf.times)
+                        self._counted(self._split_rs_int, rf)
                     return
                 self._insert_int(t, v)  # keeps the count itself
                 return
@@ -619,20 +612,16 @@ class FiBA:
             times.append(t)
             rf.vals.append(v)
             if len(times) > self._maxk:
-                self._sync()
-                try:
-                    self._split_rf(rf)
-                finally:
-                    self._rebase()
+                self._counted(self._split_rf, rf)
             return
-        self._sync()
-        try:
-            if self._dead:
-                self._drain(2)
-            node, i, found = self._search(t)
-            self._insert_at(node, i, found, t, v)
-        finally:
-            self._rebase()
+        self._counted(self._insert_generic, t, v)
+
+    def _insert_generic(self, t: Any, v: Any) -> None:
+        """insert() off the fast path, generic monoids (and a one-leaf int-sum tree)."""
+        if self._dead:
+            self._drain(2)
+        node, i, found = self._search(t)
+        self._insert_at(node, i, found, t, v)
 
     def _sync(self) -> None:
         """Count what the fast paths did (they only change the fingers' lengths). O(1).
@@ -647,6 +636,21 @@ class FiBA:
             self._size += len(rf.times) - self._rfn
         self._lfn = len(lf.times)
         self._rfn = len(rf.times)
+
+    def _counted(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` (an operation off the fast paths) between ``_sync()`` and
+        ``_rebase()``, also when it raises."""
+        self._sync()
+        try:
+            return fn(*args)
+        finally:
+            self._rebase()
+
+    def _lf_underflow(self, lf: _Node) -> None:
+        """Generic monoids: rebalance after the left finger underflowed (fast evict)."""
+        if self._dead:
+            self._drain(2 * self._maxk)
+        self._repair(*self._rebalance_evict(lf, None))
 
     def _rebase(self) -> None:
         """Record the fingers' lengths after an operation off the fast paths. O(1)."""
@@ -711,12 +715,7 @@ class FiBA:
             return
         root = self._root
         if root.kids is None:
-            self._sync()
-            try:
-                node, i, found = self._search(t)
-                self._insert_at(node, i, found, t, v)
-            finally:
-                self._rebase()
+            self._counted(self._insert_generic, t, v)
             return
         rt = root.times
         # the climbs stop at the root at the latest (its keys bound t from the other side)
@@ -752,11 +751,7 @@ class FiBA:
             else:
                 node.agg += v
         if node is self._lf:
-            self._sync()
-            try:
-                self._insert_at(node, i, found, t, v)
-            finally:
-                self._rebase()
+            self._counted(self._insert_at, node, i, found, t, v)
             return
         if found:
             node.vals[i] += v
@@ -765,19 +760,11 @@ class FiBA:
             node.vals.insert(i, v)
             if node is not self._rf:  # the right finger's length is counted by _sync
                 self._size += 1
-        adds = []  # the aggregates an insert at node changes (for the hint)
         if top.parent is None:
             top.agg += v
+            adds = []  # the aggregates an insert at node changes (for the hint)
         else:
-            top.loc += v
-            top.agg += v
-            side = 0 if top.ls else -1
-            kids = top.kids
-            while kids is not None:
-                y = kids[side]
-                y.agg += v
-                adds.append(y)
-                kids = y.kids
+            adds = self._bump_spine(top, v)
         if lo is not _NONE and hi is not _NONE and node.kids is None and node is not top:
             y = node
             ups = []
@@ -792,22 +779,14 @@ class FiBA:
             else:
                 self._hint = (self._ver, node, lo, hi, adds, toploc)
         elif len(times) > self._maxk:
-            self._sync()
-            try:
-                self._overflow_int(node)
-            finally:
-                self._rebase()
+            self._counted(self._overflow_int, node)
 
     def _split_hinted(
         self, node: _Node, t: Any, lo: Any, hi: Any, adds: list[_Node], toploc: _Node | None
     ) -> None:
         """Split the overflowing middle leaf of an int-sum insert; keep the hint on the half
         that holds t when only the leaf split (adds[0] is the leaf)."""
-        self._sync()
-        try:
-            split = self._overflow_int(node)
-        finally:
-            self._rebase()
+        split = self._counted(self._overflow_int, node)
         if split is None:
             return
         z, sep_t = split
@@ -838,20 +817,7 @@ class FiBA:
             if p is None or y.ls:
                 self._repair(*self._rebalance_insert(y))
                 return None
-            times, vals, kids = y.times, y.vals, y.kids
-            zv = vals[mu + 1 :]
-            z = _Node(times[mu + 1 :], zv, None, p)
-            zagg = sum(zv)
-            if kids is not None:
-                zk = kids[mu + 1 :]
-                del kids[mu + 1 :]
-                for c in zk:
-                    c.parent = z
-                    zagg += c.agg
-                z.kids = zk
-            sep_t, sep = times[mu], vals[mu]
-            del times[mu:]
-            del vals[mu:]
+            z, zagg, sep_t, sep = self._cut_int(y, p, mu)
             y.agg -= zagg + sep
             z.agg = zagg
             pk = p.kids
@@ -877,26 +843,28 @@ class FiBA:
             if p is None:  # an inner root: its inner aggregate
                 y.agg += dv
                 return
-            if y.ls:
-                y.loc += dv
-                y.agg += dv
-                kids = y.kids
-                while kids is not None:
-                    y = kids[0]
-                    y.agg += dv
-                    kids = y.kids
-                return
-            if y.rs:
-                y.loc += dv
-                y.agg += dv
-                kids = y.kids
-                while kids is not None:
-                    y = kids[-1]
-                    y.agg += dv
-                    kids = y.kids
+            if y.ls or y.rs:
+                self._bump_spine(y, dv)
                 return
             y.agg += dv
             y = p
+
+    @staticmethod
+    def _bump_spine(y: _Node, dv: int) -> list[_Node]:
+        """Int sums: dv lands in the part of the spine node y (not the root) that it
+        stores itself: add it there, to y's aggregate and to the aggregates below y on
+        its spine (they include y's). Returns those nodes below y. O(height of y)."""
+        y.loc += dv
+        y.agg += dv
+        side = 0 if y.ls else -1
+        below = []
+        kids = y.kids
+        while kids is not None:
+            y = kids[side]
+            y.agg += dv
+            below.append(y)
+            kids = y.kids
+        return below
 
     def _leave_ints(self) -> None:
         """A non-int partial arrives: stop the int-sum shortcuts, build the suffix list."""
@@ -923,14 +891,7 @@ class FiBA:
             if self._ints:
                 lf.agg -= lf.vals.pop(0)
                 if len(times) < self._mink and lf.parent is not None:
-                    # _sync() and _rebase() inlined (lf is not rf here); _ver is bumped
-                    # by _ls_underflow_int only if the insert hint is affected
-                    self._size += len(times) - self._lfn + len(self._rf.times) - self._rfn
-                    try:
-                        self._ls_underflow_int(lf)
-                    finally:
-                        self._lfn = len(self._lf.times)
-                        self._rfn = len(self._rf.times)
+                    self._counted(self._ls_underflow_int, lf)
                 return
             del lf.vals[0]
             suf = self._lsuf
@@ -941,13 +902,7 @@ class FiBA:
                 p = lf.parent
                 lf.agg = p.agg if p is not None and p.parent is not None else self._one
             if len(times) < self._mink and lf.parent is not None:
-                self._sync()
-                try:
-                    if self._dead:
-                        self._drain(2 * self._maxk)
-                    self._repair(*self._rebalance_evict(lf, None))
-                finally:
-                    self._rebase()
+                self._counted(self._lf_underflow, lf)
             return
         if t.__class__ is not int or self._tcls is not int:
             if self._root.kids is None and not self._root.times:
@@ -956,11 +911,7 @@ class FiBA:
             self._validate(t)
         if not times:
             return  # empty window
-        self._sync()
-        try:
-            self._evict_general(t)
-        finally:
-            self._rebase()
+        self._counted(self._evict_general, t)
 
     def _evict_general(self, t: Any) -> None:
         """evict() off the fast path (t is valid, the window is not empty)."""
@@ -1008,14 +959,8 @@ class FiBA:
             assert pk is not None
             sib = pk[1]
             if sib.rs:
-                self._ver += 1
                 self._repair(*self._rebalance_evict(y, None))
                 return
-            # a leaf-level merge or move changes no other leaf's bounds or ancestors:
-            # the insert hint stays valid unless it is the sibling
-            h = self._hint
-            if y.kids is not None or (h is not None and h[1] is sib):
-                self._ver += 1
             pt, pv = p.times, p.vals
             st, sv = sib.times, sib.vals
             sep = pv[0]
@@ -1118,6 +1063,27 @@ class FiBA:
         loc = z.loc = reduce(comb, zv)
         z.agg = comb(p.agg, loc) if p.parent is not None else loc
 
+    @staticmethod
+    def _cut_int(y: _Node, p: _Node, mu: int) -> tuple[_Node, int, Any, int]:
+        """Int sums: move y's entries (and children) after the μ-th into a new node z
+        under p. Returns z, the sum of everything z holds, and the separator (key, value)
+        taken out of y. O(μ)."""
+        times, vals, kids = y.times, y.vals, y.kids
+        zv = vals[mu + 1 :]
+        z = _Node(times[mu + 1 :], zv, None, p)
+        total = sum(zv)
+        if kids is not None:
+            zk = kids[mu + 1 :]
+            del kids[mu + 1 :]
+            for c in zk:
+                c.parent = z
+                total += c.agg
+            z.kids = zk
+        sep_t, sep = times[mu], vals[mu]
+        del times[mu:]
+        del vals[mu:]
+        return z, total, sep_t, sep
+
     def _split_rs_int(self, y: _Node) -> None:
         """Int sums: split an overflowing right-spine node y, and its ancestors as needed.
 
@@ -1132,21 +1098,10 @@ class FiBA:
         while True:
             p = y.parent
             assert p is not None
-            times, vals, kids = y.times, y.vals, y.kids
-            zv = vals[mu + 1 :]
-            z = _Node(times[mu + 1 :], zv, None, p)
-            zloc = sum(zv)
-            if kids is not None:
-                zk = kids[mu + 1 :]
-                del kids[mu + 1 :]
-                for c in zk:
-                    c.parent = z
-                    zloc += c.agg
-                zloc -= c.agg  # the last child is on the spine: not in z's own part
-                z.kids = zk
-            sep_t, sep = times[mu], vals[mu]
-            del times[mu:]
-            del vals[mu:]
+            z, zloc, sep_t, sep = self._cut_int(y, p, mu)
+            zk = z.kids
+            if zk is not None:
+                zloc -= zk[-1].agg  # the last child is on the spine: not in z's own part
             acc = y.loc - zloc - sep
             y.agg = acc
             y.rs = False
@@ -1410,11 +1365,7 @@ class FiBA:
         >>> w.bulk_evict(14); w.query(), w.oldest(), len(w)
         (85, 15, 5)
         """
-        self._sync()
-        try:
-            self._bulk_evict(t)
-        finally:
-            self._rebase()
+        self._counted(self._bulk_evict, t)
 
     def _bulk_evict(self, t: Any) -> None:
         """``bulk_evict`` between ``_sync()`` and ``_rebase()``."""
@@ -1612,11 +1563,7 @@ class FiBA:
         >>> w.bulk_insert([(7, "b"), (5, "new"), (1, "a"), (7, "c")]); w.query()
         ('a', 'old', 'new', 'b', 'c')
         """
-        self._sync()
-        try:
-            self._bulk_insert(pairs)
-        finally:
-            self._rebase()
+        self._counted(self._bulk_insert, pairs)
 
     def _bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
         """``bulk_insert`` between ``_sync()`` and ``_rebase()``."""
