@@ -102,8 +102,11 @@ def _fifo_runner(factory: Callable[[], Any], n: int, rounds: int) -> Callable[[]
     return run
 
 
-def _fiba_runner(min_arity: int, n: int, rounds: int) -> Callable[[], None]:
-    w = FiBA.from_sorted_partials(Sum(), [(i, i % 101 + 1) for i in range(n)], min_arity=min_arity)
+def _fiba_runner(
+    min_arity: int, n: int, rounds: int, monoid: Sum | None = None
+) -> Callable[[], None]:
+    m = Sum() if monoid is None else monoid
+    w = FiBA.from_sorted_partials(m, [(i, i % 101 + 1) for i in range(n)], min_arity=min_arity)
     ins, ev, q, old = w.insert, w.evict, w.query, w.oldest
     clock = [n]
 
@@ -141,6 +144,7 @@ def main(argv: list[str]) -> int:
         "AMTA": _fifo_runner(lambda: AMTA(Sum()), n, rounds),
         "FiBA(min_arity=8)": _fiba_runner(8, n, rounds),
         "FiBA(min_arity=16)": _fiba_runner(16, n, rounds),
+        "FiBA(min_arity=8) (generic path)": _fiba_runner(8, n, rounds, _SumSubclass()),
     }
     rates: dict[str, list[float]] = {k: [] for k in runners}
     for _ in range(args.repeats):  # interleaved: every structure sees the same load drift

@@ -20,7 +20,6 @@ def spark() -> Iterator[Any]:
     s = session(
         "local[2]",
         "windowagg-tests",
-        shuffle_partitions=4,
         driver_memory="2g",
         conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"},
     )

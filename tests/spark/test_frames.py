@@ -279,3 +279,23 @@ def test_importing_windowagg_never_imports_pyspark_and_missing_extra_is_clear():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "MissingExtraError" in out.stdout and "windowagg[spark]" in out.stdout
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+@pytest.mark.parametrize("tz", [None, "UTC", "Europe/Paris"])
+def test_parse_times_datetime_columns_floor_to_utc_micros(unit, tz):
+    """Datetime columns of any unit and zone: epoch microseconds in UTC, floored (numpy's
+    unit cast), NaT a reject; checked against pandas' own conversions."""
+    raw = np.array([-1_500_123_457, -1, 0, 1_499, 1_700_000_000_123_456_789], dtype="int64")
+    s = pd.Series(pd.to_datetime(raw, unit="ns"))
+    if tz is not None:
+        s = s.dt.tz_localize(tz).astype(pd.DatetimeTZDtype(unit=unit, tz=tz))
+    else:
+        s = s.astype(f"datetime64[{unit}]")
+    s[2] = pd.NaT
+    micros, why = parse_times(s)
+    utc = s.dt.tz_convert("UTC") if tz is not None else s
+    ref = utc.dt.tz_localize(None).astype("datetime64[us]").to_numpy().astype(np.int64)
+    good = why.isna().to_numpy()
+    assert why.tolist()[2] == "null timestamp" and good.sum() == 4
+    assert micros[good].tolist() == ref[good].tolist()

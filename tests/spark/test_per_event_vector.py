@@ -158,3 +158,33 @@ def test_range_evaluator_blocks_split(monkeypatch):
     assert len(slow[0]) > 500
     _same(fast[0], slow[0])
     pd.testing.assert_frame_equal(fast[1], slow[1])
+
+
+@given(
+    st.lists(st.lists(st.integers(-50, 400), max_size=40), min_size=1, max_size=5),
+    st.integers(1, 60),
+    st.integers(0, 40),
+    st.integers(0, 20),
+)
+def test_accept_many_trusted_values_stores_the_same(bursts, size, ooo, lateness):
+    """``accept_many(trusted_values=True)`` (lift only what the burst's eviction keeps)
+    leaves the same entries, counters, rejects and state bytes as the checked loop."""
+    from windowagg.monoids import Max, Sum
+    from windowagg.monoids.composite import Composite
+    from windowagg.windows import SlidingWindows
+
+    def make():
+        m = Composite(Max(), Sum())
+        return SlidingWindows(
+            m, size, max_out_of_orderness=ooo, allowed_lateness=lateness, late="side"
+        )
+
+    checked, trusted = make(), make()
+    for n, burst in enumerate(bursts):
+        pairs = [(t, (float(t % 7), float(n))) for t in burst]
+        assert checked.accept_many(pairs) == trusted.accept_many(pairs, trusted_values=True)
+        assert list(checked.aggregator) == list(trusted.aggregator)
+        assert checked.counters == trusted.counters
+        assert [r.reason for r in checked.rejected] == [r.reason for r in trusted.rejected]
+        trusted._check()
+    assert checked.to_bytes() == trusted.to_bytes()

@@ -137,6 +137,50 @@ def test_stopped_and_restarted_query_emits_each_window_exactly_once(spark, tmp_p
     assert len(rejects) == 1
 
 
+def test_packed_output_unpacks_to_the_combined_rows(spark):
+    """The streaming operator's packed rows (arrays per key, one row per reject) unpack
+    in the JVM to exactly the windows and rejects of ``KeyRunner.feed``, late events and
+    bad values included."""
+    from pyspark.sql import types as T
+
+    from windowagg.spark.batch import make_spec
+    from windowagg.spark.frames import KeyRunner
+    from windowagg.spark.spec import parse_aggs
+    from windowagg.spark.streaming import _Step, packed_schema, unpack
+
+    aggs = parse_aggs(["max(value)", "sum(value)", "count"])
+    spec = make_spec("10 seconds", None, None, 1, 0, "2 seconds", 0)
+    t = pd.to_datetime(
+        np.array([100, 103, 101, 90, 104, 104, 80, 106], dtype=np.int64) * 1_000_000,
+        unit="us",
+        utc=True,
+    )
+    pdf = pd.DataFrame(
+        {"key": np.int32(7), "t": t, "value": [1.0, 2.0, np.nan, 4.0, 5.0, 6.0, 7.0, 8.0]}
+    )
+    step = _Step(["key"], "t", aggs, spec, "s")
+    packed, _ = step((7,), iter([pdf]), None)
+    key_field = T.StructField("key", T.IntegerType(), True)
+    got = unpack(
+        spark.createDataFrame(packed[0], schema=packed_schema([key_field], aggs)), ["key"], aggs
+    ).toPandas()
+    results, rejects = KeyRunner(["key"], "t", aggs, spec).feed(pdf)
+    win = got[got["kind"] == "window"].reset_index(drop=True)
+    rej = got[got["kind"] == "reject"].reset_index(drop=True)
+    assert len(win) == len(results) == 5 and len(rej) == len(rejects) == 3
+    assert win["key"].tolist() == [7] * 5 and rej["key"].isna().all()
+    end = results["window_end"].dt.tz_localize(None)
+    assert (win["window_end"] == end).all()
+    assert (win["window_start"] == end - pd.Timedelta(seconds=10)).all()
+    for c in ("max_value", "sum_value", "count"):
+        assert win[c].tolist() == results[c].tolist()
+    assert win["reason"].isna().all() and rej["window_end"].isna().all()
+    assert rej["reason"].tolist() == rejects["reason"].tolist()
+    assert rej["row"].tolist() == rejects["row"].tolist()
+    ev = rejects["event_time"].dt.tz_localize(None)
+    assert (rej["event_time"] == ev).all()
+
+
 def test_event_time_timers_close_quiet_keys_and_route_late_rows(spark, tmp_path):
     """Key 2 goes quiet after the first file: with event-time timers its windows are still
     all emitted once the stream's watermark (driven by key 1) passes them, and its later
@@ -232,11 +276,14 @@ def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     from windowagg.spark.spec import parse_aggs
     from windowagg.spark.streaming import _Step
 
+    def windows(out, column="count"):  # the packed rows' window arrays, flattened
+        return [int(x) for f in out for arr in f[column] if arr is not None for x in arr]
+
     per_event = _Step(["key"], "t", parse_aggs(["count"]), make_spec(size=10), "s")
     rows = pd.DataFrame({"key": [1, 1], "t": [100, 105]})
     out, state, timer = per_event.timed((1,), iter([rows]), None, 0)
     assert state is not None and timer == (105 + 10) * 1000  # youngest + size, in ms
-    assert sum(len(f) for f in out) == 2  # one per-event window each
+    assert windows(out) == [1, 2]  # one per-event window each
     out, state2, timer2 = per_event.timed((1,), iter([]), state, 114 * 10**6)
     assert state2 is not None and timer2 == 115_000 and out == []  # still live: wait
     out, state3, timer3 = per_event.timed((1,), iter([]), state, 115 * 10**6)
@@ -246,11 +293,11 @@ def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     out, state, timer = hopping.timed((1,), iter([rows]), None, 0)
     # the key's own watermark (105) closed [95, 105); [100, 110) is next
     assert state is not None and timer == 110_000
-    assert [int(c) for f in out for c in f["count"]] == [1]
+    assert windows(out) == [1]
     out, state, timer = hopping.timed((1,), iter([]), state, 200 * 10**6)
     assert state is None and timer is None  # the timer closed the last two windows
-    assert [int(c) for f in out for c in f["count"]] == [2, 1]
+    assert windows(out) == [2, 1]
     bad = pd.DataFrame({"key": [1], "t": [None]}, dtype=object)
     out, state, timer = hopping.timed((1,), iter([bad]), None, 0)
     assert state is None and timer is None  # only a reject: nothing to keep
-    assert [f["kind"].tolist() for f in out] == [["reject"]]
+    assert windows(out) == [] and [r for f in out for r in f["reason"]] == ["null timestamp"]

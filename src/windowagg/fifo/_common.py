@@ -9,13 +9,22 @@ None of these run inside a hot loop more than once per public call.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from windowagg.errors import EmptyWindowError, WindowaggError
 from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
-__all__ = ["InvariantError", "check_count", "empty_error", "flip_op", "hot_ops", "invariant"]
+__all__ = [
+    "FoldChecks",
+    "InvariantError",
+    "check_count",
+    "check_lemma_4_1",
+    "empty_error",
+    "flip_op",
+    "hot_ops",
+    "invariant",
+]
 
 # Built-ins whose ``lift`` and ``lower`` return their argument unchanged: the hot paths
 # skip those two calls for them (exact type match, so subclasses and wrappers such as
@@ -59,6 +68,81 @@ def invariant(ok: bool, who: str, what: str) -> None:
     """
     if not ok:
         raise InvariantError(f"{who}: invariant broken: {what}")
+
+
+def check_lemma_4_1(who: str, n_l: int, n_r: int, n_a: int, n_f: int, n_b: int) -> None:
+    """DABA's size invariant for a non-empty window (Lemma 4.1 of DEBS 2017). O(1).
+
+    ``|l_L| + |l_R| + |l_A| + 1 = |l_F| - |l_B|`` and ``|l_L| = |l_R|``, where ``l_F`` is
+    the whole front list (front portion, ``l_L``, ``l_R``, ``l_A``).
+
+    >>> check_lemma_4_1("DABA", 1, 1, 1, 4, 0)
+    >>> check_lemma_4_1("DABA", 1, 0, 1, 4, 0)
+    Traceback (most recent call last):
+    ...
+    windowagg.fifo._common.InvariantError: DABA: invariant broken: Lemma 4.1: |lL|+|lR|+|lA|+1 = 3 != |lF|-|lB| = 4
+    """
+    invariant(
+        n_l + n_r + n_a + 1 == n_f - n_b,
+        who,
+        f"Lemma 4.1: |lL|+|lR|+|lA|+1 = {n_l + n_r + n_a + 1} != |lF|-|lB| = {n_f - n_b}",
+    )
+    invariant(n_l == n_r, who, f"Lemma 4.1: |lL| = {n_l} != |lR| = {n_r}")
+
+
+class FoldChecks:
+    """Compare stored prefix / suffix aggregates with folds of the partials (for ``_check``).
+
+    *vals* are the window's partials, oldest first; positions are indices into it. Each
+    check costs O(end - lo) combines and names the region and entry that differ.
+
+    >>> from windowagg.monoids import Concat
+    >>> m = Concat()
+    >>> c = FoldChecks(m.combine, m.identity, [m.lift(x) for x in "abc"], "DABA")
+    >>> c.suffixes([("a", "b", "c"), ("b", "c")], 0, 2, 3, "front portion")
+    >>> c.prefixes([("b",), ("b", "c")], 1, 3, "l_B")
+    >>> c.fold(0, 2)
+    ('a', 'b')
+    >>> c.suffixes([("x",)], 2, 3, 3, "l_A")
+    Traceback (most recent call last):
+    ...
+    windowagg.fifo._common.InvariantError: DABA: invariant broken: l_A entry 0: ('x',) != ('c',)
+    """
+
+    __slots__ = ("_combine", "_identity", "_vals", "_who")
+
+    def __init__(
+        self, combine: Callable[[Any, Any], Any], identity: Any, vals: list[Any], who: str
+    ) -> None:
+        self._combine = combine
+        self._identity = identity
+        self._vals = vals
+        self._who = who
+
+    def fold(self, lo: int, hi: int) -> Any:
+        """``v[lo] ⊗ ... ⊗ v[hi-1]`` (the identity when ``lo >= hi``). O(hi - lo)."""
+        combine, acc = self._combine, self._identity
+        for p in self._vals[lo:hi]:
+            acc = combine(acc, p)
+        return acc
+
+    def suffixes(self, stored: Sequence[Any], lo: int, hi: int, end: int, region: str) -> None:
+        """``stored[p - lo] == v[p] ⊗ ... ⊗ v[end-1]`` for ``p`` in ``[lo, hi)``."""
+        combine, vals = self._combine, self._vals
+        acc = self.fold(hi, end)
+        for p in range(hi - 1, lo - 1, -1):
+            acc = combine(vals[p], acc)
+            got = stored[p - lo]
+            invariant(got == acc, self._who, f"{region} entry {p - lo}: {got!r} != {acc!r}")
+
+    def prefixes(self, stored: Sequence[Any], lo: int, hi: int, region: str) -> None:
+        """``stored[p - lo] == v[lo] ⊗ ... ⊗ v[p]`` for ``p`` in ``[lo, hi)``."""
+        combine, vals = self._combine, self._vals
+        acc = self._identity
+        for p in range(lo, hi):
+            acc = combine(acc, vals[p])
+            got = stored[p - lo]
+            invariant(got == acc, self._who, f"{region} entry {p - lo}: {got!r} != {acc!r}")
 
 
 def empty_error(who: str, op: str) -> EmptyWindowError:

@@ -141,13 +141,14 @@ class _DequeFifo(_FifoBase):
         self._vals: deque[Any] = deque()  # every partial, oldest first
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
+        """The oldest partial (the left end of the deque). O(1). EmptyWindowError when empty.
 
         >>> from windowagg.fifo import DABA
         >>> from windowagg.monoids import Sum
-        >>> w = DABA(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
+        >>> w = DABA(Sum())
+        >>> for x in (1, 2, 3): w.insert(x)
+        >>> w.evict(); w.oldest()
+        2
         """
         if not self._vals:
             raise empty_error(self._who, "oldest()")

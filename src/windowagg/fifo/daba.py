@@ -1,7 +1,21 @@
 """DABA: the De-Amortized Banker's Aggregator, one chunked queue per sublist.
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`DABA` (``help(DABA)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
+insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
+evict              O(1) worst case: at most 3 combines (a shrink); both are the
+                   paper's bounds (Thm. 4.3) and are reached; identity operands
+                   (an empty l_A or l_B) are skipped, never added
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper has
+                   no bulk eviction)
+space              3n references: a value and an aggregate per entry (as in the
+                   paper) plus the partial kept for ``oldest``/``youngest``/iteration
+paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
+                   Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
+=================  ==========================================================
 
 The algorithm is the paper's, with its five sublists (front portion ``[F,L)``,
 ``l_L = [L,R)``, ``l_R = [R,A)``, ``l_A = [A,B)``, back list ``l_B = [B,E)``) and their
@@ -30,19 +44,6 @@ every insert and evict.
 
 Every combine of an operation runs before its first mutation, so a monoid whose
 ``combine`` raises leaves the window unchanged.
-
-Examples
---------
-The guide's regression trace (Max, the paper's running example):
-
->>> from windowagg.monoids import Max
->>> w = DABA(Max())
->>> for x in (2, 6, 3, 5, 3): w.insert(x)
->>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
-6
-5
->>> w._sizes()  # |front portion|, |l_L|, |l_R|, |l_A|, |l_B|
-(1, 1, 1, 1, 0)
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from windowagg.fifo._common import empty_error, invariant
+from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
 from windowagg.fifo.base import _DequeFifo
 from windowagg.monoids.base import Monoid
 
@@ -62,29 +63,22 @@ _WHO = "DABA"
 class DABA(_DequeFifo):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
-    insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
-    evict              O(1) worst case: at most 3 combines (a shrink); both are the
-                       paper's bounds (Thm. 4.3) and are reached; identity operands
-                       (an empty l_A or l_B) are skipped, never added
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper has
-                       no bulk eviction)
-    space              3n references: a value and an aggregate per entry (as in the
-                       paper) plus the partial kept for ``oldest``/``youngest``/iteration
-    paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
-                       Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
-    =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.daba)``.
 
     Examples
     --------
+    The guide's regression trace (Max, the paper's running example):
+
+    >>> from windowagg.monoids import Max
+    >>> w = DABA(Max())
+    >>> for x in (2, 6, 3, 5, 3): w.insert(x)
+    >>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
+    6
+    5
+    >>> w._sizes()  # |front portion|, |l_L|, |l_R|, |l_A|, |l_B|
+    (1, 1, 1, 1, 0)
+
     >>> from windowagg.monoids import Concat
     >>> w = DABA(Concat())
     >>> for x in "abcde": w.insert(x)
@@ -283,40 +277,14 @@ class DABA(_DequeFifo):
         if not vals:
             return
         n_f = n_fp + n_l + n_r + n_a
-        invariant(
-            n_l + n_r + n_a + 1 == n_f - n_b,
-            _WHO,
-            f"Lemma 4.1: |lL|+|lR|+|lA|+1 = {n_l + n_r + n_a + 1} != |lF|-|lB| = {n_f - n_b}",
-        )
-        invariant(n_l == n_r, _WHO, f"Lemma 4.1: |lL| = {n_l} != |lR| = {n_r}")
-        combine, ident = self._combine, self._identity
+        check_lemma_4_1(_WHO, n_l, n_r, n_a, n_f, n_b)
         L, R, A, B = n_fp, n_fp + n_l, n_fp + n_l + n_r, n_f
-
-        def fold(lo: int, hi: int) -> Any:
-            acc = ident
-            for p in vals[lo:hi]:
-                acc = combine(acc, p)
-            return acc
-
-        def suffixes(stored: deque[Any], lo: int, hi: int, end: int, region: str) -> None:
-            acc = fold(hi, end)
-            for p in range(hi - 1, lo - 1, -1):
-                acc = combine(vals[p], acc)
-                got = stored[p - lo]
-                invariant(got == acc, _WHO, f"{region} entry {p - lo}: {got!r} != {acc!r}")
-
-        def prefixes(stored: deque[Any], lo: int, hi: int, region: str) -> None:
-            acc = ident
-            for p in range(lo, hi):
-                acc = combine(acc, vals[p])
-                got = stored[p - lo]
-                invariant(got == acc, _WHO, f"{region} entry {p - lo}: {got!r} != {acc!r}")
-
-        suffixes(self._fa, 0, L, B, "front portion")
-        suffixes(self._la, L, R, R, "l_L")
-        prefixes(self._ra, R, A, "l_R")
-        suffixes(self._aa, A, B, B, "l_A")
-        prefixes(self._ba, B, len(vals), "l_B")
+        folds = FoldChecks(self._combine, self._identity, vals, _WHO)
+        folds.suffixes(self._fa, 0, L, B, "front portion")
+        folds.suffixes(self._la, L, R, R, "l_L")
+        folds.prefixes(self._ra, R, A, "l_R")
+        folds.suffixes(self._aa, A, B, B, "l_A")
+        folds.prefixes(self._ba, B, len(vals), "l_B")
         for region, stored, lo in (("l_R", self._rv, R), ("l_B", self._bv, B)):
             for i, got in enumerate(stored):
                 invariant(got is vals[lo + i], _WHO, f"{region} value {i} is not the partial")

@@ -43,19 +43,6 @@ Evicted partials stay referenced until their chunk is freed (at most ``C - 1`` o
 ``combine`` must be total (the monoid contract): one that raises in the middle of a
 shrink can leave the aggregates inconsistent, which ``_check()`` reports; use
 :class:`~windowagg.fifo.DABA` where that matters.
-
-Examples
---------
-The regression trace of the guide (Max, Fig. 4 of the paper):
-
->>> from windowagg.monoids import Max
->>> w = DABAChunked(Max(), chunk_size=4)
->>> for x in (2, 6, 3, 5, 3): w.insert(x)
->>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
-6
-5
->>> w._pointers()
-(2, 3, 4, 5, 6, 6)
 """
 
 from __future__ import annotations
@@ -63,31 +50,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
+from windowagg.fifo.base import _FifoBase
+from windowagg.monoids.base import Monoid
 
 __all__ = ["DABAChunked"]
 
 _WHO = "DABAChunked"
 
 
-class DABAChunked:
+class DABAChunked(_FifoBase):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
-    insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shrink)
-    evict              O(1) worst case: at most 3 combines (a shrink); both are the
-                       paper's bounds (Thm. 4.3), reached; identity operands are skipped
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper
-                       has no bulk eviction)
-    space              2n references (a value and an aggregate per entry) in chunks of
-                       ``chunk_size`` slots, plus one spare chunk at most
-    paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
-                       Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.daba_chunked)``.
 
     Parameters
     ----------
@@ -99,11 +75,16 @@ class DABAChunked:
 
     Examples
     --------
-    >>> from windowagg.monoids import Concat
-    >>> w = DABAChunked(Concat(), chunk_size=2)
-    >>> for x in "abcde": w.insert(x)
-    >>> w.bulk_evict(2); w.query(), w.oldest(), w.youngest(), len(w)
-    (('c', 'd', 'e'), ('c',), ('e',), 3)
+    The regression trace of the guide (Max, Fig. 4 of the paper):
+
+    >>> from windowagg.monoids import Max
+    >>> w = DABAChunked(Max(), chunk_size=4)
+    >>> for x in (2, 6, 3, 5, 3): w.insert(x)
+    >>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
+    6
+    5
+    >>> w._pointers()
+    (2, 3, 4, 5, 6, 6)
     """
 
     __slots__ = (
@@ -111,24 +92,21 @@ class DABAChunked:
         "_ac",
         "_b",
         "_c",
-        "_combine",
         "_e",
         "_ec",
         "_f",
         "_fc",
-        "_identity",
         "_l",
         "_lc",
-        "_lift",
-        "_lower",
-        "_m",
         "_mask",
         "_r",
         "_sb",
     )
+    _who = _WHO
+    _repr_fields = ("chunk_size",)
 
     def __init__(self, monoid: Monoid[Any, Any, Any], chunk_size: int = 512) -> None:
-        require_monoid(monoid, _WHO)
+        super().__init__(monoid)
         if (
             isinstance(chunk_size, bool)
             or not isinstance(chunk_size, int)
@@ -138,26 +116,12 @@ class DABAChunked:
             raise ValueError(
                 f"DABAChunked chunk_size must be a power of two >= 2, got {chunk_size!r}"
             )
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
         self._c = chunk_size
         self._mask = chunk_size - 1
         chunk: list[Any] = [None] * (2 * chunk_size + 2)
         self._f = self._l = self._r = self._a = self._b = self._e = 0
         self._fc = self._lc = self._ac = self._ec = chunk
         self._sb: Any = self._identity  # Σ_B = aggs[E-1] when B < E
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> DABAChunked(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     @property
     def chunk_size(self) -> int:
@@ -331,22 +295,6 @@ class DABAChunked:
         self._a = a - 1
         self._ac = pc
 
-    def bulk_evict(self, count: int) -> None:
-        """Remove the ``count`` oldest entries: O(count) worst case, <= 3 combines each.
-
-        A bad count raises and leaves the window unchanged.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = DABAChunked(Sum())
-        >>> for x in range(6): w.insert(x)
-        >>> w.bulk_evict(4); w.query(), len(w)
-        (9, 2)
-        """
-        k = check_count(count, self._e - self._f, _WHO)
-        evict = self.evict  # cached: called k times
-        for _ in range(k):
-            evict()
-
     def query(self) -> Any:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
 
@@ -366,12 +314,13 @@ class DABAChunked:
         return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
+        """The oldest partial, slot ``F & (C - 1)`` of F's chunk. O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
-        >>> w = DABAChunked(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
+        >>> w = DABAChunked(Sum(), chunk_size=2)
+        >>> for x in (1, 2, 3): w.insert(x)
+        >>> w.bulk_evict(2); w.oldest()  # F moved on to the second chunk
+        3
         """
         f = self._f
         if f == self._e:
@@ -379,11 +328,11 @@ class DABAChunked:
         return self._fc[f & self._mask]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
+        """The youngest partial, at ``E - 1``. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
-        >>> w = DABAChunked(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
+        >>> w = DABAChunked(Sum(), chunk_size=2); w.insert(1); w.insert(2)
+        >>> w.youngest()  # E opened a new chunk: the last slot of the one before
         2
         """
         e = self._e
@@ -395,12 +344,13 @@ class DABAChunked:
         return self._ec[-1][self._mask]
 
     def __len__(self) -> int:
-        """Number of entries. O(1).
+        """Number of entries, ``E - F``. O(1).
 
         >>> from windowagg.monoids import Sum
-        >>> w = DABAChunked(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
+        >>> w = DABAChunked(Sum(), chunk_size=2)
+        >>> for x in range(5): w.insert(x)
+        >>> w.evict(); len(w), w._pointers()[0], w._pointers()[-1]
+        (4, 1, 5)
         """
         return self._e - self._f
 
@@ -415,12 +365,13 @@ class DABAChunked:
             yield p, c, i
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
+        """Partials oldest to youngest (a snapshot, following the chunk links). O(n).
 
-        >>> from windowagg.monoids import Sum
-        >>> w = DABAChunked(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
+        >>> from windowagg.monoids import Concat
+        >>> w = DABAChunked(Concat(), chunk_size=2)
+        >>> for x in "abcde": w.insert(x)
+        >>> w.evict(); list(w)
+        [('b',), ('c',), ('d',), ('e',)]
         """
         return iter([c[i] for _, c, i in self._walk()])
 
@@ -461,43 +412,16 @@ class DABAChunked:
             )
             return
         n_l, n_r, n_a, n_f, n_b = r - lp, a - r, b - a, b - f, e - b
-        invariant(
-            n_l + n_r + n_a + 1 == n_f - n_b,
-            _WHO,
-            f"Lemma 4.1: |lL|+|lR|+|lA|+1={n_l + n_r + n_a + 1} != |lF|-|lB|={n_f - n_b}",
-        )
-        invariant(n_l == n_r, _WHO, f"Lemma 4.1: |lL|={n_l} != |lR|={n_r}")
-        combine, ident = self._combine, self._identity
-
-        def fold(lo: int, hi: int) -> Any:
-            acc = ident
-            for p in range(lo, hi):
-                acc = combine(acc, vals[p - f])
-            return acc
-
-        def check_suffix(lo: int, hi: int, end: int, region: str) -> None:
-            acc = fold(hi, end)
-            for p in range(hi - 1, lo - 1, -1):
-                acc = combine(vals[p - f], acc)
-                invariant(
-                    aggs[p - f] == acc, _WHO, f"aggs[{p}] in {region}: {aggs[p - f]!r} != {acc!r}"
-                )
-
-        def check_prefix(lo: int, hi: int, start: int, region: str) -> None:
-            acc = fold(start, lo)
-            for p in range(lo, hi):
-                acc = combine(acc, vals[p - f])
-                invariant(
-                    aggs[p - f] == acc, _WHO, f"aggs[{p}] in {region}: {aggs[p - f]!r} != {acc!r}"
-                )
-
-        check_suffix(f, lp, b, "front portion [F,L)")
-        check_suffix(lp, r, r, "l_L [L,R)")
-        check_prefix(r, a, r, "l_R [R,A)")
-        check_suffix(a, b, b, "l_A [A,B)")
-        check_prefix(b, e, b, "l_B [B,E)")
+        check_lemma_4_1(_WHO, n_l, n_r, n_a, n_f, n_b)
+        # positions relative to F: region [x, y) is vals[x - f : y - f], its aggs likewise
+        folds = FoldChecks(self._combine, self._identity, vals, _WHO)
+        for lo, hi, end, region in (
+            (f, lp, b, "front portion [F,L)"),
+            (lp, r, r, "l_L [L,R)"),
+            (a, b, b, "l_A [A,B)"),
+        ):
+            folds.suffixes(aggs[lo - f : hi - f], lo - f, hi - f, end - f, region)
+        for lo, hi, region in ((r, a, "l_R [R,A)"), (b, e, "l_B [B,E)")):
+            folds.prefixes(aggs[lo - f : hi - f], lo - f, hi - f, region)
         if b < e:
             invariant(self._sb == aggs[e - 1 - f], _WHO, f"cached Σ_B {self._sb!r} != aggs[E-1]")
-
-    def __repr__(self) -> str:
-        return f"fifo.DABAChunked({self._m!r}, n={len(self)}, chunk_size={self._c})"

@@ -1,7 +1,19 @@
 """DABALite: DABA with one aggregate per entry and two running aggregates, on deques.
 
-The fact card (ordering, operator needs, costs, space, paper) opens the docstring of
-:class:`DABALite` (``help(DABALite)``).
+=================  ==========================================================
+ordering           FIFO (in-order)
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
+insert             O(1) worst case: at most 3 combines
+evict              O(1) worst case: at most 2 combines
+query              O(1) worst case: at most 1 combine
+bulk_evict(k)      O(k) worst case: k evictions, at most 2k combines
+space              n partials (kept for ``oldest``/``youngest``/iteration) + n slots
+                   (an aggregate or a shared reference to the partial) + 2 aggregates
+paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
+                   in worst-case constant time", VLDB Journal 2021 (DABA Lite); DABA is
+                   DEBS 2017, §4
+=================  ==========================================================
 
 DABA's five sublists (front portion ``[F,L)``, ``l_L = [L,R)``, ``l_R = [R,A)``,
 ``l_A = [A,B)``, back list ``l_B = [B,E)``) are held as five :class:`collections.deque`
@@ -29,15 +41,6 @@ insert folds into ``agg_b`` instead of storing a prefix aggregate.
 
 Every combine of an operation runs before its first mutation, so a monoid whose
 ``combine`` raises leaves the window unchanged.
-
-Examples
---------
->>> from windowagg.monoids import Max
->>> w = DABALite(Max())
->>> for x in (2, 6, 3, 5, 3): w.insert(x)
->>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
-6
-5
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from windowagg.fifo._common import empty_error, invariant
+from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
 from windowagg.fifo.base import _DequeFifo
 from windowagg.monoids.base import Monoid
 
@@ -57,32 +60,17 @@ _WHO = "DABALite"
 class DABALite(_DequeFifo):
     """Worst-case O(1) FIFO aggregator with at most 3 / 2 / 1 combines per operation.
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
-    insert             O(1) worst case: at most 3 combines
-    evict              O(1) worst case: at most 2 combines
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) worst case: k evictions, at most 2k combines
-    space              n partials (kept for ``oldest``/``youngest``/iteration) + n slots
-                       (an aggregate or a shared reference to the partial) + 2 aggregates
-    paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
-                       in worst-case constant time", VLDB Journal 2021 (DABA Lite); DABA is
-                       DEBS 2017, §4
-    =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.daba_lite)``.
 
     Examples
     --------
-    >>> from windowagg.monoids import Concat
-    >>> w = DABALite(Concat())
-    >>> for x in "abcde": w.insert(x)
-    >>> w.bulk_evict(2); w.query(), w.oldest(), w.youngest(), len(w)
-    (('c', 'd', 'e'), ('c',), ('e',), 3)
+    >>> from windowagg.monoids import Max
+    >>> w = DABALite(Max())
+    >>> for x in (2, 6, 3, 5, 3): w.insert(x)
+    >>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
+    6
+    5
     """
 
     __slots__ = ("_aa", "_agg_b", "_agg_ra", "_bb", "_front", "_ll", "_rr")
@@ -253,31 +241,13 @@ class DABALite(_DequeFifo):
         if not vals:
             return
         n_f = n_fp + n_l + n_r + n_a
-        invariant(
-            n_l + n_r + n_a + 1 == n_f - n_b,
-            _WHO,
-            f"Lemma 4.1: |lL|+|lR|+|lA|+1 = {n_l + n_r + n_a + 1} != |lF|-|lB| = {n_f - n_b}",
-        )
-        invariant(n_l == n_r, _WHO, f"Lemma 4.1: |lL| = {n_l} != |lR| = {n_r}")
-        combine, ident = self._combine, self._identity
+        check_lemma_4_1(_WHO, n_l, n_r, n_a, n_f, n_b)
         cut = [0, n_fp, n_fp + n_l, n_fp + n_l + n_r, n_f, len(vals)]
-
-        def fold(lo: int, hi: int) -> Any:
-            acc = ident
-            for p in vals[lo:hi]:
-                acc = combine(acc, p)
-            return acc
-
-        def suffixes(stored: deque[Any], lo: int, hi: int, end: int, region: str) -> None:
-            acc = fold(hi, end)
-            for p in range(hi - 1, lo - 1, -1):
-                acc = combine(vals[p], acc)
-                got = stored[p - lo]
-                invariant(got == acc, _WHO, f"{region} entry {p - lo}: {got!r} != {acc!r}")
-
-        suffixes(self._front, cut[0], cut[1], cut[4], "front portion")
-        suffixes(self._ll, cut[1], cut[2], cut[2], "l_L")
-        suffixes(self._aa, cut[3], cut[4], cut[4], "l_A")
+        folds = FoldChecks(self._combine, self._identity, vals, _WHO)
+        fold = folds.fold
+        folds.suffixes(self._front, cut[0], cut[1], cut[4], "front portion")
+        folds.suffixes(self._ll, cut[1], cut[2], cut[2], "l_L")
+        folds.suffixes(self._aa, cut[3], cut[4], cut[4], "l_A")
         for region, stored, lo in (("l_R", self._rr, cut[2]), ("l_B", self._bb, cut[4])):
             for i, got in enumerate(stored):
                 invariant(got is vals[lo + i], _WHO, f"{region} entry {i} is not the raw partial")

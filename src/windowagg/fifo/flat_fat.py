@@ -2,7 +2,8 @@
 
 =================  ==========================================================
 ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
 insert / evict     O(log n) combines (the leaf-to-root path); amortized, because the
                    tree doubles when full and halves when a quarter full (O(n) each)
 query              O(1), 0 combines, while the window does not wrap around the leaf
@@ -24,14 +25,6 @@ that of ``[0, end)``, each an O(log n) range fold.
 
 ``combine`` must be total (the monoid contract): one that raises while a leaf-to-root
 path is updated can leave inner nodes stale, which ``_check()`` reports.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = FlatFAT(Concat())
->>> for x in "abcdefghij": w.insert(x)
->>> w.bulk_evict(7); w.insert("k"); w.query()
-('h', 'i', 'j', 'k')
 """
 
 from __future__ import annotations
@@ -39,8 +32,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo.base import _FifoBase
+from windowagg.monoids.base import Monoid
 
 __all__ = ["FlatFAT"]
 
@@ -48,28 +42,11 @@ _WHO = "FlatFAT"
 _MIN_CAP = 8
 
 
-class FlatFAT:
+class FlatFAT(_FifoBase):
     """Amortized O(log n) FIFO aggregator over any monoid (flat aggregation tree).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
-    insert / evict     O(log n) combines (the leaf-to-root path); amortized, because the
-                       tree doubles when full and halves when a quarter full (O(n) each)
-    query              O(1), 0 combines, while the window does not wrap around the leaf
-                       ring; O(log n) combines when it does
-    bulk_evict(k)      O(k + log n) combines: the k leaves are cleared, then each level
-                       recomputes only the nodes above them (better than k evictions)
-    space              2 * capacity references, capacity < 4n (+ a minimum of 8)
-    paper              Tangwongsan, Gedik, Hirzel, Schneider, "General Incremental
-                       Sliding-Window Aggregation", PVLDB 2015 (Reactive Aggregator);
-                       a baseline of DEBS 2017
-    =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.flat_fat)``.
 
     Examples
     --------
@@ -78,30 +55,24 @@ class FlatFAT:
     >>> for x in (2, 6, 3): w.insert(x)
     >>> w.evict(); w.query(), w.oldest(), w.youngest(), w.capacity
     (6, 6, 3, 8)
+
+    >>> from windowagg.monoids import Concat
+    >>> w = FlatFAT(Concat())
+    >>> for x in "abcdefghij": w.insert(x)
+    >>> w.bulk_evict(7); w.insert("k"); w.query()
+    ('h', 'i', 'j', 'k')
     """
 
-    __slots__ = ("_cap", "_combine", "_front", "_identity", "_lift", "_lower", "_m", "_n", "_tree")
+    __slots__ = ("_cap", "_front", "_n", "_tree")
+    _who = _WHO
+    _repr_fields = ("capacity",)
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        super().__init__(monoid)
         self._cap = _MIN_CAP
         self._tree: list[Any] = [self._identity] * (2 * _MIN_CAP)
         self._front = 0
         self._n = 0
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> FlatFAT(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     @property
     def capacity(self) -> int:
@@ -239,46 +210,52 @@ class FlatFAT:
         return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
+        """The oldest partial, leaf ``front`` of the ring. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
+        >>> w = FlatFAT(Sum())
+        >>> for x in range(1, 9): w.insert(x)
+        >>> w.evict(); w.oldest()
+        2
         """
         if not self._n:
             raise empty_error(_WHO, "oldest()")
         return self._tree[self._cap + self._front]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
+        """The youngest partial, ``n - 1`` leaves after ``front`` (mod capacity). O(1).
+
+        EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
+        >>> w = FlatFAT(Sum())
+        >>> for x in range(1, 9): w.insert(x)
+        >>> w.evict(); w.insert(9); w.youngest()  # the ring wrapped round to leaf 0
+        9
         """
         if not self._n:
             raise empty_error(_WHO, "youngest()")
         return self._tree[self._cap + ((self._front + self._n - 1) & (self._cap - 1))]
 
     def __len__(self) -> int:
-        """Number of entries. O(1).
+        """Number of entries (live leaves). O(1).
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
+        >>> w = FlatFAT(Sum())
+        >>> for x in range(9): w.insert(x)
+        >>> len(w), w.capacity  # the ninth entry doubled the tree
+        (9, 16)
         """
         return self._n
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
+        """Partials oldest to youngest (a snapshot of the live leaves, unwrapped). O(n).
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFAT(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
+        >>> w = FlatFAT(Sum())
+        >>> for x in range(1, 9): w.insert(x)
+        >>> w.bulk_evict(6); w.insert(9); list(w)
+        [7, 8, 9]
         """
         cap, f, n = self._cap, self._front, self._n
         leaves = self._tree[cap:]
@@ -301,6 +278,3 @@ class FlatFAT:
         for i in range(cap - 1, 0, -1):
             want = self._combine(tree[2 * i], tree[2 * i + 1])
             invariant(tree[i] == want, _WHO, f"inner node {i}: {tree[i]!r} != {want!r}")
-
-    def __repr__(self) -> str:
-        return f"fifo.FlatFAT({self._m!r}, n={len(self)}, capacity={self._cap})"

@@ -2,7 +2,8 @@
 
 =================  ==========================================================
 ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
 insert             O(1), no combine (amortized: the ring doubles when full)
 evict              O(1), no combine (amortized: the ring halves when a quarter full)
 query              (jumps - 1) combines, where jumps is the length of the pointer chain
@@ -22,15 +23,6 @@ v[ptr[i] - 1]``. A query follows the pointers from the oldest entry to the end, 
 every visited position at the end. A position's range never includes anything older
 than itself, so eviction only advances the front. Queries therefore mutate internal
 state (like a splay), never the window's contents.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = FlatFIT(Concat())
->>> for x in "abcd": w.insert(x)
->>> w.query(); w.evict(); w.insert("e"); w.query()
-('a', 'b', 'c', 'd')
-('b', 'c', 'd', 'e')
 """
 
 from __future__ import annotations
@@ -38,8 +30,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo.base import _FifoBase
+from windowagg.monoids.base import Monoid
 
 __all__ = ["FlatFIT"]
 
@@ -47,28 +40,11 @@ _WHO = "FlatFIT"
 _MIN_CAP = 8
 
 
-class FlatFIT:
+class FlatFIT(_FifoBase):
     """Amortized O(1) FIFO aggregator with pointer jumping (FlatFIT).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
-    insert             O(1), no combine (amortized: the ring doubles when full)
-    evict              O(1), no combine (amortized: the ring halves when a quarter full)
-    query              (jumps - 1) combines, where jumps is the length of the pointer chain
-                       from the oldest entry; amortized O(1) for a sliding window queried
-                       once per slide (the paper's setting), O(n) worst case (a query
-                       after n inserts)
-    bulk_evict(k)      O(k) reference clearing, no combine
-    space              3 * capacity slots (value, partial, pointer), capacity < 4n (+ 8)
-    paper              Shein, Chrysanthis, Labrinidis, "FlatFIT: Accelerated Incremental
-                       Sliding-Window Aggregation for Real-Time Analytics", SSDBM 2017
-    =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.flat_fit)``.
 
     Examples
     --------
@@ -77,30 +53,21 @@ class FlatFIT:
     >>> for x in (2, 6, 3): w.insert(x)
     >>> w.evict(); w.query(), w.oldest(), w.youngest(), len(w)
     (6, 6, 3, 2)
+
+    >>> from windowagg.monoids import Concat
+    >>> w = FlatFIT(Concat())
+    >>> for x in "abcd": w.insert(x)
+    >>> w.query(); w.evict(); w.insert("e"); w.query()
+    ('a', 'b', 'c', 'd')
+    ('b', 'c', 'd', 'e')
     """
 
-    __slots__ = (
-        "_cap",
-        "_combine",
-        "_end",
-        "_front",
-        "_identity",
-        "_lift",
-        "_lower",
-        "_m",
-        "_mask",
-        "_parts",
-        "_ptrs",
-        "_stack",
-        "_vals",
-    )
+    __slots__ = ("_cap", "_end", "_front", "_mask", "_parts", "_ptrs", "_stack", "_vals")
+    _who = _WHO
+    _repr_fields = ("capacity",)
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        super().__init__(monoid)
         self._front = 0
         self._end = 0
         self._stack: list[int] = []  # reused by query, so a query allocates nothing
@@ -109,16 +76,6 @@ class FlatFIT:
         self._vals: list[Any] = [None] * _MIN_CAP
         self._parts: list[Any] = [None] * _MIN_CAP
         self._ptrs: list[int] = [0] * _MIN_CAP
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> FlatFIT(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     @property
     def capacity(self) -> int:
@@ -247,46 +204,52 @@ class FlatFIT:
         return acc if lower is None else lower(acc)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
+        """The oldest partial (its value, not its compressed ``part``). O(1).
+
+        EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
+        >>> w = FlatFIT(Sum())
+        >>> for x in (1, 2, 3): w.insert(x)
+        >>> w.query(), w.oldest()  # the query re-pointed position 0 at the end
+        (6, 1)
         """
         if self._front == self._end:
             raise empty_error(_WHO, "oldest()")
         return self._vals[self._front & self._mask]
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
+        """The youngest partial, at slot ``(end - 1) & mask``. O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
+        >>> w = FlatFIT(Sum())
+        >>> for x in range(1, 9): w.insert(x)
+        >>> w.evict(); w.insert(9); w.youngest()  # position 8 wrapped to slot 0
+        9
         """
         if self._front == self._end:
             raise empty_error(_WHO, "youngest()")
         return self._vals[(self._end - 1) & self._mask]
 
     def __len__(self) -> int:
-        """Number of entries. O(1).
+        """Number of entries, ``end - front`` (absolute positions). O(1).
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
+        >>> w = FlatFIT(Sum())
+        >>> for x in range(10): w.insert(x)
+        >>> w.bulk_evict(3); len(w), w.capacity
+        (7, 16)
         """
         return self._end - self._front
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
+        """Partials oldest to youngest (a snapshot of the live slots). O(n).
 
         >>> from windowagg.monoids import Sum
-        >>> w = FlatFIT(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
+        >>> w = FlatFIT(Sum())
+        >>> for x in range(1, 10): w.insert(x)
+        >>> w.bulk_evict(6); list(w), w.capacity  # the ring halved back to 8 slots
+        ([7, 8, 9], 8)
         """
         mask, vals = self._mask, self._vals
         return iter([vals[p & mask] for p in range(self._front, self._end)])
@@ -317,6 +280,3 @@ class FlatFIT:
             invariant(
                 self._parts[s] == acc, _WHO, f"part[{p}] = {self._parts[s]!r} != fold {acc!r}"
             )
-
-    def __repr__(self) -> str:
-        return f"fifo.FlatFIT({self._m!r}, n={len(self)}, capacity={self._cap})"

@@ -2,7 +2,8 @@
 
 =================  ==========================================================
 ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
 insert             O(1) worst case: at most 4 combines
 evict              O(1) worst case: at most 3 combines
 query              O(1) worst case: at most 1 combine
@@ -30,23 +31,16 @@ separate suspension object, IOA forces a delayed cell in place.
 
 ``combine`` must be total (the monoid contract): one that raises while a rotation step
 is forced can leave the lists inconsistent, which ``_check()`` reports.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = FOA(Concat())
->>> for x in "abcd": w.insert(x)
->>> w.evict(); w.query(), len(w)
-(('b', 'c', 'd'), 3)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import empty_error, invariant
+from windowagg.fifo.base import _FifoBase
+from windowagg.monoids.base import Monoid
 
 __all__ = ["FOA"]
 
@@ -116,26 +110,118 @@ def _walk(c: _Cell | None) -> Iterator[Any]:
             c = t  # type: ignore[assignment]
 
 
-class FOA:
+class _OkasakiFifo(_FifoBase):
+    """Okasaki's real-time queue state ``⟨F, N, B⟩``, shared by :class:`FOA` and ``IOA``.
+
+    ``_f`` is the front list (oldest first), ``_sched`` the schedule ``N`` (a suffix of
+    ``F``), ``_b`` the back list (youngest first), ``_n`` the size and ``_last`` the
+    youngest partial (``B`` may be empty right after a rotation). The cell types differ
+    (immutable cells plus suspensions here, cells forced in place in ``IOA``); each class
+    passes its module's ``_walk`` (values of a list, oldest first, forcing nothing) as
+    ``_values``.
+    """
+
+    __slots__ = ("_b", "_f", "_last", "_n", "_sched")
+
+    if TYPE_CHECKING:  # set by each subclass to its module's _walk
+
+        @staticmethod
+        def _values(c: Any) -> Iterator[Any]: ...
+
+    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+        super().__init__(monoid)
+        self._f: Any = None
+        self._sched: Any = None
+        self._b: Any = None
+        self._n = 0
+        self._last: Any = None
+
+    def oldest(self) -> Any:
+        """The oldest partial, the head cell of ``F``. O(1). EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FOA(Sum())
+        >>> for x in (1, 2, 3): w.insert(x)
+        >>> w.evict(); w.oldest()
+        2
+        """
+        if self._f is None:
+            raise empty_error(self._who, "oldest()")
+        return self._f.val
+
+    def youngest(self) -> Any:
+        """The youngest partial, kept in ``_last`` (``B`` is empty after a rotation). O(1).
+
+        EmptyWindowError when empty.
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
+        >>> w.youngest()
+        2
+        """
+        if self._f is None:
+            raise empty_error(self._who, "youngest()")
+        return self._last
+
+    def __len__(self) -> int:
+        """Number of entries. O(1).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
+        >>> len(w)
+        2
+        """
+        return self._n
+
+    def __iter__(self) -> Iterator[Any]:
+        """Partials oldest to youngest (a snapshot, forcing nothing). O(n).
+
+        >>> from windowagg.monoids import Sum
+        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
+        >>> list(w)
+        [1, 2]
+        """
+        values = type(self)._values
+        back = list(values(self._b))
+        back.reverse()
+        return iter(list(values(self._f)) + back)
+
+    def _check_queue(self, k: int, front_aggs: list[Any], back_aggs: list[Any]) -> None:
+        """The checks FOA and IOA share, O(n): sizes, ``|N|``, aggregates, the youngest.
+
+        *k* counts the cells of ``F`` before ``N``; *front_aggs* are the ``agg`` of the
+        materialised cells of ``F`` (oldest first), *back_aggs* those of ``B`` (youngest
+        first). ``F``'s cells hold ``val ⊗ rest of F``, ``B``'s ``older ⊗ val``.
+        """
+        who = type(self)._who
+        values = type(self)._values
+        front, back = list(values(self._f)), list(values(self._b))
+        nf, nb = len(front), len(back)
+        invariant(nf + nb == self._n, who, f"|F| + |B| = {nf + nb} != n = {self._n}")
+        invariant(nb <= nf, who, f"|B| = {nb} > |F| = {nf}")
+        invariant(k == nb, who, f"|N| = {nf - k} != |F| - |B| = {nf - nb}")
+        combine, ident = self._combine, self._identity
+        acc, suffix = ident, [ident] * (nf + 1)
+        for i in range(nf - 1, -1, -1):
+            acc = combine(front[i], acc)
+            suffix[i] = acc
+        for i, agg in enumerate(front_aggs):
+            invariant(agg == suffix[i], who, f"front cell {i}: agg {agg!r} != {suffix[i]!r}")
+        acc, prefix = ident, []
+        for p in reversed(back):
+            acc = combine(acc, p)
+            prefix.append(acc)
+        for j, agg in enumerate(back_aggs):
+            invariant(agg == prefix[nb - 1 - j], who, f"back cell {j}: agg {agg!r}")
+        if self._n:
+            invariant(self._last == (back[0] if back else front[-1]), who, "youngest partial")
+
+
+class FOA(_OkasakiFifo):
     """Worst-case O(1) FIFO aggregator on lazy immutable lists (Okasaki's queue).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
-    insert             O(1) worst case: at most 4 combines
-    evict              O(1) worst case: at most 3 combines
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
-    space              O(n): one immutable cell per entry and per pending rotation step,
-                       plus one suspension object per pending step
-    paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.1, Fig. 5, after
-                       Okasaki's real-time queue
-    =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.foa)``.
 
     Examples
     --------
@@ -146,31 +232,15 @@ class FOA:
     (6, 2, 3, [2, 6, 3])
     """
 
-    __slots__ = (
-        "_b",
-        "_combine",
-        "_f",
-        "_identity",
-        "_last",
-        "_lift",
-        "_lower",
-        "_m",
-        "_n",
-        "_rot",
-        "_sched",
-    )
+    __slots__ = ("_rot",)
+    _who = _WHO
+    _f: _Cell | None
+    _sched: _Cell | None
+    _b: _Cell | None
+    _values = staticmethod(_walk)
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
-        self._f: _Cell | None = None
-        self._sched: _Cell | None = None
-        self._b: _Cell | None = None
-        self._n = 0
-        self._last: Any = None  # youngest partial (B may be empty right after a rotation)
+        super().__init__(monoid)
         self._rot = self._make_rot()
 
     def _make_rot(self) -> Callable[[_Cell | None, _Cell, _Cell | None], _Cell]:
@@ -188,16 +258,6 @@ class FOA:
             return _Cell(lft.val, agg, _Lazy(_plain_tail(lft), _plain_tail(r), a2))  # type: ignore[arg-type]
 
         return rot
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> FOA(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     def _makeq(self, f: _Cell | None) -> None:
         """Okasaki's ``makeq``: start a rotation or force one scheduled step. O(1)."""
@@ -241,22 +301,6 @@ class FOA:
         self._n -= 1
         self._makeq(_tail(f, self._rot))
 
-    def bulk_evict(self, count: int) -> None:
-        """Remove the ``count`` oldest entries: O(count) worst case, <= 3 combines each.
-
-        A bad count raises and leaves the window unchanged.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = FOA(Sum())
-        >>> for x in range(6): w.insert(x)
-        >>> w.bulk_evict(4); w.query(), len(w)
-        (9, 2)
-        """
-        k = check_count(count, self._n, _WHO)
-        evict = self.evict  # cached: called k times
-        for _ in range(k):
-            evict()
-
     def query(self) -> Any:
         """``lower(agg(F) ⊗ agg(B))``. O(1) worst case, at most 1 combine.
 
@@ -274,60 +318,9 @@ class FOA:
             agg = self._combine(f.agg, b.agg)
         return agg if lower is None else lower(agg)
 
-    def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
-        """
-        if self._f is None:
-            raise empty_error(_WHO, "oldest()")
-        return self._f.val
-
-    def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
-        """
-        if self._f is None:
-            raise empty_error(_WHO, "youngest()")
-        return self._last
-
-    def __len__(self) -> int:
-        """Number of entries. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
-        """
-        return self._n
-
-    def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot, forcing nothing). O(n).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = FOA(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
-        """
-        back = list(_walk(self._b))
-        back.reverse()
-        return iter(list(_walk(self._f)) + back)
-
     def _check(self) -> None:
         """O(n), forcing nothing: Okasaki's size invariant, N a suffix of F, and aggs."""
-        front = list(_walk(self._f))
-        back = list(_walk(self._b))
-        nf, nb = len(front), len(back)
-        invariant(nf + nb == self._n, _WHO, f"|F| + |B| = {nf + nb} != n = {self._n}")
-        invariant(nb <= nf, _WHO, f"|B| = {nb} > |F| = {nf}")
-        # N must be a suffix of F (same cells) of length |F| - |B|
+        # N must be a suffix of F (same cells), reached over materialised cells only
         sched, k, ok = self._sched, 0, True
         c: _Cell | None = self._f
         while c is not sched and c is not None:
@@ -341,33 +334,18 @@ class FOA:
             else:
                 c = t
         invariant(ok and c is sched, _WHO, "schedule N is not a materialised suffix of F")
-        invariant(nf - k == nf - nb, _WHO, f"|N| = {nf - k} != |F| - |B| = {nf - nb}")
-        combine, ident = self._combine, self._identity
-        # materialised front cells: agg = val ⊗ rest of F; back cells: agg = older ⊗ val
-        acc, suffix = ident, [ident] * (nf + 1)
-        for i in range(nf - 1, -1, -1):
-            acc = combine(front[i], acc)
-            suffix[i] = acc
-        c, i = self._f, 0
+        front_aggs, c = [], self._f
         while c is not None:
-            invariant(c.agg == suffix[i], _WHO, f"front cell {i}: agg {c.agg!r} != {suffix[i]!r}")
+            front_aggs.append(c.agg)
             t = c.tail
-            if t.__class__ is _Lazy:
+            if isinstance(t, _Lazy):
                 if not t.forced:
                     break
-                t = t.out
-            c, i = t, i + 1  # type: ignore[assignment]
-        acc = ident
-        prefix = []
-        for p in reversed(back):
-            acc = combine(acc, p)
-            prefix.append(acc)
-        c, i = self._b, nb - 1
+                c = t.out
+            else:
+                c = t
+        back_aggs, c = [], self._b
         while c is not None:
-            invariant(c.agg == prefix[i], _WHO, f"back cell {nb - 1 - i}: agg {c.agg!r}")
-            c, i = c.tail, i - 1  # type: ignore[assignment]
-        if self._n:
-            invariant(self._last == (back[0] if back else front[-1]), _WHO, "youngest partial")
-
-    def __repr__(self) -> str:
-        return f"fifo.FOA({self._m!r}, n={len(self)})"
+            back_aggs.append(c.agg)
+            c = c.tail  # type: ignore[assignment]
+        self._check_queue(k, front_aggs, back_aggs)

@@ -2,7 +2,8 @@
 
 =================  ==========================================================
 ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
 insert             O(1) worst case: at most 4 combines
 evict              O(1) worst case: at most 3 combines
 query              O(1) worst case: at most 1 combine
@@ -21,14 +22,6 @@ at a time.
 
 ``combine`` must be total (the monoid contract): one that raises while a delayed cell
 is forced can leave the lists inconsistent, which ``_check()`` reports.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = IOA(Concat())
->>> for x in "abcd": w.insert(x)
->>> w.evict(); w.query(), len(w)
-(('b', 'c', 'd'), 3)
 """
 
 from __future__ import annotations
@@ -36,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import empty_error, invariant
+from windowagg.fifo.foa import _OkasakiFifo
 
 __all__ = ["IOA"]
 
@@ -79,24 +72,11 @@ def _walk(c: _Cell | None) -> Iterator[Any]:
         c = c.nxt
 
 
-class IOA:
+class IOA(_OkasakiFifo):
     """Worst-case O(1) FIFO aggregator: Okasaki's queue with in-place forcing.
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
-    insert             O(1) worst case: at most 4 combines
-    evict              O(1) worst case: at most 3 combines
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
-    space              O(n): one cell object per entry
-    paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.2
-    =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.ioa)``.
 
     Examples
     --------
@@ -107,40 +87,12 @@ class IOA:
     (6, [6, 3])
     """
 
-    __slots__ = (
-        "_b",
-        "_combine",
-        "_f",
-        "_identity",
-        "_last",
-        "_lift",
-        "_lower",
-        "_m",
-        "_n",
-        "_sched",
-    )
-
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
-        self._f: _Cell | None = None
-        self._sched: _Cell | None = None
-        self._b: _Cell | None = None
-        self._n = 0
-        self._last: Any = None
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> IOA(Sum()).monoid
-        Sum()
-        """
-        return self._m
+    __slots__ = ()
+    _who = _WHO
+    _values = staticmethod(_walk)
+    _f: _Cell | None
+    _sched: _Cell | None
+    _b: _Cell | None
 
     def _rot_into(self, c: _Cell, lft: _Cell | None, r: _Cell, a: _Cell | None) -> None:
         """Write the head of ``lft ++ reverse(r) ++ a`` into cell *c*: at most 3 combines."""
@@ -204,22 +156,6 @@ class IOA:
         self._n -= 1
         self._makeq(self._force(f.nxt))
 
-    def bulk_evict(self, count: int) -> None:
-        """Remove the ``count`` oldest entries: O(count) worst case, <= 3 combines each.
-
-        A bad count raises and leaves the window unchanged.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = IOA(Sum())
-        >>> for x in range(6): w.insert(x)
-        >>> w.bulk_evict(4); w.query(), len(w)
-        (9, 2)
-        """
-        k = check_count(count, self._n, _WHO)
-        evict = self.evict  # cached: called k times
-        for _ in range(k):
-            evict()
-
     def query(self) -> Any:
         """``lower(agg(F) ⊗ agg(B))``. O(1) worst case, at most 1 combine.
 
@@ -237,85 +173,20 @@ class IOA:
             agg = self._combine(f.agg, b.agg)
         return agg if lower is None else lower(agg)
 
-    def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = IOA(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
-        """
-        if self._f is None:
-            raise empty_error(_WHO, "oldest()")
-        return self._f.val
-
-    def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = IOA(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
-        """
-        if self._f is None:
-            raise empty_error(_WHO, "youngest()")
-        return self._last
-
-    def __len__(self) -> int:
-        """Number of entries. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = IOA(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
-        """
-        return self._n
-
-    def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot, forcing nothing). O(n).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = IOA(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
-        """
-        back = list(_walk(self._b))
-        back.reverse()
-        return iter(list(_walk(self._f)) + back)
-
     def _check(self) -> None:
         """O(n), forcing nothing: Okasaki's size invariant, N a suffix of F, and aggs."""
-        front = list(_walk(self._f))
-        back = list(_walk(self._b))
-        nf, nb = len(front), len(back)
-        invariant(nf + nb == self._n, _WHO, f"|F| + |B| = {nf + nb} != n = {self._n}")
-        invariant(nb <= nf, _WHO, f"|B| = {nb} > |F| = {nf}")
         invariant(self._f is None or not self._f.delayed, _WHO, "head of F is delayed")
         sched, c, k = self._sched, self._f, 0
         while c is not sched and c is not None and not c.delayed:
             c, k = c.nxt, k + 1
         invariant(c is sched, _WHO, "schedule N is not a forced suffix of F")
         invariant(sched is None or not sched.delayed, _WHO, "schedule head is delayed")
-        invariant(k == nb, _WHO, f"|N| = {nf - k} != |F| - |B| = {nf - nb}")
-        combine, ident = self._combine, self._identity
-        acc, suffix = ident, [ident] * (nf + 1)
-        for i in range(nf - 1, -1, -1):
-            acc = combine(front[i], acc)
-            suffix[i] = acc
-        c, i = self._f, 0
+        front_aggs, c = [], self._f
         while c is not None and not c.delayed:
-            invariant(c.agg == suffix[i], _WHO, f"front cell {i}: agg {c.agg!r} != {suffix[i]!r}")
-            c, i = c.nxt, i + 1
-        acc, prefix = ident, []
-        for p in reversed(back):
-            acc = combine(acc, p)
-            prefix.append(acc)
-        c, i = self._b, nb - 1
+            front_aggs.append(c.agg)
+            c = c.nxt
+        back_aggs, c = [], self._b
         while c is not None:
-            invariant(c.agg == prefix[i], _WHO, f"back cell {nb - 1 - i}: agg {c.agg!r}")
-            c, i = c.nxt, i - 1
-        if self._n:
-            invariant(self._last == (back[0] if back else front[-1]), _WHO, "youngest partial")
-
-    def __repr__(self) -> str:
-        return f"fifo.IOA({self._m!r}, n={len(self)})"
+            back_aggs.append(c.agg)
+            c = c.nxt
+        self._check_queue(k, front_aggs, back_aggs)

@@ -10,13 +10,8 @@ space              O(n)
 paper              the naive baseline of Tangwongsan et al., DEBS 2017
 =================  ==========================================================
 
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = Recalc(Concat())
->>> for x in "abc": w.insert(x)
->>> w.evict(); w.query(), len(w)
-(('b', 'c'), 2)
+Recalc stays independent of the other classes' shared code (it calls the monoid's own
+methods, no fast paths): it is what they are tested against.
 """
 
 from __future__ import annotations
@@ -32,7 +27,19 @@ __all__ = ["Recalc"]
 
 
 class Recalc:
-    """FIFO window that recomputes every query; the oracle for ``windowagg.fifo``."""
+    """FIFO window that recomputes every query; the oracle for ``windowagg.fifo``.
+
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.recalc)``.
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Concat
+    >>> w = Recalc(Concat())
+    >>> for x in "abc": w.insert(x)
+    >>> w.evict(); w.query(), len(w)
+    (('b', 'c'), 2)
+    """
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
         require_monoid(monoid, "fifo.Recalc")

@@ -17,24 +17,14 @@ for non-commutative groups too (the paper writes ``agg ⊗ inverse(v)``, which n
 commutativity). With floating-point sums the running aggregate drifts by rounding;
 use an exact group (integers, fractions) or a monoid-only aggregator such as
 :class:`~windowagg.fifo.DABA` when that matters.
-
-Examples
---------
->>> from windowagg.monoids import Sum
->>> w = SubtractOnEvict(Sum())
->>> for x in (1, 2, 3): w.insert(x)
->>> w.query(); w.evict(); w.query(), len(w)
-6
-(5, 2)
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
+from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo.base import _DequeFifo
 from windowagg.monoids.base import Group, require_group
 
 __all__ = ["SubtractOnEvict"]
@@ -42,18 +32,11 @@ __all__ = ["SubtractOnEvict"]
 _WHO = "SubtractOnEvict"
 
 
-class SubtractOnEvict:
+class SubtractOnEvict(_DequeFifo):
     """Worst-case O(1) FIFO aggregator for groups (monoids with an inverse).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     a **group**: monoid plus ``inverse``; commutativity not needed
-    insert / evict     O(1) worst case: 1 combine each (evict also 1 ``inverse``)
-    query              O(1): 0 combines
-    bulk_evict(k)      O(k) worst case: k combines and k inverses
-    space              n partials + 1 aggregate
-    paper              "Subtract on Evict", Tangwongsan, Hirzel, Schneider, DEBS 2017, Fig. 2
-    =================  ==========================================================
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.subtract_on_evict)``.
 
     Parameters
     ----------
@@ -70,29 +53,28 @@ class SubtractOnEvict:
     Traceback (most recent call last):
     ...
     windowagg.errors.MonoidContractError: SubtractOnEvict needs a group (a monoid with inverse); Max has no usable inverse. Use TwoStacks, DABA or another monoid-only aggregator instead.
+
+    >>> from windowagg.monoids import Sum
+    >>> w = SubtractOnEvict(Sum())
+    >>> for x in (1, 2, 3): w.insert(x)
+    >>> w.query(); w.evict(); w.query(), len(w)
+    6
+    (5, 2)
     """
 
-    __slots__ = ("_agg", "_combine", "_identity", "_inverse", "_lift", "_lower", "_m", "_vals")
+    __slots__ = ("_agg", "_inverse")
+    _who = _WHO
+
+    if TYPE_CHECKING:  # the inherited property, typed for a group
+
+        @property
+        def monoid(self) -> Group[Any, Any, Any]: ...
 
     def __init__(self, monoid: Group[Any, Any, Any]) -> None:
-        require_group(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: the hot paths call them on every operation
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._inverse = monoid.inverse
-        self._identity = monoid.identity
-        self._vals: deque[Any] = deque()
+        require_group(monoid, _WHO)  # first: its message names the monoid-only classes
+        super().__init__(monoid)
+        self._inverse = monoid.inverse  # cached once: every eviction calls it
         self._agg: Any = self._identity
-
-    @property
-    def monoid(self) -> Group[Any, Any, Any]:
-        """The group this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> SubtractOnEvict(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     def insert(self, v: Any) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1) worst case, 1 combine.
@@ -168,50 +150,6 @@ class SubtractOnEvict:
         lower = self._lower
         return self._agg if lower is None else lower(self._agg)
 
-    def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = SubtractOnEvict(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
-        """
-        if not self._vals:
-            raise empty_error(_WHO, "oldest()")
-        return self._vals[0]
-
-    def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = SubtractOnEvict(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
-        """
-        if not self._vals:
-            raise empty_error(_WHO, "youngest()")
-        return self._vals[-1]
-
-    def __len__(self) -> int:
-        """Number of entries. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = SubtractOnEvict(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
-        """
-        return len(self._vals)
-
-    def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = SubtractOnEvict(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
-        """
-        return iter(list(self._vals))
-
     def _check(self) -> None:
         """O(n): the running aggregate equals the fold of the stored partials."""
         acc = self._identity
@@ -222,6 +160,3 @@ class SubtractOnEvict:
             _WHO,
             f"running aggregate {self._agg!r} != fold of the {len(self._vals)} partials {acc!r}",
         )
-
-    def __repr__(self) -> str:
-        return f"fifo.SubtractOnEvict({self._m!r}, n={len(self)})"

@@ -2,7 +2,8 @@
 
 =================  ==========================================================
 ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
 insert             O(1) worst case: at most 1 combine
 evict              amortized O(1); worst case O(n): a *flip* costs n - 1 combines
 query              O(1) worst case: at most 1 combine
@@ -22,14 +23,6 @@ latency spike :class:`~windowagg.fifo.DABA` removes.
 
 A flip computes all its aggregates before it changes anything, so a ``combine`` that
 raises leaves the window unchanged.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = TwoStacks(Concat())
->>> for x in "abc": w.insert(x)
->>> w.evict(); w.insert("d"); w.query()
-('b', 'c', 'd')
 """
 
 from __future__ import annotations
@@ -38,78 +31,45 @@ from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, flip_op, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import check_count, empty_error, flip_op, invariant
+from windowagg.fifo.base import _FifoBase
+from windowagg.monoids.base import Monoid
 
 __all__ = ["TwoStacks"]
 
 _WHO = "TwoStacks"
 
 
-class TwoStacks:
+class TwoStacks(_FifoBase):
     """Amortized O(1) FIFO aggregator over any monoid (the paper's Two-Stacks).
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
-    insert             O(1) worst case: at most 1 combine
-    evict              amortized O(1); worst case O(n): a *flip* costs n - 1 combines
-    query              O(1) worst case: at most 1 combine
-    bulk_evict(k)      O(k) list slicing plus, if k reaches into the back stack, a flip
-                       of the survivors: O(k + n) worst case, amortized O(1) per entry
-    space              2n references (a value and an aggregate per entry)
-    paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, Fig. 1 (after Stack
-                       Overflow answers by J. Skeet and adamax)
-    =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.two_stacks)``.
 
     Examples
     --------
-    >>> from windowagg.monoids import Max
-    >>> w = TwoStacks(Max())
-    >>> for x in (2, 6, 3): w.insert(x)
-    >>> w.query(), w.oldest(), w.youngest(), len(w)
-    (6, 2, 3, 3)
+    The flip is the latency spike: one eviction re-aggregates the whole back stack.
+
+    >>> from windowagg.monoids import Concat, Counting
+    >>> m = Counting(Concat())
+    >>> w = TwoStacks(m)
+    >>> for x in "abcd": w.insert(x)
+    >>> m.reset(); w.evict(); m.combines  # flip of 4 entries: 3 combines
+    3
+    >>> w.insert("e"); w.query()
+    ('b', 'c', 'd', 'e')
     """
 
-    __slots__ = (
-        "_ba",
-        "_bv",
-        "_combine",
-        "_fa",
-        "_flip_op",
-        "_fv",
-        "_identity",
-        "_lift",
-        "_lower",
-        "_m",
-    )
+    __slots__ = ("_ba", "_bv", "_fa", "_flip_op", "_fv")
+    _who = _WHO
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        super().__init__(monoid)
         self._flip_op = flip_op(monoid, self._combine)
         self._fv: list[Any] = []  # front values, oldest last
         self._fa: list[Any] = []  # front aggregates: fa[i] = fv[i] ⊗ fv[i-1] ⊗ ... ⊗ fv[0]
         self._bv: list[Any] = []  # back values, youngest last
         self._ba: list[Any] = []  # back aggregates: ba[i] = bv[0] ⊗ ... ⊗ bv[i]
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> TwoStacks(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     def insert(self, v: Any) -> None:
         """Push ``lift(v)`` on the back stack. O(1) amortized (list append), 1 combine.
@@ -197,11 +157,11 @@ class TwoStacks:
         return agg if lower is None else lower(agg)
 
     def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
+        """The oldest partial (top of ``F``, else bottom of ``B``). O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
         >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
+        >>> w.oldest()  # no flip yet: the bottom of the back stack
         1
         """
         if self._fv:
@@ -211,12 +171,12 @@ class TwoStacks:
         raise empty_error(_WHO, "oldest()")
 
     def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
+        """The youngest partial (top of ``B``, else bottom of ``F``). O(1). EmptyWindowError.
 
-        >>> from windowagg.monoids import Sum
-        >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
+        >>> from windowagg.monoids import Max
+        >>> w = TwoStacks(Max()); w.insert(5); w.insert(4); w.evict()
+        >>> w.youngest()  # the flip emptied the back stack: the bottom of the front stack
+        4
         """
         if self._bv:
             return self._bv[-1]
@@ -225,22 +185,24 @@ class TwoStacks:
         raise empty_error(_WHO, "youngest()")
 
     def __len__(self) -> int:
-        """Number of entries. O(1).
+        """Number of entries, ``|F| + |B|``. O(1).
 
         >>> from windowagg.monoids import Sum
-        >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
+        >>> w = TwoStacks(Sum())
+        >>> for x in range(3): w.insert(x)
+        >>> w.evict(); w.insert(9); len(w)  # two in the front stack, one in the back
+        3
         """
         return len(self._fv) + len(self._bv)
 
     def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
+        """Partials oldest to youngest (a snapshot): ``F`` from its top, then ``B``. O(n).
 
-        >>> from windowagg.monoids import Sum
-        >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
+        >>> from windowagg.monoids import Concat
+        >>> w = TwoStacks(Concat())
+        >>> for x in "abc": w.insert(x)
+        >>> w.evict(); w.insert("d"); list(w)
+        [('b',), ('c',), ('d',)]
         """
         return iter(self._fv[::-1] + self._bv)
 
@@ -258,6 +220,3 @@ class TwoStacks:
         for i, p in enumerate(bv):
             acc = combine(acc, p)
             invariant(acc == ba[i], _WHO, f"back agg at depth {i}: {ba[i]!r} != {acc!r}")
-
-    def __repr__(self) -> str:
-        return f"fifo.TwoStacks({self._m!r}, n={len(self)})"

@@ -2,7 +2,8 @@
 
 =================  ==========================================================
 ordering           FIFO (in-order)
-operator needs     monoid; neither commutative nor invertible
+operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
+                   nor invertible
 insert             O(1) worst case: 1 combine (into the running ``Σ_B``)
 evict              amortized O(1); worst case O(n): a flip costs n - 1 combines
 query              O(1) worst case: 1 combine (Σ_F ⊗ Σ_B, or none when F is empty)
@@ -31,25 +32,16 @@ combines stay honest) the constructor returns an instance of a private subclass 
 ``insert`` and ``query`` write ``+`` inline instead of calling ``combine`` and skip the
 identity ``lift``/``lower``. Same state, same invariants, same results bit for bit (the
 operands are added in the same order); about 1.35x the generic rounds/s (docs/fifo.md).
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = TwoStacksLite(Concat())
->>> for x in "abc": w.insert(x)
->>> w.evict(); w.insert("d"); w.query()
-('b', 'c', 'd')
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator
 from itertools import accumulate, islice
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, flip_op, hot_ops, invariant
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import check_count, empty_error, flip_op, invariant
+from windowagg.fifo.base import _DequeFifo
+from windowagg.monoids.base import Monoid
 from windowagg.monoids.builtins import Sum
 
 __all__ = ["TwoStacksLite"]
@@ -57,28 +49,11 @@ __all__ = ["TwoStacksLite"]
 _WHO = "TwoStacksLite"
 
 
-class TwoStacksLite:
+class TwoStacksLite(_DequeFifo):
     """Amortized O(1) FIFO aggregator with the fewest combines of the family.
 
-    =================  ==========================================================
-    ordering           FIFO (in-order)
-    operator needs     monoid; neither commutative nor invertible
-    insert             O(1) worst case: 1 combine (into the running ``Σ_B``)
-    evict              amortized O(1); worst case O(n): a flip costs n - 1 combines
-    query              O(1) worst case: 1 combine (Σ_F ⊗ Σ_B, or none when F is empty)
-    bulk_evict(k)      O(k) pops, plus a flip of the survivors if k reaches past the front
-                       aggregates: O(k + n) worst case, amortized O(1) per entry
-    space              n partials + at most n front aggregates + 1 (the back stack keeps
-                       no aggregates)
-    paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
-                       in worst-case constant time", VLDB Journal 2021 (Two-Stacks Lite);
-                       Two-Stacks itself is in DEBS 2017, Fig. 1
-    =================  ==========================================================
-
-    Parameters
-    ----------
-    monoid : Monoid
-        Any monoid (see :mod:`windowagg.monoids.base`).
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.two_stacks_lite)``.
 
     Examples
     --------
@@ -89,17 +64,8 @@ class TwoStacksLite:
     (3, [3])
     """
 
-    __slots__ = (
-        "_agg_b",
-        "_combine",
-        "_flip_op",
-        "_front",
-        "_identity",
-        "_lift",
-        "_lower",
-        "_m",
-        "_vals",
-    )
+    __slots__ = ("_agg_b", "_flip_op", "_front")
+    _who = _WHO
 
     def __new__(cls, monoid: Monoid[Any, Any, Any]) -> TwoStacksLite:
         # the built-in Sum (exact type only) gets the inlined subclass; __init__ still runs
@@ -108,25 +74,10 @@ class TwoStacksLite:
         return object.__new__(cls)
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
-        require_monoid(monoid, _WHO)
-        self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        super().__init__(monoid)
         self._flip_op = flip_op(monoid, self._combine)
-        self._vals: deque[Any] = deque()
         self._front: list[Any] = []
         self._agg_b: Any = self._identity
-
-    @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
-        """The monoid this window aggregates with. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> TwoStacksLite(Sum()).monoid
-        Sum()
-        """
-        return self._m
 
     def insert(self, v: Any) -> None:
         """Append ``lift(v)``; fold it into ``Σ_B``. O(1) worst case, at most 1 combine.
@@ -211,50 +162,6 @@ class TwoStacksLite:
         agg = self._combine(front[-1], self._agg_b) if front else self._agg_b
         return agg if lower is None else lower(agg)
 
-    def oldest(self) -> Any:
-        """The oldest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = TwoStacksLite(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()
-        1
-        """
-        if not self._vals:
-            raise empty_error(_WHO, "oldest()")
-        return self._vals[0]
-
-    def youngest(self) -> Any:
-        """The youngest partial. O(1). EmptyWindowError when empty.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = TwoStacksLite(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
-        2
-        """
-        if not self._vals:
-            raise empty_error(_WHO, "youngest()")
-        return self._vals[-1]
-
-    def __len__(self) -> int:
-        """Number of entries. O(1).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = TwoStacksLite(Sum()); w.insert(1); w.insert(2)
-        >>> len(w)
-        2
-        """
-        return len(self._vals)
-
-    def __iter__(self) -> Iterator[Any]:
-        """Partials oldest to youngest (a snapshot). O(n).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = TwoStacksLite(Sum()); w.insert(1); w.insert(2)
-        >>> list(w)
-        [1, 2]
-        """
-        return iter(list(self._vals))
-
     def _check(self) -> None:
         """O(n): sizes add up; front aggregates and ``Σ_B`` equal their folds."""
         vals = list(self._vals)
@@ -274,9 +181,6 @@ class TwoStacksLite:
         for p in vals[nf:]:
             acc = combine(acc, p)
         invariant(acc == self._agg_b, _WHO, f"Σ_B {self._agg_b!r} != fold of back {acc!r}")
-
-    def __repr__(self) -> str:
-        return f"fifo.TwoStacksLite({self._m!r}, n={len(self)})"
 
 
 class _TwoStacksLiteSum(TwoStacksLite):

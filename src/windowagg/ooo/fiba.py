@@ -554,7 +554,7 @@ class FiBA:
                     rf.agg += v
                     self._size += 1
                     if len(times) > self._maxk:
-                        self._split_rf(rf)
+                        self._split_rs_int(rf)
                     return
                 self._insert_int(t, v)
                 return
@@ -565,14 +565,17 @@ class FiBA:
         rf = self._rf
         times = rf.times
         # d = 0 fast path: append at the right finger (a non-root leaf); its right
-        # aggregate is extended with one combine.
+        # aggregate is extended with one combine. Both combines run before anything
+        # changes, so a raising combine leaves the window as it was.
         if rf is not self._lf and t > times[-1]:
-            times.append(t)
-            rf.vals.append(v)
-            loc = rf.loc = self._combine(rf.loc, v)
+            comb = self._combine
+            loc = comb(rf.loc, v)
             p = rf.parent
             assert p is not None
-            rf.agg = self._combine(p.agg, loc) if p.parent is not None else loc
+            rf.agg = comb(p.agg, loc) if p.parent is not None else loc
+            rf.loc = loc
+            times.append(t)
+            rf.vals.append(v)
             self._size += 1
             if len(times) > self._maxk:
                 self._split_rf(rf)
@@ -604,23 +607,115 @@ class FiBA:
         self._repair(*self._rebalance_insert(node))
 
     def _insert_int(self, t: Any, v: int) -> None:
-        """insert() off the fast path in an int-sum window: O(1) per level, no refolds."""
+        """insert() off the fast path in an int-sum window: O(1) per level, no refolds.
+
+        One pass: the finger search climbs to the node whose range holds t and descends,
+        adding v to the up-aggregate of every middle node it enters (v lands below each
+        of them); then the lowest spine node (or root) of the path and the spine below
+        it take v, as in ``_bump``. A split uses ``_overflow_int``. An entry that lands
+        in the left finger, or a tree that is a single leaf, takes the general path
+        (the path to the left finger has no middle node, so nothing was added).
+        """
         if self._dead:
             self._drain(2)
-        node, i, found = self._search(t)
-        if node is not self._lf and self._root.kids is not None:
-            if found:
-                node.vals[i] += v
-                self._bump(node, v)
-                return
+        root = self._root
+        if root.kids is None:
+            node, i, found = self._search(t)
+            self._insert_at(node, i, found, t, v)
+            return
+        rt = root.times
+        # the climbs stop at the root at the latest (its keys bound t from the other side)
+        if t > rt[-1]:
+            node = self._rf
+            while t < node.times[0]:
+                node = node.parent  # type: ignore[assignment]
+        elif t < rt[0]:
+            node = self._lf
+            while node.times[-1] < t:
+                node = node.parent  # type: ignore[assignment]
+        else:
+            node = root
+        top = node  # the lowest spine node or root on the path
+        while True:
             times = node.times
-            if len(times) < self._maxk:  # no split: only the sums on the path change
-                times.insert(i, t)
-                node.vals.insert(i, v)
-                self._size += 1
-                self._bump(node, v)
+            i = bisect_left(times, t)
+            if i < len(times) and times[i] == t:
+                found = True
+                break
+            kids = node.kids
+            if kids is None:
+                found = False
+                break
+            node = kids[i]
+            if node.ls or node.rs:
+                top = node
+            else:
+                node.agg += v
+        if node is self._lf:
+            self._insert_at(node, i, found, t, v)
+            return
+        if found:
+            node.vals[i] += v
+        else:
+            times.insert(i, t)
+            node.vals.insert(i, v)
+            self._size += 1
+        if top.parent is None:
+            top.agg += v
+        else:
+            top.loc += v
+            top.agg += v
+            side = 0 if top.ls else -1
+            kids = top.kids
+            while kids is not None:
+                y = kids[side]
+                y.agg += v
+                kids = y.kids
+        if len(times) > self._maxk:
+            self._overflow_int(node)
+
+    def _overflow_int(self, y: _Node) -> None:
+        """Int sums: split an overflowing node y and its ancestors as needed. O(μ) per level.
+
+        A middle node keeps μ entries; the new right sibling z takes the rest and its sum;
+        the parent's total is unchanged, so nothing above changes unless the parent
+        overflows in turn. Right-spine nodes go to ``_split_rs_int``; left-spine nodes and
+        the root take the general path.
+        """
+        mu, maxk = self._minarity, self._maxk
+        while True:
+            if y.rs:
+                self._split_rs_int(y)
                 return
-        self._insert_at(node, i, found, t, v)
+            p = y.parent
+            if p is None or y.ls:
+                self._repair(*self._rebalance_insert(y))
+                return
+            times, vals, kids = y.times, y.vals, y.kids
+            zv = vals[mu + 1 :]
+            z = _Node(times[mu + 1 :], zv, None, p)
+            zagg = sum(zv)
+            if kids is not None:
+                zk = kids[mu + 1 :]
+                del kids[mu + 1 :]
+                for c in zk:
+                    c.parent = z
+                    zagg += c.agg
+                z.kids = zk
+            sep_t, sep = times[mu], vals[mu]
+            del times[mu:]
+            del vals[mu:]
+            y.agg -= zagg + sep
+            z.agg = zagg
+            pk = p.kids
+            assert pk is not None
+            j = pk.index(y)
+            p.times.insert(j, sep_t)
+            p.vals.insert(j, sep)
+            pk.insert(j + 1, z)
+            if len(p.times) <= maxk:
+                return
+            y = p
 
     def _bump(self, y: _Node, dv: int) -> None:
         """Int sums: the entries of y (not the left finger; the root is inner) changed by dv.
@@ -670,32 +765,38 @@ class FiBA:
         >>> w.query(), len(w)
         (7, 1)
         """
+        lf = self._lf
+        times = lf.times
+        # d = 0 fast path: pop the oldest entry; the new left-finger aggregate is the next
+        # suffix aggregate (int sums: the old one minus the value), no combine. No
+        # timestamp check needed: t equals a stored timestamp (None and NaN never do).
+        if times and times[0] == t:
+            del times[0]
+            if self._ints:
+                lf.agg -= lf.vals.pop(0)
+                self._size -= 1
+                if len(times) < self._mink and lf.parent is not None:
+                    self._ls_underflow_int(lf)
+                return
+            del lf.vals[0]
+            suf = self._lsuf
+            suf.pop()
+            if suf:
+                lf.agg = suf[-1]
+            else:
+                p = lf.parent
+                lf.agg = p.agg if p is not None and p.parent is not None else self._one
+            self._size -= 1
+            if len(times) < self._mink and lf.parent is not None:
+                if self._dead:
+                    self._drain(2 * self._maxk)
+                self._repair(*self._rebalance_evict(lf, None))
+            return
         if t.__class__ is not int or self._tcls is not int:
             if self._root.kids is None and not self._root.times:
                 check_timestamp(t, None)
                 return
             self._validate(t)
-        lf = self._lf
-        times = lf.times
-        # d = 0 fast path: pop the oldest entry; the new left-finger aggregate is the next
-        # suffix aggregate (int sums: the old one minus the value), no combine.
-        if times and times[0] == t:
-            del times[0]
-            if self._ints:
-                lf.agg -= lf.vals.pop(0)
-            else:
-                del lf.vals[0]
-                suf = self._lsuf
-                suf.pop()
-                if suf:
-                    lf.agg = suf[-1]
-                else:
-                    p = lf.parent
-                    lf.agg = p.agg if p is not None and p.parent is not None else self._one
-            self._size -= 1
-            if len(times) < self._mink and lf.parent is not None:
-                self._lf_underflow(lf)
-            return
         if not times:
             return  # empty window
         if self._dead:
@@ -721,58 +822,87 @@ class FiBA:
         else:
             self._repair(*self._evict_inner(node, i))
 
-    def _lf_underflow(self, lf: _Node) -> None:
-        """The left finger (a non-root leaf) fell below μ-1 entries after an eviction.
+    def _ls_underflow_int(self, y: _Node) -> None:
+        """Int sums: rebalance an underflowing left-spine node y, level by level. O(μ) each.
 
-        Int sums, sibling not the right finger: merge with the right sibling when the
-        result fits, else take the sibling's whole surplus; the parent's sums drop by what
-        moved (the finger's aggregate already covers it). Otherwise, or when the parent
-        underflows in turn, the general rebalancing.
+        y merges with its right sibling when the result fits, else takes the sibling's
+        whole surplus (as ``_rebalance_evict``). What moves into y leaves the parent's own
+        part, so y's aggregate (own part ⊗ parent's) is unchanged unless the parent is the
+        root, whose inner aggregate is not part of it. No refold: the moved entries and
+        children are summed once. Falls back to the general path when the sibling is on
+        the right spine (a root with two children).
         """
         if self._dead:
             self._drain(2 * self._maxk)
-        p = lf.parent
-        assert p is not None
-        if self._ints:
+        mink, maxk = self._mink, self._maxk
+        while True:
+            p = y.parent
+            assert p is not None
             pk = p.kids
             assert pk is not None
             sib = pk[1]
-            if sib is not self._rf:
-                pt, pv = p.times, p.vals
-                st, sv = sib.times, sib.vals
-                sep = pv[0]
-                if len(lf.times) + len(st) < self._maxk:
-                    gain = sep + sib.agg
-                    lf.times.append(pt[0])
-                    lf.times.extend(st)
-                    lf.vals.append(sep)
-                    lf.vals.extend(sv)
-                    del pt[0]
-                    del pv[0]
-                    del pk[1]
-                    sib.parent = None
-                else:
-                    k = len(st) - self._mink  # the sibling's surplus
-                    moved = sum(sv[:k])
-                    gain = sep + moved - sv[k - 1]
-                    lf.times.append(pt[0])
-                    lf.times.extend(st[: k - 1])
-                    lf.vals.append(sep)
-                    lf.vals.extend(sv[: k - 1])
-                    pt[0] = st[k - 1]
-                    pv[0] = sv[k - 1]
-                    del st[:k]
-                    del sv[:k]
-                    sib.agg -= moved
-                p.agg -= gain
-                if p.parent is None:
-                    lf.agg += gain  # a child of the root does not include the root's part
-                    return
-                p.loc -= gain
-                if len(pt) < self._mink:
-                    self._repair(*self._rebalance_evict(p, None))
+            if sib.rs:
+                self._repair(*self._rebalance_evict(y, None))
                 return
-        self._repair(*self._rebalance_evict(lf, None))
+            pt, pv = p.times, p.vals
+            st, sv = sib.times, sib.vals
+            sep = pv[0]
+            kids = y.kids
+            if len(y.times) + len(st) < maxk:  # merge: y ++ separator ++ sibling
+                gain = sep + sib.agg
+                y.times.append(pt[0])
+                y.times.extend(st)
+                y.vals.append(sep)
+                y.vals.extend(sv)
+                if kids is not None:
+                    sk = sib.kids
+                    assert sk is not None
+                    for c in sk:
+                        c.parent = y
+                    kids.extend(sk)
+                    sib.kids = None
+                del pt[0]
+                del pv[0]
+                del pk[1]
+                sib.parent = None
+            else:  # move the sibling's surplus k >= 2 entries (and k children) into y
+                k = len(st) - mink
+                moved = sum(sv[:k])
+                if kids is not None:
+                    sk = sib.kids
+                    assert sk is not None
+                    mk = sk[:k]
+                    del sk[:k]
+                    for c in mk:
+                        c.parent = y
+                        moved += c.agg
+                    kids.extend(mk)
+                gain = sep + moved - sv[k - 1]
+                y.times.append(pt[0])
+                y.times.extend(st[: k - 1])
+                y.vals.append(sep)
+                y.vals.extend(sv[: k - 1])
+                pt[0] = st[k - 1]
+                pv[0] = sv[k - 1]
+                del st[:k]
+                del sv[:k]
+                sib.agg -= moved
+            p.agg -= gain
+            if kids is not None:
+                y.loc += gain
+            if p.parent is None:
+                # a child of the root does not include the root's part: y's aggregate and
+                # those below it on the spine grow by what y received
+                y.agg += gain
+                while kids is not None:
+                    y = kids[0]
+                    y.agg += gain
+                    kids = y.kids
+                return
+            p.loc -= gain
+            if len(pt) >= mink:
+                return
+            y = p
 
     def _split_rf(self, rf: _Node) -> None:
         """Split the overflowing right finger after an append (the d = 0 insert path).
@@ -800,20 +930,6 @@ class FiBA:
         p.vals.append(sv)
         pk.append(z)
         self._rf = z
-        if self._ints:
-            zl = sum(zv)
-            acc = rf.loc - zl - sv
-            rf.agg = acc
-            gain = acc + sv
-            p.agg += gain
-            if p.parent is not None:
-                p.loc += gain
-            if len(p.times) > self._maxk:
-                self._repair(*self._rebalance_insert(p))
-                return
-            z.loc = zl
-            z.agg = zl + p.agg if p.parent is not None else zl
-            return
         comb = self._combine
         acc = reduce(comb, vals)
         rf.agg = acc
@@ -829,6 +945,68 @@ class FiBA:
             return
         loc = z.loc = reduce(comb, zv)
         z.agg = comb(p.agg, loc) if p.parent is not None else loc
+
+    def _split_rs_int(self, y: _Node) -> None:
+        """Int sums: split an overflowing right-spine node y, and its ancestors as needed.
+
+        y keeps μ entries and becomes a middle child (its aggregate: its own part minus
+        what moved out); the new right node z takes the rest. Everything before z is
+        unchanged in total, so the aggregates below z on the spine stay valid. O(μ) per
+        level, no refold. A root overflow takes the general path (height increase).
+        """
+        if self._dead:
+            self._drain(2 * self._maxk)
+        mu, maxk = self._minarity, self._maxk
+        while True:
+            p = y.parent
+            assert p is not None
+            times, vals, kids = y.times, y.vals, y.kids
+            zv = vals[mu + 1 :]
+            z = _Node(times[mu + 1 :], zv, None, p)
+            zloc = sum(zv)
+            if kids is not None:
+                zk = kids[mu + 1 :]
+                del kids[mu + 1 :]
+                for c in zk:
+                    c.parent = z
+                    zloc += c.agg
+                zloc -= c.agg  # the last child is on the spine: not in z's own part
+                z.kids = zk
+            sep_t, sep = times[mu], vals[mu]
+            del times[mu:]
+            del vals[mu:]
+            acc = y.loc - zloc - sep
+            y.agg = acc
+            y.rs = False
+            z.rs = True
+            z.loc = zloc
+            p.times.append(sep_t)
+            p.vals.append(sep)
+            pk = p.kids
+            assert pk is not None
+            pk.append(z)
+            if self._rf is y:
+                self._rf = z
+            gain = acc + sep
+            p.agg += gain
+            if p.parent is not None:
+                p.loc += gain
+                z.agg = zloc + p.agg
+            else:
+                # children of the root do not include the root's part: what moved into
+                # it leaves the aggregates of z and of the spine below z
+                z.agg = zloc
+                below = z.kids
+                while below is not None:
+                    n = below[-1]
+                    n.agg -= gain
+                    below = n.kids
+            if len(p.times) <= maxk:
+                return
+            if p.parent is None:
+                self._repair(*self._rebalance_insert(p))
+                return
+            y = p
 
     def _evict_inner(self, node: _Node, i: int) -> tuple[_Node, bool, bool]:
         kids = node.kids
@@ -873,11 +1051,13 @@ class FiBA:
         0
         """
         root = self._root
+        if self._add:  # Sum: the same two additions, without the calls
+            if root.kids is None:
+                return root.agg
+            return self._lf.agg + root.agg + self._rf.agg
         lower = self._hlower
         if root.kids is None:
             return root.agg if lower is None else lower(root.agg)
-        if self._add:  # Sum: the same two additions, without the call
-            return self._lf.agg + root.agg + self._rf.agg
         comb = self._combine
         a = comb(comb(self._lf.agg, root.agg), self._rf.agg)
         return a if lower is None else lower(a)

@@ -6,7 +6,11 @@ What it sets, and why (see docs/spark.md):
   pyarrow and windowagg (otherwise Spark runs whatever ``python3`` is on PATH);
 - the RocksDB state store provider, which ``transformWithStateInPandas`` requires;
 - session time zone UTC, so timestamps mean the same on the driver and the workers;
-- a small number of shuffle partitions for local runs.
+- for local masters, one shuffle partition per local core (``local[2]`` -> 2): every
+  partition of a stateful streaming query is one task per micro-batch, with its own
+  Python worker round trip and state store commit, and Spark's default of 200 would
+  pay that 200 times per micro-batch on 2 cores. (A streaming query keeps the number of
+  partitions of its first run in its checkpoint.)
 
 Nothing here is needed on a cluster whose configuration already does this; every setting
 can be overridden through ``conf``.
@@ -15,14 +19,34 @@ can be overridden through ``conf``.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any
 
 from windowagg.spark._deps import require_pyspark
 
-__all__ = ["ROCKSDB_PROVIDER", "session"]
+__all__ = ["ROCKSDB_PROVIDER", "local_cores", "session"]
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+def local_cores(master: str) -> int:
+    """The cores of a local master: ``local`` -> 1, ``local[N]``/``local[N, F]`` -> N,
+    ``local[*]`` -> this machine's CPUs. O(1).
+
+    >>> local_cores("local"), local_cores("local[2]"), local_cores("local[3,2]")
+    (1, 2, 3)
+    >>> local_cores("local[*]") == (os.cpu_count() or 1)
+    True
+    """
+    m = re.fullmatch(r"local(?:\[\s*(\*|\d+)\s*(?:,\s*\d+\s*)?\])?", master.strip())
+    if m is None:  # local-cluster[...] and anything else: not a plain local master
+        return os.cpu_count() or 1
+    if m.group(1) is None:
+        return 1
+    if m.group(1) == "*":
+        return os.cpu_count() or 1
+    return max(1, int(m.group(1)))
 
 
 def session(
@@ -43,8 +67,8 @@ def session(
     app_name
         The Spark application name.
     shuffle_partitions
-        ``spark.sql.shuffle.partitions``; by default twice the local cores for local masters,
-        left alone otherwise.
+        ``spark.sql.shuffle.partitions``; by default the number of local cores for local
+        masters (``local[4]`` -> 4, ``local[*]`` -> all cores), left alone otherwise.
     driver_memory
         ``spark.driver.memory`` (effective only when this call starts the JVM).
     conf
@@ -70,7 +94,7 @@ def session(
         if master.startswith("local"):
             settings["spark.ui.enabled"] = "false"
             if shuffle_partitions is None:
-                shuffle_partitions = 2 * (os.cpu_count() or 2)
+                shuffle_partitions = local_cores(master)
             if driver_memory:
                 settings["spark.driver.memory"] = driver_memory
     if shuffle_partitions is not None:

@@ -36,6 +36,7 @@ from windowagg.spark._deps import require_pyspark
 
 require_pyspark("windowagg.spark.streaming")
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from pyspark.sql import DataFrame  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
@@ -47,10 +48,17 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
 )
 
 from windowagg.spark import frames  # noqa: E402
-from windowagg.spark.batch import combined_frame, make_spec, output_schema, prepare  # noqa: E402
+from windowagg.spark.batch import _type, make_spec, prepare  # noqa: E402
 from windowagg.spark.spec import Agg, WindowSpec, parse_aggs  # noqa: E402
 
-__all__ = ["STATE_SCHEMA", "WindowAggProcessor", "stream_window_agg"]
+__all__ = [
+    "STATE_SCHEMA",
+    "WindowAggProcessor",
+    "pack",
+    "packed_schema",
+    "stream_window_agg",
+    "unpack",
+]
 
 #: The per-key state: the windows object's codec bytes.
 STATE_SCHEMA = T.StructType([T.StructField("windows", T.BinaryType(), False)])
@@ -60,8 +68,111 @@ def _has_null_key(key: tuple[Any, ...]) -> bool:
     return any(k is None or (isinstance(k, float) and k != k) for k in key)
 
 
+def packed_schema(key_fields: Sequence[T.StructField], aggs: Sequence[Agg]) -> T.StructType:
+    """What the Python side of the streaming operator returns: one row per key and
+    micro-batch holding all its windows as arrays, plus one row per reject.
+
+    Fields: the keys; ``_ws``/``_we`` (``array<bigint>``: window start/end, microseconds
+    since the epoch, UTC); one ``array<type>`` per aggregation alias; ``reason``,
+    ``event_time``, ``row`` (set on reject rows only, whose arrays are null).
+    :func:`unpack` turns it into the :func:`~windowagg.spark.batch.output_schema` rows.
+    """
+    fields = [T.StructField(f.name, f.dataType, True) for f in key_fields]
+    fields += [
+        T.StructField("_ws", T.ArrayType(T.LongType(), False), True),
+        T.StructField("_we", T.ArrayType(T.LongType(), False), True),
+    ]
+    fields += [T.StructField(a.alias, T.ArrayType(_type(a.dtype), True), True) for a in aggs]
+    fields += [
+        T.StructField("reason", T.StringType(), True),
+        T.StructField("event_time", T.TimestampType(), True),
+        T.StructField("row", T.StringType(), True),
+    ]
+    return T.StructType(fields)
+
+
+def _col(name: str) -> Any:
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def unpack(packed: DataFrame, keys: Sequence[str], aggs: Sequence[Agg]) -> DataFrame:
+    """The :func:`packed_schema` rows as :func:`~windowagg.spark.batch.output_schema` rows.
+
+    One ``explode_outer(arrays_zip(...))`` in the JVM: a window row per array element,
+    and each reject row once (its arrays are null). O(rows), no Python.
+    """
+    zipped = F.arrays_zip(_col("_ws"), _col("_we"), *[_col(a.alias) for a in aggs])
+    rows = packed.select(
+        *[_col(k) for k in keys],
+        _col("reason"),
+        _col("event_time"),
+        _col("row"),
+        F.explode_outer(zipped).alias("_z"),
+    )
+    is_window = F.col("reason").isNull()
+    z = F.col("_z")
+    return rows.select(
+        F.when(is_window, F.lit("window")).otherwise(F.lit("reject")).alias("kind"),
+        *[_col(k) for k in keys],
+        F.timestamp_micros(z.getField("_ws")).alias("window_start"),
+        F.timestamp_micros(z.getField("_we")).alias("window_end"),
+        *[z.getField(a.alias).alias(a.alias) for a in aggs],
+        _col("reason"),
+        _col("event_time"),
+        _col("row"),
+    )
+
+
+def _array_values(agg: Agg, col: list[Any] | np.ndarray) -> list[Any]:
+    if agg.dtype == "double":  # as the batch frames: a missing double is NaN
+        if isinstance(col, list):
+            col = [np.nan if v is None else v for v in col]
+        out: list[Any] = np.asarray(col, dtype=np.float64).tolist()
+        return out
+    if agg.dtype == "bigint":
+        ints: list[Any] = np.asarray(col, dtype=np.int64).tolist()
+        return ints
+    return [list(v) if isinstance(v, tuple) else v for v in col]
+
+
+def pack(
+    keys: Sequence[str],
+    key_values: Sequence[Any],
+    aggs: Sequence[Agg],
+    cols: dict[str, list[Any] | np.ndarray],
+    rejects: pd.DataFrame,
+) -> pd.DataFrame | None:
+    """One key's micro-batch output in the :func:`packed_schema` layout (None if empty).
+
+    The windows go out as one row of arrays: Spark's pandas-to-Arrow conversion and
+    ``applyInPandasWithState``'s per-row padding then cost per key, not per window.
+    O(windows + rejects).
+    """
+    n = len(cols["end"])
+    m = len(rejects)
+    if n == 0 and m == 0:
+        return None
+    lead = 1 if n else 0
+    data: dict[str, Any] = {}
+    for k, kv in zip(keys, key_values, strict=True):
+        data[k] = [kv] * lead + [None] * m
+    starts = np.asarray(cols["start"], dtype=np.int64).tolist()
+    ends = np.asarray(cols["end"], dtype=np.int64).tolist()
+    data["_ws"] = [starts] * lead + [None] * m
+    data["_we"] = [ends] * lead + [None] * m
+    for a in aggs:
+        data[a.alias] = [_array_values(a, cols[a.alias])] * lead + [None] * m
+    data["reason"] = [None] * lead + rejects["reason"].tolist()
+    ev = np.full(lead + m, np.datetime64("NaT", "us"))
+    if m:
+        ev[lead:] = rejects["event_time"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+    data["event_time"] = pd.Series(ev).dt.tz_localize("UTC")
+    data["row"] = [None] * lead + rejects["row"].tolist()
+    return pd.DataFrame(data)
+
+
 class _Step:
-    """One key, one micro-batch: state bytes + rows -> combined output + new state bytes."""
+    """One key, one micro-batch: state bytes + rows -> packed output + new state bytes."""
 
     def __init__(
         self, keys: Sequence[str], time: str, aggs: Sequence[Agg], spec: WindowSpec, time_unit: str
@@ -89,25 +200,21 @@ class _Step:
         # one burst per key and micro-batch (Spark may hand a key's rows over in chunks):
         # lateness is judged against the bound before the micro-batch, as documented
         batch = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
-        for pdf in (batch,):
-            if runner is None:  # null key: every row is a reject, no state
-                _, _, _, rejects = frames.validate(
-                    pdf,
-                    self.keys,
-                    self.time,
-                    frames.value_columns(self.aggs),
-                    time_unit=self.time_unit,
-                )
-                results = frames._results_frame(
-                    self.keys,
-                    [None] * len(self.keys),
-                    self.aggs,
-                    frames._results_to_columns(self.aggs, []),
-                )
-            else:
-                results, rejects = runner.feed(pdf)
-            if len(results) or len(rejects):
-                out.append(combined_frame(results, rejects, self.keys, self.aggs))
+        if runner is None:  # null key: every row is a reject, no state
+            _, _, _, rejects = frames.validate(
+                batch,
+                self.keys,
+                self.time,
+                frames.value_columns(self.aggs),
+                time_unit=self.time_unit,
+            )
+            cols = frames._results_to_columns(self.aggs, [])
+            key_values: list[Any] = [None] * len(self.keys)
+        else:
+            cols, key_values, rejects = runner.feed_columns(batch)
+        packed = pack(self.keys, key_values, self.aggs, cols, rejects)
+        if packed is not None:
+            out.append(packed)
         return out, (runner.to_bytes() if runner is not None else None)
 
     def timed(
@@ -127,15 +234,18 @@ class _Step:
         )
         out: list[pd.DataFrame] = []
         if wm > 0:
-            closed = runner.advance(wm, list(key))
-            if len(closed):
-                out.append(combined_frame(closed, frames._empty_rejects(), self.keys, self.aggs))
+            closed = pack(
+                self.keys, list(key), self.aggs, runner.advance(wm), frames._empty_rejects()
+            )
+            if closed is not None:
+                out.append(closed)
         chunks = [p for p in pdfs if len(p)]
         if chunks:
             batch = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
-            results, rejects = runner.feed(batch)
-            if len(results) or len(rejects):
-                out.append(combined_frame(results, rejects, self.keys, self.aggs))
+            cols, key_values, rejects = runner.feed_columns(batch)
+            packed = pack(self.keys, key_values, self.aggs, cols, rejects)
+            if packed is not None:
+                out.append(packed)
         deadline = runner.deadline()
         own = runner.watermark
         if deadline is None:
@@ -149,8 +259,9 @@ class WindowAggProcessor(StatefulProcessor):
     """A ``StatefulProcessor`` keeping one windowagg windows object per key.
 
     Use it through :func:`stream_window_agg`, or directly with
-    ``groupBy(keys).transformWithStateInPandas(WindowAggProcessor(...),
-    outputStructType=output_schema(...), outputMode="Append", timeMode="None")``.
+    ``unpack(groupBy(keys).transformWithStateInPandas(WindowAggProcessor(...),
+    outputStructType=packed_schema(...), outputMode="Append", timeMode="None"), keys,
+    aggs)``: it returns :func:`packed_schema` rows (one per key and micro-batch).
     """
 
     def __init__(
@@ -259,7 +370,7 @@ def stream_window_agg(
     allowed_lateness: Any = 0,
     time_unit: str = "s",
     row_columns: Sequence[str] | str | None = None,
-    api: str = "transformWithStateInPandas",
+    api: str | None = None,
     event_time_timers: bool = False,
 ) -> DataFrame:
     """Sliding-window aggregation per key over a streaming DataFrame (append mode).
@@ -267,7 +378,9 @@ def stream_window_agg(
     Parameters are those of :func:`windowagg.spark.window_agg`, plus the lateness settings
     (see the module docstring) and ``api``: ``"transformWithStateInPandas"`` (needs
     ``spark.sql.streaming.stateStore.providerClass`` = RocksDB, which
-    :func:`windowagg.spark.session` sets) or ``"applyInPandasWithState"``.
+    :func:`windowagg.spark.session` sets) or ``"applyInPandasWithState"``; ``None``
+    (default) picks ``"applyInPandasWithState"``, or ``"transformWithStateInPandas"`` when
+    ``event_time_timers`` is set.
 
     ``event_time_timers=True`` (time windows, ``transformWithStateInPandas`` only) also
     follows Spark's *global* event-time watermark (the largest event time seen in any key
@@ -296,6 +409,8 @@ def stream_window_agg(
     key_list = [keys] if isinstance(keys, str) else list(keys)
     agg_list = parse_aggs(aggs)
     spec = make_spec(size, slide, rows, every, start_time, max_out_of_orderness, allowed_lateness)
+    if api is None:
+        api = "transformWithStateInPandas" if event_time_timers else "applyInPandasWithState"
     if event_time_timers and api != "transformWithStateInPandas":
         raise ValueError(
             "event_time_timers needs api='transformWithStateInPandas': applyInPandasWithState's "
@@ -312,7 +427,7 @@ def stream_window_agg(
         prepared = _with_global_watermark(prepared, time, time_unit, spec.max_out_of_orderness)
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
-    schema = output_schema(key_fields, agg_list)
+    schema = packed_schema(key_fields, agg_list)
     # Rows with a null key never reach the stateful operator: they are rejects, produced by
     # a stateless mapInPandas and unioned into the same output. (Besides, a null key in an
     # Arrow batch turns integer keys into floats on the Python side, and
@@ -341,8 +456,7 @@ def stream_window_agg(
             outputMode="Append",
             timeMode="EventTime" if event_time_timers else "None",
         )
-        return stateful.unionByName(rejects)
-    if api == "applyInPandasWithState":
+    elif api == "applyInPandasWithState":
 
         def fn(
             key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: GroupState
@@ -360,7 +474,8 @@ def stream_window_agg(
             outputMode="append",
             timeoutConf=GroupStateTimeout.NoTimeout,
         )
-        return stateful.unionByName(rejects)
-    raise ValueError(
-        f"api must be 'transformWithStateInPandas' or 'applyInPandasWithState', got {api!r}"
-    )
+    else:
+        raise ValueError(
+            f"api must be 'transformWithStateInPandas' or 'applyInPandasWithState', got {api!r}"
+        )
+    return unpack(stateful.unionByName(rejects), key_list, agg_list)

@@ -616,7 +616,9 @@ class _TimeWindows:
         """
         self._range_evaluator = evaluate
 
-    def accept_many(self, pairs: Iterable[tuple[Any, Any]]) -> list[int]:
+    def accept_many(
+        self, pairs: Iterable[tuple[Any, Any]], *, trusted_values: bool = False
+    ) -> list[int]:
         """Per-event mode: ingest a burst exactly as :meth:`insert_many`, but emit nothing.
 
         For callers that compute the per-event windows themselves (the vectorised path of
@@ -628,6 +630,13 @@ class _TimeWindows:
         arrival order. Entries that no future event can see are evicted as in
         :meth:`insert`. O(m) checks + one ``bulk_insert`` (O(m log m) worst case).
 
+        With ``trusted_values=True`` the caller guarantees that ``monoid.lift(v)`` succeeds
+        for every value of the burst (e.g. finite floats into built-in numeric monoids,
+        checked before): timestamps and lateness are judged as above, but values are lifted
+        only for the events still stored after the burst's eviction, and not checked by a
+        ``combine``. The stored entries, counters and rejects are the same; a large burst
+        then costs O(m) comparisons plus the lifts and ``bulk_insert`` of its tail only.
+
         Examples
         --------
         >>> from windowagg.monoids import Sum
@@ -636,6 +645,11 @@ class _TimeWindows:
         [0, 2, 4]
         >>> list(w.aggregator), w.counters["emitted"], w.rejected[1].reason
         ([(5, (1, 1)), (20, (2, 8))], 3, 'late: 9 < lateness bound 20')
+        >>> w2 = SlidingWindows(Sum(), 10, aggregator="recalc", late="side")
+        >>> w2.accept_many([(5, 1), (None, 2), (20, 3), (9, 4), (20, 5)], trusted_values=True)
+        [0, 2, 4]
+        >>> list(w2.aggregator) == list(w.aggregator), w2.counters == w.counters
+        (True, True)
         """
         if self._slide is not None:
             raise ValueError("accept_many is for per-event windows (slide=None)")
@@ -644,6 +658,8 @@ class _TimeWindows:
         items = list(pairs)
         if self._late == "raise":
             self._precheck_late(items, sequential=True)
+        if trusted_values:
+            return self._accept_trusted(items)
         accepted: list[int] = []
         bulk: list[tuple[Any, tuple[int, Any]]] = []
         n_late_acc = 0
@@ -686,6 +702,67 @@ class _TimeWindows:
             o = self._agg.oldest()
             if o is not None and o <= self._bound - S - S:  # as in _advance
                 self._agg.bulk_evict(self._bound - S)
+        return accepted
+
+    def _accept_trusted(self, items: list[tuple[Any, Any]]) -> list[int]:
+        """:meth:`accept_many` for values whose ``lift`` cannot fail: judge, then store the tail.
+
+        Same decisions as the checked loop (a value never fails here), so the bound moves
+        alike; the eviction that ends the burst is decided first, and only the accepted
+        events after its cut are lifted and inserted (the others would be evicted at once).
+        """
+        accepted: list[int] = []
+        n_late_acc = 0
+        ooo = self._ooo
+        L = self._L
+        for i, (t, v) in enumerate(items):
+            if (type(t) is not self._ttype or t != t) and not self._admit_time(t, v):
+                continue
+            bound = self._bound
+            if bound is not None and t < bound:
+                if self._late == "raise":
+                    raise late_error(t, bound)
+                self._late_event(t, v)
+                continue
+            accepted.append(i)
+            mx = self._max
+            if mx is None or t > mx:
+                self._max = t
+                wm = t - ooo
+                if self._wm is None or wm > self._wm:
+                    self._wm = wm
+                    self._bound = wm - L
+            elif self._wm is not None and t < self._wm:
+                n_late_acc += 1
+        self._n_accepted += len(accepted)
+        self._counts["late_accepted"] += n_late_acc
+        self._counts["emitted"] += len(accepted) * len(self._sizes)
+        if not accepted:
+            return accepted
+        m = self._m
+        if not self._has_witness:  # as _validate: the first accepted value is the witness
+            self._witness = m.lift(items[accepted[0]][1])
+            self._has_witness = True
+        cut = None
+        if self._bound is not None:
+            S = self._S
+            o = self._agg.oldest()
+            first = min(items[i][0] for i in accepted)
+            if o is None or first < o:
+                o = first
+            if o <= self._bound - S - S:  # as in _advance: the burst ends with this eviction
+                cut = self._bound - S
+        lift = m.lift  # bound method cached in a local: runs once per stored event
+        if cut is None:
+            bulk = [(items[i][0], (1, lift(items[i][1]))) for i in accepted]
+        else:
+            bulk = [(items[i][0], (1, lift(items[i][1]))) for i in accepted if items[i][0] > cut]
+        if bulk:
+            self._agg.bulk_insert(bulk)
+        if cut is not None:
+            o = self._agg.oldest()
+            if o is not None and o <= cut:
+                self._agg.bulk_evict(cut)
         return accepted
 
     def _precheck_late(self, items: list[tuple[Any, Any]], *, sequential: bool = False) -> None:
