@@ -7,8 +7,9 @@ Sections (one round = evict oldest + insert + query, as in the papers):
 
 - ``distance``: throughput vs out-of-order distance d (every insert lands exactly d entries
   before the youngest, the papers' adversarial generator), window 10^6 (quick: 10^5) for
-  Sum and GeometricMean, 2^14 for BloomFilter (a 2^14-bit partial per entry and per node
-  would need gigabytes at 10^6), min_arity 2/4/8, plus BTree;
+  Sum, Sum through the generic path (``SumGeneric``) and GeometricMean, 2^14 for
+  BloomFilter (a 2^14-bit partial per entry and per node would need gigabytes at 10^6),
+  min_arity 2/4/8/16 (plus 32, Sum's default, for Sum; 8/16 for SumGeneric), plus BTree;
 - ``fifo``: d = 0 throughput vs window size, FiBA (min_arity 2..16) vs BTree;
 - ``latency``: per-round latency percentiles at d = 0 and d = 10^3;
 - ``bulk``: bulk_evict / bulk_insert vs loops of single operations, by bulk size m;
@@ -65,6 +66,12 @@ except ImportError:  # pragma: no cover - depends on the checkout
 
         def lower(self, a: int) -> int:
             return a
+
+
+class SumGeneric(Sum):
+    """Sum through FiBA's generic path: a subclass is not ``Sum`` by exact type, so FiBA
+    uses none of its Sum shortcuts (int-sum updates, inline ``+``): what any user monoid
+    with a cheap combine gets."""
 
 
 _SUFFIX = {False: "", True: "_quick"}  # --quick never overwrites the full run's plots
@@ -137,15 +144,16 @@ def bench_distance(quick: bool, out: dict[str, Any]) -> list[str]:
     n_big = 10**5 if quick else 10**6
     n_bloom = 2**12 if quick else 2**14
     rounds = 2000 if quick else 8000
-    cases: list[tuple[str, Any, int, int]] = [
-        ("sum", Sum(), n_big, rounds),
-        ("geomean", GeometricMean(), n_big, rounds),
-        ("bloom", BloomFilter(), n_bloom, rounds // 4),
+    all_mus = (2, 4, 8, 16)
+    cases: list[tuple[str, Any, int, int, tuple[int, ...]]] = [
+        ("sum", Sum(), n_big, rounds, (*all_mus, 32)),
+        ("sum_generic", SumGeneric(), n_big, rounds, (8, 16)),
+        ("geomean", GeometricMean(), n_big, rounds, all_mus),
+        ("bloom", BloomFilter(), n_bloom, rounds // 4, all_mus),
     ]
-    mus = (2, 4, 8, 16)
     tables = []
     res: dict[str, Any] = {}
-    for name, monoid, n, count in cases:
+    for name, monoid, n, count, mus in cases:
         ds = [0] + [
             d for d in ((100, 10**3, 10**4) if quick else (100, 10**3, 10**5)) if d <= n // 2
         ]
@@ -205,6 +213,7 @@ def bench_fifo(quick: bool, out: dict[str, Any]) -> list[str]:
         ("FiBA μ=4", FiBA, 4),
         ("FiBA μ=8", FiBA, 8),
         ("FiBA μ=16", FiBA, 16),
+        ("FiBA μ=32", FiBA, 32),
         ("BTree μ=4", BTree, 4),
         ("BTree μ=8", BTree, 8),
     ]:
@@ -263,7 +272,12 @@ def bench_latency(quick: bool, out: dict[str, Any]) -> list[str]:
     rows = []
     res: dict[str, Any] = {}
     ps = (50, 99, 99.9, 99.99, 100)
-    for label, cls, mu in [("FiBA μ=8", FiBA, 8), ("FiBA μ=2", FiBA, 2), ("BTree μ=4", BTree, 4)]:
+    for label, cls, mu in [
+        ("FiBA μ=32", FiBA, 32),
+        ("FiBA μ=8", FiBA, 8),
+        ("FiBA μ=2", FiBA, 2),
+        ("BTree μ=4", BTree, 4),
+    ]:
         for d in (0, 10**3):
             w = _window(cls, Sum(), n, d, mu)
             ev, ins, q = w.evict, w.insert, w.query
@@ -307,7 +321,7 @@ def bench_bulk(quick: bool, out: dict[str, Any]) -> list[str]:
     n = 10**5 if quick else 10**6
     ms = [16, 1024] if quick else [16, 256, 4096]
     reps = 5 if quick else 9
-    mu = 8
+    mu = 32  # FiBA's default for Sum
     rows = []
     res: dict[str, Any] = {}
     ev_series: dict[str, tuple[list[float], list[float]]] = {
@@ -421,11 +435,11 @@ def bench_memory(quick: bool, out: dict[str, Any]) -> list[str]:
 
         return build
 
-    configs = [("FiBA", FiBA, mu) for mu in (2, 4, 8, 16)] + [("BTree", BTree, 8)]
+    configs = [("FiBA", FiBA, mu) for mu in (2, 4, 8, 16, 32)] + [("BTree", BTree, 8)]
     for label, cls, mu in configs:
         for how, maker in (("appends", appended), ("from_sorted_partials", restored)):
-            if how == "appends" and mu != 8:
-                continue  # tracemalloc makes a million single inserts slow: one μ only
+            if how == "appends" and mu not in (8, 32):
+                continue  # tracemalloc makes single inserts slow: the two default μ only
             b, w = _traced_bytes(maker(cls, mu))
             size = n_app if how == "appends" else n
             assert len(w) == size

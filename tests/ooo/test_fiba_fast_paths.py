@@ -208,10 +208,14 @@ def _fifo_run(mu: int, n: int, rounds: int, seed: int, name: str) -> None:
     assert list(w) == list(r)
 
 
-@pytest.mark.parametrize("mu", range(2, 9))
+@pytest.mark.parametrize("mu", [*range(2, 9), 16, 32])  # 32: Sum's default
 def test_fifo_on_deep_trees_int_sum(mu: int) -> None:
-    # n = 120 at mu = 2 is a tree of height 5-6; 3 turnovers of the window
-    _fifo_run(mu, n=40 * mu if mu > 2 else 120, rounds=360, seed=mu, name="sum_int")
+    # n = 120 at mu = 2 is a tree of height 5-6; 3 turnovers of the window. For 16 and 32
+    # a smaller, wider tree and more rounds, so the root's children split and merge too
+    if mu <= 8:
+        _fifo_run(mu, n=40 * mu if mu > 2 else 120, rounds=360, seed=mu, name="sum_int")
+    else:
+        _fifo_run(mu, n=20 * mu, rounds=1200, seed=mu, name="sum_int")
 
 
 @pytest.mark.parametrize("name", ["sum_dyadic", "concat"])
@@ -292,3 +296,22 @@ def test_counting_sum_keeps_the_generic_path(mu: int) -> None:
         w.insert(t, 1)
         w.query()
     assert m.combines >= 500 * 3  # at least the append's and the query's combines
+
+
+@pytest.mark.parametrize("d", [3, 40])
+@pytest.mark.parametrize("mu", [2, 3, 4, 8])
+def test_the_papers_distance_generator_int_sum(mu: int, d: int) -> None:
+    # every insert lands d entries before the youngest, right after the previous insert:
+    # consecutive inserts reuse the cached middle leaf until anything restructures
+    n, big = 150, 10**6
+    m = Sum()
+    pairs = [(t, t % 7 + 1) for t in range(n - d)] + [(big + t, 1) for t in range(d)]
+    w, r = FiBA.from_sorted_partials(m, pairs, min_arity=mu), Recalc(m)
+    r.bulk_insert(pairs)
+    for i in range(300):
+        for method, *args in (("evict", i), ("insert", n - d + i, i % 11 - 5)):
+            getattr(w, method)(*args)
+            getattr(r, method)(*args)
+            w._check()
+            assert w.query() == r.query() and len(w) == len(r), (i, method)
+    assert list(w) == list(r)

@@ -30,9 +30,24 @@ Implementation notes beyond the papers:
   so evicting the oldest entry costs no combine until the leaf underflows; appending the
   youngest entry extends the right finger's aggregate with one combine;
 * **Size.** ``bulk_evict`` detaches whole subtrees without visiting their entries; they are
-  put on a graveyard list and counted (and released) a few nodes per later insert/evict, or
-  all at once by ``len()``.  So ``bulk_evict`` stays O(log m), ``len()`` is exact, O(1) when
-  nothing is pending and amortized O(1) overall (each discarded node is counted once);
+  put on a graveyard list and counted (and released) a few nodes per later operation off
+  the fast paths (including every split and merge at the fingers), or all at once by
+  ``len()``.  So ``bulk_evict`` stays O(log m), ``len()`` is exact, O(1) when nothing is
+  pending and amortized O(1) overall (each discarded node is counted once).  The d = 0
+  fast paths do not count at all: ``_size`` is exact as of the fingers' lengths recorded
+  (``_sync``/``_rebase``) by every operation off the fast paths, and ``len()`` adds how
+  much the fingers grew or shrank since;
+* **Int sums.** For ``Sum`` (exact type, so ``Counting`` and subclasses keep the generic
+  path) and while every stored partial is an ``int``, sums are exact in any order, so
+  an operation adds (or subtracts) the changed value to each stored aggregate that covers
+  it instead of refolding nodes: O(1) per level, and splits and merges cost one ``sum()``
+  of the entries that move.  The left finger then keeps no suffix list (its aggregate is
+  kept by subtraction).  Inserts off the fast path also remember the middle leaf they
+  went to (its key bounds and the nodes to update) and reuse it while nothing has been
+  restructured: consecutive late events landing together skip the finger search.  The
+  first non-``int`` value (a float, a bool, ...) ends the shortcuts for good; the
+  aggregates are the same numbers either way, and ``_check()`` verifies them with the
+  generic formulas;
 * bulk inserts whose timestamps collide with stored ones, at leaves or inner nodes, are
   combined in place (``old ⊗ new``) and the per-level treelets are coalesced by target
   node, which avoids the tree corruption of the authors' C++ (guide §4.8).
@@ -56,7 +71,7 @@ from __future__ import annotations
 
 import operator
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import reduce
 from itertools import accumulate
 from typing import Any
@@ -68,7 +83,8 @@ from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
 __all__ = ["FiBA"]
 
-DEFAULT_MIN_ARITY = 8
+DEFAULT_MIN_ARITY = 8  # any monoid but Sum (benchmarks/bench_ooo.py, docs/performance/ooo.md)
+SUM_MIN_ARITY = 32  # Sum (exact type): cheapest operator, int-sum shortcuts; same source
 
 _AGG = operator.attrgetter("agg")
 _NONE: Any = object()  # "no accumulator yet" (None is a legitimate partial, e.g. Max's identity)
@@ -106,7 +122,12 @@ class FiBA:
     monoid
         Any object with ``identity``, ``lift``, ``combine`` and ``lower``.
     min_arity
-        μ >= 2; nodes have between μ and 2μ children (the root: 2 to 2μ).
+        μ >= 2; nodes have between μ and 2μ children (the root: 2 to 2μ). Default
+        (None): 32 for ``Sum`` (the cheapest operator: bigger nodes mean fewer splits
+        and merges at the fingers), 8 for every other monoid (a node refold costs O(μ)
+        combines when data arrives out of order); chosen by ``benchmarks/bench_ooo.py``,
+        see ``docs/performance/ooo.md``. For expensive operators (e.g. large Bloom
+        filters) with out-of-order data, 2-4 is faster.
 
     Examples
     --------
@@ -123,10 +144,12 @@ class FiBA:
         "_combine",
         "_dead",
         "_flip",
+        "_hint",
         "_hlift",
         "_hlower",
         "_ints",
         "_lf",
+        "_lfn",
         "_lift",
         "_lower",
         "_lsuf",
@@ -136,13 +159,17 @@ class FiBA:
         "_mink",
         "_one",
         "_rf",
+        "_rfn",
         "_root",
         "_size",
         "_tcls",
+        "_ver",
     )
 
-    def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int = DEFAULT_MIN_ARITY) -> None:
+    def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int | None = None) -> None:
         require_monoid(monoid, "ooo.FiBA")
+        if min_arity is None:
+            min_arity = SUM_MIN_ARITY if type(monoid) is Sum else DEFAULT_MIN_ARITY
         if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
             raise ValueError(f"ooo.FiBA: min_arity must be an int >= 2, got {min_arity!r}")
         self._m = monoid
@@ -174,7 +201,16 @@ class FiBA:
         self._lf = root
         self._rf = root
         self._lsuf: list[Any] = []
+        # The fast paths do not count: _size is exact as of the finger lengths _lfn/_rfn
+        # (see "Size" in the module docstring, _sync and _rebase)
         self._size = 0
+        self._lfn = 0
+        self._rfn = 0
+        # int sums: the last middle leaf an insert went to, with its key bounds and the
+        # nodes whose sums an insert there changes; valid while _ver (bumped by every
+        # operation off the fast paths, i.e. by every restructuring) is unchanged
+        self._ver = 0
+        self._hint: tuple[Any, ...] | None = None
         self._dead: list[_Node] = []
         self._tcls: type | None = None
 
@@ -193,9 +229,9 @@ class FiBA:
     def min_arity(self) -> int:
         """μ: every non-root node has between μ and 2μ children.
 
-        >>> from windowagg.monoids import Sum
-        >>> FiBA(Sum()).min_arity, FiBA(Sum(), min_arity=2).min_arity
-        (8, 2)
+        >>> from windowagg.monoids import Concat, Sum
+        >>> FiBA(Sum()).min_arity, FiBA(Concat()).min_arity, FiBA(Sum(), min_arity=2).min_arity
+        (32, 8, 2)
         """
         return self._minarity
 
@@ -552,11 +588,10 @@ class FiBA:
                     rf.vals.append(v)
                     rf.loc += v
                     rf.agg += v
-                    self._size += 1
                     if len(times) > self._maxk:
-                        self._split_rs_int(rf)
+                        self._counted(self._split_rs_int, rf)
                     return
-                self._insert_int(t, v)
+                self._insert_int(t, v)  # keeps the count itself
                 return
             self._leave_ints()
         lift = self._hlift
@@ -576,14 +611,51 @@ class FiBA:
             rf.loc = loc
             times.append(t)
             rf.vals.append(v)
-            self._size += 1
             if len(times) > self._maxk:
-                self._split_rf(rf)
+                self._counted(self._split_rf, rf)
             return
+        self._counted(self._insert_generic, t, v)
+
+    def _insert_generic(self, t: Any, v: Any) -> None:
+        """insert() off the fast path, generic monoids (and a one-leaf int-sum tree)."""
         if self._dead:
             self._drain(2)
         node, i, found = self._search(t)
         self._insert_at(node, i, found, t, v)
+
+    def _sync(self) -> None:
+        """Count what the fast paths did (they only change the fingers' lengths). O(1).
+
+        Every operation off the fast paths runs between ``_sync()`` and ``_rebase()``
+        and keeps ``_size`` exact itself.
+        """
+        self._ver += 1
+        lf, rf = self._lf, self._rf
+        self._size += len(lf.times) - self._lfn
+        if rf is not lf:
+            self._size += len(rf.times) - self._rfn
+        self._lfn = len(lf.times)
+        self._rfn = len(rf.times)
+
+    def _counted(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` (an operation off the fast paths) between ``_sync()`` and
+        ``_rebase()``, also when it raises."""
+        self._sync()
+        try:
+            return fn(*args)
+        finally:
+            self._rebase()
+
+    def _lf_underflow(self, lf: _Node) -> None:
+        """Generic monoids: rebalance after the left finger underflowed (fast evict)."""
+        if self._dead:
+            self._drain(2 * self._maxk)
+        self._repair(*self._rebalance_evict(lf, None))
+
+    def _rebase(self) -> None:
+        """Record the fingers' lengths after an operation off the fast paths. O(1)."""
+        self._lfn = len(self._lf.times)
+        self._rfn = len(self._rf.times)
 
     def _insert_at(self, node: _Node, i: int, found: bool, t: Any, v: Any) -> None:
         """Put the partial v at position i of node (combined in place if found); repair."""
@@ -609,6 +681,9 @@ class FiBA:
     def _insert_int(self, t: Any, v: int) -> None:
         """insert() off the fast path in an int-sum window: O(1) per level, no refolds.
 
+        Called outside ``_sync()``/``_rebase()``: it counts a new entry itself unless the
+        entry went to the right finger, and wraps anything that restructures.
+
         One pass: the finger search climbs to the node whose range holds t and descends,
         adding v to the up-aggregate of every middle node it enters (v lands below each
         of them); then the lowest spine node (or root) of the path and the spine below
@@ -618,10 +693,29 @@ class FiBA:
         """
         if self._dead:
             self._drain(2)
+        h = self._hint
+        if h is not None and h[0] == self._ver and h[2] < t < h[3]:
+            # the same middle leaf as the last insert, nothing restructured since
+            node: _Node = h[1]
+            times = node.times
+            i = bisect_left(times, t)
+            if i < len(times) and times[i] == t:
+                node.vals[i] += v
+            else:
+                times.insert(i, t)
+                node.vals.insert(i, v)
+                self._size += 1
+            adds = h[4]
+            for y in adds:
+                y.agg += v
+            if h[5] is not None:
+                h[5].loc += v
+            if len(times) > self._maxk:
+                self._split_hinted(node, t, h[2], h[3], adds, h[5])
+            return
         root = self._root
         if root.kids is None:
-            node, i, found = self._search(t)
-            self._insert_at(node, i, found, t, v)
+            self._counted(self._insert_generic, t, v)
             return
         rt = root.times
         # the climbs stop at the root at the latest (its keys bound t from the other side)
@@ -636,6 +730,7 @@ class FiBA:
         else:
             node = root
         top = node  # the lowest spine node or root on the path
+        lo = hi = _NONE  # the key bounds of node's subtree, when the descent saw them
         while True:
             times = node.times
             i = bisect_left(times, t)
@@ -646,65 +741,83 @@ class FiBA:
             if kids is None:
                 found = False
                 break
+            if i:
+                lo = times[i - 1]
+            if i < len(times):
+                hi = times[i]
             node = kids[i]
             if node.ls or node.rs:
                 top = node
             else:
                 node.agg += v
         if node is self._lf:
-            self._insert_at(node, i, found, t, v)
+            self._counted(self._insert_at, node, i, found, t, v)
             return
         if found:
             node.vals[i] += v
         else:
             times.insert(i, t)
             node.vals.insert(i, v)
-            self._size += 1
+            if node is not self._rf:  # the right finger's length is counted by _sync
+                self._size += 1
         if top.parent is None:
             top.agg += v
+            adds = []  # the aggregates an insert at node changes (for the hint)
         else:
-            top.loc += v
-            top.agg += v
-            side = 0 if top.ls else -1
-            kids = top.kids
-            while kids is not None:
-                y = kids[side]
-                y.agg += v
-                kids = y.kids
-        if len(times) > self._maxk:
-            self._overflow_int(node)
+            adds = self._bump_spine(top, v)
+        if lo is not _NONE and hi is not _NONE and node.kids is None and node is not top:
+            y = node
+            ups = []
+            while y is not top:
+                ups.append(y)
+                y = y.parent
+            adds = ups + adds
+            adds.append(top)
+            toploc = top if top.parent is not None else None
+            if len(times) > self._maxk:
+                self._split_hinted(node, t, lo, hi, adds, toploc)
+            else:
+                self._hint = (self._ver, node, lo, hi, adds, toploc)
+        elif len(times) > self._maxk:
+            self._counted(self._overflow_int, node)
 
-    def _overflow_int(self, y: _Node) -> None:
+    def _split_hinted(
+        self, node: _Node, t: Any, lo: Any, hi: Any, adds: list[_Node], toploc: _Node | None
+    ) -> None:
+        """Split the overflowing middle leaf of an int-sum insert; keep the hint on the half
+        that holds t when only the leaf split (adds[0] is the leaf)."""
+        split = self._counted(self._overflow_int, node)
+        if split is None:
+            return
+        z, sep_t = split
+        if sep_t < t:
+            leaf, lo = z, sep_t
+        elif t < sep_t:
+            leaf, hi = node, sep_t
+        else:
+            return  # t went up as the separator
+        self._hint = (self._ver, leaf, lo, hi, [leaf, *adds[1:]], toploc)
+
+    def _overflow_int(self, y: _Node) -> tuple[_Node, Any] | None:
         """Int sums: split an overflowing node y and its ancestors as needed. O(μ) per level.
 
         A middle node keeps μ entries; the new right sibling z takes the rest and its sum;
         the parent's total is unchanged, so nothing above changes unless the parent
         overflows in turn. Right-spine nodes go to ``_split_rs_int``; left-spine nodes and
-        the root take the general path.
+        the root take the general path. Returns ``(z, separator key)`` when only y split
+        (nothing else changed shape), else None.
         """
         mu, maxk = self._minarity, self._maxk
+        first = True
         while True:
             if y.rs:
                 self._split_rs_int(y)
-                return
+                return None
             p = y.parent
             if p is None or y.ls:
                 self._repair(*self._rebalance_insert(y))
-                return
-            times, vals, kids = y.times, y.vals, y.kids
-            zv = vals[mu + 1 :]
-            z = _Node(times[mu + 1 :], zv, None, p)
-            zagg = sum(zv)
-            if kids is not None:
-                zk = kids[mu + 1 :]
-                del kids[mu + 1 :]
-                for c in zk:
-                    c.parent = z
-                    zagg += c.agg
-                z.kids = zk
-            sep_t, sep = times[mu], vals[mu]
-            del times[mu:]
-            del vals[mu:]
+                return None
+            z, zagg, sep_t, sep = self._cut_int(y, p, mu)
             y.agg -= zagg + sep
             z.agg = zagg
             pk = p.kids
@@ -714,7 +827,8 @@ class FiBA:
             p.vals.insert(j, sep)
             pk.insert(j + 1, z)
             if len(p.times) <= maxk:
-                return
+                return (z, sep_t) if first else None
+            first = False
             y = p
 
     def _bump(self, y: _Node, dv: int) -> None:
@@ -729,26 +843,28 @@ class FiBA:
             if p is None:  # an inner root: its inner aggregate
                 y.agg += dv
                 return
-            if y.ls:
-                y.loc += dv
-                y.agg += dv
-                kids = y.kids
-                while kids is not None:
-                    y = kids[0]
-                    y.agg += dv
-                    kids = y.kids
-                return
-            if y.rs:
-                y.loc += dv
-                y.agg += dv
-                kids = y.kids
-                while kids is not None:
-                    y = kids[-1]
-                    y.agg += dv
-                    kids = y.kids
+            if y.ls or y.rs:
+                self._bump_spine(y, dv)
                 return
             y.agg += dv
             y = p
+
+    @staticmethod
+    def _bump_spine(y: _Node, dv: int) -> list[_Node]:
+        """Int sums: dv lands in the part of the spine node y (not the root) that it
+        stores itself: add it there, to y's aggregate and to the aggregates below y on
+        its spine (they include y's). Returns those nodes below y. O(height of y)."""
+        y.loc += dv
+        y.agg += dv
+        side = 0 if y.ls else -1
+        below = []
+        kids = y.kids
+        while kids is not None:
+            y = kids[side]
+            y.agg += dv
+            below.append(y)
+            kids = y.kids
+        return below
 
     def _leave_ints(self) -> None:
         """A non-int partial arrives: stop the int-sum shortcuts, build the suffix list."""
@@ -774,9 +890,8 @@ class FiBA:
             del times[0]
             if self._ints:
                 lf.agg -= lf.vals.pop(0)
-                self._size -= 1
                 if len(times) < self._mink and lf.parent is not None:
-                    self._ls_underflow_int(lf)
+                    self._counted(self._ls_underflow_int, lf)
                 return
             del lf.vals[0]
             suf = self._lsuf
@@ -786,11 +901,8 @@ class FiBA:
             else:
                 p = lf.parent
                 lf.agg = p.agg if p is not None and p.parent is not None else self._one
-            self._size -= 1
             if len(times) < self._mink and lf.parent is not None:
-                if self._dead:
-                    self._drain(2 * self._maxk)
-                self._repair(*self._rebalance_evict(lf, None))
+                self._counted(self._lf_underflow, lf)
             return
         if t.__class__ is not int or self._tcls is not int:
             if self._root.kids is None and not self._root.times:
@@ -799,6 +911,11 @@ class FiBA:
             self._validate(t)
         if not times:
             return  # empty window
+        self._counted(self._evict_general, t)
+
+    def _evict_general(self, t: Any) -> None:
+        """evict() off the fast path (t is valid, the window is not empty)."""
+        lf = self._lf
         if self._dead:
             self._drain(2)
         node, i, found = self._search(t)
@@ -946,6 +1063,27 @@ class FiBA:
         loc = z.loc = reduce(comb, zv)
         z.agg = comb(p.agg, loc) if p.parent is not None else loc
 
+    @staticmethod
+    def _cut_int(y: _Node, p: _Node, mu: int) -> tuple[_Node, int, Any, int]:
+        """Int sums: move y's entries (and children) after the μ-th into a new node z
+        under p. Returns z, the sum of everything z holds, and the separator (key, value)
+        taken out of y. O(μ)."""
+        times, vals, kids = y.times, y.vals, y.kids
+        zv = vals[mu + 1 :]
+        z = _Node(times[mu + 1 :], zv, None, p)
+        total = sum(zv)
+        if kids is not None:
+            zk = kids[mu + 1 :]
+            del kids[mu + 1 :]
+            for c in zk:
+                c.parent = z
+                total += c.agg
+            z.kids = zk
+        sep_t, sep = times[mu], vals[mu]
+        del times[mu:]
+        del vals[mu:]
+        return z, total, sep_t, sep
+
     def _split_rs_int(self, y: _Node) -> None:
         """Int sums: split an overflowing right-spine node y, and its ancestors as needed.
 
@@ -960,21 +1098,10 @@ class FiBA:
         while True:
             p = y.parent
             assert p is not None
-            times, vals, kids = y.times, y.vals, y.kids
-            zv = vals[mu + 1 :]
-            z = _Node(times[mu + 1 :], zv, None, p)
-            zloc = sum(zv)
-            if kids is not None:
-                zk = kids[mu + 1 :]
-                del kids[mu + 1 :]
-                for c in zk:
-                    c.parent = z
-                    zloc += c.agg
-                zloc -= c.agg  # the last child is on the spine: not in z's own part
-                z.kids = zk
-            sep_t, sep = times[mu], vals[mu]
-            del times[mu:]
-            del vals[mu:]
+            z, zloc, sep_t, sep = self._cut_int(y, p, mu)
+            zk = z.kids
+            if zk is not None:
+                zloc -= zk[-1].agg  # the last child is on the spine: not in z's own part
             acc = y.loc - zloc - sep
             y.agg = acc
             y.rs = False
@@ -1092,7 +1219,9 @@ class FiBA:
         """
         if self._dead:
             self._drain(-1)
-        return self._size
+        lf, rf = self._lf, self._rf
+        n: int = self._size + len(lf.times) - self._lfn
+        return n if rf is lf else n + len(rf.times) - self._rfn
 
     def __bool__(self) -> bool:
         """True when the window holds an entry. O(1).
@@ -1236,6 +1365,10 @@ class FiBA:
         >>> w.bulk_evict(14); w.query(), w.oldest(), len(w)
         (85, 15, 5)
         """
+        self._counted(self._bulk_evict, t)
+
+    def _bulk_evict(self, t: Any) -> None:
+        """``bulk_evict`` between ``_sync()`` and ``_rebase()``."""
         root = self._root
         if root.kids is None and not root.times:
             check_timestamp(t, None)
@@ -1430,6 +1563,10 @@ class FiBA:
         >>> w.bulk_insert([(7, "b"), (5, "new"), (1, "a"), (7, "c")]); w.query()
         ('a', 'old', 'new', 'b', 'c')
         """
+        self._counted(self._bulk_insert, pairs)
+
+    def _bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+        """``bulk_insert`` between ``_sync()`` and ``_rebase()``."""
         items = pairs if isinstance(pairs, list) else list(pairs)
         if not items:
             return
@@ -1532,6 +1669,7 @@ class FiBA:
             rf.rs = True
         self._lf, self._rf = lf, rf
         self._size = len(ts)
+        self._rebase()
         fix = self._fix
         for nodes in levels:  # bottom-up: up-aggregates first
             for y in nodes:
@@ -1774,7 +1912,7 @@ class FiBA:
         cls,
         monoid: Monoid[Any, Any, Any],
         pairs: Iterable[tuple[Any, Any]],
-        min_arity: int = DEFAULT_MIN_ARITY,
+        min_arity: int | None = None,
     ) -> FiBA:
         """Build a window from strictly increasing ``(t, partial)`` pairs in O(n).
 

@@ -22,7 +22,6 @@ Examples
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -158,65 +157,6 @@ def prepare(
         names = [n for n in names if n != frames.ROW_COLUMN]
         cols.append(F.to_json(F.struct(*[F.col(n) for n in names])).alias(frames.ROW_COLUMN))
     return df.select(*cols)
-
-
-def combined_frame(
-    results: pd.DataFrame, rejects: pd.DataFrame, keys: Sequence[str], aggs: Sequence[Agg]
-) -> pd.DataFrame:
-    """Stack results and rejects into the :func:`output_schema` column layout. O(rows).
-
-    Columns keep typed dtypes (datetimes stay ``datetime64``; the all-null ``reason`` and
-    ``row`` of window rows are pandas ``string`` columns, ``event_time`` ``NaT``): Spark's
-    ``applyInPandasWithState`` concatenates the output frames, and pandas checks all-null
-    *object* columns element by element there (~1.5 µs per row), and converting object
-    timestamps to Arrow is slower still.
-    """
-    import numpy as np
-
-    n, m = len(results), len(rejects)
-    names = ["kind", *keys, "window_start", "window_end", *[a.alias for a in aggs]]
-    data: dict[str, Any] = {}
-    if m == 0:  # the common case: one frame, no concatenation
-        data["kind"] = np.full(n, "window", dtype=object)
-        for c in names[1:]:
-            data[c] = results[c].array
-        data["reason"] = _null_strings(n)
-        data["event_time"] = _null_times(n)
-        data["row"] = _null_strings(n)
-        return pd.DataFrame(data, copy=False)
-    out = results.copy()
-    out.insert(0, "kind", "window")
-    out["reason"] = _null_strings(n)
-    out["event_time"] = _null_times(n)
-    out["row"] = _null_strings(n)
-    rj = pd.DataFrame({"kind": ["reject"] * m})
-    for k in keys:
-        rj[k] = None
-    rj["window_start"] = pd.NaT
-    rj["window_end"] = pd.NaT
-    for a in aggs:
-        rj[a.alias] = None
-    for c in ("reason", "event_time", "row"):
-        rj[c] = rejects[c].to_numpy()
-    if n:
-        with warnings.catch_warnings():  # all-NA reject columns: dtypes come from `out`
-            warnings.simplefilter("ignore", FutureWarning)
-            out = pd.concat([out, rj], ignore_index=True)
-    else:
-        out = rj
-    return out[[*names, "reason", "event_time", "row"]]
-
-
-def _null_strings(n: int) -> Any:
-    import numpy as np
-
-    return pd.array(np.full(n, None, dtype=object), dtype=pd.StringDtype("python"))
-
-
-def _null_times(n: int) -> Any:
-    import numpy as np
-
-    return pd.array(np.full(n, np.datetime64("NaT", "us")), dtype=pd.DatetimeTZDtype("us", "UTC"))
 
 
 def _micros(s: pd.Series) -> Any:

@@ -1,9 +1,10 @@
 """Streaming sliding windows on Spark Structured Streaming, per key, with windowagg state.
 
 =================  ==========================================================================
-Spark operator     ``groupBy(keys).transformWithStateInPandas(WindowAggProcessor)`` (default;
-                   needs the RocksDB state store provider and ``protobuf``) or
-                   ``groupBy(keys).applyInPandasWithState(...)`` (any state store)
+Spark operator     ``groupBy(keys).applyInPandasWithState(...)`` (default; any state store;
+                   its Python input is column-wise, TWS's row by row: docs/spark.md) or
+                   ``groupBy(keys).transformWithStateInPandas(WindowAggProcessor)`` (needs
+                   the RocksDB state store provider and ``protobuf``)
 per key state      one ``binary`` value: ``SlidingWindows.to_bytes()`` / ``CountWindows``
                    (the versioned ``windowagg.codec`` format; never pickle)
 per micro-batch    validate rows (bad ones -> rejects), ``insert_many`` the good ones as one
@@ -14,7 +15,9 @@ lateness           per key: watermark = key's max event time - max_out_of_ordern
                    emitted) is a reject with reason ``late: ...`` (never dropped silently);
                    judged per micro-batch, as Spark judges rows against its watermark
 output             append mode; each window exactly once (state and output commit together
-                   per micro-batch through Spark's checkpoint)
+                   per micro-batch through Spark's checkpoint); Python returns one row of
+                   arrays per key and micro-batch (``packed_schema``), the JVM explodes it
+                   (``unpack``)
 =================  ==========================================================================
 
 By default Spark's own watermark is not used: no ``withWatermark`` is needed, and Spark
@@ -376,10 +379,11 @@ def stream_window_agg(
     """Sliding-window aggregation per key over a streaming DataFrame (append mode).
 
     Parameters are those of :func:`windowagg.spark.window_agg`, plus the lateness settings
-    (see the module docstring) and ``api``: ``"transformWithStateInPandas"`` (needs
+    (see the module docstring) and ``api``: ``"applyInPandasWithState"`` (the faster one
+    on PySpark 4.3) or ``"transformWithStateInPandas"`` (needs
     ``spark.sql.streaming.stateStore.providerClass`` = RocksDB, which
-    :func:`windowagg.spark.session` sets) or ``"applyInPandasWithState"``; ``None``
-    (default) picks ``"applyInPandasWithState"``, or ``"transformWithStateInPandas"`` when
+    :func:`windowagg.spark.session` sets); ``None`` (default) picks
+    ``"applyInPandasWithState"``, or ``"transformWithStateInPandas"`` when
     ``event_time_timers`` is set.
 
     ``event_time_timers=True`` (time windows, ``transformWithStateInPandas`` only) also

@@ -658,8 +658,6 @@ class _TimeWindows:
         items = list(pairs)
         if self._late == "raise":
             self._precheck_late(items, sequential=True)
-        if trusted_values:
-            return self._accept_trusted(items)
         accepted: list[int] = []
         bulk: list[tuple[Any, tuple[int, Any]]] = []
         n_late_acc = 0
@@ -676,12 +674,13 @@ class _TimeWindows:
                     raise late_error(t, bound)
                 self._late_event(t, v)
                 continue
-            try:
-                p = lift(v)
-            except Exception as e:  # the monoid rejected the value: keep it, say why
-                self._reject(t, v, BAD_VALUE, f"{type(e).__name__}: {e}")
-                continue
-            bulk.append((t, (1, p)))
+            if not trusted_values:  # trusted: lifted after the loop, only what is kept
+                try:
+                    p = lift(v)
+                except Exception as e:  # the monoid rejected the value: keep it, say why
+                    self._reject(t, v, BAD_VALUE, f"{type(e).__name__}: {e}")
+                    continue
+                bulk.append((t, (1, p)))
             accepted.append(i)
             mx = self._max
             if mx is None or t > mx:
@@ -692,11 +691,15 @@ class _TimeWindows:
                     self._bound = wm - L
             elif self._wm is not None and t < self._wm:
                 n_late_acc += 1
-        if bulk:
-            self._agg.bulk_insert(bulk)
         self._n_accepted += len(accepted)
         self._counts["late_accepted"] += n_late_acc
         self._counts["emitted"] += len(accepted) * len(self._sizes)
+        if trusted_values:
+            if accepted:
+                self._store_trusted(items, accepted)
+            return accepted
+        if bulk:
+            self._agg.bulk_insert(bulk)
         if self._bound is not None:
             S = self._S
             o = self._agg.oldest()
@@ -704,41 +707,11 @@ class _TimeWindows:
                 self._agg.bulk_evict(self._bound - S)
         return accepted
 
-    def _accept_trusted(self, items: list[tuple[Any, Any]]) -> list[int]:
-        """:meth:`accept_many` for values whose ``lift`` cannot fail: judge, then store the tail.
-
-        Same decisions as the checked loop (a value never fails here), so the bound moves
-        alike; the eviction that ends the burst is decided first, and only the accepted
-        events after its cut are lifted and inserted (the others would be evicted at once).
+    def _store_trusted(self, items: list[tuple[Any, Any]], accepted: list[int]) -> None:
+        """The storing half of ``accept_many(trusted_values=True)``: decide the eviction
+        that ends the burst first, then lift and insert only the accepted events after its
+        cut (the others would be evicted at once). Same entries as the checked path.
         """
-        accepted: list[int] = []
-        n_late_acc = 0
-        ooo = self._ooo
-        L = self._L
-        for i, (t, v) in enumerate(items):
-            if (type(t) is not self._ttype or t != t) and not self._admit_time(t, v):
-                continue
-            bound = self._bound
-            if bound is not None and t < bound:
-                if self._late == "raise":
-                    raise late_error(t, bound)
-                self._late_event(t, v)
-                continue
-            accepted.append(i)
-            mx = self._max
-            if mx is None or t > mx:
-                self._max = t
-                wm = t - ooo
-                if self._wm is None or wm > self._wm:
-                    self._wm = wm
-                    self._bound = wm - L
-            elif self._wm is not None and t < self._wm:
-                n_late_acc += 1
-        self._n_accepted += len(accepted)
-        self._counts["late_accepted"] += n_late_acc
-        self._counts["emitted"] += len(accepted) * len(self._sizes)
-        if not accepted:
-            return accepted
         m = self._m
         if not self._has_witness:  # as _validate: the first accepted value is the witness
             self._witness = m.lift(items[accepted[0]][1])
@@ -763,7 +736,6 @@ class _TimeWindows:
             o = self._agg.oldest()
             if o is not None and o <= cut:
                 self._agg.bulk_evict(cut)
-        return accepted
 
     def _precheck_late(self, items: list[tuple[Any, Any]], *, sequential: bool = False) -> None:
         """Raise LateEventError if any event of *items* would be late; change nothing.
