@@ -179,3 +179,125 @@ def test_packed_output_unpacks_to_the_combined_rows(spark):
     assert rej["row"].tolist() == rejects["row"].tolist()
     ev = rejects["event_time"].dt.tz_localize(None)
     assert (rej["event_time"] == ev).all()
+
+
+def test_event_time_timers_close_quiet_keys_and_route_late_rows(spark, tmp_path):
+    """Key 2 goes quiet after the first file: with event-time timers its windows are still
+    all emitted once the stream's watermark (driven by key 1) passes them, and its later
+    straggler, late against the global watermark, is a reject, not silently dropped."""
+    from windowagg.spark import stream_window_agg, window_agg
+
+    folder = str(tmp_path / "in")
+    os.makedirs(folder)
+    base = pd.Timestamp("2024-05-01", tz="UTC")
+    files = [
+        [(1, s, 1.0) for s in range(0, 300, 7)] + [(2, s, 2.0) for s in range(0, 300, 11)],
+        [(1, s, 1.0) for s in range(1000, 1300, 7)],
+        [(1, s, 1.0) for s in range(2000, 2300, 7)] + [(2, 250, 99.0)],  # key 2's straggler
+        [(1, 4000, 1.0)],
+    ]
+    for i, rows in enumerate(files):
+        part = pd.DataFrame(rows, columns=["key", "s", "value"])
+        part["key"] = part["key"].astype("int32")
+        part["t"] = base + pd.to_timedelta(part.pop("s"), unit="s")
+        p = os.path.join(folder, f"part-{i:03d}.parquet")
+        part.to_parquet(p, index=False, coerce_timestamps="us")
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))
+    sdf = (
+        spark.readStream.schema("key int, value double, t timestamp")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(folder)
+    )
+    kw = dict(size="5 minutes", slide="1 minute")
+    out = stream_window_agg(
+        sdf,
+        "key",
+        "t",
+        ["sum(value)", "count"],
+        max_out_of_orderness="60 seconds",
+        event_time_timers=True,
+        **kw,
+    )
+    sink = str(tmp_path / "out")
+    q = (
+        out.writeStream.format("parquet")
+        .outputMode("append")
+        .option("path", sink)
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    q.awaitTermination()
+    assert q.exception() is None
+    stream, rejects = read_sink(spark, sink)
+    key2 = stream[stream["key"] == 2].reset_index(drop=True)
+    # every window of key 2 (its own watermark stopped at 240 s: without timers the windows
+    # ending after it would stay open forever), equal to the batch result without the straggler
+    first = spark.read.parquet(os.path.join(folder, "part-000.parquet"))
+    batch = window_agg(first.where("key = 2"), "key", "t", ["sum(value)", "count"], **kw)
+    expect = batch.results.toPandas().sort_values("window_start").reset_index(drop=True)
+    assert len(key2) == len(expect) == 9  # windows [k*60, k*60 + 300) holding 0..297 s
+    pd.testing.assert_frame_equal(
+        key2[["window_start", "window_end", "sum_value", "count"]],
+        expect[["window_start", "window_end", "sum_value", "count"]],
+        check_dtype=False,
+    )
+    assert rejects["reason"].str.startswith("late").tolist() == [True]
+    straggler = pd.Timestamp(rejects["event_time"].iloc[0])
+    assert straggler.tz_localize(None) == (base + pd.Timedelta(seconds=250)).tz_localize(None)
+    drops = [
+        s.get("numRowsDroppedByWatermark", 0) for p in q.recentProgress for s in p["stateOperators"]
+    ]
+    assert sum(drops) == 0  # Spark dropped nothing: the straggler reached windowagg
+
+
+def test_event_time_timers_refuse_what_they_cannot_do(spark):
+    from windowagg.spark import stream_window_agg
+
+    sdf = spark.readStream.format("rate").load().selectExpr("1 as key", "timestamp as t", "value")
+    with pytest.raises(ValueError, match="applyInPandasWithState"):
+        stream_window_agg(
+            sdf,
+            "key",
+            "t",
+            ["count"],
+            size=60,
+            event_time_timers=True,
+            api="applyInPandasWithState",
+        )
+    with pytest.raises(ValueError, match="count windows"):
+        stream_window_agg(sdf, "key", "t", ["count"], rows=10, event_time_timers=True)
+
+
+def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
+    """_Step.timed without Spark: the timer follows the key's deadline, and the state goes
+    only when nothing in it is live and the global watermark has reached the key's own."""
+    from windowagg.spark.batch import make_spec
+    from windowagg.spark.spec import parse_aggs
+    from windowagg.spark.streaming import _Step
+
+    def windows(out, column="count"):  # the packed rows' window arrays, flattened
+        return [int(x) for f in out for arr in f[column] if arr is not None for x in arr]
+
+    per_event = _Step(["key"], "t", parse_aggs(["count"]), make_spec(size=10), "s")
+    rows = pd.DataFrame({"key": [1, 1], "t": [100, 105]})
+    out, state, timer = per_event.timed((1,), iter([rows]), None, 0)
+    assert state is not None and timer == (105 + 10) * 1000  # youngest + size, in ms
+    assert windows(out) == [1, 2]  # one per-event window each
+    out, state2, timer2 = per_event.timed((1,), iter([]), state, 114 * 10**6)
+    assert state2 is not None and timer2 == 115_000 and out == []  # still live: wait
+    out, state3, timer3 = per_event.timed((1,), iter([]), state, 115 * 10**6)
+    assert (state3, timer3, out) == (None, None, [])  # all dead and covered: dropped
+
+    hopping = _Step(["key"], "t", parse_aggs(["count"]), make_spec(size=10, slide=5), "s")
+    out, state, timer = hopping.timed((1,), iter([rows]), None, 0)
+    # the key's own watermark (105) closed [95, 105); [100, 110) is next
+    assert state is not None and timer == 110_000
+    assert windows(out) == [1]
+    out, state, timer = hopping.timed((1,), iter([]), state, 200 * 10**6)
+    assert state is None and timer is None  # the timer closed the last two windows
+    assert windows(out) == [2, 1]
+    bad = pd.DataFrame({"key": [1], "t": [None]}, dtype=object)
+    out, state, timer = hopping.timed((1,), iter([bad]), None, 0)
+    assert state is None and timer is None  # only a reject: nothing to keep
+    assert windows(out) == [] and [r for f in out for r in f["reason"]] == ["null timestamp"]

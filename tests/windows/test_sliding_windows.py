@@ -446,3 +446,42 @@ def test_float_timestamp_in_an_exact_int_stream_is_rejected() -> None:
     p = SlidingWindows(Sum(), 10, 10, aggregator="recalc")  # panes: any numbers mix
     p.insert_many([(9, 1), (9.5, 2), (10, 4)])
     assert [r.value for r in p.close()] == [4]
+
+
+@given(
+    st.lists(st.integers(0, 200), min_size=1, max_size=40),
+    st.sampled_from([(20, 5), (20, 20), (15, 40), (30, None)]),
+    st.booleans(),
+    st.integers(0, 10),
+)
+def test_next_deadline_is_exactly_when_the_watermark_has_work(
+    ts: list[int], size_slide: tuple[int, int | None], commutative: bool, lateness: int
+) -> None:
+    """Below the deadline a watermark emits nothing; at it, a hopping window with events
+    closes; None comes only when nothing stored can be emitted any more (so a fresh
+    object started at the watermark would judge every later event the same way)."""
+    size, slide = size_slide
+    monoid: Any = Sum() if commutative else Concat()
+    w = SlidingWindows(monoid, size, slide, max_out_of_orderness=300, allowed_lateness=lateness)
+    for t in ts:
+        w.insert(t, value("sum" if commutative else "concat", t))
+    emitted = 0
+    for _ in range(len(ts) + 60):
+        d = w.next_deadline()
+        if d is None:
+            break
+        wm = w.watermark
+        if d - 1 > wm:
+            assert w.advance_watermark(d - 1) == []
+        got = w.advance_watermark(d)
+        if slide is not None:
+            assert got and all(r.end == d for r in got[:1])
+            emitted += len(got)
+    else:
+        raise AssertionError("the deadlines never ran out")
+    if slide is not None:
+        assert len(w) == 0 and w.close() == []  # everything was emitted on the way
+        assert emitted == w.counters["emitted"]
+    else:
+        youngest = max(ts)
+        assert w.watermark >= youngest + size + lateness  # every stored event is dead

@@ -841,6 +841,32 @@ class KeyRunner:
             rejects = pd.concat([rejects, late_frame]) if len(rejects) else late_frame
         return cols, key_values, rejects.reset_index(drop=True)
 
+    def advance(self, wm: int) -> dict[str, list[Any] | np.ndarray]:
+        """Move the key's watermark up to *wm* (int microseconds; no-op if not ahead).
+
+        Returns the windows that closed, as :meth:`feed_columns`' columns (hopping
+        windows; per-event windows were emitted with their events, so then only dead
+        entries go). Used with Spark's global event-time watermark: before a key's rows (a
+        lagging key's own watermark is lower) and from its event-time timer (a key with
+        no new rows). O(1) plus the emitted windows.
+        """
+        return _results_to_columns(self._aggs, self._windows.advance_watermark(wm))
+
+    @property
+    def watermark(self) -> int | None:
+        """The key's own watermark (microseconds; None before its first event). O(1)."""
+        wm: int | None = self._windows.watermark
+        return wm
+
+    def deadline(self) -> int | None:
+        """When an event-time timer should fire next (microseconds), or None.
+
+        None: no stored event is live, so the key's state can be dropped (see
+        :meth:`windowagg.windows.SlidingWindows.next_deadline`). O(1).
+        """
+        d: int | None = self._windows.next_deadline()
+        return d
+
     def _vector_windows(
         self, t: np.ndarray, values: dict[str, np.ndarray], tuples: list[tuple[Any, ...]]
     ) -> dict[str, list[Any] | np.ndarray] | None:

@@ -20,10 +20,14 @@ output             append mode; each window exactly once (state and output commi
                    (``unpack``)
 =================  ==========================================================================
 
-Spark's own watermark is not used: no ``withWatermark`` is needed, and Spark never drops a
-row before windowagg has seen it (Spark's stateful operators drop rows older than the
-watermark silently). The cost: a key that stops receiving events keeps its last open
-windows in state until its next event (as Spark's append mode keeps unclosed windows).
+By default Spark's own watermark is not used: no ``withWatermark`` is needed, and Spark
+never drops a row before windowagg has seen it (Spark's stateful operators drop rows older
+than the watermark silently). The cost: a key that stops receiving events keeps its last
+open windows in state until its next event (as Spark's append mode keeps unclosed windows).
+``event_time_timers=True`` removes that cost: Spark's global watermark, declared on a copy
+of the time column that the stateful operator never sees (so Spark drops nothing), drives
+one event-time timer per key that closes its windows and finally drops its state (see
+:func:`stream_window_agg`).
 """
 
 from __future__ import annotations
@@ -216,6 +220,43 @@ class _Step:
             out.append(packed)
         return out, (runner.to_bytes() if runner is not None else None)
 
+    def timed(
+        self, key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: bytes | None, wm: int
+    ) -> tuple[list[pd.DataFrame], bytes | None, int | None]:
+        """One key under Spark's global event-time watermark *wm* (us; <= 0: none yet).
+
+        The key's watermark first moves up to *wm* (a key that lags or has gone quiet
+        closes its windows), then the rows, if any, are fed as by ``__call__``. Returns
+        the output frames, the new state (None: drop it) and the event-time timer to set
+        (epoch ms; None: no timer). The state is dropped only when no stored event is live
+        and the global watermark has reached the key's own: a fresh state started at the
+        global watermark then judges every later event exactly as the old one would.
+        """
+        runner = frames.KeyRunner(
+            self.keys, self.time, self.aggs, self.spec, state, time_unit=self.time_unit
+        )
+        out: list[pd.DataFrame] = []
+        if wm > 0:
+            closed = pack(
+                self.keys, list(key), self.aggs, runner.advance(wm), frames._empty_rejects()
+            )
+            if closed is not None:
+                out.append(closed)
+        chunks = [p for p in pdfs if len(p)]
+        if chunks:
+            batch = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+            cols, key_values, rejects = runner.feed_columns(batch)
+            packed = pack(self.keys, key_values, self.aggs, cols, rejects)
+            if packed is not None:
+                out.append(packed)
+        deadline = runner.deadline()
+        own = runner.watermark
+        if deadline is None:
+            if own is None or own <= wm:
+                return out, None, None
+            deadline = own  # wait until the global watermark has caught up with the key's
+        return out, runner.to_bytes(), -(-deadline // 1000)
+
 
 class WindowAggProcessor(StatefulProcessor):
     """A ``StatefulProcessor`` keeping one windowagg windows object per key.
@@ -233,11 +274,15 @@ class WindowAggProcessor(StatefulProcessor):
         aggs: Sequence[Agg],
         spec: WindowSpec,
         time_unit: str = "s",
+        event_time_timers: bool = False,
     ) -> None:
         self._step = _Step(keys, time, aggs, spec, time_unit)
+        self._timers = event_time_timers
         self._state: Any = None
+        self._handle: Any = None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
+        self._handle = handle
         self._state = handle.getValueState("windows", STATE_SCHEMA)
 
     def handleInputRows(
@@ -246,18 +291,71 @@ class WindowAggProcessor(StatefulProcessor):
         # one state-server round trip: ``get`` is None when the key has no state yet
         got = self._state.get()
         blob = bytes(got[0]) if got is not None else None
-        out, new_state = self._step(key, rows, blob)
-        if new_state is not None:
-            self._state.update((new_state,))
+        if self._timers:
+            wm = int(timerValues.getCurrentWatermarkInMs()) * 1000
+            out, new_state, timer = self._step.timed(key, rows, blob, wm)
+            # one timer per key: drop the old one first (a stale timer would fire too)
+            for old in list(self._handle.listTimers()):
+                self._handle.deleteTimer(old)
+            self._store(new_state, timer)
+        else:
+            out, new_state = self._step(key, rows, blob)
+            if new_state is not None:
+                self._state.update((new_state,))
         yield from out
+
+    def _store(self, new_state: bytes | None, timer: int | None) -> None:
+        if new_state is None:
+            self._state.clear()
+        else:
+            self._state.update((new_state,))
+        if timer is not None:
+            self._handle.registerTimer(timer)
 
     def handleExpiredTimer(
         self, key: tuple[Any, ...], timerValues: Any, expiredTimerInfo: Any
     ) -> Iterator[pd.DataFrame]:
-        return iter([])
+        # Spark's global watermark passed this key's deadline: close what it closes, even
+        # if the key has had no rows since (the expired timer is already gone)
+        got = self._state.get()
+        if got is None:
+            return
+        wm = int(timerValues.getCurrentWatermarkInMs()) * 1000
+        out, new_state, timer = self._step.timed(key, iter([]), bytes(got[0]), wm)
+        self._store(new_state, timer)
+        yield from out
 
     def close(self) -> None:
         pass
+
+
+_WATERMARK_COLUMN = "__windowagg_watermark"
+
+
+def _with_global_watermark(df: DataFrame, time: str, time_unit: str, delay_us: int) -> DataFrame:
+    """*df* under Spark's event-time watermark, computed on a timestamp copy of *time*.
+
+    The copy is dropped again right away: the watermark still advances (Spark tracks it
+    where ``withWatermark`` stands) and reaches event-time timers, but no operator
+    downstream has a watermarked column, so none filters rows as late. Unparsable times
+    become null there and do not move the watermark (they are rejects downstream).
+    """
+    tt = df.schema[time].dataType
+    col = F.col(time)
+    if isinstance(tt, T.TimestampType):
+        ts = col
+    elif isinstance(tt, T.NumericType):
+        unit = {"s": 1_000_000, "ms": 1_000, "us": 1}[time_unit]
+        ts = F.timestamp_micros((col * F.lit(unit)).cast("long"))
+    elif isinstance(tt, T.StringType):
+        ts = F.to_timestamp(col)
+    else:
+        raise ValueError(f"event_time_timers: time column {time!r} of type {tt.simpleString()}")
+    return (
+        df.withColumn(_WATERMARK_COLUMN, ts)
+        .withWatermark(_WATERMARK_COLUMN, f"{int(delay_us)} microseconds")
+        .drop(_WATERMARK_COLUMN)
+    )
 
 
 def stream_window_agg(
@@ -275,15 +373,31 @@ def stream_window_agg(
     allowed_lateness: Any = 0,
     time_unit: str = "s",
     row_columns: Sequence[str] | str | None = None,
-    api: str = "applyInPandasWithState",
+    api: str | None = None,
+    event_time_timers: bool = False,
 ) -> DataFrame:
     """Sliding-window aggregation per key over a streaming DataFrame (append mode).
 
     Parameters are those of :func:`windowagg.spark.window_agg`, plus the lateness settings
-    (see the module docstring) and ``api``: ``"applyInPandasWithState"`` (the default, the
-    faster one on PySpark 4.3) or ``"transformWithStateInPandas"`` (needs
+    (see the module docstring) and ``api``: ``"applyInPandasWithState"`` (the faster one
+    on PySpark 4.3) or ``"transformWithStateInPandas"`` (needs
     ``spark.sql.streaming.stateStore.providerClass`` = RocksDB, which
-    :func:`windowagg.spark.session` sets).
+    :func:`windowagg.spark.session` sets); ``None`` (default) picks
+    ``"applyInPandasWithState"``, or ``"transformWithStateInPandas"`` when
+    ``event_time_timers`` is set.
+
+    ``event_time_timers=True`` (time windows, ``transformWithStateInPandas`` only) also
+    follows Spark's *global* event-time watermark (the largest event time seen in any key
+    minus ``max_out_of_orderness``) and keeps one event-time timer per key at the key's
+    next deadline (the end of its oldest open window; per event, the time its last entry
+    dies): a key that goes quiet still emits its windows and releases its state once the
+    stream's event time has moved past them. A key's watermark is then the larger of its
+    own and the global one, so an event of a lagging key older than the global watermark
+    minus ``allowed_lateness`` is a reject (``late: ...``). The watermark is computed on a
+    copy of the time column that the stateful operator never sees, so Spark itself drops
+    no row: every late event reaches the rejects. Not with ``applyInPandasWithState``:
+    its event-time timeouts need the watermarked column in its input, and Spark would
+    then drop late rows silently before windowagg sees them.
 
     Returns
     -------
@@ -299,7 +413,22 @@ def stream_window_agg(
     key_list = [keys] if isinstance(keys, str) else list(keys)
     agg_list = parse_aggs(aggs)
     spec = make_spec(size, slide, rows, every, start_time, max_out_of_orderness, allowed_lateness)
+    if api is None:
+        api = "transformWithStateInPandas" if event_time_timers else "applyInPandasWithState"
+    if event_time_timers and api != "transformWithStateInPandas":
+        raise ValueError(
+            "event_time_timers needs api='transformWithStateInPandas': applyInPandasWithState's "
+            "event-time timeouts need the watermarked column in the operator's input, where "
+            "Spark drops late rows silently before windowagg can route them to the rejects"
+        )
+    if event_time_timers and spec.rows is not None:
+        raise ValueError(
+            "event_time_timers applies to time windows (size/slide); count windows (rows=) "
+            "close by event counts, not by event time"
+        )
     prepared = prepare(sdf, key_list, time, agg_list, row_columns=row_columns)
+    if event_time_timers:
+        prepared = _with_global_watermark(prepared, time, time_unit, spec.max_out_of_orderness)
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
     schema = packed_schema(key_fields, agg_list)
@@ -324,10 +453,12 @@ def stream_window_agg(
     grouped = keyed.groupBy(*key_list)
     if api == "transformWithStateInPandas":
         stateful = grouped.transformWithStateInPandas(
-            statefulProcessor=WindowAggProcessor(key_list, time, agg_list, spec, time_unit),
+            statefulProcessor=WindowAggProcessor(
+                key_list, time, agg_list, spec, time_unit, event_time_timers=event_time_timers
+            ),
             outputStructType=schema,
             outputMode="Append",
-            timeMode="None",
+            timeMode="EventTime" if event_time_timers else "None",
         )
     elif api == "applyInPandasWithState":
 

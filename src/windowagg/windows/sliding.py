@@ -783,6 +783,43 @@ class _TimeWindows:
             self._advance(wm, out)
         return out
 
+    def next_deadline(self) -> Any:
+        """The watermark at which :meth:`advance_watermark` next has work, or None.
+
+        With a slide: the end of the first window that holds a stored event (a window
+        closes when the watermark reaches its end). Per event: the time at which every
+        stored event is dead (``youngest + size + allowed_lateness``). None when no stored
+        event is live: then a later watermark can emit nothing from this object, and a
+        caller holding many keys (an event-time timer per key in Spark) may drop it and
+        start afresh at the current watermark. O(1) after handing pending events to the
+        aggregator.
+
+        Examples
+        --------
+        >>> from windowagg.monoids import Sum
+        >>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc")
+        >>> w.next_deadline(), w.insert(7, 1), w.next_deadline()
+        (None, [], 10)
+        >>> w.advance_watermark(10), w.next_deadline()
+        ([WindowResult(start=0, end=10, value=1, count=1)], 15)
+        >>> w.advance_watermark(15)[0].end, w.next_deadline()
+        (15, None)
+        """
+        self._flush()
+        agg = self._agg
+        k0 = agg.oldest()
+        if k0 is None or self._closed:
+            return None
+        if self._slide is None:
+            youngest = agg.youngest()
+            if self._bound is not None and youngest <= self._bound - self._S:
+                return None  # all dead, waiting for a batched eviction
+            return youngest + self._S + self._L
+        j = k0 // self._A + 1 if self._panes else self._first_end_after(k0)
+        if self._j_open is not None and self._j_open > j:
+            j = self._j_open
+        return self._end(j)
+
     # ------------------------------------------------------------------ emission
 
     def _advance(self, wm: Any, out: list[WindowResult]) -> None:
