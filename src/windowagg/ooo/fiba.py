@@ -1974,11 +1974,22 @@ class FiBA:
         seen = [0]
         mink, maxk = self._mink, self._maxk
 
+        hint = self._hint if self._ints and self._hint and self._hint[0] == self._ver else None
+        hint_seen = [hint is None]
+
         def walk(y: _Node, depth: int, lo: Any, hi: Any, ls: bool, rs: bool) -> None:
             where = f"node {y.times!r} at depth {depth}"
             k = len(y.times)
             if len(y.vals) != k:
                 raise WindowaggError(f"FiBA: {where}: times and vals differ in length")
+            if self._ints and any(v.__class__ is not int for v in y.vals):
+                raise WindowaggError(f"FiBA: {where}: a non-int partial in int-sum mode")
+            if hint is not None and hint[1] is y:
+                hint_seen[0] = True
+                if (hint[2], hint[3]) != (lo, hi):
+                    raise WindowaggError(
+                        f"FiBA: insert hint bounds {hint[2:4]!r} != the leaf's {(lo, hi)!r}"
+                    )
             if y.parent is not None and not (mink <= k <= maxk):
                 raise WindowaggError(f"FiBA: {where}: {k} entries, allowed {mink}..{maxk}")
             if y.parent is None and k > maxk:
@@ -2046,6 +2057,33 @@ class FiBA:
             raise WindowaggError("FiBA: right finger is not the rightmost leaf")
         if seen[0] != count:
             raise WindowaggError(f"FiBA: size {count} but the tree holds {seen[0]} entries")
+        if hint is not None:
+            self._check_hint(hint, hint_seen[0])
+
+    @staticmethod
+    def _check_hint(hint: tuple[Any, ...], in_tree: bool) -> None:
+        """The current insert hint names a middle leaf of the tree and exactly the nodes
+        whose aggregates an insert there changes (see ``_insert_int``)."""
+        if not in_tree:
+            raise WindowaggError("FiBA: the insert hint's leaf is not in the tree")
+        y = leaf = hint[1]
+        if y.kids is not None or y.ls or y.rs:
+            raise WindowaggError("FiBA: the insert hint's node is not a middle leaf")
+        expect = []
+        while y.parent is not None and not y.ls and not y.rs:
+            expect.append(y)
+            y = y.parent
+        top = y
+        expect.append(top)
+        if top.parent is not None:
+            side = 0 if top.ls else -1
+            kids = top.kids
+            while kids is not None:
+                expect.append(kids[side])
+                kids = kids[side].kids
+        toploc = top if top.parent is not None else None
+        if sorted(map(id, hint[4])) != sorted(map(id, expect)) or hint[5] is not toploc:
+            raise WindowaggError(f"FiBA: the insert hint for leaf {leaf.times!r} is stale")
 
     def __repr__(self) -> str:
         return f"ooo.FiBA({self._m!r}, min_arity={self._minarity}, n={len(self)})"
