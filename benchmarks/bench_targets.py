@@ -26,8 +26,8 @@ TARGETS: dict[str, float | None] = {
     "DABA storage floor (deque traffic only)": 3.4e6,
     "DABA": 3.4e6,
     "TwoStacksLite": 3.4e6,
+    "FiBA (default min_arity: 32 for Sum)": 1.0e6,
     "FiBA(min_arity=8)": 1.0e6,
-    "FiBA(min_arity=16)": 1.0e6,
 }
 
 
@@ -103,7 +103,7 @@ def _fifo_runner(factory: Callable[[], Any], n: int, rounds: int) -> Callable[[]
 
 
 def _fiba_runner(
-    min_arity: int, n: int, rounds: int, monoid: Sum | None = None
+    min_arity: int | None, n: int, rounds: int, monoid: Sum | None = None
 ) -> Callable[[], None]:
     m = Sum() if monoid is None else monoid
     w = FiBA.from_sorted_partials(m, [(i, i % 101 + 1) for i in range(n)], min_arity=min_arity)
@@ -142,9 +142,9 @@ def main(argv: list[str]) -> int:
             lambda: TwoStacksLite(_SumSubclass()), n, rounds
         ),
         "AMTA": _fifo_runner(lambda: AMTA(Sum()), n, rounds),
+        "FiBA (default min_arity: 32 for Sum)": _fiba_runner(None, n, rounds),
         "FiBA(min_arity=8)": _fiba_runner(8, n, rounds),
-        "FiBA(min_arity=16)": _fiba_runner(16, n, rounds),
-        "FiBA(min_arity=8) (generic path)": _fiba_runner(8, n, rounds, _SumSubclass()),
+        "FiBA (generic path, default min_arity 8)": _fiba_runner(None, n, rounds, _SumSubclass()),
     }
     rates: dict[str, list[float]] = {k: [] for k in runners}
     for _ in range(args.repeats):  # interleaved: every structure sees the same load drift
