@@ -24,7 +24,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -317,3 +317,60 @@ def test_the_papers_distance_generator_int_sum(mu: int, d: int) -> None:
             w._check()
             assert w.query() == r.query() and len(w) == len(r), (i, method)
     assert list(w) == list(r)
+
+
+class _Picky:
+    """Concat that refuses to combine a partial holding "!" (a monoid rejecting a value)."""
+
+    identity: tuple[Any, ...] = ()
+    commutative = False
+
+    def lift(self, x: Any) -> tuple[Any, ...]:
+        return (x,)
+
+    def combine(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+        if "!" in a or "!" in b:
+            raise ValueError("picky: refuses '!'")
+        return a + b
+
+    def lower(self, a: tuple[Any, ...]) -> tuple[Any, ...]:
+        return a
+
+
+@settings(max_examples=60)
+@given(
+    st.integers(2, 8),
+    st.lists(st.integers(0, 300), min_size=1, max_size=120),
+    st.lists(st.tuples(st.integers(-10, 320), st.booleans()), min_size=1, max_size=25),
+)
+def test_a_refused_value_leaves_the_window_exactly_as_it_was(
+    mu: int, start: list[int], tries: list[tuple[int, bool]]
+) -> None:
+    """A refused value never leaves the window half-changed. Sum refuses a str at once
+    (insert raises, window unchanged, int-sum mode kept or ended). A user monoid can only
+    refuse when a combine meets the value: where one does during the insert (the fast
+    path, a repair off it), insert raises and the window is exactly as before (rolled
+    back); where none does yet, the value is stored (as Recalc would) and taken out again
+    here, so that the comparison goes on."""
+    for monoid, good, bad in ((Sum(), 1, "x"), (_Picky(), "a", "!")):
+        w = FiBA(monoid, min_arity=mu)
+        oracle = Recalc(monoid)
+        for t in start:
+            w.insert(t, good)
+            oracle.insert(t, good)
+        for t, refuse in tries:
+            if refuse:
+                present = any(k == t for k, _ in oracle)
+                try:
+                    w.insert(t, bad)
+                except (TypeError, ValueError):
+                    pass
+                else:
+                    assert isinstance(monoid, _Picky) and not present
+                    w.evict(t)  # stored without a combine: take the poison out again
+            else:
+                w.insert(t, good)
+                oracle.insert(t, good)
+            w._check()
+            assert w.query() == oracle.query() and list(w) == list(oracle)
+            assert len(w) == len(oracle)

@@ -593,6 +593,9 @@ class FiBA:
                     return
                 self._insert_int(t, v)  # keeps the count itself
                 return
+            # a value Sum cannot add (a str, None) is refused before anything changes;
+            # any other value ends the int shortcuts
+            self._combine(self._one, v)
             self._leave_ints()
         lift = self._hlift
         if lift is not None:
@@ -662,12 +665,14 @@ class FiBA:
         if found:
             node.vals[i] = self._combine(node.vals[i], v)
             self._fix_if_up(node)
-        else:
-            times = node.times
-            n = len(times)
-            times.insert(i, t)
-            node.vals.insert(i, v)
-            self._size += 1
+            self._repair(*self._rebalance_insert(node))
+            return
+        times = node.times
+        n = len(times)
+        times.insert(i, t)
+        node.vals.insert(i, v)
+        self._size += 1
+        try:
             if node.parent is not None and not node.ls and not node.rs:
                 # appended at the end, a leaf's up-aggregate extends with one combine
                 # (the same left fold as a recomputation, so float results agree exactly;
@@ -676,7 +681,27 @@ class FiBA:
                     node.agg = self._combine(node.agg, v)
                 else:
                     self._fix(node)
-        self._repair(*self._rebalance_insert(node))
+            self._repair(*self._rebalance_insert(node))
+        except BaseException:
+            # a combine refused the new value after it was stored: the keys are whole
+            # (splits finish before any combine) but aggregates may be stale, so take
+            # the entry out again by rebuilding from the other entries (O(n), only on
+            # this error path): the window is exactly as before the call
+            self._rebuild([e for e in self.to_partials() if e[0] != t])
+            raise
+
+    def _rebuild(self, pairs: list[tuple[Any, Any]]) -> None:
+        """Replace this window's state by a fresh build of sorted ``pairs``. O(n).
+
+        The recovery of an operation that failed half-way (a ``combine`` that raised):
+        ``pairs`` hold the old partials, whose combines succeeded before.
+        """
+        fresh = FiBA.from_sorted_partials(self._m, pairs, min_arity=self._minarity)
+        tcls = self._tcls
+        for name in FiBA.__slots__:
+            setattr(self, name, getattr(fresh, name))
+        if self._tcls is None:
+            self._tcls = tcls  # an emptied window keeps its timestamp type
 
     def _insert_int(self, t: Any, v: int) -> None:
         """insert() off the fast path in an int-sum window: O(1) per level, no refolds.
