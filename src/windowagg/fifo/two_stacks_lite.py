@@ -31,7 +31,9 @@ subclass or a wrapper such as ``Counting(Sum())`` keeps the generic path, so cou
 combines stay honest) the constructor returns an instance of a private subclass whose
 ``insert`` and ``query`` write ``+`` inline instead of calling ``combine`` and skip the
 identity ``lift``/``lower``. Same state, same invariants, same results bit for bit (the
-operands are added in the same order); about 1.35x the generic rounds/s (docs/fifo.md).
+operands are added in the same order). Window 10^6, evict + insert + query: 3.2-3.5M
+rounds/s in quiet runs, against 2.8M before this path and 1.8M for a user's own Sum
+subclass (``python -m benchmarks targets``, docs/performance.md).
 """
 
 from __future__ import annotations
