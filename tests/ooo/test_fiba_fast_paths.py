@@ -374,3 +374,39 @@ def test_a_refused_value_leaves_the_window_exactly_as_it_was(
             w._check()
             assert w.query() == oracle.query() and list(w) == list(oracle)
             assert len(w) == len(oracle)
+
+
+@settings(max_examples=60)
+@given(
+    st.integers(2, 8),
+    st.lists(st.integers(0, 300), min_size=1, max_size=120),
+    st.lists(st.tuples(st.integers(-10, 320), st.booleans()), min_size=1, max_size=30),
+    st.integers(0, 10**6),
+)
+def test_a_refused_bulk_leaves_the_window_exactly_as_it_was(
+    mu: int, start: list[int], bulk: list[tuple[int, bool]], seed: int
+) -> None:
+    """bulk_insert is atomic: Sum refuses a bulk holding a str wherever it sits; a user
+    monoid refuses a bulk whose refused value meets a stored timestamp (a combine must
+    meet it there). Either way the window is exactly as before; a clean bulk goes in."""
+    rng = random.Random(seed)
+    for monoid, good, bad in ((Sum(), 1, "x"), (_Picky(), "a", "!")):
+        w = FiBA(monoid, min_arity=mu)
+        oracle = Recalc(monoid)
+        for t in start:
+            w.insert(t, good)
+            oracle.insert(t, good)
+        stored = sorted({t for t, _ in oracle})
+        pairs = [(t, bad if refuse else good) for t, refuse in bulk]
+        poisoned = any(refuse for _, refuse in bulk)
+        if isinstance(monoid, _Picky) and poisoned:
+            pairs.insert(rng.randrange(len(pairs) + 1), (rng.choice(stored), bad))
+        if poisoned:
+            with pytest.raises((TypeError, ValueError)):
+                w.bulk_insert(pairs)
+        else:
+            w.bulk_insert(pairs)
+            oracle.bulk_insert(pairs)
+        w._check()
+        assert list(w) == list(oracle) and w.query() == oracle.query()
+        assert len(w) == len(oracle)

@@ -1615,14 +1615,23 @@ class FiBA:
             ts.append(t)
             ps.append(v if lift is None else lift(v))
         if self._ints and set(map(type, ps)) - {int}:
+            one, comb = self._one, self._combine
+            for p in ps:  # a value Sum cannot add is refused before anything changes
+                if p.__class__ is not int:
+                    comb(one, p)
             self._leave_ints()
         if not ordered:
             order = sorted(range(len(ts)), key=ts.__getitem__)  # stable
             ts = [ts[i] for i in order]
             ps = [ps[i] for i in order]
         if empty:
+            ts, ps = self._coalesce(ts, ps)  # combines only the bulk's own values
             self._tcls = type(ref)
-            self._build(*self._coalesce(ts, ps))
+            try:
+                self._build(ts, ps)
+            except BaseException:
+                self._rebuild([])  # it was empty
+                raise
         else:
             self._bulk_insert_sorted(ts, ps)
         if self._dead:
@@ -1708,17 +1717,26 @@ class FiBA:
                 fix(y)
 
     def _bulk_insert_sorted(self, ts: list[Any], ps: list[Any]) -> None:
-        """Bulk insertion of time-sorted entries (equal times allowed, combined in order)."""
-        comb = self._combine
+        """Bulk insertion of time-sorted entries (equal times allowed, combined in order).
+
+        Atomic: if a ``combine`` raises, the window is left exactly as before (step 1
+        undoes its in-place combines; after it, a rebuild without the new keys, O(n) on
+        that error path only).
+        """
         rf = self._rf
         if rf.times and ts[0] > rf.times[-1]:
             # Streaming case: the whole bulk is younger than the window. No search: the
             # right finger takes every entry, then splits into pieces as needed. O(m).
             ts, ps = self._coalesce(ts, ps)
+            youngest = rf.times[-1]
             self._size += len(ts)
             pre_nxt: list[list[Any]] = []
-            pieces = self._place(rf, rf.times + ts, rf.vals + ps, None, pre_nxt)
-            self._pass_up([], [{}], pieces, pre_nxt)
+            try:
+                pieces = self._place(rf, rf.times + ts, rf.vals + ps, None, pre_nxt)
+                self._pass_up([], [{}], pieces, pre_nxt)
+            except BaseException:  # a combine refused a new value: take them all out
+                self._rebuild([e for e in self.to_partials() if e[0] <= youngest])
+                raise
             return
         # Step 1: insertion-site search with a finger, climbing only to the common ancestor.
         groups: list[list[Any]] = []  # [leaf, members] in time order, members: (t, v, None)
@@ -1731,10 +1749,54 @@ class FiBA:
             node = node.parent
             level += 1
         stack.append((node, _NONE, level))
+        # (t, value before the bulk) of every stored entry the bulk combines into, in time
+        # order: the only changes step 1 makes, undone if a combine raises
+        undo: list[tuple[Any, Any]] = []
+        try:
+            self._bulk_step1(ts, ps, stack, groups, recomp, undo)
+        except BaseException:
+            for t, old in reversed(undo):
+                node, i, _ = self._search(t)
+                node.vals[i] = old
+            raise
+        added = sum(len(g[1]) for g in groups)
+        self._size += added
+        try:
+            self._pass_up(groups, recomp, [], [])
+        except BaseException:
+            # new entries are placed and aggregates half-repaired: rebuild without the new
+            # keys, with the old values of the stored keys the bulk combined into
+            new_ts = [m[0] for g in groups for m in g[1]]
+            undo_ts = [t for t, _ in undo]
+            kept: list[tuple[Any, Any]] = []
+            for t, p in self.to_partials():
+                j = bisect_left(new_ts, t)
+                if j < len(new_ts) and new_ts[j] == t:
+                    continue
+                j = bisect_left(undo_ts, t)
+                kept.append((t, undo[j][1] if j < len(undo_ts) and undo_ts[j] == t else p))
+            self._rebuild(kept)
+            raise
+
+    def _bulk_step1(
+        self,
+        ts: list[Any],
+        ps: list[Any],
+        stack: list[tuple[_Node, Any, int]],
+        groups: list[list[Any]],
+        recomp: list[dict[int, _Node]],
+        undo: list[tuple[Any, Any]],
+    ) -> None:
+        """Step 1 of a bulk insertion: find every entry's place with a finger search.
+
+        A timestamp already stored is combined in place (its old value goes to *undo*,
+        once); a new one joins its leaf's group. Aggregates are not touched here.
+        """
+        comb = self._combine
         last_t = _NONE
         last_member: list[Any] | None = None  # [t, v] of the previous new entry
+        node, _, level = stack[-1]
         found_at: tuple[_Node, int] = (node, 0)  # where the previous stored entry was found
-        added = 0
         for idx in range(len(ts)):
             t = ts[idx]
             v = ps[idx]
@@ -1744,7 +1806,7 @@ class FiBA:
                     last_member[1] = comb(last_member[1], v)
                 else:
                     node, i = found_at
-                    node.vals[i] = comb(node.vals[i], v)
+                    node.vals[i] = comb(node.vals[i], v)  # its old value is in undo already
                 continue
             last_t = t
             while True:
@@ -1757,7 +1819,9 @@ class FiBA:
                 times = node.times
                 i = bisect_left(times, t)
                 if i < len(times) and times[i] == t:
-                    node.vals[i] = comb(node.vals[i], v)
+                    old_v = node.vals[i]
+                    node.vals[i] = comb(old_v, v)
+                    undo.append((t, old_v))
                     found_at = (node, i)
                     last_member = None
                     while len(recomp) <= level:
@@ -1771,15 +1835,12 @@ class FiBA:
                         groups[-1][1].append(last_member)
                     else:
                         groups.append([node, [last_member]])
-                    added += 1
                     break
                 node = kids[i]
                 if i < len(times):
                     hi = times[i]
                 level -= 1
                 stack.append((node, hi, level))
-        self._size += added
-        self._pass_up(groups, recomp, [], [])
 
     def _pass_up(
         self,
