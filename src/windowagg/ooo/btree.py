@@ -39,6 +39,7 @@ from typing import Any
 from windowagg._time import check_timestamp
 from windowagg.errors import TimestampError, WindowaggError
 from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.ooo._pack import pack_levels
 
 __all__ = ["BTree"]
 
@@ -483,41 +484,11 @@ class BTree:
                 raise TimestampError(
                     f"from_sorted_partials: timestamps must be strictly increasing at entry {i}"
                 )
-        maxk = w._maxk
-        times = [t for t, _ in items]
-        vals = [p for _, p in items]
-        kids: list[_BNode] | None = None
-        while True:
-            n = len(times)
-            if n <= maxk:
-                root = _BNode(times, vals, kids, None)
-                if kids is not None:
-                    for c in kids:
-                        c.parent = root
-                w._fix(root)
-                break
-            g = -(-(n + 1) // (maxk + 1))
-            base, extra = divmod(n - g + 1, g)
-            nodes: list[_BNode] = []
-            up_t: list[Any] = []
-            up_v: list[Any] = []
-            pos = kpos = 0
-            for j in range(g):
-                e = base + 1 if j < extra else base
-                node = _BNode(times[pos : pos + e], vals[pos : pos + e], None, None)
-                if kids is not None:
-                    node.kids = kids[kpos : kpos + e + 1]
-                    for c in node.kids:
-                        c.parent = node
-                    kpos += e + 1
-                w._fix(node)
-                nodes.append(node)
-                pos += e
-                if j < g - 1:
-                    up_t.append(times[pos])
-                    up_v.append(vals[pos])
-                    pos += 1
-            kids, times, vals = nodes, up_t, up_v
+        root, levels = pack_levels(_BNode, [t for t, _ in items], [p for _, p in items], w._maxk)
+        for nodes in levels:  # bottom-up: a node's aggregate needs its children's
+            for y in nodes:
+                w._fix(y)
+        w._fix(root)
         w._root = root
         w._size = len(items)
         return w

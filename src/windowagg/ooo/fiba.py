@@ -80,6 +80,7 @@ from windowagg._time import check_timestamp
 from windowagg.errors import TimestampError, WindowaggError
 from windowagg.monoids.base import Monoid, require_monoid
 from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
+from windowagg.ooo._pack import pack_levels
 
 __all__ = ["FiBA"]
 
@@ -1658,41 +1659,7 @@ class FiBA:
         Nodes are packed with as many entries as fit (between μ-1 and 2μ-1, evenly
         spread), separators move up a level; O(n) time, C-level list slicing.
         """
-        maxk = self._maxk
-        kids: list[_Node] | None = None
-        levels: list[list[_Node]] = []
-        times, vals = ts, ps
-        while True:
-            n = len(times)
-            if n <= maxk:
-                root = _Node(times, vals, kids, None)
-                if kids is not None:
-                    for c in kids:
-                        c.parent = root
-                break
-            g = -(-(n + 1) // (maxk + 1))  # node count: each takes up to maxk entries + 1 sep
-            base, extra = divmod(n - g + 1, g)
-            nodes: list[_Node] = []
-            up_t: list[Any] = []
-            up_v: list[Any] = []
-            pos = kpos = 0
-            for j in range(g):
-                e = base + 1 if j < extra else base
-                node = _Node(times[pos : pos + e], vals[pos : pos + e], None, None)
-                if kids is not None:
-                    ks = kids[kpos : kpos + e + 1]
-                    for c in ks:
-                        c.parent = node
-                    node.kids = ks
-                    kpos += e + 1
-                nodes.append(node)
-                pos += e
-                if j < g - 1:
-                    up_t.append(times[pos])
-                    up_v.append(vals[pos])
-                    pos += 1
-            levels.append(nodes)
-            kids, times, vals = nodes, up_t, up_v
+        root, levels = pack_levels(_Node, ts, ps, self._maxk)
         self._root = root
         lf = rf = root
         while lf.kids is not None:
