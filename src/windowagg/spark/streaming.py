@@ -174,6 +174,18 @@ def pack(
     return pd.DataFrame(data)
 
 
+def _one_burst(pdfs: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
+    """A key's rows of one micro-batch as one frame (None when there are none).
+
+    One burst per key and micro-batch (Spark may hand a key's rows over in chunks):
+    lateness is judged against the bound before the micro-batch, as documented.
+    """
+    chunks = [p for p in pdfs if len(p)]
+    if not chunks:
+        return None
+    return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+
+
 class _Step:
     """One key, one micro-batch: state bytes + rows -> packed output + new state bytes."""
 
@@ -197,12 +209,9 @@ class _Step:
             )
         )
         out: list[pd.DataFrame] = []
-        chunks = [p for p in pdfs if len(p)]
-        if not chunks:
+        batch = _one_burst(pdfs)
+        if batch is None:
             return out, (runner.to_bytes() if runner is not None else None)
-        # one burst per key and micro-batch (Spark may hand a key's rows over in chunks):
-        # lateness is judged against the bound before the micro-batch, as documented
-        batch = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
         if runner is None:  # null key: every row is a reject, no state
             _, _, _, rejects = frames.validate(
                 batch,
@@ -242,9 +251,8 @@ class _Step:
             )
             if closed is not None:
                 out.append(closed)
-        chunks = [p for p in pdfs if len(p)]
-        if chunks:
-            batch = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+        batch = _one_burst(pdfs)
+        if batch is not None:
             cols, key_values, rejects = runner.feed_columns(batch)
             packed = pack(self.keys, key_values, self.aggs, cols, rejects)
             if packed is not None:
