@@ -50,6 +50,7 @@ time by 5, so the late event at time 3 still counts; the one at time 0 is too la
 from __future__ import annotations
 
 from windowagg import codec, errors, fifo, monoids, ooo, sketches, storage, windows
+from windowagg._backend import native_available
 from windowagg.fifo import AMTA, DABA, DABALite, LogMTA, TwoStacks, TwoStacksLite
 from windowagg.ooo import BTree, FiBA
 from windowagg.sketches import QDigest
@@ -75,6 +76,7 @@ __all__ = [
     "errors",
     "fifo",
     "monoids",
+    "native_available",
     "ooo",
     "sketches",
     "storage",

@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 __all__ = [
+    "BackendError",
     "CodecError",
     "EmptyWindowError",
     "LateEventError",
@@ -21,6 +22,7 @@ __all__ = [
     "MonoidContractError",
     "MonoidInputError",
     "MonoidSpecError",
+    "NativeUnavailableError",
     "OutOfOrderError",
     "StorageError",
     "TimestampError",
@@ -81,3 +83,11 @@ class MissingExtraError(WindowaggError, ImportError):
         return cls(
             f"{feature} needs the optional package {package!r}: pip install 'windowagg[{extra}]'"
         )
+
+
+class BackendError(WindowaggError, ValueError):
+    """An unknown backend name (``backend=`` or ``$WINDOWAGG_BACKEND``)."""
+
+
+class NativeUnavailableError(WindowaggError, ImportError):
+    """``backend='native'`` was asked for, but the compiled core is not built or has no twin."""

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Build windowagg's compiled core in place, for development: src/windowagg/_native/_core*.so
+# next to the sources, so `PYTHONPATH=src python ...` picks it up without a reinstall.
+#   bash scripts/build_native.sh              optimised build (as `pip install .` makes it)
+#   bash scripts/build_native.sh --sanitize   ASan + UBSan build (run Python with libasan
+#                                             preloaded; see scripts/test_native_sanitized.sh)
+# PYTHON selects the interpreter (default .venv/bin/python); it needs nanobind installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-.venv/bin/python}
+mode=release
+[ "${1:-}" = "--sanitize" ] && mode=sanitize
+"$PY" -c 'import nanobind' 2>/dev/null || "$PY" -m pip install --quiet nanobind==3.1.0
+bdir=build/native-$mode
+args=(-DCMAKE_BUILD_TYPE=Release)
+[ "$mode" = sanitize ] && args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWINDOWAGG_SANITIZE=ON)
+gen=()
+command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+cmake -S . -B "$bdir" "${gen[@]}" -DPython_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" "${args[@]}" >/dev/null
+cmake --build "$bdir"
+so=$(ls "$bdir"/_core*.so)
+if [ "$mode" = release ]; then
+  cp "$so" src/windowagg/_native/
+  echo "built $(basename "$so") into src/windowagg/_native/"
+else
+  echo "built $so (sanitized)"
+fi

@@ -1,0 +1,39 @@
+// The monoid contract of windowagg's compiled core (the C++ twin of windowagg.monoids.base).
+//
+// Every algorithm under include/windowagg/ is a header-only template over a monoid M:
+//
+//   struct M {
+//     using partial_type = ...;                                   // what the trees store
+//     partial_type identity() const;                              // combine(identity, a) == a
+//     partial_type combine(const partial_type&, const partial_type&) const;  // associative
+//     static constexpr bool nothrow_combine = true;               // optional, see below
+//   };
+//
+// combine need not be commutative. It may throw (a checked int64 overflow, a Python
+// monoid's combine raising): every algorithm then leaves its structure exactly as it was
+// before the call (strong exception guarantee), so the Python layer can re-raise a
+// windowagg error over an unchanged window. Monoids that declare `nothrow_combine`
+// let the algorithms skip that bookkeeping.
+//
+// Lifting input values and lowering partials to answers happen at the binding layer
+// (src/windowagg/_native/src/), never in these headers: the algorithms know nothing of
+// Python.
+#pragma once
+
+#include <concepts>
+
+namespace windowagg {
+
+template <class M>
+concept Monoid = requires(const M& m, const typename M::partial_type& a,
+                          const typename M::partial_type& b) {
+    typename M::partial_type;
+    { m.identity() } -> std::convertible_to<typename M::partial_type>;
+    { m.combine(a, b) } -> std::convertible_to<typename M::partial_type>;
+};
+
+// True when M declares `static constexpr bool nothrow_combine = true`.
+template <class M>
+inline constexpr bool nothrow_combine_v = requires { requires M::nothrow_combine; };
+
+}  // namespace windowagg

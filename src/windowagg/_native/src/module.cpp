@@ -1,0 +1,19 @@
+// windowagg._native._core: the compiled core's Python module. Each bind_*.cpp registers
+// one family of classes; this file only assembles them.
+#include <nanobind/nanobind.h>
+
+namespace nb = nanobind;
+
+NB_MODULE(_core, m) {
+    m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA and order statistics";
+#ifdef NDEBUG
+    m.attr("debug_build") = false;
+#else
+    m.attr("debug_build") = true;
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+    m.attr("sanitized") = true;
+#else
+    m.attr("sanitized") = false;
+#endif
+}
