@@ -182,6 +182,43 @@ def test_b4_len_is_exact_while_graveyard_drains() -> None:
     _same(w, r)
 
 
+# Issue 13 item 9: a bulk_evict that empties the window leaves its discarded nodes on the
+# graveyard (their entries still counted); a bulk_insert into the empty window used to
+# reset the count while the graveyard still held them, so later drains subtracted them twice.
+def test_b4_len_after_bulk_evict_empties_and_bulk_insert_refills() -> None:
+    w = FiBA(Sum(), min_arity=2)
+    for t in range(1, 5):
+        w.insert(t, 1)
+    w.bulk_evict(4)
+    w.bulk_insert([(100, 1)])
+    w._check()
+    assert len(w) == 1 and w.query() == 1 and list(w) == [(100, 1)]
+
+
+@pytest.mark.parametrize("mu", [2, 3, 4, 8])
+def test_b4_len_after_a_bulk_built_window_is_emptied_and_refilled(mu: int) -> None:
+    w = FiBA(Max(), min_arity=mu)
+    w.bulk_insert([(t, t) for t in range(40)])
+    w.bulk_evict(39)
+    w.bulk_insert([(t, t) for t in range(100, 140)])
+    assert len(w) == 40 and w.query() == 139
+    w._check()
+
+
+@pytest.mark.parametrize("mu", [2, 3, 4, 8])
+def test_check_verifies_the_size_without_draining_the_graveyard(mu: int) -> None:
+    w, r = FiBA(Max(), min_arity=mu), Recalc(Max())
+    for lo in (0, 100, 200):
+        w.bulk_insert([(t, t) for t in range(lo, lo + 40)])
+        r.bulk_insert([(t, t) for t in range(lo, lo + 40)])
+        w._check()  # the size check must not count (drain) the graveyard itself
+        assert len(w) == len(r) == 40
+        w.bulk_evict(lo + 39)
+        r.bulk_evict(lo + 39)
+        w._check()
+    _same(w, r)
+
+
 # B5: duplicates inside a bulk, collisions with stored leaf and inner-node times ---------
 @pytest.mark.parametrize("cls", CLASSES)
 def test_b5_bulk_duplicates_and_collisions(cls: type) -> None:

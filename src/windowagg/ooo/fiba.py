@@ -1375,6 +1375,17 @@ class FiBA:
             budget -= 1
         self._size = size
 
+    def _pending(self) -> int:
+        """Entries still counted in ``_size`` but held by the graveyard. O(pending)."""
+        n = 0
+        stack = list(self._dead)
+        while stack:
+            y = stack.pop()
+            n += len(y.times)
+            if y.kids is not None:
+                stack.extend(y.kids)
+        return n
+
     def _discard(self, nodes: list[_Node]) -> None:
         self._dead.extend(nodes)
 
@@ -1669,7 +1680,9 @@ class FiBA:
             rf = rf.kids[-1]
             rf.rs = True
         self._lf, self._rf = lf, rf
-        self._size = len(ts)
+        # the tree was empty, so _size counts only the entries still on the graveyard
+        # (a bulk_evict that emptied the window): they stay counted until drained
+        self._size += len(ts)
         self._rebase()
         fix = self._fix
         for nodes in levels:  # bottom-up: up-aggregates first
@@ -2022,7 +2035,12 @@ class FiBA:
             raise WindowaggError("FiBA: root has a parent")
         if root.ls or root.rs:
             raise WindowaggError("FiBA: root carries a spine flag")
-        count = len(self)
+        # the live entries, from the count minus what the graveyard still holds; len()
+        # would drain the graveyard and hide a miscount of the pending entries
+        lf0, rf0 = self._lf, self._rf
+        count = self._size + len(lf0.times) - self._lfn - self._pending()
+        if rf0 is not lf0:
+            count += len(rf0.times) - self._rfn
         leaf_depth: list[int] = []
         seen = [0]
         mink, maxk = self._mink, self._maxk
