@@ -15,6 +15,7 @@ from __future__ import annotations
 
 __all__ = [
     "CodecError",
+    "CombineError",
     "EmptyWindowError",
     "LateEventError",
     "MissingExtraError",
@@ -34,6 +35,10 @@ class WindowaggError(Exception):
 
 class MonoidContractError(WindowaggError, TypeError):
     """A monoid lacks a required member, or breaks associativity, identity or inverse laws."""
+
+
+class CombineError(WindowaggError, TypeError):
+    """A monoid's combine raised on a value; the structure is unchanged."""
 
 
 class MonoidInputError(WindowaggError, ValueError):

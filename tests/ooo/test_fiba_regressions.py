@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from windowagg.errors import WindowaggError
+from windowagg.errors import MonoidContractError, WindowaggError
 from windowagg.monoids import Concat, Counting, First, GeometricMean, Last, Max, Sum
 from windowagg.ooo import BTree, FiBA, Recalc
 
@@ -390,6 +390,12 @@ def test_check_reports_what_broke() -> None:
     b._root.times[0] = 10**6
     with pytest.raises(WindowaggError, match="key"):
         b._check()
+
+
+def test_a_monoid_class_is_refused_at_construction() -> None:
+    # issue 13 item 13: FiBA(Sum) (the class) would take Sum.combine as an unbound function
+    with pytest.raises(MonoidContractError, match=r"FiBA\(Sum\(\)\)"):
+        FiBA(Sum)  # type: ignore[arg-type]
 
 
 def test_min_arity_is_validated() -> None:
