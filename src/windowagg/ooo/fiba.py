@@ -36,7 +36,13 @@ Implementation notes beyond the papers:
   pending and amortized O(1) overall (each discarded node is counted once);
 * bulk inserts whose timestamps collide with stored ones, at leaves or inner nodes, are
   combined in place (``old ⊗ new``) and the per-level treelets are coalesced by target
-  node, which avoids the tree corruption of the authors' C++ (guide §4.8).
+  node, which avoids the tree corruption of the authors' C++ (guide §4.8);
+* a combine that raises in ``insert``/``bulk_insert`` raises ``CombineError`` naming the
+  monoid and the value, and the window is left exactly as it was.
+
+This module holds the public class and the d = 0 fast paths of ``insert`` and ``evict``;
+the tree machinery is in ``_fiba_tree.py``, the bulk operations in ``_fiba_bulk.py`` and
+the invariant check in ``_fiba_check.py`` (bases of ``FiBA`` with empty ``__slots__``).
 
 Examples
 --------
@@ -214,8 +220,8 @@ class FiBA(_FiBABulk, _FiBACheck):
         lf = self._lf
         times = lf.times
         # d = 0 fast path: pop the oldest entry; the new left-finger aggregate is the next
-        # suffix aggregate, no combine. No
-        # timestamp check needed: t equals a stored timestamp (None and NaN never do).
+        # suffix aggregate, no combine. No timestamp check needed: t equals a stored
+        # timestamp (None and NaN never do).
         if times and times[0] == t:
             del times[0]
             del lf.vals[0]
