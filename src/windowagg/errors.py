@@ -16,6 +16,7 @@ from __future__ import annotations
 __all__ = [
     "BackendError",
     "CodecError",
+    "CombineError",
     "EmptyWindowError",
     "LateEventError",
     "MissingExtraError",
@@ -36,6 +37,10 @@ class WindowaggError(Exception):
 
 class MonoidContractError(WindowaggError, TypeError):
     """A monoid lacks a required member, or breaks associativity, identity or inverse laws."""
+
+
+class CombineError(WindowaggError, TypeError):
+    """A monoid's combine raised on a value; the structure is unchanged."""
 
 
 class MonoidInputError(WindowaggError, ValueError):

@@ -1,4 +1,4 @@
-"""FiBA's fast paths in lockstep with Recalc: in-order rounds, int sums, mode switches.
+"""FiBA's fast paths in lockstep with Recalc: in-order rounds on deep trees, failing combines.
 
 The general lockstep machine (test_fiba_machine.py) draws operations uniformly, so the
 d = 0 paths (append at the right finger, pop at the left finger, and the splits and
@@ -8,14 +8,11 @@ merges they trigger at both fingers) run only a little, on small trees. Here:
   on windows that start with up to 120 entries (trees of height 3-5 at small
   min_arity), mixed with inserts/evicts at a distance, collisions and bulk operations,
   ``_check()`` and a comparison with Recalc after every mutation. The monoid is Sum over
-  ints (the int-sum shortcuts: aggregates kept by addition/subtraction), Sum over dyadic
-  floats (exact in any order, so compared exactly; the generic path with ``+``), Concat
-  and the 2x2 matrix product (non-commutative: the generic path);
-* int-sum windows that receive a float, a bool or a non-number: the shortcuts stop and the
-  aggregates stay right;
-* deterministic FIFO runs on deep trees for every min_arity 2..8;
-* a raising combine on the append fast path leaves the window unchanged, and wrappers such
-  as Counting(Sum()) keep the generic path (every combine counted).
+  ints (now and then a float or a bool among them), Sum over dyadic floats (exact in any
+  order, so compared exactly), Concat and the 2x2 matrix product (non-commutative);
+* deterministic FIFO runs on deep trees for every min_arity 2..8 (and 16, 32);
+* a raising combine on the append fast path and off it leaves the window unchanged, and
+  wrappers such as Counting(Sum()) count every combine.
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from windowagg.errors import CombineError
 from windowagg.monoids import Concat, Counting, MatMul2x2, Sum
 from windowagg.ooo import FiBA, Recalc
 
@@ -161,7 +159,7 @@ class InOrderMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.name == "sum_int" and len(self.r) > 0)
     @rule(data=st.data(), kind=st.sampled_from(["float", "bool"]))
-    def leave_ints(self, data: st.DataObject, kind: str) -> None:
+    def mixed_numbers(self, data: st.DataObject, kind: str) -> None:
         keys = self._keys()
         t = data.draw(st.sampled_from([*keys, keys[-1] + 1, keys[0] - 1]))
         self._do("insert", t, 0.5 if kind == "float" else True)
@@ -210,7 +208,7 @@ def _fifo_run(mu: int, n: int, rounds: int, seed: int, name: str) -> None:
     assert list(w) == list(r)
 
 
-@pytest.mark.parametrize("mu", [*range(2, 9), 16, 32])  # 32: Sum's default
+@pytest.mark.parametrize("mu", [*range(2, 9), 16, 32])
 def test_fifo_on_deep_trees_int_sum(mu: int) -> None:
     # n = 120 at mu = 2 is a tree of height 5-6; 3 turnovers of the window. For 16 and 32
     # a smaller, wider tree and more rounds, so the root's children split and merge too
@@ -226,41 +224,45 @@ def test_fifo_on_deep_trees_generic(mu: int, name: str) -> None:
     _fifo_run(mu, n=100, rounds=250, seed=10 + mu, name=name)
 
 
-@pytest.mark.parametrize("how", ["insert", "bulk_insert", "restore"])
-def test_int_sum_window_takes_floats_and_stays_right(how: str) -> None:
-    pairs = [(t, t) for t in range(200)]
-    if how == "restore":
-        w = FiBA.from_sorted_partials(Sum(), [*pairs[:100], (100, 0.25), *pairs[101:]], 3)
-    else:
-        w = FiBA.from_sorted_partials(Sum(), pairs, 3)
-        if how == "insert":
-            w.insert(57, 0.25)
-        else:
-            w.bulk_insert([(57, 0.25), (300, 1)])
-    w._check()
-    for t in range(200, 500):  # FIFO rounds and a few inserts in the middle, now generic
-        w.evict(w.oldest())
-        w.insert(t + 1000, 2)
-        if t % 7 == 0:
-            w.insert(t + 990, 1)
-        w._check()
-    assert w.query() == sum(v for _, v in w)
-
-
-def test_non_number_into_int_sum_window_raises_and_changes_nothing() -> None:
+def test_non_number_into_a_sum_window_raises_and_changes_nothing() -> None:
     w = FiBA(Sum(), min_arity=2)
     for t in range(40):
         w.insert(t, t)
     before = (w.query(), len(w), list(w))
-    # the append fast path, and a collision (the combine runs before the store); a new
-    # entry off the fast path is not covered: see docs/fiba.md, "Failing combines"
-    for t in (100, 20):
-        with pytest.raises(TypeError):
+    # the append fast path, a collision (the combine runs before the store), and a new
+    # entry off the fast path (met by a combine in its leaf, then rolled back)
+    for t in (100, 20, 39):
+        with pytest.raises(CombineError, match=r"FiBA\(Sum\(\)\).*'x'.*t=" + str(t)) as info:
             w.insert(t, "x")
+        assert isinstance(info.value, TypeError)
+        assert isinstance(info.value.__cause__, TypeError)  # the operator's own error
         w._check()
-    assert (w.query(), len(w), list(w)) == before
+        assert (w.query(), len(w), list(w)) == before
     w.insert(40, 1)  # still usable
     assert w.query() == before[0] + 1
+
+
+def test_a_value_the_monoid_refuses_is_refused_by_an_empty_window() -> None:
+    # issue 13 item 13: no other combine would meet a lone entry before a query
+    w = FiBA(Sum())
+    with pytest.raises(CombineError, match=r"FiBA\(Sum\(\)\).*'x'") as info:
+        w.insert(4, "x")
+    assert isinstance(info.value.__cause__, TypeError)
+    w._check()
+    assert (len(w), w.query(), list(w)) == (0, 0, [])
+    w.insert(4, 2)
+    assert (len(w), w.query()) == (1, 2)
+
+
+def test_a_refused_bulk_names_the_refused_entry() -> None:
+    w = FiBA(Sum(), min_arity=2)
+    w.bulk_insert([(t, 1) for t in range(30)])
+    before = (w.query(), len(w), list(w))
+    with pytest.raises(CombineError, match=r"'y' at t=7 of the bulk") as info:
+        w.bulk_insert([(100, 1), (7, "y"), (3, 2)])
+    assert isinstance(info.value.__cause__, TypeError)
+    w._check()
+    assert (w.query(), len(w), list(w)) == before
 
 
 def test_raising_combine_on_the_append_path_changes_nothing() -> None:
@@ -278,16 +280,18 @@ def test_raising_combine_on_the_append_path_changes_nothing() -> None:
         w.insert(t, str(t))
     before = (w.query(), len(w), list(w))
     m.armed = True
-    with pytest.raises(ValueError, match="boom"):
+    with pytest.raises(CombineError, match="boom") as info:
         w.insert(100, "x")
+    assert isinstance(info.value.__cause__, ValueError)
     m.armed = False
     w._check()
     assert (w.query(), len(w), list(w)) == before
 
 
 @pytest.mark.parametrize("mu", [2, 8])
-def test_counting_sum_keeps_the_generic_path(mu: int) -> None:
-    # Counting(Sum()) is not of type Sum: every combine goes through the wrapper
+def test_counting_sum_counts_every_combine(mu: int) -> None:
+    # Counting(Sum()) is not of type Sum (whose combine FiBA calls as operator.add):
+    # every combine goes through the wrapper
     m = Counting(Sum())
     w = FiBA(m, min_arity=mu)
     for t in range(500):
@@ -302,9 +306,8 @@ def test_counting_sum_keeps_the_generic_path(mu: int) -> None:
 
 @pytest.mark.parametrize("d", [3, 40])
 @pytest.mark.parametrize("mu", [2, 3, 4, 8])
-def test_the_papers_distance_generator_int_sum(mu: int, d: int) -> None:
-    # every insert lands d entries before the youngest, right after the previous insert:
-    # consecutive inserts reuse the cached middle leaf until anything restructures
+def test_the_papers_distance_generator(mu: int, d: int) -> None:
+    # every insert lands d entries before the youngest, right after the previous insert
     n, big = 150, 10**6
     m = Sum()
     pairs = [(t, t % 7 + 1) for t in range(n - d)] + [(big + t, 1) for t in range(d)]
@@ -346,12 +349,12 @@ class _Picky:
 def test_a_refused_value_leaves_the_window_exactly_as_it_was(
     mu: int, start: list[int], tries: list[tuple[int, bool]]
 ) -> None:
-    """A refused value never leaves the window half-changed. Sum refuses a str at once
-    (insert raises, window unchanged, int-sum mode kept or ended). A user monoid can only
-    refuse when a combine meets the value: where one does during the insert (the fast
-    path, a repair off it), insert raises and the window is exactly as before (rolled
-    back); where none does yet, the value is stored (as Recalc would) and taken out again
-    here, so that the comparison goes on."""
+    """A refused value never leaves the window half-changed. A monoid (Sum given a str,
+    or one that refuses "!") can only refuse when a combine meets the value: where one
+    does during the insert (the fast path, a repair off it), insert raises and the window
+    is exactly as before (rolled back); where none does yet (a lone entry in a new leaf),
+    the value is stored (as Recalc would) and taken out again here, so that the
+    comparison goes on."""
     for monoid, good, bad in ((Sum(), 1, "x"), (_Picky(), "a", "!")):
         w = FiBA(monoid, min_arity=mu)
         oracle = Recalc(monoid)
@@ -363,10 +366,10 @@ def test_a_refused_value_leaves_the_window_exactly_as_it_was(
                 present = any(k == t for k, _ in oracle)
                 try:
                     w.insert(t, bad)
-                except (TypeError, ValueError):
+                except CombineError:
                     pass
                 else:
-                    assert isinstance(monoid, _Picky) and not present
+                    assert not present
                     w.evict(t)  # stored without a combine: take the poison out again
             else:
                 w.insert(t, good)
@@ -386,9 +389,9 @@ def test_a_refused_value_leaves_the_window_exactly_as_it_was(
 def test_a_refused_bulk_leaves_the_window_exactly_as_it_was(
     mu: int, start: list[int], bulk: list[tuple[int, bool]], seed: int
 ) -> None:
-    """bulk_insert is atomic: Sum refuses a bulk holding a str wherever it sits; a user
-    monoid refuses a bulk whose refused value meets a stored timestamp (a combine must
-    meet it there). Either way the window is exactly as before; a clean bulk goes in."""
+    """bulk_insert is atomic: a bulk whose refused value (Sum given a str, or "!") meets a
+    stored timestamp (a combine must meet it there) raises and leaves the window exactly
+    as before; a clean bulk goes in."""
     rng = random.Random(seed)
     for monoid, good, bad in ((Sum(), 1, "x"), (_Picky(), "a", "!")):
         w = FiBA(monoid, min_arity=mu)
@@ -399,10 +402,10 @@ def test_a_refused_bulk_leaves_the_window_exactly_as_it_was(
         stored = sorted({t for t, _ in oracle})
         pairs = [(t, bad if refuse else good) for t, refuse in bulk]
         poisoned = any(refuse for _, refuse in bulk)
-        if isinstance(monoid, _Picky) and poisoned:
+        if poisoned:
             pairs.insert(rng.randrange(len(pairs) + 1), (rng.choice(stored), bad))
         if poisoned:
-            with pytest.raises((TypeError, ValueError)):
+            with pytest.raises(CombineError):
                 w.bulk_insert(pairs)
         else:
             w.bulk_insert(pairs)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from windowagg.errors import WindowaggError
+from windowagg.errors import MonoidContractError, WindowaggError
 from windowagg.monoids import Concat, Counting, First, GeometricMean, Last, Max, Sum
 from windowagg.ooo import BTree, FiBA, Recalc
 
@@ -179,6 +179,43 @@ def test_b4_len_is_exact_while_graveyard_drains() -> None:
         r.insert(5000 + step, 1)
         if step % 7 == 0:
             assert len(w) == len(r)
+    _same(w, r)
+
+
+# Issue 13 item 9: a bulk_evict that empties the window leaves its discarded nodes on the
+# graveyard (their entries still counted); a bulk_insert into the empty window used to
+# reset the count while the graveyard still held them, so later drains subtracted them twice.
+def test_b4_len_after_bulk_evict_empties_and_bulk_insert_refills() -> None:
+    w = FiBA(Sum(), min_arity=2)
+    for t in range(1, 5):
+        w.insert(t, 1)
+    w.bulk_evict(4)
+    w.bulk_insert([(100, 1)])
+    w._check()
+    assert len(w) == 1 and w.query() == 1 and list(w) == [(100, 1)]
+
+
+@pytest.mark.parametrize("mu", [2, 3, 4, 8])
+def test_b4_len_after_a_bulk_built_window_is_emptied_and_refilled(mu: int) -> None:
+    w = FiBA(Max(), min_arity=mu)
+    w.bulk_insert([(t, t) for t in range(40)])
+    w.bulk_evict(39)
+    w.bulk_insert([(t, t) for t in range(100, 140)])
+    assert len(w) == 40 and w.query() == 139
+    w._check()
+
+
+@pytest.mark.parametrize("mu", [2, 3, 4, 8])
+def test_check_verifies_the_size_without_draining_the_graveyard(mu: int) -> None:
+    w, r = FiBA(Max(), min_arity=mu), Recalc(Max())
+    for lo in (0, 100, 200):
+        w.bulk_insert([(t, t) for t in range(lo, lo + 40)])
+        r.bulk_insert([(t, t) for t in range(lo, lo + 40)])
+        w._check()  # the size check must not count (drain) the graveyard itself
+        assert len(w) == len(r) == 40
+        w.bulk_evict(lo + 39)
+        r.bulk_evict(lo + 39)
+        w._check()
     _same(w, r)
 
 
@@ -353,6 +390,12 @@ def test_check_reports_what_broke() -> None:
     b._root.times[0] = 10**6
     with pytest.raises(WindowaggError, match="key"):
         b._check()
+
+
+def test_a_monoid_class_is_refused_at_construction() -> None:
+    # issue 13 item 13: FiBA(Sum) (the class) would take Sum.combine as an unbound function
+    with pytest.raises(MonoidContractError, match=r"FiBA\(Sum\(\)\)"):
+        FiBA(Sum)  # type: ignore[arg-type]
 
 
 def test_min_arity_is_validated() -> None:
