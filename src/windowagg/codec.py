@@ -267,7 +267,7 @@ def register(
 # or tag, or :func:`registered`), so the registry is complete whatever was imported before
 # and importing the codec imports no sketch module.
 _LIBRARY: Final = (
-    ("windowagg.BloomSet", "windowagg.monoids.bloom", "BloomSet", "to_plain", "from_plain"),
+    ("windowagg.BloomSet", "windowagg.monoids.bloom", "BloomSet", "_to_codec", "_from_codec"),
     ("windowagg.QDigest", "windowagg.sketches.qdigest", "QDigest", "_to_plain", "_from_plain"),
     (
         "windowagg.ExpDecayQDigest",

@@ -120,7 +120,8 @@ def test_tiny_bloom_payload_is_refused_before_allocating(bits: int) -> None:
 def test_bloom_value_check_does_not_build_the_bound() -> None:
     """BloomSet(bits, k, value) compares bit lengths instead of building 2**bits."""
     small_and_fast(lambda: BloomSet(64, 1, 2**64), error=ValueError)
-    small_and_fast(lambda: BloomSet.from_plain((2**33, 1, b"")), error=ValueError)
+    small_and_fast(lambda: BloomSet._from_codec((2**33, 1, b"")), error=ValueError)
+    small_and_fast(lambda: BloomSet.from_plain((2**33, 1, -1)), error=ValueError)
     tracemalloc.start()
     try:
         s = BloomSet(2**33, 1, 5)  # used to build 2**(2**33) (1 GiB) just to compare
@@ -132,8 +133,9 @@ def test_bloom_value_check_does_not_build_the_bound() -> None:
 
 def test_bloom_round_trip_writes_the_sized_bitmap() -> None:
     s = B.build_bloomset()
-    plain = s.to_plain()
+    plain = s._to_codec()
     assert plain[:2] == (256, 3) and plain[2] == s.value.to_bytes(32, "little")
+    assert BloomSet(*s.to_plain()) == s
     assert codec.loads(codec.dumps(s)) == s
     with pytest.raises(CodecError, match="needs a 32-byte bitmap"):
         codec.loads(reseal(codec.dumps(s), lambda b: b.replace(b"b\x20", b"b\x1f")[:-1]))

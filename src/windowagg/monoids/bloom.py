@@ -228,50 +228,65 @@ class BloomSet:
     def __repr__(self) -> str:
         return f"BloomSet(bits={self._bits}, hashes={self._hashes}, set_bits={len(self)})"
 
-    def to_plain(self) -> tuple[int, int, bytes]:
-        """``(m, k, bitmap)``, the plain form the codec writes. O(m/8).
+    def to_plain(self) -> BloomPartial:
+        """``(m, k, value)``: the constructor's arguments. O(1).
+
+        >>> s = BloomSet(12, 1, 0b1000_0000_0001); BloomSet(*s.to_plain()) == s
+        True
+        """
+        return (self._bits, self._hashes, self._value)
+
+    @classmethod
+    def from_plain(cls, plain: Any) -> BloomSet:
+        """Inverse of :meth:`to_plain`; validates its input without allocating. O(m/64)."""
+        if type(plain) is not tuple or len(plain) != 3:
+            raise ValueError(
+                f"BloomSet.from_plain needs (bits, hashes, value), got {_short(plain)}"
+            )
+        return cls(*plain)
+
+    def _to_codec(self) -> tuple[int, int, bytes]:
+        """``(m, k, bitmap)``, the plain form :mod:`windowagg.codec` writes. O(m/8).
 
         *bitmap* holds exactly ``ceil(m / 8)`` bytes, bit p of the filter being bit
         ``p % 8`` of byte ``p // 8`` (little-endian), so that the size the data claims
         is the size it carries: a decoder never builds more bits than it was given.
 
-        >>> BloomSet(12, 1, 0b1000_0000_0001).to_plain()
+        >>> BloomSet(12, 1, 0b1000_0000_0001)._to_codec()
         (12, 1, b'\\x01\\x08')
         """
         return (self._bits, self._hashes, self._value.to_bytes((self._bits + 7) >> 3, "little"))
 
     @classmethod
-    def from_plain(cls, plain: Any) -> BloomSet:
-        """Inverse of :meth:`to_plain`; validates untrusted input before allocating. O(m/8).
+    def _from_codec(cls, plain: Any) -> BloomSet:
+        """Inverse of :meth:`_to_codec` for untrusted decoded data; sizes checked first. O(m/8).
 
-        Also reads the form written before codec version 2, ``(m, k, value)`` with the
-        bitset as an int, for filters of at most ``LEGACY_MAX_BITS`` (2**24) bits: that
-        form does not carry its size, so a larger *m* is refused rather than trusted.
+        Also reads the form the codec wrote before its version 2, ``(m, k, value)`` with
+        the bitset as an int, for filters of at most ``LEGACY_MAX_BITS`` (2**24) bits:
+        that form does not carry its size, so a larger *m* is refused rather than trusted.
 
-        >>> BloomSet.from_plain((2**33, 1, b""))
+        >>> BloomSet._from_codec((2**33, 1, b""))
         Traceback (most recent call last):
         ...
-        ValueError: BloomSet.from_plain: a 8589934592-bit filter needs a 1073741824-byte bitmap, got 0 bytes
+        ValueError: BloomSet: a 8589934592-bit filter needs a 1073741824-byte bitmap, got 0 bytes
         """
         if type(plain) is not tuple or len(plain) != 3:
-            raise ValueError(
-                f"BloomSet.from_plain needs (bits, hashes, bitmap), got {_short(plain)}"
-            )
+            raise ValueError(f"BloomSet needs (bits, hashes, bitmap), got {_short(plain)}")
         bits, hashes, raw = plain
-        _check_config(bits, hashes, "BloomSet.from_plain")
+        _check_config(bits, hashes, "BloomSet")
         if type(raw) is bytes:
             need = (bits + 7) >> 3
             if len(raw) != need:
                 raise ValueError(
-                    f"BloomSet.from_plain: a {bits}-bit filter needs a {need}-byte bitmap, "
+                    f"BloomSet: a {bits}-bit filter needs a {need}-byte bitmap, "
                     f"got {len(raw)} bytes"
                 )
             return cls(bits, hashes, int.from_bytes(raw, "little"))
         if bits > LEGACY_MAX_BITS:
             raise ValueError(
-                f"BloomSet.from_plain: the old (bits, hashes, int) form is read for at most "
-                f"LEGACY_MAX_BITS={LEGACY_MAX_BITS} bits, got bits={bits}; re-encode the "
-                "filter with a windowagg that wrote it"
+                f"BloomSet: the version-1 form (bits, hashes, int) is read for at most "
+                f"LEGACY_MAX_BITS={LEGACY_MAX_BITS} bits, got bits={bits}: it does not "
+                "carry its size, so a larger claim is not trusted"
             )
         return cls(bits, hashes, raw)
 
