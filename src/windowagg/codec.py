@@ -32,36 +32,13 @@ Byte format (version 2)
 -----------------------
 ``data = b"WAGC" + bytes([2]) + value + crc32(b"WAGC" + bytes([2]) + value)`` with the CRC
 (``zlib.crc32``, the IEEE polynomial) as a big-endian u32; nothing else may follow the
-value. Version 1 is the same without the CRC. A *varint* is an unsigned LEB128 integer
-(7 bits per byte, least significant group first, high bit set on every byte but the last)
-of at most 9 bytes, without redundant trailing zero groups.
-
-===  =====  ===============================================================================
-tag  byte   body
-===  =====  ===============================================================================
-N    0x4E   None (no body)
-T    0x54   True (no body)
-F    0x46   False (no body)
-_    0x5F   ``windowagg.monoids.NOTHING`` (no body)
-i    0x69   int: varint n, then n bytes of big-endian two's complement (n = 0 means 0);
-            encoders write n = (x.bit_length() + 8) // 8
-f    0x66   float: 8 bytes IEEE 754 binary64, big-endian (every bit kept)
-s    0x73   str: varint n, then n bytes of UTF-8 (lone surrogates as in "surrogatepass")
-b    0x62   bytes: varint n, then n raw bytes
-t    0x74   tuple: varint count, then count values
-l    0x6C   list: varint count, then count values
-m    0x6D   dict: varint count, then count (key value, value value) pairs; keys hashable
-            and distinct
-D    0x44   datetime: year u16, month u8, day u8, hour u8, minute u8, second u8,
-            microsecond u32 (all big-endian), flags u8 (bit 0 fold, bit 1 tz-aware,
-            bit 2 named tz; other bits 0); if tz-aware: UTC offset in microseconds, i64;
-            if named: the tz name as a str body (varint n + UTF-8)
-d    0x64   date: year u16, month u8, day u8
-r    0x72   timedelta: days i32, seconds u32, microseconds u32 (normalised as Python does)
-c    0x63   Decimal: varint n, then n bytes of ASCII ``str(value)`` (only that form)
-X    0x58   registered type: varint n, n bytes of the UTF-8 tag, then one value (the
-            ``to_plain`` result)
-===  =====  ===============================================================================
+value. Version 1 is the same without the CRC. A value is one tag byte and a body: ``N``
+None, ``T``/``F`` bools, ``_`` NOTHING, ``i`` int (varint n + n bytes big-endian two's
+complement), ``f`` float (8 bytes big-endian), ``s`` str / ``b`` bytes / ``c`` Decimal
+(varint n + n bytes), ``t`` tuple / ``l`` list (varint count + values), ``m`` dict (varint
+count + key/value pairs), ``D`` datetime, ``d`` date, ``r`` timedelta, ``X`` registered
+type (varint n + UTF-8 tag + one value). Varints are unsigned LEB128 of at most 9 bytes.
+The complete table, with every field's size and rule, is in ``docs/formats.md``.
 
 Examples
 --------
@@ -262,42 +239,19 @@ def register(
     _BY_TAG[tag] = (cls, from_plain)
 
 
-# The library's own registered types: (tag, module, class, to_plain name, from_plain name).
-# They are registered on first need (an encode or decode that misses a ``windowagg.`` type
-# or tag, or :func:`registered`), so the registry is complete whatever was imported before
-# and importing the codec imports no sketch module.
-_LIBRARY: Final = (
-    ("windowagg.BloomSet", "windowagg.monoids.bloom", "BloomSet", "_to_codec", "_from_codec"),
-    ("windowagg.QDigest", "windowagg.sketches.qdigest", "QDigest", "_to_plain", "_from_plain"),
-    (
-        "windowagg.ExpDecayQDigest",
-        "windowagg.sketches.exp_qdigest",
-        "ExpDecayQDigest",
-        "_to_plain",
-        "_from_plain",
-    ),
-    (
-        "windowagg.ExpDecaySpaceSaving",
-        "windowagg.sketches.space_saving",
-        "ExpDecaySpaceSaving",
-        "_to_plain",
-        "_from_plain",
-    ),
-    (
-        "windowagg.SlidingWindowCount",
-        "windowagg.sketches.sliding_window",
-        "SlidingWindowCount",
-        "_to_plain",
-        "_from_plain",
-    ),
-    (
-        "windowagg.SlidingWindowQDigest",
-        "windowagg.sketches.sliding_window",
-        "SlidingWindowQDigest",
-        "_to_plain",
-        "_from_plain",
-    ),
-)
+# The library's own registered types: class name -> module; the tag is "windowagg." + the
+# class name, the functions the class's ``_to_codec`` / ``_from_codec``. They are
+# registered on first need (an encode or decode that misses a ``windowagg.`` type or tag,
+# or :func:`registered`), so the registry is complete whatever was imported before and
+# importing the codec imports no sketch module.
+_LIBRARY: Final = {
+    "BloomSet": "windowagg.monoids.bloom",
+    "QDigest": "windowagg.sketches.qdigest",
+    "ExpDecayQDigest": "windowagg.sketches.exp_qdigest",
+    "ExpDecaySpaceSaving": "windowagg.sketches.space_saving",
+    "SlidingWindowCount": "windowagg.sketches.sliding_window",
+    "SlidingWindowQDigest": "windowagg.sketches.sliding_window",
+}
 _library_loaded = False
 
 
@@ -306,10 +260,11 @@ def _load_library() -> bool:
     global _library_loaded
     if _library_loaded:
         return False
-    for tag, module, name, to_name, from_name in _LIBRARY:
+    for name, module in _LIBRARY.items():
         cls = getattr(importlib.import_module(module), name)
+        tag = f"windowagg.{name}"
         if tag not in _BY_TAG and cls not in _BY_TYPE:  # a user's own choice wins
-            register(tag, cls, getattr(cls, to_name), getattr(cls, from_name))
+            register(tag, cls, cls._to_codec, cls._from_codec)
     _library_loaded = True
     return True
 

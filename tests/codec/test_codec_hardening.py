@@ -195,7 +195,7 @@ def test_corrupted_sketch_fields_are_codec_errors(name: str, field: int) -> None
     """A tiny eps behind a valid checksum: the sketch's constructor overflows."""
     cls = SKETCHES[name]
     good = cls.from_bytes(bytes.fromhex(LEGACY["sketches"][name]))
-    plain = list(good._to_plain())
+    plain = list(good._to_codec())
     if name == "ExpDecayQDigest":
         field = 6  # (2, lam, flag, landmark, tmax, U-1, eps, ...)
     assert isinstance(plain[field], float)

@@ -322,11 +322,11 @@ class ExpDecayQDigest:
         """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(s)."""
         return _format.loads(cls, data, _format.KIND_EXP_QDIGEST, cls._read)
 
-    def _to_plain(self) -> tuple[Any, ...]:
+    def _to_codec(self) -> tuple[Any, ...]:
         return _format.to_plain(self._write)
 
     @classmethod
-    def _from_plain(cls, plain: Any) -> ExpDecayQDigest:
+    def _from_codec(cls, plain: Any) -> ExpDecayQDigest:
         return _format.from_plain(plain, _format.KIND_EXP_QDIGEST, cls._read, "ExpDecayQDigest")
 
     @classmethod

@@ -614,11 +614,11 @@ class QDigest:
         """
         return _format.loads(cls, data, _format.KIND_QDIGEST, cls._read_body)
 
-    def _to_plain(self) -> tuple[Any, ...]:
+    def _to_codec(self) -> tuple[Any, ...]:
         return _format.to_plain(self._write_body)
 
     @classmethod
-    def _from_plain(cls, plain: Any) -> QDigest:
+    def _from_codec(cls, plain: Any) -> QDigest:
         return _format.from_plain(plain, _format.KIND_QDIGEST, cls._read_body, "QDigest")
 
     @classmethod

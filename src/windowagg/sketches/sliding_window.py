@@ -944,11 +944,11 @@ class SlidingWindowCount(_SlidingWindowBase):
         """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(space)."""
         return _format.loads(cls, data, _format.KIND_SW_COUNT, cls._read)
 
-    def _to_plain(self) -> tuple[Any, ...]:
+    def _to_codec(self) -> tuple[Any, ...]:
         return _format.to_plain(self._write)
 
     @classmethod
-    def _from_plain(cls, plain: Any) -> SlidingWindowCount:
+    def _from_codec(cls, plain: Any) -> SlidingWindowCount:
         return _format.from_plain(plain, _format.KIND_SW_COUNT, cls._read, "SlidingWindowCount")
 
     @classmethod
@@ -1192,11 +1192,11 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(space)."""
         return _format.loads(cls, data, _format.KIND_SW_QDIGEST, cls._read)
 
-    def _to_plain(self) -> tuple[Any, ...]:
+    def _to_codec(self) -> tuple[Any, ...]:
         return _format.to_plain(self._write)
 
     @classmethod
-    def _from_plain(cls, plain: Any) -> SlidingWindowQDigest:
+    def _from_codec(cls, plain: Any) -> SlidingWindowQDigest:
         return _format.from_plain(plain, _format.KIND_SW_QDIGEST, cls._read, "SlidingWindowQDigest")
 
     @classmethod

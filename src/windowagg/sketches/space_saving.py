@@ -322,11 +322,11 @@ class ExpDecaySpaceSaving:
         """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(k)."""
         return _format.loads(cls, data, _format.KIND_EXP_SPACE_SAVING, cls._read)
 
-    def _to_plain(self) -> tuple[Any, ...]:
+    def _to_codec(self) -> tuple[Any, ...]:
         return _format.to_plain(self._write)
 
     @classmethod
-    def _from_plain(cls, plain: Any) -> ExpDecaySpaceSaving:
+    def _from_codec(cls, plain: Any) -> ExpDecaySpaceSaving:
         return _format.from_plain(
             plain, _format.KIND_EXP_SPACE_SAVING, cls._read, "ExpDecaySpaceSaving"
         )
