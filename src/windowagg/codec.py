@@ -1,93 +1,92 @@
-"""The versioned binary codec for everything windowagg writes to a store or to Spark state.
+"""The versioned, checksummed binary codec for everything windowagg writes to a store or to Spark.
 
 ``dumps(obj) -> bytes`` and ``loads(data) -> obj`` round-trip *plain values* exactly, plus
 the types registered with :func:`register`. There is no pickle and no ``eval``: decoding
 only ever builds the plain types listed below or calls a ``from_plain`` function that the
 program itself registered, so bytes from an untrusted store cannot run code or build
 arbitrary classes. Every malformed input raises :class:`~windowagg.errors.CodecError`
-naming what is wrong and the byte offset.
+naming what is wrong and the byte offset; nothing else is ever raised.
 
 Fact card
 ---------
 ==============  =============================================================================
-format          magic ``b"WAGC"``, one version byte (``CODEC_VERSION`` = 1), one value
+format          magic ``b"WAGC"``, one version byte (``CODEC_VERSION`` = 2), one value, then
+                a CRC32 of all bytes before it (big-endian u32); version 1 (no CRC) still reads
 values          one tag byte per value, then a fixed-size body or a varint length/count
 plain types     None, bool, int (any size), float (bit-exact: nan, ±inf, -0.0), str, bytes,
                 tuple, list, dict (any plain keys, insertion order kept), ``NOTHING``,
                 datetime (naive or fixed UTC offset), date, timedelta, Decimal
 user types      ``register(tag, cls, to_plain, from_plain)``; exact type match, no subclasses;
-                the library registers ``windowagg.BloomSet`` itself
+                the library's own types (``windowagg.BloomSet`` and the sketches) are
+                registered on first need, whatever was imported before
+integrity       the CRC32 detects every change of up to 4 consecutive bytes and all but
+                about 2**-32 of other corruptions, before any value is built
+limits          every length and count is checked against the bytes that remain before
+                anything is allocated; a value of n bytes decodes in O(n) time and memory
 nesting         at most ``MAX_DEPTH`` = 256 nested containers / registered values
 time            O(size of the encoding) for both ``dumps`` and ``loads``
 spec            ``docs/formats.md`` (complete enough to re-implement the format)
 ==============  =============================================================================
 
-Byte format (version 1)
+Byte format (version 2)
 -----------------------
-``data = b"WAGC" + bytes([1]) + value``; nothing may follow the value. A *varint* is an
-unsigned LEB128 integer (7 bits per byte, least significant group first, high bit set on
-every byte but the last) of at most 9 bytes, without redundant trailing zero groups.
-
-===  =====  ===============================================================================
-tag  byte   body
-===  =====  ===============================================================================
-N    0x4E   None (no body)
-T    0x54   True (no body)
-F    0x46   False (no body)
-_    0x5F   ``windowagg.monoids.NOTHING`` (no body)
-i    0x69   int: varint n, then n bytes of big-endian two's complement (n = 0 means 0);
-            encoders write n = (x.bit_length() + 8) // 8
-f    0x66   float: 8 bytes IEEE 754 binary64, big-endian (every bit kept)
-s    0x73   str: varint n, then n bytes of UTF-8 (lone surrogates as in "surrogatepass")
-b    0x62   bytes: varint n, then n raw bytes
-t    0x74   tuple: varint count, then count values
-l    0x6C   list: varint count, then count values
-m    0x6D   dict: varint count, then count (key value, value value) pairs; keys hashable
-            and distinct
-D    0x44   datetime: year u16, month u8, day u8, hour u8, minute u8, second u8,
-            microsecond u32 (all big-endian), flags u8 (bit 0 fold, bit 1 tz-aware,
-            bit 2 named tz; other bits 0); if tz-aware: UTC offset in microseconds, i64;
-            if named: the tz name as a str body (varint n + UTF-8)
-d    0x64   date: year u16, month u8, day u8
-r    0x72   timedelta: days i32, seconds u32, microseconds u32 (normalised as Python does)
-c    0x63   Decimal: varint n, then n bytes of ASCII ``str(value)`` (only that form)
-X    0x58   registered type: varint n, n bytes of the UTF-8 tag, then one value (the
-            ``to_plain`` result)
-===  =====  ===============================================================================
+``data = b"WAGC" + bytes([2]) + value + crc32(b"WAGC" + bytes([2]) + value)`` with the CRC
+(``zlib.crc32``, the IEEE polynomial) as a big-endian u32; nothing else may follow the
+value. Version 1 is the same without the CRC. A value is one tag byte and a body: ``N``
+None, ``T``/``F`` bools, ``_`` NOTHING, ``i`` int (varint n + n bytes big-endian two's
+complement), ``f`` float (8 bytes big-endian), ``s`` str / ``b`` bytes / ``c`` Decimal
+(varint n + n bytes), ``t`` tuple / ``l`` list (varint count + values), ``m`` dict (varint
+count + key/value pairs), ``D`` datetime, ``d`` date, ``r`` timedelta, ``X`` registered
+type (varint n + UTF-8 tag + one value). Varints are unsigned LEB128 of at most 9 bytes.
+The complete table, with every field's size and rule, is in ``docs/formats.md``.
 
 Examples
 --------
 >>> from windowagg import codec
 >>> data = codec.dumps((1, 2.5, "a"))
 >>> data.hex(" ")
-'57 41 47 43 01 74 03 69 01 01 66 40 04 00 00 00 00 00 00 73 01 61'
+'57 41 47 43 02 74 03 69 01 01 66 40 04 00 00 00 00 00 00 73 01 61 dd 30 de 04'
 >>> codec.loads(data)
 (1, 2.5, 'a')
->>> codec.loads(data + b"!")
+>>> codec.loads(data[:-5] + b"b" + data[-4:])
 Traceback (most recent call last):
 ...
-windowagg.errors.CodecError: trailing data: 1 byte(s) after the value at offset 22
+windowagg.errors.CodecError: checksum mismatch: the data is corrupted (CRC32 stored 0xdd30de04, computed 0x44398fbe over 22 bytes)
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import struct
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from windowagg.errors import CodecError
-from windowagg.monoids.bloom import BloomSet
 from windowagg.monoids.builtins import NOTHING
 
-__all__ = ["CODEC_VERSION", "MAGIC", "MAX_DEPTH", "dumps", "loads", "register", "registered"]
+__all__ = [
+    "CODEC_VERSION",
+    "MAGIC",
+    "MAX_DEPTH",
+    "READ_VERSIONS",
+    "decoding",
+    "dumps",
+    "loads",
+    "register",
+    "registered",
+]
 
-CODEC_VERSION: Final = 1
+CODEC_VERSION: Final = 2
+READ_VERSIONS: Final = (1, 2)
 MAGIC: Final = b"WAGC"
 MAX_DEPTH: Final = 256
 _HEADER: Final = MAGIC + bytes([CODEC_VERSION])
 _HLEN: Final = len(_HEADER)
+_CRC_LEN: Final = 4
 
 # Tag bytes.
 _NONE: Final = 0x4E
@@ -240,13 +239,46 @@ def register(
     _BY_TAG[tag] = (cls, from_plain)
 
 
+# The library's own registered types: class name -> module; the tag is "windowagg." + the
+# class name, the functions the class's ``_to_codec`` / ``_from_codec``. They are
+# registered on first need (an encode or decode that misses a ``windowagg.`` type or tag,
+# or :func:`registered`), so the registry is complete whatever was imported before and
+# importing the codec imports no sketch module.
+_LIBRARY: Final = {
+    "BloomSet": "windowagg.monoids.bloom",
+    "QDigest": "windowagg.sketches.qdigest",
+    "ExpDecayQDigest": "windowagg.sketches.exp_qdigest",
+    "ExpDecaySpaceSaving": "windowagg.sketches.space_saving",
+    "SlidingWindowCount": "windowagg.sketches.sliding_window",
+    "SlidingWindowQDigest": "windowagg.sketches.sliding_window",
+}
+_library_loaded = False
+
+
+def _load_library() -> bool:
+    """Register the library's own types once; True if this call did it. O(1) after the first."""
+    global _library_loaded
+    if _library_loaded:
+        return False
+    for name, module in _LIBRARY.items():
+        cls = getattr(importlib.import_module(module), name)
+        tag = f"windowagg.{name}"
+        if tag not in _BY_TAG and cls not in _BY_TYPE:  # a user's own choice wins
+            register(tag, cls, cls._to_codec, cls._from_codec)
+    _library_loaded = True
+    return True
+
+
 def registered() -> dict[str, type]:
     """The registered tags and their types (a copy). O(number of registrations).
 
     >>> from windowagg import codec
     >>> codec.registered()["windowagg.BloomSet"]
     <class 'windowagg.monoids.bloom.BloomSet'>
+    >>> codec.registered()["windowagg.QDigest"]
+    <class 'windowagg.sketches.qdigest.QDigest'>
     """
+    _load_library()
     return {tag: cls for tag, (cls, _) in _BY_TAG.items()}
 
 
@@ -263,6 +295,7 @@ def _put_varint(out: bytearray, n: int) -> None:
 def _dumps_raw(obj: object) -> bytes:
     out = bytearray(_HEADER)
     _encode(obj, out, 0)
+    out += zlib.crc32(out).to_bytes(_CRC_LEN, "big")
     return bytes(out)
 
 
@@ -356,6 +389,8 @@ def _encode(obj: object, out: bytearray, depth: int) -> None:
         out += raw
     else:
         entry = _BY_TYPE.get(t)
+        if entry is None and t.__module__.startswith("windowagg.") and _load_library():
+            entry = _BY_TYPE.get(t)
         if entry is None:
             raise _PathError(
                 f"cannot encode a value of type {t.__qualname__}",
@@ -468,22 +503,24 @@ def loads(data: bytes | bytearray | memoryview) -> Any:
     Raises
     ------
     CodecError
-        For anything but one complete, well-formed value of this codec version: wrong
-        magic, unknown version, unknown tag or registered tag, truncated data, trailing
-        bytes, invalid UTF-8, out-of-range dates, unhashable or duplicate dict keys,
-        nesting deeper than ``MAX_DEPTH``, or a ``from_plain`` that rejects its payload.
-        The message says what and at which byte offset. Nothing else is ever raised.
+        For anything but one complete, well-formed value of a version in
+        ``READ_VERSIONS``: wrong magic, unknown version, a checksum that does not match
+        (version 2), unknown tag or registered tag, truncated data, trailing bytes,
+        invalid UTF-8, out-of-range dates, unhashable or duplicate dict keys, nesting
+        deeper than ``MAX_DEPTH``, or a ``from_plain`` that rejects its payload. The
+        message says what and at which byte offset. Nothing else is ever raised.
 
     Examples
     --------
     >>> from windowagg.codec import dumps, loads
     >>> loads(dumps([1, -0.0, "é"]))
     [1, -0.0, 'é']
-    >>> loads(b"WAGC\\x02N")
+    >>> loads(b"WAGC\\x01N")                  # version 1: no checksum
+    >>> loads(b"WAGC\\x03N")
     Traceback (most recent call last):
     ...
-    windowagg.errors.CodecError: unsupported codec version 2 at offset 4 (this windowagg reads version 1)
-    >>> loads(dumps("abc")[:-1])
+    windowagg.errors.CodecError: unsupported codec version 3 at offset 4 (this windowagg reads versions 1, 2); upgrade windowagg
+    >>> loads(b"WAGC\\x01s\\x03ab")
     Traceback (most recent call last):
     ...
     windowagg.errors.CodecError: truncated data: str needs 3 byte(s) at offset 7, only 2 left
@@ -500,11 +537,27 @@ def loads(data: bytes | bytearray | memoryview) -> Any:
         raise CodecError(
             f"not windowagg codec data: expected magic {MAGIC!r} at offset 0, got {data[:4]!r}"
         )
-    if data[4] != CODEC_VERSION:
+    version = data[4]
+    if version not in READ_VERSIONS:
         raise CodecError(
-            f"unsupported codec version {data[4]} at offset 4 "
-            f"(this windowagg reads version {CODEC_VERSION})"
+            f"unsupported codec version {version} at offset 4 (this windowagg reads "
+            f"versions {', '.join(map(str, READ_VERSIONS))}); upgrade windowagg"
         )
+    if version >= 2:  # a CRC32 of everything before it closes the data
+        if size < _HLEN + 1 + _CRC_LEN:
+            raise CodecError(
+                f"truncated data: version {version} needs at least {_HLEN + 1 + _CRC_LEN} "
+                f"bytes, got {size}"
+            )
+        stored = int.from_bytes(data[-_CRC_LEN:], "big")
+        data = data[:-_CRC_LEN]
+        size -= _CRC_LEN
+        actual = zlib.crc32(data)
+        if actual != stored:
+            raise CodecError(
+                f"checksum mismatch: the data is corrupted (CRC32 stored 0x{stored:08x}, "
+                f"computed 0x{actual:08x} over {size} bytes)"
+            )
     try:
         obj, pos = _decode(data, _HLEN, 0)
     except CodecError:
@@ -747,6 +800,8 @@ def _decode_ext(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
     except UnicodeDecodeError:
         raise CodecError(f"invalid UTF-8 in registered tag at offset {p}") from None
     entry = _BY_TAG.get(tag)
+    if entry is None and tag.startswith("windowagg.") and _load_library():
+        entry = _BY_TAG.get(tag)
     if entry is None:
         raise CodecError(
             f"unknown registered tag {tag!r} at offset {pos}; register it with "
@@ -761,7 +816,7 @@ def _decode_ext(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
     except Exception as e:
         raise CodecError(
             f"registered type {tag!r} rejected its payload at offset {end}: {e}"
-        ) from None
+        ) from e
     if type(value) is not cls:
         raise CodecError(
             f"from_plain of registered type {tag!r} returned {type(value).__qualname__}, "
@@ -770,6 +825,29 @@ def _decode_ext(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
     return value, q
 
 
-# The library's own non-plain types (built-in monoid partials are plain tuples; the
-# Bloom filter's lowered answer is the one class that may end up in stored state).
-register("windowagg.BloomSet", BloomSet, BloomSet.to_plain, BloomSet.from_plain)
+@contextmanager
+def decoding(who: str) -> Iterator[None]:
+    """Turn any exception raised while rebuilding an object from decoded data into a CodecError.
+
+    Decoders (``from_bytes``, ``from_plain``) wrap the step that builds their object from
+    untrusted, decoded values: a corrupted field that slips past the format checks and
+    makes a constructor raise ``ValueError``, ``OverflowError``, ``TimestampError``, ...
+    surfaces as :class:`CodecError` (the original chained as ``__cause__``), so callers
+    need to catch one type. A ``CodecError`` passes through unchanged.
+
+    >>> from windowagg import codec
+    >>> with codec.decoding("Demo.from_bytes"):
+    ...     int("x")
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.CodecError: Demo.from_bytes: the data decodes to an invalid state (ValueError: invalid literal for int() with base 10: 'x'); it is corrupted or was not written by this type
+    """
+    try:
+        yield
+    except CodecError:
+        raise
+    except Exception as e:
+        raise CodecError(
+            f"{who}: the data decodes to an invalid state ({type(e).__name__}: {e}); "
+            "it is corrupted or was not written by this type"
+        ) from e

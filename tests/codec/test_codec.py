@@ -7,6 +7,7 @@ import datetime as dt
 import math
 import random
 import struct
+import zlib
 from decimal import Decimal
 from typing import Any
 
@@ -195,10 +196,25 @@ GOLDEN: list[tuple[Any, str]] = [
 
 @pytest.mark.parametrize(("value", "hexdata"), GOLDEN, ids=lambda v: repr(v)[:30])
 def test_golden_bytes(value: Any, hexdata: str) -> None:
-    """Pins the version-1 format: a failure here means the format changed (bump the version)."""
-    expected = bytes.fromhex(hexdata.replace(" ", ""))
-    assert dumps(value) == expected
-    assert same(loads(expected), value)
+    """Pins the format: version-1 bytes still read, and version 2 writes the same value bytes
+    after version byte 2, closed by the big-endian CRC32 of everything before it."""
+    v1 = bytes.fromhex(hexdata.replace(" ", ""))
+    assert same(loads(v1), value)
+    assert dumps(value) == as_v2(v1)
+    assert same(loads(as_v2(v1)), value)
+
+
+def reseal(v2: bytes, change: Any) -> bytes:
+    """Apply *change* to the bytes before the CRC of *v2* and write a matching CRC again, so
+    that a test reaches the parser behind the checksum."""
+    head = change(v2[:-4])
+    return head + zlib.crc32(head).to_bytes(4, "big")
+
+
+def as_v2(v1: bytes) -> bytes:
+    """The version-2 bytes of a value whose version-1 bytes are *v1*."""
+    head = b"WAGC\x02" + v1[5:]
+    return head + zlib.crc32(head).to_bytes(4, "big")
 
 
 def test_golden_registered_type() -> None:
@@ -208,8 +224,8 @@ def test_golden_registered_type() -> None:
 
     register("test.Pair", Pair, lambda p: (p.a, p.b), lambda t: Pair(*t))
     data = dumps(Pair(1, 2))
-    assert data == bytes.fromhex(
-        "5741474301 58 09 746573742e50616972 74 02 690101 690102".replace(" ", "")
+    assert data == as_v2(
+        bytes.fromhex("5741474301 58 09 746573742e50616972 74 02 690101 690102".replace(" ", ""))
     )
     back = loads(data)
     assert type(back) is Pair and (back.a, back.b) == (1, 2)
@@ -247,15 +263,16 @@ def test_registered_type_round_trips_nested_and_as_key() -> None:
 
 
 def test_registered_from_plain_rejection_is_a_codec_error() -> None:
-    data = dumps(Interval(1, 2)).replace(
-        bytes.fromhex("690101690102"), bytes.fromhex("690109690102")
+    data = reseal(
+        dumps(Interval(1, 2)),
+        lambda b: b.replace(bytes.fromhex("690101690102"), bytes.fromhex("690109690102")),
     )
     with pytest.raises(CodecError, match=r"'test.Interval' rejected its payload at offset 20"):
         loads(data)
 
 
 def test_unknown_registered_tag() -> None:
-    data = dumps(Interval(1, 2)).replace(b"test.Interval", b"test.Intervax")
+    data = reseal(dumps(Interval(1, 2)), lambda b: b.replace(b"test.Interval", b"test.Intervax"))
     with pytest.raises(CodecError, match=r"unknown registered tag 'test.Intervax' at offset 5"):
         loads(data)
 
@@ -375,13 +392,16 @@ def test_truncations_and_corruptions_only_raise_codec_error(
     for cut in range(len(encoded)):  # every proper prefix is invalid
         with pytest.raises(CodecError):
             loads(encoded[:cut])
-    with pytest.raises(CodecError, match="trailing data"):
+    with pytest.raises(CodecError, match="checksum mismatch"):
         loads(encoded + b"\x00")
-    buf = bytearray(encoded)
+    with pytest.raises(CodecError, match="trailing data"):
+        loads(reseal(encoded, lambda b: b + b"\x00"))
+    buf = bytearray(encoded[:-4])
     for _ in range(data.draw(st.integers(1, 4))):
         i = data.draw(st.integers(5, len(buf) - 1)) if len(buf) > 5 else 4
         buf[i] = data.draw(st.integers(0, 255))
-    _only_codec_errors(bytes(buf))
+    _only_codec_errors(bytes(buf) + encoded[-4:])
+    _only_codec_errors(reseal(bytes(buf) + encoded[-4:], lambda b: b))
 
 
 def test_fuzz_mutations_of_a_rich_value() -> None:
@@ -406,3 +426,5 @@ def test_fuzz_mutations_of_a_rich_value() -> None:
             else:
                 buf.insert(i, rng.randrange(256))
         _only_codec_errors(bytes(buf))
+        if len(buf) > 4:  # the same change behind a matching checksum reaches the parser
+            _only_codec_errors(reseal(bytes(buf), lambda b: b))

@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+import zlib
 
 import pytest
 from hypothesis import given
@@ -115,8 +116,10 @@ def test_bloom_set_is_immutable_hashable_and_encodes() -> None:
     assert back == s and type(back) is BloomSet
     with pytest.raises(ValueError, match="needs \\(bits, hashes, value\\)"):
         BloomSet.from_plain([128, 2, 0])
-    bad = codec.dumps(s).replace(
-        codec.dumps((128, 2, s.value))[5:], codec.dumps((128, 0, s.value))[5:]
+    bitmap = s.value.to_bytes(16, "little")  # the codec's form carries the bitmap's bytes
+    head = codec.dumps(s)[:-4].replace(
+        codec.dumps((128, 2, bitmap))[5:-4], codec.dumps((128, 0, bitmap))[5:-4]
     )
+    bad = head + zlib.crc32(head).to_bytes(4, "big")  # a valid checksum: reach from_plain
     with pytest.raises(codec.CodecError, match=r"'windowagg\.BloomSet' rejected its payload"):
         codec.loads(bad)

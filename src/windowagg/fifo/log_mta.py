@@ -59,7 +59,7 @@ from windowagg import codec
 from windowagg.errors import CodecError, StorageError
 from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
 from windowagg.fifo.wsp import CountWindow, Policy
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.monoids.base import Monoid, monoid_identity, require_monoid
 from windowagg.storage.base import KVStore
 from windowagg.storage.levels import (
     EMPTY,
@@ -100,6 +100,7 @@ class _MTABase:
         if on_existing not in ("resume", "overwrite", "error"):
             raise ValueError("on_existing must be 'resume', 'overwrite' or 'error'")
         self._m = monoid
+        self._namespace = namespace
         self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
         self._policy = policy
@@ -138,7 +139,6 @@ class _MTABase:
                 else:
                     self._restore(meta)
             self._lift = self._stored_lift(self._lift, self._mid)
-        self._namespace = namespace
 
     @staticmethod
     def _stored_lift(lift: Callable[[Any], Any] | None, mid: StoredLevels) -> Callable[[Any], Any]:
@@ -478,7 +478,7 @@ class _MTABase:
         return {
             "format": _FORMAT,
             "kind": type(self).__name__,
-            "monoid": repr(self._m),
+            "monoid": monoid_identity(self._m),
             "token": token,
             "lo": list(self._lo),
             "hi": list(self._hi),
@@ -508,9 +508,16 @@ class _MTABase:
             raise StorageError(
                 f"the namespace holds a {meta['kind']} window, not a {type(self).__name__}"
             )
-        if meta["monoid"] != repr(self._m):
+        stored, mine = meta["monoid"], monoid_identity(self._m)
+        # Stores written before the stable identity held repr(monoid): the same text for
+        # windowagg's monoids, and still accepted for a user monoid whose repr is stable.
+        legacy = repr(self._m)
+        if stored != mine and (stored != legacy or " at 0x" in legacy):
             raise StorageError(
-                f"the namespace was written with monoid {meta['monoid']}, not {self._m!r}"
+                f"{self._WHO}: the namespace {self._namespace!r} was written with monoid "
+                f"{stored!r}, not {mine!r}; reopen it with the same monoid (same class, and "
+                "the same `name` and `version` attributes if it has them), or pass "
+                "on_existing='overwrite' to start afresh"
             )
         nlev = len(meta["lo"])
         self._lo.extend(meta["lo"])

@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import re
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from windowagg.errors import MonoidContractError
@@ -36,6 +37,7 @@ __all__ = [
     "Monoid",
     "is_group",
     "is_monoid",
+    "monoid_identity",
     "require_group",
     "require_monoid",
 ]
@@ -182,3 +184,66 @@ class Counting(Generic[In, P, Out]):
         self.combines = 0
         self.lifts = 0
         self.lowers = 0
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def monoid_identity(m: object) -> str:
+    """A stable text identity of the monoid *m*, stored with state and checked on reopening.
+
+    - windowagg's own monoids: their ``repr``, parameters included (``"Sum()"``,
+      ``"BloomFilter(bits=1024, hashes=3)"``); this is what stores held before, so those
+      stores still open;
+    - a windowagg wrapper whose ``repr`` would show a memory address (a ``Composite`` or
+      ``Counting`` over a user monoid): the same form built from its parts' identities;
+    - any other monoid: ``module.QualifiedClassName``, followed by ``[name=..., version=...]``
+      when the monoid has a ``name`` (str) and/or ``version`` (str or int) attribute. Give
+      your monoid a ``version`` and change it when the meaning of its partials changes:
+      a store written with another version then refuses to open instead of mixing them.
+
+    Never contains a memory address, so it is the same in every process. O(size of repr).
+
+    Examples
+    --------
+    >>> from windowagg.monoids import BloomFilter, Composite, Sum
+    >>> monoid_identity(Sum()), monoid_identity(BloomFilter(bits=64, hashes=2))
+    ('Sum()', 'BloomFilter(bits=64, hashes=2)')
+    >>> class Longest:
+    ...     identity = ""
+    ...     version = 2
+    ...     def lift(self, x): return x
+    ...     def combine(self, a, b): return a if len(a) >= len(b) else b
+    ...     def lower(self, a): return a
+    >>> monoid_identity(Longest())
+    'windowagg.monoids.base.Longest[version=2]'
+    >>> monoid_identity(Composite(Sum(), Longest()))
+    'Composite(Sum(), windowagg.monoids.base.Longest[version=2])'
+    """
+    t = type(m)
+    ours = t.__module__ == "windowagg" or t.__module__.startswith("windowagg.")
+    if ours:
+        r = repr(m)
+        if not _ADDRESS.search(r):
+            return r
+        comps = getattr(m, "components", None)
+        if isinstance(comps, tuple):
+            parts = [monoid_identity(c) for c in comps]
+            names = getattr(m, "names", None)
+            if isinstance(names, tuple) and len(names) == len(parts):
+                parts = [f"{n}={p}" for n, p in zip(names, parts, strict=True)]
+            if getattr(m, "fan_out", False) is True:
+                parts.append("fan_out=True")
+            return f"{t.__name__}({', '.join(parts)})"
+        inner = getattr(m, "inner", None)
+        if inner is not None:
+            return f"{t.__name__}({monoid_identity(inner)})"
+    extra = []
+    name = getattr(m, "name", None)
+    if isinstance(name, str):
+        extra.append(f"name={name!r}")
+    version = getattr(m, "version", None)
+    if isinstance(version, (str, int)) and not isinstance(version, bool):
+        extra.append(f"version={version!r}")
+    label = f"{t.__module__}.{t.__qualname__}"
+    return label + (f"[{', '.join(extra)}]" if extra else "")

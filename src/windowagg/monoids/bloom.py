@@ -52,7 +52,11 @@ from typing import Any, Final
 from windowagg.errors import MonoidContractError
 from windowagg.monoids.builtins import MonoidInputError
 
-__all__ = ["BloomFilter", "BloomSet", "bloom_positions"]
+__all__ = ["LEGACY_MAX_BITS", "BloomFilter", "BloomSet", "bloom_positions"]
+
+#: The largest filter read in the pre-version-2 plain form ``(m, k, int)``, which does not
+#: carry its size (2**24 bits = 2 MiB; the default filter has 2**14 bits).
+LEGACY_MAX_BITS: Final = 2**24
 
 BloomPartial = tuple[int, int, int]
 
@@ -94,6 +98,16 @@ def bloom_positions(x: Any, m: int, k: int) -> list[int]:
     return [(h1 + i * h2) % m for i in range(k)]
 
 
+def _short(x: Any) -> str:
+    """A short description of an untrusted, maybe huge, value for an error message. O(1)."""
+    if isinstance(x, int) and x.bit_length() > 64:
+        return f"a {x.bit_length()}-bit int"
+    if isinstance(x, (tuple, list)):
+        return f"a {type(x).__name__} of {len(x)} items"
+    r = repr(x)
+    return r if len(r) <= 80 else r[:77] + "..."
+
+
 def _check_config(bits: Any, hashes: Any, who: str) -> None:
     if isinstance(bits, bool) or not isinstance(bits, int) or bits < 1:
         raise ValueError(f"{who}: bits must be an int >= 1, got {bits!r}")
@@ -131,8 +145,16 @@ class BloomSet:
 
     def __init__(self, bits: int, hashes: int, value: int) -> None:
         _check_config(bits, hashes, "BloomSet")
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << bits:
-            raise ValueError(f"BloomSet: value must be an int in [0, 2**{bits}), got {value!r}")
+        # bit_length, not ``value < 1 << bits``: that would build a bits-bit int first.
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < 0
+            or value.bit_length() > bits
+        ):
+            raise ValueError(
+                f"BloomSet: value must be an int in [0, 2**{bits}), got {_short(value)}"
+            )
         setattr_ = object.__setattr__  # the class forbids attribute assignment after this
         setattr_(self, "_bits", bits)
         setattr_(self, "_hashes", hashes)
@@ -207,15 +229,66 @@ class BloomSet:
         return f"BloomSet(bits={self._bits}, hashes={self._hashes}, set_bits={len(self)})"
 
     def to_plain(self) -> BloomPartial:
-        """``(m, k, value)``, the plain form the codec writes. O(1)."""
+        """``(m, k, value)``: the constructor's arguments. O(1).
+
+        >>> s = BloomSet(12, 1, 0b1000_0000_0001); BloomSet(*s.to_plain()) == s
+        True
+        """
         return (self._bits, self._hashes, self._value)
 
     @classmethod
     def from_plain(cls, plain: Any) -> BloomSet:
-        """Inverse of :meth:`to_plain`; validates untrusted input. O(m/64)."""
+        """Inverse of :meth:`to_plain`; validates its input without allocating. O(m/64)."""
         if type(plain) is not tuple or len(plain) != 3:
-            raise ValueError(f"BloomSet.from_plain needs (bits, hashes, value), got {plain!r}")
+            raise ValueError(
+                f"BloomSet.from_plain needs (bits, hashes, value), got {_short(plain)}"
+            )
         return cls(*plain)
+
+    def _to_codec(self) -> tuple[int, int, bytes]:
+        """``(m, k, bitmap)``, the plain form :mod:`windowagg.codec` writes. O(m/8).
+
+        *bitmap* holds exactly ``ceil(m / 8)`` bytes, bit p of the filter being bit
+        ``p % 8`` of byte ``p // 8`` (little-endian), so that the size the data claims
+        is the size it carries: a decoder never builds more bits than it was given.
+
+        >>> BloomSet(12, 1, 0b1000_0000_0001)._to_codec()
+        (12, 1, b'\\x01\\x08')
+        """
+        return (self._bits, self._hashes, self._value.to_bytes((self._bits + 7) >> 3, "little"))
+
+    @classmethod
+    def _from_codec(cls, plain: Any) -> BloomSet:
+        """Inverse of :meth:`_to_codec` for untrusted decoded data; sizes checked first. O(m/8).
+
+        Also reads the form the codec wrote before its version 2, ``(m, k, value)`` with
+        the bitset as an int, for filters of at most ``LEGACY_MAX_BITS`` (2**24) bits:
+        that form does not carry its size, so a larger *m* is refused rather than trusted.
+
+        >>> BloomSet._from_codec((2**33, 1, b""))
+        Traceback (most recent call last):
+        ...
+        ValueError: BloomSet: a 8589934592-bit filter needs a 1073741824-byte bitmap, got 0 bytes
+        """
+        if type(plain) is not tuple or len(plain) != 3:
+            raise ValueError(f"BloomSet needs (bits, hashes, bitmap), got {_short(plain)}")
+        bits, hashes, raw = plain
+        _check_config(bits, hashes, "BloomSet")
+        if type(raw) is bytes:
+            need = (bits + 7) >> 3
+            if len(raw) != need:
+                raise ValueError(
+                    f"BloomSet: a {bits}-bit filter needs a {need}-byte bitmap, "
+                    f"got {len(raw)} bytes"
+                )
+            return cls(bits, hashes, int.from_bytes(raw, "little"))
+        if bits > LEGACY_MAX_BITS:
+            raise ValueError(
+                f"BloomSet: the version-1 form (bits, hashes, int) is read for at most "
+                f"LEGACY_MAX_BITS={LEGACY_MAX_BITS} bits, got bits={bits}: it does not "
+                "carry its size, so a larger claim is not trusted"
+            )
+        return cls(bits, hashes, raw)
 
 
 class BloomFilter:

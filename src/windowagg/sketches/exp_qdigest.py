@@ -306,25 +306,36 @@ class ExpDecayQDigest:
 
     # ---------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:
-        """Serialize (format ``WASK`` v1, kind 2; see docs/sketches.md). O(s)."""
-        w = _format.Writer(_format.KIND_EXP_QDIGEST)
+        """Serialize as :mod:`windowagg.codec` bytes (tag ``windowagg.ExpDecayQDigest``;
+        see docs/sketches.md). O(s)."""
+        return _format.dumps(self)
+
+    def _write(self, w: _format.Writer) -> None:
         w.f64(self._lam)
         w.u8(0 if self._lm is None else 1)
         w.f64(0.0 if self._lm is None else self._lm)
         w.f64(self._tmax if self._lm is not None else 0.0)
         self._q._write_body(w)
-        return w.getvalue()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> ExpDecayQDigest:
-        """Rebuild from :meth:`to_bytes`; CodecError on malformed bytes. O(s)."""
-        r = _format.Reader(data, _format.KIND_EXP_QDIGEST)
+        """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(s)."""
+        return _format.loads(cls, data, _format.KIND_EXP_QDIGEST, cls._read)
+
+    def _to_codec(self) -> tuple[Any, ...]:
+        return _format.to_plain(self._write)
+
+    @classmethod
+    def _from_codec(cls, plain: Any) -> ExpDecayQDigest:
+        return _format.from_plain(plain, _format.KIND_EXP_QDIGEST, cls._read, "ExpDecayQDigest")
+
+    @classmethod
+    def _read(cls, r: _format.Reader) -> ExpDecayQDigest:
         lam = r.f64()
         has = r.u8()
         lm = r.f64()
         tmax = r.f64()
         q = QDigest._read_body(r)
-        r.done()
         if not lam > 0 or has not in (0, 1):
             raise r.fail(f"bad parameters lam={lam}, flag={has}")
         d = cls(q.universe, q.eps, lam)

@@ -592,10 +592,9 @@ class QDigest:
 
     # --------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:
-        """Serialize (format ``WASK`` v1, kind 1; see docs/sketches.md). O(s)."""
-        w = _format.Writer(_format.KIND_QDIGEST)
-        self._write_body(w)
-        return w.getvalue()
+        """Serialize as :mod:`windowagg.codec` bytes (tag ``windowagg.QDigest``; format in
+        ``docs/sketches.md``): ``codec.loads`` of them is the digest again. O(s)."""
+        return _format.dumps(self)
 
     def _write_body(self, w: _format.Writer) -> None:
         w.u64(self._U - 1)
@@ -607,15 +606,20 @@ class QDigest:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> QDigest:
-        """Rebuild a digest written by :meth:`to_bytes`; CodecError on malformed bytes.
+        """Rebuild a digest written by :meth:`to_bytes` (or by windowagg before codec
+        version 2, format ``WASK``); CodecError on malformed bytes. O(s).
 
         >>> d = QDigest(100, 0.1); d.update(42); QDigest.from_bytes(d.to_bytes()) == d
         True
         """
-        r = _format.Reader(data, _format.KIND_QDIGEST)
-        d = cls._read_body(r)
-        r.done()
-        return d
+        return _format.loads(cls, data, _format.KIND_QDIGEST, cls._read_body)
+
+    def _to_codec(self) -> tuple[Any, ...]:
+        return _format.to_plain(self._write_body)
+
+    @classmethod
+    def _from_codec(cls, plain: Any) -> QDigest:
+        return _format.from_plain(plain, _format.KIND_QDIGEST, cls._read_body, "QDigest")
 
     @classmethod
     def _read_body(cls, r: _format.Reader) -> QDigest:

@@ -849,7 +849,6 @@ class _SlidingWindowBase:
             if lv.val is not None:
                 lv.val = {i: self._read_vdict(r) for i in ids}
             self._levels.append(lv)
-        r.done()
         try:
             self._check()
         except AssertionError as e:
@@ -937,15 +936,23 @@ class SlidingWindowCount(_SlidingWindowBase):
         return self._decayed_count_bounds(decay, t, horizon)
 
     def to_bytes(self) -> bytes:
-        """Serialize (format ``WASK`` v1, kind 4). O(space)."""
-        w = _format.Writer(_format.KIND_SW_COUNT)
-        self._write(w)
-        return w.getvalue()
+        """Serialize as :mod:`windowagg.codec` bytes (tag ``windowagg.SlidingWindowCount``). O(space)."""
+        return _format.dumps(self)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SlidingWindowCount:
-        """Rebuild from :meth:`to_bytes`; CodecError on malformed bytes. O(space)."""
-        r = _format.Reader(data, _format.KIND_SW_COUNT)
+        """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(space)."""
+        return _format.loads(cls, data, _format.KIND_SW_COUNT, cls._read)
+
+    def _to_codec(self) -> tuple[Any, ...]:
+        return _format.to_plain(self._write)
+
+    @classmethod
+    def _from_codec(cls, plain: Any) -> SlidingWindowCount:
+        return _format.from_plain(plain, _format.KIND_SW_COUNT, cls._read, "SlidingWindowCount")
+
+    @classmethod
+    def _read(cls, r: _format.Reader) -> SlidingWindowCount:
         eps, LT, cf, W, U, merged = cls._read_header(r)
         if U != 0:
             raise r.fail("a count summary has no universe")
@@ -1177,15 +1184,23 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         return _hh_with_uncertainty(d, unc, phi)
 
     def to_bytes(self) -> bytes:
-        """Serialize (format ``WASK`` v1, kind 5). O(space)."""
-        w = _format.Writer(_format.KIND_SW_QDIGEST)
-        self._write(w)
-        return w.getvalue()
+        """Serialize as :mod:`windowagg.codec` bytes (tag ``windowagg.SlidingWindowQDigest``). O(space)."""
+        return _format.dumps(self)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SlidingWindowQDigest:
-        """Rebuild from :meth:`to_bytes`; CodecError on malformed bytes. O(space)."""
-        r = _format.Reader(data, _format.KIND_SW_QDIGEST)
+        """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(space)."""
+        return _format.loads(cls, data, _format.KIND_SW_QDIGEST, cls._read)
+
+    def _to_codec(self) -> tuple[Any, ...]:
+        return _format.to_plain(self._write)
+
+    @classmethod
+    def _from_codec(cls, plain: Any) -> SlidingWindowQDigest:
+        return _format.from_plain(plain, _format.KIND_SW_QDIGEST, cls._read, "SlidingWindowQDigest")
+
+    @classmethod
+    def _read(cls, r: _format.Reader) -> SlidingWindowQDigest:
         eps, LT, cf, W, U, merged = cls._read_header(r)
         if U < 2:
             raise r.fail(f"bad universe {U}")

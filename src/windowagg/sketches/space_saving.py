@@ -296,8 +296,13 @@ class ExpDecaySpaceSaving:
 
     # ---------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:
-        """Serialize (format ``WASK`` v1, kind 3); keys must be int, str or bytes. O(k)."""
-        w = _format.Writer(_format.KIND_EXP_SPACE_SAVING)
+        """Serialize as :mod:`windowagg.codec` bytes (tag ``windowagg.ExpDecaySpaceSaving``);
+        keys must be int, str or bytes. O(k)."""
+        for x in self._c:
+            _key_tag(x)  # raises TypeError for a key that cannot be written
+        return _format.dumps(self)
+
+    def _write(self, w: _format.Writer) -> None:
         w.u64(self._k)
         w.f64(self._lam)
         w.u8(0 if self._lm is None else 1)
@@ -311,12 +316,23 @@ class ExpDecaySpaceSaving:
             w.blob(_key_bytes(x))
             w.f64(c)
             w.f64(self._over[x])
-        return w.getvalue()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> ExpDecaySpaceSaving:
-        """Rebuild from :meth:`to_bytes`; CodecError on malformed bytes. O(k)."""
-        r = _format.Reader(data, _format.KIND_EXP_SPACE_SAVING)
+        """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(k)."""
+        return _format.loads(cls, data, _format.KIND_EXP_SPACE_SAVING, cls._read)
+
+    def _to_codec(self) -> tuple[Any, ...]:
+        return _format.to_plain(self._write)
+
+    @classmethod
+    def _from_codec(cls, plain: Any) -> ExpDecaySpaceSaving:
+        return _format.from_plain(
+            plain, _format.KIND_EXP_SPACE_SAVING, cls._read, "ExpDecaySpaceSaving"
+        )
+
+    @classmethod
+    def _read(cls, r: _format.Reader) -> ExpDecaySpaceSaving:
         k = r.u64()
         lam = r.f64()
         has = r.u8()
@@ -334,7 +350,6 @@ class ExpDecaySpaceSaving:
             if x in s._c:
                 raise r.fail(f"duplicate key {x!r}")
             s._c[x], s._over[x] = c, over
-        r.done()
         if has:
             s._lm, s._tmax = lm, tmax
         s._floor, s._n = floor, n

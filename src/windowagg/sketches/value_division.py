@@ -44,7 +44,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable
 
-from windowagg.errors import EmptyWindowError
+from windowagg.errors import CodecError, EmptyWindowError
 from windowagg.sketches import _format
 from windowagg.sketches.decay import ExponentialDecay, PolynomialDecay, neg_log_of
 from windowagg.sketches.exp_qdigest import _bad_time
@@ -53,6 +53,7 @@ from windowagg.sketches.qdigest import QDigest, _check_phi
 __all__ = ["ValueDivision"]
 
 _INF = math.inf
+_TAG = "windowagg.ValueDivision"  # first item of the codec tuple to_bytes writes
 _new_qdigest = QDigest.__new__
 
 
@@ -441,9 +442,14 @@ class ValueDivision:
 
     # ---------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:
-        """Serialize (format ``WASK`` v1, kind 6). The decay is NOT stored: pass the same
-        one to :meth:`from_bytes` (its repr is stored and checked). O(m s)."""
-        w = _format.Writer(_format.KIND_VALUE_DIVISION)
+        """Serialize as :mod:`windowagg.codec` bytes holding ``("windowagg.ValueDivision",
+        fields...)``. The decay is NOT stored: pass the same one to :meth:`from_bytes` (its
+        repr is stored and checked). O(m s)."""
+        w = _format.Writer()
+        self._write(w)
+        return _format.dumps((_TAG, *w.plain()))
+
+    def _write(self, w: _format.Writer) -> None:
         w.text(repr(self._g))
         w.f64(self._theta)
         w.f64(self._beta)
@@ -457,12 +463,30 @@ class ValueDivision:
             w.f64(s.tmin)
             w.f64(s.tmax)
             s.q._write_body(w)
-        return w.getvalue()
 
     @classmethod
     def from_bytes(cls, data: bytes, decay: Callable[[float], float]) -> ValueDivision:
-        """Rebuild from :meth:`to_bytes` with the same *decay*; CodecError on bad bytes."""
-        r = _format.Reader(data, _format.KIND_VALUE_DIVISION)
+        """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes) with the same *decay*;
+        CodecError on bad bytes. O(m s)."""
+        from windowagg import codec
+
+        def read(r: _format.Reader) -> ValueDivision:
+            return cls._read(r, decay)
+
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise CodecError(f"ValueDivision.from_bytes needs bytes, got {type(data).__name__}")
+        data = bytes(data)
+        if data[:4] == _format.MAGIC:
+            return _format.loads(cls, data, _format.KIND_VALUE_DIVISION, read)
+        plain = codec.loads(data)
+        if type(plain) is not tuple or not plain or plain[0] != _TAG:
+            raise CodecError("ValueDivision.from_bytes: these bytes do not hold a ValueDivision")
+        return _format.from_plain(
+            plain[1:], _format.KIND_VALUE_DIVISION, read, "ValueDivision.from_bytes"
+        )
+
+    @classmethod
+    def _read(cls, r: _format.Reader, decay: Callable[[float], float]) -> ValueDivision:
         name = r.text()
         theta, beta = r.f64(), r.f64()
         U = r.u64() + 1
@@ -482,7 +506,6 @@ class ValueDivision:
             s = _Summary(start, end, q)
             s.tmin, s.tmax = tmin, tmax
             vd._S.append(s)
-        r.done()
         vd._starts = [s.start for s in vd._S]
         vd._tnow = tnow if has else -_INF
         vd._m_after_pass = len(vd._S)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from windowagg import codec
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import AggregatorSpec, WindowResult
 from windowagg.windows._event_order import _EventOrderWindows
@@ -137,19 +138,20 @@ class CountWindows(_EventOrderWindows):
         >>> w2.insert(3, 3) == w.insert(3, 3)
         True
         """
-        state = cls._load_state(data, monoid, 6)
-        cfg = state["config"]
-        w = cls(
-            monoid,
-            cfg["n"],
-            cfg["every"],
-            max_out_of_orderness=cfg["max_out_of_orderness"],
-            allowed_lateness=cfg["allowed_lateness"],
-            late=cfg["late"],
-            aggregator=aggregator,
-        )
-        (w._since,) = w._restore(state)
-        return w
+        with codec.decoding(f"{cls.__name__}.from_bytes"):
+            state = cls._load_state(data, monoid, 6)
+            cfg = state["config"]
+            w = cls(
+                monoid,
+                cfg["n"],
+                cfg["every"],
+                max_out_of_orderness=cfg["max_out_of_orderness"],
+                allowed_lateness=cfg["allowed_lateness"],
+                late=cfg["late"],
+                aggregator=aggregator,
+            )
+            (w._since,) = w._restore(state)
+            return w
 
     def _check(self) -> None:
         """O(n): the base invariants and at most ``n`` entries."""

@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from windowagg import codec
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import AggregatorSpec, WindowResult
 from windowagg.windows._event_order import _EventOrderWindows
@@ -166,19 +167,20 @@ class PolicyWindows(_EventOrderWindows):
         >>> w2.insert(3, 4) == w.insert(3, 4)
         True
         """
-        state = cls._load_state(data, monoid, 6)
-        cfg = state["config"]
-        w = cls(
-            monoid,
-            wsp,
-            lift=lift,
-            max_out_of_orderness=cfg["max_out_of_orderness"],
-            allowed_lateness=cfg["allowed_lateness"],
-            late=cfg["late"],
-            aggregator=aggregator,
-        )
-        w._restore(state)
-        return w
+        with codec.decoding(f"{cls.__name__}.from_bytes"):
+            state = cls._load_state(data, monoid, 6)
+            cfg = state["config"]
+            w = cls(
+                monoid,
+                wsp,
+                lift=lift,
+                max_out_of_orderness=cfg["max_out_of_orderness"],
+                allowed_lateness=cfg["allowed_lateness"],
+                late=cfg["late"],
+                aggregator=aggregator,
+            )
+            w._restore(state)
+            return w
 
     def __repr__(self) -> str:
         return f"PolicyWindows({self._m!r}, wsp={self._wsp!r}, len={len(self)})"

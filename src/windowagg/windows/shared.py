@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from windowagg import codec
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import AggregatorSpec
 from windowagg.windows.sliding import _TimeWindows
@@ -133,21 +134,22 @@ class SharedWindows(_TimeWindows):
         >>> SharedWindows.from_bytes(w.to_bytes(), Sum(), aggregator="recalc").close() == w.close()
         True
         """
-        state = cls._load_state(data, monoid)
-        cfg = state["config"]
-        w = cls(
-            monoid,
-            cfg["sizes"],
-            cfg["slide"],
-            origin=cfg["origin"],
-            max_out_of_orderness=cfg["max_out_of_orderness"],
-            allowed_lateness=cfg["allowed_lateness"],
-            late=cfg["late"],
-            aggregator=aggregator,
-            panes=cfg["panes"],
-        )
-        w._restore(state)
-        return w
+        with codec.decoding(f"{cls.__name__}.from_bytes"):
+            state = cls._load_state(data, monoid)
+            cfg = state["config"]
+            w = cls(
+                monoid,
+                cfg["sizes"],
+                cfg["slide"],
+                origin=cfg["origin"],
+                max_out_of_orderness=cfg["max_out_of_orderness"],
+                allowed_lateness=cfg["allowed_lateness"],
+                late=cfg["late"],
+                aggregator=aggregator,
+                panes=cfg["panes"],
+            )
+            w._restore(state)
+            return w
 
     def __repr__(self) -> str:
         return (

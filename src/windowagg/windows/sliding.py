@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
+from windowagg import codec
 from windowagg._time import check_timestamp
 from windowagg.errors import LateEventError, TimestampError, WindowaggError
 from windowagg.monoids.base import Monoid
@@ -1200,21 +1201,22 @@ class SlidingWindows(_TimeWindows):
         ...
         windowagg.errors.CodecError: SlidingWindows.from_bytes: the state was written with monoid 'sum', not 'max'
         """
-        state = cls._load_state(data, monoid)
-        cfg = state["config"]
-        w = cls(
-            monoid,
-            cfg["sizes"][0],
-            cfg["slide"],
-            origin=cfg["origin"],
-            max_out_of_orderness=cfg["max_out_of_orderness"],
-            allowed_lateness=cfg["allowed_lateness"],
-            late=cfg["late"],
-            aggregator=aggregator,
-            panes=cfg["panes"],
-        )
-        w._restore(state)
-        return w
+        with codec.decoding(f"{cls.__name__}.from_bytes"):
+            state = cls._load_state(data, monoid)
+            cfg = state["config"]
+            w = cls(
+                monoid,
+                cfg["sizes"][0],
+                cfg["slide"],
+                origin=cfg["origin"],
+                max_out_of_orderness=cfg["max_out_of_orderness"],
+                allowed_lateness=cfg["allowed_lateness"],
+                late=cfg["late"],
+                aggregator=aggregator,
+                panes=cfg["panes"],
+            )
+            w._restore(state)
+            return w
 
     def __repr__(self) -> str:
         return (
