@@ -71,6 +71,7 @@ class SharedWindows(_TimeWindows):
         late: str = "drop",
         aggregator: AggregatorSpec = "fiba",
         panes: bool | None = None,
+        bad_value: str = "side",
     ) -> None:
         sizes = tuple(sizes)
         if not sizes:
@@ -87,6 +88,7 @@ class SharedWindows(_TimeWindows):
             late=late,
             aggregator=aggregator,
             panes=panes,
+            bad_value=bad_value,
         )
         if slide is not None:
             for s in sizes:
@@ -145,6 +147,7 @@ class SharedWindows(_TimeWindows):
             late=cfg["late"],
             aggregator=aggregator,
             panes=cfg["panes"],
+            bad_value=cfg["bad_value"],
         )
         w._restore(state)
         return w
