@@ -147,9 +147,9 @@ def test_every_bad_row_is_a_reject_with_its_reason_and_row():
         "null timestamp",
         "unparsable timestamp 'yesterday'",
         "mixed-type timestamp: number 5 in a column of text",
-        "null or NaN value in 'v'",
+        "bad_value: non-finite value in 'v': nan",
         "not a number in 'v': 'abc'",
-        "null or NaN value in 'v'",
+        "null value in 'v'",
         "malformed record",
     ]
     rows = [json.loads(r) for r in rejects["row"]]

@@ -16,11 +16,20 @@ reason (prefix)             when
 ``NaN timestamp``           a numeric event time is NaN or infinite
 ``unparsable timestamp``    a text event time is not ISO 8601
 ``mixed-type timestamp``    the value's type differs from the column's majority type
-``null or NaN value``       a value column used by an aggregation is null or NaN
+``null value``              a value column used by an aggregation is null
 ``not a number``            a value column holds text that is not a number
+``bad_value``               a value the aggregation refuses: a non-finite number (NaN,
+                            ``inf``, ``-inf``, in a numeric column or as text) in a
+                            value column (``bad_value: non-finite value in 'x': inf``),
+                            or a value whose monoid ``lift`` raised (``bad_value:
+                            ValueError: ...``, the monoid's own error text)
 ``late``                    (streaming) older than the key's watermark minus the
-                            allowed lateness
+                            allowed lateness (``late: 2013-02-04T17:59:00Z < lateness
+                            bound 2013-02-04T18:00:00Z``, ISO times in UTC)
 ==========================  ===========================================================
+
+Each reject carries the original row (``row``): one flat JSON object of the input's
+columns (timestamps as ISO 8601 in UTC with their full precision).
 
 Examples
 --------
@@ -36,11 +45,15 @@ Examples
 (['00:00:10', '00:00:20'], [1.0, 3.0], [1, 1])
 >>> rej["reason"].tolist()
 ['null timestamp', 'null key k']
+>>> rej["row"].tolist()[0]
+'{"k": "a", "t": null, "v": 2.0}'
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -67,6 +80,8 @@ __all__ = [
 CORRUPT_COLUMN = "_corrupt_record"
 #: Optional input column carrying the original row as JSON (the Spark adapter adds it).
 ROW_COLUMN = "_wa_row"
+#: Prefix of the columns marking the nulls of numeric value columns (see :func:`null_flag`).
+NULL_FLAG = "_wa_null:"
 #: Columns of every rejects frame.
 REJECT_COLUMNS = ("reason", "event_time", "row")
 
@@ -194,35 +209,93 @@ def parse_times(s: pd.Series, time_unit: str = "s") -> tuple[np.ndarray, pd.Seri
     return micros, pd.Series(reasons, index=s.index, dtype=object)
 
 
-def _parse_values(s: pd.Series, column: str) -> tuple[np.ndarray, pd.Series]:
+def non_finite_reason(column: str, value: float) -> str:
+    """The reject reason of a non-finite number (NaN, inf, -inf) in a value column.
+
+    One rule for every path (pandas, batch, streaming, CLI): the built-in numeric monoids
+    refuse non-finite values in ``lift``, so such a cell is a ``bad_value`` reject.
+
+    >>> non_finite_reason("x", float("-inf"))
+    "bad_value: non-finite value in 'x': -inf"
+    """
+    return f"bad_value: non-finite value in {column!r}: {value!r}"
+
+
+def null_flag(column: str) -> str:
+    """The column in which the Spark adapter marks the nulls of a numeric value column.
+
+    Spark hands null doubles to pandas as NaN; this flag keeps "missing" (a ``null value``
+    reject) apart from a NaN cell (a ``bad_value`` reject, as ``inf``).
+    """
+    return NULL_FLAG + column
+
+
+def _parse_values(
+    s: pd.Series, column: str, nulls: np.ndarray | None = None
+) -> tuple[np.ndarray, pd.Series]:
     reasons = np.full(len(s), None, dtype=object)
     if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
         f = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        reasons[np.isnan(f)] = f"null or NaN value in {column!r}"
-        return f, pd.Series(reasons, index=s.index, dtype=object)
-    num = pd.to_numeric(s, errors="coerce")
-    f = num.to_numpy(dtype=np.float64, na_value=np.nan)
-    null = s.isna().to_numpy()
-    reasons[null] = f"null or NaN value in {column!r}"
-    text = np.isnan(f) & ~null
-    for i in np.flatnonzero(text):
-        v = s.iloc[i]
-        reasons[i] = (
-            f"null or NaN value in {column!r}"
-            if str(v).strip().lower() in ("nan", "-nan", "+nan")
-            else f"not a number in {column!r}: {v!r}"
-        )
+        if nulls is not None:
+            null = nulls.copy()
+        elif isinstance(s.dtype, np.dtype):  # numpy float: NaN is a value (non-finite)
+            null = np.zeros(len(s), dtype=bool)
+        else:  # nullable extension dtypes (Float64, Int64, boolean): NA is missing
+            null = s.isna().to_numpy()
+    else:  # text or mixed objects: None / NA is missing, a float NaN object is a value
+        null = np.fromiter((x is None or x is pd.NA for x in s), dtype=bool, count=len(s))
+        num = pd.to_numeric(s, errors="coerce")
+        f = num.to_numpy(dtype=np.float64, na_value=np.nan)
+        text = np.isnan(f) & ~null
+        for i in np.flatnonzero(text):
+            v = s.iloc[i]
+            if str(v).strip().lower() in ("nan", "-nan", "+nan"):
+                continue  # a NaN written as text: non-finite, below
+            reasons[i] = f"not a number in {column!r}: {v!r}"
+            null[i] = True  # not a candidate for the non-finite check
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(f) & ~null
+    for i in np.flatnonzero(bad):
+        reasons[i] = non_finite_reason(column, float(f[i]))
+    reasons[null & (reasons == None)] = f"null value in {column!r}"  # noqa: E711
     return f, pd.Series(reasons, index=s.index, dtype=object)
 
 
 def _rows_json(pdf: pd.DataFrame, mask: np.ndarray) -> list[str]:
     if ROW_COLUMN in pdf.columns:
         return [str(x) for x in pdf.loc[mask, ROW_COLUMN].tolist()]
-    sub = pdf.loc[mask, [c for c in pdf.columns if c != ROW_COLUMN]]
+    sub = pdf.loc[mask, [c for c in pdf.columns if c != ROW_COLUMN and not c.startswith("_wa_")]]
     out = []
     for rec in sub.to_dict(orient="records"):
         out.append(json.dumps({str(k): _jsonable(v) for k, v in rec.items()}, sort_keys=False))
     return out
+
+
+_LATE = re.compile(r"^late: (-?\d+) < lateness bound (-?\d+)$")
+
+
+def iso_micros(us: int) -> str:
+    """Microseconds since the epoch as an ISO 8601 UTC time (``Z``; fractions only if any).
+
+    >>> iso_micros(1359998340000000), iso_micros(1_500_000)
+    ('2013-02-04T17:19:00Z', '1970-01-01T00:00:01.500000Z')
+    """
+    t = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=int(us))
+    return t.isoformat() + "Z"
+
+
+def readable_reason(reason: str) -> str:
+    """A window's reject reason with its event times (microseconds) written as ISO times.
+
+    >>> readable_reason("late: 1359998340000000 < lateness bound 1360000000000000")
+    'late: 2013-02-04T17:19:00Z < lateness bound 2013-02-04T17:46:40Z'
+    >>> readable_reason("bad_value: ValueError: negative")
+    'bad_value: ValueError: negative'
+    """
+    m = _LATE.match(reason)
+    if m is None:
+        return reason
+    return f"late: {iso_micros(int(m.group(1)))} < lateness bound {iso_micros(int(m.group(2)))}"
 
 
 def _jsonable(v: Any) -> Any:
@@ -234,6 +307,14 @@ def _jsonable(v: Any) -> Any:
         return int(v)
     if isinstance(v, str | int | bool):
         return v
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if isinstance(v, np.datetime64):
+        v = pd.Timestamp(v)
+    if isinstance(v, dt.datetime):  # UTC, full precision (naive times are read as UTC)
+        if v.tzinfo is not None:
+            v = v.astimezone(dt.UTC).replace(tzinfo=None)
+        return v.isoformat() + "Z"
     if hasattr(v, "isoformat"):
         return v.isoformat()
     return str(v)
@@ -282,7 +363,9 @@ def validate(
     mark(why_t)
     values: dict[str, np.ndarray] = {}
     for c in value_columns:
-        values[c], why_v = _parse_values(pdf[c], c)
+        flag = null_flag(c)
+        nulls = pdf[flag].to_numpy(dtype=bool) if flag in pdf.columns else None
+        values[c], why_v = _parse_values(pdf[c], c, nulls)
         mark(why_v)
     bad = ~unset
     if bad.any():
@@ -582,10 +665,15 @@ def window_key(
     spec: WindowSpec,
     *,
     vectorized: bool = True,
+    refused: list[tuple[int, str]] | None = None,
 ) -> dict[str, list[Any] | np.ndarray]:
     """All windows of one key's (validated) events, in batch (every event is on time).
 
     Returns columns ``start``, ``end`` (int64 microseconds) and one per aggregation alias.
+    Events whose value a monoid refuses (its ``lift`` raised) are in no window: their
+    positions in *micros* and reasons (``bad_value: <error>``) are appended to *refused*
+    (a list the caller turns into reject rows; None: raise ValueError if there are any,
+    so that no event can vanish).
     Uses the vectorised pane path when possible (and ``vectorized``), else
     ``windowagg.windows`` over a ``Composite`` monoid: ``insert_many`` of the sorted events,
     then ``close()``. O(n log n + L) vectorised; O(n log n + windows · query) generic.
@@ -627,11 +715,18 @@ def window_key(
             )
             return {"start": t_sorted - spec.size, "end": t_sorted, **cols}
     w = _make_windows(aggs, spec, late="raise")
-    events = list(zip(micros[order].tolist(), _event_tuples(aggs, values, order), strict=True))
+    tuples = _event_tuples(aggs, values, order)
+    events = list(zip(micros[order].tolist(), tuples, strict=True))
     results = list(w.insert_many(events))
     close = getattr(w, "close", None)  # count windows emit as they go: nothing to close
     if close is not None:
         results.extend(close())
+    if w.rejected:  # every event is on time: these are the values a monoid refused
+        where = {id(v): int(i) for v, i in zip(tuples, order, strict=True)}
+        bad = [(where[id(r.value)], str(r.reason)) for r in w.rejected]
+        if refused is None:
+            raise ValueError(f"window_key: {len(bad)} values were refused: {bad[0][1]}")
+        refused.extend(bad)
     return _results_to_columns(aggs, results)
 
 
@@ -733,6 +828,8 @@ def window_groups(
         pdf, keys, time, value_columns(aggs), time_unit=time_unit
     )
     out: list[tuple[tuple[Any, ...], dict[str, list[Any] | np.ndarray]]] = []
+    bad_rows: list[int] = []
+    bad_why: list[str] = []
     idx = np.flatnonzero(good)
     if not len(idx):
         return out, rejects
@@ -749,15 +846,46 @@ def window_groups(
     for kv, pos in groups.items():
         kvals = kv if isinstance(kv, tuple) else (kv,)
         rows = idx[pos]
+        refused: list[tuple[int, str]] = []
         cols = window_key(
             micros[rows],
             {c: v[rows] for c, v in values.items()},
             aggs,
             spec,
             vectorized=vectorized,
+            refused=refused,
         )
         out.append((kvals, cols))
+        for i, why in refused:
+            bad_rows.append(int(rows[i]))
+            bad_why.append(why)
+    if bad_rows:
+        rejects = _concat_rejects(rejects, _refused_rows(pdf, micros, bad_rows, bad_why))
     return out, rejects
+
+
+def _refused_rows(
+    pdf: pd.DataFrame, micros: np.ndarray, rows: list[int], reasons: list[str]
+) -> pd.DataFrame:
+    """Reject rows for the *rows* of *pdf* whose values a monoid refused. O(len(rows))."""
+    mask = np.zeros(len(pdf), dtype=bool)
+    mask[rows] = True
+    row_json = dict(zip(np.flatnonzero(mask).tolist(), _rows_json(pdf, mask), strict=True))
+    return pd.DataFrame(
+        {
+            "reason": reasons,
+            "event_time": pd.to_datetime(micros[rows], unit="us", utc=True).astype(
+                "datetime64[us, UTC]"
+            ),
+            "row": [row_json[r] for r in rows],
+        }
+    )
+
+
+def _concat_rejects(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    if not len(a):
+        return b.reset_index(drop=True)
+    return pd.concat([a, b], ignore_index=True)
 
 
 class KeyRunner:
@@ -917,12 +1045,12 @@ class KeyRunner:
         return pd.DataFrame(
             {
                 # the window's own reason ("late: ...", "bad_value: ...") says why
-                "reason": [str(rj.reason) for rj in late],
+                "reason": [readable_reason(str(rj.reason)) for rj in late],
                 "event_time": pd.to_datetime(
                     np.asarray([rj.t for rj in late], dtype=np.int64), unit="us", utc=True
                 ).astype("datetime64[us, UTC]"),
                 "row": [
-                    row_json.get(r, json.dumps({"t": rj.t}))
+                    row_json.get(r, json.dumps({"event_time": iso_micros(rj.t)}))
                     for r, rj in zip(rows, late, strict=True)
                 ],
             }
