@@ -209,7 +209,7 @@ def main(argv: list[str]) -> int:
     from pyspark.sql import functions as F
 
     from windowagg.spark import window_agg
-    from windowagg.spark.session import session
+    from windowagg.spark import session
 
     t0 = time.perf_counter()
     # shuffle partitions: the session's local default (one per core of local[2])

@@ -42,7 +42,7 @@ DEMO_AGGS = ("max(dep_delay)", "mean(dep_delay)", "p95(dep_delay)", "count")
 
 
 def _spark(master: str, shuffle_partitions: int | None = None) -> Any:
-    from windowagg.spark.session import session
+    from windowagg.spark import session
 
     with console.status(f"starting Spark ({master})"):
         s = session(master, "windowagg-cli", shuffle_partitions=shuffle_partitions)
