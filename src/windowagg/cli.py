@@ -233,7 +233,18 @@ def _rejects_table(counts: list[tuple[str, int]], title: str = "Rejects") -> Tab
 
 
 def _reason_class(reason: str) -> str:
-    """Group reasons for the summary: 'not a number in 'x': 'abc'' -> "not a number in 'x'"."""
+    """Group reasons for the summary: 'not a number in 'x': 'abc'' -> "not a number in 'x'".
+
+    >>> _reason_class("bad_value: non-finite value in 'v': inf")
+    "bad_value: non-finite value in 'v'"
+    >>> _reason_class("bad_value: ValueError: unlucky 13"), _reason_class("late: 2013-01-01T00:00:00Z < x")
+    ('bad_value: ValueError', 'late')
+    """
+    if reason.startswith("bad_value: "):
+        rest = reason[len("bad_value: ") :]
+        if rest.startswith("non-finite"):
+            return "bad_value: " + rest.rsplit(": ", 1)[0]
+        return "bad_value: " + rest.split(": ")[0]
     for sep in (": ",):
         if sep in reason and not reason.startswith("mixed-type"):
             return reason.split(sep)[0]
