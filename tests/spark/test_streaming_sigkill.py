@@ -113,7 +113,8 @@ def test_sigkill_mid_stream_then_restart_loses_and_repeats_nothing(spark: Any, t
     from windowagg.spark import split
 
     results, rejects = split(spark.read.parquet(str(sink)))  # committed files only
-    got = results.toPandas()
+    got = results.toPandas()  # toPandas gives naive UTC times (session time zone UTC)
+    got["window_start"] = got["window_start"].dt.tz_localize("UTC")
     assert rejects.count() == 0
     key = ["k", "window_start"]
     assert not got.duplicated(key).any(), "a window was emitted twice"
