@@ -262,7 +262,7 @@ def test_panes_doc_example_and_spec_errors():
         WindowSpec()
     with pytest.raises(ValueError, match="needs a column"):
         parse_aggs(["max"])
-    with pytest.raises(ValueError, match="unknown aggregation"):
+    with pytest.raises(ValueError, match="is not an aggregation"):
         parse_aggs(["nope(x)"])
     assert to_micros("2 days") == 2 * 86_400_000_000
 

@@ -38,6 +38,7 @@ from pyspark.sql import types as T  # noqa: E402
 from pyspark.sql.pandas.types import to_arrow_schema  # noqa: E402
 
 from windowagg.spark import frames  # noqa: E402
+from windowagg.spark.rejects import _empty_rejects, null_flag  # noqa: E402
 
 __all__ = [
     "WindowAgg",
@@ -149,7 +150,7 @@ def prepare(
         if isinstance(fields[c], T.NumericType | T.BooleanType):
             cols.append(F.col(c).cast("double").alias(c))
             # pandas sees a null double as NaN: the flag keeps "null" apart from NaN
-            cols.append(F.col(c).isNull().alias(frames.null_flag(c)))
+            cols.append(F.col(c).isNull().alias(null_flag(c)))
         else:
             cols.append(F.col(c).cast("string").alias(c))
     if frames.CORRUPT_COLUMN in fields:
@@ -298,7 +299,7 @@ def clean_groups(
     cols = frames.window_key(micros, values, aggs, spec, vectorized=vectorized, refused=refused)
     if refused:  # a user monoid refused values: the pandas path makes their reject rows
         return None
-    return [(tuple(kvals), cols)], frames._empty_rejects()
+    return [(tuple(kvals), cols)], _empty_rejects()
 
 
 def split(output: DataFrame) -> tuple[DataFrame, DataFrame]:

@@ -69,6 +69,7 @@ def column_aggregations_help() -> str:
     names = [n if n != "mean" else "mean (avg)" for n in COLUMN_AGGREGATIONS]
     return ", ".join(names)
 
+
 _UNITS = {
     "us": 1,
     "microsecond": 1,

@@ -52,6 +52,7 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
 
 from windowagg.spark import frames  # noqa: E402
 from windowagg.spark.batch import _type, make_spec, prepare  # noqa: E402
+from windowagg.spark.rejects import _empty_rejects  # noqa: E402
 from windowagg.spark.spec import Agg, WindowSpec, parse_aggs  # noqa: E402
 
 __all__ = [
@@ -246,9 +247,7 @@ class _Step:
         )
         out: list[pd.DataFrame] = []
         if wm > 0:
-            closed = pack(
-                self.keys, list(key), self.aggs, runner.advance(wm), frames._empty_rejects()
-            )
+            closed = pack(self.keys, list(key), self.aggs, runner.advance(wm), _empty_rejects())
             if closed is not None:
                 out.append(closed)
         batch = _one_burst(pdfs)
