@@ -135,3 +135,18 @@ def test_non_finite_values_are_bad_value_rejects_nan_and_inf_alike(
     nullable = pdf.assign(v=pd.array([1.0, None, 2.0, 3.0, 4.0, 5.0], dtype="Float64"))
     _, rej_n = window_frame(nullable, ["k"], "t", parse_aggs([agg]), spec)
     assert rej_n["reason"].tolist() == ["null value in 'v'"]
+
+
+def test_late_rejects_read_iso_times_and_carry_the_flat_row() -> None:
+    t0 = pd.Timestamp("2013-02-04T18:00:00.000001", tz="UTC")
+    spec = WindowSpec(size=600_000_000, slide=60_000_000, max_out_of_orderness=60_000_000)
+    aggs = parse_aggs(["max(v)", "count"])
+    first = pd.DataFrame({"k": ["x", "x"], "t": [t0, t0 + pd.Timedelta(hours=1)], "v": [1.0, 2.0]})
+    runner = KeyRunner(["k"], "t", aggs, spec)
+    runner.feed(first)
+    late = pd.DataFrame({"k": ["x"], "t": [t0 - pd.Timedelta(minutes=1)], "v": [3.0]})
+    _, rej = KeyRunner(["k"], "t", aggs, spec, runner.to_bytes()).feed(late)
+    assert rej["reason"].tolist() == [
+        "late: 2013-02-04T17:59:00.000001Z < lateness bound 2013-02-04T18:59:00.000001Z"
+    ]
+    assert json.loads(rej["row"][0]) == {"k": "x", "t": "2013-02-04T17:59:00.000001Z", "v": 3.0}
