@@ -227,3 +227,16 @@ def test_run_non_finite_values_are_bad_value_rejects_and_times_are_utc(spark, tm
     rows = [json.loads(x) for x in rej["row"]]
     assert all(set(x) == {"host", "ts", "latency"} for x in rows)
     assert "bad_value: non-finite value in 'latency'" in " ".join(r.output.split())
+
+
+@pytest.mark.spark
+def test_run_with_every_row_rejected_says_so_without_a_plot(spark, tmp_path, recwarn):
+    csv = tmp_path / "in.csv"
+    csv.write_text("host,ts,latency\nh0,2024-03-01T00:00:01,n/a\nh1,2024-03-01T00:00:02,NaN\n")
+    out = tmp_path / "out"
+    argv = ["run", str(csv), "--key", "host", "--time", "ts", "--agg", "max(latency)"]
+    r = CliRunner().invoke(main, [*argv, "--size", "1 minute", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "no windows: every row was rejected" in r.output
+    assert not (out / "plot.png").exists()
+    assert not [w for w in recwarn if "matplotlib" in str(w.filename)]
