@@ -35,7 +35,8 @@ def input_kind(path: str, fmt: str | None) -> str:
 
     >>> input_kind("data.CSV", None), input_kind("events/", None), input_kind("x", "jsonl")
     ('csv', 'parquet', 'jsonl')
-    """    kind = (fmt or Path(path.rstrip("/")).suffix.lstrip(".") or "parquet").lower()
+    """
+    kind = (fmt or Path(path.rstrip("/")).suffix.lstrip(".") or "parquet").lower()
     if kind not in FORMATS:
         raise click.BadParameter(
             f"unknown input format {kind!r}; use csv, json or parquet (or --format)",
