@@ -208,8 +208,7 @@ def main(argv: list[str]) -> int:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from windowagg.spark import window_agg
-    from windowagg.spark.session import session
+    from windowagg.spark import session, window_agg
 
     t0 = time.perf_counter()
     # shuffle partitions: the session's local default (one per core of local[2])

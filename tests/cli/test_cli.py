@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import windowagg.cli as cli
 from windowagg.cli import main
 
 
@@ -36,12 +37,89 @@ def test_run_needs_a_window_and_valid_aggregations(tmp_path):
             str(tmp_path),
         ],
     )
-    assert r.exit_code != 0 and "unknown aggregation" in r.output
+    assert r.exit_code != 0 and "'frobnicate' is not an aggregation" in r.output
     r = CliRunner().invoke(
         main,
         ["run", "x.csv", "--key", "k", "--time", "t", "--agg", "max(v)", "--out", str(tmp_path)],
     )
     assert r.exit_code != 0 and "--size" in r.output
+
+
+def _no_spark(*args, **kwargs):
+    raise AssertionError("Spark started although the arguments could be checked without it")
+
+
+def _run(tmp_path, monkeypatch, *args):
+    monkeypatch.setattr(cli, "_spark", _no_spark)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data.csv").write_text("host,ts,latency\nweb1,2024-03-01T00:00:01,12.5\n")
+    (tmp_path / "empty.csv").write_text("")
+    base = ["run", "data.csv", "--key", "host", "--time", "ts", "--out", "out"]
+    return CliRunner().invoke(main, [*base, *args])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agg", "argmax(latency)", "--size", "10 minutes"], "does not work on a plain column"),
+        (["--agg", "concat(latency)", "--size", "10 minutes"], "does not work on a plain column"),
+        (["--agg", "max(latncy)", "--size", "1 minute"], "did you mean 'latency'?"),
+        (["--agg", "count", "--size", "-10 minutes"], "a duration must be positive"),
+        (["--agg", "count", "--size", "0 minutes"], "a duration must be positive"),
+        (["--agg", "count", "--size", "ten minutes"], "cannot read the duration"),
+        (["--agg", "count", "--size", "1h", "--slide", "-5s"], "a duration must be positive"),
+        (["--agg", "count", "--rows", "0"], "0 is not in the range x>=1"),
+        (["--agg", "count", "--rows", "5", "--every", "-1"], "-1 is not in the range x>=1"),
+        (["--agg", "count", "--size", "1h", "--time-unit", "min"], "'min' is not one of"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors_before_spark(tmp_path, monkeypatch, args, message):
+    r = _run(tmp_path, monkeypatch, *args)
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert "Traceback" not in r.output and len(r.output.splitlines()) <= 6
+
+
+def test_a_misspelled_time_or_key_column_names_the_option(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "_spark", _no_spark)
+    r = _run(tmp_path, monkeypatch, "--agg", "count", "--size", "1h")
+    assert "Spark started" in r.output  # good arguments do reach Spark (here: the stub)
+    for option, bad, hint in (("--time", "tss", "'ts'"), ("--key", "hots", "'host'")):
+        argv = ["run", "data.csv", "--key", "host", "--time", "ts", "--agg", "count"]
+        argv += ["--size", "1h", "--out", "out", option, bad]
+        r = CliRunner().invoke(main, argv)
+        assert r.exit_code == 2 and f"Invalid value for {option}" in r.output, r.output
+        assert f"column {bad!r} is not in data.csv" in r.output and hint in r.output
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [("missing.csv", "missing.csv: no such file or folder"), ("empty.csv", "is empty")],
+)
+def test_missing_or_empty_input_is_a_one_line_error(tmp_path, monkeypatch, path, message):
+    monkeypatch.setattr(cli, "_spark", _no_spark)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty.csv").write_text("")
+    argv = ["run", path, "--key", "k", "--time", "t", "--agg", "count", "--size", "1h"]
+    r = CliRunner().invoke(main, [*argv, "--out", "out"])
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+
+
+def test_help_lists_exactly_the_column_aggregations():
+    r = CliRunner().invoke(main, ["run", "--help"])
+    text = " ".join(r.output.split())
+    assert "count, sum, mean (avg), min, max, median, pNN" in text
+    for name in ("argmax", "concat", "bloom"):
+        assert name not in text
+
+
+def test_spark_output_goes_to_the_log_file(tmp_path):
+    import os
+
+    log = tmp_path / "spark.log"
+    with cli._jvm_stderr(log):
+        os.write(2, b"WARN something the JVM said\n")
+    os.write(2, b"")  # fd 2 is usable again
+    assert log.read_text() == "WARN something the JVM said\n"
 
 
 def test_bench_outside_a_checkout_is_a_clear_error(tmp_path, monkeypatch):
@@ -120,3 +198,45 @@ def test_demo_on_a_subset_writes_its_files(spark, tmp_path):
     assert summary["flights"] == 4000
     assert sum(summary["rejects"].values()) == len(rej)
     assert (out / "plot.png").stat().st_size > 10_000 and (out / "summary.md").exists()
+
+
+@pytest.mark.spark
+def test_run_non_finite_values_are_bad_value_rejects_and_times_are_utc(spark, tmp_path):
+    csv = tmp_path / "in.csv"
+    lines = ["host,ts,latency"]
+    for i in range(120):
+        lines.append(f"h{i % 2},2024-03-01T00:{i // 60:02d}:{i % 60:02d}.250001,{i % 17}.5")
+    lines += ["h0,2024-03-01T00:00:30,inf", "h1,2024-03-01T00:00:31,NaN", "h1,2024-03-01T00:00:32,"]
+    lines += ["h0,2024-03-01T00:00:33,-Infinity"]
+    csv.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    argv = ["run", str(csv), "--key", "host", "--time", "ts", "--agg", "max(latency)"]
+    argv += ["--agg", "median(latency)", "--size", "1 minute", "--slide", "10 seconds"]
+    r = CliRunner().invoke(main, [*argv, "--out", str(out), "--master", "local[2]"])
+    assert r.exit_code == 0, r.output
+    res = pd.read_parquet(out / "results.parquet")
+    rej = pd.read_parquet(out / "rejects.parquet")
+    assert res["max_latency"].max() == 16.5 and "median_latency" in res
+    assert str(res["window_end"].dt.tz) == "UTC" and str(rej["event_time"].dt.tz) == "UTC"
+    assert sorted(rej["reason"]) == [
+        "bad_value: non-finite value in 'latency': -inf",
+        "bad_value: non-finite value in 'latency': inf",
+        "bad_value: non-finite value in 'latency': nan",
+        "null value in 'latency'",
+    ]
+    rows = [json.loads(x) for x in rej["row"]]
+    assert all(set(x) == {"host", "ts", "latency"} for x in rows)
+    assert "bad_value: non-finite value in 'latency'" in " ".join(r.output.split())
+
+
+@pytest.mark.spark
+def test_run_with_every_row_rejected_says_so_without_a_plot(spark, tmp_path, recwarn):
+    csv = tmp_path / "in.csv"
+    csv.write_text("host,ts,latency\nh0,2024-03-01T00:00:01,n/a\nh1,2024-03-01T00:00:02,NaN\n")
+    out = tmp_path / "out"
+    argv = ["run", str(csv), "--key", "host", "--time", "ts", "--agg", "max(latency)"]
+    r = CliRunner().invoke(main, [*argv, "--size", "1 minute", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "no windows: every row was rejected" in r.output
+    assert not (out / "plot.png").exists()
+    assert not [w for w in recwarn if "matplotlib" in str(w.filename)]

@@ -15,7 +15,7 @@ import pytest
 def spark() -> Iterator[Any]:
     pytest.importorskip("pyspark")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from windowagg.spark.session import session
+    from windowagg.spark import session
 
     s = session(
         "local[2]",

@@ -147,7 +147,7 @@ def test_rejects_are_routed_with_reasons_from_a_csv(spark, tmp_path):
         [
             "null key key",
             "unparsable timestamp 'not-a-time'",
-            "null or NaN value in 'value'",
+            "bad_value: non-finite value in 'value': nan",
             "not a number in 'value': 'abc'",
             "malformed record",
             "malformed record",

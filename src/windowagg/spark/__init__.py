@@ -14,7 +14,9 @@ Entry points
     ``applyInPandasWithState``; state is the windows' versioned codec bytes
     (:mod:`windowagg.spark.streaming`).
 ``session()``
-    a SparkSession configured for both (:mod:`windowagg.spark.session`).
+    a SparkSession configured for both (:func:`windowagg.spark.session`; the code lives in
+    the private module ``windowagg.spark._session``, so that no submodule named
+    ``session`` can shadow the function).
 
 The pandas functions underneath (:mod:`windowagg.spark.frames`) need only pandas and run
 without Spark.
@@ -40,7 +42,7 @@ _WHERE = {
     "split": "windowagg.spark.batch",
     "stream_window_agg": "windowagg.spark.streaming",
     "WindowAggProcessor": "windowagg.spark.streaming",
-    "session": "windowagg.spark.session",
+    "session": "windowagg.spark._session",
 }
 
 
@@ -48,7 +50,9 @@ def __getattr__(name: str) -> Any:
     """Import the Spark entry points lazily (pyspark loads only when one is used)."""
     if name in _WHERE:
         module = importlib.import_module(_WHERE[name])
-        return getattr(module, name)
+        value = getattr(module, name)
+        globals()[name] = value  # later lookups skip __getattr__
+        return value
     raise AttributeError(f"module 'windowagg.spark' has no attribute {name!r}")
 
 

@@ -38,6 +38,7 @@ from pyspark.sql import types as T  # noqa: E402
 from pyspark.sql.pandas.types import to_arrow_schema  # noqa: E402
 
 from windowagg.spark import frames  # noqa: E402
+from windowagg.spark.rejects import _empty_rejects, null_flag  # noqa: E402
 
 __all__ = [
     "WindowAgg",
@@ -148,6 +149,8 @@ def prepare(
             continue
         if isinstance(fields[c], T.NumericType | T.BooleanType):
             cols.append(F.col(c).cast("double").alias(c))
+            # pandas sees a null double as NaN: the flag keeps "null" apart from NaN
+            cols.append(F.col(c).isNull().alias(null_flag(c)))
         else:
             cols.append(F.col(c).cast("string").alias(c))
     if frames.CORRUPT_COLUMN in fields:
@@ -155,8 +158,20 @@ def prepare(
     if row_columns:
         names = list(fields) if row_columns == "*" else list(row_columns)
         names = [n for n in names if n != frames.ROW_COLUMN]
-        cols.append(F.to_json(F.struct(*[F.col(n) for n in names])).alias(frames.ROW_COLUMN))
+        cols.append(
+            F.to_json(F.struct(*[F.col(n) for n in names]), _ROW_JSON).alias(frames.ROW_COLUMN)
+        )
     return df.select(*cols)
+
+
+#: ``to_json`` options of the rejects' ``row``: timestamps in UTC with their full
+#: (microsecond) precision, as ISO 8601 (Spark's default keeps milliseconds only).
+_ROW_JSON = {
+    "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
+    "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS",
+    "timeZone": "UTC",
+    "ignoreNullFields": "false",
+}
 
 
 def _micros(s: pd.Series) -> Any:
@@ -249,9 +264,10 @@ def clean_groups(
     """:func:`windowagg.spark.frames.window_groups` straight from Arrow, for clean input.
 
     Applies when *table* holds one key (as ``applyInArrow`` hands them over), a timestamp
-    event time and float64 values without nulls or NaN, and no corrupt records: then
-    nothing can be a reject, and the pandas conversion and row validation are skipped.
-    Returns None otherwise (the caller takes the pandas path, which finds the rejects).
+    event time and finite float64 values without nulls, and no corrupt records, and no
+    monoid refuses a value: then nothing is a reject, and the pandas conversion and row
+    validation are skipped. Returns None otherwise (the caller takes the pandas path,
+    which finds the rejects).
     O(n) checks, then :func:`~windowagg.spark.frames.window_key`.
     """
     import numpy as np
@@ -275,12 +291,15 @@ def clean_groups(
     values: dict[str, np.ndarray] = {}
     for c in frames.value_columns(aggs):
         col = table.column(c)
-        if col.type != pa.float64() or col.null_count or pc.any(pc.is_nan(col)).as_py():
+        if col.type != pa.float64() or col.null_count or not pc.all(pc.is_finite(col)).as_py():
             return None
         values[c] = col.to_numpy()
     micros = tcol.cast(pa.int64()).to_numpy()  # microseconds since the epoch, UTC
-    cols = frames.window_key(micros, values, aggs, spec, vectorized=vectorized)
-    return [(tuple(kvals), cols)], frames._empty_rejects()
+    refused: list[tuple[int, str]] = []
+    cols = frames.window_key(micros, values, aggs, spec, vectorized=vectorized, refused=refused)
+    if refused:  # a user monoid refused values: the pandas path makes their reject rows
+        return None
+    return [(tuple(kvals), cols)], _empty_rejects()
 
 
 def split(output: DataFrame) -> tuple[DataFrame, DataFrame]:

@@ -16,11 +16,20 @@ reason (prefix)             when
 ``NaN timestamp``           a numeric event time is NaN or infinite
 ``unparsable timestamp``    a text event time is not ISO 8601
 ``mixed-type timestamp``    the value's type differs from the column's majority type
-``null or NaN value``       a value column used by an aggregation is null or NaN
+``null value``              a value column used by an aggregation is null
 ``not a number``            a value column holds text that is not a number
+``bad_value``               a value the aggregation refuses: a non-finite number (NaN,
+                            ``inf``, ``-inf``, in a numeric column or as text) in a
+                            value column (``bad_value: non-finite value in 'x': inf``),
+                            or a value whose monoid ``lift`` raised (``bad_value:
+                            ValueError: ...``, the monoid's own error text)
 ``late``                    (streaming) older than the key's watermark minus the
-                            allowed lateness
+                            allowed lateness (``late: 2013-02-04T17:59:00Z < lateness
+                            bound 2013-02-04T18:00:00Z``, ISO times in UTC)
 ==========================  ===========================================================
+
+Each reject carries the original row (``row``): one flat JSON object of the input's
+columns (timestamps as ISO 8601 in UTC with their full precision).
 
 Examples
 --------
@@ -36,6 +45,8 @@ Examples
 (['00:00:10', '00:00:20'], [1.0, 3.0], [1, 1])
 >>> rej["reason"].tolist()
 ['null timestamp', 'null key k']
+>>> rej["row"].tolist()[0]
+'{"k": "a", "t": null, "v": 2.0}'
 """
 
 from __future__ import annotations
@@ -48,6 +59,16 @@ import numpy as np
 import pandas as pd
 
 from windowagg.spark.panes import dense_span, quantile_cost, sliding_panes
+from windowagg.spark.rejects import (
+    CORRUPT_COLUMN,
+    REJECT_COLUMNS,
+    ROW_COLUMN,
+    _rows_json,
+    iso_micros,
+    parse_times,
+    readable_reason,
+    validate,
+)
 from windowagg.spark.spec import VECTOR_KINDS, Agg, WindowSpec
 
 __all__ = [
@@ -63,12 +84,6 @@ __all__ = [
     "window_key",
 ]
 
-#: Column that Spark's CSV/JSON readers fill for rows they could not parse (PERMISSIVE mode).
-CORRUPT_COLUMN = "_corrupt_record"
-#: Optional input column carrying the original row as JSON (the Spark adapter adds it).
-ROW_COLUMN = "_wa_row"
-#: Columns of every rejects frame.
-REJECT_COLUMNS = ("reason", "event_time", "row")
 
 #: Largest dense pane layout per key, as a multiple of the key's events, for the vector path.
 _MAX_PANES_PER_EVENT = 64
@@ -80,227 +95,6 @@ _MAX_VECTOR_WINDOW = 4096
 _BLOCK_CELLS = 1 << 20
 #: Events per block of the vectorised per-event path (0: about the window's width).
 _EVENT_BLOCK = 0
-
-
-_EMPTY_REJECTS: list[pd.DataFrame] = []
-
-
-def _empty_rejects() -> pd.DataFrame:
-    if not _EMPTY_REJECTS:  # building the typed empty frame costs ~1 ms: keep one
-        _EMPTY_REJECTS.append(_new_empty_rejects())
-    return _EMPTY_REJECTS[0].copy()
-
-
-def _new_empty_rejects() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "reason": pd.Series([], dtype=object),
-            "event_time": pd.Series([], dtype="datetime64[us, UTC]"),
-            "row": pd.Series([], dtype=object),
-        }
-    )
-
-
-def _kind_of(x: Any) -> str:
-    if x is None or (isinstance(x, float) and x != x) or x is pd.NaT:
-        return "null"
-    if isinstance(x, str):
-        return "text"
-    if isinstance(x, bool | np.bool_):
-        return "bool"
-    if isinstance(x, int | float | np.integer | np.floating):
-        return "number"
-    if isinstance(x, pd.Timestamp | np.datetime64) or hasattr(x, "isoformat"):
-        return "datetime"
-    return type(x).__name__
-
-
-def parse_times(s: pd.Series, time_unit: str = "s") -> tuple[np.ndarray, pd.Series]:
-    """Event times as int64 microseconds since the epoch (UTC), and a reason per bad row.
-
-    ``time_unit`` is the unit of *numeric* event times (``"s"``, ``"ms"``, ``"us"``). Naive
-    datetimes and text are read as UTC. Returns ``(micros, reasons)`` where ``reasons`` is
-    None for good rows (their ``micros`` are meaningful only there). O(n).
-
-    >>> us, why = parse_times(pd.Series(["2024-01-01T00:00:01", "soon", 5, None]))
-    >>> int(us[0]), why.tolist()
-    (1704067201000000, [None, "unparsable timestamp 'soon'", 'mixed-type timestamp: number 5 in a column of text', 'null timestamp'])
-    """
-    n = len(s)
-    reasons = np.full(n, None, dtype=object)
-    unit = {"s": 1_000_000, "ms": 1_000, "us": 1}[time_unit]
-    if pd.api.types.is_datetime64_any_dtype(s.dtype):
-        # the int64 epoch values in the column's unit (UTC for tz-aware columns, wall time
-        # read as UTC for naive ones), floored to microseconds as numpy's unit cast does:
-        # one array operation instead of four pandas conversions (~1 ms per key and batch)
-        i8 = np.asarray(s.array.asi8, dtype=np.int64)
-        bad = s.isna().to_numpy()
-        scale = {"s": -1_000_000, "ms": -1_000, "us": 1, "ns": 1_000}[s.dt.unit]
-        if scale == 1:
-            micros = i8.copy()
-        elif scale > 0:
-            micros = np.floor_divide(i8, scale)
-        else:
-            micros = i8 * -scale
-        micros[bad] = 0
-        reasons[bad] = "null timestamp"
-        return micros, pd.Series(reasons, index=s.index, dtype=object)
-    if pd.api.types.is_bool_dtype(s.dtype):
-        reasons[:] = "mixed-type timestamp: bool is not a time"
-        return np.zeros(n, dtype=np.int64), pd.Series(reasons, index=s.index, dtype=object)
-    if pd.api.types.is_numeric_dtype(s.dtype):
-        f = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        bad = ~np.isfinite(f)
-        micros = np.zeros(n, dtype=np.int64)
-        if pd.api.types.is_integer_dtype(s.dtype):
-            micros[~bad] = s.to_numpy()[~bad].astype(np.int64) * unit
-        else:
-            micros[~bad] = np.round(f[~bad] * unit).astype(np.int64)
-        reasons[bad & s.isna().to_numpy()] = "null timestamp"
-        reasons[bad & ~s.isna().to_numpy()] = "NaN timestamp (not finite)"
-        return micros, pd.Series(reasons, index=s.index, dtype=object)
-    # object / string columns: classify every value, keep the majority type
-    kinds = s.map(_kind_of)
-    counts = kinds[kinds != "null"].value_counts()
-    major = str(counts.index[0]) if len(counts) else "null"
-    micros = np.zeros(n, dtype=np.int64)
-    is_null = (kinds == "null").to_numpy()
-    reasons[is_null] = "null timestamp"
-    other = ~is_null & (kinds != major).to_numpy()
-    for i in np.flatnonzero(other):
-        reasons[i] = f"mixed-type timestamp: {kinds.iloc[i]} {s.iloc[i]!r} in a column of {major}"
-    ok = (~is_null) & (~other)
-    if major == "number":
-        sub = s[ok].astype(np.float64)
-        fin = np.isfinite(sub.to_numpy())
-        micros[np.flatnonzero(ok)[fin]] = np.round(sub.to_numpy()[fin] * unit).astype(np.int64)
-        reasons[np.flatnonzero(ok)[~fin]] = "NaN timestamp (not finite)"
-    elif major in ("text", "datetime"):
-        sub = s[ok]
-        if major == "text":
-            parsed = pd.to_datetime(sub, format="ISO8601", utc=True, errors="coerce")
-        else:
-            parsed = pd.to_datetime(sub, utc=True, errors="coerce")
-        bad = parsed.isna().to_numpy()
-        pos = np.flatnonzero(ok)
-        good_micros = (
-            parsed.dt.tz_localize(None).astype("datetime64[us]").to_numpy().astype(np.int64)
-        )
-        micros[pos[~bad]] = good_micros[~bad]
-        for i in pos[bad]:
-            reasons[i] = f"unparsable timestamp {s.iloc[i]!r}"
-    elif major != "null":
-        reasons[ok] = f"unsupported timestamp type {major}"
-    return micros, pd.Series(reasons, index=s.index, dtype=object)
-
-
-def _parse_values(s: pd.Series, column: str) -> tuple[np.ndarray, pd.Series]:
-    reasons = np.full(len(s), None, dtype=object)
-    if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
-        f = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        reasons[np.isnan(f)] = f"null or NaN value in {column!r}"
-        return f, pd.Series(reasons, index=s.index, dtype=object)
-    num = pd.to_numeric(s, errors="coerce")
-    f = num.to_numpy(dtype=np.float64, na_value=np.nan)
-    null = s.isna().to_numpy()
-    reasons[null] = f"null or NaN value in {column!r}"
-    text = np.isnan(f) & ~null
-    for i in np.flatnonzero(text):
-        v = s.iloc[i]
-        reasons[i] = (
-            f"null or NaN value in {column!r}"
-            if str(v).strip().lower() in ("nan", "-nan", "+nan")
-            else f"not a number in {column!r}: {v!r}"
-        )
-    return f, pd.Series(reasons, index=s.index, dtype=object)
-
-
-def _rows_json(pdf: pd.DataFrame, mask: np.ndarray) -> list[str]:
-    if ROW_COLUMN in pdf.columns:
-        return [str(x) for x in pdf.loc[mask, ROW_COLUMN].tolist()]
-    sub = pdf.loc[mask, [c for c in pdf.columns if c != ROW_COLUMN]]
-    out = []
-    for rec in sub.to_dict(orient="records"):
-        out.append(json.dumps({str(k): _jsonable(v) for k, v in rec.items()}, sort_keys=False))
-    return out
-
-
-def _jsonable(v: Any) -> Any:
-    if v is None or v is pd.NaT:
-        return None
-    if isinstance(v, float | np.floating):
-        return None if v != v else float(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, str | int | bool):
-        return v
-    if hasattr(v, "isoformat"):
-        return v.isoformat()
-    return str(v)
-
-
-def validate(
-    pdf: pd.DataFrame,
-    keys: Sequence[str],
-    time: str,
-    value_columns: Sequence[str],
-    *,
-    time_unit: str = "s",
-) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], pd.DataFrame]:
-    """Split *pdf* into good rows and rejects. O(n).
-
-    Returns
-    -------
-    (good, micros, values, rejects)
-        ``good`` a boolean mask over *pdf*'s rows; ``micros`` int64 event times (meaningful
-        where ``good``); ``values`` float64 arrays per value column; ``rejects`` a frame with
-        :data:`REJECT_COLUMNS` (the first reason found per row, checked in the order of the
-        table in the module docstring).
-    """
-    n = len(pdf)
-    reason = np.full(n, None, dtype=object)
-    unset = np.ones(n, dtype=bool)  # rows without a reason yet
-
-    def mark(why: pd.Series) -> None:
-        w = why.to_numpy(dtype=object)
-        fill = unset & ~pd.isna(w)
-        if fill.any():
-            reason[fill] = w[fill]
-            unset[fill] = False
-
-    def mark_mask(mask: np.ndarray, text: str) -> None:
-        fill = unset & mask
-        if fill.any():
-            reason[fill] = text
-            unset[fill] = False
-
-    if CORRUPT_COLUMN in pdf.columns:
-        mark_mask(pdf[CORRUPT_COLUMN].notna().to_numpy(), "malformed record")
-    for k in keys:
-        mark_mask(pdf[k].isna().to_numpy(), f"null key {k}")
-    micros, why_t = parse_times(pdf[time], time_unit)
-    mark(why_t)
-    values: dict[str, np.ndarray] = {}
-    for c in value_columns:
-        values[c], why_v = _parse_values(pdf[c], c)
-        mark(why_v)
-    bad = ~unset
-    if bad.any():
-        ev = pd.Series(micros[bad], dtype="int64")
-        ev_ts = pd.to_datetime(ev, unit="us", utc=True).where(why_t[bad].isna().to_numpy())
-        rejects = pd.DataFrame(
-            {
-                "reason": reason[bad],
-                "event_time": ev_ts.to_numpy(),
-                "row": _rows_json(pdf, bad),
-            }
-        )
-        rejects["event_time"] = pd.to_datetime(rejects["event_time"], utc=True).astype(
-            "datetime64[us, UTC]"
-        )
-    else:
-        rejects = _empty_rejects()
-    return ~bad, micros, values, rejects
 
 
 _MONOIDS: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
@@ -582,10 +376,15 @@ def window_key(
     spec: WindowSpec,
     *,
     vectorized: bool = True,
+    refused: list[tuple[int, str]] | None = None,
 ) -> dict[str, list[Any] | np.ndarray]:
     """All windows of one key's (validated) events, in batch (every event is on time).
 
     Returns columns ``start``, ``end`` (int64 microseconds) and one per aggregation alias.
+    Events whose value a monoid refuses (its ``lift`` raised) are in no window: their
+    positions in *micros* and reasons (``bad_value: <error>``) are appended to *refused*
+    (a list the caller turns into reject rows; None: raise ValueError if there are any,
+    so that no event can vanish).
     Uses the vectorised pane path when possible (and ``vectorized``), else
     ``windowagg.windows`` over a ``Composite`` monoid: ``insert_many`` of the sorted events,
     then ``close()``. O(n log n + L) vectorised; O(n log n + windows · query) generic.
@@ -627,11 +426,18 @@ def window_key(
             )
             return {"start": t_sorted - spec.size, "end": t_sorted, **cols}
     w = _make_windows(aggs, spec, late="raise")
-    events = list(zip(micros[order].tolist(), _event_tuples(aggs, values, order), strict=True))
+    tuples = _event_tuples(aggs, values, order)
+    events = list(zip(micros[order].tolist(), tuples, strict=True))
     results = list(w.insert_many(events))
     close = getattr(w, "close", None)  # count windows emit as they go: nothing to close
     if close is not None:
         results.extend(close())
+    if w.rejected:  # every event is on time: these are the values a monoid refused
+        where = {id(v): int(i) for v, i in zip(tuples, order, strict=True)}
+        bad = [(where[id(r.value)], str(r.reason)) for r in w.rejected]
+        if refused is None:
+            raise ValueError(f"window_key: {len(bad)} values were refused: {bad[0][1]}")
+        refused.extend(bad)
     return _results_to_columns(aggs, results)
 
 
@@ -733,6 +539,8 @@ def window_groups(
         pdf, keys, time, value_columns(aggs), time_unit=time_unit
     )
     out: list[tuple[tuple[Any, ...], dict[str, list[Any] | np.ndarray]]] = []
+    bad_rows: list[int] = []
+    bad_why: list[str] = []
     idx = np.flatnonzero(good)
     if not len(idx):
         return out, rejects
@@ -749,15 +557,46 @@ def window_groups(
     for kv, pos in groups.items():
         kvals = kv if isinstance(kv, tuple) else (kv,)
         rows = idx[pos]
+        refused: list[tuple[int, str]] = []
         cols = window_key(
             micros[rows],
             {c: v[rows] for c, v in values.items()},
             aggs,
             spec,
             vectorized=vectorized,
+            refused=refused,
         )
         out.append((kvals, cols))
+        for i, why in refused:
+            bad_rows.append(int(rows[i]))
+            bad_why.append(why)
+    if bad_rows:
+        rejects = _concat_rejects(rejects, _refused_rows(pdf, micros, bad_rows, bad_why))
     return out, rejects
+
+
+def _refused_rows(
+    pdf: pd.DataFrame, micros: np.ndarray, rows: list[int], reasons: list[str]
+) -> pd.DataFrame:
+    """Reject rows for the *rows* of *pdf* whose values a monoid refused. O(len(rows))."""
+    mask = np.zeros(len(pdf), dtype=bool)
+    mask[rows] = True
+    row_json = dict(zip(np.flatnonzero(mask).tolist(), _rows_json(pdf, mask), strict=True))
+    return pd.DataFrame(
+        {
+            "reason": reasons,
+            "event_time": pd.to_datetime(micros[rows], unit="us", utc=True).astype(
+                "datetime64[us, UTC]"
+            ),
+            "row": [row_json[r] for r in rows],
+        }
+    )
+
+
+def _concat_rejects(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    if not len(a):
+        return b.reset_index(drop=True)
+    return pd.concat([a, b], ignore_index=True)
 
 
 class KeyRunner:
@@ -917,12 +756,12 @@ class KeyRunner:
         return pd.DataFrame(
             {
                 # the window's own reason ("late: ...", "bad_value: ...") says why
-                "reason": [str(rj.reason) for rj in late],
+                "reason": [readable_reason(str(rj.reason)) for rj in late],
                 "event_time": pd.to_datetime(
                     np.asarray([rj.t for rj in late], dtype=np.int64), unit="us", utc=True
                 ).astype("datetime64[us, UTC]"),
                 "row": [
-                    row_json.get(r, json.dumps({"t": rj.t}))
+                    row_json.get(r, json.dumps({"event_time": iso_micros(rj.t)}))
                     for r, rj in zip(rows, late, strict=True)
                 ],
             }

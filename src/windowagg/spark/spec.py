@@ -6,7 +6,10 @@ arithmetic is exact.
 
 Aggregations are written like SQL calls: ``"max(dep_delay)"``, ``"mean(x)"``, ``"count"``
 (or ``"count(*)"``), ``"p95(x)"`` / ``"p99.9(x)"`` (q-digest quantiles), optionally
-``"... as alias"``; or as :class:`Agg` objects for user monoids.
+``"... as alias"``; or as :class:`Agg` objects for user monoids. The names a string can
+use are exactly those that work on a plain numeric column (:data:`COLUMN_AGGREGATIONS`);
+monoids that need structured input (``argmax`` takes ``(key, value)`` pairs) or return
+structures (``concat``, ``bloom``) go through an :class:`Agg` or a tuple.
 
 Examples
 --------
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "COLUMN_AGGREGATIONS",
     "QUANTILE_EPS",
     "VECTOR_KINDS",
     "Agg",
@@ -35,6 +39,36 @@ __all__ = [
 
 #: Built-in aggregations that the vectorised pane path computes with numpy ufuncs.
 VECTOR_KINDS = frozenset({"sum", "count", "max", "min", "mean"})
+
+#: What an aggregation string may name: every aggregation of one plain numeric column
+#: (name -> what it computes). ``pNN`` stands for any quantile ``p0 < NN < p100``.
+COLUMN_AGGREGATIONS: dict[str, str] = {
+    "count": "number of events (count or count(*))",
+    "sum": "sum",
+    "mean": "arithmetic mean (also: avg)",
+    "min": "minimum",
+    "max": "maximum",
+    "median": "median (= p50)",
+    "pNN": "quantile, e.g. p95, p99.9 (q-digest, rank error <= 1% of n)",
+    "variance": "sample variance (ddof=0)",
+    "stddev": "standard deviation (ddof=0)",
+    "geomean": "geometric mean (values > 0)",
+    "product": "product",
+    "first": "earliest value in event time",
+    "last": "latest value in event time",
+}
+_GENERIC = ("variance", "stddev", "geomean", "product", "first", "last")
+
+
+def column_aggregations_help() -> str:
+    """The aggregation names a string may use, for error messages and ``--help``.
+
+    >>> column_aggregations_help()[:40]
+    'count, sum, mean (avg), min, max, median'
+    """
+    names = [n if n != "mean" else "mean (avg)" for n in COLUMN_AGGREGATIONS]
+    return ", ".join(names)
+
 
 _UNITS = {
     "us": 1,
@@ -146,6 +180,8 @@ def _builtin(name: str) -> tuple[Any, str, str]:
         _register_qdigest()
         monoid = QDigestMonoid(eps=QUANTILE_EPS, mapper=FloatOrderMapper(), quantiles=(p / 100.0,))
         return monoid, "double", "p" + q.group(1)
+    if low == "median":
+        return _builtin("p50")
     if low in ("avg", "mean"):
         return _get_monoid("mean"), "double", "mean"
     if low == "count":
@@ -156,7 +192,22 @@ def _builtin(name: str) -> tuple[Any, str, str]:
         return monoids.Max(), "double", "max"
     if low == "min":
         return monoids.Min(), "double", "min"
-    return _get_monoid(low), "double", low
+    if low in _GENERIC:
+        return _get_monoid(low), "double", low
+    why = "is not an aggregation"
+    if low in _structured():
+        why = "does not work on a plain column (it needs structured values or returns a structure)"
+    raise ValueError(
+        f"{name!r} {why}; aggregations of a column: {column_aggregations_help()}. "
+        "Other monoids: pass (alias, monoid, column, dtype) to windowagg.spark's Python API"
+    )
+
+
+def _structured() -> set[str]:
+    """Built-in monoid names that a plain numeric column cannot feed."""
+    from windowagg import monoids
+
+    return set(monoids.available()) - set(COLUMN_AGGREGATIONS) - {"avg"}
 
 
 #: q-digest accuracy of the ``pNN`` aggregations: the returned value's rank is within
@@ -211,13 +262,17 @@ def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
             monoid, dtype, kind = _builtin(name)
             if column is None and kind != "count":
                 raise ValueError(f"aggregation {a!r} needs a column, e.g. '{name}(value)'")
-            default = kind if column is None else f"{kind.replace('.', '_')}_{column}"
+            label = "median" if name.lower() == "median" else kind.replace(".", "_")
+            default = kind if column is None else f"{label}_{column}"
             out.append(Agg(alias or default, monoid, column, dtype, kind))
         elif isinstance(a, tuple) and len(a) in (3, 4):
             alias, monoid, column = a[0], a[1], a[2]
             dtype = a[3] if len(a) == 4 else "double"
             if isinstance(monoid, str):
-                m2, dt2, kind2 = _builtin(monoid)
+                if monoid.lower() in _structured():  # any built-in by name, with a column
+                    m2, dt2, kind2 = _get_monoid(monoid.lower()), "double", monoid.lower()
+                else:
+                    m2, dt2, kind2 = _builtin(monoid)
                 out.append(Agg(alias, m2, column, dtype if len(a) == 4 else dt2, kind2))
             else:
                 out.append(Agg(alias, monoid, column, dtype, None))

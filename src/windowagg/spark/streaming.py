@@ -52,6 +52,7 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
 
 from windowagg.spark import frames  # noqa: E402
 from windowagg.spark.batch import _type, make_spec, prepare  # noqa: E402
+from windowagg.spark.rejects import _empty_rejects  # noqa: E402
 from windowagg.spark.spec import Agg, WindowSpec, parse_aggs  # noqa: E402
 
 __all__ = [
@@ -246,9 +247,7 @@ class _Step:
         )
         out: list[pd.DataFrame] = []
         if wm > 0:
-            closed = pack(
-                self.keys, list(key), self.aggs, runner.advance(wm), frames._empty_rejects()
-            )
+            closed = pack(self.keys, list(key), self.aggs, runner.advance(wm), _empty_rejects())
             if closed is not None:
                 out.append(closed)
         batch = _one_burst(pdfs)
@@ -283,9 +282,11 @@ class WindowAggProcessor(StatefulProcessor):
         spec: WindowSpec,
         time_unit: str = "s",
         event_time_timers: bool = False,
+        columns: Sequence[str] | None = None,
     ) -> None:
         self._step = _Step(keys, time, aggs, spec, time_unit)
         self._timers = event_time_timers
+        self._columns = list(columns) if columns is not None else None
         self._state: Any = None
         self._handle: Any = None
 
@@ -296,6 +297,7 @@ class WindowAggProcessor(StatefulProcessor):
     def handleInputRows(
         self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame], timerValues: Any
     ) -> Iterator[pd.DataFrame]:
+        rows = self._named(rows)
         # one state-server round trip: ``get`` is None when the key has no state yet
         got = self._state.get()
         blob = bytes(got[0]) if got is not None else None
@@ -311,6 +313,21 @@ class WindowAggProcessor(StatefulProcessor):
             if new_state is not None:
                 self._state.update((new_state,))
         yield from out
+
+    def _named(self, rows: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        """The input chunks under their real column names.
+
+        PySpark's TWS worker rebuilds each chunk from ``itertuples`` rows, whose namedtuples
+        rename every field that is not a plain identifier or starts with ``_`` to its
+        position (``_wa_row`` became ``_3``, and the rejects' ``row`` then nested the JSON
+        under ``"_3"``); the columns keep their order, so the names are put back by
+        position. O(1) per chunk.
+        """
+        cols = self._columns
+        for pdf in rows:
+            if cols is not None and len(pdf.columns) == len(cols):
+                pdf.columns = cols
+            yield pdf
 
     def _store(self, new_state: bytes | None, timer: int | None) -> None:
         if new_state is None:
@@ -462,7 +479,13 @@ def stream_window_agg(
     if api == "transformWithStateInPandas":
         stateful = grouped.transformWithStateInPandas(
             statefulProcessor=WindowAggProcessor(
-                key_list, time, agg_list, spec, time_unit, event_time_timers=event_time_timers
+                key_list,
+                time,
+                agg_list,
+                spec,
+                time_unit,
+                event_time_timers=event_time_timers,
+                columns=keyed.columns,
             ),
             outputStructType=schema,
             outputMode="Append",

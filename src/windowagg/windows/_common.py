@@ -23,10 +23,11 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from windowagg.errors import CodecError, LateEventError, TimestampError
+from windowagg.errors import CodecError, LateEventError, MonoidInputError, TimestampError
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = [
+    "BAD_VALUE_POLICIES",
     "LATE_POLICIES",
     "Counted",
     "Rejected",
@@ -36,6 +37,11 @@ __all__ = [
 ]
 
 LATE_POLICIES = ("drop", "raise", "side")
+#: What happens to a value the monoid refuses (its ``lift``, or one ``combine`` with an
+#: earlier partial, raised): ``"side"`` (default) appends ``Rejected(t, v, "bad_value: ...")``
+#: to ``rejected``; ``"raise"`` raises :class:`~windowagg.errors.MonoidInputError` before the
+#: call changes anything; ``"drop"`` only counts it. Independent of the ``late`` policy.
+BAD_VALUE_POLICIES = ("side", "raise", "drop")
 
 # Reason codes (the part of ``Rejected.reason`` before the first colon, and the keys of
 # ``counters``).
@@ -156,6 +162,37 @@ def aggregator_label(spec: AggregatorSpec) -> str:
 def check_late_policy(late: str) -> None:
     if late not in LATE_POLICIES:
         raise ValueError(f"late must be one of {LATE_POLICIES}; got {late!r}")
+
+
+def check_bad_value_policy(bad_value: str) -> None:
+    if bad_value not in BAD_VALUE_POLICIES:
+        raise ValueError(f"bad_value must be one of {BAD_VALUE_POLICIES}; got {bad_value!r}")
+
+
+def bad_value_reason(e: BaseException) -> str:
+    """The ``Rejected.reason`` of a value the monoid refused with *e*.
+
+    >>> bad_value_reason(ValueError("negative"))
+    'bad_value: ValueError: negative'
+    """
+    return f"{BAD_VALUE}: {type(e).__name__}: {e}"
+
+
+def bad_value_error(kind: str, t: Any, v: Any, e: BaseException) -> MonoidInputError:
+    """The error of ``bad_value="raise"`` for the value *v* at *t* that raised *e*."""
+    return MonoidInputError(
+        f"{kind}: the monoid refused the value {v!r} at {t!r} ({type(e).__name__}: {e}); "
+        "fix or filter the input, or use bad_value='side' to collect such events in "
+        "`rejected` (or 'drop' to count them only)"
+    )
+
+
+def check_value(monoid: Monoid[Any, Any, Any], witness: Any, v: Any) -> None:
+    """Raise what the adapters' value check raises for *v*: ``lift``, then one ``combine``.
+
+    *witness* is an earlier partial (or the identity). Changes nothing.
+    """
+    monoid.combine(witness, monoid.lift(v))
 
 
 def late_error(t: Any, bound: Any) -> LateEventError:
@@ -440,9 +477,19 @@ class LoadedState(NamedTuple):
 
 
 def load_state(
-    data: bytes, kind: str, monoid: object, n_config: int, n_dyn: int, n_counters: int
+    data: bytes,
+    kind: str,
+    monoid: object,
+    n_config: int,
+    n_dyn: int,
+    n_counters: int,
+    *,
+    config_defaults: tuple[Any, ...] = (),
 ) -> LoadedState:
     """Decode and check :func:`dump_state` output; CodecError on any mismatch. O(n).
+
+    *config_defaults* are the values of the last configuration fields for state written
+    before they existed (the returned ``config`` always has *n_config* fields).
 
     >>> from windowagg.monoids import Max, Sum
     >>> data = dump_state("X", Sum(), "fiba", (1,), (), {"a": 2}, [], [(5, (1, 7))])
@@ -471,6 +518,8 @@ def load_state(
             f"{kind}.from_bytes: the state was written with monoid {mname!r}, "
             f"not {monoid_name(monoid)!r}"
         )
+    if isinstance(config, tuple) and n_config - len(config) in range(1, len(config_defaults) + 1):
+        config = config + config_defaults[len(config_defaults) - (n_config - len(config)) :]
     ok = (
         isinstance(config, tuple)
         and len(config) == n_config

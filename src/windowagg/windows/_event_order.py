@@ -25,7 +25,11 @@ from windowagg.windows._common import (
     LoadedState,
     Rejected,
     WindowResult,
+    bad_value_error,
+    bad_value_reason,
+    check_bad_value_policy,
     check_late_policy,
+    check_value,
     dump_state,
     late_error,
     load_state,
@@ -44,8 +48,10 @@ class _EventOrderWindows:
         allowed_lateness: Any,
         late: str,
         aggregator: AggregatorSpec,
+        bad_value: str = "side",
     ) -> None:
         check_late_policy(late)
+        check_bad_value_policy(bad_value)
         self._m = monoid
         self._cm = Counted(monoid)
         self._spec = aggregator
@@ -53,6 +59,7 @@ class _EventOrderWindows:
         self._ooo = max_out_of_orderness
         self._L = allowed_lateness
         self._late = late
+        self._bad = bad_value
         self._seq = 0
         self._ref: Any = None
         self._max: Any = None
@@ -126,8 +133,8 @@ class _EventOrderWindows:
     def insert(self, t: Any, v: Any) -> list[WindowResult]:
         """Add one event; return what the window emits for it. See the subclass for costs.
 
-        Bad timestamps and values the monoid rejects go to ``rejected``; late events (only
-        with a watermark) follow the ``late`` policy.
+        Bad timestamps go to ``rejected``; values the monoid refuses follow the
+        ``bad_value`` policy, late events (only with a watermark) the ``late`` policy.
 
         >>> from windowagg.monoids import Sum
         >>> from windowagg.windows import CountWindows
@@ -136,6 +143,8 @@ class _EventOrderWindows:
         ([WindowResult(start=1, end=1, value=5, count=1)], [], 'bad_timestamp')
         """
         out: list[WindowResult] = []
+        if self._bad == "raise":
+            self._precheck_values([(t, v)])
         try:
             check_timestamp(t, self._ref)
             if self._ref is None:
@@ -155,8 +164,12 @@ class _EventOrderWindows:
             return out
         try:
             p = self._lift(v)
-        except Exception as e:  # the monoid rejected the value: keep it, say why
-            self._reject(t, v, BAD_VALUE, f"{type(e).__name__}: {e}")
+        except Exception as e:  # the monoid refused the value: per the bad_value policy
+            self.counters[BAD_VALUE] += 1
+            if self._bad == "side":
+                self.rejected.append(Rejected(t, v, bad_value_reason(e)))
+            elif self._bad == "raise":  # only if _precheck_values missed it
+                raise bad_value_error(type(self).__name__, t, v, e) from e
             return out
         if self._ref is None:
             self._ref = t
@@ -173,6 +186,28 @@ class _EventOrderWindows:
 
     def _after_insert(self, key: tuple[Any, int], p: Any, out: list[WindowResult]) -> None:
         raise NotImplementedError
+
+    def _precheck_values(self, items: list[tuple[Any, Any]]) -> None:
+        """``bad_value="raise"``: raise MonoidInputError if a value that :meth:`insert`
+        would aggregate is refused by the monoid; change nothing. O(m) lifts.
+        """
+        mx, bound, ref = self._max, self._bound, self._ref
+        witness = self._witness if self._has_witness else self._m.identity
+        for t, v in items:
+            try:
+                check_timestamp(t, ref)
+                if bound is not None and t < bound:
+                    continue
+            except (TimestampError, TypeError):
+                continue
+            try:
+                check_value(self._m, witness, v)
+            except Exception as e:
+                raise bad_value_error(type(self).__name__, t, v, e) from e
+            ref = t if ref is None else ref
+            if self._ooo is not None and (mx is None or t > mx):
+                mx = t
+                bound = t - self._ooo - self._L
 
     def insert_many(self, pairs: Iterable[tuple[Any, Any]]) -> list[WindowResult]:
         """Add a burst event by event in arrival order (every event is an emission point).
@@ -200,6 +235,8 @@ class _EventOrderWindows:
                         bound = t - self._ooo - self._L
                 except (TimestampError, TypeError):
                     continue
+        if self._bad == "raise":
+            self._precheck_values(items)
         out: list[WindowResult] = []
         for t, v in items:
             out.extend(self.insert(t, v))
@@ -261,7 +298,7 @@ class _EventOrderWindows:
             type(self).__name__,
             self._m,
             self._spec,
-            (self._ooo, self._L, self._late, *self._config()),
+            (self._ooo, self._L, self._late, *self._config(), self._bad),
             dyn,
             self.counters,
             self.rejected,
@@ -272,8 +309,16 @@ class _EventOrderWindows:
     def _load_state(
         cls, data: bytes, monoid: Monoid[Any, Any, Any], n_counters: int
     ) -> dict[str, Any]:
-        keys = ("max_out_of_orderness", "allowed_lateness", "late", *cls._CONFIG_KEYS)
-        st = load_state(data, cls.__name__, monoid, len(keys), 8, n_counters)
+        keys = ("max_out_of_orderness", "allowed_lateness", "late", *cls._CONFIG_KEYS, "bad_value")
+        st = load_state(
+            data,
+            cls.__name__,
+            monoid,
+            len(keys),
+            8,
+            n_counters,
+            config_defaults=("side",),  # bad_value: state written before the policy existed
+        )
         return {"config": dict(zip(keys, st.config, strict=True)), "loaded": st}
 
     def _restore(self, state: dict[str, Any]) -> tuple[Any, ...]:

@@ -58,7 +58,7 @@ class CountWindows(_EventOrderWindows):
         If given, ``watermark = max t - max_out_of_orderness`` and events with
         ``t < watermark - allowed_lateness`` are late (policy ``late``); if None (default)
         no event is late.
-    allowed_lateness, late, aggregator
+    allowed_lateness, late, aggregator, bad_value
         As for :class:`~windowagg.windows.SlidingWindows`.
 
     Examples
@@ -79,6 +79,7 @@ class CountWindows(_EventOrderWindows):
         allowed_lateness: Any = 0,
         late: str = "drop",
         aggregator: AggregatorSpec = "fiba",
+        bad_value: str = "side",
     ) -> None:
         for name, x in (("n", n), ("every", every)):
             if isinstance(x, bool) or not isinstance(x, int) or x < 1:
@@ -89,6 +90,7 @@ class CountWindows(_EventOrderWindows):
             allowed_lateness=allowed_lateness,
             late=late,
             aggregator=aggregator,
+            bad_value=bad_value,
         )
         self._n = n
         self._every = every
@@ -149,6 +151,7 @@ class CountWindows(_EventOrderWindows):
                 allowed_lateness=cfg["allowed_lateness"],
                 late=cfg["late"],
                 aggregator=aggregator,
+                bad_value=cfg["bad_value"],
             )
             (w._since,) = w._restore(state)
             return w

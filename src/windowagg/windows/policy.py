@@ -80,7 +80,7 @@ class PolicyWindows(_EventOrderWindows):
         implementation-defined evictions.
     lift : callable, optional
         Applied to each value before ``monoid.lift`` (e.g. to add a timestamp dimension).
-    max_out_of_orderness, allowed_lateness, late, aggregator
+    max_out_of_orderness, allowed_lateness, late, aggregator, bad_value
         As for :class:`~windowagg.windows.CountWindows`.
 
     Examples
@@ -106,6 +106,7 @@ class PolicyWindows(_EventOrderWindows):
         allowed_lateness: Any = 0,
         late: str = "drop",
         aggregator: AggregatorSpec = "fiba",
+        bad_value: str = "side",
     ) -> None:
         if not callable(wsp):
             raise TypeError(f"wsp must be a callable (total, prefix) -> bool; got {wsp!r}")
@@ -117,6 +118,7 @@ class PolicyWindows(_EventOrderWindows):
             allowed_lateness=allowed_lateness,
             late=late,
             aggregator=aggregator,
+            bad_value=bad_value,
         )
         self._wsp = wsp
         self._lift_fn = lift
@@ -178,6 +180,7 @@ class PolicyWindows(_EventOrderWindows):
                 allowed_lateness=cfg["allowed_lateness"],
                 late=cfg["late"],
                 aggregator=aggregator,
+                bad_value=cfg["bad_value"],
             )
             w._restore(state)
             return w

@@ -72,6 +72,7 @@ class SharedWindows(_TimeWindows):
         late: str = "drop",
         aggregator: AggregatorSpec = "fiba",
         panes: bool | None = None,
+        bad_value: str = "side",
     ) -> None:
         sizes = tuple(sizes)
         if not sizes:
@@ -88,6 +89,7 @@ class SharedWindows(_TimeWindows):
             late=late,
             aggregator=aggregator,
             panes=panes,
+            bad_value=bad_value,
         )
         if slide is not None:
             for s in sizes:
@@ -147,6 +149,7 @@ class SharedWindows(_TimeWindows):
                 late=cfg["late"],
                 aggregator=aggregator,
                 panes=cfg["panes"],
+                bad_value=cfg["bad_value"],
             )
             w._restore(state)
             return w

@@ -61,8 +61,12 @@ from windowagg.windows._common import (
     LoadedState,
     Rejected,
     WindowResult,
+    bad_value_error,
+    bad_value_reason,
+    check_bad_value_policy,
     check_duration,
     check_late_policy,
+    check_value,
     dump_state,
     duration_gcd,
     floordiv,
@@ -119,6 +123,7 @@ class _TimeWindows:
         late: str,
         aggregator: AggregatorSpec,
         panes: bool | None,
+        bad_value: str = "side",
     ) -> None:
         for s in sizes:
             check_duration(s, "size")
@@ -132,6 +137,7 @@ class _TimeWindows:
         check_duration(max_out_of_orderness, "max_out_of_orderness", allow_zero=True)
         check_duration(allowed_lateness, "allowed_lateness", allow_zero=True)
         check_late_policy(late)
+        check_bad_value_policy(bad_value)
         durations = {
             "size": sizes[0],
             "slide": slide,
@@ -156,6 +162,7 @@ class _TimeWindows:
         self._ooo = max_out_of_orderness
         self._L = allowed_lateness
         self._late = late
+        self._bad = bad_value
         commutative = getattr(monoid, "commutative", False) is True
         if panes is None:
             panes = commutative and slide is not None
@@ -381,6 +388,45 @@ class _TimeWindows:
         self._counts[code] += 1
         self.rejected.append(Rejected(t, v, f"{code}: {detail}"))
 
+    def _bad_value(self, t: Any, v: Any, e: BaseException) -> None:
+        """A value the monoid refused with *e*: counted, then per the ``bad_value`` policy."""
+        self._counts[BAD_VALUE] += 1
+        if self._bad == "side":
+            self.rejected.append(Rejected(t, v, bad_value_reason(e)))
+        elif self._bad == "raise":  # only if the up-front check missed it (see _precheck_values)
+            raise bad_value_error(type(self).__name__, t, v, e) from e
+
+    def _precheck_values(self, items: list[tuple[Any, Any]], *, sequential: bool) -> None:
+        """``bad_value="raise"``: raise MonoidInputError if a value that would be aggregated
+        is refused by the monoid (``lift`` + one ``combine``); change nothing. O(m) lifts.
+
+        Events with a bad timestamp, late events and events in a gap are skipped (their
+        own outcome comes first, as in the ingestion loops); *sequential* simulates the
+        watermark event by event (per-event mode), else the burst's bound is fixed.
+        """
+        bound, mx, ref = self._bound, self._max, self._ref
+        witness = self._witness if self._has_witness else self._m.identity
+        for t, v in items:
+            try:
+                check_timestamp(t, ref)
+                if ref is None:
+                    ref = t
+                if bound is not None and t < bound:
+                    continue
+                if self._gaps and self._E0 is not None and self._in_gap(t):
+                    continue
+            except (TimestampError, TypeError):
+                continue
+            try:
+                check_value(self._m, witness, v)
+            except Exception as e:
+                raise bad_value_error(type(self).__name__, t, v, e) from e
+            if sequential and (mx is None or t > mx):
+                mx = t
+                b = t - self._ooo - self._L
+                if bound is None or b > bound:
+                    bound = b
+
     def _lift(self, v: Any) -> Any:
         """``lift(v)``, checked by one ``combine`` with an earlier partial; raises on bad values."""
         p = self._m.lift(v)
@@ -420,6 +466,8 @@ class _TimeWindows:
         'bad_timestamp: timestamp is None; every entry needs a timestamp'
         """
         out: list[WindowResult] = []
+        if self._bad == "raise" and not self._closed:
+            self._precheck_values([(t, v)], sequential=True)
         # fast path: same type as the first timestamp and not NaN needs no further checks
         if type(t) is not self._ttype or t != t:
             if self._closed:
@@ -439,7 +487,7 @@ class _TimeWindows:
             try:
                 p = self._lift(v)
             except Exception as e:  # the monoid rejected the value: keep it, say why
-                self._reject(t, v, BAD_VALUE, f"{type(e).__name__}: {e}")
+                self._bad_value(t, v, e)
                 return out
             self._agg.insert(t, (1, p))
         else:
@@ -459,7 +507,7 @@ class _TimeWindows:
                 else:
                     pend[key] = (old[0] + 1, self._combine(old[1], p))
             except Exception as e:  # the monoid rejected the value: keep it, say why
-                self._reject(t, v, BAD_VALUE, f"{type(e).__name__}: {e}")
+                self._bad_value(t, v, e)
                 return out
             if len(pend) > PENDING_LIMIT:
                 self._flush()
@@ -524,6 +572,8 @@ class _TimeWindows:
         if self._slide is None:
             if self._late == "raise":
                 self._precheck_late(items, sequential=True)
+            if self._bad == "raise":
+                self._precheck_values(items, sequential=True)
             out: list[WindowResult] = []
             for t, v in items:
                 out.extend(self.insert(t, v))
@@ -531,6 +581,8 @@ class _TimeWindows:
         bound = self._bound
         if self._late == "raise" and bound is not None:
             self._precheck_late(items)
+        if self._bad == "raise":
+            self._precheck_values(items, sequential=False)
         late: list[tuple[Any, Any]] = []
         unassigned = 0
         n_acc = 0
@@ -569,7 +621,7 @@ class _TimeWindows:
                 else:
                     pend[key] = (old[0] + 1, combine(old[1], p))
             except Exception as e:
-                self._reject(t, v, BAD_VALUE, f"{type(e).__name__}: {e}")
+                self._bad_value(t, v, e)
                 continue
             n_acc += 1
             if wm0 is not None and t < wm0:
@@ -659,6 +711,8 @@ class _TimeWindows:
         items = list(pairs)
         if self._late == "raise":
             self._precheck_late(items, sequential=True)
+        if self._bad == "raise" and not trusted_values:
+            self._precheck_values(items, sequential=True)
         accepted: list[int] = []
         bulk: list[tuple[Any, tuple[int, Any]]] = []
         n_late_acc = 0
@@ -679,7 +733,7 @@ class _TimeWindows:
                 try:
                     p = lift(v)
                 except Exception as e:  # the monoid rejected the value: keep it, say why
-                    self._reject(t, v, BAD_VALUE, f"{type(e).__name__}: {e}")
+                    self._bad_value(t, v, e)
                     continue
                 bulk.append((t, (1, p)))
             accepted.append(i)
@@ -961,6 +1015,7 @@ class _TimeWindows:
         "allowed_lateness",
         "late",
         "panes",
+        "bad_value",
     )
     _N_DYN = 10
 
@@ -973,6 +1028,7 @@ class _TimeWindows:
             self._L,
             self._late,
             self._panes,
+            self._bad,
         )
 
     def to_bytes(self) -> bytes:
@@ -1016,7 +1072,15 @@ class _TimeWindows:
     @classmethod
     def _load_state(cls, data: bytes, monoid: Monoid[Any, Any, Any]) -> dict[str, Any]:
         n_counters = 7
-        st = load_state(data, cls.__name__, monoid, len(cls._CONFIG_KEYS), cls._N_DYN, n_counters)
+        st = load_state(
+            data,
+            cls.__name__,
+            monoid,
+            len(cls._CONFIG_KEYS),
+            cls._N_DYN,
+            n_counters,
+            config_defaults=("side",),  # bad_value: state written before the policy existed
+        )
         return {"config": dict(zip(cls._CONFIG_KEYS, st.config, strict=True)), "loaded": st}
 
     def _restore(self, state: dict[str, Any]) -> None:
@@ -1114,6 +1178,12 @@ class SlidingWindows(_TimeWindows):
         Coarsen timestamps to panes of width ``gcd(size, slide)``. Default: on for
         commutative monoids (exact), off otherwise (within a pane, non-commutative
         monoids would see arrival order instead of event-time order).
+    bad_value : {"side", "raise", "drop"}
+        Values the monoid refuses (its ``lift``, or one ``combine`` with an earlier
+        partial, raised; e.g. NaN into a built-in numeric monoid): appended to
+        :attr:`rejected` as ``bad_value: <error>`` (default), raise
+        :class:`~windowagg.errors.MonoidInputError` before the call changes anything, or
+        are only counted. Independent of ``late``; counted in ``counters["bad_value"]``.
 
     Examples
     --------
@@ -1146,6 +1216,7 @@ class SlidingWindows(_TimeWindows):
         late: str = "drop",
         aggregator: AggregatorSpec = "fiba",
         panes: bool | None = None,
+        bad_value: str = "side",
     ) -> None:
         super().__init__(
             monoid,
@@ -1157,6 +1228,7 @@ class SlidingWindows(_TimeWindows):
             late=late,
             aggregator=aggregator,
             panes=panes,
+            bad_value=bad_value,
         )
 
     @property
@@ -1214,6 +1286,7 @@ class SlidingWindows(_TimeWindows):
                 late=cfg["late"],
                 aggregator=aggregator,
                 panes=cfg["panes"],
+                bad_value=cfg["bad_value"],
             )
             w._restore(state)
             return w

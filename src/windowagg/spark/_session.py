@@ -6,6 +6,8 @@ What it sets, and why (see docs/spark.md):
   pyarrow and windowagg (otherwise Spark runs whatever ``python3`` is on PATH);
 - the RocksDB state store provider, which ``transformWithStateInPandas`` requires;
 - session time zone UTC, so timestamps mean the same on the driver and the workers;
+- Parquet timestamps written as ``TIMESTAMP_MICROS`` adjusted to UTC, so that pandas reads
+  results back tz-aware in UTC (``datetime64[us, UTC]``), as ``window_frame`` returns them;
 - for local masters, one shuffle partition per local core (``local[2]`` -> 2): every
   partition of a stateful streaming query is one task per micro-batch, with its own
   Python worker round trip and state store commit, and Spark's default of 200 would
@@ -88,6 +90,10 @@ def session(
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Parquet timestamps as instants (isAdjustedToUTC): pandas and pyarrow read them
+        # back tz-aware in UTC, as the pandas path returns them (Spark's default, INT96,
+        # reads back naive)
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     }
     if master is not None:
         builder = builder.master(master)

@@ -1,0 +1,152 @@
+"""Values a monoid refuses become ``bad_value`` rejects on every pandas path (batch
+hopping, per-event and count windows, the streaming runner), never vanish; non-finite
+numbers (NaN, inf, -inf) follow the same rule. No Spark needed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from windowagg import monoids
+from windowagg.monoids import Sum
+from windowagg.spark.frames import KeyRunner, window_frame
+from windowagg.spark.spec import Agg, WindowSpec, parse_aggs
+
+N = 2_000
+
+
+class NoThirteens(Sum):
+    """A user monoid: a sum that refuses values ending in 13."""
+
+    name = "no_thirteens"
+
+    def lift(self, x: Any) -> Any:
+        if int(x) % 100 == 13:
+            raise ValueError(f"unlucky value {x}")
+        return x
+
+
+def _data() -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    return pd.DataFrame(
+        {
+            "host": rng.choice(["a", "b", "c"], N),
+            "ts": pd.Timestamp("2024-01-01", tz="UTC")
+            + pd.to_timedelta(rng.integers(0, 3_600_000_000, N), unit="us"),
+            "latency": np.arange(N, dtype=np.float64),
+        }
+    )
+
+
+SPECS = {
+    "hopping": WindowSpec(size=600_000_000, slide=60_000_000),
+    "per_event": WindowSpec(size=600_000_000),
+    "count": WindowSpec(rows=50, every=7),
+}
+
+
+@pytest.mark.parametrize("shape", list(SPECS))
+@pytest.mark.parametrize("with_builtins", [False, True])
+def test_refused_values_are_rejects_with_their_rows(shape: str, with_builtins: bool) -> None:
+    pdf = _data()
+    aggs: list[Any] = [Agg("s", NoThirteens(), "latency")]
+    if with_builtins:
+        aggs = [*aggs, *parse_aggs(["max(latency)", "count"])]
+    refused = pdf["latency"].astype(int) % 100 == 13
+    assert refused.sum() == 20
+    res, rej = window_frame(pdf, ["host"], "ts", aggs, SPECS[shape])
+    assert len(rej) == 20  # nothing vanished: every refused row is a reject
+    assert rej["reason"].str.startswith("bad_value: ValueError: unlucky value").all()
+    rows = [json.loads(r) for r in rej["row"]]
+    assert sorted(r["latency"] for r in rows) == sorted(pdf.loc[refused, "latency"].tolist())
+    assert set(rows[0]) == {"host", "ts", "latency"}
+    assert rows[0]["ts"].endswith("Z")  # ISO 8601, UTC
+    got = rej.sort_values("event_time")["event_time"].reset_index(drop=True)
+    want = pdf.loc[refused, "ts"].sort_values().reset_index(drop=True)
+    assert (got == want).all()
+    # the windows are those of the input without the refused rows
+    clean, clean_rej = window_frame(pdf[~refused], ["host"], "ts", aggs, SPECS[shape])
+    assert len(clean_rej) == 0
+    pd.testing.assert_frame_equal(res.reset_index(drop=True), clean.reset_index(drop=True))
+
+
+def test_a_monoid_that_cannot_take_a_plain_column_rejects_every_row() -> None:
+    # the issue's `--agg "argmax(latency)" --agg count`: 0 windows and 0 rejects before
+    pdf = _data().head(1_000)
+    aggs = [Agg("argmax", monoids.get("argmax"), "latency"), *parse_aggs(["count"])]
+    res, rej = window_frame(pdf, ["host"], "ts", aggs, WindowSpec(size=600_000_000))
+    assert len(res) == 0 and len(rej) == 1_000
+    assert rej["reason"].str.contains("ArgMax").all()
+
+
+def test_streaming_runner_rejects_refused_values() -> None:
+    pdf = _data().sort_values("ts").reset_index(drop=True)
+    pdf = pdf[pdf["host"] == "a"].reset_index(drop=True)
+    aggs = [Agg("s", NoThirteens(), "latency"), *parse_aggs(["count"])]
+    spec = WindowSpec(size=600_000_000, slide=60_000_000, max_out_of_orderness=60_000_000)
+    state = None
+    rejects = []
+    accepted = 0
+    for lo in range(0, len(pdf), 100):
+        runner = KeyRunner(["host"], "ts", aggs, spec, state)
+        _, rej = runner.feed(pdf.iloc[lo : lo + 100])
+        state = runner.to_bytes()
+        rejects.append(rej)
+        accepted = runner._windows.counters["accepted"]
+    rej = pd.concat(rejects, ignore_index=True)
+    refused = pdf["latency"].astype(int) % 100 == 13
+    assert len(rej) == refused.sum() and accepted == len(pdf) - refused.sum()
+    assert rej["reason"].str.startswith("bad_value: ValueError").all()
+    assert sorted(json.loads(r)["latency"] for r in rej["row"]) == sorted(
+        pdf.loc[refused, "latency"].tolist()
+    )
+
+
+@pytest.mark.parametrize("agg", ["max(v)", "mean(v)", "p50(v)", "stddev(v)"])
+@pytest.mark.parametrize("slide", [10_000_000, None])
+def test_non_finite_values_are_bad_value_rejects_nan_and_inf_alike(
+    agg: str, slide: int | None
+) -> None:
+    vs: list[Any] = [1.0, float("nan"), float("inf"), 2.0, float("-inf"), 3.0]
+    pdf = pd.DataFrame(
+        {
+            "k": ["x"] * 6,
+            "t": pd.date_range("2024-01-01", periods=6, freq="1s", tz="UTC"),
+            "v": vs,
+        }
+    )
+    spec = WindowSpec(size=60_000_000, slide=slide)
+    res, rej = window_frame(pdf, ["k"], "t", parse_aggs([agg, "count"]), spec)
+    assert rej["reason"].tolist() == [
+        "bad_value: non-finite value in 'v': nan",
+        "bad_value: non-finite value in 'v': inf",
+        "bad_value: non-finite value in 'v': -inf",
+    ]
+    assert np.isfinite(res.iloc[:, -2]).all()
+    assert res["count"].max() == 3
+    # as text (a CSV read without a schema) and as a nullable column: the same rule
+    text = pdf.assign(v=["1", "NaN", "inf", "2", "-Infinity", None])
+    _, rej_t = window_frame(text, ["k"], "t", parse_aggs([agg]), spec)
+    assert [r.split(":")[0] for r in rej_t["reason"]] == ["bad_value"] * 3 + ["null value in 'v'"]
+    nullable = pdf.assign(v=pd.array([1.0, None, 2.0, 3.0, 4.0, 5.0], dtype="Float64"))
+    _, rej_n = window_frame(nullable, ["k"], "t", parse_aggs([agg]), spec)
+    assert rej_n["reason"].tolist() == ["null value in 'v'"]
+
+
+def test_late_rejects_read_iso_times_and_carry_the_flat_row() -> None:
+    t0 = pd.Timestamp("2013-02-04T18:00:00.000001", tz="UTC")
+    spec = WindowSpec(size=600_000_000, slide=60_000_000, max_out_of_orderness=60_000_000)
+    aggs = parse_aggs(["max(v)", "count"])
+    first = pd.DataFrame({"k": ["x", "x"], "t": [t0, t0 + pd.Timedelta(hours=1)], "v": [1.0, 2.0]})
+    runner = KeyRunner(["k"], "t", aggs, spec)
+    runner.feed(first)
+    late = pd.DataFrame({"k": ["x"], "t": [t0 - pd.Timedelta(minutes=1)], "v": [3.0]})
+    _, rej = KeyRunner(["k"], "t", aggs, spec, runner.to_bytes()).feed(late)
+    assert rej["reason"].tolist() == [
+        "late: 2013-02-04T17:59:00.000001Z < lateness bound 2013-02-04T18:59:00.000001Z"
+    ]
+    assert json.loads(rej["row"][0]) == {"k": "x", "t": "2013-02-04T17:59:00.000001Z", "v": 3.0}
