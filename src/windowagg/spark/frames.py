@@ -108,15 +108,12 @@ def build_monoid(aggs: Sequence[Agg]) -> Any:
     when cached.
     """
     from windowagg.monoids import Composite
-    from windowagg.spark.spec import _register_qdigest
 
     comps = tuple(a.monoid for a in aggs)
     key = tuple(id(m) for m in comps)
     hit = _MONOIDS.get(key)
     if hit is not None and all(x is y for x, y in zip(hit[0], comps, strict=True)):
         return hit[1]
-    if any(type(m).__name__ == "QDigestMonoid" for m in comps):
-        _register_qdigest()  # also on Spark workers, where parse_aggs did not run
     monoid = Composite(*comps)
     if len(_MONOIDS) >= 64:
         _MONOIDS.clear()

@@ -177,7 +177,6 @@ def _builtin(name: str) -> tuple[Any, str, str]:
         p = float(q.group(1))
         if not 0 < p < 100:
             raise ValueError(f"quantile {name!r} must be between p0 and p100 (exclusive)")
-        _register_qdigest()
         monoid = QDigestMonoid(eps=QUANTILE_EPS, mapper=FloatOrderMapper(), quantiles=(p / 100.0,))
         return monoid, "double", "p" + q.group(1)
     if low == "median":
@@ -214,15 +213,6 @@ def _structured() -> set[str]:
 #: ``QUANTILE_EPS * n`` of the requested one (exact while a window holds fewer distinct
 #: values than the digest's size cap, 6 * 64 / eps + 1 nodes).
 QUANTILE_EPS = 0.01
-
-
-def _register_qdigest() -> None:
-    """Teach ``windowagg.codec`` the QDigest partials (for streaming state), once."""
-    from windowagg import codec
-    from windowagg.sketches import QDigest
-
-    if QDigest not in codec.registered().values():
-        codec.register("windowagg.QDigest", QDigest, QDigest.to_bytes, QDigest.from_bytes)
 
 
 def _get_monoid(name: str) -> Any:
