@@ -20,5 +20,10 @@ echo "== mypy --strict src/"
 .venv/bin/mypy --strict src/windowagg
 echo "== ruff"
 .venv/bin/ruff check src tests benchmarks
-echo "== pytest (Hypothesis profile: $HYPOTHESIS_PROFILE)"
+# Both backends pass the whole suite: first the default (the compiled core wherever it has a
+# twin), then the pure-Python reference implementations.
+.venv/bin/python -c 'import windowagg, sys; sys.exit(0 if windowagg.native_available() else "the compiled core did not build")'
+echo "== pytest, backend auto = native (Hypothesis profile: $HYPOTHESIS_PROFILE)"
 .venv/bin/python -m pytest -q -rs --timeout=900 "$@"
+echo "== pytest, backend python (WINDOWAGG_BACKEND=python)"
+WINDOWAGG_BACKEND=python .venv/bin/python -m pytest -q -rs --timeout=900 "$@"
