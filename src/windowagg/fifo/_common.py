@@ -9,13 +9,15 @@ None of these run inside a hot loop more than once per public call.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from windowagg.errors import EmptyWindowError, WindowaggError
 from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
 __all__ = [
+    "DeprecatedEnds",
     "FoldChecks",
     "InvariantError",
     "check_count",
@@ -201,3 +203,49 @@ def flip_op(m: Any, combine: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
         return combine(older, acc)
 
     return older_first
+
+
+class DeprecatedEnds:
+    """``oldest()``/``youngest()`` of the FIFO classes, renamed; kept one release, warning.
+
+    In ``windowagg.ooo`` and ``windowagg.windows`` ``oldest()`` is the smallest timestamp;
+    a FIFO aggregator has no timestamps, so its accessors of the partials at the two
+    ends are called :meth:`oldest_partial` and :meth:`youngest_partial`.
+
+    >>> import warnings
+    >>> from windowagg.fifo import DABA
+    >>> from windowagg.monoids import Sum
+    >>> w = DABA(Sum()); w.insert(4)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     w.oldest(), caught[0].category.__name__
+    (4, 'DeprecationWarning')
+    """
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+
+        def oldest_partial(self) -> Any: ...
+
+        def youngest_partial(self) -> Any: ...
+
+    def oldest(self) -> Any:
+        """Deprecated alias of :meth:`oldest_partial` (removed in windowagg 0.3)."""
+        warnings.warn(
+            f"{type(self).__name__}.oldest() is renamed oldest_partial(): in windowagg, "
+            "oldest() is the smallest timestamp of an out-of-order window",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.oldest_partial()
+
+    def youngest(self) -> Any:
+        """Deprecated alias of :meth:`youngest_partial` (removed in windowagg 0.3)."""
+        warnings.warn(
+            f"{type(self).__name__}.youngest() is renamed youngest_partial(): in "
+            "windowagg, youngest() is the largest timestamp of an out-of-order window",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.youngest_partial()

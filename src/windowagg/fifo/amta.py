@@ -147,28 +147,32 @@ class AMTA(_MTABase):
     # -- Result Pair and stack (Alg. 4 and 5, fixed) -------------------------------------
     def _compute_left(self) -> None:
         """Rebuild S and R0 from the first pair of every level. O(log n)."""
-        first = self._first
+        self._S[:], self._R0 = self._left_of(self._first)
+
+    def _left_of(self, first: list[list[Any]]) -> tuple[list[Any], Any]:
+        """``(S, R0)`` for the first pairs *first* (bottom level first); no mutation."""
         comb = self._combine
-        S = self._S
-        S.clear()
+        S: list[Any] = []
         for lv in range(len(first) - 1, -1, -1):
             a, b = first[lv]
             if a is not EMPTY and b is not EMPTY:
                 S.append(comb(b, S[-1]) if S else b)
         a, b = first[0]
         head = b if a is EMPTY else a
-        self._R0 = comb(head, S[-1]) if S else head
+        return S, (comb(head, S[-1]) if S else head)
 
     def _compute_right(self) -> None:
         """R1 = aggregate of the tails of levels 0 .. top-1, oldest first. O(log n)."""
-        last = self._last
+        self._R1 = self._right_of(self._last[:-1])
+
+    def _right_of(self, tails: list[list[Any]]) -> Any:
+        """The aggregate of the pairs *tails* (bottom level first), oldest first."""
         comb = self._combine
         r1: Any = EMPTY
-        for lv in range(len(last) - 1):
-            a, b = last[lv]
+        for a, b in tails:
             val = a if b is EMPTY else (b if a is EMPTY else comb(a, b))
             r1 = val if r1 is EMPTY else comb(val, r1)
-        self._R1 = self._identity if r1 is EMPTY else r1
+        return self._identity if r1 is EMPTY else r1
 
     def _reset(self) -> None:
         super()._reset()
@@ -192,11 +196,16 @@ class AMTA(_MTABase):
             self._R0 = u
             return
         comb = self._combine  # bound method cached in a local: hot loop
+        # Every combine runs before the first mutation, so one that raises changes
+        # nothing. The new R1 is checked against R0 (the window aggregate a query will
+        # compute): an entry that cannot be combined with the window is refused here.
         r1 = self._R1
-        self._R1 = u if r1 is self._identity else comb(r1, u)
+        r1 = u if r1 is self._identity else comb(r1, u)
+        comb(self._R0, r1)
         top = len(last) - 1
         if p[1] is EMPTY and top:  # the common case: fill the leaf tail's free slot
             p[1] = u
+            self._R1 = r1
             return
         hi = self._hi
         chunks = self._chunks  # the in-process middle sections, or None with a store
@@ -204,9 +213,10 @@ class AMTA(_MTABase):
             # the next most common case: the leaf tail is full, its carry fills level 1
             q = last[1]
             if q[1] is EMPTY:
+                a, b = p
+                ab = comb(a, b)
                 h = hi[0]
                 pos = h - 1
-                a, b = p
                 ch = chunks[0].get(pos >> 8)
                 if ch is not None and len(ch) == pos & 255:
                     ch.append((a, b))  # an immutable snapshot (see LocalLevels)
@@ -214,7 +224,8 @@ class AMTA(_MTABase):
                     self._mid.push(0, pos, p)
                 last[0] = [u, EMPTY]
                 hi[0] = h + 1
-                q[1] = comb(a, b)
+                q[1] = ab
+                self._R1 = r1
                 return
             if top > 2 and q[0] is not EMPTY:
                 # the third most common case: the carry fills level 1's tail too and
@@ -222,6 +233,9 @@ class AMTA(_MTABase):
                 r = last[2]
                 if r[1] is EMPTY:
                     a, b = p
+                    c, d = q
+                    ab = comb(a, b)
+                    cd = comb(c, d)
                     h = hi[0]
                     pos = h - 1
                     ch = chunks[0].get(pos >> 8)
@@ -229,7 +243,6 @@ class AMTA(_MTABase):
                         ch.append((a, b))  # an immutable snapshot (see LocalLevels)
                     else:
                         self._mid.push(0, pos, p)
-                    c, d = q
                     h1 = hi[1]
                     pos = h1 - 1
                     ch = chunks[1].get(pos >> 8)
@@ -239,43 +252,58 @@ class AMTA(_MTABase):
                         self._mid.push(1, pos, q)
                     last[0] = [u, EMPTY]
                     hi[0] = h + 1
-                    last[1] = [comb(a, b), EMPTY]
+                    last[1] = [ab, EMPTY]
                     hi[1] = h1 + 1
-                    r[1] = comb(c, d)
+                    r[1] = cd
+                    self._R1 = r1
                     return
-        push = self._mid.push
-        carry = u
+        # the general carry: first the carries (combines), then the writes
+        carries = [u]  # the carry entering each level, from level 0 up
         lv = 0
         while True:
-            p = last[lv]
-            b = p[1]
+            a, b = last[lv]
             if b is EMPTY:  # free right slot: the carry stops here
-                p[1] = carry
-                if lv == top:  # the leftmost tree grew: trees merged
-                    self._compute_left()
-                    self._compute_right()
-                return
-            a = p[0]
-            nxt = b if a is EMPTY else comb(a, b)
-            # append <carry, EMPTY> as the new tail; the old tail (now with a parent)
-            # goes to the level's middle section
+                break
+            carries.append(b if a is EMPTY else comb(a, b))
+            lv += 1
+            if lv > top:
+                break
+        stop = lv
+        merged: tuple[list[Any], Any, Any] | None = None
+        if stop == top:  # the leftmost tree grows: trees merge, R0, S and R1 recomputed
+            top_pair = [last[top][0], carries[top]]
+            firsts = [*self._first[:top], top_pair]
+            tails = [[c, EMPTY] for c in carries[:top]]
+            s_new, r0_new = self._left_of(firsts)
+            merged = (s_new, r0_new, self._right_of(tails))
+            if merged[2] is not self._identity:
+                comb(r0_new, merged[2])
+        push = self._mid.push
+        for lv in range(min(stop, top + 1)):
+            p = last[lv]
             h = hi[lv]
             if chunks is not None:  # LocalLevels.push, inlined for the common case
                 pos = h - 1
                 ch = chunks[lv].get(pos >> 8)
                 if ch is not None and len(ch) == pos & 255:
-                    ch.append((a, b))  # an immutable snapshot (see LocalLevels)
+                    ch.append((p[0], p[1]))  # an immutable snapshot (see LocalLevels)
                 else:
                     push(lv, pos, p)
             else:
                 push(lv, h - 1, p)
-            last[lv] = [carry, EMPTY]
+            # append <carry, EMPTY> as the new tail; the old tail (now with a parent)
+            # went to the level's middle section
+            last[lv] = [carries[lv], EMPTY]
             hi[lv] = h + 1
-            carry = nxt
-            lv += 1
-            if lv > top:  # the old top pair got a parent: a new top level, R0/S unchanged
-                self._new_level([carry, EMPTY], h - 1, 0)
-                return
+        if stop > top:  # the old top pair got a parent: a new top level, R0/S unchanged
+            self._new_level([carries[stop], EMPTY], hi[top] - 2, 0)
+            self._R1 = r1
+            return
+        last[stop][1] = carries[stop]
+        if merged is None:
+            self._R1 = r1
+            return
+        self._S[:], self._R0, self._R1 = merged
 
     # -- single eviction (Alg. 6 + 7, fixed) ---------------------------------------------
     def evict(self) -> None:

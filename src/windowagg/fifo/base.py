@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops
+from windowagg.fifo._common import DeprecatedEnds, check_count, empty_error, hot_ops
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["FifoAggregator"]
@@ -36,8 +36,8 @@ class FifoAggregator(Protocol):
     ``insert(v)`` lifts ``v`` and appends it as the youngest entry; ``evict()`` removes
     the oldest (:class:`~windowagg.errors.EmptyWindowError` when empty);
     ``bulk_evict(count)`` removes the ``count`` oldest; ``query()`` returns the lowered
-    aggregate, oldest to youngest (``lower(identity)`` when empty); ``oldest()`` and
-    ``youngest()`` return the partial aggregates at the two ends; iteration yields
+    aggregate, oldest to youngest (``lower(identity)`` when empty); ``oldest_partial()`` and
+    ``youngest_partial()`` return the partial aggregates at the two ends; iteration yields
     partials oldest to youngest.
     """
 
@@ -49,9 +49,9 @@ class FifoAggregator(Protocol):
 
     def query(self) -> Any: ...
 
-    def oldest(self) -> Any: ...
+    def oldest_partial(self) -> Any: ...
 
-    def youngest(self) -> Any: ...
+    def youngest_partial(self) -> Any: ...
 
     def __len__(self) -> int: ...
 
@@ -60,11 +60,11 @@ class FifoAggregator(Protocol):
     def _check(self) -> None: ...
 
 
-class _FifoBase:
+class _FifoBase(DeprecatedEnds):
     """What the FIFO classes share; each subclass adds its storage and its algorithm.
 
     A subclass sets ``_who`` (its public name, used in errors and ``repr``), defines
-    ``insert``, ``evict``, ``query``, ``oldest``, ``youngest``, ``__len__``,
+    ``insert``, ``evict``, ``query``, ``oldest_partial``, ``youngest_partial``, ``__len__``,
     ``__iter__`` and ``_check`` (or inherits the storage accessors from
     :class:`_DequeFifo`), and overrides ``bulk_evict`` where it has a faster form.
     ``_repr_fields`` names the properties ``repr`` shows after ``n``.
@@ -81,9 +81,15 @@ class _FifoBase:
 
     if TYPE_CHECKING:  # defined by every subclass; declared here for bulk_evict and repr
 
+        def insert(self, v: Any) -> None: ...
+
         def evict(self) -> None: ...
 
+        def query(self) -> Any: ...
+
         def __len__(self) -> int: ...
+
+        def __iter__(self) -> Iterator[Any]: ...
 
     def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
         require_monoid(monoid, self._who)
@@ -109,7 +115,9 @@ class _FifoBase:
         O(count) evictions, each at the class's ``evict`` cost (its fact card states the
         bound; a class with a faster bulk form overrides this). A bad count raises
         ``TypeError`` or :class:`~windowagg.errors.EmptyWindowError` and changes
-        nothing; a ``combine`` that raises part-way keeps the evictions already done.
+        nothing; so does a ``combine`` that raises part-way (the evictions already done
+        are undone by rebuilding the window from its partials: O(n), on the error path
+        only).
 
         >>> from windowagg.fifo import DABA
         >>> from windowagg.monoids import Sum
@@ -119,9 +127,74 @@ class _FifoBase:
         (9, 2)
         """
         k = check_count(count, len(self), self._who)
+        if k > 1:
+            try:
+                self.query()
+            except Exception:
+                # The window holds entries its combine refuses, so a single eviction may
+                # raise part-way and the window cannot be rebuilt from its partials:
+                # evict from a copy and keep it only if every eviction succeeds. O(n).
+                twin = self._clone()
+                twin._evict_loop(k)
+                self._adopt(twin)
+                return
+        self._evict_loop(k)
+
+    def _evict_loop(self, k: int) -> None:
         evict = self.evict  # cached: called k times
-        for _ in range(k):
-            evict()
+        oldest = self.oldest_partial  # cached: the evicted partials, for the error path
+        gone: list[Any] = []
+        try:
+            for _ in range(k):
+                gone.append(oldest())
+                evict()
+        except BaseException:
+            gone.pop()  # the failed evict() changed nothing
+            if gone:
+                self._refill([*gone, *self])
+            raise
+
+    def _slots(self) -> Iterator[str]:
+        for cls in type(self).__mro__:
+            yield from cls.__dict__.get("__slots__", ())
+
+    def _clone(self) -> _FifoBase:
+        """A copy that shares the partials but no container with this window. O(n)."""
+        twin = self._fresh()
+        for name in self._slots():
+            value = getattr(self, name)
+            if isinstance(value, (deque, list)):
+                value = value.copy()
+            setattr(twin, name, value)
+        return twin
+
+    def _adopt(self, other: _FifoBase) -> None:
+        """Take over the state of *other* (a window of the same class), slot by slot."""
+        for name in self._slots():
+            setattr(self, name, getattr(other, name))
+
+    def _fresh(self) -> _FifoBase:
+        """An empty window of the same class and parameters (for :meth:`_refill`)."""
+        return type(self)(self._m)
+
+    def _refill(self, partials: list[Any]) -> None:
+        """Error path: make this window hold *partials* (already lifted), oldest first.
+
+        Builds a fresh window by inserting the partials with ``lift`` switched off, then
+        takes over its state slot by slot. O(n) inserts.
+        """
+        fresh = self._fresh()
+        lift = fresh._lift
+        fresh._lift = None  # the partials are lifted already
+        insert = fresh.insert
+        for p in partials:
+            insert(p)
+        fresh._lift = lift
+        self._adopt(fresh)
+
+    if TYPE_CHECKING:
+
+        def oldest_partial(self) -> Any: ...
 
     def __repr__(self) -> str:
         extra = "".join(f", {name}={getattr(self, name)!r}" for name in self._repr_fields)
@@ -140,31 +213,31 @@ class _DequeFifo(_FifoBase):
         super().__init__(monoid)
         self._vals: deque[Any] = deque()  # every partial, oldest first
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> Any:
         """The oldest partial (the left end of the deque). O(1). EmptyWindowError when empty.
 
         >>> from windowagg.fifo import DABA
         >>> from windowagg.monoids import Sum
         >>> w = DABA(Sum())
         >>> for x in (1, 2, 3): w.insert(x)
-        >>> w.evict(); w.oldest()
+        >>> w.evict(); w.oldest_partial()
         2
         """
         if not self._vals:
-            raise empty_error(self._who, "oldest()")
+            raise empty_error(self._who, "oldest_partial()")
         return self._vals[0]
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> Any:
         """The youngest partial. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.fifo import DABA
         >>> from windowagg.monoids import Sum
         >>> w = DABA(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
+        >>> w.youngest_partial()
         2
         """
         if not self._vals:
-            raise empty_error(self._who, "youngest()")
+            raise empty_error(self._who, "youngest_partial()")
         return self._vals[-1]
 
     def __len__(self) -> int:

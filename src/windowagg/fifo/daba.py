@@ -12,7 +12,7 @@ query              O(1) worst case: at most 1 combine
 bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper has
                    no bulk eviction)
 space              3n references: a value and an aggregate per entry (as in the
-                   paper) plus the partial kept for ``oldest``/``youngest``/iteration
+                   paper) plus the partial kept for ``oldest_partial``/``youngest_partial``/iteration
 paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
                    Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
 =================  ==========================================================
@@ -82,7 +82,7 @@ class DABA(_DequeFifo):
     >>> from windowagg.monoids import Concat
     >>> w = DABA(Concat())
     >>> for x in "abcde": w.insert(x)
-    >>> w.bulk_evict(2); w.query(), w.oldest(), w.youngest(), len(w)
+    >>> w.bulk_evict(2); w.query(), w.oldest_partial(), w.youngest_partial(), len(w)
     (('c', 'd', 'e'), ('c',), ('e',), 3)
     """
 

@@ -40,9 +40,8 @@ and either the window is empty or ``|L..R| + |R..A| + |A..B| + 1 = |F..B| - |B..
 them after every insert and evict with at most 3 combines; ``Σ_B = aggs[E-1]`` is cached.
 Evicted partials stay referenced until their chunk is freed (at most ``C - 1`` of them).
 
-``combine`` must be total (the monoid contract): one that raises in the middle of a
-shrink can leave the aggregates inconsistent, which ``_check()`` reports; use
-:class:`~windowagg.fifo.DABA` where that matters.
+A ``combine`` that raises leaves the window as before: a shrink computes both of its
+aggregates before writing either, and puts the pointers of the append or eviction back.
 """
 
 from __future__ import annotations
@@ -133,6 +132,31 @@ class DABAChunked(_FifoBase):
         """
         return self._c
 
+    def _fresh(self) -> DABAChunked:
+        return DABAChunked(self._m, chunk_size=self._c)
+
+    def _clone(self) -> DABAChunked:
+        """A copy with its own chunk chain (the partials are shared). O(n)."""
+        twin = self._fresh()
+        for name in self._slots():
+            setattr(twin, name, getattr(self, name))
+        copies: dict[int, list[Any]] = {}
+        prev: list[Any] | None = None
+        chunk: list[Any] | None = self._fc
+        while chunk is not None:  # F's chunk to E's, along the [-2] links
+            twin_chunk = chunk.copy()
+            twin_chunk[-1] = prev
+            if prev is not None:
+                prev[-2] = twin_chunk
+            copies[id(chunk)] = twin_chunk
+            prev = twin_chunk
+            chunk = chunk[-2]
+        twin._fc = copies[id(self._fc)]
+        twin._lc = copies[id(self._lc)]
+        twin._ac = copies[id(self._ac)]
+        twin._ec = copies[id(self._ec)]
+        return twin
+
     def _pointers(self) -> tuple[int, int, int, int, int, int]:
         """``(F, L, R, A, B, E)`` as absolute positions (for tests and the docs)."""
         return (self._f, self._l, self._r, self._a, self._b, self._e)
@@ -153,6 +177,7 @@ class DABAChunked(_FifoBase):
         mask = self._mask
         c = self._c
         agg = p if e == b else self._combine(self._sb, p)
+        saved = e, ec, b, self._sb  # for a shrink whose combine raises
         i = e & mask
         ec[i] = p
         ec[i + c] = agg
@@ -203,13 +228,21 @@ class DABAChunked(_FifoBase):
             pi = mask + c
         li = (lp & mask) + c
         combine = self._combine
-        if a != b:
-            s_a = ac[ai + c]
-            lc[li] = combine(combine(lc[li], pc[pi]), s_a)
-            pc[pi] = combine(pc[pi - c], s_a)
-        else:  # l_A empty: Σ_A is the identity, skip both identity operands
-            lc[li] = combine(lc[li], pc[pi])
-            pc[pi] = pc[pi - c]
+        try:  # both combines before either write (try costs nothing when no raise)
+            if a != b:
+                s_a = ac[ai + c]
+                new_l = combine(combine(lc[li], pc[pi]), s_a)
+                new_p = combine(pc[pi - c], s_a)
+            else:  # l_A empty: Σ_A is the identity, skip both identity operands
+                new_l = combine(lc[li], pc[pi])
+                new_p = pc[pi - c]
+        except BaseException:  # undo the append (and a flip's relabelling)
+            if self._ec is not saved[1]:  # unlink the chunk the append allocated
+                saved[1][-2] = None
+            self._e, self._ec, self._b, self._sb = saved
+            raise
+        lc[li] = new_l
+        pc[pi] = new_p
         lp += 1
         if not lp & mask:
             lc = lc[-2]
@@ -233,6 +266,7 @@ class DABAChunked(_FifoBase):
             raise empty_error(_WHO, "evict()")
         mask = self._mask
         c = self._c
+        saved_fc, saved_b = self._fc, self._b  # for a shrink whose combine raises
         f += 1
         if not f & mask:
             old = self._fc
@@ -280,13 +314,23 @@ class DABAChunked(_FifoBase):
             pi = mask + c
         li = (lp & mask) + c
         combine = self._combine
-        if a != b:
-            s_a = ac[ai + c]
-            lc[li] = combine(combine(lc[li], pc[pi]), s_a)
-            pc[pi] = combine(pc[pi - c], s_a)
-        else:  # l_A empty: Σ_A is the identity, skip both identity operands
-            lc[li] = combine(lc[li], pc[pi])
-            pc[pi] = pc[pi - c]
+        try:  # both combines before either write (try costs nothing when no raise)
+            if a != b:
+                s_a = ac[ai + c]
+                new_l = combine(combine(lc[li], pc[pi]), s_a)
+                new_p = combine(pc[pi - c], s_a)
+            else:  # l_A empty: Σ_A is the identity, skip both identity operands
+                new_l = combine(lc[li], pc[pi])
+                new_p = pc[pi - c]
+        except BaseException:  # undo the eviction (and a flip's relabelling)
+            self._f, self._b = f - 1, saved_b
+            if self._fc is not saved_fc:  # relink the chunk the eviction freed
+                saved_fc[-2] = self._fc
+                self._fc[-1] = saved_fc
+                self._fc = saved_fc
+            raise
+        lc[li] = new_l
+        pc[pi] = new_p
         lp += 1
         if not lp & mask:
             lc = lc[-2]
@@ -313,31 +357,31 @@ class DABAChunked(_FifoBase):
             agg = self._combine(self._fc[(f & self._mask) + self._c], self._sb)
         return agg if lower is None else lower(agg)
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> Any:
         """The oldest partial, slot ``F & (C - 1)`` of F's chunk. O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
         >>> w = DABAChunked(Sum(), chunk_size=2)
         >>> for x in (1, 2, 3): w.insert(x)
-        >>> w.bulk_evict(2); w.oldest()  # F moved on to the second chunk
+        >>> w.bulk_evict(2); w.oldest_partial()  # F moved on to the second chunk
         3
         """
         f = self._f
         if f == self._e:
-            raise empty_error(_WHO, "oldest()")
+            raise empty_error(_WHO, "oldest_partial()")
         return self._fc[f & self._mask]
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> Any:
         """The youngest partial, at ``E - 1``. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
         >>> w = DABAChunked(Sum(), chunk_size=2); w.insert(1); w.insert(2)
-        >>> w.youngest()  # E opened a new chunk: the last slot of the one before
+        >>> w.youngest_partial()  # E opened a new chunk: the last slot of the one before
         2
         """
         e = self._e
         if e == self._f:
-            raise empty_error(_WHO, "youngest()")
+            raise empty_error(_WHO, "youngest_partial()")
         i = e & self._mask
         if i:
             return self._ec[i - 1]

@@ -8,7 +8,7 @@ insert             O(1) worst case: at most 3 combines
 evict              O(1) worst case: at most 2 combines
 query              O(1) worst case: at most 1 combine
 bulk_evict(k)      O(k) worst case: k evictions, at most 2k combines
-space              n partials (kept for ``oldest``/``youngest``/iteration) + n slots
+space              n partials (kept for ``oldest_partial``/``youngest_partial``/iteration) + n slots
                    (an aggregate or a shared reference to the partial) + 2 aggregates
 paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
                    in worst-case constant time", VLDB Journal 2021 (DABA Lite); DABA is

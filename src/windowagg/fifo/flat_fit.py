@@ -51,7 +51,7 @@ class FlatFIT(_FifoBase):
     >>> from windowagg.monoids import Max
     >>> w = FlatFIT(Max())
     >>> for x in (2, 6, 3): w.insert(x)
-    >>> w.evict(); w.query(), w.oldest(), w.youngest(), len(w)
+    >>> w.evict(); w.query(), w.oldest_partial(), w.youngest_partial(), len(w)
     (6, 6, 3, 2)
 
     >>> from windowagg.monoids import Concat
@@ -203,7 +203,7 @@ class FlatFIT(_FifoBase):
         lower = self._lower
         return acc if lower is None else lower(acc)
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> Any:
         """The oldest partial (its value, not its compressed ``part``). O(1).
 
         EmptyWindowError when empty.
@@ -211,24 +211,24 @@ class FlatFIT(_FifoBase):
         >>> from windowagg.monoids import Sum
         >>> w = FlatFIT(Sum())
         >>> for x in (1, 2, 3): w.insert(x)
-        >>> w.query(), w.oldest()  # the query re-pointed position 0 at the end
+        >>> w.query(), w.oldest_partial()  # the query re-pointed position 0 at the end
         (6, 1)
         """
         if self._front == self._end:
-            raise empty_error(_WHO, "oldest()")
+            raise empty_error(_WHO, "oldest_partial()")
         return self._vals[self._front & self._mask]
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> Any:
         """The youngest partial, at slot ``(end - 1) & mask``. O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
         >>> w = FlatFIT(Sum())
         >>> for x in range(1, 9): w.insert(x)
-        >>> w.evict(); w.insert(9); w.youngest()  # position 8 wrapped to slot 0
+        >>> w.evict(); w.insert(9); w.youngest_partial()  # position 8 wrapped to slot 0
         9
         """
         if self._front == self._end:
-            raise empty_error(_WHO, "youngest()")
+            raise empty_error(_WHO, "youngest_partial()")
         return self._vals[(self._end - 1) & self._mask]
 
     def __len__(self) -> int:

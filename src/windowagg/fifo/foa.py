@@ -136,31 +136,31 @@ class _OkasakiFifo(_FifoBase):
         self._n = 0
         self._last: Any = None
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> Any:
         """The oldest partial, the head cell of ``F``. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
         >>> w = FOA(Sum())
         >>> for x in (1, 2, 3): w.insert(x)
-        >>> w.evict(); w.oldest()
+        >>> w.evict(); w.oldest_partial()
         2
         """
         if self._f is None:
-            raise empty_error(self._who, "oldest()")
+            raise empty_error(self._who, "oldest_partial()")
         return self._f.val
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> Any:
         """The youngest partial, kept in ``_last`` (``B`` is empty after a rotation). O(1).
 
         EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
         >>> w = FOA(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
+        >>> w.youngest_partial()
         2
         """
         if self._f is None:
-            raise empty_error(self._who, "youngest()")
+            raise empty_error(self._who, "youngest_partial()")
         return self._last
 
     def __len__(self) -> int:
@@ -228,7 +228,7 @@ class FOA(_OkasakiFifo):
     >>> from windowagg.monoids import Max
     >>> w = FOA(Max())
     >>> for x in (2, 6, 3): w.insert(x)
-    >>> w.query(), w.oldest(), w.youngest(), list(w)
+    >>> w.query(), w.oldest_partial(), w.youngest_partial(), list(w)
     (6, 2, 3, [2, 6, 3])
     """
 
@@ -281,10 +281,18 @@ class FOA(_OkasakiFifo):
         lift = self._lift
         p = v if lift is None else lift(v)
         b = self._b
-        self._b = _Cell(p, p if b is None else self._combine(b.agg, p), b)
+        cell = _Cell(p, p if b is None else self._combine(b.agg, p), b)
+        saved = self._f, self._sched, self._last  # a raising combine restores them
+        self._b = cell
         self._last = p
         self._n += 1
-        self._makeq(self._f)
+        try:
+            self._makeq(self._f)
+        except BaseException:
+            self._f, self._sched, self._last = saved
+            self._b = b
+            self._n -= 1
+            raise
 
     def evict(self) -> None:
         """Drop the head of the front list. O(1) worst case, at most 3 combines.
@@ -298,8 +306,14 @@ class FOA(_OkasakiFifo):
         f = self._f
         if f is None:
             raise empty_error(_WHO, "evict()")
+        saved = f, self._sched, self._b  # a raising combine restores them
         self._n -= 1
-        self._makeq(_tail(f, self._rot))
+        try:
+            self._makeq(_tail(f, self._rot))
+        except BaseException:
+            self._f, self._sched, self._b = saved
+            self._n += 1
+            raise
 
     def query(self) -> Any:
         """``lower(agg(F) ⊗ agg(B))``. O(1) worst case, at most 1 combine.

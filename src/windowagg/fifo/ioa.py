@@ -20,8 +20,8 @@ place with the head of the rotation, so no separate suspension object exists and
 reference to the cell sees the forced value. Reference counting frees evicted cells one
 at a time.
 
-``combine`` must be total (the monoid contract): one that raises while a delayed cell
-is forced can leave the lists inconsistent, which ``_check()`` reports.
+A ``combine`` that raises leaves the window as before: a forced cell is written only
+after its combines, and ``insert``/``evict`` put the list pointers back on the way out.
 """
 
 from __future__ import annotations
@@ -136,10 +136,18 @@ class IOA(_OkasakiFifo):
         lift = self._lift
         p = v if lift is None else lift(v)
         b = self._b
-        self._b = _Cell(p, p if b is None else self._combine(b.agg, p), b)
+        cell = _Cell(p, p if b is None else self._combine(b.agg, p), b)
+        saved = self._f, self._sched, self._last  # a raising combine restores them
+        self._b = cell
         self._last = p
         self._n += 1
-        self._makeq(self._f)
+        try:
+            self._makeq(self._f)
+        except BaseException:
+            self._f, self._sched, self._last = saved
+            self._b = b
+            self._n -= 1
+            raise
 
     def evict(self) -> None:
         """Drop the oldest entry. O(1) worst case, at most 3 combines.
@@ -153,8 +161,14 @@ class IOA(_OkasakiFifo):
         f = self._f
         if f is None:
             raise empty_error(_WHO, "evict()")
+        saved = f, self._sched, self._b  # a raising combine restores them
         self._n -= 1
-        self._makeq(self._force(f.nxt))
+        try:
+            self._makeq(self._force(f.nxt))
+        except BaseException:
+            self._f, self._sched, self._b = saved
+            self._n += 1
+            raise
 
     def query(self) -> Any:
         """``lower(agg(F) ⊗ agg(B))``. O(1) worst case, at most 1 combine.

@@ -57,7 +57,7 @@ from typing import Any
 
 from windowagg import codec
 from windowagg.errors import CodecError, StorageError
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
+from windowagg.fifo._common import DeprecatedEnds, check_count, empty_error, hot_ops, invariant
 from windowagg.fifo.wsp import CountWindow, Policy
 from windowagg.monoids.base import Monoid, require_monoid
 from windowagg.storage.base import KVStore
@@ -75,7 +75,7 @@ _FORMAT = 1
 Accept = Callable[[int, int, Any], bool]
 
 
-class _MTABase:
+class _MTABase(DeprecatedEnds):
     """Level queues, positions, storage, descent and checkpoints shared by LogMTA and AMTA."""
 
     _WHO = "MTA"
@@ -347,17 +347,17 @@ class _MTABase:
             return 0
         return self._leaf_hi() - self._leaf_lo()
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> Any:
         """The oldest partial (lifted entry). O(1). EmptyWindowError when empty."""
         if not self._first:
-            raise empty_error(self._WHO, "oldest()")
+            raise empty_error(self._WHO, "oldest_partial()")
         f = self._first[0]
         return f[1] if f[0] is EMPTY else f[0]
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> Any:
         """The youngest partial. O(1). EmptyWindowError when empty."""
         if not self._last:
-            raise empty_error(self._WHO, "youngest()")
+            raise empty_error(self._WHO, "youngest_partial()")
         t = self._last[0]
         return t[0] if t[1] is EMPTY else t[1]
 
@@ -652,7 +652,7 @@ class LogMTA(_MTABase):
     >>> for x in [1, 2, 1, 2, 1, 2]: w.insert(x)
     >>> w.query(), w.height
     (9, 3)
-    >>> w.evict(); w.query(), w.oldest(), w.youngest()
+    >>> w.evict(); w.query(), w.oldest_partial(), w.youngest_partial()
     (8, 2, 2)
     """
 
@@ -667,7 +667,8 @@ class LogMTA(_MTABase):
 
     def insert(self, v: Any) -> None:
         """Append ``lift(v)`` as the youngest entry. O(log n): at most one combine per
-        level to refresh the right spine."""
+        level to refresh the right spine, and one for the root's aggregate. A combine
+        that raises leaves the window unchanged."""
         lift = self._lift
         u = v if lift is None else lift(v)
         last = self._last
@@ -676,27 +677,39 @@ class LogMTA(_MTABase):
             return
         comb = self._combine
         top = len(last) - 1
+        # Every combine runs before the first mutation, so one that raises changes
+        # nothing: find the level whose tail has a free right slot (the carry stops
+        # there), compute the refreshed right spine above it and the root's aggregate
+        # (what a query computes: an entry that cannot join the window is refused
+        # here, not by every later query), then write.
         lv = 0
-        while True:
-            p = last[lv]
-            if p[1] is EMPTY:  # free right slot (p[0] is present: no <EMPTY, EMPTY>)
-                p[1] = u
-                # refresh the right spine: the last node of each level above
-                while lv < top:
-                    a, b = p
-                    val = a if b is EMPTY else (b if a is EMPTY else comb(a, b))
-                    lv += 1
-                    p = last[lv]
-                    if p[1] is EMPTY:
-                        p[0] = val
-                    else:
-                        p[1] = val
-                return
-            self._append(lv, [u, EMPTY])
-            if lv == top:  # the top level now has two pairs: grow a new root level
-                self._new_level([self._agg(self._first[lv]), u], self._lo[lv], 0)
-                return
+        while lv <= top and last[lv][1] is not EMPTY:
             lv += 1
+        if lv > top:  # every tail is full: the top level gets a second pair, and a root
+            root = [self._agg(self._first[top]), u]
+            comb(root[0], u)
+            for i in range(top + 1):
+                self._append(i, [u, EMPTY])
+            self._new_level(root, self._lo[top], 0)
+            return
+        spine = []  # the new value of the right slot's node, level by level upwards
+        a, b = last[lv][0], u
+        for i in range(lv + 1, top + 1):
+            val = a if b is EMPTY else (b if a is EMPTY else comb(a, b))
+            spine.append(val)
+            p = last[i]
+            a, b = (val, EMPTY) if p[1] is EMPTY else (p[0], val)
+        if a is not EMPTY and b is not EMPTY:
+            comb(a, b)
+        for i in range(lv):
+            self._append(i, [u, EMPTY])
+        last[lv][1] = u
+        for i, val in enumerate(spine, lv + 1):
+            p = last[i]
+            if p[1] is EMPTY:
+                p[0] = val
+            else:
+                p[1] = val
 
     def evict(self) -> None:
         """Remove the oldest entry. O(log n). EmptyWindowError when empty."""

@@ -21,12 +21,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from windowagg.errors import EmptyWindowError, WindowaggError
+from windowagg.fifo._common import DeprecatedEnds
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["Recalc"]
 
 
-class Recalc:
+class Recalc(DeprecatedEnds):
     """FIFO window that recomputes every query; the oracle for ``windowagg.fifo``.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -79,13 +80,13 @@ class Recalc:
             acc = m.combine(acc, p)
         return m.lower(acc)
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> Any:
         """The oldest partial aggregate. O(1)."""
         if not self._q:
             raise EmptyWindowError("oldest() on an empty window")
         return self._q[0]
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> Any:
         """The youngest partial aggregate. O(1)."""
         if not self._q:
             raise EmptyWindowError("youngest() on an empty window")

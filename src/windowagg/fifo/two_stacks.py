@@ -156,33 +156,33 @@ class TwoStacks(_FifoBase):
             agg = ba[-1] if ba else self._identity
         return agg if lower is None else lower(agg)
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> Any:
         """The oldest partial (top of ``F``, else bottom of ``B``). O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
         >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()  # no flip yet: the bottom of the back stack
+        >>> w.oldest_partial()  # no flip yet: the bottom of the back stack
         1
         """
         if self._fv:
             return self._fv[-1]
         if self._bv:
             return self._bv[0]
-        raise empty_error(_WHO, "oldest()")
+        raise empty_error(_WHO, "oldest_partial()")
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> Any:
         """The youngest partial (top of ``B``, else bottom of ``F``). O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Max
         >>> w = TwoStacks(Max()); w.insert(5); w.insert(4); w.evict()
-        >>> w.youngest()  # the flip emptied the back stack: the bottom of the front stack
+        >>> w.youngest_partial()  # the flip emptied the back stack: the bottom of the front stack
         4
         """
         if self._bv:
             return self._bv[-1]
         if self._fv:
             return self._fv[0]
-        raise empty_error(_WHO, "youngest()")
+        raise empty_error(_WHO, "youngest_partial()")
 
     def __len__(self) -> int:
         """Number of entries, ``|F| + |B|``. O(1).

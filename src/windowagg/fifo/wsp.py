@@ -193,7 +193,7 @@ def enforce_policy(window: Any, policy: Policy, *, total: Any = None) -> int:
     acc: Any = None
     k = 0
     while k < n:
-        head = window.oldest()
+        head = window.oldest_partial()
         cand = head if k == 0 else combine(acc, head)
         if not policy(total, cand):
             break

@@ -267,16 +267,46 @@ class BTree:
         v = self._lift(v)
         node, i, found = self._search(t)
         if found:
-            node.vals[i] = self._combine(node.vals[i], v)
-            self._fix_up(node)
+            old = node.vals[i]
+            node.vals[i] = self._combine(old, v)
+            try:
+                self._fix_up(node)
+            except BaseException:
+                self._rollback([(t, old)])
+                raise
             return
+        try:
+            self._insert_new(node, i, t, v)
+        except BaseException:
+            self._rollback([(t, _NONE)])
+            raise
+
+    def _insert_new(self, node: _BNode, i: int, t: Any, p: Any) -> None:
+        """Put the new key *t* with partial *p* at index *i* of leaf *node*; rebalance."""
         node.times.insert(i, t)
-        node.vals.insert(i, v)
+        node.vals.insert(i, p)
         self._size += 1
         maxk = self._maxk
         while len(node.times) > maxk:
             node = self._split(node)
         self._fix_up(node)
+
+    def _rollback(self, undo: list[tuple[Any, Any]]) -> None:
+        """Error path of a failed update, O(n): undo *undo* and rebuild the tree.
+
+        *undo* lists ``(t, old partial)`` (``_NONE``: *t* was absent) in the order the
+        changes were made; the keys and partials of the tree are consistent even when a
+        ``combine`` raised part-way, only aggregates can be stale, so the entries are
+        read back, the changes undone newest first, and the tree rebuilt from them.
+        """
+        entries = dict(self)
+        for t, old in reversed(undo):
+            if old is _NONE:
+                entries.pop(t, None)
+            else:
+                entries[t] = old
+        fresh = BTree.from_sorted_partials(self._m, sorted(entries.items()), self._mu)
+        self._root, self._size = fresh._root, fresh._size
 
     def evict(self, t: Any) -> None:
         """Remove the entry at ``t``; no-op when absent. O(log n).
@@ -291,6 +321,15 @@ class BTree:
         node, i, found = self._search(t)
         if not found:
             return
+        old = node.vals[i]
+        try:
+            self._remove(node, i)
+        except BaseException:
+            self._rollback([(t, old)])
+            raise
+
+    def _remove(self, node: _BNode, i: int) -> None:
+        """Remove entry *i* of *node*, rebalance and repair the aggregates to the root."""
         self._size -= 1
         if node.kids is None:
             del node.times[i]
@@ -328,18 +367,21 @@ class BTree:
             lifted.append((t, self._lift(v)))
         lifted.sort(key=lambda e: e[0])  # stable: equal times keep input order
         comb = self._combine
-        for t, p in lifted:
-            node, i, found = self._search(t)
-            if found:
-                node.vals[i] = comb(node.vals[i], p)
-                self._fix_up(node)
-                continue
-            node.times.insert(i, t)
-            node.vals.insert(i, p)
-            self._size += 1
-            while len(node.times) > self._maxk:
-                node = self._split(node)
-            self._fix_up(node)
+        undo: list[tuple[Any, Any]] = []  # (t, old partial or _NONE) per change, in order
+        try:
+            for t, p in lifted:
+                node, i, found = self._search(t)
+                if found:
+                    old = node.vals[i]
+                    undo.append((t, old))
+                    node.vals[i] = comb(old, p)
+                    self._fix_up(node)
+                    continue
+                undo.append((t, _NONE))
+                self._insert_new(node, i, t, p)
+        except BaseException:  # O(n) on the error path only: the window is as before
+            self._rollback(undo)
+            raise
 
     def bulk_evict(self, t: Any) -> None:
         """Remove every entry with time ``<= t``. O(m log n) (a loop of oldest-evictions).
@@ -351,11 +393,18 @@ class BTree:
         (24, 3)
         """
         check_timestamp(t, self._ref())
-        while self._size:
-            o = self._ref()
-            if t < o:
-                break
-            self.evict(o)
+        undo: list[tuple[Any, Any]] = []  # (t, partial) of every entry evicted so far
+        try:
+            while self._size:
+                o = self._ref()
+                if t < o:
+                    break
+                node, i, _ = self._search(o)
+                undo.append((o, node.vals[i]))
+                self._remove(node, i)
+        except BaseException:  # O(n) on the error path only: the window is as before
+            self._rollback(undo)
+            raise
 
     def query(self) -> Any:
         """``lower`` of the whole window's aggregate. O(1).

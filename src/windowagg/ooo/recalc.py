@@ -80,14 +80,20 @@ class Recalc:
     def bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
         """Insert every ``(t, v)``; equals inserting them one by one in the given order.
 
-        All timestamps are validated before anything changes.
+        All timestamps are validated before anything changes, and a ``lift`` or
+        ``combine`` that raises leaves the window as before (the oracle copies its lists).
         """
         items = list(pairs)
         ref = self._ref()
         for t, _ in items:
             check_timestamp(t, ref if ref is not None else (items[0][0] if items else None))
-        for t, v in items:
-            self.insert(t, v)
+        saved = self._times[:], self._vals[:]
+        try:
+            for t, v in items:
+                self.insert(t, v)
+        except BaseException:
+            self._times, self._vals = saved
+            raise
 
     def bulk_evict(self, t: Any) -> None:
         """Remove every entry with time ``<= t``. O(n)."""
