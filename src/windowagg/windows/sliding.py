@@ -764,8 +764,11 @@ class _TimeWindows:
     def advance_watermark(self, wm: Any) -> list[WindowResult]:
         """Move the watermark forward to *wm* (no-op if not ahead); return closed windows.
 
-        Use it on a punctuation or when a source is idle. Raises TimestampError for a bad
-        *wm*. O(1) plus the emission cost of :meth:`insert`.
+        Use it on a punctuation or when a source is idle. A bad *wm* (None, NaN, ±inf,
+        another type than the events', or a value the window's arithmetic cannot handle,
+        such as ``10**400`` on a float window) raises TimestampError and changes nothing;
+        to emit every window at the end of a stream call :meth:`close`. O(1) plus the
+        emission cost of :meth:`insert`.
 
         Examples
         --------
@@ -775,9 +778,25 @@ class _TimeWindows:
         ([], [WindowResult(start=0, end=10, value=1, count=1)])
         """
         check_timestamp(wm, self._ref, where="watermark")
+        if isinstance(wm, float) and wm - wm != 0.0:  # ±inf (NaN is refused above)
+            raise TimestampError(
+                f"watermark {wm!r} is not finite; call close() to emit every window"
+            )
         if self._E0 is None:
-            self._init_time(wm)
+            self._init_time(wm)  # validates wm against the durations, changing nothing
             self._ref = None  # a watermark is not an event: the type reference stays open
+        else:  # the same arithmetic as _advance, before anything changes
+            try:
+                lb = wm - self._L
+                if self._slide is None:
+                    lb - self._S - self._S  # evaluated for its errors only
+                else:
+                    self._end(self._first_end_after(wm))
+            except (ArithmeticError, TypeError, ValueError) as e:
+                raise TimestampError(
+                    f"watermark {wm!r} ({type(wm).__name__}) does not work with this "
+                    f"window's times and durations: {e}"
+                ) from e
         out: list[WindowResult] = []
         if self._wm is None or wm > self._wm:
             self._advance(wm, out)
