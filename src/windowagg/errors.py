@@ -15,12 +15,15 @@ from __future__ import annotations
 
 __all__ = [
     "CodecError",
+    "CombineError",
     "EmptyWindowError",
+    "InvariantError",
     "LateEventError",
     "MissingExtraError",
     "MonoidContractError",
     "MonoidInputError",
     "MonoidSpecError",
+    "MonoidTypeError",
     "OutOfOrderError",
     "StorageError",
     "TimestampError",
@@ -37,7 +40,35 @@ class MonoidContractError(WindowaggError, TypeError):
 
 
 class MonoidInputError(WindowaggError, ValueError):
-    """An input value that a monoid cannot lift (a NaN key, a non-positive geometric-mean input)."""
+    """An input value that a monoid cannot lift (NaN or ±inf for a numeric built-in, a
+    non-positive geometric-mean input). Catch this one class to route refused values."""
+
+
+class MonoidTypeError(MonoidInputError, TypeError):
+    """An input of a type the monoid cannot lift (``Sum().lift("x")``).
+
+    A :class:`MonoidInputError` (so one ``except`` routes every refused value) and a
+    ``TypeError``, the built-in Python raises for ``0 + "x"``.
+
+    >>> issubclass(MonoidTypeError, MonoidInputError) and issubclass(MonoidTypeError, TypeError)
+    True
+    """
+
+
+class CombineError(WindowaggError, TypeError):
+    """A monoid's ``combine`` raised inside a structure; the original error is chained.
+
+    Raised where a structure catches the failure anyway (its rollback path); the window
+    is unchanged. The message names the structure, the monoid and the values.
+    """
+
+
+class InvariantError(WindowaggError, AssertionError):
+    """``_check()`` found a broken invariant; the message says which and where.
+
+    An ``AssertionError`` too, because it reports a bug in windowagg (or a monoid that
+    breaks its laws), not bad input. Every structure's ``_check()`` raises this class.
+    """
 
 
 class MonoidSpecError(WindowaggError, ValueError):

@@ -45,7 +45,7 @@ import math
 from typing import Any
 
 from windowagg.errors import EmptyWindowError
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.log_mta import _MTABase
 from windowagg.fifo.wsp import Policy
 from windowagg.monoids.base import Monoid, require_monoid
@@ -495,7 +495,9 @@ class AMTA(_MTABase):
 
         if not levels:
             invariant(not self._S, who, "empty window with a non-empty stack")
-            invariant(ident == self._R0 and ident == self._R1, who, "empty window, R != identity")
+            invariant(
+                same(ident, self._R0) and same(ident, self._R1), who, "empty window, R != identity"
+            )
             return
         leaves = [x for a, b in levels[0] for x in (a, b) if x is not EMPTY]
         # leaves of the trees rooted at the tails of levels 0..top-1 (newest last)
@@ -505,12 +507,12 @@ class AMTA(_MTABase):
             right += ((a is not EMPTY) + (b is not EMPTY)) << lv
         left_leaves, right_leaves = leaves[: len(leaves) - right], leaves[len(leaves) - right :]
         invariant(
-            fold(left_leaves) == self._R0,
+            same(fold(left_leaves), self._R0),
             who,
             f"R0 = {self._R0!r:.60} but the leftmost tree folds to {fold(left_leaves)!r:.60}",
         )
         invariant(
-            fold(right_leaves) == self._R1,
+            same(fold(right_leaves), self._R1),
             who,
             f"R1 = {self._R1!r:.60} but the other trees fold to {fold(right_leaves)!r:.60}",
         )
@@ -520,7 +522,7 @@ class AMTA(_MTABase):
         fresh = list(self._S)
         self._S[:] = saved_s
         self._R0 = saved_r0
-        invariant(saved_s == fresh, who, f"stack {saved_s!r:.80} != recomputed {fresh!r:.80}")
+        invariant(same(saved_s, fresh), who, f"stack {saved_s!r:.80} != recomputed {fresh!r:.80}")
 
     def __repr__(self) -> str:
         where = "" if self._store is None else f", store={self._store!r}"

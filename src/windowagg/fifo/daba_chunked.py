@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
+from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
 from windowagg.monoids.base import Monoid
 
@@ -468,4 +468,6 @@ class DABAChunked(_FifoBase):
         for lo, hi, region in ((r, a, "l_R [R,A)"), (b, e, "l_B [B,E)")):
             folds.prefixes(aggs[lo - f : hi - f], lo - f, hi - f, region)
         if b < e:
-            invariant(self._sb == aggs[e - 1 - f], _WHO, f"cached Σ_B {self._sb!r} != aggs[E-1]")
+            invariant(
+                same(self._sb, aggs[e - 1 - f]), _WHO, f"cached Σ_B {self._sb!r} != aggs[E-1]"
+            )

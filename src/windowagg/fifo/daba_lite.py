@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
+from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant, same
 from windowagg.fifo.base import _DequeFifo
 from windowagg.monoids.base import Monoid
 
@@ -253,5 +253,5 @@ class DABALite(_DequeFifo):
                 invariant(got is vals[lo + i], _WHO, f"{region} entry {i} is not the raw partial")
         if n_l:
             got = self._agg_ra
-            invariant(got == fold(cut[2], cut[4]), _WHO, f"agg_ra {got!r} != Σ(l_R ++ l_A)")
-        invariant(self._agg_b == fold(cut[4], cut[5]), _WHO, f"agg_b {self._agg_b!r} != Σ(l_B)")
+            invariant(same(got, fold(cut[2], cut[4])), _WHO, f"agg_ra {got!r} != Σ(l_R ++ l_A)")
+        invariant(same(self._agg_b, fold(cut[4], cut[5])), _WHO, f"agg_b {self._agg_b!r} != Σ(l_B)")

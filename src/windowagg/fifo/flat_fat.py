@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
 from windowagg.monoids.base import Monoid
 
@@ -321,7 +321,7 @@ class FlatFAT(_FifoBase):
         live = {(f + i) & (cap - 1) for i in range(n)}
         for i in range(cap):
             if i not in live:
-                invariant(tree[cap + i] == self._identity, _WHO, f"leaf {i} outside the window")
+                invariant(same(tree[cap + i], self._identity), _WHO, f"leaf {i} outside the window")
         for i in range(cap - 1, 0, -1):
             want = self._combine(tree[2 * i], tree[2 * i + 1])
-            invariant(tree[i] == want, _WHO, f"inner node {i}: {tree[i]!r} != {want!r}")
+            invariant(same(tree[i], want), _WHO, f"inner node {i}: {tree[i]!r} != {want!r}")

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
 from windowagg.monoids.base import Monoid
 
@@ -278,5 +278,5 @@ class FlatFIT(_FifoBase):
             for r in range(p, q):
                 acc = combine(acc, self._vals[r & mask])
             invariant(
-                self._parts[s] == acc, _WHO, f"part[{p}] = {self._parts[s]!r} != fold {acc!r}"
+                same(self._parts[s], acc), _WHO, f"part[{p}] = {self._parts[s]!r} != fold {acc!r}"
             )

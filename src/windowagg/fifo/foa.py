@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from windowagg.fifo._common import empty_error, invariant
+from windowagg.fifo._common import empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
 from windowagg.monoids.base import Monoid
 
@@ -206,15 +206,15 @@ class _OkasakiFifo(_FifoBase):
             acc = combine(front[i], acc)
             suffix[i] = acc
         for i, agg in enumerate(front_aggs):
-            invariant(agg == suffix[i], who, f"front cell {i}: agg {agg!r} != {suffix[i]!r}")
+            invariant(same(agg, suffix[i]), who, f"front cell {i}: agg {agg!r} != {suffix[i]!r}")
         acc, prefix = ident, []
         for p in reversed(back):
             acc = combine(acc, p)
             prefix.append(acc)
         for j, agg in enumerate(back_aggs):
-            invariant(agg == prefix[nb - 1 - j], who, f"back cell {j}: agg {agg!r}")
+            invariant(same(agg, prefix[nb - 1 - j]), who, f"back cell {j}: agg {agg!r}")
         if self._n:
-            invariant(self._last == (back[0] if back else front[-1]), who, "youngest partial")
+            invariant(same(self._last, back[0] if back else front[-1]), who, "youngest partial")
 
 
 class FOA(_OkasakiFifo):

@@ -57,7 +57,14 @@ from typing import Any
 
 from windowagg import codec
 from windowagg.errors import CodecError, StorageError
-from windowagg.fifo._common import DeprecatedEnds, check_count, empty_error, hot_ops, invariant
+from windowagg.fifo._common import (
+    DeprecatedEnds,
+    check_count,
+    empty_error,
+    hot_ops,
+    invariant,
+    same,
+)
 from windowagg.fifo.wsp import CountWindow, Policy
 from windowagg.monoids.base import Monoid, require_monoid
 from windowagg.storage.base import KVStore
@@ -595,7 +602,7 @@ class _MTABase(DeprecatedEnds):
                     if not (spine and self._FOREST):
                         val = agg(list(child))
                         invariant(
-                            node == val,
+                            same(node, val),
                             who,
                             f"level {lv} pair {lo[lv] + i} slot {s} holds {node!r:.60} but its "
                             f"children aggregate to {val!r:.60}",

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.errors import EmptyWindowError, WindowaggError
+from windowagg.errors import EmptyWindowError, InvariantError
 from windowagg.fifo._common import DeprecatedEnds
 from windowagg.monoids.base import Monoid, require_monoid
 
@@ -101,7 +101,7 @@ class Recalc(DeprecatedEnds):
     def _check(self) -> None:
         """O(1): nothing can break in a deque; kept for interface parity."""
         if not isinstance(self._q, deque):
-            raise WindowaggError("fifo.Recalc: storage is not a deque")
+            raise InvariantError("fifo.Recalc: storage is not a deque")
 
     def __repr__(self) -> str:
         return f"fifo.Recalc({self._m!r}, n={len(self)})"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.base import _DequeFifo
 from windowagg.monoids.base import Group, require_group
 
@@ -156,7 +156,7 @@ class SubtractOnEvict(_DequeFifo):
         for p in self._vals:
             acc = self._combine(acc, p)
         invariant(
-            acc == self._agg,
+            same(acc, self._agg),
             _WHO,
             f"running aggregate {self._agg!r} != fold of the {len(self._vals)} partials {acc!r}",
         )

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, flip_op, invariant
+from windowagg.fifo._common import check_count, empty_error, flip_op, invariant, same
 from windowagg.fifo.base import _FifoBase
 from windowagg.monoids.base import Monoid
 
@@ -215,8 +215,8 @@ class TwoStacks(_FifoBase):
         acc = self._identity
         for i, p in enumerate(fv):
             acc = combine(p, acc)
-            invariant(acc == fa[i], _WHO, f"front agg at depth {i}: {fa[i]!r} != {acc!r}")
+            invariant(same(acc, fa[i]), _WHO, f"front agg at depth {i}: {fa[i]!r} != {acc!r}")
         acc = self._identity
         for i, p in enumerate(bv):
             acc = combine(acc, p)
-            invariant(acc == ba[i], _WHO, f"back agg at depth {i}: {ba[i]!r} != {acc!r}")
+            invariant(same(acc, ba[i]), _WHO, f"back agg at depth {i}: {ba[i]!r} != {acc!r}")

@@ -41,7 +41,7 @@ from __future__ import annotations
 from itertools import accumulate, islice
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, flip_op, invariant
+from windowagg.fifo._common import check_count, empty_error, flip_op, invariant, same
 from windowagg.fifo.base import _DequeFifo
 from windowagg.monoids.base import Monoid
 from windowagg.monoids.builtins import Sum
@@ -178,19 +178,23 @@ class TwoStacksLite(_DequeFifo):
         acc = self._identity
         for depth in range(nf):  # front[depth] covers vals[nf-1-depth .. nf-1]
             acc = combine(vals[nf - 1 - depth], acc)
-            invariant(acc == front[depth], _WHO, f"front agg at depth {depth}: {front[depth]!r}")
+            invariant(
+                same(acc, front[depth]), _WHO, f"front agg at depth {depth}: {front[depth]!r}"
+            )
         acc = self._identity
         for p in vals[nf:]:
             acc = combine(acc, p)
-        invariant(acc == self._agg_b, _WHO, f"Σ_B {self._agg_b!r} != fold of back {acc!r}")
+        invariant(same(acc, self._agg_b), _WHO, f"Σ_B {self._agg_b!r} != fold of back {acc!r}")
 
 
 class _TwoStacksLiteSum(TwoStacksLite):
     """:class:`TwoStacksLite` for the built-in ``Sum``: ``+`` inline, no lift/lower calls.
 
-    Chosen by ``TwoStacksLite(Sum())``; never constructed directly. ``Sum.lift`` and
-    ``Sum.lower`` are the identity and ``Sum.combine(a, b)`` is ``a + b``, so every
-    result equals the generic path's, operand order included. ``evict`` and the flip are
+    Chosen by ``TwoStacksLite(Sum())``; never constructed directly. ``Sum.lift`` returns
+    an int or a finite float unchanged (inlined below; anything else goes through
+    ``Sum.lift``, which refuses NaN, ±inf and non-numbers), ``Sum.lower`` is the identity
+    and ``Sum.combine(a, b)`` is ``a + b``, so every result equals the generic path's,
+    operand order included. ``evict`` and the flip are
     inherited (the flip already folds with :func:`operator.add` for ``Sum``).
 
     >>> w = TwoStacksLite(Sum())
@@ -205,6 +209,9 @@ class _TwoStacksLiteSum(TwoStacksLite):
 
     def insert(self, v: Any) -> None:
         """``Σ_B ← Σ_B + v``; append ``v``. O(1) worst case, 1 addition."""
+        t = type(v)
+        if t is not int and (t is not float or v - v):  # Sum.lift's checks, inline:
+            v = self._m.lift(v)  # v - v is nan (true) for nan and ±inf
         self._agg_b = self._agg_b + v
         self._vals.append(v)
 

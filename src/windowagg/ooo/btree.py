@@ -36,8 +36,9 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from windowagg._invariants import same
 from windowagg._time import check_timestamp
-from windowagg.errors import TimestampError, WindowaggError
+from windowagg.errors import InvariantError, TimestampError
 from windowagg.monoids.base import Monoid, require_monoid
 from windowagg.ooo._pack import pack_levels
 
@@ -552,7 +553,7 @@ class BTree:
         """
         root = self._root
         if root.parent is not None:
-            raise WindowaggError("BTree: root has a parent")
+            raise InvariantError("BTree: root has a parent")
         depths: set[int] = set()
         count = [0]
         mink, maxk = self._mink, self._maxk
@@ -561,40 +562,40 @@ class BTree:
             where = f"node {y.times!r} at depth {depth}"
             k = len(y.times)
             if len(y.vals) != k:
-                raise WindowaggError(f"BTree: {where}: times and vals differ in length")
+                raise InvariantError(f"BTree: {where}: times and vals differ in length")
             if y.parent is not None and not mink <= k <= maxk:
-                raise WindowaggError(f"BTree: {where}: {k} entries, allowed {mink}..{maxk}")
+                raise InvariantError(f"BTree: {where}: {k} entries, allowed {mink}..{maxk}")
             if k > maxk or (y.parent is None and y.kids is not None and k < 1):
-                raise WindowaggError(f"BTree: root {where}: bad entry count {k}")
+                raise InvariantError(f"BTree: root {where}: bad entry count {k}")
             for i in range(1, k):
                 if not y.times[i - 1] < y.times[i]:
-                    raise WindowaggError(f"BTree: {where}: keys not increasing at {i}")
+                    raise InvariantError(f"BTree: {where}: keys not increasing at {i}")
             if k and lo is not _NONE and not lo < y.times[0]:
-                raise WindowaggError(f"BTree: {where}: key below its subtree range")
+                raise InvariantError(f"BTree: {where}: key below its subtree range")
             if k and hi is not _NONE and not y.times[-1] < hi:
-                raise WindowaggError(f"BTree: {where}: key above its subtree range")
+                raise InvariantError(f"BTree: {where}: key above its subtree range")
             count[0] += k
             if y.kids is None:
                 depths.add(depth)
             else:
                 if len(y.kids) != k + 1:
-                    raise WindowaggError(f"BTree: {where}: {len(y.kids)} children for {k} keys")
+                    raise InvariantError(f"BTree: {where}: {len(y.kids)} children for {k} keys")
                 for i, c in enumerate(y.kids):
                     if c.parent is not y:
-                        raise WindowaggError(f"BTree: child {i} of {where} has a wrong parent")
+                        raise InvariantError(f"BTree: child {i} of {where} has a wrong parent")
                     walk(c, depth + 1, y.times[i - 1] if i else lo, y.times[i] if i < k else hi)
             old = y.agg
             self._fix(y)
             new = y.agg
             y.agg = old
-            if not (old is new or old == new):
-                raise WindowaggError(f"BTree: {where}: stored aggregate {old!r} != {new!r}")
+            if not same(old, new):
+                raise InvariantError(f"BTree: {where}: stored aggregate {old!r} != {new!r}")
 
         walk(root, 0, _NONE, _NONE)
         if len(depths) > 1:
-            raise WindowaggError(f"BTree: leaves at different depths {sorted(depths)}")
+            raise InvariantError(f"BTree: leaves at different depths {sorted(depths)}")
         if count[0] != self._size:
-            raise WindowaggError(f"BTree: size {self._size} but the tree holds {count[0]}")
+            raise InvariantError(f"BTree: size {self._size} but the tree holds {count[0]}")
 
     def __repr__(self) -> str:
         return f"ooo.BTree({self._m!r}, min_arity={self._mu}, n={len(self)})"

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from windowagg._time import check_timestamp
-from windowagg.errors import WindowaggError
+from windowagg.errors import InvariantError
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["Recalc"]
@@ -142,10 +142,10 @@ class Recalc:
     def _check(self) -> None:
         """O(n): timestamps strictly increasing, one value per timestamp."""
         if len(self._times) != len(self._vals):
-            raise WindowaggError("ooo.Recalc: times and values differ in length")
+            raise InvariantError("ooo.Recalc: times and values differ in length")
         for i in range(1, len(self._times)):
             if not self._times[i - 1] < self._times[i]:
-                raise WindowaggError(f"ooo.Recalc: timestamps not increasing at index {i}")
+                raise InvariantError(f"ooo.Recalc: timestamps not increasing at index {i}")
 
     def __repr__(self) -> str:
         return f"ooo.Recalc({self._m!r}, n={len(self)})"

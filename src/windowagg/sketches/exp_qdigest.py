@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from windowagg._invariants import invariant
 from windowagg.errors import EmptyWindowError, TimestampError
 from windowagg.sketches import _format
 from windowagg.sketches.qdigest import QDigest, QDigestBounds, _check_phi
@@ -300,9 +301,13 @@ class ExpDecayQDigest:
         """O(s) invariants: the inner digest's, and weights finite under the landmark."""
         self._q._check()
         if self._lm is None:
-            assert self._q.is_empty(), "items stored without a landmark"
+            invariant(self._q.is_empty(), "ExpDecayQDigest", "items stored without a landmark")
         else:
-            assert self._tmax - self._lm <= self._horizon + 1e-9, "landmark fell too far behind"
+            invariant(
+                self._tmax - self._lm <= self._horizon + 1e-9,
+                "ExpDecayQDigest",
+                "landmark fell too far behind",
+            )
 
     # ---------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:

@@ -52,6 +52,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from windowagg._invariants import invariant
 from windowagg.errors import EmptyWindowError
 from windowagg.sketches import _format
 
@@ -566,17 +567,25 @@ class QDigest:
 
     # --------------------------------------------------------------- checks
     def _check(self) -> None:
-        """O(s) invariant check; raises AssertionError naming the broken invariant."""
+        """O(s) invariant check; raises InvariantError naming the broken invariant."""
         base = self._base
         total = 0.0
         for node, c in self._nodes.items():
-            assert 1 <= node < 2 * base, f"node id {node} outside the tree of {self._L} levels"
+            invariant(
+                1 <= node < 2 * base,
+                "QDigest",
+                f"node id {node} outside the tree of {self._L} levels",
+            )
             if node >= base:
-                assert node - base < self._U, f"leaf {node - base} outside the universe"
-            assert c >= 0 and math.isfinite(c), f"node {node} has bad count {c!r}"
+                invariant(
+                    node - base < self._U, "QDigest", f"leaf {node - base} outside the universe"
+                )
+            invariant(c >= 0 and math.isfinite(c), "QDigest", f"node {node} has bad count {c!r}")
             total += c
-        assert math.isclose(total, self._n, rel_tol=1e-9, abs_tol=1e-9), (
-            f"sum of node counts {total} != total weight {self._n}"
+        invariant(
+            math.isclose(total, self._n, rel_tol=1e-9, abs_tol=1e-9),
+            "QDigest",
+            f"sum of node counts {total} != total weight {self._n}",
         )
 
     def _check_compressed(self) -> None:
@@ -586,9 +595,15 @@ class QDigest:
         slack = 1e-9 * max(1.0, self._n)
         for node, c in self._nodes.items():
             if node < self._base:
-                assert c <= th + slack, f"non-leaf node {node} holds {c} > eps*n/L = {th}"
+                invariant(
+                    c <= th + slack, "QDigest", f"non-leaf node {node} holds {c} > eps*n/L = {th}"
+                )
         bound = math.ceil(4 * self._L / self._eps) + 1
-        assert len(self._nodes) <= bound, f"{len(self._nodes)} nodes > 4L/eps + 1 = {bound}"
+        invariant(
+            len(self._nodes) <= bound,
+            "QDigest",
+            f"{len(self._nodes)} nodes > 4L/eps + 1 = {bound}",
+        )
 
     # --------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:

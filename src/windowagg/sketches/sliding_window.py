@@ -60,6 +60,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from windowagg._invariants import invariant
 from windowagg.errors import EmptyWindowError, TimestampError
 from windowagg.sketches import _format
 from windowagg.sketches.qdigest import QDigest, _check_phi, _compress_dict
@@ -628,48 +629,110 @@ class _SlidingWindowBase:
 
     # ---------------------------------------------------------------- checks
     def _check(self) -> None:
-        """O(space) invariants; AssertionError names the broken one."""
+        """O(space) invariants; InvariantError (an AssertionError) names the broken one."""
         B = self._B
         for i in range(1, len(B)):
-            assert B[(i - 1) // 2][0] <= B[i][0], f"buffer heap order broken at {i}"
-        assert len(B) <= 2 * self._kappa, f"buffer holds {len(B)} > 2 kappa items"
-        assert self._Bw == sum(w for _, _, w in B), "buffer weight out of sync"
+            invariant(
+                B[(i - 1) // 2][0] <= B[i][0],
+                "_SlidingWindowBase",
+                f"buffer heap order broken at {i}",
+            )
+        invariant(
+            len(B) <= 2 * self._kappa,
+            "_SlidingWindowBase",
+            f"buffer holds {len(B)} > 2 kappa items",
+        )
+        invariant(
+            self._Bw == sum(w for _, _, w in B), "_SlidingWindowBase", "buffer weight out of sync"
+        )
         if self._tau0 >= 0:
-            assert all(self._tau0 <= T for T, _, _ in B), "buffered item at or before tau0"
+            invariant(
+                all(self._tau0 <= T for T, _, _ in B),
+                "_SlidingWindowBase",
+                "buffered item at or before tau0",
+            )
         levels_total = self._top_n
         if self._levels:
             never = -1 if self._W is None else max(-1, self._tmax - self._W)
-            assert self._levels[-1].tau <= never, "the top level has discarded items"
+            invariant(
+                self._levels[-1].tau <= never,
+                "_SlidingWindowBase",
+                "the top level has discarded items",
+            )
         for j, lv in enumerate(self._levels, start=1):
-            assert lv.theta == self._theta0 * (2 << (j - 1)), f"level {j} has wrong theta"
-            assert lv.tau >= -1, f"level {j} tau {lv.tau} < -1"
-            assert len(lv.cnt) <= 2 * self._kappa, f"level {j} holds {len(lv.cnt)} > 2 kappa nodes"
+            invariant(
+                lv.theta == self._theta0 * (2 << (j - 1)),
+                "_SlidingWindowBase",
+                f"level {j} has wrong theta",
+            )
+            invariant(lv.tau >= -1, "_SlidingWindowBase", f"level {j} tau {lv.tau} < -1")
+            invariant(
+                len(lv.cnt) <= 2 * self._kappa,
+                "_SlidingWindowBase",
+                f"level {j} holds {len(lv.cnt)} > 2 kappa nodes",
+            )
             for node, c in lv.cnt.items():
-                assert 1 <= node < 2 * self._tbase, f"level {j}: node {node} outside the tree"
+                invariant(
+                    1 <= node < 2 * self._tbase,
+                    "_SlidingWindowBase",
+                    f"level {j}: node {node} outside the tree",
+                )
                 if node > 1:
-                    assert node >> 1 in lv.cnt, f"level {j}: node {node} present, parent not"
-                assert self._hi(node) > lv.tau, f"level {j}: node {node} ends at or before tau"
-                assert c >= 0, f"level {j}: node {node} has negative count"
+                    invariant(
+                        node >> 1 in lv.cnt,
+                        "_SlidingWindowBase",
+                        f"level {j}: node {node} present, parent not",
+                    )
+                invariant(
+                    self._hi(node) > lv.tau,
+                    "_SlidingWindowBase",
+                    f"level {j}: node {node} ends at or before tau",
+                )
+                invariant(
+                    c >= 0, "_SlidingWindowBase", f"level {j}: node {node} has negative count"
+                )
                 if not self._merged and node < self._tbase:
-                    assert c <= lv.theta + 1e-9, f"level {j}: non-leaf {node} holds {c} > theta"
+                    invariant(
+                        c <= lv.theta + 1e-9,
+                        "_SlidingWindowBase",
+                        f"level {j}: non-leaf {node} holds {c} > theta",
+                    )
                     if lv.exact and (2 * node in lv.cnt or 2 * node + 1 in lv.cnt):
-                        assert c >= lv.theta - 1e-9, (
-                            f"level {j}: node {node} has a child but holds {c} < theta"
+                        invariant(
+                            c >= lv.theta - 1e-9,
+                            "_SlidingWindowBase",
+                            f"level {j}: node {node} has a child but holds {c} < theta",
                         )
                 if lv.val is not None:
                     vd = lv.val[node]
                     tot = math.fsum(vd.values())
-                    assert math.isclose(tot, c, rel_tol=1e-9, abs_tol=1e-9), (
-                        f"level {j}: value digest of node {node} holds {tot} != count {c}"
+                    invariant(
+                        math.isclose(tot, c, rel_tol=1e-9, abs_tol=1e-9),
+                        "_SlidingWindowBase",
+                        f"level {j}: value digest of node {node} holds {tot} != count {c}",
                     )
-            assert math.fsum(lv.cnt.values()) <= levels_total + 1e-9, (
-                f"level {j} holds more weight than was handed to the levels"
+            invariant(
+                math.fsum(lv.cnt.values()) <= levels_total + 1e-9,
+                "_SlidingWindowBase",
+                f"level {j} holds more weight than was handed to the levels",
             )
             if lv.val is not None:
-                assert set(lv.val) == set(lv.cnt), f"level {j}: value digests and nodes differ"
-        assert self._n >= self._Bw + self._top_n, "buffer + levels hold more than was added"
+                invariant(
+                    set(lv.val) == set(lv.cnt),
+                    "_SlidingWindowBase",
+                    f"level {j}: value digests and nodes differ",
+                )
+        invariant(
+            self._n >= self._Bw + self._top_n,
+            "_SlidingWindowBase",
+            "buffer + levels hold more than was added",
+        )
         if self._W is None:
-            assert self._n == self._Bw + self._top_n, "an item was lost between buffer and levels"
+            invariant(
+                self._n == self._Bw + self._top_n,
+                "_SlidingWindowBase",
+                "an item was lost between buffer and levels",
+            )
 
     # ---------------------------------------------------------------- merge
     def _merge_base(self, other: _SlidingWindowBase) -> None:

@@ -42,6 +42,7 @@ import math
 from collections.abc import Hashable
 from typing import Any
 
+from windowagg._invariants import invariant
 from windowagg.sketches import _format
 from windowagg.sketches.exp_qdigest import _bad_time
 from windowagg.sketches.qdigest import QDigest, _check_phi
@@ -284,15 +285,35 @@ class ExpDecaySpaceSaving:
 
     def _check(self) -> None:
         """O(k) invariants (see the module docstring)."""
-        assert len(self._c) <= self._k, f"{len(self._c)} counters > k = {self._k}"
-        assert set(self._c) == set(self._over), "counts and overestimates name different keys"
+        invariant(
+            len(self._c) <= self._k,
+            "ExpDecaySpaceSaving",
+            f"{len(self._c)} counters > k = {self._k}",
+        )
+        invariant(
+            set(self._c) == set(self._over),
+            "ExpDecaySpaceSaving",
+            "counts and overestimates name different keys",
+        )
         slack = 1e-9 * max(1.0, self._n)
         for x, c in self._c.items():
-            assert c >= self._floor - slack, f"count of {x!r} ({c}) below the floor {self._floor}"
-            assert 0 <= self._over[x] <= c + slack, f"overestimate of {x!r} out of range"
+            invariant(
+                c >= self._floor - slack,
+                "ExpDecaySpaceSaving",
+                f"count of {x!r} ({c}) below the floor {self._floor}",
+            )
+            invariant(
+                0 <= self._over[x] <= c + slack,
+                "ExpDecaySpaceSaving",
+                f"overestimate of {x!r} out of range",
+            )
         m = len(self._c)
         lhs = math.fsum(self._c.values()) + (self._k - m) * self._floor
-        assert lhs <= self._n + slack, f"sum of counts {lhs} exceeds the total {self._n}"
+        invariant(
+            lhs <= self._n + slack,
+            "ExpDecaySpaceSaving",
+            f"sum of counts {lhs} exceeds the total {self._n}",
+        )
 
     # ---------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:

@@ -44,6 +44,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable
 
+from windowagg._invariants import invariant
 from windowagg.errors import EmptyWindowError
 from windowagg.sketches import _format
 from windowagg.sketches.decay import ExponentialDecay, PolynomialDecay, neg_log_of
@@ -427,16 +428,26 @@ class ValueDivision:
 
     def _check(self) -> None:
         """O(m s) invariants: sorted starts, tmin/tmax inside intervals, ratio <= 1 + theta."""
-        assert self._starts == [s.start for s in self._S], "start index out of sync"
+        invariant(
+            self._starts == [s.start for s in self._S], "ValueDivision", "start index out of sync"
+        )
         for i, s in enumerate(self._S):
-            assert s.start <= s.tmin <= s.tmax <= s.end, f"summary {i}: bad interval"
+            invariant(
+                s.start <= s.tmin <= s.tmax <= s.end, "ValueDivision", f"summary {i}: bad interval"
+            )
             if i:
-                assert self._S[i - 1].start <= s.start, f"summary {i}: starts not sorted"
+                invariant(
+                    self._S[i - 1].start <= s.start,
+                    "ValueDivision",
+                    f"summary {i}: starts not sorted",
+                )
             s.q._check()
         if self._S:
             eff = self.effective_theta()
-            assert eff <= self._theta * (1 + 1e-9) + 1e-12, (
-                f"weight ratio {1 + eff} exceeds 1 + theta = {1 + self._theta}"
+            invariant(
+                eff <= self._theta * (1 + 1e-9) + 1e-12,
+                "ValueDivision",
+                f"weight ratio {1 + eff} exceeds 1 + theta = {1 + self._theta}",
             )
 
     # ---------------------------------------------------------------- bytes

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from windowagg._time import check_timestamp
-from windowagg.errors import TimestampError, WindowaggError
+from windowagg.errors import InvariantError, TimestampError
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import (
     BAD_TIMESTAMP,
@@ -302,6 +302,6 @@ class _EventOrderWindows:
         self._agg._check()
         for k, (c, _) in self._agg:
             if c != 1:
-                raise WindowaggError(f"windows: entry {k!r} holds {c!r} events, expected 1")
+                raise InvariantError(f"windows: entry {k!r} holds {c!r} events, expected 1")
             if not (isinstance(k, tuple) and len(k) == 2 and 0 <= k[1] < self._seq):
-                raise WindowaggError(f"windows: bad entry key {k!r}")
+                raise InvariantError(f"windows: bad entry key {k!r}")

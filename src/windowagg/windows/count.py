@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from windowagg.errors import InvariantError
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import AggregatorSpec, WindowResult
 from windowagg.windows._event_order import _EventOrderWindows
@@ -155,7 +156,7 @@ class CountWindows(_EventOrderWindows):
         """O(n): the base invariants and at most ``n`` entries."""
         super()._check()
         if len(self._agg) > self._n:
-            raise ValueError(f"CountWindows holds {len(self._agg)} entries > n = {self._n}")
+            raise InvariantError(f"CountWindows holds {len(self._agg)} entries > n = {self._n}")
 
     def __repr__(self) -> str:
         return f"CountWindows({self._m!r}, n={self._n}, every={self._every}, len={len(self)})"

@@ -49,7 +49,7 @@ from datetime import timedelta
 from typing import Any
 
 from windowagg._time import check_timestamp
-from windowagg.errors import LateEventError, TimestampError, WindowaggError
+from windowagg.errors import InvariantError, LateEventError, TimestampError, WindowaggError
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import (
     BAD_TIMESTAMP,
@@ -1070,7 +1070,7 @@ class _TimeWindows:
         self._agg._check()
         for k, (c, _) in self._agg:
             if not (isinstance(c, int) and c > 0):
-                raise WindowaggError(f"windows: entry at {k!r} has count {c!r}")
+                raise InvariantError(f"windows: entry at {k!r} has count {c!r}")
         if self._slide is not None and self._j_open is not None:
             o = self._agg.oldest()
             lo = (
@@ -1079,13 +1079,13 @@ class _TimeWindows:
                 else self._end(self._j_open) - self._S
             )
             if o is not None and o < lo:
-                raise WindowaggError(
+                raise InvariantError(
                     f"windows: entry at {o!r} is older than the oldest open window start {lo!r}"
                 )
         if self._next_end is not None and self._open_start != self._next_end - self._S:
-            raise WindowaggError("windows: cached start of the oldest open window is stale")
+            raise InvariantError("windows: cached start of the oldest open window is stale")
         if self._wm is not None and self._max is not None and self._wm < self._max - self._ooo:
-            raise WindowaggError("windows: watermark is behind max event time - out-of-orderness")
+            raise InvariantError("windows: watermark is behind max event time - out-of-orderness")
 
 
 def restore_aggregator(spec: AggregatorSpec, cm: Counted, empty: Any, pairs: list[Any]) -> Any:
