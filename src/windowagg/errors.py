@@ -4,6 +4,11 @@ Every error derives from :class:`WindowaggError` and from the built-in exception
 caller would naturally catch (``TypeError``, ``ValueError``, ``IndexError``,
 ``ImportError``), and every message says what to do about it.
 
+An exception raised by a *user* monoid's own ``lift``, ``combine`` or ``lower``
+propagates unchanged (as :func:`sorted` propagates its key's), and the structure that
+called it is left exactly as before the call. The built-in monoids check their input in
+``lift`` and raise :class:`MonoidInputError` / :class:`MonoidTypeError`.
+
 Examples
 --------
 >>> from windowagg.errors import EmptyWindowError, WindowaggError
@@ -14,8 +19,9 @@ True
 from __future__ import annotations
 
 __all__ = [
+    "ArgumentError",
+    "ArgumentTypeError",
     "CodecError",
-    "CombineError",
     "EmptyWindowError",
     "InvariantError",
     "LateEventError",
@@ -35,6 +41,17 @@ class WindowaggError(Exception):
     """Base class of every error raised by windowagg."""
 
 
+class ArgumentError(WindowaggError, ValueError):
+    """An argument outside its allowed range: a negative size, an error bound not in
+    (0, 1), an unknown option. The message names the structure, the argument and the value.
+    """
+
+
+class ArgumentTypeError(WindowaggError, TypeError):
+    """An argument of the wrong type: a bool where a count is needed, a string where a
+    number is. The message names the structure, the argument and the value."""
+
+
 class MonoidContractError(WindowaggError, TypeError):
     """A monoid lacks a required member, or breaks associativity, identity or inverse laws."""
 
@@ -52,14 +69,6 @@ class MonoidTypeError(MonoidInputError, TypeError):
 
     >>> issubclass(MonoidTypeError, MonoidInputError) and issubclass(MonoidTypeError, TypeError)
     True
-    """
-
-
-class CombineError(WindowaggError, TypeError):
-    """A monoid's ``combine`` raised inside a structure; the original error is chained.
-
-    Raised where a structure catches the failure anyway (its rollback path); the window
-    is unchanged. The message names the structure, the monoid and the values.
     """
 
 

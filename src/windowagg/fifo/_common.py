@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from windowagg._invariants import invariant, same
-from windowagg.errors import EmptyWindowError, InvariantError
+from windowagg.errors import ArgumentTypeError, EmptyWindowError, InvariantError
 from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
 __all__ = [
@@ -148,7 +148,8 @@ def empty_error(who: str, op: str) -> EmptyWindowError:
 def check_count(count: Any, n: int, who: str) -> int:
     """Validate a ``bulk_evict`` count against the window size *n*; return it as an int.
 
-    Raises ``TypeError`` for a non-integer count and
+    Raises :class:`~windowagg.errors.ArgumentTypeError` (a ``TypeError``) for a
+    non-integer count (a bool included) and
     :class:`~windowagg.errors.EmptyWindowError` (an ``IndexError``) when it is negative
     or larger than the window, so that a failed call leaves the window unchanged.
 
@@ -158,11 +159,11 @@ def check_count(count: Any, n: int, who: str) -> int:
     windowagg.errors.EmptyWindowError: DABA.bulk_evict(4) on a window of 3 entries; count must be between 0 and len(window)
     """
     if isinstance(count, bool):
-        raise TypeError(f"{who}.bulk_evict(count) needs an integer count, got a bool")
+        raise ArgumentTypeError(f"{who}.bulk_evict(count) needs an integer count, got a bool")
     try:
         k = operator.index(count)
     except TypeError:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{who}.bulk_evict(count) needs an integer count, got {type(count).__name__}"
         ) from None
     if k < 0 or k > n:

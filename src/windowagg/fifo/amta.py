@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from windowagg.errors import EmptyWindowError
+from windowagg.errors import ArgumentError, EmptyWindowError
 from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.log_mta import _MTABase
 from windowagg.fifo.wsp import Policy
@@ -94,7 +94,7 @@ class AMTA(_MTABase):
         bulk_after: float = 1.0,
     ) -> None:
         if not bulk_after >= 0:
-            raise ValueError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")
+            raise ArgumentError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")
         require_monoid(monoid, self._WHO)
         self._bulk_after = bulk_after
         self._R0: Any = monoid.identity

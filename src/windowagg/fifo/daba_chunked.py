@@ -49,6 +49,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from windowagg.errors import ArgumentError
 from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
 from windowagg.monoids.base import Monoid
@@ -112,7 +113,7 @@ class DABAChunked(_FifoBase):
             or chunk_size < 2
             or chunk_size & (chunk_size - 1)
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"DABAChunked chunk_size must be a power of two >= 2, got {chunk_size!r}"
             )
         self._c = chunk_size

@@ -56,7 +56,7 @@ from itertools import chain
 from typing import Any
 
 from windowagg import codec
-from windowagg.errors import CodecError, StorageError
+from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, StorageError
 from windowagg.fifo._common import (
     DeprecatedEnds,
     check_count,
@@ -103,9 +103,11 @@ class _MTABase(DeprecatedEnds):
     ) -> None:
         require_monoid(monoid, self._WHO)
         if policy is not None and not callable(policy):
-            raise TypeError(f"{self._WHO} policy must be callable(total, prefix), got {policy!r}")
+            raise ArgumentTypeError(
+                f"{self._WHO} policy must be callable(total, prefix), got {policy!r}"
+            )
         if on_existing not in ("resume", "overwrite", "error"):
-            raise ValueError("on_existing must be 'resume', 'overwrite' or 'error'")
+            raise ArgumentError("on_existing must be 'resume', 'overwrite' or 'error'")
         self._m = monoid
         self._lift, self._combine, self._lower = hot_ops(monoid)
         self._identity = monoid.identity
@@ -327,7 +329,7 @@ class _MTABase(DeprecatedEnds):
     def _resolve_policy(self, policy: Policy | None) -> Policy:
         p = self._policy if policy is None else policy
         if p is None:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{self._WHO}.enforce() needs a policy: pass one here or to the constructor"
             )
         return p
@@ -427,7 +429,9 @@ class _MTABase(DeprecatedEnds):
         """The reactive pipeline step: ``insert(v)`` then ``enforce()`` with the
         constructor's policy. Cost: insert + enforce."""
         if self._policy is None:
-            raise TypeError(f"{self._WHO}.insert_and_enforce() needs policy= at construction")
+            raise ArgumentTypeError(
+                f"{self._WHO}.insert_and_enforce() needs policy= at construction"
+            )
         self.insert(v)
         self.enforce()
 

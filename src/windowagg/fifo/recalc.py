@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from windowagg.errors import EmptyWindowError, InvariantError
-from windowagg.fifo._common import DeprecatedEnds
+from windowagg.fifo._common import DeprecatedEnds, check_count
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["Recalc"]
@@ -63,13 +63,13 @@ class Recalc(DeprecatedEnds):
         self._q.popleft()
 
     def bulk_evict(self, count: int) -> None:
-        """Remove the ``count`` oldest entries. O(count)."""
-        if count < 0 or count > len(self._q):
-            raise EmptyWindowError(
-                f"bulk_evict({count}) on a window of {len(self._q)} entries; "
-                "count must be between 0 and len(window)"
-            )
-        for _ in range(count):
+        """Remove the ``count`` oldest entries. O(count).
+
+        A count that is not an int (a bool included) raises ArgumentTypeError, one outside
+        ``[0, len]`` EmptyWindowError; both change nothing, like every FIFO class.
+        """
+        k = check_count(count, len(self._q), "fifo.Recalc")
+        for _ in range(k):
             self._q.popleft()
 
     def query(self) -> Any:

@@ -49,7 +49,7 @@ import struct
 from hashlib import blake2b
 from typing import Any, Final
 
-from windowagg.errors import MonoidContractError
+from windowagg.errors import ArgumentError, MonoidContractError
 from windowagg.monoids.builtins import MonoidInputError
 
 __all__ = ["BloomFilter", "BloomSet", "bloom_positions"]
@@ -96,9 +96,9 @@ def bloom_positions(x: Any, m: int, k: int) -> list[int]:
 
 def _check_config(bits: Any, hashes: Any, who: str) -> None:
     if isinstance(bits, bool) or not isinstance(bits, int) or bits < 1:
-        raise ValueError(f"{who}: bits must be an int >= 1, got {bits!r}")
+        raise ArgumentError(f"{who}: bits must be an int >= 1, got {bits!r}")
     if isinstance(hashes, bool) or not isinstance(hashes, int) or not 1 <= hashes <= 64:
-        raise ValueError(f"{who}: hashes must be an int in 1..64, got {hashes!r}")
+        raise ArgumentError(f"{who}: hashes must be an int in 1..64, got {hashes!r}")
 
 
 class BloomSet:
@@ -132,7 +132,7 @@ class BloomSet:
     def __init__(self, bits: int, hashes: int, value: int) -> None:
         _check_config(bits, hashes, "BloomSet")
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << bits:
-            raise ValueError(f"BloomSet: value must be an int in [0, 2**{bits}), got {value!r}")
+            raise ArgumentError(f"BloomSet: value must be an int in [0, 2**{bits}), got {value!r}")
         setattr_ = object.__setattr__  # the class forbids attribute assignment after this
         setattr_(self, "_bits", bits)
         setattr_(self, "_hashes", hashes)
@@ -214,7 +214,7 @@ class BloomSet:
     def from_plain(cls, plain: Any) -> BloomSet:
         """Inverse of :meth:`to_plain`; validates untrusted input. O(m/64)."""
         if type(plain) is not tuple or len(plain) != 3:
-            raise ValueError(f"BloomSet.from_plain needs (bits, hashes, value), got {plain!r}")
+            raise ArgumentError(f"BloomSet.from_plain needs (bits, hashes, value), got {plain!r}")
         return cls(*plain)
 
 

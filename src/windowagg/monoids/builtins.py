@@ -30,7 +30,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Final
 
-from windowagg.errors import MonoidInputError, MonoidTypeError
+from windowagg.errors import ArgumentError, ArgumentTypeError, MonoidInputError, MonoidTypeError
 
 __all__ = [
     "NOTHING",
@@ -112,6 +112,13 @@ def _number(x: Any, who: str) -> Any:
             return x
         raise _non_finite(x, who)
     raise MonoidTypeError(f"{who}() needs a number, got {t.__name__} {x!r:.60}")
+
+
+def _incomparable(who: str, a: Any, b: Any) -> MonoidTypeError:
+    return MonoidTypeError(
+        f"{who}() cannot compare {a!r:.40} ({type(a).__name__}) with {b!r:.40} "
+        f"({type(b).__name__}): use one value type per window"
+    )
 
 
 def _ordered(x: Any, who: str) -> Any:
@@ -242,8 +249,11 @@ class Max:
     def combine(self, a: Any, b: Any) -> Any:
         if a is None:
             return b
-        if b is None or not a < b:
-            return a
+        try:  # costs nothing unless the values cannot be compared
+            if b is None or not a < b:
+                return a
+        except TypeError:
+            raise _incomparable("Max", a, b) from None
         return b
 
     def lower(self, a: Any) -> Any:
@@ -279,8 +289,11 @@ class Min:
     def combine(self, a: Any, b: Any) -> Any:
         if a is None:
             return b
-        if b is None or not b < a:
-            return a
+        try:  # costs nothing unless the values cannot be compared
+            if b is None or not b < a:
+                return a
+        except TypeError:
+            raise _incomparable("Min", a, b) from None
         return b
 
     def lower(self, a: Any) -> Any:
@@ -550,7 +563,7 @@ class Variance:
 
     def __init__(self, ddof: int = 0) -> None:
         if isinstance(ddof, bool) or not isinstance(ddof, int) or ddof < 0:
-            raise ValueError(f"{type(self).__name__}: ddof must be an int >= 0, got {ddof!r}")
+            raise ArgumentError(f"{type(self).__name__}: ddof must be an int >= 0, got {ddof!r}")
         self.ddof = ddof
 
     def lift(self, x: Any) -> VarPartial:
@@ -726,10 +739,13 @@ class MaxCount:
             return b
         if not b[1]:
             return a
-        if a[0] < b[0]:
-            return b
-        if b[0] < a[0]:
-            return a
+        try:  # costs nothing unless the values cannot be compared
+            if a[0] < b[0]:
+                return b
+            if b[0] < a[0]:
+                return a
+        except TypeError:
+            raise _incomparable("MaxCount", a[0], b[0]) from None
         return (a[0], a[1] + b[1])
 
     def lower(self, a: tuple[Any, int]) -> tuple[Any, int]:
@@ -767,10 +783,13 @@ class MinCount:
             return b
         if not b[1]:
             return a
-        if b[0] < a[0]:
-            return b
-        if a[0] < b[0]:
-            return a
+        try:  # costs nothing unless the values cannot be compared
+            if b[0] < a[0]:
+                return b
+            if a[0] < b[0]:
+                return a
+        except TypeError:
+            raise _incomparable("MinCount", a[0], b[0]) from None
         return (a[0], a[1] + b[1])
 
     def lower(self, a: tuple[Any, int]) -> tuple[Any, int]:
@@ -823,7 +842,7 @@ class ArgMax:
 
     def __init__(self, key: Callable[[Any], Any] | None = None) -> None:
         if key is not None and not callable(key):
-            raise TypeError(f"{type(self).__name__}: key must be callable, got {key!r}")
+            raise ArgumentTypeError(f"{type(self).__name__}: key must be callable, got {key!r}")
         self.key = key
 
     def lift(self, x: Any) -> tuple[Any, Any]:
@@ -846,8 +865,11 @@ class ArgMax:
     def combine(self, a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> Any:
         if a is None:
             return b
-        if b is None or not a[0] < b[0]:
-            return a
+        try:  # costs nothing unless the keys cannot be compared
+            if b is None or not a[0] < b[0]:
+                return a
+        except TypeError:
+            raise _incomparable(type(self).__name__, a[0], b[0]) from None
         return b
 
     def lower(self, a: tuple[Any, Any] | None) -> Any:
@@ -875,6 +897,9 @@ class ArgMin(ArgMax):
     def combine(self, a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> Any:
         if a is None:
             return b
-        if b is None or not b[0] < a[0]:
-            return a
+        try:  # costs nothing unless the keys cannot be compared
+            if b is None or not b[0] < a[0]:
+                return a
+        except TypeError:
+            raise _incomparable(type(self).__name__, a[0], b[0]) from None
         return b

@@ -38,7 +38,7 @@ from typing import Any
 
 from windowagg._invariants import same
 from windowagg._time import check_timestamp
-from windowagg.errors import InvariantError, TimestampError
+from windowagg.errors import ArgumentError, InvariantError, TimestampError
 from windowagg.monoids.base import Monoid, require_monoid
 from windowagg.ooo._pack import pack_levels
 
@@ -98,7 +98,7 @@ class BTree:
     def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int = DEFAULT_MIN_ARITY) -> None:
         require_monoid(monoid, "ooo.BTree")
         if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
-            raise ValueError(f"ooo.BTree: min_arity must be an int >= 2, got {min_arity!r}")
+            raise ArgumentError(f"ooo.BTree: min_arity must be an int >= 2, got {min_arity!r}")
         self._m = monoid
         self._combine = monoid.combine
         self._lift = monoid.lift

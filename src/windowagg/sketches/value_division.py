@@ -45,7 +45,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 
 from windowagg._invariants import invariant
-from windowagg.errors import EmptyWindowError
+from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError
 from windowagg.sketches import _format
 from windowagg.sketches.decay import ExponentialDecay, PolynomialDecay, neg_log_of
 from windowagg.sketches.exp_qdigest import _bad_time
@@ -128,9 +128,9 @@ class ValueDivision:
         self, universe: int, decay: Callable[[float], float], theta: float, beta: float
     ) -> None:
         if not callable(decay):
-            raise TypeError(f"decay must be a callable g(age), got {decay!r}")
+            raise ArgumentTypeError(f"decay must be a callable g(age), got {decay!r}")
         if not isinstance(theta, (int, float)) or not 0 < theta < _INF:
-            raise ValueError(f"theta must be a positive number, got {theta!r}")
+            raise ArgumentError(f"theta must be a positive number, got {theta!r}")
         self._proto = QDigest(universe, beta)  # validates universe and beta
         self._U = universe
         self._g = decay
@@ -325,7 +325,7 @@ class ValueDivision:
             return self._tnow
         tt = _bad_time(t)
         if tt < self._tnow:
-            raise ValueError(
+            raise ArgumentError(
                 f"query time {t} is before the largest timestamp seen ({self._tnow}); value "
                 "division only answers at or after t_now"
             )
@@ -398,13 +398,13 @@ class ValueDivision:
         stay separate (correct; space may grow, as the paper notes).
         """
         if not isinstance(other, ValueDivision):
-            raise TypeError(f"can only merge a ValueDivision, got {type(other).__name__}")
+            raise ArgumentTypeError(f"can only merge a ValueDivision, got {type(other).__name__}")
         if (other._U, other._theta, other._beta) != (self._U, self._theta, self._beta) or (
             other._g is not self._g and repr(other._g) != repr(self._g)
         ):
-            raise ValueError("cannot merge ValueDivisions with different parameters or decay")
+            raise ArgumentError("cannot merge ValueDivisions with different parameters or decay")
         if other is self:
-            raise ValueError("cannot merge a ValueDivision into itself")
+            raise ArgumentError("cannot merge a ValueDivision into itself")
         self._tnow = max(self._tnow, other._tnow)
         mine = self._S
         theirs = [_Summary(s.start, s.end, s.q.copy()) for s in other._S]

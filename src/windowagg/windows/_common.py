@@ -23,7 +23,13 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from windowagg.errors import CodecError, LateEventError, TimestampError
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    CodecError,
+    LateEventError,
+    TimestampError,
+)
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = [
@@ -145,7 +151,7 @@ def make_aggregator(spec: AggregatorSpec, monoid: Counted) -> Any:
         from windowagg.ooo.fiba import FiBA
 
         return FiBA(monoid)
-    raise ValueError(f"aggregator must be 'fiba', 'recalc' or a factory; got {spec!r}")
+    raise ArgumentError(f"aggregator must be 'fiba', 'recalc' or a factory; got {spec!r}")
 
 
 def aggregator_label(spec: AggregatorSpec) -> str:
@@ -155,7 +161,7 @@ def aggregator_label(spec: AggregatorSpec) -> str:
 
 def check_late_policy(late: str) -> None:
     if late not in LATE_POLICIES:
-        raise ValueError(f"late must be one of {LATE_POLICIES}; got {late!r}")
+        raise ArgumentError(f"late must be one of {LATE_POLICIES}; got {late!r}")
 
 
 def late_error(t: Any, bound: Any) -> LateEventError:
@@ -181,14 +187,14 @@ def zero_like(d: Any) -> Any:
 def check_duration(d: Any, what: str, *, allow_zero: bool = False) -> None:
     """Raise ValueError/TypeError unless *d* is a positive int, float or timedelta."""
     if isinstance(d, bool) or not isinstance(d, int | float | Fraction | _dt.timedelta):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{what} must be an int, float or datetime.timedelta; got {type(d).__name__}"
         )
     zero = zero_like(d)
     if isinstance(d, float) and not math.isfinite(d):
-        raise ValueError(f"{what} must be finite; got {d!r}")
+        raise ArgumentError(f"{what} must be finite; got {d!r}")
     if d < zero or (d == zero and not allow_zero):
-        raise ValueError(f"{what} must be {'>= 0' if allow_zero else '> 0'}; got {d!r}")
+        raise ArgumentError(f"{what} must be {'>= 0' if allow_zero else '> 0'}; got {d!r}")
 
 
 def duration_gcd(ds: list[Any]) -> Any:

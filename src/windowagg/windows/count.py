@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from windowagg.errors import InvariantError
+from windowagg.errors import ArgumentError, InvariantError
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import AggregatorSpec, WindowResult
 from windowagg.windows._event_order import _EventOrderWindows
@@ -82,7 +82,7 @@ class CountWindows(_EventOrderWindows):
     ) -> None:
         for name, x in (("n", n), ("every", every)):
             if isinstance(x, bool) or not isinstance(x, int) or x < 1:
-                raise ValueError(f"CountWindows {name} must be an int >= 1; got {x!r}")
+                raise ArgumentError(f"CountWindows {name} must be an int >= 1; got {x!r}")
         super().__init__(
             monoid,
             max_out_of_orderness=max_out_of_orderness,

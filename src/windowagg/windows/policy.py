@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from windowagg.errors import ArgumentTypeError
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import AggregatorSpec, WindowResult
 from windowagg.windows._event_order import _EventOrderWindows
@@ -107,7 +108,7 @@ class PolicyWindows(_EventOrderWindows):
         aggregator: AggregatorSpec = "fiba",
     ) -> None:
         if not callable(wsp):
-            raise TypeError(f"wsp must be a callable (total, prefix) -> bool; got {wsp!r}")
+            raise ArgumentTypeError(f"wsp must be a callable (total, prefix) -> bool; got {wsp!r}")
         if lift is not None:
             monoid = _Lifted(monoid, lift)
         super().__init__(

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from windowagg.errors import ArgumentError
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import AggregatorSpec
 from windowagg.windows.sliding import _TimeWindows
@@ -74,9 +75,9 @@ class SharedWindows(_TimeWindows):
     ) -> None:
         sizes = tuple(sizes)
         if not sizes:
-            raise ValueError("SharedWindows needs at least one size")
+            raise ArgumentError("SharedWindows needs at least one size")
         if len(set(sizes)) != len(sizes):
-            raise ValueError(f"SharedWindows sizes must be distinct; got {sizes!r}")
+            raise ArgumentError(f"SharedWindows sizes must be distinct; got {sizes!r}")
         super().__init__(
             monoid,
             sizes,
@@ -92,7 +93,7 @@ class SharedWindows(_TimeWindows):
             for s in sizes:
                 q = s / slide
                 if q != round(q) or s != round(q) * slide:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"SharedWindows: size {s!r} is not a multiple of slide {slide!r}; "
                         "use separate SlidingWindows for unaligned sizes"
                     )

@@ -49,7 +49,14 @@ from datetime import timedelta
 from typing import Any
 
 from windowagg._time import check_timestamp
-from windowagg.errors import InvariantError, LateEventError, TimestampError, WindowaggError
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    InvariantError,
+    LateEventError,
+    TimestampError,
+    WindowaggError,
+)
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import (
     BAD_TIMESTAMP,
@@ -140,7 +147,7 @@ class _TimeWindows:
         }
         kinds = {k: isinstance(x, timedelta) for k, x in durations.items() if x is not None}
         if len(set(kinds.values())) > 1:
-            raise TypeError(
+            raise ArgumentTypeError(
                 "durations must all be timedeltas (datetime timestamps) or all numbers; got "
                 + ", ".join(f"{k}={durations[k]!r}" for k in kinds)
             )
@@ -159,7 +166,7 @@ class _TimeWindows:
         if panes is None:
             panes = commutative and slide is not None
         if panes and slide is None:
-            raise ValueError("panes need a slide: per-event windows end at every event time")
+            raise ArgumentError("panes need a slide: per-event windows end at every event time")
         self._panes = bool(panes)
         self._gaps = slide is not None and slide > self._S
         if self._panes:
@@ -652,7 +659,7 @@ class _TimeWindows:
         (True, True)
         """
         if self._slide is not None:
-            raise ValueError("accept_many is for per-event windows (slide=None)")
+            raise ArgumentError("accept_many is for per-event windows (slide=None)")
         if self._closed:
             raise WindowaggError("window is closed; create a new one (or restore from bytes)")
         items = list(pairs)
