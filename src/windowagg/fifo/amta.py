@@ -48,14 +48,14 @@ from windowagg.errors import ArgumentError, EmptyWindowError
 from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.log_mta import _MTABase
 from windowagg.fifo.wsp import Policy
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 from windowagg.storage.base import KVStore
 from windowagg.storage.levels import EMPTY
 
 __all__ = ["AMTA"]
 
 
-class AMTA(_MTABase):
+class AMTA(_MTABase[In, P, Out]):
     """Amortized MTA over *monoid*: amortized O(1) insert / evict / query, O(log n) bulk.
 
     Parameters
@@ -81,7 +81,7 @@ class AMTA(_MTABase):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         *,
         policy: Policy | None = None,
         store: KVStore | None = None,
@@ -123,23 +123,27 @@ class AMTA(_MTABase):
         """A copy of the stack S, bottom first. O(log n)."""
         return list(self._S)
 
-    def aggregate(self) -> Any:
+    def aggregate(self) -> P:
         """The partial aggregate of the window, ``R0 · R1``. O(1), at most one combine."""
         r0, r1 = self._R0, self._R1
         ident = self._identity
         if r1 is ident:
-            return r0
+            res: P = r0
+            return res
         if r0 is ident:
-            return r1
-        return self._combine(r0, r1)
+            res = r1
+            return res
+        res = self._combine(r0, r1)
+        return res
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower`` of the window aggregate, oldest to youngest. O(1), one combine."""
         r0, r1 = self._R0, self._R1
         ident = self._identity
         agg = r0 if r1 is ident else (r1 if r0 is ident else self._combine(r0, r1))
         lower = self._lower
-        return agg if lower is None else lower(agg)
+        res: Out = agg if lower is None else lower(agg)
+        return res
 
     def _limit(self, n: int) -> float:
         return self._bulk_after * math.floor(math.log2(n)) + 1 if n > 1 else 1
@@ -181,7 +185,7 @@ class AMTA(_MTABase):
         self._S.clear()
 
     # -- insert (Alg. 3, fixed) ----------------------------------------------------------
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)``: a binary-counter carry through the tails.
 
         Amortized O(1) combines, O(log n) worst case (when the carry reaches the top

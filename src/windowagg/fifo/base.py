@@ -20,17 +20,22 @@ The shared part keeps the ``__slots__`` layout (no instance ``__dict__``):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from windowagg.fifo._common import DeprecatedEnds, check_count, empty_error, hot_ops
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 
 __all__ = ["FifoAggregator"]
 
 
+_In_contra = TypeVar("_In_contra", contravariant=True)
+_P_co = TypeVar("_P_co", covariant=True)
+_Out_co = TypeVar("_Out_co", covariant=True)
+
+
 @runtime_checkable
-class FifoAggregator(Protocol):
+class FifoAggregator(Protocol[_In_contra, _P_co, _Out_co]):
     """What every ``windowagg.fifo`` class offers.
 
     ``insert(v)`` lifts ``v`` and appends it as the youngest entry; ``evict()`` removes
@@ -41,26 +46,26 @@ class FifoAggregator(Protocol):
     partials oldest to youngest.
     """
 
-    def insert(self, v: Any) -> None: ...
+    def insert(self, v: _In_contra) -> None: ...
 
     def evict(self) -> None: ...
 
     def bulk_evict(self, count: int) -> None: ...
 
-    def query(self) -> Any: ...
+    def query(self) -> _Out_co: ...
 
-    def oldest_partial(self) -> Any: ...
+    def oldest_partial(self) -> _P_co: ...
 
-    def youngest_partial(self) -> Any: ...
+    def youngest_partial(self) -> _P_co: ...
 
     def __len__(self) -> int: ...
 
-    def __iter__(self) -> Iterator[Any]: ...
+    def __iter__(self) -> Iterator[_P_co]: ...
 
     def _check(self) -> None: ...
 
 
-class _FifoBase(DeprecatedEnds):
+class _FifoBase(DeprecatedEnds, Generic[In, P, Out]):
     """What the FIFO classes share; each subclass adds its storage and its algorithm.
 
     A subclass sets ``_who`` (its public name, used in errors and ``repr``), defines
@@ -81,25 +86,30 @@ class _FifoBase(DeprecatedEnds):
 
     if TYPE_CHECKING:  # defined by every subclass; declared here for bulk_evict and repr
 
-        def insert(self, v: Any) -> None: ...
+        def insert(self, v: In) -> None: ...
 
         def evict(self) -> None: ...
 
-        def query(self) -> Any: ...
+        def query(self) -> Out: ...
 
         def __len__(self) -> int: ...
 
-        def __iter__(self) -> Iterator[Any]: ...
+        def __iter__(self) -> Iterator[P]: ...
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         require_monoid(monoid, self._who)
         self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        # bound methods cached once: every operation calls them. Partials are Any inside
+        # the algorithms (their type is the monoid's business); the public signatures
+        # are generic in In, P, Out.
+        lift, combine, lower = hot_ops(monoid)
+        self._lift: Callable[[In], Any] | None = lift
+        self._combine: Callable[[Any, Any], Any] = combine
+        self._lower: Callable[[Any], Out] | None = lower
+        self._identity: Any = monoid.identity
 
     @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
+    def monoid(self) -> Monoid[In, P, Out]:
         """The monoid this window aggregates with. O(1).
 
         >>> from windowagg.fifo import DABA
@@ -158,7 +168,7 @@ class _FifoBase(DeprecatedEnds):
         for cls in type(self).__mro__:
             yield from cls.__dict__.get("__slots__", ())
 
-    def _clone(self) -> _FifoBase:
+    def _clone(self) -> _FifoBase[In, P, Out]:
         """A copy that shares the partials but no container with this window. O(n)."""
         twin = self._fresh()
         for name in self._slots():
@@ -168,12 +178,12 @@ class _FifoBase(DeprecatedEnds):
             setattr(twin, name, value)
         return twin
 
-    def _adopt(self, other: _FifoBase) -> None:
+    def _adopt(self, other: _FifoBase[In, P, Out]) -> None:
         """Take over the state of *other* (a window of the same class), slot by slot."""
         for name in self._slots():
             setattr(self, name, getattr(other, name))
 
-    def _fresh(self) -> _FifoBase:
+    def _fresh(self) -> _FifoBase[In, P, Out]:
         """An empty window of the same class and parameters (for :meth:`_refill`)."""
         return type(self)(self._m)
 
@@ -194,14 +204,14 @@ class _FifoBase(DeprecatedEnds):
 
     if TYPE_CHECKING:
 
-        def oldest_partial(self) -> Any: ...
+        def oldest_partial(self) -> P: ...
 
     def __repr__(self) -> str:
         extra = "".join(f", {name}={getattr(self, name)!r}" for name in self._repr_fields)
         return f"fifo.{self._who}({self._m!r}, n={len(self)}{extra})"
 
 
-class _DequeFifo(_FifoBase):
+class _DequeFifo(_FifoBase[In, P, Out]):
     """A :class:`_FifoBase` whose partials all sit in one deque ``_vals``, oldest first.
 
     Its storage accessors read the two ends of the deque (O(1) worst case in CPython).
@@ -209,11 +219,11 @@ class _DequeFifo(_FifoBase):
 
     __slots__ = ("_vals",)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._vals: deque[Any] = deque()  # every partial, oldest first
 
-    def oldest_partial(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial (the left end of the deque). O(1). EmptyWindowError when empty.
 
         >>> from windowagg.fifo import DABA
@@ -225,9 +235,10 @@ class _DequeFifo(_FifoBase):
         """
         if not self._vals:
             raise empty_error(self._who, "oldest_partial()")
-        return self._vals[0]
+        res: P = self._vals[0]
+        return res
 
-    def youngest_partial(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.fifo import DABA
@@ -238,7 +249,8 @@ class _DequeFifo(_FifoBase):
         """
         if not self._vals:
             raise empty_error(self._who, "youngest_partial()")
-        return self._vals[-1]
+        res: P = self._vals[-1]
+        return res
 
     def __len__(self) -> int:
         """Number of entries. O(1).
@@ -251,7 +263,7 @@ class _DequeFifo(_FifoBase):
         """
         return len(self._vals)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Partials oldest to youngest (a snapshot). O(n).
 
         >>> from windowagg.fifo import DABA

@@ -53,14 +53,14 @@ from typing import Any
 
 from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
 from windowagg.fifo.base import _DequeFifo
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["DABA"]
 
 _WHO = "DABA"
 
 
-class DABA(_DequeFifo):
+class DABA(_DequeFifo[In, P, Out]):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -89,7 +89,7 @@ class DABA(_DequeFifo):
     __slots__ = ("_aa", "_ba", "_bv", "_fa", "_la", "_ra", "_rv")
     _who = _WHO
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._fa: deque[Any] = deque()  # front portion aggregates
         self._la: deque[Any] = deque()  # l_L aggregates
@@ -103,7 +103,7 @@ class DABA(_DequeFifo):
         """``(|front portion|, |l_L|, |l_R|, |l_A|, |l_B|)`` (for tests and the docs)."""
         return (len(self._fa), len(self._la), len(self._rv), len(self._aa), len(self._bv))
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 4 combines.
 
         >>> from windowagg.monoids import Sum
@@ -250,7 +250,7 @@ class DABA(_DequeFifo):
         self._bv = empty
         aa.appendleft(bv.pop())
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat
@@ -264,7 +264,8 @@ class DABA(_DequeFifo):
             agg = self._combine(fa[0], ba[-1]) if ba else fa[0]
         else:
             agg = self._identity
-        return agg if lower is None else lower(agg)
+        res: Out = agg if lower is None else lower(agg)
+        return res
 
     def _check(self) -> None:
         """O(n): sublist sizes (Lemma 4.1), parallel deques, and every aggregate."""

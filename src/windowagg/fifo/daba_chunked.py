@@ -52,14 +52,14 @@ from typing import Any
 from windowagg.errors import ArgumentError
 from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["DABAChunked"]
 
 _WHO = "DABAChunked"
 
 
-class DABAChunked(_FifoBase):
+class DABAChunked(_FifoBase[In, P, Out]):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -105,7 +105,7 @@ class DABAChunked(_FifoBase):
     _who = _WHO
     _repr_fields = ("chunk_size",)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any], chunk_size: int = 512) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out], chunk_size: int = 512) -> None:
         super().__init__(monoid)
         if (
             isinstance(chunk_size, bool)
@@ -133,10 +133,10 @@ class DABAChunked(_FifoBase):
         """
         return self._c
 
-    def _fresh(self) -> DABAChunked:
+    def _fresh(self) -> DABAChunked[In, P, Out]:
         return DABAChunked(self._m, chunk_size=self._c)
 
-    def _clone(self) -> DABAChunked:
+    def _clone(self) -> DABAChunked[In, P, Out]:
         """A copy with its own chunk chain (the partials are shared). O(n)."""
         twin = self._fresh()
         for name in self._slots():
@@ -163,7 +163,7 @@ class DABAChunked(_FifoBase):
         return (self._f, self._l, self._r, self._a, self._b, self._e)
 
     # ------------------------------------------------------------------ operations
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 4 combines.
 
         >>> from windowagg.monoids import Sum
@@ -340,7 +340,7 @@ class DABAChunked(_FifoBase):
         self._a = a - 1
         self._ac = pc
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat
@@ -358,7 +358,7 @@ class DABAChunked(_FifoBase):
             agg = self._combine(self._fc[(f & self._mask) + self._c], self._sb)
         return agg if lower is None else lower(agg)
 
-    def oldest_partial(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial, slot ``F & (C - 1)`` of F's chunk. O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
@@ -370,9 +370,10 @@ class DABAChunked(_FifoBase):
         f = self._f
         if f == self._e:
             raise empty_error(_WHO, "oldest_partial()")
-        return self._fc[f & self._mask]
+        res: P = self._fc[f & self._mask]
+        return res
 
-    def youngest_partial(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial, at ``E - 1``. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
@@ -385,8 +386,10 @@ class DABAChunked(_FifoBase):
             raise empty_error(_WHO, "youngest_partial()")
         i = e & self._mask
         if i:
-            return self._ec[i - 1]
-        return self._ec[-1][self._mask]
+            res: P = self._ec[i - 1]
+            return res
+        res = self._ec[-1][self._mask]
+        return res
 
     def __len__(self) -> int:
         """Number of entries, ``E - F``. O(1).
@@ -409,7 +412,7 @@ class DABAChunked(_FifoBase):
                 c = c[-2]
             yield p, c, i
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Partials oldest to youngest (a snapshot, following the chunk links). O(n).
 
         >>> from windowagg.monoids import Concat

@@ -50,14 +50,14 @@ from typing import Any
 
 from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant, same
 from windowagg.fifo.base import _DequeFifo
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["DABALite"]
 
 _WHO = "DABALite"
 
 
-class DABALite(_DequeFifo):
+class DABALite(_DequeFifo[In, P, Out]):
     """Worst-case O(1) FIFO aggregator with at most 3 / 2 / 1 combines per operation.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -76,7 +76,7 @@ class DABALite(_DequeFifo):
     __slots__ = ("_aa", "_agg_b", "_agg_ra", "_bb", "_front", "_ll", "_rr")
     _who = _WHO
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._front: deque[Any] = deque()
         self._ll: deque[Any] = deque()
@@ -86,7 +86,7 @@ class DABALite(_DequeFifo):
         self._agg_ra: Any = self._identity
         self._agg_b: Any = self._identity
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 3 combines.
 
         >>> from windowagg.monoids import Sum
@@ -215,7 +215,7 @@ class DABALite(_DequeFifo):
         self._agg_b = self._identity
         aa.appendleft(bb.pop())
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(Σ_F ⊗ agg_b)``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat

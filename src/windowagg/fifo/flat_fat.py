@@ -36,7 +36,7 @@ from typing import Any
 
 from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["FlatFAT"]
 
@@ -44,7 +44,7 @@ _WHO = "FlatFAT"
 _MIN_CAP = 8
 
 
-class FlatFAT(_FifoBase):
+class FlatFAT(_FifoBase[In, P, Out]):
     """Amortized O(log n) FIFO aggregator over any monoid (flat aggregation tree).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -69,7 +69,7 @@ class FlatFAT(_FifoBase):
     _who = _WHO
     _repr_fields = ("capacity",)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._cap = _MIN_CAP
         self._tree: list[Any] = [self._identity] * (2 * _MIN_CAP)
@@ -118,7 +118,7 @@ class FlatFAT(_FifoBase):
             tree[i] = acc
             i >>= 1
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Write ``lift(v)`` into the next leaf. O(log n) combines; amortized O(n/n) growth.
 
         >>> from windowagg.monoids import Sum
@@ -241,7 +241,7 @@ class FlatFAT(_FifoBase):
             hi >>= 1
         return combine(left, right)
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """The window's aggregate: the root (0 combines) unless the ring wraps (O(log n)).
 
         >>> from windowagg.monoids import Concat
@@ -254,9 +254,10 @@ class FlatFAT(_FifoBase):
             agg = self._tree[1]
         else:
             agg = self._combine(self._fold(self._front, self._cap), self._fold(0, end - self._cap))
-        return agg if lower is None else lower(agg)
+        res: Out = agg if lower is None else lower(agg)
+        return res
 
-    def oldest_partial(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial, leaf ``front`` of the ring. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
@@ -267,9 +268,10 @@ class FlatFAT(_FifoBase):
         """
         if not self._n:
             raise empty_error(_WHO, "oldest_partial()")
-        return self._tree[self._cap + self._front]
+        res: P = self._tree[self._cap + self._front]
+        return res
 
-    def youngest_partial(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial, ``n - 1`` leaves after ``front`` (mod capacity). O(1).
 
         EmptyWindowError when empty.
@@ -282,7 +284,8 @@ class FlatFAT(_FifoBase):
         """
         if not self._n:
             raise empty_error(_WHO, "youngest_partial()")
-        return self._tree[self._cap + ((self._front + self._n - 1) & (self._cap - 1))]
+        res: P = self._tree[self._cap + ((self._front + self._n - 1) & (self._cap - 1))]
+        return res
 
     def __len__(self) -> int:
         """Number of entries (live leaves). O(1).
@@ -295,7 +298,7 @@ class FlatFAT(_FifoBase):
         """
         return self._n
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Partials oldest to youngest (a snapshot of the live leaves, unwrapped). O(n).
 
         >>> from windowagg.monoids import Sum

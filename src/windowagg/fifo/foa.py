@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from windowagg.fifo._common import empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["FOA"]
 
@@ -110,7 +110,7 @@ def _walk(c: _Cell | None) -> Iterator[Any]:
             c = t  # type: ignore[assignment]
 
 
-class _OkasakiFifo(_FifoBase):
+class _OkasakiFifo(_FifoBase[In, P, Out]):
     """Okasaki's real-time queue state ``⟨F, N, B⟩``, shared by :class:`FOA` and ``IOA``.
 
     ``_f`` is the front list (oldest first), ``_sched`` the schedule ``N`` (a suffix of
@@ -128,7 +128,7 @@ class _OkasakiFifo(_FifoBase):
         @staticmethod
         def _values(c: Any) -> Iterator[Any]: ...
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._f: Any = None
         self._sched: Any = None
@@ -136,7 +136,7 @@ class _OkasakiFifo(_FifoBase):
         self._n = 0
         self._last: Any = None
 
-    def oldest_partial(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial, the head cell of ``F``. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
@@ -147,9 +147,10 @@ class _OkasakiFifo(_FifoBase):
         """
         if self._f is None:
             raise empty_error(self._who, "oldest_partial()")
-        return self._f.val
+        res: P = self._f.val
+        return res
 
-    def youngest_partial(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial, kept in ``_last`` (``B`` is empty after a rotation). O(1).
 
         EmptyWindowError when empty.
@@ -161,7 +162,8 @@ class _OkasakiFifo(_FifoBase):
         """
         if self._f is None:
             raise empty_error(self._who, "youngest_partial()")
-        return self._last
+        res: P = self._last
+        return res
 
     def __len__(self) -> int:
         """Number of entries. O(1).
@@ -173,7 +175,7 @@ class _OkasakiFifo(_FifoBase):
         """
         return self._n
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Partials oldest to youngest (a snapshot, forcing nothing). O(n).
 
         >>> from windowagg.monoids import Sum
@@ -217,7 +219,7 @@ class _OkasakiFifo(_FifoBase):
             invariant(same(self._last, back[0] if back else front[-1]), who, "youngest partial")
 
 
-class FOA(_OkasakiFifo):
+class FOA(_OkasakiFifo[In, P, Out]):
     """Worst-case O(1) FIFO aggregator on lazy immutable lists (Okasaki's queue).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -239,7 +241,7 @@ class FOA(_OkasakiFifo):
     _b: _Cell | None
     _values = staticmethod(_walk)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._rot = self._make_rot()
 
@@ -271,7 +273,7 @@ class FOA(_OkasakiFifo):
             self._f = f
             self._sched = _tail(sched, self._rot)
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Cons ``lift(v)`` onto the back list. O(1) worst case, at most 4 combines.
 
         >>> from windowagg.monoids import Sum
@@ -315,7 +317,7 @@ class FOA(_OkasakiFifo):
             self._n += 1
             raise
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(agg(F) ⊗ agg(B))``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat

@@ -31,6 +31,7 @@ from typing import Any
 
 from windowagg.fifo._common import empty_error, invariant
 from windowagg.fifo.foa import _OkasakiFifo
+from windowagg.monoids.base import In, Out, P
 
 __all__ = ["IOA"]
 
@@ -72,7 +73,7 @@ def _walk(c: _Cell | None) -> Iterator[Any]:
         c = c.nxt
 
 
-class IOA(_OkasakiFifo):
+class IOA(_OkasakiFifo[In, P, Out]):
     """Worst-case O(1) FIFO aggregator: Okasaki's queue with in-place forcing.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -126,7 +127,7 @@ class IOA(_OkasakiFifo):
             self._f = f
             self._sched = self._force(sched.nxt)
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Push ``lift(v)`` on the back list. O(1) worst case, at most 4 combines.
 
         >>> from windowagg.monoids import Sum
@@ -170,7 +171,7 @@ class IOA(_OkasakiFifo):
             self._n += 1
             raise
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(agg(F) ⊗ agg(B))``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from itertools import chain
-from typing import Any
+from typing import Any, Generic
 
 from windowagg import codec
 from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, StorageError
@@ -66,7 +66,7 @@ from windowagg.fifo._common import (
     same,
 )
 from windowagg.fifo.wsp import CountWindow, Policy
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 from windowagg.storage.base import KVStore
 from windowagg.storage.levels import (
     EMPTY,
@@ -82,7 +82,7 @@ _FORMAT = 1
 Accept = Callable[[int, int, Any], bool]
 
 
-class _MTABase(DeprecatedEnds):
+class _MTABase(DeprecatedEnds, Generic[In, P, Out]):
     """Level queues, positions, storage, descent and checkpoints shared by LogMTA and AMTA."""
 
     _WHO = "MTA"
@@ -90,7 +90,7 @@ class _MTABase(DeprecatedEnds):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         *,
         policy: Policy | None = None,
         store: KVStore | None = None,
@@ -109,8 +109,11 @@ class _MTABase(DeprecatedEnds):
         if on_existing not in ("resume", "overwrite", "error"):
             raise ArgumentError("on_existing must be 'resume', 'overwrite' or 'error'")
         self._m = monoid
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        lift, combine, lower = hot_ops(monoid)
+        self._lift: Callable[[In], Any] | None = lift
+        self._combine: Callable[[Any, Any], Any] = combine
+        self._lower: Callable[[Any], Out] | None = lower
+        self._identity: Any = monoid.identity
         self._policy = policy
         # Per level (index = level): head pair, tail pair, head position, one past the tail,
         # leaf offset base_l (leaves of node j at level l start at j * 2**l + base_l).
@@ -336,7 +339,7 @@ class _MTABase(DeprecatedEnds):
 
     # -- the public FIFO interface (shared) ----------------------------------------------
     @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
+    def monoid(self) -> Monoid[In, P, Out]:
         """The monoid this window aggregates with."""
         return self._m
 
@@ -356,31 +359,33 @@ class _MTABase(DeprecatedEnds):
             return 0
         return self._leaf_hi() - self._leaf_lo()
 
-    def oldest_partial(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial (lifted entry). O(1). EmptyWindowError when empty."""
         if not self._first:
             raise empty_error(self._WHO, "oldest_partial()")
         f = self._first[0]
-        return f[1] if f[0] is EMPTY else f[0]
+        res: P = f[1] if f[0] is EMPTY else f[0]
+        return res
 
-    def youngest_partial(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial. O(1). EmptyWindowError when empty."""
         if not self._last:
             raise empty_error(self._WHO, "youngest_partial()")
         t = self._last[0]
-        return t[0] if t[1] is EMPTY else t[1]
+        res: P = t[0] if t[1] is EMPTY else t[1]
+        return res
 
-    def aggregate(self) -> Any:
+    def aggregate(self) -> P:
         """The partial aggregate of the window (identity when empty). O(1)."""
         raise NotImplementedError
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower`` of the window aggregate, oldest to youngest. O(1)."""
         lower = self._lower
-        agg = self.aggregate()
+        agg: Any = self.aggregate()
         return agg if lower is None else lower(agg)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Entries (lifted partials) oldest to youngest. O(n); reads the store if any."""
         if not self._first:
             return iter(())
@@ -422,10 +427,10 @@ class _MTABase(DeprecatedEnds):
     def bulk_evict(self, count: int) -> None:
         raise NotImplementedError
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         raise NotImplementedError
 
-    def insert_and_enforce(self, v: Any) -> None:
+    def insert_and_enforce(self, v: In) -> None:
         """The reactive pipeline step: ``insert(v)`` then ``enforce()`` with the
         constructor's policy. Cost: insert + enforce."""
         if self._policy is None:
@@ -636,7 +641,7 @@ class _MTABase(DeprecatedEnds):
         return levels
 
 
-class LogMTA(_MTABase):
+class LogMTA(_MTABase[In, P, Out]):
     """Log MTA over *monoid*: O(log n) insert and (bulk) eviction, O(1) query.
 
     Parameters
@@ -670,13 +675,15 @@ class LogMTA(_MTABase):
     _WHO = "LogMTA"
     _FOREST = False
 
-    def aggregate(self) -> Any:
+    def aggregate(self) -> P:
         """The partial aggregate of the window: the root pair's combine. O(1)."""
         if not self._first:
-            return self._identity
-        return self._agg(self._first[-1])
+            ident: P = self._identity
+            return ident
+        res: P = self._agg(self._first[-1])
+        return res
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(log n): at most one combine per
         level to refresh the right spine, and one for the root's aggregate. A combine
         that raises leaves the window unchanged."""

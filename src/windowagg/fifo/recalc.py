@@ -18,16 +18,16 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Generic
 
 from windowagg.errors import EmptyWindowError, InvariantError
 from windowagg.fifo._common import DeprecatedEnds, check_count
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 
 __all__ = ["Recalc"]
 
 
-class Recalc(DeprecatedEnds):
+class Recalc(DeprecatedEnds, Generic[In, P, Out]):
     """FIFO window that recomputes every query; the oracle for ``windowagg.fifo``.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -42,17 +42,17 @@ class Recalc(DeprecatedEnds):
     (('b', 'c'), 2)
     """
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         require_monoid(monoid, "fifo.Recalc")
         self._m = monoid
         self._q: deque[Any] = deque()
 
     @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
+    def monoid(self) -> Monoid[In, P, Out]:
         """The monoid this window aggregates with."""
         return self._m
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1)."""
         self._q.append(self._m.lift(v))
 
@@ -72,7 +72,7 @@ class Recalc(DeprecatedEnds):
         for _ in range(k):
             self._q.popleft()
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower`` of the aggregate oldest to youngest; ``lower(identity)`` when empty. O(n)."""
         m = self._m
         acc = m.identity
@@ -80,22 +80,24 @@ class Recalc(DeprecatedEnds):
             acc = m.combine(acc, p)
         return m.lower(acc)
 
-    def oldest_partial(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial aggregate. O(1)."""
         if not self._q:
             raise EmptyWindowError("oldest() on an empty window")
-        return self._q[0]
+        res: P = self._q[0]
+        return res
 
-    def youngest_partial(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial aggregate. O(1)."""
         if not self._q:
             raise EmptyWindowError("youngest() on an empty window")
-        return self._q[-1]
+        res: P = self._q[-1]
+        return res
 
     def __len__(self) -> int:
         return len(self._q)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         return iter(list(self._q))
 
     def _check(self) -> None:

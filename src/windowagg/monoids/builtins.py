@@ -28,7 +28,20 @@ import math
 import numbers
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+
+if TYPE_CHECKING:  # a default for T (PEP 696): Max() is Max[float]; typing_extensions
+    # is only read by type checkers (mypy bundles its stubs), never imported at run time
+    from typing import Protocol
+
+    from typing_extensions import TypeVar as _TypeVarWithDefault
+
+    class _Ordered(Protocol):
+        def __lt__(self, other: Any, /) -> bool: ...
+
+    T = _TypeVarWithDefault("T", bound=_Ordered, default=float)
+else:
+    T = TypeVar("T")
 
 from windowagg.errors import ArgumentError, ArgumentTypeError, MonoidInputError, MonoidTypeError
 
@@ -171,19 +184,20 @@ class Sum:
     invertible: Final = True
     identity: Final = 0
 
-    def lift(self, x: Any) -> Any:
+    def lift(self, x: float) -> float:
         t = type(x)
         if t is int or (t is float and not x - x):  # x - x is nan for nan and ±inf
             return x
-        return _number(x, "Sum")
+        res: float = _number(x, "Sum")
+        return res
 
-    def combine(self, a: Any, b: Any) -> Any:
+    def combine(self, a: float, b: float) -> float:
         return a + b
 
-    def lower(self, a: Any) -> Any:
+    def lower(self, a: float) -> float:
         return a
 
-    def inverse(self, a: Any) -> Any:
+    def inverse(self, a: float) -> float:
         return -a
 
     def __repr__(self) -> str:
@@ -206,7 +220,7 @@ class Count:
     invertible: Final = True
     identity: Final = 0
 
-    def lift(self, x: Any) -> int:
+    def lift(self, x: object) -> int:
         return 1
 
     def combine(self, a: int, b: int) -> int:
@@ -222,7 +236,7 @@ class Count:
         return "Count()"
 
 
-class Max:
+class Max(Generic[T]):
     """Largest input; ``None`` for the empty window. Commutative and idempotent, no inverse.
 
     identity ``None``; lift ``x``; combine keeps the larger (the left one on ties);
@@ -240,13 +254,15 @@ class Max:
     invertible: Final = False
     identity: Final = None
 
-    def lift(self, x: Any) -> Any:
+    def lift(self, x: T) -> T:
         t = type(x)
-        if t is int or (t is float and not x - x):  # x - x is nan for nan and ±inf
+        y: Any = x  # the arithmetic below is on a float (or an int), not on any T
+        if t is int or (t is float and not y - y):  # y - y is nan for nan and ±inf
             return x
-        return _ordered(x, "Max")
+        res: T = _ordered(x, "Max")
+        return res
 
-    def combine(self, a: Any, b: Any) -> Any:
+    def combine(self, a: T | None, b: T | None) -> T | None:
         if a is None:
             return b
         try:  # costs nothing unless the values cannot be compared
@@ -256,14 +272,14 @@ class Max:
             raise _incomparable("Max", a, b) from None
         return b
 
-    def lower(self, a: Any) -> Any:
+    def lower(self, a: T | None) -> T | None:
         return a
 
     def __repr__(self) -> str:
         return "Max()"
 
 
-class Min:
+class Min(Generic[T]):
     """Smallest input; ``None`` for the empty window. Commutative and idempotent, no inverse.
 
     identity ``None``; lift ``x``; combine keeps the smaller (the left one on ties); lower ``a``.
@@ -280,13 +296,15 @@ class Min:
     invertible: Final = False
     identity: Final = None
 
-    def lift(self, x: Any) -> Any:
+    def lift(self, x: T) -> T:
         t = type(x)
-        if t is int or (t is float and not x - x):  # x - x is nan for nan and ±inf
+        y: Any = x  # the arithmetic below is on a float (or an int), not on any T
+        if t is int or (t is float and not y - y):  # y - y is nan for nan and ±inf
             return x
-        return _ordered(x, "Min")
+        res: T = _ordered(x, "Min")
+        return res
 
-    def combine(self, a: Any, b: Any) -> Any:
+    def combine(self, a: T | None, b: T | None) -> T | None:
         if a is None:
             return b
         try:  # costs nothing unless the values cannot be compared
@@ -296,7 +314,7 @@ class Min:
             raise _incomparable("Min", a, b) from None
         return b
 
-    def lower(self, a: Any) -> Any:
+    def lower(self, a: T | None) -> T | None:
         return a
 
     def __repr__(self) -> str:
@@ -493,16 +511,16 @@ class Mean:
     invertible: Final = True
     identity: Final[tuple[Any, int]] = (0, 0)
 
-    def lift(self, x: Any) -> tuple[Any, int]:
+    def lift(self, x: float) -> tuple[float, int]:
         return (_number(x, "Mean"), 1)
 
-    def combine(self, a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
+    def combine(self, a: tuple[float, int], b: tuple[float, int]) -> tuple[float, int]:
         return (a[0] + b[0], a[1] + b[1])
 
-    def lower(self, a: tuple[Any, int]) -> Any:
+    def lower(self, a: tuple[float, int]) -> float | None:
         return a[0] / a[1] if a[1] else None
 
-    def inverse(self, a: tuple[Any, int]) -> tuple[Any, int]:
+    def inverse(self, a: tuple[float, int]) -> tuple[float, int]:
         return (-a[0], -a[1])
 
     def __repr__(self) -> str:
@@ -865,8 +883,10 @@ class ArgMax:
     def combine(self, a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> Any:
         if a is None:
             return b
+        if b is None:
+            return a
         try:  # costs nothing unless the keys cannot be compared
-            if b is None or not a[0] < b[0]:
+            if not a[0] < b[0]:
                 return a
         except TypeError:
             raise _incomparable(type(self).__name__, a[0], b[0]) from None
@@ -897,8 +917,10 @@ class ArgMin(ArgMax):
     def combine(self, a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> Any:
         if a is None:
             return b
+        if b is None:
+            return a
         try:  # costs nothing unless the keys cannot be compared
-            if b is None or not b[0] < a[0]:
+            if not b[0] < a[0]:
                 return a
         except TypeError:
             raise _incomparable(type(self).__name__, a[0], b[0]) from None

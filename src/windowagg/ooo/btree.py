@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Generic
 
 from windowagg._invariants import same
 from windowagg._time import check_timestamp
 from windowagg.errors import ArgumentError, InvariantError, TimestampError
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 from windowagg.ooo._pack import pack_levels
 
 __all__ = ["BTree"]
@@ -64,7 +64,7 @@ class _BNode:
         self.agg: Any = None
 
 
-class BTree:
+class BTree(Generic[In, P, Out]):
     """Classic augmented B-tree over an out-of-order window (see the module fact card).
 
     Parameters
@@ -95,7 +95,7 @@ class BTree:
         "_size",
     )
 
-    def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int = DEFAULT_MIN_ARITY) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out], min_arity: int = DEFAULT_MIN_ARITY) -> None:
         require_monoid(monoid, "ooo.BTree")
         if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
             raise ArgumentError(f"ooo.BTree: min_arity must be an int >= 2, got {min_arity!r}")
@@ -112,7 +112,7 @@ class BTree:
         self._size = 0
 
     @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
+    def monoid(self) -> Monoid[In, P, Out]:
         """The monoid this window aggregates with.
 
         >>> from windowagg.monoids import Sum
@@ -257,7 +257,7 @@ class BTree:
         self._fix_up(node)
 
     # ------------------------------------------------------------------ operations
-    def insert(self, t: Any, v: Any) -> None:
+    def insert(self, t: Any, v: In) -> None:
         """Insert ``v`` at ``t`` (``old ⊗ lift(v)`` at an existing ``t``). O(log n).
 
         >>> from windowagg.monoids import Concat
@@ -265,11 +265,11 @@ class BTree:
         ('a', 'b')
         """
         check_timestamp(t, self._ref())
-        v = self._lift(v)
+        p = self._lift(v)
         node, i, found = self._search(t)
         if found:
             old = node.vals[i]
-            node.vals[i] = self._combine(old, v)
+            node.vals[i] = self._combine(old, p)
             try:
                 self._fix_up(node)
             except BaseException:
@@ -277,7 +277,7 @@ class BTree:
                 raise
             return
         try:
-            self._insert_new(node, i, t, v)
+            self._insert_new(node, i, t, p)
         except BaseException:
             self._rollback([(t, _NONE)])
             raise
@@ -346,7 +346,7 @@ class BTree:
         # a merge/rotation that restructures it recomputes it.
         self._rebalance_evict(leaf)
 
-    def bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+    def bulk_insert(self, pairs: Iterable[tuple[Any, In]]) -> None:
         """Insert every ``(t, v)`` as if one by one in order. O(m log n) (a loop).
 
         All timestamps are validated and all values lifted before anything changes.
@@ -407,7 +407,7 @@ class BTree:
             self._rollback(undo)
             raise
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower`` of the whole window's aggregate. O(1).
 
         >>> from windowagg.monoids import Sum
@@ -416,7 +416,7 @@ class BTree:
         """
         return self._lower(self._root.agg)
 
-    def range_query(self, t_from: Any, t_to: Any) -> Any:
+    def range_query(self, t_from: Any, t_to: Any) -> Out:
         """``lower`` of the entries with ``t_from <= t <= t_to``. O(log n).
 
         >>> from windowagg.monoids import Concat
@@ -488,7 +488,7 @@ class BTree:
         """
         return self._size
 
-    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+    def __iter__(self) -> Iterator[tuple[Any, P]]:
         """``(t, partial)`` pairs in time order. O(n).
 
         >>> from windowagg.monoids import Concat
@@ -512,10 +512,10 @@ class BTree:
     @classmethod
     def from_sorted_partials(
         cls,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         pairs: Iterable[tuple[Any, Any]],
         min_arity: int = DEFAULT_MIN_ARITY,
-    ) -> BTree:
+    ) -> BTree[In, P, Out]:
         """Build from strictly increasing ``(t, partial)`` pairs (not lifted) in O(n).
 
         >>> from windowagg.monoids import Sum
