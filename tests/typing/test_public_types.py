@@ -105,6 +105,7 @@ def test_correct_user_code_type_checks_with_precise_answer_types(
     checked: dict[str, tuple[str, int]],
 ) -> None:
     out, status = checked["good"]
+    assert status == 0, out
     errors = [line for line in out.splitlines() if ": error:" in line]
     assert errors == [], out
     notes = [line.split("Revealed type is ")[1] for line in out.splitlines() if "Revealed" in line]
