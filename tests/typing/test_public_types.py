@@ -3,7 +3,8 @@
 Runs mypy (``mypy.api.run``) on small user programs against this checkout's package:
 a correct program type-checks under ``--strict``, the answer types are precise
 (``DABA(Max()).query()`` is ``float | None``), and misuse such as inserting a string
-into a Max window is reported. FiBA is typed on its own branch.
+into a Max window is reported; the same for SlidingWindows and CountWindows, whose
+``WindowResult.value`` has the monoid's answer type. FiBA is typed on its own branch.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ api = pytest.importorskip("mypy.api")
 SRC = str(Path(windowagg.__file__).resolve().parent.parent)
 
 GOOD = """
-from windowagg import fifo, ooo
+from windowagg import CountWindows, SlidingWindows, fifo, ooo
 from windowagg.monoids import Count, Max, Mean, Min, Sum
 
 d = fifo.DABA(Max())
@@ -51,14 +52,21 @@ r = ooo.Recalc(Min())
 r.insert(1, 2.0)
 low: float | None = r.query()
 
+sw = SlidingWindows(Max(), 10, 5)
+emitted = sw.insert(1, 2.0) + sw.advance_watermark(20) + sw.close()
+top: float | None = emitted[0].value if emitted else None
+cw = CountWindows(Sum(), 3)
+cw.insert(1, 4)
+
 reveal_type(d.query())
 reveal_type(t.query())
 reveal_type(b.query())
 reveal_type(list(d))
+reveal_type(sw.insert(2, 3.0))
 """
 
 BAD = """
-from windowagg import fifo, ooo
+from windowagg import SlidingWindows, fifo, ooo
 from windowagg.monoids import Max, Sum
 
 fifo.DABA(Max()).insert("x")
@@ -66,6 +74,8 @@ fifo.TwoStacksLite(Sum()).insert([1])
 ooo.BTree(Max()).insert(1, "x")
 s: str = fifo.DABA(Max()).query()
 fifo.FlatFIT(Sum()).insert(None)
+SlidingWindows(Max(), 10, 5).insert(1, "x")
+v: str = SlidingWindows(Sum(), 10, 5).close()[0].value
 """
 
 
@@ -114,6 +124,8 @@ def test_correct_user_code_type_checks_with_precise_answer_types(
         '"float"',
         '"str | None"',
         '"list[float | None]"',
+        '"list[tuple[Any, Any, float | None, int, '
+        'fallback=windowagg.windows._common.WindowResult[float | None]]]"',
     ], out
 
 
@@ -121,5 +133,5 @@ def test_misuse_is_a_mypy_error(checked: dict[str, tuple[str, int]]) -> None:
     out, status = checked["bad"]
     assert status == 1, out
     lines = {int(line.split(":")[1]) for line in out.splitlines() if ": error:" in line}
-    # one error per misuse line of BAD (lines 5-9 of the dedented file)
-    assert lines == {5, 6, 7, 8, 9}, out
+    # one error per misuse line of BAD (lines 5-11 of the dedented file)
+    assert lines == {5, 6, 7, 8, 9, 10, 11}, out

@@ -21,7 +21,7 @@ import datetime as _dt
 import math
 from collections.abc import Callable, Iterable
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from windowagg.errors import (
     ArgumentError,
@@ -31,6 +31,13 @@ from windowagg.errors import (
     TimestampError,
 )
 from windowagg.monoids.base import Monoid, require_monoid
+
+if TYPE_CHECKING:  # WindowResult without a parameter is WindowResult[Any] (PEP 696)
+    from typing_extensions import TypeVar as _TypeVarWithDefault
+
+    _V = _TypeVarWithDefault("_V", default=Any)
+else:
+    _V = TypeVar("_V")
 
 __all__ = [
     "LATE_POLICIES",
@@ -50,8 +57,11 @@ BAD_VALUE = "bad_value"
 LATE = "late"
 
 
-class WindowResult(NamedTuple):
+class WindowResult(NamedTuple, Generic[_V]):
     """One emitted window: ``value`` is the lowered aggregate of its ``count`` events.
+
+    Generic in the type of ``value`` (the monoid's answer type) for type checkers:
+    ``SlidingWindows(Max(), ...).insert(...)`` returns ``list[WindowResult[float | None]]``.
 
     For time windows the interval is half-open ``[start, end)``; for per-event emission it
     is ``(start, end]`` with ``end`` the event's timestamp; for count and policy windows
@@ -63,7 +73,7 @@ class WindowResult(NamedTuple):
 
     start: Any
     end: Any
-    value: Any
+    value: _V
     count: int  # type: ignore[assignment]  # shadows tuple.count, as the contract names it
 
 

@@ -36,14 +36,14 @@ from __future__ import annotations
 from typing import Any
 
 from windowagg.errors import ArgumentError, InvariantError
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.windows._common import AggregatorSpec, WindowResult
 from windowagg.windows._event_order import _EventOrderWindows
 
 __all__ = ["CountWindows"]
 
 
-class CountWindows(_EventOrderWindows):
+class CountWindows(_EventOrderWindows[In, P, Out]):
     """The last ``n`` events in event-time order over any out-of-order aggregator.
 
     Parameters
@@ -71,7 +71,7 @@ class CountWindows(_EventOrderWindows):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         n: int,
         every: int = 1,
         *,
@@ -128,8 +128,8 @@ class CountWindows(_EventOrderWindows):
 
     @classmethod
     def from_bytes(
-        cls, data: bytes, monoid: Monoid[Any, Any, Any], *, aggregator: AggregatorSpec = "fiba"
-    ) -> CountWindows:
+        cls, data: bytes, monoid: Monoid[In, P, Out], *, aggregator: AggregatorSpec = "fiba"
+    ) -> CountWindows[In, P, Out]:
         """Rebuild from :meth:`to_bytes` output; O(n) with FiBA's sorted build.
 
         >>> from windowagg.monoids import Sum

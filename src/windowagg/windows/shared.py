@@ -34,14 +34,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from windowagg.errors import ArgumentError
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.windows._common import AggregatorSpec
 from windowagg.windows.sliding import _TimeWindows
 
 __all__ = ["SharedWindows"]
 
 
-class SharedWindows(_TimeWindows):
+class SharedWindows(_TimeWindows[In, P, Out]):
     """Several sliding-window sizes sharing one out-of-order aggregator.
 
     Parameters are those of :class:`~windowagg.windows.SlidingWindows`, with ``sizes`` (a
@@ -62,7 +62,7 @@ class SharedWindows(_TimeWindows):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         sizes: Sequence[Any],
         slide: Any = None,
         *,
@@ -122,10 +122,10 @@ class SharedWindows(_TimeWindows):
     def from_bytes(
         cls,
         data: bytes,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         *,
         aggregator: AggregatorSpec = "fiba",
-    ) -> SharedWindows:
+    ) -> SharedWindows[In, P, Out]:
         """Rebuild from :meth:`to_bytes` output; O(n) with FiBA's sorted build.
 
         >>> from windowagg.monoids import Sum

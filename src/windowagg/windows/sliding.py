@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import Any
+from typing import Any, Generic
 
 from windowagg._time import check_timestamp
 from windowagg.errors import (
@@ -57,7 +57,7 @@ from windowagg.errors import (
     TimestampError,
     WindowaggError,
 )
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.windows._common import (
     BAD_TIMESTAMP,
     BAD_VALUE,
@@ -102,7 +102,7 @@ def _float_in_int_stream(t: float) -> TimestampError:
     )
 
 
-class _TimeWindows:
+class _TimeWindows(Generic[In, P, Out]):
     """The engine behind :class:`SlidingWindows` and :class:`~windowagg.windows.SharedWindows`.
 
     It handles several window sizes over one aggregator: all windows share the grid of
@@ -115,7 +115,7 @@ class _TimeWindows:
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         sizes: tuple[Any, ...],
         slide: Any,
         *,
@@ -404,7 +404,7 @@ class _TimeWindows:
 
     # ------------------------------------------------------------------ ingestion
 
-    def insert(self, t: Any, v: Any) -> list[WindowResult]:
+    def insert(self, t: Any, v: In) -> list[WindowResult[Out]]:
         """Add one event; return the windows its watermark advance closed.
 
         Bad timestamps and values the monoid rejects go to :attr:`rejected` (never raise);
@@ -506,7 +506,7 @@ class _TimeWindows:
             pend.clear()
             self._agg.bulk_insert(bulk)
 
-    def insert_many(self, pairs: Iterable[tuple[Any, Any]]) -> list[WindowResult]:
+    def insert_many(self, pairs: Iterable[tuple[Any, In]]) -> list[WindowResult[Out]]:
         """Add a burst (one micro-batch): classify, combine per key, one ``bulk_insert``, emit.
 
         The whole burst is judged against the lateness bound *before* it (as Spark judges
@@ -768,7 +768,7 @@ class _TimeWindows:
             if is_late:
                 raise late_error(t, bound)
 
-    def advance_watermark(self, wm: Any) -> list[WindowResult]:
+    def advance_watermark(self, wm: Any) -> list[WindowResult[Out]]:
         """Move the watermark forward to *wm* (no-op if not ahead); return closed windows.
 
         Use it on a punctuation or when a source is idle. A bad *wm* (None, NaN, ±inf,
@@ -955,7 +955,7 @@ class _TimeWindows:
             out.append(WindowResult(start, t, lower(p), c))
         self._counts["emitted"] += len(self._sizes)
 
-    def close(self) -> list[WindowResult]:
+    def close(self) -> list[WindowResult[Out]]:
         """End of stream: emit every remaining non-empty window, oldest first; then refuse input.
 
         O(emitted windows) aggregator operations, as for :meth:`insert`.
@@ -1109,7 +1109,7 @@ def restore_aggregator(spec: AggregatorSpec, cm: Counted, empty: Any, pairs: lis
     return empty
 
 
-class SlidingWindows(_TimeWindows):
+class SlidingWindows(_TimeWindows[In, P, Out]):
     """Time windows ``[origin + k*slide, origin + k*slide + size)`` over any aggregator.
 
     Parameters
@@ -1161,7 +1161,7 @@ class SlidingWindows(_TimeWindows):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         size: Any,
         slide: Any = None,
         *,
@@ -1208,10 +1208,10 @@ class SlidingWindows(_TimeWindows):
     def from_bytes(
         cls,
         data: bytes,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         *,
         aggregator: AggregatorSpec = "fiba",
-    ) -> SlidingWindows:
+    ) -> SlidingWindows[In, P, Out]:
         """Rebuild a window from :meth:`to_bytes` output; O(n) with FiBA's sorted build.
 
         Raises CodecError for data of another kind, version or monoid.
