@@ -197,3 +197,13 @@ def test_every_name_in_errors_derives_from_windowagg_error() -> None:
         cls = getattr(errors, name)
         assert issubclass(cls, WindowaggError), name
         assert cls is WindowaggError or len(cls.__mro__) > 3, name  # and from a built-in
+
+
+@pytest.mark.parametrize("name", ["Recalc", "BTree"])
+def test_sum_of_two_number_types_that_do_not_add_names_both(name: str) -> None:
+    from decimal import Decimal
+
+    w = OOO[name](Sum())
+    w.insert(1, Decimal(1))
+    _raises(lambda: w.insert(1, 0.5), TypeError, "Sum()", "Decimal('1')", "0.5")
+    assert list(w) == [(1, Decimal(1))]

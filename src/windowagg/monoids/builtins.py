@@ -192,7 +192,13 @@ class Sum:
         return res
 
     def combine(self, a: float, b: float) -> float:
-        return a + b
+        try:  # costs nothing unless two number types do not add (Decimal and float)
+            return a + b
+        except TypeError:
+            raise MonoidTypeError(
+                f"Sum() cannot add {a!r:.40} ({type(a).__name__}) and {b!r:.40} "
+                f"({type(b).__name__}): use one number type per window"
+            ) from None
 
     def lower(self, a: float) -> float:
         return a
