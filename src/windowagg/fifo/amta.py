@@ -201,11 +201,16 @@ class AMTA(_MTABase[In, P, Out]):
             return
         comb = self._combine  # bound method cached in a local: hot loop
         # Every combine runs before the first mutation, so one that raises changes
-        # nothing. The new R1 is checked against R0 (the window aggregate a query will
-        # compute): an entry that cannot be combined with the window is refused here.
+        # nothing. The new entry is combined into R1; when R1 is empty it would join the
+        # window without any combine, so it is combined with R0 instead (the result is
+        # dropped): an entry the monoid cannot combine with the window is refused here,
+        # not by every later query. (Rare: R1 is empty only right after trees merge.)
         r1 = self._R1
-        r1 = u if r1 is self._identity else comb(r1, u)
-        comb(self._R0, r1)
+        if r1 is self._identity:
+            r1 = u
+            comb(self._R0, u)  # also when R0 is the identity: a no-op for a lawful monoid
+        else:
+            r1 = comb(r1, u)
         top = len(last) - 1
         if p[1] is EMPTY and top:  # the common case: fill the leaf tail's free slot
             p[1] = u
