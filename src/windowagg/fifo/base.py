@@ -127,7 +127,10 @@ class _FifoBase(DeprecatedEnds, Generic[In, P, Out]):
         ``TypeError`` or :class:`~windowagg.errors.EmptyWindowError` and changes
         nothing; so does a ``combine`` that raises part-way (the evictions already done
         are undone by rebuilding the window from its partials: O(n), on the error path
-        only).
+        only). For ``count > 1`` it first runs one :meth:`query` (O(1) in every class
+        that uses this loop): if even that raises, the window holds entries its
+        ``combine`` refuses and cannot be rebuilt, so the evictions run on an O(n) copy
+        that replaces the window only when all of them succeed.
 
         >>> from windowagg.fifo import DABA
         >>> from windowagg.monoids import Sum

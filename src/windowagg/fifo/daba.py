@@ -9,8 +9,8 @@ evict              O(1) worst case: at most 3 combines (a shrink); both are the
                    paper's bounds (Thm. 4.3) and are reached; identity operands
                    (an empty l_A or l_B) are skipped, never added
 query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper has
-                   no bulk eviction)
+bulk_evict(k)      O(k) worst case: k evictions, at most 3k + 1 combines (a query
+                   first, when k > 1; the paper has no bulk eviction)
 space              3n references: a value and an aggregate per entry (as in the
                    paper) plus the partial kept for ``oldest_partial``/``youngest_partial``/iteration
 paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window

@@ -7,8 +7,8 @@ insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shri
 evict              O(1) worst case: at most 3 combines (a shrink); both are the
                    paper's bounds (Thm. 4.3), reached; identity operands are skipped
 query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper
-                   has no bulk eviction)
+bulk_evict(k)      O(k) worst case: k evictions, at most 3k + 1 combines (a query
+                   first, when k > 1; the paper has no bulk eviction)
 space              2n references (a value and an aggregate per entry) in chunks of
                    ``chunk_size`` slots, plus one spare chunk at most
 paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window

@@ -7,7 +7,8 @@ operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
 insert             O(1) worst case: at most 3 combines
 evict              O(1) worst case: at most 2 combines
 query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions, at most 2k combines
+bulk_evict(k)      O(k) worst case: k evictions, at most 2k + 1 combines (a query
+                   first, when k > 1)
 space              n partials (kept for ``oldest_partial``/``youngest_partial``/iteration) + n slots
                    (an aggregate or a shared reference to the partial) + 2 aggregates
 paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation

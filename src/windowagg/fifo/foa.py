@@ -7,7 +7,7 @@ operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
 insert             O(1) worst case: at most 4 combines
 evict              O(1) worst case: at most 3 combines
 query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
+bulk_evict(k)      O(k) worst case: k evictions and a query (no bulk form in the paper)
 space              O(n): one immutable cell per entry and per pending rotation step,
                    plus one suspension object per pending step
 paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.1, Fig. 5, after
