@@ -4,6 +4,11 @@ Every error derives from :class:`WindowaggError` and from the built-in exception
 caller would naturally catch (``TypeError``, ``ValueError``, ``IndexError``,
 ``ImportError``), and every message says what to do about it.
 
+An exception raised by a *user* monoid's own ``lift``, ``combine`` or ``lower``
+propagates unchanged (as :func:`sorted` propagates its key's), and the structure that
+called it is left exactly as before the call. The built-in monoids check their input in
+``lift`` and raise :class:`MonoidInputError` / :class:`MonoidTypeError`.
+
 Examples
 --------
 >>> from windowagg.errors import EmptyWindowError, WindowaggError
@@ -14,15 +19,19 @@ True
 from __future__ import annotations
 
 __all__ = [
+    "ArgumentError",
+    "ArgumentTypeError",
     "BackendError",
     "CodecError",
     "CombineError",
     "EmptyWindowError",
+    "InvariantError",
     "LateEventError",
     "MissingExtraError",
     "MonoidContractError",
     "MonoidInputError",
     "MonoidSpecError",
+    "MonoidTypeError",
     "NativeUnavailableError",
     "OutOfOrderError",
     "StorageError",
@@ -35,6 +44,17 @@ class WindowaggError(Exception):
     """Base class of every error raised by windowagg."""
 
 
+class ArgumentError(WindowaggError, ValueError):
+    """An argument outside its allowed range: a negative size, an error bound not in
+    (0, 1), an unknown option. The message names the structure, the argument and the value.
+    """
+
+
+class ArgumentTypeError(WindowaggError, TypeError):
+    """An argument of the wrong type: a bool where a count is needed, a string where a
+    number is. The message names the structure, the argument and the value."""
+
+
 class MonoidContractError(WindowaggError, TypeError):
     """A monoid lacks a required member, or breaks associativity, identity or inverse laws."""
 
@@ -44,7 +64,27 @@ class CombineError(WindowaggError, TypeError):
 
 
 class MonoidInputError(WindowaggError, ValueError):
-    """An input value that a monoid cannot lift (a NaN key, a non-positive geometric-mean input)."""
+    """An input value that a monoid cannot lift (NaN or ±inf for a numeric built-in, a
+    non-positive geometric-mean input). Catch this one class to route refused values."""
+
+
+class MonoidTypeError(MonoidInputError, TypeError):
+    """An input of a type the monoid cannot lift (``Sum().lift("x")``).
+
+    A :class:`MonoidInputError` (so one ``except`` routes every refused value) and a
+    ``TypeError``, the built-in Python raises for ``0 + "x"``.
+
+    >>> issubclass(MonoidTypeError, MonoidInputError) and issubclass(MonoidTypeError, TypeError)
+    True
+    """
+
+
+class InvariantError(WindowaggError, AssertionError):
+    """``_check()`` found a broken invariant; the message says which and where.
+
+    An ``AssertionError`` too, because it reports a bug in windowagg (or a monoid that
+    breaks its laws), not bad input. Every structure's ``_check()`` raises this class.
+    """
 
 
 class MonoidSpecError(WindowaggError, ValueError):

@@ -21,7 +21,7 @@ def test_protocol_and_empty_window(name: str) -> None:
     w = _make(name)
     assert isinstance(w, FifoAggregator)
     assert len(w) == 0 and list(w) == [] and w.query() == 0
-    for op in (w.evict, w.oldest, w.youngest):
+    for op in (w.evict, w.oldest_partial, w.youngest_partial):
         with pytest.raises(EmptyWindowError, match="empty window"):
             op()
     w.bulk_evict(0)
@@ -136,7 +136,7 @@ def test_daba_chunks_are_freed_and_allocated_at_boundaries() -> None:
         w.insert(v)
         o.insert(v)
         w._check()
-    assert w.query() == o.query() and w.youngest() == (8,)
+    assert w.query() == o.query() and w.youngest_partial() == (8,)
 
 
 @pytest.mark.parametrize("name", sorted(FAMILY))

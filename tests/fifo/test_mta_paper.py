@@ -214,9 +214,9 @@ def test_errors_leave_the_window_unchanged(cls: Any) -> None:
     with pytest.raises(EmptyWindowError):
         w.evict()
     with pytest.raises(EmptyWindowError):
-        w.oldest()
+        w.oldest_partial()
     with pytest.raises(EmptyWindowError):
-        w.youngest()
+        w.youngest_partial()
     assert w.query() == () and len(w) == 0 and list(w) == []
     for x in "abc":
         w.insert(x)

@@ -16,7 +16,7 @@ def test_fifo_recalc_basic() -> None:
         w.insert(x)
     w.bulk_evict(2)
     assert w.query() == (2, 3, 4) and len(w) == 3
-    assert w.oldest() == (2,) and w.youngest() == (4,)
+    assert w.oldest_partial() == (2,) and w.youngest_partial() == (4,)
     with pytest.raises(EmptyWindowError):
         w.bulk_evict(4)
     assert list(w) == [(2,), (3,), (4,)]

@@ -179,7 +179,9 @@ def test_geometric_mean_identity_is_neutral_and_inputs_are_checked() -> None:
     a = g.lift(8.0)
     assert g.combine(g.identity, a) == a == g.combine(a, g.identity)
     for bad in (0, -1.5, math.nan, math.inf, "3", None, True):
-        with pytest.raises(MonoidInputError, match=r"GeometricMean\.lift needs a"):
+        with pytest.raises(
+            MonoidInputError, match=r"GeometricMean\(\) (needs a|refuses non-finite)"
+        ):
             g.lift(bad)
     assert math.isclose(g.lower(g.combine(g.lift(Decimal("2")), g.lift(Fraction(8)))), 4.0)
 
@@ -233,9 +235,9 @@ def test_argmax_is_not_commutative_on_ties() -> None:
 def test_argmax_input_checks() -> None:
     with pytest.raises(MonoidInputError, match=r"\(key, value\) pair"):
         ArgMax().lift(3)
-    with pytest.raises(MonoidInputError, match="NaN"):
+    with pytest.raises(MonoidInputError, match="non-finite value nan"):
         ArgMin().lift((math.nan, "x"))
-    with pytest.raises(MonoidInputError, match="NaN"):
+    with pytest.raises(MonoidInputError, match="non-finite value nan"):
         MaxCount().lift(math.nan)
     with pytest.raises(TypeError, match="key must be callable"):
         ArgMax(key=3)  # type: ignore[arg-type]
@@ -253,9 +255,9 @@ def test_product_has_no_inverse_because_of_zero() -> None:
 
 
 def test_variance_rejects_bad_inputs_and_parameters() -> None:
-    with pytest.raises(MonoidInputError, match=r"Variance\.lift needs a real number"):
+    with pytest.raises(MonoidInputError, match=r"Variance\(\) needs a real number"):
         Variance().lift("1.5")
-    with pytest.raises(MonoidInputError, match=r"StdDev\.lift needs a real number"):
+    with pytest.raises(MonoidInputError, match=r"StdDev\(\) needs a real number"):
         StdDev().lift(None)
     with pytest.raises(ValueError, match="ddof must be an int >= 0"):
         Variance(ddof=-1)

@@ -1,7 +1,7 @@
 """In-order (FIFO) sliding-window aggregators, all with one interface.
 
 Every class takes a monoid (see :mod:`windowagg.monoids.base`) and offers ``insert(v)``,
-``evict()``, ``bulk_evict(count)``, ``query()``, ``oldest()``, ``youngest()``,
+``evict()``, ``bulk_evict(count)``, ``query()``, ``oldest_partial()``, ``youngest_partial()``,
 ``len()``, iteration over partials oldest to youngest, and ``_check()``, so swapping one
 for another is a one-line change. Pick by the trade-off (``docs/fifo.md``):
 

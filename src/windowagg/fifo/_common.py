@@ -9,13 +9,16 @@ None of these run inside a hot loop more than once per public call.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from windowagg.errors import EmptyWindowError, WindowaggError
+from windowagg._invariants import invariant, same
+from windowagg.errors import ArgumentTypeError, EmptyWindowError, InvariantError
 from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
 __all__ = [
+    "DeprecatedEnds",
     "FoldChecks",
     "InvariantError",
     "check_count",
@@ -24,12 +27,16 @@ __all__ = [
     "flip_op",
     "hot_ops",
     "invariant",
+    "same",
 ]
 
-# Built-ins whose ``lift`` and ``lower`` return their argument unchanged: the hot paths
-# skip those two calls for them (exact type match, so subclasses and wrappers such as
-# ``Counting`` keep the generic path and every call is still counted).
-_IDENTITY_LIFT_LOWER: frozenset[type] = frozenset({Sum, Max, Min, MatMul2x2})
+# Built-ins whose ``lower`` returns its argument unchanged, and those whose ``lift`` does
+# too: the hot paths skip those calls for them (exact type match, so subclasses and
+# wrappers such as ``Counting`` keep the generic path and every call is still counted).
+# Sum, Max and Min check their input in ``lift`` (NaN and ±inf are refused), so their
+# ``lift`` is always called.
+_IDENTITY_LOWER: frozenset[type] = frozenset({Sum, Max, Min, MatMul2x2})
+_IDENTITY_LIFT: frozenset[type] = frozenset({MatMul2x2})
 
 
 def hot_ops(
@@ -42,32 +49,16 @@ def hot_ops(
     own bound method, cached once.
 
     >>> from windowagg.monoids import Sum, Counting
-    >>> hot_ops(Sum())[0] is None, hot_ops(Sum())[1] is operator.add
+    >>> hot_ops(Sum())[2] is None, hot_ops(Sum())[1] is operator.add
     (True, True)
-    >>> hot_ops(Counting(Sum()))[0] is None
+    >>> hot_ops(Counting(Sum()))[2] is None
     False
     """
     t = type(m)
-    if t in _IDENTITY_LIFT_LOWER:
-        return None, (operator.add if t is Sum else m.combine), None
-    return m.lift, m.combine, m.lower
-
-
-class InvariantError(WindowaggError, AssertionError):
-    """Raised by ``_check()`` when a structure's invariant is broken; says which and where.
-
-    A :class:`~windowagg.errors.WindowaggError` like every windowagg error, and an
-    ``AssertionError`` because it reports a bug, not bad input.
-    """
-
-
-def invariant(ok: bool, who: str, what: str) -> None:
-    """Raise :class:`InvariantError` ``"<who>: <what>"`` unless *ok*.
-
-    >>> invariant(True, "DABA", "never shown")
-    """
-    if not ok:
-        raise InvariantError(f"{who}: invariant broken: {what}")
+    lift = None if t in _IDENTITY_LIFT else m.lift
+    if t in _IDENTITY_LOWER:
+        return lift, (operator.add if t is Sum else m.combine), None
+    return lift, m.combine, m.lower
 
 
 def check_lemma_4_1(who: str, n_l: int, n_r: int, n_a: int, n_f: int, n_b: int) -> None:
@@ -80,7 +71,7 @@ def check_lemma_4_1(who: str, n_l: int, n_r: int, n_a: int, n_f: int, n_b: int) 
     >>> check_lemma_4_1("DABA", 1, 0, 1, 4, 0)
     Traceback (most recent call last):
     ...
-    windowagg.fifo._common.InvariantError: DABA: invariant broken: Lemma 4.1: |lL|+|lR|+|lA|+1 = 3 != |lF|-|lB| = 4
+    windowagg.errors.InvariantError: DABA: invariant broken: Lemma 4.1: |lL|+|lR|+|lA|+1 = 3 != |lF|-|lB| = 4
     """
     invariant(
         n_l + n_r + n_a + 1 == n_f - n_b,
@@ -106,7 +97,7 @@ class FoldChecks:
     >>> c.suffixes([("x",)], 2, 3, 3, "l_A")
     Traceback (most recent call last):
     ...
-    windowagg.fifo._common.InvariantError: DABA: invariant broken: l_A entry 0: ('x',) != ('c',)
+    windowagg.errors.InvariantError: DABA: invariant broken: l_A entry 0: ('x',) != ('c',)
     """
 
     __slots__ = ("_combine", "_identity", "_vals", "_who")
@@ -133,7 +124,7 @@ class FoldChecks:
         for p in range(hi - 1, lo - 1, -1):
             acc = combine(vals[p], acc)
             got = stored[p - lo]
-            invariant(got == acc, self._who, f"{region} entry {p - lo}: {got!r} != {acc!r}")
+            invariant(same(got, acc), self._who, f"{region} entry {p - lo}: {got!r} != {acc!r}")
 
     def prefixes(self, stored: Sequence[Any], lo: int, hi: int, region: str) -> None:
         """``stored[p - lo] == v[lo] ⊗ ... ⊗ v[p]`` for ``p`` in ``[lo, hi)``."""
@@ -142,7 +133,7 @@ class FoldChecks:
         for p in range(lo, hi):
             acc = combine(acc, vals[p])
             got = stored[p - lo]
-            invariant(got == acc, self._who, f"{region} entry {p - lo}: {got!r} != {acc!r}")
+            invariant(same(got, acc), self._who, f"{region} entry {p - lo}: {got!r} != {acc!r}")
 
 
 def empty_error(who: str, op: str) -> EmptyWindowError:
@@ -157,7 +148,8 @@ def empty_error(who: str, op: str) -> EmptyWindowError:
 def check_count(count: Any, n: int, who: str) -> int:
     """Validate a ``bulk_evict`` count against the window size *n*; return it as an int.
 
-    Raises ``TypeError`` for a non-integer count and
+    Raises :class:`~windowagg.errors.ArgumentTypeError` (a ``TypeError``) for a
+    non-integer count (a bool included) and
     :class:`~windowagg.errors.EmptyWindowError` (an ``IndexError``) when it is negative
     or larger than the window, so that a failed call leaves the window unchanged.
 
@@ -167,11 +159,11 @@ def check_count(count: Any, n: int, who: str) -> int:
     windowagg.errors.EmptyWindowError: DABA.bulk_evict(4) on a window of 3 entries; count must be between 0 and len(window)
     """
     if isinstance(count, bool):
-        raise TypeError(f"{who}.bulk_evict(count) needs an integer count, got a bool")
+        raise ArgumentTypeError(f"{who}.bulk_evict(count) needs an integer count, got a bool")
     try:
         k = operator.index(count)
     except TypeError:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{who}.bulk_evict(count) needs an integer count, got {type(count).__name__}"
         ) from None
     if k < 0 or k > n:
@@ -201,3 +193,49 @@ def flip_op(m: Any, combine: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
         return combine(older, acc)
 
     return older_first
+
+
+class DeprecatedEnds:
+    """``oldest()``/``youngest()`` of the FIFO classes, renamed; kept one release, warning.
+
+    In ``windowagg.ooo`` and ``windowagg.windows`` ``oldest()`` is the smallest timestamp;
+    a FIFO aggregator has no timestamps, so its accessors of the partials at the two
+    ends are called :meth:`oldest_partial` and :meth:`youngest_partial`.
+
+    >>> import warnings
+    >>> from windowagg.fifo import DABA
+    >>> from windowagg.monoids import Sum
+    >>> w = DABA(Sum()); w.insert(4)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     w.oldest(), caught[0].category.__name__
+    (4, 'DeprecationWarning')
+    """
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+
+        def oldest_partial(self) -> Any: ...
+
+        def youngest_partial(self) -> Any: ...
+
+    def oldest(self) -> Any:
+        """Deprecated alias of :meth:`oldest_partial` (removed in windowagg 0.3)."""
+        warnings.warn(
+            f"{type(self).__name__}.oldest() is renamed oldest_partial(): in windowagg, "
+            "oldest() is the smallest timestamp of an out-of-order window",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.oldest_partial()
+
+    def youngest(self) -> Any:
+        """Deprecated alias of :meth:`youngest_partial` (removed in windowagg 0.3)."""
+        warnings.warn(
+            f"{type(self).__name__}.youngest() is renamed youngest_partial(): in "
+            "windowagg, youngest() is the largest timestamp of an out-of-order window",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.youngest_partial()

@@ -44,18 +44,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from windowagg.errors import EmptyWindowError
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.errors import ArgumentError, EmptyWindowError
+from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.log_mta import _MTABase
 from windowagg.fifo.wsp import Policy
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 from windowagg.storage.base import KVStore
 from windowagg.storage.levels import EMPTY
 
 __all__ = ["AMTA"]
 
 
-class AMTA(_MTABase):
+class AMTA(_MTABase[In, P, Out]):
     """Amortized MTA over *monoid*: amortized O(1) insert / evict / query, O(log n) bulk.
 
     Parameters
@@ -81,7 +81,7 @@ class AMTA(_MTABase):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         *,
         policy: Policy | None = None,
         store: KVStore | None = None,
@@ -94,7 +94,7 @@ class AMTA(_MTABase):
         bulk_after: float = 1.0,
     ) -> None:
         if not bulk_after >= 0:
-            raise ValueError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")
+            raise ArgumentError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")
         require_monoid(monoid, self._WHO)
         self._bulk_after = bulk_after
         self._R0: Any = monoid.identity
@@ -123,23 +123,27 @@ class AMTA(_MTABase):
         """A copy of the stack S, bottom first. O(log n)."""
         return list(self._S)
 
-    def aggregate(self) -> Any:
+    def aggregate(self) -> P:
         """The partial aggregate of the window, ``R0 · R1``. O(1), at most one combine."""
         r0, r1 = self._R0, self._R1
         ident = self._identity
         if r1 is ident:
-            return r0
+            res: P = r0
+            return res
         if r0 is ident:
-            return r1
-        return self._combine(r0, r1)
+            res = r1
+            return res
+        res = self._combine(r0, r1)
+        return res
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower`` of the window aggregate, oldest to youngest. O(1), one combine."""
         r0, r1 = self._R0, self._R1
         ident = self._identity
         agg = r0 if r1 is ident else (r1 if r0 is ident else self._combine(r0, r1))
         lower = self._lower
-        return agg if lower is None else lower(agg)
+        res: Out = agg if lower is None else lower(agg)
+        return res
 
     def _limit(self, n: int) -> float:
         return self._bulk_after * math.floor(math.log2(n)) + 1 if n > 1 else 1
@@ -147,28 +151,32 @@ class AMTA(_MTABase):
     # -- Result Pair and stack (Alg. 4 and 5, fixed) -------------------------------------
     def _compute_left(self) -> None:
         """Rebuild S and R0 from the first pair of every level. O(log n)."""
-        first = self._first
+        self._S[:], self._R0 = self._left_of(self._first)
+
+    def _left_of(self, first: list[list[Any]]) -> tuple[list[Any], Any]:
+        """``(S, R0)`` for the first pairs *first* (bottom level first); no mutation."""
         comb = self._combine
-        S = self._S
-        S.clear()
+        S: list[Any] = []
         for lv in range(len(first) - 1, -1, -1):
             a, b = first[lv]
             if a is not EMPTY and b is not EMPTY:
                 S.append(comb(b, S[-1]) if S else b)
         a, b = first[0]
         head = b if a is EMPTY else a
-        self._R0 = comb(head, S[-1]) if S else head
+        return S, (comb(head, S[-1]) if S else head)
 
     def _compute_right(self) -> None:
         """R1 = aggregate of the tails of levels 0 .. top-1, oldest first. O(log n)."""
-        last = self._last
+        self._R1 = self._right_of(self._last[:-1])
+
+    def _right_of(self, tails: list[list[Any]]) -> Any:
+        """The aggregate of the pairs *tails* (bottom level first), oldest first."""
         comb = self._combine
         r1: Any = EMPTY
-        for lv in range(len(last) - 1):
-            a, b = last[lv]
+        for a, b in tails:
             val = a if b is EMPTY else (b if a is EMPTY else comb(a, b))
             r1 = val if r1 is EMPTY else comb(val, r1)
-        self._R1 = self._identity if r1 is EMPTY else r1
+        return self._identity if r1 is EMPTY else r1
 
     def _reset(self) -> None:
         super()._reset()
@@ -177,7 +185,7 @@ class AMTA(_MTABase):
         self._S.clear()
 
     # -- insert (Alg. 3, fixed) ----------------------------------------------------------
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)``: a binary-counter carry through the tails.
 
         Amortized O(1) combines, O(log n) worst case (when the carry reaches the top
@@ -192,11 +200,21 @@ class AMTA(_MTABase):
             self._R0 = u
             return
         comb = self._combine  # bound method cached in a local: hot loop
+        # Every combine runs before the first mutation, so one that raises changes
+        # nothing. The new entry is combined into R1; when R1 is empty it would join the
+        # window without any combine, so it is combined with R0 instead (the result is
+        # dropped): an entry the monoid cannot combine with the window is refused here,
+        # not by every later query. (Rare: R1 is empty only right after trees merge.)
         r1 = self._R1
-        self._R1 = u if r1 is self._identity else comb(r1, u)
+        if r1 is self._identity:
+            r1 = u
+            comb(self._R0, u)  # also when R0 is the identity: a no-op for a lawful monoid
+        else:
+            r1 = comb(r1, u)
         top = len(last) - 1
         if p[1] is EMPTY and top:  # the common case: fill the leaf tail's free slot
             p[1] = u
+            self._R1 = r1
             return
         hi = self._hi
         chunks = self._chunks  # the in-process middle sections, or None with a store
@@ -204,9 +222,10 @@ class AMTA(_MTABase):
             # the next most common case: the leaf tail is full, its carry fills level 1
             q = last[1]
             if q[1] is EMPTY:
+                a, b = p
+                ab = comb(a, b)
                 h = hi[0]
                 pos = h - 1
-                a, b = p
                 ch = chunks[0].get(pos >> 8)
                 if ch is not None and len(ch) == pos & 255:
                     ch.append((a, b))  # an immutable snapshot (see LocalLevels)
@@ -214,7 +233,8 @@ class AMTA(_MTABase):
                     self._mid.push(0, pos, p)
                 last[0] = [u, EMPTY]
                 hi[0] = h + 1
-                q[1] = comb(a, b)
+                q[1] = ab
+                self._R1 = r1
                 return
             if top > 2 and q[0] is not EMPTY:
                 # the third most common case: the carry fills level 1's tail too and
@@ -222,6 +242,9 @@ class AMTA(_MTABase):
                 r = last[2]
                 if r[1] is EMPTY:
                     a, b = p
+                    c, d = q
+                    ab = comb(a, b)
+                    cd = comb(c, d)
                     h = hi[0]
                     pos = h - 1
                     ch = chunks[0].get(pos >> 8)
@@ -229,7 +252,6 @@ class AMTA(_MTABase):
                         ch.append((a, b))  # an immutable snapshot (see LocalLevels)
                     else:
                         self._mid.push(0, pos, p)
-                    c, d = q
                     h1 = hi[1]
                     pos = h1 - 1
                     ch = chunks[1].get(pos >> 8)
@@ -239,43 +261,58 @@ class AMTA(_MTABase):
                         self._mid.push(1, pos, q)
                     last[0] = [u, EMPTY]
                     hi[0] = h + 1
-                    last[1] = [comb(a, b), EMPTY]
+                    last[1] = [ab, EMPTY]
                     hi[1] = h1 + 1
-                    r[1] = comb(c, d)
+                    r[1] = cd
+                    self._R1 = r1
                     return
-        push = self._mid.push
-        carry = u
+        # the general carry: first the carries (combines), then the writes
+        carries = [u]  # the carry entering each level, from level 0 up
         lv = 0
         while True:
-            p = last[lv]
-            b = p[1]
+            a, b = last[lv]
             if b is EMPTY:  # free right slot: the carry stops here
-                p[1] = carry
-                if lv == top:  # the leftmost tree grew: trees merged
-                    self._compute_left()
-                    self._compute_right()
-                return
-            a = p[0]
-            nxt = b if a is EMPTY else comb(a, b)
-            # append <carry, EMPTY> as the new tail; the old tail (now with a parent)
-            # goes to the level's middle section
+                break
+            carries.append(b if a is EMPTY else comb(a, b))
+            lv += 1
+            if lv > top:
+                break
+        stop = lv
+        merged: tuple[list[Any], Any, Any] | None = None
+        if stop == top:  # the leftmost tree grows: trees merge, R0, S and R1 recomputed
+            top_pair = [last[top][0], carries[top]]
+            firsts = [*self._first[:top], top_pair]
+            tails = [[c, EMPTY] for c in carries[:top]]
+            s_new, r0_new = self._left_of(firsts)
+            merged = (s_new, r0_new, self._right_of(tails))
+            if merged[2] is not self._identity:
+                comb(r0_new, merged[2])
+        push = self._mid.push
+        for lv in range(min(stop, top + 1)):
+            p = last[lv]
             h = hi[lv]
             if chunks is not None:  # LocalLevels.push, inlined for the common case
                 pos = h - 1
                 ch = chunks[lv].get(pos >> 8)
                 if ch is not None and len(ch) == pos & 255:
-                    ch.append((a, b))  # an immutable snapshot (see LocalLevels)
+                    ch.append((p[0], p[1]))  # an immutable snapshot (see LocalLevels)
                 else:
                     push(lv, pos, p)
             else:
                 push(lv, h - 1, p)
-            last[lv] = [carry, EMPTY]
+            # append <carry, EMPTY> as the new tail; the old tail (now with a parent)
+            # went to the level's middle section
+            last[lv] = [carries[lv], EMPTY]
             hi[lv] = h + 1
-            carry = nxt
-            lv += 1
-            if lv > top:  # the old top pair got a parent: a new top level, R0/S unchanged
-                self._new_level([carry, EMPTY], h - 1, 0)
-                return
+        if stop > top:  # the old top pair got a parent: a new top level, R0/S unchanged
+            self._new_level([carries[stop], EMPTY], hi[top] - 2, 0)
+            self._R1 = r1
+            return
+        last[stop][1] = carries[stop]
+        if merged is None:
+            self._R1 = r1
+            return
+        self._S[:], self._R0, self._R1 = merged
 
     # -- single eviction (Alg. 6 + 7, fixed) ---------------------------------------------
     def evict(self) -> None:
@@ -467,7 +504,9 @@ class AMTA(_MTABase):
 
         if not levels:
             invariant(not self._S, who, "empty window with a non-empty stack")
-            invariant(ident == self._R0 and ident == self._R1, who, "empty window, R != identity")
+            invariant(
+                same(ident, self._R0) and same(ident, self._R1), who, "empty window, R != identity"
+            )
             return
         leaves = [x for a, b in levels[0] for x in (a, b) if x is not EMPTY]
         # leaves of the trees rooted at the tails of levels 0..top-1 (newest last)
@@ -477,12 +516,12 @@ class AMTA(_MTABase):
             right += ((a is not EMPTY) + (b is not EMPTY)) << lv
         left_leaves, right_leaves = leaves[: len(leaves) - right], leaves[len(leaves) - right :]
         invariant(
-            fold(left_leaves) == self._R0,
+            same(fold(left_leaves), self._R0),
             who,
             f"R0 = {self._R0!r:.60} but the leftmost tree folds to {fold(left_leaves)!r:.60}",
         )
         invariant(
-            fold(right_leaves) == self._R1,
+            same(fold(right_leaves), self._R1),
             who,
             f"R1 = {self._R1!r:.60} but the other trees fold to {fold(right_leaves)!r:.60}",
         )
@@ -492,7 +531,7 @@ class AMTA(_MTABase):
         fresh = list(self._S)
         self._S[:] = saved_s
         self._R0 = saved_r0
-        invariant(saved_s == fresh, who, f"stack {saved_s!r:.80} != recomputed {fresh!r:.80}")
+        invariant(same(saved_s, fresh), who, f"stack {saved_s!r:.80} != recomputed {fresh!r:.80}")
 
     def __repr__(self) -> str:
         where = "" if self._store is None else f", store={self._store!r}"

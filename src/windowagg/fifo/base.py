@@ -20,51 +20,56 @@ The shared part keeps the ``__slots__`` layout (no instance ``__dict__``):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
-from windowagg.fifo._common import check_count, empty_error, hot_ops
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.fifo._common import DeprecatedEnds, check_count, empty_error, hot_ops
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 
 __all__ = ["FifoAggregator"]
 
 
+_In_contra = TypeVar("_In_contra", contravariant=True)
+_P_co = TypeVar("_P_co", covariant=True)
+_Out_co = TypeVar("_Out_co", covariant=True)
+
+
 @runtime_checkable
-class FifoAggregator(Protocol):
+class FifoAggregator(Protocol[_In_contra, _P_co, _Out_co]):
     """What every ``windowagg.fifo`` class offers.
 
     ``insert(v)`` lifts ``v`` and appends it as the youngest entry; ``evict()`` removes
     the oldest (:class:`~windowagg.errors.EmptyWindowError` when empty);
     ``bulk_evict(count)`` removes the ``count`` oldest; ``query()`` returns the lowered
-    aggregate, oldest to youngest (``lower(identity)`` when empty); ``oldest()`` and
-    ``youngest()`` return the partial aggregates at the two ends; iteration yields
+    aggregate, oldest to youngest (``lower(identity)`` when empty); ``oldest_partial()`` and
+    ``youngest_partial()`` return the partial aggregates at the two ends; iteration yields
     partials oldest to youngest.
     """
 
-    def insert(self, v: Any) -> None: ...
+    def insert(self, v: _In_contra) -> None: ...
 
     def evict(self) -> None: ...
 
     def bulk_evict(self, count: int) -> None: ...
 
-    def query(self) -> Any: ...
+    def query(self) -> _Out_co: ...
 
-    def oldest(self) -> Any: ...
+    def oldest_partial(self) -> _P_co: ...
 
-    def youngest(self) -> Any: ...
+    def youngest_partial(self) -> _P_co: ...
 
     def __len__(self) -> int: ...
 
-    def __iter__(self) -> Iterator[Any]: ...
+    def __iter__(self) -> Iterator[_P_co]: ...
 
     def _check(self) -> None: ...
 
 
-class _FifoBase:
+class _FifoBase(DeprecatedEnds, Generic[In, P, Out]):
     """What the FIFO classes share; each subclass adds its storage and its algorithm.
 
     A subclass sets ``_who`` (its public name, used in errors and ``repr``), defines
-    ``insert``, ``evict``, ``query``, ``oldest``, ``youngest``, ``__len__``,
+    ``insert``, ``evict``, ``query``, ``oldest_partial``, ``youngest_partial``, ``__len__``,
     ``__iter__`` and ``_check`` (or inherits the storage accessors from
     :class:`_DequeFifo`), and overrides ``bulk_evict`` where it has a faster form.
     ``_repr_fields`` names the properties ``repr`` shows after ``n``.
@@ -81,19 +86,30 @@ class _FifoBase:
 
     if TYPE_CHECKING:  # defined by every subclass; declared here for bulk_evict and repr
 
+        def insert(self, v: In) -> None: ...
+
         def evict(self) -> None: ...
+
+        def query(self) -> Out: ...
 
         def __len__(self) -> int: ...
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+        def __iter__(self) -> Iterator[P]: ...
+
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         require_monoid(monoid, self._who)
         self._m = monoid
-        # bound methods cached once: every operation calls them
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        # bound methods cached once: every operation calls them. Partials are Any inside
+        # the algorithms (their type is the monoid's business); the public signatures
+        # are generic in In, P, Out.
+        lift, combine, lower = hot_ops(monoid)
+        self._lift: Callable[[In], Any] | None = lift
+        self._combine: Callable[[Any, Any], Any] = combine
+        self._lower: Callable[[Any], Out] | None = lower
+        self._identity: Any = monoid.identity
 
     @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
+    def monoid(self) -> Monoid[In, P, Out]:
         """The monoid this window aggregates with. O(1).
 
         >>> from windowagg.fifo import DABA
@@ -109,7 +125,12 @@ class _FifoBase:
         O(count) evictions, each at the class's ``evict`` cost (its fact card states the
         bound; a class with a faster bulk form overrides this). A bad count raises
         ``TypeError`` or :class:`~windowagg.errors.EmptyWindowError` and changes
-        nothing; a ``combine`` that raises part-way keeps the evictions already done.
+        nothing; so does a ``combine`` that raises part-way (the evictions already done
+        are undone by rebuilding the window from its partials: O(n), on the error path
+        only). For ``count > 1`` it first runs one :meth:`query` (O(1) in every class
+        that uses this loop): if even that raises, the window holds entries its
+        ``combine`` refuses and cannot be rebuilt, so the evictions run on an O(n) copy
+        that replaces the window only when all of them succeed.
 
         >>> from windowagg.fifo import DABA
         >>> from windowagg.monoids import Sum
@@ -119,16 +140,81 @@ class _FifoBase:
         (9, 2)
         """
         k = check_count(count, len(self), self._who)
+        if k > 1:
+            try:
+                self.query()
+            except Exception:
+                # The window holds entries its combine refuses, so a single eviction may
+                # raise part-way and the window cannot be rebuilt from its partials:
+                # evict from a copy and keep it only if every eviction succeeds. O(n).
+                twin = self._clone()
+                twin._evict_loop(k)
+                self._adopt(twin)
+                return
+        self._evict_loop(k)
+
+    def _evict_loop(self, k: int) -> None:
         evict = self.evict  # cached: called k times
-        for _ in range(k):
-            evict()
+        oldest = self.oldest_partial  # cached: the evicted partials, for the error path
+        gone: list[Any] = []
+        try:
+            for _ in range(k):
+                gone.append(oldest())
+                evict()
+        except BaseException:
+            gone.pop()  # the failed evict() changed nothing
+            if gone:
+                self._refill([*gone, *self])
+            raise
+
+    def _slots(self) -> Iterator[str]:
+        for cls in type(self).__mro__:
+            yield from cls.__dict__.get("__slots__", ())
+
+    def _clone(self) -> _FifoBase[In, P, Out]:
+        """A copy that shares the partials but no container with this window. O(n)."""
+        twin = self._fresh()
+        for name in self._slots():
+            value = getattr(self, name)
+            if isinstance(value, (deque, list)):
+                value = value.copy()
+            setattr(twin, name, value)
+        return twin
+
+    def _adopt(self, other: _FifoBase[In, P, Out]) -> None:
+        """Take over the state of *other* (a window of the same class), slot by slot."""
+        for name in self._slots():
+            setattr(self, name, getattr(other, name))
+
+    def _fresh(self) -> _FifoBase[In, P, Out]:
+        """An empty window of the same class and parameters (for :meth:`_refill`)."""
+        return type(self)(self._m)
+
+    def _refill(self, partials: list[Any]) -> None:
+        """Error path: make this window hold *partials* (already lifted), oldest first.
+
+        Builds a fresh window by inserting the partials with ``lift`` switched off, then
+        takes over its state slot by slot. O(n) inserts.
+        """
+        fresh = self._fresh()
+        lift = fresh._lift
+        fresh._lift = None  # the partials are lifted already
+        insert = fresh.insert
+        for p in partials:
+            insert(p)
+        fresh._lift = lift
+        self._adopt(fresh)
+
+    if TYPE_CHECKING:
+
+        def oldest_partial(self) -> P: ...
 
     def __repr__(self) -> str:
         extra = "".join(f", {name}={getattr(self, name)!r}" for name in self._repr_fields)
         return f"fifo.{self._who}({self._m!r}, n={len(self)}{extra})"
 
 
-class _DequeFifo(_FifoBase):
+class _DequeFifo(_FifoBase[In, P, Out]):
     """A :class:`_FifoBase` whose partials all sit in one deque ``_vals``, oldest first.
 
     Its storage accessors read the two ends of the deque (O(1) worst case in CPython).
@@ -136,36 +222,38 @@ class _DequeFifo(_FifoBase):
 
     __slots__ = ("_vals",)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._vals: deque[Any] = deque()  # every partial, oldest first
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial (the left end of the deque). O(1). EmptyWindowError when empty.
 
         >>> from windowagg.fifo import DABA
         >>> from windowagg.monoids import Sum
         >>> w = DABA(Sum())
         >>> for x in (1, 2, 3): w.insert(x)
-        >>> w.evict(); w.oldest()
+        >>> w.evict(); w.oldest_partial()
         2
         """
         if not self._vals:
-            raise empty_error(self._who, "oldest()")
-        return self._vals[0]
+            raise empty_error(self._who, "oldest_partial()")
+        res: P = self._vals[0]
+        return res
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.fifo import DABA
         >>> from windowagg.monoids import Sum
         >>> w = DABA(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
+        >>> w.youngest_partial()
         2
         """
         if not self._vals:
-            raise empty_error(self._who, "youngest()")
-        return self._vals[-1]
+            raise empty_error(self._who, "youngest_partial()")
+        res: P = self._vals[-1]
+        return res
 
     def __len__(self) -> int:
         """Number of entries. O(1).
@@ -178,7 +266,7 @@ class _DequeFifo(_FifoBase):
         """
         return len(self._vals)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Partials oldest to youngest (a snapshot). O(n).
 
         >>> from windowagg.fifo import DABA

@@ -9,10 +9,10 @@ evict              O(1) worst case: at most 3 combines (a shrink); both are the
                    paper's bounds (Thm. 4.3) and are reached; identity operands
                    (an empty l_A or l_B) are skipped, never added
 query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper has
-                   no bulk eviction)
+bulk_evict(k)      O(k) worst case: k evictions, at most 3k + 1 combines (a query
+                   first, when k > 1; the paper has no bulk eviction)
 space              3n references: a value and an aggregate per entry (as in the
-                   paper) plus the partial kept for ``oldest``/``youngest``/iteration
+                   paper) plus the partial kept for ``oldest_partial``/``youngest_partial``/iteration
 paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
                    Aggregation in Worst-Case Constant Time", DEBS 2017, §4, Figs. 9-10
 =================  ==========================================================
@@ -53,14 +53,14 @@ from typing import Any
 
 from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
 from windowagg.fifo.base import _DequeFifo
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["DABA"]
 
 _WHO = "DABA"
 
 
-class DABA(_DequeFifo):
+class DABA(_DequeFifo[In, P, Out]):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -82,14 +82,14 @@ class DABA(_DequeFifo):
     >>> from windowagg.monoids import Concat
     >>> w = DABA(Concat())
     >>> for x in "abcde": w.insert(x)
-    >>> w.bulk_evict(2); w.query(), w.oldest(), w.youngest(), len(w)
+    >>> w.bulk_evict(2); w.query(), w.oldest_partial(), w.youngest_partial(), len(w)
     (('c', 'd', 'e'), ('c',), ('e',), 3)
     """
 
     __slots__ = ("_aa", "_ba", "_bv", "_fa", "_la", "_ra", "_rv")
     _who = _WHO
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._fa: deque[Any] = deque()  # front portion aggregates
         self._la: deque[Any] = deque()  # l_L aggregates
@@ -103,7 +103,7 @@ class DABA(_DequeFifo):
         """``(|front portion|, |l_L|, |l_R|, |l_A|, |l_B|)`` (for tests and the docs)."""
         return (len(self._fa), len(self._la), len(self._rv), len(self._aa), len(self._bv))
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 4 combines.
 
         >>> from windowagg.monoids import Sum
@@ -250,7 +250,7 @@ class DABA(_DequeFifo):
         self._bv = empty
         aa.appendleft(bv.pop())
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat
@@ -264,7 +264,8 @@ class DABA(_DequeFifo):
             agg = self._combine(fa[0], ba[-1]) if ba else fa[0]
         else:
             agg = self._identity
-        return agg if lower is None else lower(agg)
+        res: Out = agg if lower is None else lower(agg)
+        return res
 
     def _check(self) -> None:
         """O(n): sublist sizes (Lemma 4.1), parallel deques, and every aggregate."""

@@ -7,8 +7,8 @@ insert             O(1) worst case: at most 4 combines (1 into Σ_B, 3 in a shri
 evict              O(1) worst case: at most 3 combines (a shrink); both are the
                    paper's bounds (Thm. 4.3), reached; identity operands are skipped
 query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions, at most 3k combines (the paper
-                   has no bulk eviction)
+bulk_evict(k)      O(k) worst case: k evictions, at most 3k + 1 combines (a query
+                   first, when k > 1; the paper has no bulk eviction)
 space              2n references (a value and an aggregate per entry) in chunks of
                    ``chunk_size`` slots, plus one spare chunk at most
 paper              Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window
@@ -40,9 +40,8 @@ and either the window is empty or ``|L..R| + |R..A| + |A..B| + 1 = |F..B| - |B..
 them after every insert and evict with at most 3 combines; ``Σ_B = aggs[E-1]`` is cached.
 Evicted partials stay referenced until their chunk is freed (at most ``C - 1`` of them).
 
-``combine`` must be total (the monoid contract): one that raises in the middle of a
-shrink can leave the aggregates inconsistent, which ``_check()`` reports; use
-:class:`~windowagg.fifo.DABA` where that matters.
+A ``combine`` that raises leaves the window as before: a shrink computes both of its
+aggregates before writing either, and puts the pointers of the append or eviction back.
 """
 
 from __future__ import annotations
@@ -50,16 +49,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
+from windowagg.errors import ArgumentError
+from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["DABAChunked"]
 
 _WHO = "DABAChunked"
 
 
-class DABAChunked(_FifoBase):
+class DABAChunked(_FifoBase[In, P, Out]):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -105,7 +105,7 @@ class DABAChunked(_FifoBase):
     _who = _WHO
     _repr_fields = ("chunk_size",)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any], chunk_size: int = 512) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out], chunk_size: int = 512) -> None:
         super().__init__(monoid)
         if (
             isinstance(chunk_size, bool)
@@ -113,7 +113,7 @@ class DABAChunked(_FifoBase):
             or chunk_size < 2
             or chunk_size & (chunk_size - 1)
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"DABAChunked chunk_size must be a power of two >= 2, got {chunk_size!r}"
             )
         self._c = chunk_size
@@ -133,12 +133,37 @@ class DABAChunked(_FifoBase):
         """
         return self._c
 
+    def _fresh(self) -> DABAChunked[In, P, Out]:
+        return DABAChunked(self._m, chunk_size=self._c)
+
+    def _clone(self) -> DABAChunked[In, P, Out]:
+        """A copy with its own chunk chain (the partials are shared). O(n)."""
+        twin = self._fresh()
+        for name in self._slots():
+            setattr(twin, name, getattr(self, name))
+        copies: dict[int, list[Any]] = {}
+        prev: list[Any] | None = None
+        chunk: list[Any] | None = self._fc
+        while chunk is not None:  # F's chunk to E's, along the [-2] links
+            twin_chunk = chunk.copy()
+            twin_chunk[-1] = prev
+            if prev is not None:
+                prev[-2] = twin_chunk
+            copies[id(chunk)] = twin_chunk
+            prev = twin_chunk
+            chunk = chunk[-2]
+        twin._fc = copies[id(self._fc)]
+        twin._lc = copies[id(self._lc)]
+        twin._ac = copies[id(self._ac)]
+        twin._ec = copies[id(self._ec)]
+        return twin
+
     def _pointers(self) -> tuple[int, int, int, int, int, int]:
         """``(F, L, R, A, B, E)`` as absolute positions (for tests and the docs)."""
         return (self._f, self._l, self._r, self._a, self._b, self._e)
 
     # ------------------------------------------------------------------ operations
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 4 combines.
 
         >>> from windowagg.monoids import Sum
@@ -153,6 +178,7 @@ class DABAChunked(_FifoBase):
         mask = self._mask
         c = self._c
         agg = p if e == b else self._combine(self._sb, p)
+        saved = e, ec, b, self._sb  # for a shrink whose combine raises
         i = e & mask
         ec[i] = p
         ec[i + c] = agg
@@ -203,13 +229,21 @@ class DABAChunked(_FifoBase):
             pi = mask + c
         li = (lp & mask) + c
         combine = self._combine
-        if a != b:
-            s_a = ac[ai + c]
-            lc[li] = combine(combine(lc[li], pc[pi]), s_a)
-            pc[pi] = combine(pc[pi - c], s_a)
-        else:  # l_A empty: Σ_A is the identity, skip both identity operands
-            lc[li] = combine(lc[li], pc[pi])
-            pc[pi] = pc[pi - c]
+        try:  # both combines before either write (try costs nothing when no raise)
+            if a != b:
+                s_a = ac[ai + c]
+                new_l = combine(combine(lc[li], pc[pi]), s_a)
+                new_p = combine(pc[pi - c], s_a)
+            else:  # l_A empty: Σ_A is the identity, skip both identity operands
+                new_l = combine(lc[li], pc[pi])
+                new_p = pc[pi - c]
+        except BaseException:  # undo the append (and a flip's relabelling)
+            if self._ec is not saved[1]:  # unlink the chunk the append allocated
+                saved[1][-2] = None
+            self._e, self._ec, self._b, self._sb = saved
+            raise
+        lc[li] = new_l
+        pc[pi] = new_p
         lp += 1
         if not lp & mask:
             lc = lc[-2]
@@ -233,6 +267,7 @@ class DABAChunked(_FifoBase):
             raise empty_error(_WHO, "evict()")
         mask = self._mask
         c = self._c
+        saved_fc, saved_b = self._fc, self._b  # for a shrink whose combine raises
         f += 1
         if not f & mask:
             old = self._fc
@@ -280,13 +315,23 @@ class DABAChunked(_FifoBase):
             pi = mask + c
         li = (lp & mask) + c
         combine = self._combine
-        if a != b:
-            s_a = ac[ai + c]
-            lc[li] = combine(combine(lc[li], pc[pi]), s_a)
-            pc[pi] = combine(pc[pi - c], s_a)
-        else:  # l_A empty: Σ_A is the identity, skip both identity operands
-            lc[li] = combine(lc[li], pc[pi])
-            pc[pi] = pc[pi - c]
+        try:  # both combines before either write (try costs nothing when no raise)
+            if a != b:
+                s_a = ac[ai + c]
+                new_l = combine(combine(lc[li], pc[pi]), s_a)
+                new_p = combine(pc[pi - c], s_a)
+            else:  # l_A empty: Σ_A is the identity, skip both identity operands
+                new_l = combine(lc[li], pc[pi])
+                new_p = pc[pi - c]
+        except BaseException:  # undo the eviction (and a flip's relabelling)
+            self._f, self._b = f - 1, saved_b
+            if self._fc is not saved_fc:  # relink the chunk the eviction freed
+                saved_fc[-2] = self._fc
+                self._fc[-1] = saved_fc
+                self._fc = saved_fc
+            raise
+        lc[li] = new_l
+        pc[pi] = new_p
         lp += 1
         if not lp & mask:
             lc = lc[-2]
@@ -295,7 +340,7 @@ class DABAChunked(_FifoBase):
         self._a = a - 1
         self._ac = pc
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat
@@ -313,35 +358,38 @@ class DABAChunked(_FifoBase):
             agg = self._combine(self._fc[(f & self._mask) + self._c], self._sb)
         return agg if lower is None else lower(agg)
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial, slot ``F & (C - 1)`` of F's chunk. O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
         >>> w = DABAChunked(Sum(), chunk_size=2)
         >>> for x in (1, 2, 3): w.insert(x)
-        >>> w.bulk_evict(2); w.oldest()  # F moved on to the second chunk
+        >>> w.bulk_evict(2); w.oldest_partial()  # F moved on to the second chunk
         3
         """
         f = self._f
         if f == self._e:
-            raise empty_error(_WHO, "oldest()")
-        return self._fc[f & self._mask]
+            raise empty_error(_WHO, "oldest_partial()")
+        res: P = self._fc[f & self._mask]
+        return res
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial, at ``E - 1``. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
         >>> w = DABAChunked(Sum(), chunk_size=2); w.insert(1); w.insert(2)
-        >>> w.youngest()  # E opened a new chunk: the last slot of the one before
+        >>> w.youngest_partial()  # E opened a new chunk: the last slot of the one before
         2
         """
         e = self._e
         if e == self._f:
-            raise empty_error(_WHO, "youngest()")
+            raise empty_error(_WHO, "youngest_partial()")
         i = e & self._mask
         if i:
-            return self._ec[i - 1]
-        return self._ec[-1][self._mask]
+            res: P = self._ec[i - 1]
+            return res
+        res = self._ec[-1][self._mask]
+        return res
 
     def __len__(self) -> int:
         """Number of entries, ``E - F``. O(1).
@@ -364,7 +412,7 @@ class DABAChunked(_FifoBase):
                 c = c[-2]
             yield p, c, i
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Partials oldest to youngest (a snapshot, following the chunk links). O(n).
 
         >>> from windowagg.monoids import Concat
@@ -424,4 +472,6 @@ class DABAChunked(_FifoBase):
         for lo, hi, region in ((r, a, "l_R [R,A)"), (b, e, "l_B [B,E)")):
             folds.prefixes(aggs[lo - f : hi - f], lo - f, hi - f, region)
         if b < e:
-            invariant(self._sb == aggs[e - 1 - f], _WHO, f"cached Σ_B {self._sb!r} != aggs[E-1]")
+            invariant(
+                same(self._sb, aggs[e - 1 - f]), _WHO, f"cached Σ_B {self._sb!r} != aggs[E-1]"
+            )

@@ -7,8 +7,9 @@ operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
 insert             O(1) worst case: at most 3 combines
 evict              O(1) worst case: at most 2 combines
 query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions, at most 2k combines
-space              n partials (kept for ``oldest``/``youngest``/iteration) + n slots
+bulk_evict(k)      O(k) worst case: k evictions, at most 2k + 1 combines (a query
+                   first, when k > 1)
+space              n partials (kept for ``oldest_partial``/``youngest_partial``/iteration) + n slots
                    (an aggregate or a shared reference to the partial) + 2 aggregates
 paper              Tangwongsan, Hirzel, Schneider, "In-order sliding-window aggregation
                    in worst-case constant time", VLDB Journal 2021 (DABA Lite); DABA is
@@ -48,16 +49,16 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
+from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant, same
 from windowagg.fifo.base import _DequeFifo
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["DABALite"]
 
 _WHO = "DABALite"
 
 
-class DABALite(_DequeFifo):
+class DABALite(_DequeFifo[In, P, Out]):
     """Worst-case O(1) FIFO aggregator with at most 3 / 2 / 1 combines per operation.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -76,7 +77,7 @@ class DABALite(_DequeFifo):
     __slots__ = ("_aa", "_agg_b", "_agg_ra", "_bb", "_front", "_ll", "_rr")
     _who = _WHO
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._front: deque[Any] = deque()
         self._ll: deque[Any] = deque()
@@ -86,7 +87,7 @@ class DABALite(_DequeFifo):
         self._agg_ra: Any = self._identity
         self._agg_b: Any = self._identity
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1) worst case, at most 3 combines.
 
         >>> from windowagg.monoids import Sum
@@ -215,7 +216,7 @@ class DABALite(_DequeFifo):
         self._agg_b = self._identity
         aa.appendleft(bb.pop())
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(Σ_F ⊗ agg_b)``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat
@@ -253,5 +254,5 @@ class DABALite(_DequeFifo):
                 invariant(got is vals[lo + i], _WHO, f"{region} entry {i} is not the raw partial")
         if n_l:
             got = self._agg_ra
-            invariant(got == fold(cut[2], cut[4]), _WHO, f"agg_ra {got!r} != Σ(l_R ++ l_A)")
-        invariant(self._agg_b == fold(cut[4], cut[5]), _WHO, f"agg_b {self._agg_b!r} != Σ(l_B)")
+            invariant(same(got, fold(cut[2], cut[4])), _WHO, f"agg_ra {got!r} != Σ(l_R ++ l_A)")
+        invariant(same(self._agg_b, fold(cut[4], cut[5])), _WHO, f"agg_b {self._agg_b!r} != Σ(l_B)")

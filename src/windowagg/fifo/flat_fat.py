@@ -23,8 +23,10 @@ inner node is ``tree[2i] ⊗ tree[2i+1]``. If the window does not wrap, the root
 answer. If it wraps, the answer is the aggregate of leaves ``[front, cap)`` followed by
 that of ``[0, end)``, each an O(log n) range fold.
 
-``combine`` must be total (the monoid contract): one that raises while a leaf-to-root
-path is updated can leave inner nodes stale, which ``_check()`` reports.
+A ``combine`` that raises leaves the window exactly as before: ``insert`` and ``evict``
+compute the new leaf-to-root path into a list before writing it, ``bulk_evict`` works
+on a copy of the tree, and a resize builds a new tree that replaces the old one only
+when it is complete.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["FlatFAT"]
 
@@ -42,7 +44,7 @@ _WHO = "FlatFAT"
 _MIN_CAP = 8
 
 
-class FlatFAT(_FifoBase):
+class FlatFAT(_FifoBase[In, P, Out]):
     """Amortized O(log n) FIFO aggregator over any monoid (flat aggregation tree).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -53,7 +55,7 @@ class FlatFAT(_FifoBase):
     >>> from windowagg.monoids import Max
     >>> w = FlatFAT(Max())
     >>> for x in (2, 6, 3): w.insert(x)
-    >>> w.evict(); w.query(), w.oldest(), w.youngest(), w.capacity
+    >>> w.evict(); w.query(), w.oldest_partial(), w.youngest_partial(), w.capacity
     (6, 6, 3, 8)
 
     >>> from windowagg.monoids import Concat
@@ -67,7 +69,7 @@ class FlatFAT(_FifoBase):
     _who = _WHO
     _repr_fields = ("capacity",)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._cap = _MIN_CAP
         self._tree: list[Any] = [self._identity] * (2 * _MIN_CAP)
@@ -97,16 +99,26 @@ class FlatFAT(_FifoBase):
         self._cap = cap
         self._front = 0
 
-    def _update(self, leaf: int) -> None:
-        """Recompute the ancestors of tree index *leaf*: log2(cap) combines."""
+    def _write(self, leaf: int, p: Any) -> None:
+        """Set tree index *leaf* to *p* and recompute its ancestors: log2(cap) combines.
+
+        Every combine runs before the first write, so one that raises changes nothing.
+        """
         tree = self._tree
         combine = self._combine  # cached: called once per level
+        path = []
+        i, acc = leaf, p
+        while i > 1:
+            acc = combine(tree[i - 1], acc) if i & 1 else combine(acc, tree[i + 1])
+            i >>= 1
+            path.append(acc)
+        tree[leaf] = p
         i = leaf >> 1
-        while i:
-            tree[i] = combine(tree[2 * i], tree[2 * i + 1])
+        for acc in path:
+            tree[i] = acc
             i >>= 1
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Write ``lift(v)`` into the next leaf. O(log n) combines; amortized O(n/n) growth.
 
         >>> from windowagg.monoids import Sum
@@ -116,11 +128,16 @@ class FlatFAT(_FifoBase):
         lift = self._lift
         p = v if lift is None else lift(v)
         if self._n == self._cap:
+            old = self._tree, self._cap, self._front
             self._rebuild(2 * self._cap)
-        leaf = self._cap + ((self._front + self._n) & (self._cap - 1))
-        self._tree[leaf] = p
+            try:
+                self._write(self._cap + self._n, p)
+            except BaseException:  # the grown tree is dropped: the old one is untouched
+                self._tree, self._cap, self._front = old
+                raise
+        else:
+            self._write(self._cap + ((self._front + self._n) & (self._cap - 1)), p)
         self._n += 1
-        self._update(leaf)
 
     def evict(self) -> None:
         """Clear the oldest leaf. O(log n) combines; amortized O(1) shrinking.
@@ -133,19 +150,27 @@ class FlatFAT(_FifoBase):
         """
         if not self._n:
             raise empty_error(_WHO, "evict()")
-        leaf = self._cap + self._front
-        self._tree[leaf] = self._identity
-        self._front = (self._front + 1) & (self._cap - 1)
-        self._n -= 1
-        self._update(leaf)
-        self._maybe_shrink()
-
-    def _maybe_shrink(self) -> None:
         cap = self._cap
-        while cap > _MIN_CAP and 4 * self._n < cap:
+        new_cap = self._shrunk_cap(self._n - 1)
+        if new_cap != cap:  # rebuild the survivors into a smaller tree, then switch
+            old = self._tree, self._front, self._n
+            self._front = (self._front + 1) & (cap - 1)
+            self._n -= 1
+            try:
+                self._rebuild(new_cap)
+            except BaseException:
+                self._tree, self._front, self._n = old
+                raise
+            return
+        self._write(cap + self._front, self._identity)
+        self._front = (self._front + 1) & (cap - 1)
+        self._n -= 1
+
+    def _shrunk_cap(self, n: int) -> int:
+        cap = self._cap
+        while cap > _MIN_CAP and 4 * n < cap:
             cap //= 2
-        if cap != self._cap:
-            self._rebuild(cap)
+        return cap
 
     def bulk_evict(self, count: int) -> None:
         """Clear the ``count`` oldest leaves, then fix each level once: O(count + log n).
@@ -161,21 +186,43 @@ class FlatFAT(_FifoBase):
         k = check_count(count, self._n, _WHO)
         if k == 0:
             return
+        new_cap = self._shrunk_cap(self._n - k)
+        if new_cap != self._cap:  # rebuild the survivors into a smaller tree, then switch
+            old = self._tree, self._front, self._n
+            self._front = (self._front + k) & (self._cap - 1)
+            self._n -= k
+            try:
+                self._rebuild(new_cap)
+            except BaseException:
+                self._tree, self._front, self._n = old
+                raise
+            return
         cap, tree, ident = self._cap, self._tree, self._identity
         lo = self._front
         hi = lo + k  # leaves [lo, hi) in ring order; split if wrapping
         spans = [(lo, min(hi, cap))] + ([(0, hi - cap)] if hi > cap else [])
         combine = self._combine  # cached: called once per touched inner node
-        for a, b in spans:
-            tree[cap + a : cap + b] = [ident] * (b - a)
-            i, j = (cap + a) >> 1, (cap + b - 1) >> 1
-            while i:
-                for x in range(i, j + 1):
-                    tree[x] = combine(tree[2 * x], tree[2 * x + 1])
-                i, j = i >> 1, j >> 1
+        cleared: list[tuple[int, list[Any]]] = []  # (first leaf, old leaves) per span
+        undo: list[tuple[int, Any]] = []  # (index, old value) of every inner node written
+        try:
+            for a, b in spans:
+                cleared.append((cap + a, tree[cap + a : cap + b]))
+                tree[cap + a : cap + b] = [ident] * (b - a)
+                i, j = (cap + a) >> 1, (cap + b - 1) >> 1
+                while i:
+                    for x in range(i, j + 1):
+                        new = combine(tree[2 * x], tree[2 * x + 1])
+                        undo.append((x, tree[x]))
+                        tree[x] = new
+                    i, j = i >> 1, j >> 1
+        except BaseException:  # put back every written node, newest write first
+            for x, old in reversed(undo):
+                tree[x] = old
+            for x, leaves in cleared:
+                tree[x : x + len(leaves)] = leaves
+            raise
         self._front = hi & (cap - 1)
         self._n -= k
-        self._maybe_shrink()
 
     def _fold(self, lo: int, hi: int) -> Any:
         """Aggregate of leaves ``[lo, hi)`` in order: O(log n) combines."""
@@ -194,7 +241,7 @@ class FlatFAT(_FifoBase):
             hi >>= 1
         return combine(left, right)
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """The window's aggregate: the root (0 combines) unless the ring wraps (O(log n)).
 
         >>> from windowagg.monoids import Concat
@@ -207,22 +254,24 @@ class FlatFAT(_FifoBase):
             agg = self._tree[1]
         else:
             agg = self._combine(self._fold(self._front, self._cap), self._fold(0, end - self._cap))
-        return agg if lower is None else lower(agg)
+        res: Out = agg if lower is None else lower(agg)
+        return res
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial, leaf ``front`` of the ring. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
         >>> w = FlatFAT(Sum())
         >>> for x in range(1, 9): w.insert(x)
-        >>> w.evict(); w.oldest()
+        >>> w.evict(); w.oldest_partial()
         2
         """
         if not self._n:
-            raise empty_error(_WHO, "oldest()")
-        return self._tree[self._cap + self._front]
+            raise empty_error(_WHO, "oldest_partial()")
+        res: P = self._tree[self._cap + self._front]
+        return res
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial, ``n - 1`` leaves after ``front`` (mod capacity). O(1).
 
         EmptyWindowError when empty.
@@ -230,12 +279,13 @@ class FlatFAT(_FifoBase):
         >>> from windowagg.monoids import Sum
         >>> w = FlatFAT(Sum())
         >>> for x in range(1, 9): w.insert(x)
-        >>> w.evict(); w.insert(9); w.youngest()  # the ring wrapped round to leaf 0
+        >>> w.evict(); w.insert(9); w.youngest_partial()  # the ring wrapped round to leaf 0
         9
         """
         if not self._n:
-            raise empty_error(_WHO, "youngest()")
-        return self._tree[self._cap + ((self._front + self._n - 1) & (self._cap - 1))]
+            raise empty_error(_WHO, "youngest_partial()")
+        res: P = self._tree[self._cap + ((self._front + self._n - 1) & (self._cap - 1))]
+        return res
 
     def __len__(self) -> int:
         """Number of entries (live leaves). O(1).
@@ -248,7 +298,7 @@ class FlatFAT(_FifoBase):
         """
         return self._n
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Partials oldest to youngest (a snapshot of the live leaves, unwrapped). O(n).
 
         >>> from windowagg.monoids import Sum
@@ -274,7 +324,7 @@ class FlatFAT(_FifoBase):
         live = {(f + i) & (cap - 1) for i in range(n)}
         for i in range(cap):
             if i not in live:
-                invariant(tree[cap + i] == self._identity, _WHO, f"leaf {i} outside the window")
+                invariant(same(tree[cap + i], self._identity), _WHO, f"leaf {i} outside the window")
         for i in range(cap - 1, 0, -1):
             want = self._combine(tree[2 * i], tree[2 * i + 1])
-            invariant(tree[i] == want, _WHO, f"inner node {i}: {tree[i]!r} != {want!r}")
+            invariant(same(tree[i], want), _WHO, f"inner node {i}: {tree[i]!r} != {want!r}")

@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["FlatFIT"]
 
@@ -40,7 +40,7 @@ _WHO = "FlatFIT"
 _MIN_CAP = 8
 
 
-class FlatFIT(_FifoBase):
+class FlatFIT(_FifoBase[In, P, Out]):
     """Amortized O(1) FIFO aggregator with pointer jumping (FlatFIT).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -51,7 +51,7 @@ class FlatFIT(_FifoBase):
     >>> from windowagg.monoids import Max
     >>> w = FlatFIT(Max())
     >>> for x in (2, 6, 3): w.insert(x)
-    >>> w.evict(); w.query(), w.oldest(), w.youngest(), len(w)
+    >>> w.evict(); w.query(), w.oldest_partial(), w.youngest_partial(), len(w)
     (6, 6, 3, 2)
 
     >>> from windowagg.monoids import Concat
@@ -66,7 +66,7 @@ class FlatFIT(_FifoBase):
     _who = _WHO
     _repr_fields = ("capacity",)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._front = 0
         self._end = 0
@@ -101,7 +101,7 @@ class FlatFIT(_FifoBase):
         self._vals, self._parts, self._ptrs = vals, parts, ptrs
         self._cap, self._mask = cap, mask
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` pointing at the new end. O(1) amortized, no combine.
 
         >>> from windowagg.monoids import Sum
@@ -165,7 +165,7 @@ class FlatFIT(_FifoBase):
         if self._cap > _MIN_CAP and 4 * (self._end - self._front) < self._cap:
             self._shrink()
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """Follow pointers from the oldest entry and compress the path: (jumps - 1) combines.
 
         Amortized O(1) per slide of a sliding window; O(n) after n unqueried inserts.
@@ -201,9 +201,10 @@ class FlatFIT(_FifoBase):
                 stack.clear()  # a failing combine leaves a consistent, uncompressed rest
                 raise
         lower = self._lower
-        return acc if lower is None else lower(acc)
+        res: Out = acc if lower is None else lower(acc)
+        return res
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial (its value, not its compressed ``part``). O(1).
 
         EmptyWindowError when empty.
@@ -211,25 +212,27 @@ class FlatFIT(_FifoBase):
         >>> from windowagg.monoids import Sum
         >>> w = FlatFIT(Sum())
         >>> for x in (1, 2, 3): w.insert(x)
-        >>> w.query(), w.oldest()  # the query re-pointed position 0 at the end
+        >>> w.query(), w.oldest_partial()  # the query re-pointed position 0 at the end
         (6, 1)
         """
         if self._front == self._end:
-            raise empty_error(_WHO, "oldest()")
-        return self._vals[self._front & self._mask]
+            raise empty_error(_WHO, "oldest_partial()")
+        res: P = self._vals[self._front & self._mask]
+        return res
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial, at slot ``(end - 1) & mask``. O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
         >>> w = FlatFIT(Sum())
         >>> for x in range(1, 9): w.insert(x)
-        >>> w.evict(); w.insert(9); w.youngest()  # position 8 wrapped to slot 0
+        >>> w.evict(); w.insert(9); w.youngest_partial()  # position 8 wrapped to slot 0
         9
         """
         if self._front == self._end:
-            raise empty_error(_WHO, "youngest()")
-        return self._vals[(self._end - 1) & self._mask]
+            raise empty_error(_WHO, "youngest_partial()")
+        res: P = self._vals[(self._end - 1) & self._mask]
+        return res
 
     def __len__(self) -> int:
         """Number of entries, ``end - front`` (absolute positions). O(1).
@@ -242,7 +245,7 @@ class FlatFIT(_FifoBase):
         """
         return self._end - self._front
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Partials oldest to youngest (a snapshot of the live slots). O(n).
 
         >>> from windowagg.monoids import Sum
@@ -278,5 +281,5 @@ class FlatFIT(_FifoBase):
             for r in range(p, q):
                 acc = combine(acc, self._vals[r & mask])
             invariant(
-                self._parts[s] == acc, _WHO, f"part[{p}] = {self._parts[s]!r} != fold {acc!r}"
+                same(self._parts[s], acc), _WHO, f"part[{p}] = {self._parts[s]!r} != fold {acc!r}"
             )

@@ -7,7 +7,7 @@ operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
 insert             O(1) worst case: at most 4 combines
 evict              O(1) worst case: at most 3 combines
 query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
+bulk_evict(k)      O(k) worst case: k evictions and a query (no bulk form in the paper)
 space              O(n): one immutable cell per entry and per pending rotation step,
                    plus one suspension object per pending step
 paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.1, Fig. 5, after
@@ -38,9 +38,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from windowagg.fifo._common import empty_error, invariant
+from windowagg.fifo._common import empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["FOA"]
 
@@ -110,7 +110,7 @@ def _walk(c: _Cell | None) -> Iterator[Any]:
             c = t  # type: ignore[assignment]
 
 
-class _OkasakiFifo(_FifoBase):
+class _OkasakiFifo(_FifoBase[In, P, Out]):
     """Okasaki's real-time queue state ``⟨F, N, B⟩``, shared by :class:`FOA` and ``IOA``.
 
     ``_f`` is the front list (oldest first), ``_sched`` the schedule ``N`` (a suffix of
@@ -128,7 +128,7 @@ class _OkasakiFifo(_FifoBase):
         @staticmethod
         def _values(c: Any) -> Iterator[Any]: ...
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._f: Any = None
         self._sched: Any = None
@@ -136,32 +136,34 @@ class _OkasakiFifo(_FifoBase):
         self._n = 0
         self._last: Any = None
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial, the head cell of ``F``. O(1). EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
         >>> w = FOA(Sum())
         >>> for x in (1, 2, 3): w.insert(x)
-        >>> w.evict(); w.oldest()
+        >>> w.evict(); w.oldest_partial()
         2
         """
         if self._f is None:
-            raise empty_error(self._who, "oldest()")
-        return self._f.val
+            raise empty_error(self._who, "oldest_partial()")
+        res: P = self._f.val
+        return res
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial, kept in ``_last`` (``B`` is empty after a rotation). O(1).
 
         EmptyWindowError when empty.
 
         >>> from windowagg.monoids import Sum
         >>> w = FOA(Sum()); w.insert(1); w.insert(2)
-        >>> w.youngest()
+        >>> w.youngest_partial()
         2
         """
         if self._f is None:
-            raise empty_error(self._who, "youngest()")
-        return self._last
+            raise empty_error(self._who, "youngest_partial()")
+        res: P = self._last
+        return res
 
     def __len__(self) -> int:
         """Number of entries. O(1).
@@ -173,7 +175,7 @@ class _OkasakiFifo(_FifoBase):
         """
         return self._n
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Partials oldest to youngest (a snapshot, forcing nothing). O(n).
 
         >>> from windowagg.monoids import Sum
@@ -206,18 +208,18 @@ class _OkasakiFifo(_FifoBase):
             acc = combine(front[i], acc)
             suffix[i] = acc
         for i, agg in enumerate(front_aggs):
-            invariant(agg == suffix[i], who, f"front cell {i}: agg {agg!r} != {suffix[i]!r}")
+            invariant(same(agg, suffix[i]), who, f"front cell {i}: agg {agg!r} != {suffix[i]!r}")
         acc, prefix = ident, []
         for p in reversed(back):
             acc = combine(acc, p)
             prefix.append(acc)
         for j, agg in enumerate(back_aggs):
-            invariant(agg == prefix[nb - 1 - j], who, f"back cell {j}: agg {agg!r}")
+            invariant(same(agg, prefix[nb - 1 - j]), who, f"back cell {j}: agg {agg!r}")
         if self._n:
-            invariant(self._last == (back[0] if back else front[-1]), who, "youngest partial")
+            invariant(same(self._last, back[0] if back else front[-1]), who, "youngest partial")
 
 
-class FOA(_OkasakiFifo):
+class FOA(_OkasakiFifo[In, P, Out]):
     """Worst-case O(1) FIFO aggregator on lazy immutable lists (Okasaki's queue).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -228,7 +230,7 @@ class FOA(_OkasakiFifo):
     >>> from windowagg.monoids import Max
     >>> w = FOA(Max())
     >>> for x in (2, 6, 3): w.insert(x)
-    >>> w.query(), w.oldest(), w.youngest(), list(w)
+    >>> w.query(), w.oldest_partial(), w.youngest_partial(), list(w)
     (6, 2, 3, [2, 6, 3])
     """
 
@@ -239,7 +241,7 @@ class FOA(_OkasakiFifo):
     _b: _Cell | None
     _values = staticmethod(_walk)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._rot = self._make_rot()
 
@@ -271,7 +273,7 @@ class FOA(_OkasakiFifo):
             self._f = f
             self._sched = _tail(sched, self._rot)
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Cons ``lift(v)`` onto the back list. O(1) worst case, at most 4 combines.
 
         >>> from windowagg.monoids import Sum
@@ -281,10 +283,18 @@ class FOA(_OkasakiFifo):
         lift = self._lift
         p = v if lift is None else lift(v)
         b = self._b
-        self._b = _Cell(p, p if b is None else self._combine(b.agg, p), b)
+        cell = _Cell(p, p if b is None else self._combine(b.agg, p), b)
+        saved = self._f, self._sched, self._last  # a raising combine restores them
+        self._b = cell
         self._last = p
         self._n += 1
-        self._makeq(self._f)
+        try:
+            self._makeq(self._f)
+        except BaseException:
+            self._f, self._sched, self._last = saved
+            self._b = b
+            self._n -= 1
+            raise
 
     def evict(self) -> None:
         """Drop the head of the front list. O(1) worst case, at most 3 combines.
@@ -298,10 +308,16 @@ class FOA(_OkasakiFifo):
         f = self._f
         if f is None:
             raise empty_error(_WHO, "evict()")
+        saved = f, self._sched, self._b  # a raising combine restores them
         self._n -= 1
-        self._makeq(_tail(f, self._rot))
+        try:
+            self._makeq(_tail(f, self._rot))
+        except BaseException:
+            self._f, self._sched, self._b = saved
+            self._n += 1
+            raise
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(agg(F) ⊗ agg(B))``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat

@@ -7,7 +7,7 @@ operator needs     monoid (:mod:`windowagg.monoids.base`); neither commutative
 insert             O(1) worst case: at most 4 combines
 evict              O(1) worst case: at most 3 combines
 query              O(1) worst case: at most 1 combine
-bulk_evict(k)      O(k) worst case: k evictions (no bulk form in the paper)
+bulk_evict(k)      O(k) worst case: k evictions and a query (no bulk form in the paper)
 space              O(n): one cell object per entry
 paper              Tangwongsan, Hirzel, Schneider, DEBS 2017, §3.2
 =================  ==========================================================
@@ -20,8 +20,8 @@ place with the head of the rotation, so no separate suspension object exists and
 reference to the cell sees the forced value. Reference counting frees evicted cells one
 at a time.
 
-``combine`` must be total (the monoid contract): one that raises while a delayed cell
-is forced can leave the lists inconsistent, which ``_check()`` reports.
+A ``combine`` that raises leaves the window as before: a forced cell is written only
+after its combines, and ``insert``/``evict`` put the list pointers back on the way out.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Any
 
 from windowagg.fifo._common import empty_error, invariant
 from windowagg.fifo.foa import _OkasakiFifo
+from windowagg.monoids.base import In, Out, P
 
 __all__ = ["IOA"]
 
@@ -72,7 +73,7 @@ def _walk(c: _Cell | None) -> Iterator[Any]:
         c = c.nxt
 
 
-class IOA(_OkasakiFifo):
+class IOA(_OkasakiFifo[In, P, Out]):
     """Worst-case O(1) FIFO aggregator: Okasaki's queue with in-place forcing.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -126,7 +127,7 @@ class IOA(_OkasakiFifo):
             self._f = f
             self._sched = self._force(sched.nxt)
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Push ``lift(v)`` on the back list. O(1) worst case, at most 4 combines.
 
         >>> from windowagg.monoids import Sum
@@ -136,10 +137,18 @@ class IOA(_OkasakiFifo):
         lift = self._lift
         p = v if lift is None else lift(v)
         b = self._b
-        self._b = _Cell(p, p if b is None else self._combine(b.agg, p), b)
+        cell = _Cell(p, p if b is None else self._combine(b.agg, p), b)
+        saved = self._f, self._sched, self._last  # a raising combine restores them
+        self._b = cell
         self._last = p
         self._n += 1
-        self._makeq(self._f)
+        try:
+            self._makeq(self._f)
+        except BaseException:
+            self._f, self._sched, self._last = saved
+            self._b = b
+            self._n -= 1
+            raise
 
     def evict(self) -> None:
         """Drop the oldest entry. O(1) worst case, at most 3 combines.
@@ -153,10 +162,16 @@ class IOA(_OkasakiFifo):
         f = self._f
         if f is None:
             raise empty_error(_WHO, "evict()")
+        saved = f, self._sched, self._b  # a raising combine restores them
         self._n -= 1
-        self._makeq(self._force(f.nxt))
+        try:
+            self._makeq(self._force(f.nxt))
+        except BaseException:
+            self._f, self._sched, self._b = saved
+            self._n += 1
+            raise
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(agg(F) ⊗ agg(B))``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat

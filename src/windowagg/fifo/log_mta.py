@@ -53,13 +53,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from itertools import chain
-from typing import Any
+from typing import Any, Generic
 
 from windowagg import codec
-from windowagg.errors import CodecError, StorageError
-from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
+from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, StorageError
+from windowagg.fifo._common import (
+    DeprecatedEnds,
+    check_count,
+    empty_error,
+    hot_ops,
+    invariant,
+    same,
+)
 from windowagg.fifo.wsp import CountWindow, Policy
-from windowagg.monoids.base import Monoid, monoid_identity, require_monoid
+from windowagg.monoids.base import In, Monoid, Out, P, monoid_identity, require_monoid
 from windowagg.storage.base import KVStore
 from windowagg.storage.levels import (
     EMPTY,
@@ -75,7 +82,7 @@ _FORMAT = 1
 Accept = Callable[[int, int, Any], bool]
 
 
-class _MTABase:
+class _MTABase(DeprecatedEnds, Generic[In, P, Out]):
     """Level queues, positions, storage, descent and checkpoints shared by LogMTA and AMTA."""
 
     _WHO = "MTA"
@@ -83,7 +90,7 @@ class _MTABase:
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         *,
         policy: Policy | None = None,
         store: KVStore | None = None,
@@ -96,13 +103,18 @@ class _MTABase:
     ) -> None:
         require_monoid(monoid, self._WHO)
         if policy is not None and not callable(policy):
-            raise TypeError(f"{self._WHO} policy must be callable(total, prefix), got {policy!r}")
+            raise ArgumentTypeError(
+                f"{self._WHO} policy must be callable(total, prefix), got {policy!r}"
+            )
         if on_existing not in ("resume", "overwrite", "error"):
-            raise ValueError("on_existing must be 'resume', 'overwrite' or 'error'")
+            raise ArgumentError("on_existing must be 'resume', 'overwrite' or 'error'")
         self._m = monoid
         self._namespace = namespace
-        self._lift, self._combine, self._lower = hot_ops(monoid)
-        self._identity = monoid.identity
+        lift, combine, lower = hot_ops(monoid)
+        self._lift: Callable[[In], Any] | None = lift
+        self._combine: Callable[[Any, Any], Any] = combine
+        self._lower: Callable[[Any], Out] | None = lower
+        self._identity: Any = monoid.identity
         self._policy = policy
         # Per level (index = level): head pair, tail pair, head position, one past the tail,
         # leaf offset base_l (leaves of node j at level l start at j * 2**l + base_l).
@@ -320,14 +332,14 @@ class _MTABase:
     def _resolve_policy(self, policy: Policy | None) -> Policy:
         p = self._policy if policy is None else policy
         if p is None:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{self._WHO}.enforce() needs a policy: pass one here or to the constructor"
             )
         return p
 
     # -- the public FIFO interface (shared) ----------------------------------------------
     @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
+    def monoid(self) -> Monoid[In, P, Out]:
         """The monoid this window aggregates with."""
         return self._m
 
@@ -347,31 +359,33 @@ class _MTABase:
             return 0
         return self._leaf_hi() - self._leaf_lo()
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial (lifted entry). O(1). EmptyWindowError when empty."""
         if not self._first:
-            raise empty_error(self._WHO, "oldest()")
+            raise empty_error(self._WHO, "oldest_partial()")
         f = self._first[0]
-        return f[1] if f[0] is EMPTY else f[0]
+        res: P = f[1] if f[0] is EMPTY else f[0]
+        return res
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial. O(1). EmptyWindowError when empty."""
         if not self._last:
-            raise empty_error(self._WHO, "youngest()")
+            raise empty_error(self._WHO, "youngest_partial()")
         t = self._last[0]
-        return t[0] if t[1] is EMPTY else t[1]
+        res: P = t[0] if t[1] is EMPTY else t[1]
+        return res
 
-    def aggregate(self) -> Any:
+    def aggregate(self) -> P:
         """The partial aggregate of the window (identity when empty). O(1)."""
         raise NotImplementedError
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower`` of the window aggregate, oldest to youngest. O(1)."""
         lower = self._lower
-        agg = self.aggregate()
+        agg: Any = self.aggregate()
         return agg if lower is None else lower(agg)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Entries (lifted partials) oldest to youngest. O(n); reads the store if any."""
         if not self._first:
             return iter(())
@@ -413,14 +427,16 @@ class _MTABase:
     def bulk_evict(self, count: int) -> None:
         raise NotImplementedError
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         raise NotImplementedError
 
-    def insert_and_enforce(self, v: Any) -> None:
+    def insert_and_enforce(self, v: In) -> None:
         """The reactive pipeline step: ``insert(v)`` then ``enforce()`` with the
         constructor's policy. Cost: insert + enforce."""
         if self._policy is None:
-            raise TypeError(f"{self._WHO}.insert_and_enforce() needs policy= at construction")
+            raise ArgumentTypeError(
+                f"{self._WHO}.insert_and_enforce() needs policy= at construction"
+            )
         self.insert(v)
         self.enforce()
 
@@ -602,7 +618,7 @@ class _MTABase:
                     if not (spine and self._FOREST):
                         val = agg(list(child))
                         invariant(
-                            node == val,
+                            same(node, val),
                             who,
                             f"level {lv} pair {lo[lv] + i} slot {s} holds {node!r:.60} but its "
                             f"children aggregate to {val!r:.60}",
@@ -632,7 +648,7 @@ class _MTABase:
         return levels
 
 
-class LogMTA(_MTABase):
+class LogMTA(_MTABase[In, P, Out]):
     """Log MTA over *monoid*: O(log n) insert and (bulk) eviction, O(1) query.
 
     Parameters
@@ -659,22 +675,25 @@ class LogMTA(_MTABase):
     >>> for x in [1, 2, 1, 2, 1, 2]: w.insert(x)
     >>> w.query(), w.height
     (9, 3)
-    >>> w.evict(); w.query(), w.oldest(), w.youngest()
+    >>> w.evict(); w.query(), w.oldest_partial(), w.youngest_partial()
     (8, 2, 2)
     """
 
     _WHO = "LogMTA"
     _FOREST = False
 
-    def aggregate(self) -> Any:
+    def aggregate(self) -> P:
         """The partial aggregate of the window: the root pair's combine. O(1)."""
         if not self._first:
-            return self._identity
-        return self._agg(self._first[-1])
+            ident: P = self._identity
+            return ident
+        res: P = self._agg(self._first[-1])
+        return res
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(log n): at most one combine per
-        level to refresh the right spine."""
+        level to refresh the right spine, and one for the root's aggregate. A combine
+        that raises leaves the window unchanged."""
         lift = self._lift
         u = v if lift is None else lift(v)
         last = self._last
@@ -683,27 +702,39 @@ class LogMTA(_MTABase):
             return
         comb = self._combine
         top = len(last) - 1
+        # Every combine runs before the first mutation, so one that raises changes
+        # nothing: find the level whose tail has a free right slot (the carry stops
+        # there), compute the refreshed right spine above it and the root's aggregate
+        # (what a query computes: an entry that cannot join the window is refused
+        # here, not by every later query), then write.
         lv = 0
-        while True:
-            p = last[lv]
-            if p[1] is EMPTY:  # free right slot (p[0] is present: no <EMPTY, EMPTY>)
-                p[1] = u
-                # refresh the right spine: the last node of each level above
-                while lv < top:
-                    a, b = p
-                    val = a if b is EMPTY else (b if a is EMPTY else comb(a, b))
-                    lv += 1
-                    p = last[lv]
-                    if p[1] is EMPTY:
-                        p[0] = val
-                    else:
-                        p[1] = val
-                return
-            self._append(lv, [u, EMPTY])
-            if lv == top:  # the top level now has two pairs: grow a new root level
-                self._new_level([self._agg(self._first[lv]), u], self._lo[lv], 0)
-                return
+        while lv <= top and last[lv][1] is not EMPTY:
             lv += 1
+        if lv > top:  # every tail is full: the top level gets a second pair, and a root
+            root = [self._agg(self._first[top]), u]
+            comb(root[0], u)
+            for i in range(top + 1):
+                self._append(i, [u, EMPTY])
+            self._new_level(root, self._lo[top], 0)
+            return
+        spine = []  # the new value of the right slot's node, level by level upwards
+        a, b = last[lv][0], u
+        for i in range(lv + 1, top + 1):
+            val = a if b is EMPTY else (b if a is EMPTY else comb(a, b))
+            spine.append(val)
+            p = last[i]
+            a, b = (val, EMPTY) if p[1] is EMPTY else (p[0], val)
+        if a is not EMPTY and b is not EMPTY:
+            comb(a, b)
+        for i in range(lv):
+            self._append(i, [u, EMPTY])
+        last[lv][1] = u
+        for i, val in enumerate(spine, lv + 1):
+            p = last[i]
+            if p[1] is EMPTY:
+                p[0] = val
+            else:
+                p[1] = val
 
     def evict(self) -> None:
         """Remove the oldest entry. O(log n). EmptyWindowError when empty."""

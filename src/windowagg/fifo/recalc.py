@@ -18,15 +18,16 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Generic
 
-from windowagg.errors import EmptyWindowError, WindowaggError
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.errors import EmptyWindowError, InvariantError
+from windowagg.fifo._common import DeprecatedEnds, check_count
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 
 __all__ = ["Recalc"]
 
 
-class Recalc:
+class Recalc(DeprecatedEnds, Generic[In, P, Out]):
     """FIFO window that recomputes every query; the oracle for ``windowagg.fifo``.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -41,17 +42,17 @@ class Recalc:
     (('b', 'c'), 2)
     """
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         require_monoid(monoid, "fifo.Recalc")
         self._m = monoid
         self._q: deque[Any] = deque()
 
     @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
+    def monoid(self) -> Monoid[In, P, Out]:
         """The monoid this window aggregates with."""
         return self._m
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1)."""
         self._q.append(self._m.lift(v))
 
@@ -62,16 +63,16 @@ class Recalc:
         self._q.popleft()
 
     def bulk_evict(self, count: int) -> None:
-        """Remove the ``count`` oldest entries. O(count)."""
-        if count < 0 or count > len(self._q):
-            raise EmptyWindowError(
-                f"bulk_evict({count}) on a window of {len(self._q)} entries; "
-                "count must be between 0 and len(window)"
-            )
-        for _ in range(count):
+        """Remove the ``count`` oldest entries. O(count).
+
+        A count that is not an int (a bool included) raises ArgumentTypeError, one outside
+        ``[0, len]`` EmptyWindowError; both change nothing, like every FIFO class.
+        """
+        k = check_count(count, len(self._q), "fifo.Recalc")
+        for _ in range(k):
             self._q.popleft()
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower`` of the aggregate oldest to youngest; ``lower(identity)`` when empty. O(n)."""
         m = self._m
         acc = m.identity
@@ -79,28 +80,30 @@ class Recalc:
             acc = m.combine(acc, p)
         return m.lower(acc)
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial aggregate. O(1)."""
         if not self._q:
             raise EmptyWindowError("oldest() on an empty window")
-        return self._q[0]
+        res: P = self._q[0]
+        return res
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial aggregate. O(1)."""
         if not self._q:
             raise EmptyWindowError("youngest() on an empty window")
-        return self._q[-1]
+        res: P = self._q[-1]
+        return res
 
     def __len__(self) -> int:
         return len(self._q)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         return iter(list(self._q))
 
     def _check(self) -> None:
         """O(1): nothing can break in a deque; kept for interface parity."""
         if not isinstance(self._q, deque):
-            raise WindowaggError("fifo.Recalc: storage is not a deque")
+            raise InvariantError("fifo.Recalc: storage is not a deque")
 
     def __repr__(self) -> str:
         return f"fifo.Recalc({self._m!r}, n={len(self)})"

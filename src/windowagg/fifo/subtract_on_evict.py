@@ -23,16 +23,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from windowagg.fifo._common import check_count, empty_error, invariant
+from windowagg.fifo._common import check_count, empty_error, invariant, same
 from windowagg.fifo.base import _DequeFifo
-from windowagg.monoids.base import Group, require_group
+from windowagg.monoids.base import Group, In, Out, P, require_group
 
 __all__ = ["SubtractOnEvict"]
 
 _WHO = "SubtractOnEvict"
 
 
-class SubtractOnEvict(_DequeFifo):
+class SubtractOnEvict(_DequeFifo[In, P, Out]):
     """Worst-case O(1) FIFO aggregator for groups (monoids with an inverse).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -68,15 +68,15 @@ class SubtractOnEvict(_DequeFifo):
     if TYPE_CHECKING:  # the inherited property, typed for a group
 
         @property
-        def monoid(self) -> Group[Any, Any, Any]: ...
+        def monoid(self) -> Group[In, P, Out]: ...
 
-    def __init__(self, monoid: Group[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Group[In, P, Out]) -> None:
         require_group(monoid, _WHO)  # first: its message names the monoid-only classes
         super().__init__(monoid)
         self._inverse = monoid.inverse  # cached once: every eviction calls it
         self._agg: Any = self._identity
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)`` as the youngest entry. O(1) worst case, 1 combine.
 
         >>> from windowagg.monoids import Sum
@@ -140,7 +140,7 @@ class SubtractOnEvict(_DequeFifo):
             popleft()
         self._agg = agg
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower`` of the running aggregate. O(1), 0 combines.
 
         >>> from windowagg.monoids import Sum
@@ -148,7 +148,8 @@ class SubtractOnEvict(_DequeFifo):
         0
         """
         lower = self._lower
-        return self._agg if lower is None else lower(self._agg)
+        res: Out = self._agg if lower is None else lower(self._agg)
+        return res
 
     def _check(self) -> None:
         """O(n): the running aggregate equals the fold of the stored partials."""
@@ -156,7 +157,7 @@ class SubtractOnEvict(_DequeFifo):
         for p in self._vals:
             acc = self._combine(acc, p)
         invariant(
-            acc == self._agg,
+            same(acc, self._agg),
             _WHO,
             f"running aggregate {self._agg!r} != fold of the {len(self._vals)} partials {acc!r}",
         )

@@ -31,16 +31,16 @@ from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, flip_op, invariant
+from windowagg.fifo._common import check_count, empty_error, flip_op, invariant, same
 from windowagg.fifo.base import _FifoBase
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["TwoStacks"]
 
 _WHO = "TwoStacks"
 
 
-class TwoStacks(_FifoBase):
+class TwoStacks(_FifoBase[In, P, Out]):
     """Amortized O(1) FIFO aggregator over any monoid (the paper's Two-Stacks).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -63,7 +63,7 @@ class TwoStacks(_FifoBase):
     __slots__ = ("_ba", "_bv", "_fa", "_flip_op", "_fv")
     _who = _WHO
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._flip_op = flip_op(monoid, self._combine)
         self._fv: list[Any] = []  # front values, oldest last
@@ -71,7 +71,7 @@ class TwoStacks(_FifoBase):
         self._bv: list[Any] = []  # back values, youngest last
         self._ba: list[Any] = []  # back aggregates: ba[i] = bv[0] ⊗ ... ⊗ bv[i]
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Push ``lift(v)`` on the back stack. O(1) amortized (list append), 1 combine.
 
         >>> from windowagg.monoids import Sum
@@ -141,7 +141,7 @@ class TwoStacks(_FifoBase):
         self._bv = []
         self._ba = []
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat
@@ -154,35 +154,40 @@ class TwoStacks(_FifoBase):
             agg = self._combine(fa[-1], ba[-1]) if ba else fa[-1]
         else:
             agg = ba[-1] if ba else self._identity
-        return agg if lower is None else lower(agg)
+        res: Out = agg if lower is None else lower(agg)
+        return res
 
-    def oldest(self) -> Any:
+    def oldest_partial(self) -> P:
         """The oldest partial (top of ``F``, else bottom of ``B``). O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Sum
         >>> w = TwoStacks(Sum()); w.insert(1); w.insert(2)
-        >>> w.oldest()  # no flip yet: the bottom of the back stack
+        >>> w.oldest_partial()  # no flip yet: the bottom of the back stack
         1
         """
         if self._fv:
-            return self._fv[-1]
+            res: P = self._fv[-1]
+            return res
         if self._bv:
-            return self._bv[0]
-        raise empty_error(_WHO, "oldest()")
+            res = self._bv[0]
+            return res
+        raise empty_error(_WHO, "oldest_partial()")
 
-    def youngest(self) -> Any:
+    def youngest_partial(self) -> P:
         """The youngest partial (top of ``B``, else bottom of ``F``). O(1). EmptyWindowError.
 
         >>> from windowagg.monoids import Max
         >>> w = TwoStacks(Max()); w.insert(5); w.insert(4); w.evict()
-        >>> w.youngest()  # the flip emptied the back stack: the bottom of the front stack
+        >>> w.youngest_partial()  # the flip emptied the back stack: the bottom of the front stack
         4
         """
         if self._bv:
-            return self._bv[-1]
+            res: P = self._bv[-1]
+            return res
         if self._fv:
-            return self._fv[0]
-        raise empty_error(_WHO, "youngest()")
+            res = self._fv[0]
+            return res
+        raise empty_error(_WHO, "youngest_partial()")
 
     def __len__(self) -> int:
         """Number of entries, ``|F| + |B|``. O(1).
@@ -195,7 +200,7 @@ class TwoStacks(_FifoBase):
         """
         return len(self._fv) + len(self._bv)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[P]:
         """Partials oldest to youngest (a snapshot): ``F`` from its top, then ``B``. O(n).
 
         >>> from windowagg.monoids import Concat
@@ -215,8 +220,8 @@ class TwoStacks(_FifoBase):
         acc = self._identity
         for i, p in enumerate(fv):
             acc = combine(p, acc)
-            invariant(acc == fa[i], _WHO, f"front agg at depth {i}: {fa[i]!r} != {acc!r}")
+            invariant(same(acc, fa[i]), _WHO, f"front agg at depth {i}: {fa[i]!r} != {acc!r}")
         acc = self._identity
         for i, p in enumerate(bv):
             acc = combine(acc, p)
-            invariant(acc == ba[i], _WHO, f"back agg at depth {i}: {ba[i]!r} != {acc!r}")
+            invariant(same(acc, ba[i]), _WHO, f"back agg at depth {i}: {ba[i]!r} != {acc!r}")

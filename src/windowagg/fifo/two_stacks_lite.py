@@ -41,9 +41,9 @@ from __future__ import annotations
 from itertools import accumulate, islice
 from typing import Any
 
-from windowagg.fifo._common import check_count, empty_error, flip_op, invariant
+from windowagg.fifo._common import check_count, empty_error, flip_op, invariant, same
 from windowagg.fifo.base import _DequeFifo
-from windowagg.monoids.base import Monoid
+from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.monoids.builtins import Sum
 
 __all__ = ["TwoStacksLite"]
@@ -51,7 +51,7 @@ __all__ = ["TwoStacksLite"]
 _WHO = "TwoStacksLite"
 
 
-class TwoStacksLite(_DequeFifo):
+class TwoStacksLite(_DequeFifo[In, P, Out]):
     """Amortized O(1) FIFO aggregator with the fewest combines of the family.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -69,19 +69,20 @@ class TwoStacksLite(_DequeFifo):
     __slots__ = ("_agg_b", "_flip_op", "_front")
     _who = _WHO
 
-    def __new__(cls, monoid: Monoid[Any, Any, Any]) -> TwoStacksLite:
+    def __new__(cls, monoid: Monoid[In, P, Out]) -> TwoStacksLite[In, P, Out]:
         # the built-in Sum (exact type only) gets the inlined subclass; __init__ still runs
-        if cls is TwoStacksLite and type(monoid) is Sum:
+        monoid_type: type = type(monoid)
+        if cls is TwoStacksLite and monoid_type is Sum:
             return object.__new__(_TwoStacksLiteSum)
         return object.__new__(cls)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._flip_op = flip_op(monoid, self._combine)
         self._front: list[Any] = []
         self._agg_b: Any = self._identity
 
-    def insert(self, v: Any) -> None:
+    def insert(self, v: In) -> None:
         """Append ``lift(v)``; fold it into ``Σ_B``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Sum
@@ -152,7 +153,7 @@ class TwoStacksLite(_DequeFifo):
         front[:] = aggs
         self._agg_b = self._identity
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(Σ_F ⊗ Σ_B)``. O(1) worst case, at most 1 combine.
 
         >>> from windowagg.monoids import Concat
@@ -162,7 +163,8 @@ class TwoStacksLite(_DequeFifo):
         front = self._front
         lower = self._lower
         agg = self._combine(front[-1], self._agg_b) if front else self._agg_b
-        return agg if lower is None else lower(agg)
+        res: Out = agg if lower is None else lower(agg)
+        return res
 
     def _check(self) -> None:
         """O(n): sizes add up; front aggregates and ``Σ_B`` equal their folds."""
@@ -178,19 +180,23 @@ class TwoStacksLite(_DequeFifo):
         acc = self._identity
         for depth in range(nf):  # front[depth] covers vals[nf-1-depth .. nf-1]
             acc = combine(vals[nf - 1 - depth], acc)
-            invariant(acc == front[depth], _WHO, f"front agg at depth {depth}: {front[depth]!r}")
+            invariant(
+                same(acc, front[depth]), _WHO, f"front agg at depth {depth}: {front[depth]!r}"
+            )
         acc = self._identity
         for p in vals[nf:]:
             acc = combine(acc, p)
-        invariant(acc == self._agg_b, _WHO, f"Σ_B {self._agg_b!r} != fold of back {acc!r}")
+        invariant(same(acc, self._agg_b), _WHO, f"Σ_B {self._agg_b!r} != fold of back {acc!r}")
 
 
-class _TwoStacksLiteSum(TwoStacksLite):
+class _TwoStacksLiteSum(TwoStacksLite[Any, Any, Any]):
     """:class:`TwoStacksLite` for the built-in ``Sum``: ``+`` inline, no lift/lower calls.
 
-    Chosen by ``TwoStacksLite(Sum())``; never constructed directly. ``Sum.lift`` and
-    ``Sum.lower`` are the identity and ``Sum.combine(a, b)`` is ``a + b``, so every
-    result equals the generic path's, operand order included. ``evict`` and the flip are
+    Chosen by ``TwoStacksLite(Sum())``; never constructed directly. ``Sum.lift`` returns
+    an int or a finite float unchanged (inlined below; anything else goes through
+    ``Sum.lift``, which refuses NaN, ±inf and non-numbers), ``Sum.lower`` is the identity
+    and ``Sum.combine(a, b)`` is ``a + b``, so every result equals the generic path's,
+    operand order included. ``evict`` and the flip are
     inherited (the flip already folds with :func:`operator.add` for ``Sum``).
 
     >>> w = TwoStacksLite(Sum())
@@ -205,6 +211,9 @@ class _TwoStacksLiteSum(TwoStacksLite):
 
     def insert(self, v: Any) -> None:
         """``Σ_B ← Σ_B + v``; append ``v``. O(1) worst case, 1 addition."""
+        t = type(v)
+        if t is not int and (t is not float or v - v):  # Sum.lift's checks, inline:
+            v = self._m.lift(v)  # v - v is nan (true) for nan and ±inf
         self._agg_b = self._agg_b + v
         self._vals.append(v)
 

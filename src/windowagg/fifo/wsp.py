@@ -41,7 +41,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from windowagg.errors import MonoidContractError
+from windowagg.errors import ArgumentError, ArgumentTypeError, MonoidContractError
 
 __all__ = ["CountWindow", "Policy", "TimeWindow", "enforce_policy", "window_total"]
 
@@ -54,7 +54,7 @@ def _accessor(spec: int | str | Callable[[Any], Any], what: str) -> Callable[[An
         return spec
     if isinstance(spec, int | str) and not isinstance(spec, bool):
         return operator.itemgetter(spec)
-    raise TypeError(f"{what} must be a tuple index, a key, or a callable; got {spec!r}")
+    raise ArgumentTypeError(f"{what} must be a tuple index, a key, or a callable; got {spec!r}")
 
 
 class CountWindow:
@@ -75,7 +75,7 @@ class CountWindow:
 
     def __init__(self, size: int, *, count: int | str | Callable[[Any], Any] | None = None):
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise ValueError(f"CountWindow size must be an int >= 0, got {size!r}")
+            raise ArgumentError(f"CountWindow size must be an int >= 0, got {size!r}")
         self.size = size
         self.count = count
         self._get = None if count is None else _accessor(count, "CountWindow count")
@@ -84,7 +84,7 @@ class CountWindow:
         """True if *prefix* has left the window. O(1)."""
         get = self._get
         if get is None:
-            raise TypeError(
+            raise ArgumentTypeError(
                 "CountWindow(size) without count= is enforced from the window size; pass it "
                 "to enforce()/enforce_policy(), or give count= to read a Count dimension"
             )
@@ -114,15 +114,15 @@ class TimeWindow:
 
     def __init__(self, width: Any, *, time: int | str | Callable[[Any], Any] = 0):
         if width is None or (isinstance(width, float) and math.isnan(width)):
-            raise ValueError(f"TimeWindow width must be a number or timedelta, got {width!r}")
+            raise ArgumentError(f"TimeWindow width must be a number or timedelta, got {width!r}")
         try:
             negative = width < width - width
         except TypeError:
-            raise ValueError(
+            raise ArgumentError(
                 f"TimeWindow width must be a number or timedelta, got {width!r}"
             ) from None
         if negative:
-            raise ValueError(f"TimeWindow width must be >= 0, got {width!r}")
+            raise ArgumentError(f"TimeWindow width must be >= 0, got {width!r}")
         self.width = width
         self.time = time
         self._get = _accessor(time, "TimeWindow time")
@@ -193,7 +193,7 @@ def enforce_policy(window: Any, policy: Policy, *, total: Any = None) -> int:
     acc: Any = None
     k = 0
     while k < n:
-        head = window.oldest()
+        head = window.oldest_partial()
         cand = head if k == 0 else combine(acc, head)
         if not policy(total, cand):
             break

@@ -74,7 +74,16 @@ _MONOID_MEMBERS = ("identity", "lift", "combine", "lower")
 
 
 def is_monoid(m: object) -> bool:
-    """True if *m* has ``identity``, ``lift``, ``combine`` and ``lower`` (laws are not checked)."""
+    """True if *m* has ``identity``, ``lift``, ``combine`` and ``lower`` (laws are not checked).
+
+    A class is not a monoid, an instance of it is:
+
+    >>> from windowagg.monoids import Sum
+    >>> is_monoid(Sum), is_monoid(Sum())
+    (False, True)
+    """
+    if isinstance(m, type):
+        return False
     return all(hasattr(m, name) for name in _MONOID_MEMBERS) and all(
         callable(getattr(m, name)) for name in _MONOID_MEMBERS[1:]
     )
@@ -100,7 +109,17 @@ def require_monoid(m: object, who: str) -> None:
     Traceback (most recent call last):
     ...
     windowagg.errors.MonoidContractError: FiBA needs a monoid with identity, lift, combine and lower; object lacks identity, lift, combine, lower
+    >>> from windowagg.monoids import Sum
+    >>> require_monoid(Sum, "DABA")
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.MonoidContractError: DABA needs a monoid instance, got the class Sum: write DABA(Sum()), not DABA(Sum)
     """
+    if isinstance(m, type):
+        raise MonoidContractError(
+            f"{who} needs a monoid instance, got the class {m.__name__}: "
+            f"write {who}({m.__name__}()), not {who}({m.__name__})"
+        )
     missing = [
         name
         for name in _MONOID_MEMBERS

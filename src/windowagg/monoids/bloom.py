@@ -49,7 +49,7 @@ import struct
 from hashlib import blake2b
 from typing import Any, Final
 
-from windowagg.errors import MonoidContractError
+from windowagg.errors import ArgumentError, MonoidContractError
 from windowagg.monoids.builtins import MonoidInputError
 
 __all__ = ["LEGACY_MAX_BITS", "BloomFilter", "BloomSet", "bloom_positions"]
@@ -110,9 +110,9 @@ def _short(x: Any) -> str:
 
 def _check_config(bits: Any, hashes: Any, who: str) -> None:
     if isinstance(bits, bool) or not isinstance(bits, int) or bits < 1:
-        raise ValueError(f"{who}: bits must be an int >= 1, got {bits!r}")
+        raise ArgumentError(f"{who}: bits must be an int >= 1, got {bits!r}")
     if isinstance(hashes, bool) or not isinstance(hashes, int) or not 1 <= hashes <= 64:
-        raise ValueError(f"{who}: hashes must be an int in 1..64, got {hashes!r}")
+        raise ArgumentError(f"{who}: hashes must be an int in 1..64, got {hashes!r}")
 
 
 class BloomSet:
@@ -152,7 +152,7 @@ class BloomSet:
             or value < 0
             or value.bit_length() > bits
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"BloomSet: value must be an int in [0, 2**{bits}), got {_short(value)}"
             )
         setattr_ = object.__setattr__  # the class forbids attribute assignment after this
@@ -240,7 +240,7 @@ class BloomSet:
     def from_plain(cls, plain: Any) -> BloomSet:
         """Inverse of :meth:`to_plain`; validates its input without allocating. O(m/64)."""
         if type(plain) is not tuple or len(plain) != 3:
-            raise ValueError(
+            raise ArgumentError(
                 f"BloomSet.from_plain needs (bits, hashes, value), got {_short(plain)}"
             )
         return cls(*plain)

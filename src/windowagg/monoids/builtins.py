@@ -23,13 +23,27 @@ True
 
 from __future__ import annotations
 
+import cmath
 import math
 import numbers
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-from windowagg.errors import MonoidInputError
+if TYPE_CHECKING:  # a default for T (PEP 696): Max() is Max[float]; typing_extensions
+    # is only read by type checkers (mypy bundles its stubs), never imported at run time
+    from typing import Protocol
+
+    from typing_extensions import TypeVar as _TypeVarWithDefault
+
+    class _Ordered(Protocol):
+        def __lt__(self, other: Any, /) -> bool: ...
+
+    T = _TypeVarWithDefault("T", bound=_Ordered, default=float)
+else:
+    T = TypeVar("T")
+
+from windowagg.errors import ArgumentError, ArgumentTypeError, MonoidInputError, MonoidTypeError
 
 __all__ = [
     "NOTHING",
@@ -47,6 +61,7 @@ __all__ = [
     "Min",
     "MinCount",
     "MonoidInputError",
+    "MonoidTypeError",
     "Product",
     "StdDev",
     "Sum",
@@ -54,16 +69,109 @@ __all__ = [
 ]
 
 
+# --------------------------------------------------------------------------- input checks
+#
+# The non-finite rule: every built-in whose lift takes a number refuses NaN and ±inf with
+# MonoidInputError (a ValueError), and a value that is not a number at all with
+# MonoidTypeError (also a TypeError). One NaN would make Max/Min depend on the order of
+# comparisons (so on the algorithm), and one inf would stay in a subtract-on-evict sum
+# forever (inf - inf is NaN). Count ignores its input; user monoids decide for
+# themselves. Each check is two type tests on the common path (int, finite float).
+
+
+def _non_finite(x: Any, who: str) -> MonoidInputError:
+    return MonoidInputError(
+        f"{who}() refuses non-finite value {x!r}: drop or repair the record (a windows "
+        "policy can route it to the rejects)"
+    )
+
+
+def _is_finite(x: Any) -> bool:
+    """False for NaN (also signalling) and ±inf of any number type, True otherwise."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an int or Fraction too large for a float is still finite
+        return True
+    except (TypeError, ValueError):  # complex, Decimal("sNaN")
+        try:
+            return cmath.isfinite(x)
+        except (TypeError, ValueError, OverflowError):
+            return False
+
+
+def _number(x: Any, who: str) -> Any:
+    """*x* unchanged if it is a finite number; else MonoidInputError / MonoidTypeError.
+
+    >>> _number(2, "Sum"), _number(0.5, "Sum")
+    (2, 0.5)
+    >>> _number(float("inf"), "Sum")
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.MonoidInputError: Sum() refuses non-finite value inf: drop or repair the record (a windows policy can route it to the rejects)
+    >>> _number("x", "Sum")
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.MonoidTypeError: Sum() needs a number, got str 'x'
+    """
+    t = type(x)
+    if t is int:
+        return x
+    if t is float:
+        if x - x == 0.0:
+            return x
+        raise _non_finite(x, who)
+    if isinstance(x, numbers.Number):  # bool, Fraction, Decimal, complex, numpy scalars
+        if _is_finite(x):
+            return x
+        raise _non_finite(x, who)
+    raise MonoidTypeError(f"{who}() needs a number, got {t.__name__} {x!r:.60}")
+
+
+def _incomparable(who: str, a: Any, b: Any) -> MonoidTypeError:
+    return MonoidTypeError(
+        f"{who}() cannot compare {a!r:.40} ({type(a).__name__}) with {b!r:.40} "
+        f"({type(b).__name__}): use one value type per window"
+    )
+
+
+def _ordered(x: Any, who: str) -> Any:
+    """*x* unchanged unless it is a non-finite number or unordered (NaN-like).
+
+    Strings, datetimes and other ordered values pass; numbers must be finite.
+    """
+    t = type(x)
+    if t is int or t is str:
+        return x
+    if t is float:
+        if x - x == 0.0:
+            return x
+        raise _non_finite(x, who)
+    if isinstance(x, numbers.Number):
+        if _is_finite(x):
+            return x
+        raise _non_finite(x, who)
+    try:
+        unordered = x != x
+    except TypeError:  # e.g. pandas.NaT-like objects whose comparison raises
+        unordered = True
+    if unordered is True or (unordered is not False and bool(unordered)):
+        raise MonoidInputError(
+            f"{who}() got an unordered value {x!r} (NaN-like): drop or repair the record"
+        )
+    return x
+
+
 class Sum:
     """Sum of numbers. A commutative group.
 
-    ===========  ============================
+    ===========  ==============================================================
     identity     ``0``
-    lift(x)      ``x``
+    lift(x)      ``x``; NaN and ±inf raise :class:`MonoidInputError`, a value that
+                 is not a number :class:`MonoidTypeError`
     combine      ``a + b``
     lower(a)     ``a``
     inverse(a)   ``-a``
-    ===========  ============================
+    ===========  ==============================================================
 
     >>> Sum().inverse(Sum().lift(4))
     -4
@@ -76,16 +184,26 @@ class Sum:
     invertible: Final = True
     identity: Final = 0
 
-    def lift(self, x: Any) -> Any:
-        return x
+    def lift(self, x: float) -> float:
+        t = type(x)
+        if t is int or (t is float and not x - x):  # x - x is nan for nan and ±inf
+            return x
+        res: float = _number(x, "Sum")
+        return res
 
-    def combine(self, a: Any, b: Any) -> Any:
-        return a + b
+    def combine(self, a: float, b: float) -> float:
+        try:  # costs nothing unless two number types do not add (Decimal and float)
+            return a + b
+        except TypeError:
+            raise MonoidTypeError(
+                f"Sum() cannot add {a!r:.40} ({type(a).__name__}) and {b!r:.40} "
+                f"({type(b).__name__}): use one number type per window"
+            ) from None
 
-    def lower(self, a: Any) -> Any:
+    def lower(self, a: float) -> float:
         return a
 
-    def inverse(self, a: Any) -> Any:
+    def inverse(self, a: float) -> float:
         return -a
 
     def __repr__(self) -> str:
@@ -108,7 +226,7 @@ class Count:
     invertible: Final = True
     identity: Final = 0
 
-    def lift(self, x: Any) -> int:
+    def lift(self, x: object) -> int:
         return 1
 
     def combine(self, a: int, b: int) -> int:
@@ -124,11 +242,12 @@ class Count:
         return "Count()"
 
 
-class Max:
+class Max(Generic[T]):
     """Largest input; ``None`` for the empty window. Commutative and idempotent, no inverse.
 
     identity ``None``; lift ``x``; combine keeps the larger (the left one on ties);
-    lower ``a``. Works for any totally ordered values (numbers, datetimes, strings).
+    lower ``a``. Works for any totally ordered values (numbers, datetimes, strings);
+    NaN and ±inf raise :class:`MonoidInputError` in ``lift``.
 
     >>> m = Max(); m.lower(m.combine(m.lift(3), m.combine(m.identity, m.lift(7))))
     7
@@ -141,27 +260,36 @@ class Max:
     invertible: Final = False
     identity: Final = None
 
-    def lift(self, x: Any) -> Any:
-        return x
+    def lift(self, x: T) -> T:
+        t = type(x)
+        y: Any = x  # the arithmetic below is on a float (or an int), not on any T
+        if t is int or (t is float and not y - y):  # y - y is nan for nan and ±inf
+            return x
+        res: T = _ordered(x, "Max")
+        return res
 
-    def combine(self, a: Any, b: Any) -> Any:
+    def combine(self, a: T | None, b: T | None) -> T | None:
         if a is None:
             return b
-        if b is None or not a < b:
-            return a
+        try:  # costs nothing unless the values cannot be compared
+            if b is None or not a < b:
+                return a
+        except TypeError:
+            raise _incomparable("Max", a, b) from None
         return b
 
-    def lower(self, a: Any) -> Any:
+    def lower(self, a: T | None) -> T | None:
         return a
 
     def __repr__(self) -> str:
         return "Max()"
 
 
-class Min:
+class Min(Generic[T]):
     """Smallest input; ``None`` for the empty window. Commutative and idempotent, no inverse.
 
     identity ``None``; lift ``x``; combine keeps the smaller (the left one on ties); lower ``a``.
+    Any totally ordered values; NaN and ±inf raise :class:`MonoidInputError` in ``lift``.
 
     >>> m = Min(); m.lower(m.combine(m.lift(3), m.lift(-1)))
     -1
@@ -174,17 +302,25 @@ class Min:
     invertible: Final = False
     identity: Final = None
 
-    def lift(self, x: Any) -> Any:
-        return x
+    def lift(self, x: T) -> T:
+        t = type(x)
+        y: Any = x  # the arithmetic below is on a float (or an int), not on any T
+        if t is int or (t is float and not y - y):  # y - y is nan for nan and ±inf
+            return x
+        res: T = _ordered(x, "Min")
+        return res
 
-    def combine(self, a: Any, b: Any) -> Any:
+    def combine(self, a: T | None, b: T | None) -> T | None:
         if a is None:
             return b
-        if b is None or not b < a:
-            return a
+        try:  # costs nothing unless the values cannot be compared
+            if b is None or not b < a:
+                return a
+        except TypeError:
+            raise _incomparable("Min", a, b) from None
         return b
 
-    def lower(self, a: Any) -> Any:
+    def lower(self, a: T | None) -> T | None:
         return a
 
     def __repr__(self) -> str:
@@ -333,15 +469,21 @@ class MatMul2x2:
 
 
 def _real(x: Any, who: str) -> float:
-    """*x* as a float, or MonoidInputError naming *who* (bools, strings and the like are refused)."""
+    """*x* as a finite float; MonoidInputError for NaN, ±inf or a real too large for a
+    float, MonoidTypeError naming *who* for bools, strings and the like."""
     if type(x) is float:
-        return x
+        if x - x == 0.0:
+            return x
+        raise _non_finite(x, who)
     if not isinstance(x, bool) and isinstance(x, (numbers.Real, Decimal)):
         try:
-            return float(x)
+            v = float(x)
         except (OverflowError, ValueError):
-            pass
-    raise MonoidInputError(f"{who}.lift needs a real number, got {type(x).__name__} {x!r}")
+            raise _non_finite(x, who) from None
+        if v - v == 0.0:
+            return v
+        raise _non_finite(x, who)
+    raise MonoidTypeError(f"{who}() needs a real number, got {type(x).__name__} {x!r:.60}")
 
 
 class Mean:
@@ -349,7 +491,7 @@ class Mean:
 
     ===========  ====================================================
     identity     ``(0, 0)``
-    lift(x)      ``(x, 1)``
+    lift(x)      ``(x, 1)``; NaN and ±inf raise :class:`MonoidInputError`
     combine      ``(s1 + s2, n1 + n2)``
     lower(a)     ``s / n``; ``None`` when ``n == 0`` (empty window)
     inverse(a)   ``(-s, -n)``
@@ -375,16 +517,16 @@ class Mean:
     invertible: Final = True
     identity: Final[tuple[Any, int]] = (0, 0)
 
-    def lift(self, x: Any) -> tuple[Any, int]:
-        return (x, 1)
+    def lift(self, x: float) -> tuple[float, int]:
+        return (_number(x, "Mean"), 1)
 
-    def combine(self, a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
+    def combine(self, a: tuple[float, int], b: tuple[float, int]) -> tuple[float, int]:
         return (a[0] + b[0], a[1] + b[1])
 
-    def lower(self, a: tuple[Any, int]) -> Any:
+    def lower(self, a: tuple[float, int]) -> float | None:
         return a[0] / a[1] if a[1] else None
 
-    def inverse(self, a: tuple[Any, int]) -> tuple[Any, int]:
+    def inverse(self, a: tuple[float, int]) -> tuple[float, int]:
         return (-a[0], -a[1])
 
     def __repr__(self) -> str:
@@ -406,7 +548,7 @@ class Variance:
 
     ===========  ==================================================================
     identity     ``(0, 0.0, 0.0)``
-    lift(x)      ``(1, float(x), 0.0)``
+    lift(x)      ``(1, float(x), 0.0)``; NaN and ±inf raise :class:`MonoidInputError`
     combine      Chan et al.'s pairwise merge (above); combining with the identity
                  returns the other partial unchanged
     lower(a)     ``M2 / (n - ddof)``; ``None`` when ``n <= ddof`` (empty window, or a
@@ -445,7 +587,7 @@ class Variance:
 
     def __init__(self, ddof: int = 0) -> None:
         if isinstance(ddof, bool) or not isinstance(ddof, int) or ddof < 0:
-            raise ValueError(f"{type(self).__name__}: ddof must be an int >= 0, got {ddof!r}")
+            raise ArgumentError(f"{type(self).__name__}: ddof must be an int >= 0, got {ddof!r}")
         self.ddof = ddof
 
     def lift(self, x: Any) -> VarPartial:
@@ -514,7 +656,7 @@ class GeometricMean:
     >>> g.lift(0)
     Traceback (most recent call last):
     ...
-    windowagg.errors.MonoidInputError: GeometricMean.lift needs a finite number > 0, got 0
+    windowagg.errors.MonoidInputError: GeometricMean() needs a finite number > 0, got 0
     """
 
     __slots__ = ()
@@ -526,8 +668,8 @@ class GeometricMean:
 
     def lift(self, x: Any) -> tuple[float, int]:
         v = _real(x, "GeometricMean")
-        if not (v > 0.0 and v != math.inf):
-            raise MonoidInputError(f"GeometricMean.lift needs a finite number > 0, got {x!r}")
+        if not v > 0.0:
+            raise MonoidInputError(f"GeometricMean() needs a finite number > 0, got {x!r}")
         return (math.log(v), 1)
 
     def combine(self, a: tuple[float, int], b: tuple[float, int]) -> tuple[float, int]:
@@ -546,12 +688,12 @@ class GeometricMean:
 class Product:
     """Product of numbers. A commutative monoid, not a group.
 
-    ===========  ===========
+    ===========  ==================================================================
     identity     ``1``
-    lift(x)      ``x``
+    lift(x)      ``x``; NaN and ±inf raise :class:`MonoidInputError`
     combine      ``a * b``
     lower(a)     ``a``
-    ===========  ===========
+    ===========  ==================================================================
 
     Commutative, not idempotent, **not invertible**: 0 has no inverse, so one zero would
     make subtract-on-evict wrong forever (and ``1 / a`` would also turn exact ints into
@@ -570,7 +712,7 @@ class Product:
     identity: Final = 1
 
     def lift(self, x: Any) -> Any:
-        return x
+        return _number(x, "Product")
 
     def combine(self, a: Any, b: Any) -> Any:
         return a * b
@@ -585,18 +727,12 @@ class Product:
 # --------------------------------------------------------------------------- extremes with counts
 
 
-def _no_nan(x: Any, who: str) -> Any:
-    if x != x:  # NaN is unordered: it would break associativity of every comparison below
-        raise MonoidInputError(f"{who}.lift got an unordered value {x!r} (NaN)")
-    return x
-
-
 class MaxCount:
     """Largest input and how many times it occurs: partials ``<m, c>``. Commutative monoid.
 
     ===========  ==================================================================
     identity     ``(None, 0)`` (recognised by ``c == 0``)
-    lift(x)      ``(x, 1)``; NaN raises :class:`MonoidInputError`
+    lift(x)      ``(x, 1)``; NaN and ±inf raise :class:`MonoidInputError`
     combine      the pair with the larger ``m``; equal ``m`` keeps the left ``m`` and
                  adds the counts
     lower(a)     ``(m, c)``; ``(None, 0)`` for the empty window
@@ -620,17 +756,20 @@ class MaxCount:
     identity: Final[tuple[Any, int]] = (None, 0)
 
     def lift(self, x: Any) -> tuple[Any, int]:
-        return (_no_nan(x, "MaxCount"), 1)
+        return (_ordered(x, "MaxCount"), 1)
 
     def combine(self, a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
         if not a[1]:
             return b
         if not b[1]:
             return a
-        if a[0] < b[0]:
-            return b
-        if b[0] < a[0]:
-            return a
+        try:  # costs nothing unless the values cannot be compared
+            if a[0] < b[0]:
+                return b
+            if b[0] < a[0]:
+                return a
+        except TypeError:
+            raise _incomparable("MaxCount", a[0], b[0]) from None
         return (a[0], a[1] + b[1])
 
     def lower(self, a: tuple[Any, int]) -> tuple[Any, int]:
@@ -661,17 +800,20 @@ class MinCount:
     identity: Final[tuple[Any, int]] = (None, 0)
 
     def lift(self, x: Any) -> tuple[Any, int]:
-        return (_no_nan(x, "MinCount"), 1)
+        return (_ordered(x, "MinCount"), 1)
 
     def combine(self, a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
         if not a[1]:
             return b
         if not b[1]:
             return a
-        if b[0] < a[0]:
-            return b
-        if a[0] < b[0]:
-            return a
+        try:  # costs nothing unless the values cannot be compared
+            if b[0] < a[0]:
+                return b
+            if a[0] < b[0]:
+                return a
+        except TypeError:
+            raise _incomparable("MinCount", a[0], b[0]) from None
         return (a[0], a[1] + b[1])
 
     def lower(self, a: tuple[Any, int]) -> tuple[Any, int]:
@@ -690,7 +832,7 @@ class ArgMax:
     ===========  ==================================================================
     identity     ``None``
     lift(x)      ``(key, value)`` (the pair itself as a tuple; a 2-list is accepted,
-                 or ``(key(x), x)``); a NaN key raises :class:`MonoidInputError`
+                 or ``(key(x), x)``); a NaN or ±inf key raises :class:`MonoidInputError`
     combine      ``b`` if ``a`` is the identity or ``a.key < b.key``, else ``a``: on
                  equal keys the left (older) partial wins
     lower(a)     ``value``; ``None`` for the empty window
@@ -724,7 +866,7 @@ class ArgMax:
 
     def __init__(self, key: Callable[[Any], Any] | None = None) -> None:
         if key is not None and not callable(key):
-            raise TypeError(f"{type(self).__name__}: key must be callable, got {key!r}")
+            raise ArgumentTypeError(f"{type(self).__name__}: key must be callable, got {key!r}")
         self.key = key
 
     def lift(self, x: Any) -> tuple[Any, Any]:
@@ -741,14 +883,19 @@ class ArgMax:
                 )
         else:
             pair = (key(x), x)
-        _no_nan(pair[0], type(self).__name__)
+        _ordered(pair[0], type(self).__name__)
         return pair
 
     def combine(self, a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> Any:
         if a is None:
             return b
-        if b is None or not a[0] < b[0]:
+        if b is None:
             return a
+        try:  # costs nothing unless the keys cannot be compared
+            if not a[0] < b[0]:
+                return a
+        except TypeError:
+            raise _incomparable(type(self).__name__, a[0], b[0]) from None
         return b
 
     def lower(self, a: tuple[Any, Any] | None) -> Any:
@@ -776,6 +923,11 @@ class ArgMin(ArgMax):
     def combine(self, a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> Any:
         if a is None:
             return b
-        if b is None or not b[0] < a[0]:
+        if b is None:
             return a
+        try:  # costs nothing unless the keys cannot be compared
+            if not b[0] < a[0]:
+                return a
+        except TypeError:
+            raise _incomparable(type(self).__name__, a[0], b[0]) from None
         return b

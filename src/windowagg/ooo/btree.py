@@ -34,11 +34,12 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Generic
 
+from windowagg._invariants import same
 from windowagg._time import check_timestamp
-from windowagg.errors import TimestampError, WindowaggError
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.errors import ArgumentError, InvariantError, TimestampError
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 from windowagg.ooo._pack import pack_levels
 
 __all__ = ["BTree"]
@@ -63,7 +64,7 @@ class _BNode:
         self.agg: Any = None
 
 
-class BTree:
+class BTree(Generic[In, P, Out]):
     """Classic augmented B-tree over an out-of-order window (see the module fact card).
 
     Parameters
@@ -94,10 +95,10 @@ class BTree:
         "_size",
     )
 
-    def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int = DEFAULT_MIN_ARITY) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out], min_arity: int = DEFAULT_MIN_ARITY) -> None:
         require_monoid(monoid, "ooo.BTree")
         if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
-            raise ValueError(f"ooo.BTree: min_arity must be an int >= 2, got {min_arity!r}")
+            raise ArgumentError(f"ooo.BTree: min_arity must be an int >= 2, got {min_arity!r}")
         self._m = monoid
         self._combine = monoid.combine
         self._lift = monoid.lift
@@ -111,7 +112,7 @@ class BTree:
         self._size = 0
 
     @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
+    def monoid(self) -> Monoid[In, P, Out]:
         """The monoid this window aggregates with.
 
         >>> from windowagg.monoids import Sum
@@ -256,7 +257,7 @@ class BTree:
         self._fix_up(node)
 
     # ------------------------------------------------------------------ operations
-    def insert(self, t: Any, v: Any) -> None:
+    def insert(self, t: Any, v: In) -> None:
         """Insert ``v`` at ``t`` (``old ⊗ lift(v)`` at an existing ``t``). O(log n).
 
         >>> from windowagg.monoids import Concat
@@ -264,19 +265,49 @@ class BTree:
         ('a', 'b')
         """
         check_timestamp(t, self._ref())
-        v = self._lift(v)
+        p = self._lift(v)
         node, i, found = self._search(t)
         if found:
-            node.vals[i] = self._combine(node.vals[i], v)
-            self._fix_up(node)
+            old = node.vals[i]
+            node.vals[i] = self._combine(old, p)
+            try:
+                self._fix_up(node)
+            except BaseException:
+                self._rollback([(t, old)])
+                raise
             return
+        try:
+            self._insert_new(node, i, t, p)
+        except BaseException:
+            self._rollback([(t, _NONE)])
+            raise
+
+    def _insert_new(self, node: _BNode, i: int, t: Any, p: Any) -> None:
+        """Put the new key *t* with partial *p* at index *i* of leaf *node*; rebalance."""
         node.times.insert(i, t)
-        node.vals.insert(i, v)
+        node.vals.insert(i, p)
         self._size += 1
         maxk = self._maxk
         while len(node.times) > maxk:
             node = self._split(node)
         self._fix_up(node)
+
+    def _rollback(self, undo: list[tuple[Any, Any]]) -> None:
+        """Error path of a failed update, O(n): undo *undo* and rebuild the tree.
+
+        *undo* lists ``(t, old partial)`` (``_NONE``: *t* was absent) in the order the
+        changes were made; the keys and partials of the tree are consistent even when a
+        ``combine`` raised part-way, only aggregates can be stale, so the entries are
+        read back, the changes undone newest first, and the tree rebuilt from them.
+        """
+        entries = dict(self)
+        for t, old in reversed(undo):
+            if old is _NONE:
+                entries.pop(t, None)
+            else:
+                entries[t] = old
+        fresh = BTree.from_sorted_partials(self._m, sorted(entries.items()), self._mu)
+        self._root, self._size = fresh._root, fresh._size
 
     def evict(self, t: Any) -> None:
         """Remove the entry at ``t``; no-op when absent. O(log n).
@@ -291,6 +322,15 @@ class BTree:
         node, i, found = self._search(t)
         if not found:
             return
+        old = node.vals[i]
+        try:
+            self._remove(node, i)
+        except BaseException:
+            self._rollback([(t, old)])
+            raise
+
+    def _remove(self, node: _BNode, i: int) -> None:
+        """Remove entry *i* of *node*, rebalance and repair the aggregates to the root."""
         self._size -= 1
         if node.kids is None:
             del node.times[i]
@@ -306,7 +346,7 @@ class BTree:
         # a merge/rotation that restructures it recomputes it.
         self._rebalance_evict(leaf)
 
-    def bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+    def bulk_insert(self, pairs: Iterable[tuple[Any, In]]) -> None:
         """Insert every ``(t, v)`` as if one by one in order. O(m log n) (a loop).
 
         All timestamps are validated and all values lifted before anything changes.
@@ -328,18 +368,21 @@ class BTree:
             lifted.append((t, self._lift(v)))
         lifted.sort(key=lambda e: e[0])  # stable: equal times keep input order
         comb = self._combine
-        for t, p in lifted:
-            node, i, found = self._search(t)
-            if found:
-                node.vals[i] = comb(node.vals[i], p)
-                self._fix_up(node)
-                continue
-            node.times.insert(i, t)
-            node.vals.insert(i, p)
-            self._size += 1
-            while len(node.times) > self._maxk:
-                node = self._split(node)
-            self._fix_up(node)
+        undo: list[tuple[Any, Any]] = []  # (t, old partial or _NONE) per change, in order
+        try:
+            for t, p in lifted:
+                node, i, found = self._search(t)
+                if found:
+                    old = node.vals[i]
+                    undo.append((t, old))
+                    node.vals[i] = comb(old, p)
+                    self._fix_up(node)
+                    continue
+                undo.append((t, _NONE))
+                self._insert_new(node, i, t, p)
+        except BaseException:  # O(n) on the error path only: the window is as before
+            self._rollback(undo)
+            raise
 
     def bulk_evict(self, t: Any) -> None:
         """Remove every entry with time ``<= t``. O(m log n) (a loop of oldest-evictions).
@@ -351,13 +394,20 @@ class BTree:
         (24, 3)
         """
         check_timestamp(t, self._ref())
-        while self._size:
-            o = self._ref()
-            if t < o:
-                break
-            self.evict(o)
+        undo: list[tuple[Any, Any]] = []  # (t, partial) of every entry evicted so far
+        try:
+            while self._size:
+                o = self._ref()
+                if t < o:
+                    break
+                node, i, _ = self._search(o)
+                undo.append((o, node.vals[i]))
+                self._remove(node, i)
+        except BaseException:  # O(n) on the error path only: the window is as before
+            self._rollback(undo)
+            raise
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower`` of the whole window's aggregate. O(1).
 
         >>> from windowagg.monoids import Sum
@@ -366,7 +416,7 @@ class BTree:
         """
         return self._lower(self._root.agg)
 
-    def range_query(self, t_from: Any, t_to: Any) -> Any:
+    def range_query(self, t_from: Any, t_to: Any) -> Out:
         """``lower`` of the entries with ``t_from <= t <= t_to``. O(log n).
 
         >>> from windowagg.monoids import Concat
@@ -438,7 +488,7 @@ class BTree:
         """
         return self._size
 
-    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+    def __iter__(self) -> Iterator[tuple[Any, P]]:
         """``(t, partial)`` pairs in time order. O(n).
 
         >>> from windowagg.monoids import Concat
@@ -462,10 +512,10 @@ class BTree:
     @classmethod
     def from_sorted_partials(
         cls,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         pairs: Iterable[tuple[Any, Any]],
         min_arity: int = DEFAULT_MIN_ARITY,
-    ) -> BTree:
+    ) -> BTree[In, P, Out]:
         """Build from strictly increasing ``(t, partial)`` pairs (not lifted) in O(n).
 
         >>> from windowagg.monoids import Sum
@@ -503,7 +553,7 @@ class BTree:
         """
         root = self._root
         if root.parent is not None:
-            raise WindowaggError("BTree: root has a parent")
+            raise InvariantError("BTree: root has a parent")
         depths: set[int] = set()
         count = [0]
         mink, maxk = self._mink, self._maxk
@@ -512,40 +562,40 @@ class BTree:
             where = f"node {y.times!r} at depth {depth}"
             k = len(y.times)
             if len(y.vals) != k:
-                raise WindowaggError(f"BTree: {where}: times and vals differ in length")
+                raise InvariantError(f"BTree: {where}: times and vals differ in length")
             if y.parent is not None and not mink <= k <= maxk:
-                raise WindowaggError(f"BTree: {where}: {k} entries, allowed {mink}..{maxk}")
+                raise InvariantError(f"BTree: {where}: {k} entries, allowed {mink}..{maxk}")
             if k > maxk or (y.parent is None and y.kids is not None and k < 1):
-                raise WindowaggError(f"BTree: root {where}: bad entry count {k}")
+                raise InvariantError(f"BTree: root {where}: bad entry count {k}")
             for i in range(1, k):
                 if not y.times[i - 1] < y.times[i]:
-                    raise WindowaggError(f"BTree: {where}: keys not increasing at {i}")
+                    raise InvariantError(f"BTree: {where}: keys not increasing at {i}")
             if k and lo is not _NONE and not lo < y.times[0]:
-                raise WindowaggError(f"BTree: {where}: key below its subtree range")
+                raise InvariantError(f"BTree: {where}: key below its subtree range")
             if k and hi is not _NONE and not y.times[-1] < hi:
-                raise WindowaggError(f"BTree: {where}: key above its subtree range")
+                raise InvariantError(f"BTree: {where}: key above its subtree range")
             count[0] += k
             if y.kids is None:
                 depths.add(depth)
             else:
                 if len(y.kids) != k + 1:
-                    raise WindowaggError(f"BTree: {where}: {len(y.kids)} children for {k} keys")
+                    raise InvariantError(f"BTree: {where}: {len(y.kids)} children for {k} keys")
                 for i, c in enumerate(y.kids):
                     if c.parent is not y:
-                        raise WindowaggError(f"BTree: child {i} of {where} has a wrong parent")
+                        raise InvariantError(f"BTree: child {i} of {where} has a wrong parent")
                     walk(c, depth + 1, y.times[i - 1] if i else lo, y.times[i] if i < k else hi)
             old = y.agg
             self._fix(y)
             new = y.agg
             y.agg = old
-            if not (old is new or old == new):
-                raise WindowaggError(f"BTree: {where}: stored aggregate {old!r} != {new!r}")
+            if not same(old, new):
+                raise InvariantError(f"BTree: {where}: stored aggregate {old!r} != {new!r}")
 
         walk(root, 0, _NONE, _NONE)
         if len(depths) > 1:
-            raise WindowaggError(f"BTree: leaves at different depths {sorted(depths)}")
+            raise InvariantError(f"BTree: leaves at different depths {sorted(depths)}")
         if count[0] != self._size:
-            raise WindowaggError(f"BTree: size {self._size} but the tree holds {count[0]}")
+            raise InvariantError(f"BTree: size {self._size} but the tree holds {count[0]}")
 
     def __repr__(self) -> str:
         return f"ooo.BTree({self._m!r}, min_arity={self._mu}, n={len(self)})"

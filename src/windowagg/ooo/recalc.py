@@ -30,33 +30,33 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Generic
 
 from windowagg._time import check_timestamp
-from windowagg.errors import WindowaggError
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.errors import InvariantError
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 
 __all__ = ["Recalc"]
 
 
-class Recalc:
+class Recalc(Generic[In, P, Out]):
     """Out-of-order window that recomputes every query from the stored entries."""
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         require_monoid(monoid, "ooo.Recalc")
         self._m = monoid
         self._times: list[Any] = []
         self._vals: list[Any] = []
 
     @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
+    def monoid(self) -> Monoid[In, P, Out]:
         """The monoid this window aggregates with."""
         return self._m
 
     def _ref(self) -> Any:
         return self._times[0] if self._times else None
 
-    def insert(self, t: Any, v: Any) -> None:
+    def insert(self, t: Any, v: In) -> None:
         """Insert ``v`` at time ``t``; at an existing ``t`` store ``old ⊗ lift(v)``. O(n)."""
         check_timestamp(t, self._ref())
         p = self._m.lift(v)
@@ -77,17 +77,23 @@ class Recalc:
             del times[i]
             del self._vals[i]
 
-    def bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+    def bulk_insert(self, pairs: Iterable[tuple[Any, In]]) -> None:
         """Insert every ``(t, v)``; equals inserting them one by one in the given order.
 
-        All timestamps are validated before anything changes.
+        All timestamps are validated before anything changes, and a ``lift`` or
+        ``combine`` that raises leaves the window as before (the oracle copies its lists).
         """
         items = list(pairs)
         ref = self._ref()
         for t, _ in items:
             check_timestamp(t, ref if ref is not None else (items[0][0] if items else None))
-        for t, v in items:
-            self.insert(t, v)
+        saved = self._times[:], self._vals[:]
+        try:
+            for t, v in items:
+                self.insert(t, v)
+        except BaseException:
+            self._times, self._vals = saved
+            raise
 
     def bulk_evict(self, t: Any) -> None:
         """Remove every entry with time ``<= t``. O(n)."""
@@ -104,11 +110,11 @@ class Recalc:
             acc = combine(acc, p)
         return acc
 
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(v1 ⊗ ... ⊗ vn)`` in time order; ``lower(identity)`` when empty. O(n)."""
         return self._m.lower(self._fold(0, len(self._vals)))
 
-    def range_query(self, t_from: Any, t_to: Any) -> Any:
+    def range_query(self, t_from: Any, t_to: Any) -> Out:
         """The lowered aggregate of entries with ``t_from <= t <= t_to``. O(n)."""
         check_timestamp(t_from, self._ref(), where="t_from")
         check_timestamp(t_to, self._ref(), where="t_to")
@@ -129,17 +135,17 @@ class Recalc:
     def __len__(self) -> int:
         return len(self._times)
 
-    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+    def __iter__(self) -> Iterator[tuple[Any, P]]:
         """``(t, partial)`` pairs in time order."""
         return iter(list(zip(self._times, self._vals, strict=True)))
 
     def _check(self) -> None:
         """O(n): timestamps strictly increasing, one value per timestamp."""
         if len(self._times) != len(self._vals):
-            raise WindowaggError("ooo.Recalc: times and values differ in length")
+            raise InvariantError("ooo.Recalc: times and values differ in length")
         for i in range(1, len(self._times)):
             if not self._times[i - 1] < self._times[i]:
-                raise WindowaggError(f"ooo.Recalc: timestamps not increasing at index {i}")
+                raise InvariantError(f"ooo.Recalc: timestamps not increasing at index {i}")
 
     def __repr__(self) -> str:
         return f"ooo.Recalc({self._m!r}, n={len(self)})"

@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 
+from windowagg.errors import ArgumentError
+
 __all__ = [
     "Decay",
     "ExponentialDecay",
@@ -48,7 +50,7 @@ class ExponentialDecay:
 
     def __init__(self, lam: float) -> None:
         if not (math.isfinite(lam) and lam > 0):
-            raise ValueError(f"lam must be a positive finite number, got {lam!r}")
+            raise ArgumentError(f"lam must be a positive finite number, got {lam!r}")
         self.lam = float(lam)
 
     def __call__(self, age: float) -> float:
@@ -68,7 +70,7 @@ class PolynomialDecay:
 
     def __init__(self, alpha: float) -> None:
         if not (math.isfinite(alpha) and alpha > 0):
-            raise ValueError(f"alpha must be a positive finite number, got {alpha!r}")
+            raise ArgumentError(f"alpha must be a positive finite number, got {alpha!r}")
         self.alpha = float(alpha)
 
     def __call__(self, age: float) -> float:
@@ -88,7 +90,7 @@ class SlidingWindowDecay:
 
     def __init__(self, width: int) -> None:
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
-            raise ValueError(f"width must be an int >= 1, got {width!r}")
+            raise ArgumentError(f"width must be an int >= 1, got {width!r}")
         self.width = width
 
     def __call__(self, age: float) -> float:

@@ -45,7 +45,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from windowagg.errors import EmptyWindowError, TimestampError
+from windowagg._invariants import invariant
+from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError, TimestampError
 from windowagg.sketches import _format
 from windowagg.sketches.qdigest import QDigest, QDigestBounds, _check_phi
 
@@ -82,7 +83,7 @@ class ExpDecayQDigest:
 
     def __init__(self, universe: int, eps: float, lam: float) -> None:
         if not isinstance(lam, (int, float)) or not (math.isfinite(lam) and lam > 0):
-            raise ValueError(f"lam must be a positive finite number, got {lam!r}")
+            raise ArgumentError(f"lam must be a positive finite number, got {lam!r}")
         self._q = QDigest(universe, eps)
         self._lam = float(lam)
         self._lm: float | None = None
@@ -180,12 +181,12 @@ class ExpDecayQDigest:
             raise TimestampError("timestamps must be finite numbers (found NaN or inf)")
         w = np.ones(t.size) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
         if w.size != t.size:
-            raise ValueError(f"{t.size} timestamps but {w.size} weights")
+            raise ArgumentError(f"{t.size} timestamps but {w.size} weights")
         if not (np.all(np.isfinite(w)) and np.all(w > 0)):
-            raise ValueError("weights must be positive finite numbers")
+            raise ArgumentError("weights must be positive finite numbers")
         keys = np.asarray(xs).reshape(-1)
         if keys.size != t.size:
-            raise ValueError(f"{keys.size} keys but {t.size} timestamps")
+            raise ArgumentError(f"{keys.size} keys but {t.size} timestamps")
         from windowagg.sketches.qdigest import _aggregate_keys
 
         _aggregate_keys(np, keys, None, self._q.universe)  # validates keys, changes nothing
@@ -210,11 +211,13 @@ class ExpDecayQDigest:
         bounds hold for the union with D = D1 + D2.
         """
         if not isinstance(other, ExpDecayQDigest):
-            raise TypeError(f"can only merge an ExpDecayQDigest, got {type(other).__name__}")
+            raise ArgumentTypeError(
+                f"can only merge an ExpDecayQDigest, got {type(other).__name__}"
+            )
         if other._lam != self._lam:
-            raise ValueError(f"cannot merge lam={other._lam} into lam={self._lam}")
+            raise ArgumentError(f"cannot merge lam={other._lam} into lam={self._lam}")
         if other._q.universe != self._q.universe or other._q.eps != self._q.eps:
-            raise ValueError("cannot merge ExpDecayQDigests with different universe or eps")
+            raise ArgumentError("cannot merge ExpDecayQDigests with different universe or eps")
         if other._lm is None:
             return
         if self._lm is None:
@@ -300,9 +303,13 @@ class ExpDecayQDigest:
         """O(s) invariants: the inner digest's, and weights finite under the landmark."""
         self._q._check()
         if self._lm is None:
-            assert self._q.is_empty(), "items stored without a landmark"
+            invariant(self._q.is_empty(), "ExpDecayQDigest", "items stored without a landmark")
         else:
-            assert self._tmax - self._lm <= self._horizon + 1e-9, "landmark fell too far behind"
+            invariant(
+                self._tmax - self._lm <= self._horizon + 1e-9,
+                "ExpDecayQDigest",
+                "landmark fell too far behind",
+            )
 
     # ---------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:

@@ -35,6 +35,8 @@ import math
 import struct
 from typing import Any
 
+from windowagg.errors import ArgumentError
+
 __all__ = ["FloatOrderMapper", "ValueMapper"]
 
 _SIGN = 1 << 63
@@ -60,12 +62,12 @@ class ValueMapper:
 
     def __init__(self, lo: float, hi: float, resolution: float, *, clip: bool = False) -> None:
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(f"need finite lo < hi, got lo={lo!r}, hi={hi!r}")
+            raise ArgumentError(f"need finite lo < hi, got lo={lo!r}, hi={hi!r}")
         if not (math.isfinite(resolution) and resolution > 0):
-            raise ValueError(f"resolution must be a positive finite number, got {resolution!r}")
+            raise ArgumentError(f"resolution must be a positive finite number, got {resolution!r}")
         cells = math.floor((hi - lo) / resolution + 0.5) + 1
         if cells > 1 << 62:
-            raise ValueError("too many cells: raise the resolution or narrow [lo, hi]")
+            raise ArgumentError("too many cells: raise the resolution or narrow [lo, hi]")
         self.lo = float(lo)
         self.hi = float(hi)
         self.resolution = float(resolution)
@@ -82,9 +84,11 @@ class ValueMapper:
         """The cell of *v*. O(1). ValueError for NaN or (without clip) out-of-range values."""
         if not self.lo <= v <= self.hi:
             if v != v or (not isinstance(v, (int, float)) and not hasattr(v, "__float__")):
-                raise ValueError(f"cannot map {v!r} onto a q-digest universe (NaN or not a number)")
+                raise ArgumentError(
+                    f"cannot map {v!r} onto a q-digest universe (NaN or not a number)"
+                )
             if not self.clip:
-                raise ValueError(
+                raise ArgumentError(
                     f"value {v!r} is outside the mapper's range [{self.lo}, {self.hi}]; widen "
                     "the range or pass clip=True"
                 )
@@ -98,9 +102,9 @@ class ValueMapper:
 
         a = np.asarray(vs, dtype=float)
         if np.isnan(a).any():
-            raise ValueError("cannot map NaN onto a q-digest universe")
+            raise ArgumentError("cannot map NaN onto a q-digest universe")
         if not self.clip and ((a < self.lo).any() or (a > self.hi).any()):
-            raise ValueError(
+            raise ArgumentError(
                 f"values outside the mapper's range [{self.lo}, {self.hi}]; widen the range "
                 "or pass clip=True"
             )
@@ -143,7 +147,7 @@ class FloatOrderMapper:
         """The key of *v*. O(1)."""
         v = float(v)
         if v != v:
-            raise ValueError("cannot map NaN onto a q-digest universe")
+            raise ArgumentError("cannot map NaN onto a q-digest universe")
         if v == 0.0:
             v = 0.0
         u: int = struct.unpack("<Q", struct.pack("<d", v))[0]
@@ -155,7 +159,7 @@ class FloatOrderMapper:
 
         a = np.asarray(vs, dtype=np.float64) + 0.0  # -0.0 + 0.0 == +0.0
         if np.isnan(a).any():
-            raise ValueError("cannot map NaN onto a q-digest universe")
+            raise ArgumentError("cannot map NaN onto a q-digest universe")
         u = a.view(np.uint64)
         neg = (u & np.uint64(_SIGN)) != 0
         return np.where(neg, ~u, u | np.uint64(_SIGN))

@@ -38,6 +38,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from windowagg.errors import ArgumentError
 from windowagg.sketches.mapping import FloatOrderMapper, ValueMapper
 from windowagg.sketches.qdigest import QDigest, _check_phi
 
@@ -77,17 +78,17 @@ class QDigestMonoid:
     ) -> None:
         if universe is None:
             if mapper is None:
-                raise ValueError("give a universe (int keys) or a mapper (real values)")
+                raise ArgumentError("give a universe (int keys) or a mapper (real values)")
             universe = mapper.universe
         elif mapper is not None and mapper.universe != universe:
-            raise ValueError(f"universe {universe} differs from the mapper's {mapper.universe}")
+            raise ArgumentError(f"universe {universe} differs from the mapper's {mapper.universe}")
         self._identity = QDigest(universe, eps)
         self.universe = universe
         self.eps = float(eps)
         self.mapper = mapper
         self.quantiles = tuple(_check_phi(p) for p in quantiles)
         if not self.quantiles:
-            raise ValueError("give at least one quantile")
+            raise ArgumentError("give at least one quantile")
         self._base = self._identity._base
         self._cap = math.ceil(6 * self._identity.universe_bits / self.eps) + 1
 

@@ -52,7 +52,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from windowagg.errors import EmptyWindowError
+from windowagg._invariants import invariant
+from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError
 from windowagg.sketches import _format
 
 __all__ = ["QDigest", "QDigestBounds"]
@@ -110,11 +111,11 @@ class QDigest:
 
     def __init__(self, universe: int, eps: float) -> None:
         if isinstance(universe, bool) or not isinstance(universe, int):
-            raise TypeError(f"universe must be an int >= 2, got {universe!r}")
+            raise ArgumentTypeError(f"universe must be an int >= 2, got {universe!r}")
         if universe < 2 or universe > 1 << 64:
-            raise ValueError(f"universe must be in [2, 2**64], got {universe}")
+            raise ArgumentError(f"universe must be in [2, 2**64], got {universe}")
         if not isinstance(eps, (int, float)) or not 0.0 < eps < 1.0:
-            raise ValueError(f"eps must be a number in (0, 1), got {eps!r}")
+            raise ArgumentError(f"eps must be a number in (0, 1), got {eps!r}")
         self._U = universe
         self._L = _bits(universe)
         self._eps = float(eps)
@@ -134,7 +135,7 @@ class QDigest:
         (32, 0.01, 12801)
         """
         if universe < 2 or not 0.0 < eps < 1.0:
-            raise ValueError("need universe >= 2 and 0 < eps < 1")
+            raise ArgumentError("need universe >= 2 and 0 < eps < 1")
         L = _bits(universe)
         return QDigestBounds(
             universe_bits=L,
@@ -212,13 +213,13 @@ class QDigest:
     # --------------------------------------------------------------- updates
     def _bad_key(self, x: Any) -> int:
         if isinstance(x, bool) or not hasattr(x, "__index__"):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"QDigest key must be an int in [0, {self._U}), got {x!r} "
                 f"({type(x).__name__}); map real values with windowagg.sketches.ValueMapper"
             )
         xi = int(x.__index__())
         if not 0 <= xi < self._U:
-            raise ValueError(f"QDigest key {xi} is outside the universe [0, {self._U})")
+            raise ArgumentError(f"QDigest key {xi} is outside the universe [0, {self._U})")
         return xi
 
     @staticmethod
@@ -226,9 +227,11 @@ class QDigest:
         try:
             w = float(weight)
         except (TypeError, ValueError):
-            raise TypeError(f"weight must be a positive finite number, got {weight!r}") from None
+            raise ArgumentTypeError(
+                f"weight must be a positive finite number, got {weight!r}"
+            ) from None
         if not 0.0 < w < _INF:
-            raise ValueError(f"weight must be a positive finite number, got {weight!r}")
+            raise ArgumentError(f"weight must be a positive finite number, got {weight!r}")
         return w
 
     def update(self, x: int, weight: float = 1.0) -> None:
@@ -267,7 +270,7 @@ class QDigest:
             xs_l = [self._bad_key(x) for x in xs]
             ws_l = [1.0] * len(xs_l) if weights is None else [self._bad_weight(w) for w in weights]
             if len(ws_l) != len(xs_l):
-                raise ValueError("xs and weights differ in length") from None
+                raise ArgumentError("xs and weights differ in length") from None
             for x, w in zip(xs_l, ws_l, strict=False):
                 self.update(x, w)
             return
@@ -296,9 +299,9 @@ class QDigest:
         (2.0, 7)
         """
         if not isinstance(other, QDigest):
-            raise TypeError(f"can only merge a QDigest, got {type(other).__name__}")
+            raise ArgumentTypeError(f"can only merge a QDigest, got {type(other).__name__}")
         if other._U != self._U or other._eps != self._eps:
-            raise ValueError(
+            raise ArgumentError(
                 f"cannot merge QDigest(universe={other._U}, eps={other._eps}) into "
                 f"QDigest(universe={self._U}, eps={self._eps}): parameters must match"
             )
@@ -553,7 +556,7 @@ class QDigest:
         if type(x) is int:
             return x
         if isinstance(x, bool) or not hasattr(x, "__index__"):
-            raise TypeError(f"query key must be an int, got {x!r}")
+            raise ArgumentTypeError(f"query key must be an int, got {x!r}")
         return int(x.__index__())
 
     def __iter__(self) -> Iterator[tuple[int, int, float]]:
@@ -566,17 +569,25 @@ class QDigest:
 
     # --------------------------------------------------------------- checks
     def _check(self) -> None:
-        """O(s) invariant check; raises AssertionError naming the broken invariant."""
+        """O(s) invariant check; raises InvariantError naming the broken invariant."""
         base = self._base
         total = 0.0
         for node, c in self._nodes.items():
-            assert 1 <= node < 2 * base, f"node id {node} outside the tree of {self._L} levels"
+            invariant(
+                1 <= node < 2 * base,
+                "QDigest",
+                f"node id {node} outside the tree of {self._L} levels",
+            )
             if node >= base:
-                assert node - base < self._U, f"leaf {node - base} outside the universe"
-            assert c >= 0 and math.isfinite(c), f"node {node} has bad count {c!r}"
+                invariant(
+                    node - base < self._U, "QDigest", f"leaf {node - base} outside the universe"
+                )
+            invariant(c >= 0 and math.isfinite(c), "QDigest", f"node {node} has bad count {c!r}")
             total += c
-        assert math.isclose(total, self._n, rel_tol=1e-9, abs_tol=1e-9), (
-            f"sum of node counts {total} != total weight {self._n}"
+        invariant(
+            math.isclose(total, self._n, rel_tol=1e-9, abs_tol=1e-9),
+            "QDigest",
+            f"sum of node counts {total} != total weight {self._n}",
         )
 
     def _check_compressed(self) -> None:
@@ -586,9 +597,15 @@ class QDigest:
         slack = 1e-9 * max(1.0, self._n)
         for node, c in self._nodes.items():
             if node < self._base:
-                assert c <= th + slack, f"non-leaf node {node} holds {c} > eps*n/L = {th}"
+                invariant(
+                    c <= th + slack, "QDigest", f"non-leaf node {node} holds {c} > eps*n/L = {th}"
+                )
         bound = math.ceil(4 * self._L / self._eps) + 1
-        assert len(self._nodes) <= bound, f"{len(self._nodes)} nodes > 4L/eps + 1 = {bound}"
+        invariant(
+            len(self._nodes) <= bound,
+            "QDigest",
+            f"{len(self._nodes)} nodes > 4L/eps + 1 = {bound}",
+        )
 
     # --------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:
@@ -648,7 +665,7 @@ class QDigest:
 
 def _check_phi(phi: float) -> float:
     if not isinstance(phi, (int, float)) or isinstance(phi, bool) or not 0.0 <= phi <= 1.0:
-        raise ValueError(f"phi must be a number in [0, 1], got {phi!r}")
+        raise ArgumentError(f"phi must be a number in [0, 1], got {phi!r}")
     return float(phi)
 
 
@@ -748,14 +765,14 @@ def _aggregate_keys(
         ):
             a = np.array(a.tolist(), dtype=object)
         else:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"update_many needs integer keys, got dtype {a.dtype}; map real values with "
                 "windowagg.sketches.ValueMapper"
             )
     lo, hi = a.min(), a.max()
     if lo < 0 or hi >= universe:
         bad = lo if lo < 0 else hi
-        raise ValueError(f"QDigest key {int(bad)} is outside the universe [0, {universe})")
+        raise ArgumentError(f"QDigest key {int(bad)} is outside the universe [0, {universe})")
     if a.dtype.kind == "O" or universe > 1 << 63:
         a = np.array([int(v) for v in a.tolist()], dtype=np.uint64)
     if weights is None:
@@ -764,9 +781,9 @@ def _aggregate_keys(
     w = np.asarray(weights if not isinstance(weights, Iterator) else list(weights), dtype=float)
     w = w.reshape(-1)
     if w.size != a.size:
-        raise ValueError(f"xs has {a.size} keys but weights has {w.size} entries")
+        raise ArgumentError(f"xs has {a.size} keys but weights has {w.size} entries")
     if not (np.all(np.isfinite(w)) and np.all(w > 0)):
-        raise ValueError("weights must be positive finite numbers")
+        raise ArgumentError("weights must be positive finite numbers")
     uniq, inv = np.unique(a, return_inverse=True)
     wsum = np.bincount(inv.reshape(-1), weights=w, minlength=uniq.size)
     return uniq, wsum, float(w.sum())

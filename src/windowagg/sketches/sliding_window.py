@@ -60,7 +60,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from windowagg.errors import EmptyWindowError, TimestampError
+from windowagg._invariants import invariant
+from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError, TimestampError
 from windowagg.sketches import _format
 from windowagg.sketches.qdigest import QDigest, _check_phi, _compress_dict
 
@@ -125,19 +126,19 @@ class _SlidingWindowBase:
         universe: int | None,
     ) -> None:
         if not isinstance(eps, (int, float)) or not 0.0 < eps < 1.0:
-            raise ValueError(f"eps must be a number in (0, 1), got {eps!r}")
+            raise ArgumentError(f"eps must be a number in (0, 1), got {eps!r}")
         if (
             isinstance(time_bits, bool)
             or not isinstance(time_bits, int)
             or not 1 <= time_bits <= 62
         ):
-            raise ValueError(f"time_bits must be an int in [1, 62], got {time_bits!r}")
+            raise ArgumentError(f"time_bits must be an int in [1, 62], got {time_bits!r}")
         if max_window is not None and (
             isinstance(max_window, bool) or not isinstance(max_window, int) or max_window < 1
         ):
-            raise ValueError(f"max_window must be None or an int >= 1, got {max_window!r}")
+            raise ArgumentError(f"max_window must be None or an int >= 1, got {max_window!r}")
         if not isinstance(capacity_factor, (int, float)) or not capacity_factor > 0:
-            raise ValueError(f"capacity_factor must be > 0, got {capacity_factor!r}")
+            raise ArgumentError(f"capacity_factor must be > 0, got {capacity_factor!r}")
         self._eps = float(eps)
         self._LT = time_bits
         self._tbase = 1 << time_bits
@@ -233,10 +234,12 @@ class _SlidingWindowBase:
         if isinstance(w, bool) or not hasattr(w, "__index__"):
             if isinstance(w, float) and w.is_integer() and w >= 1:
                 return int(w)
-            raise TypeError(f"sliding-window weights are multiplicities: ints >= 1, got {w!r}")
+            raise ArgumentTypeError(
+                f"sliding-window weights are multiplicities: ints >= 1, got {w!r}"
+            )
         wi = int(w.__index__())
         if wi < 1:
-            raise ValueError(f"sliding-window weights must be ints >= 1, got {wi}")
+            raise ArgumentError(f"sliding-window weights must be ints >= 1, got {wi}")
         return wi
 
     def _add(self, x: int, t: int, w: int) -> None:
@@ -506,14 +509,14 @@ class _SlidingWindowBase:
             raise TimestampError(f"query time must be an int, got {t!r}")
         t = int(t)
         if t < self._tmax:
-            raise ValueError(
+            raise ArgumentError(
                 f"query time {t} is before the largest timestamp seen ({self._tmax}); "
                 "windows end at or after every item (pass t >= max_timestamp or omit it)"
             )
         if isinstance(w, bool) or not isinstance(w, int) or w < 1:
-            raise ValueError(f"window size must be an int >= 1, got {w!r}")
+            raise ArgumentError(f"window size must be an int >= 1, got {w!r}")
         if self._W is not None and w > self._W:
-            raise ValueError(f"window {w} exceeds max_window={self._W}")
+            raise ArgumentError(f"window {w} exceeds max_window={self._W}")
         return t, max(t - w, -1)
 
     def _pick_level(self, tau: int) -> _Level | None:
@@ -616,65 +619,129 @@ class _SlidingWindowBase:
         self, g: Callable[[float], float], t: int | None, horizon: int | None
     ) -> tuple[int, int]:
         if not callable(g):
-            raise TypeError(f"decay must be a callable g(age), got {g!r}")
+            raise ArgumentTypeError(f"decay must be a callable g(age), got {g!r}")
         tt, _ = self._query_tau(1, t)
         if horizon is None:
             horizon = self._W if self._W is not None else tt + 1
         if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-            raise ValueError(f"horizon must be an int >= 1, got {horizon!r}")
+            raise ArgumentError(f"horizon must be an int >= 1, got {horizon!r}")
         if self._W is not None and horizon > self._W:
-            raise ValueError(f"horizon {horizon} exceeds max_window={self._W}")
+            raise ArgumentError(f"horizon {horizon} exceeds max_window={self._W}")
         return tt, horizon
 
     # ---------------------------------------------------------------- checks
     def _check(self) -> None:
-        """O(space) invariants; AssertionError names the broken one."""
+        """O(space) invariants; InvariantError (an AssertionError) names the broken one."""
         B = self._B
         for i in range(1, len(B)):
-            assert B[(i - 1) // 2][0] <= B[i][0], f"buffer heap order broken at {i}"
-        assert len(B) <= 2 * self._kappa, f"buffer holds {len(B)} > 2 kappa items"
-        assert self._Bw == sum(w for _, _, w in B), "buffer weight out of sync"
+            invariant(
+                B[(i - 1) // 2][0] <= B[i][0],
+                "_SlidingWindowBase",
+                f"buffer heap order broken at {i}",
+            )
+        invariant(
+            len(B) <= 2 * self._kappa,
+            "_SlidingWindowBase",
+            f"buffer holds {len(B)} > 2 kappa items",
+        )
+        invariant(
+            self._Bw == sum(w for _, _, w in B), "_SlidingWindowBase", "buffer weight out of sync"
+        )
         if self._tau0 >= 0:
-            assert all(self._tau0 <= T for T, _, _ in B), "buffered item at or before tau0"
+            invariant(
+                all(self._tau0 <= T for T, _, _ in B),
+                "_SlidingWindowBase",
+                "buffered item at or before tau0",
+            )
         levels_total = self._top_n
         if self._levels:
             never = -1 if self._W is None else max(-1, self._tmax - self._W)
-            assert self._levels[-1].tau <= never, "the top level has discarded items"
+            invariant(
+                self._levels[-1].tau <= never,
+                "_SlidingWindowBase",
+                "the top level has discarded items",
+            )
         for j, lv in enumerate(self._levels, start=1):
-            assert lv.theta == self._theta0 * (2 << (j - 1)), f"level {j} has wrong theta"
-            assert lv.tau >= -1, f"level {j} tau {lv.tau} < -1"
-            assert len(lv.cnt) <= 2 * self._kappa, f"level {j} holds {len(lv.cnt)} > 2 kappa nodes"
+            invariant(
+                lv.theta == self._theta0 * (2 << (j - 1)),
+                "_SlidingWindowBase",
+                f"level {j} has wrong theta",
+            )
+            invariant(lv.tau >= -1, "_SlidingWindowBase", f"level {j} tau {lv.tau} < -1")
+            invariant(
+                len(lv.cnt) <= 2 * self._kappa,
+                "_SlidingWindowBase",
+                f"level {j} holds {len(lv.cnt)} > 2 kappa nodes",
+            )
             for node, c in lv.cnt.items():
-                assert 1 <= node < 2 * self._tbase, f"level {j}: node {node} outside the tree"
+                invariant(
+                    1 <= node < 2 * self._tbase,
+                    "_SlidingWindowBase",
+                    f"level {j}: node {node} outside the tree",
+                )
                 if node > 1:
-                    assert node >> 1 in lv.cnt, f"level {j}: node {node} present, parent not"
-                assert self._hi(node) > lv.tau, f"level {j}: node {node} ends at or before tau"
-                assert c >= 0, f"level {j}: node {node} has negative count"
+                    invariant(
+                        node >> 1 in lv.cnt,
+                        "_SlidingWindowBase",
+                        f"level {j}: node {node} present, parent not",
+                    )
+                invariant(
+                    self._hi(node) > lv.tau,
+                    "_SlidingWindowBase",
+                    f"level {j}: node {node} ends at or before tau",
+                )
+                invariant(
+                    c >= 0, "_SlidingWindowBase", f"level {j}: node {node} has negative count"
+                )
                 if not self._merged and node < self._tbase:
-                    assert c <= lv.theta + 1e-9, f"level {j}: non-leaf {node} holds {c} > theta"
+                    invariant(
+                        c <= lv.theta + 1e-9,
+                        "_SlidingWindowBase",
+                        f"level {j}: non-leaf {node} holds {c} > theta",
+                    )
                     if lv.exact and (2 * node in lv.cnt or 2 * node + 1 in lv.cnt):
-                        assert c >= lv.theta - 1e-9, (
-                            f"level {j}: node {node} has a child but holds {c} < theta"
+                        invariant(
+                            c >= lv.theta - 1e-9,
+                            "_SlidingWindowBase",
+                            f"level {j}: node {node} has a child but holds {c} < theta",
                         )
                 if lv.val is not None:
                     vd = lv.val[node]
                     tot = math.fsum(vd.values())
-                    assert math.isclose(tot, c, rel_tol=1e-9, abs_tol=1e-9), (
-                        f"level {j}: value digest of node {node} holds {tot} != count {c}"
+                    invariant(
+                        math.isclose(tot, c, rel_tol=1e-9, abs_tol=1e-9),
+                        "_SlidingWindowBase",
+                        f"level {j}: value digest of node {node} holds {tot} != count {c}",
                     )
-            assert math.fsum(lv.cnt.values()) <= levels_total + 1e-9, (
-                f"level {j} holds more weight than was handed to the levels"
+            invariant(
+                math.fsum(lv.cnt.values()) <= levels_total + 1e-9,
+                "_SlidingWindowBase",
+                f"level {j} holds more weight than was handed to the levels",
             )
             if lv.val is not None:
-                assert set(lv.val) == set(lv.cnt), f"level {j}: value digests and nodes differ"
-        assert self._n >= self._Bw + self._top_n, "buffer + levels hold more than was added"
+                invariant(
+                    set(lv.val) == set(lv.cnt),
+                    "_SlidingWindowBase",
+                    f"level {j}: value digests and nodes differ",
+                )
+        invariant(
+            self._n >= self._Bw + self._top_n,
+            "_SlidingWindowBase",
+            "buffer + levels hold more than was added",
+        )
         if self._W is None:
-            assert self._n == self._Bw + self._top_n, "an item was lost between buffer and levels"
+            invariant(
+                self._n == self._Bw + self._top_n,
+                "_SlidingWindowBase",
+                "an item was lost between buffer and levels",
+            )
 
     # ---------------------------------------------------------------- merge
     def _merge_base(self, other: _SlidingWindowBase) -> None:
         if type(other) is not type(self):
-            raise TypeError(f"can only merge a {type(self).__name__}, got {type(other).__name__}")
+            raise ArgumentTypeError(
+                f"can only merge a {type(self).__name__}, got {type(other).__name__}"
+            )
         if (other._eps, other._LT, other._kappa, other._W, other._U) != (
             self._eps,
             self._LT,
@@ -682,12 +749,12 @@ class _SlidingWindowBase:
             self._W,
             self._U,
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"cannot merge {type(self).__name__}s with different eps, time_bits, "
                 "capacity, max_window or universe"
             )
         if other is self:
-            raise ValueError("cannot merge a sliding-window summary into itself")
+            raise ArgumentError("cannot merge a sliding-window summary into itself")
         if other._n == 0:
             return
         self._merged = True
@@ -911,7 +978,7 @@ class SlidingWindowCount(_SlidingWindowBase):
             else [self._bad_int_weight(w) for w in _as_list(weights)]
         )
         if len(wl) != len(tl):
-            raise ValueError(f"{len(tl)} timestamps but {len(wl)} weights")
+            raise ArgumentError(f"{len(tl)} timestamps but {len(wl)} weights")
         self._update_many_items([0] * len(tl), tl, wl)
 
     def merge(self, other: SlidingWindowCount) -> None:
@@ -1014,10 +1081,10 @@ class SlidingWindowQDigest(_SlidingWindowBase):
 
     def _bad_key(self, x: Any) -> int:
         if isinstance(x, bool) or not hasattr(x, "__index__"):
-            raise TypeError(f"key must be an int in [0, {self._U}), got {x!r}")
+            raise ArgumentTypeError(f"key must be an int in [0, {self._U}), got {x!r}")
         xi = int(x.__index__())
         if not 0 <= xi < self._U:
-            raise ValueError(f"key {xi} is outside the universe [0, {self._U})")
+            raise ArgumentError(f"key {xi} is outside the universe [0, {self._U})")
         return xi
 
     def update_many(
@@ -1038,7 +1105,7 @@ class SlidingWindowQDigest(_SlidingWindowBase):
             else [self._bad_int_weight(w) for w in _as_list(weights)]
         )
         if not len(xl) == len(tl) == len(wl):
-            raise ValueError("keys, timestamps and weights differ in length")
+            raise ArgumentError("keys, timestamps and weights differ in length")
         self._update_many_items(xl, tl, wl)
 
     def merge(self, other: SlidingWindowQDigest) -> None:

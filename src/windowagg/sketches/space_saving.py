@@ -42,6 +42,8 @@ import math
 from collections.abc import Hashable
 from typing import Any
 
+from windowagg._invariants import invariant
+from windowagg.errors import ArgumentError, ArgumentTypeError
 from windowagg.sketches import _format
 from windowagg.sketches.exp_qdigest import _bad_time
 from windowagg.sketches.qdigest import QDigest, _check_phi
@@ -82,12 +84,12 @@ class ExpDecaySpaceSaving:
     def __init__(self, eps: float | None = None, lam: float = 0.0, *, k: int | None = None) -> None:
         if k is None:
             if eps is None or not isinstance(eps, (int, float)) or not 0 < eps < 1:
-                raise ValueError(f"eps must be a number in (0, 1), got {eps!r}")
+                raise ArgumentError(f"eps must be a number in (0, 1), got {eps!r}")
             k = math.ceil(1.0 / eps)
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be an int >= 1, got {k!r}")
+            raise ArgumentError(f"k must be an int >= 1, got {k!r}")
         if not isinstance(lam, (int, float)) or not (math.isfinite(lam) and lam > 0):
-            raise ValueError(f"lam must be a positive finite number, got {lam!r}")
+            raise ArgumentError(f"lam must be a positive finite number, got {lam!r}")
         self._k = k
         self._lam = float(lam)
         self._lm: float | None = None
@@ -203,9 +205,11 @@ class ExpDecaySpaceSaving:
         for the union with D = D1 + D2.
         """
         if not isinstance(other, ExpDecaySpaceSaving):
-            raise TypeError(f"can only merge an ExpDecaySpaceSaving, got {type(other).__name__}")
+            raise ArgumentTypeError(
+                f"can only merge an ExpDecaySpaceSaving, got {type(other).__name__}"
+            )
         if other._k != self._k or other._lam != self._lam:
-            raise ValueError(
+            raise ArgumentError(
                 f"cannot merge k={other._k}, lam={other._lam} into k={self._k}, lam={self._lam}"
             )
         if other._lm is None:
@@ -284,15 +288,35 @@ class ExpDecaySpaceSaving:
 
     def _check(self) -> None:
         """O(k) invariants (see the module docstring)."""
-        assert len(self._c) <= self._k, f"{len(self._c)} counters > k = {self._k}"
-        assert set(self._c) == set(self._over), "counts and overestimates name different keys"
+        invariant(
+            len(self._c) <= self._k,
+            "ExpDecaySpaceSaving",
+            f"{len(self._c)} counters > k = {self._k}",
+        )
+        invariant(
+            set(self._c) == set(self._over),
+            "ExpDecaySpaceSaving",
+            "counts and overestimates name different keys",
+        )
         slack = 1e-9 * max(1.0, self._n)
         for x, c in self._c.items():
-            assert c >= self._floor - slack, f"count of {x!r} ({c}) below the floor {self._floor}"
-            assert 0 <= self._over[x] <= c + slack, f"overestimate of {x!r} out of range"
+            invariant(
+                c >= self._floor - slack,
+                "ExpDecaySpaceSaving",
+                f"count of {x!r} ({c}) below the floor {self._floor}",
+            )
+            invariant(
+                0 <= self._over[x] <= c + slack,
+                "ExpDecaySpaceSaving",
+                f"overestimate of {x!r} out of range",
+            )
         m = len(self._c)
         lhs = math.fsum(self._c.values()) + (self._k - m) * self._floor
-        assert lhs <= self._n + slack, f"sum of counts {lhs} exceeds the total {self._n}"
+        invariant(
+            lhs <= self._n + slack,
+            "ExpDecaySpaceSaving",
+            f"sum of counts {lhs} exceeds the total {self._n}",
+        )
 
     # ---------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:
@@ -363,14 +387,16 @@ class ExpDecaySpaceSaving:
 
 def _key_tag(x: Any) -> int:
     if isinstance(x, bool):
-        raise TypeError("bool keys cannot be serialized; use int")
+        raise ArgumentTypeError("bool keys cannot be serialized; use int")
     if isinstance(x, int):
         return 0
     if isinstance(x, str):
         return 1
     if isinstance(x, bytes):
         return 2
-    raise TypeError(f"only int, str and bytes keys can be serialized, got {type(x).__name__}")
+    raise ArgumentTypeError(
+        f"only int, str and bytes keys can be serialized, got {type(x).__name__}"
+    )
 
 
 def _key_bytes(x: Any) -> bytes:

@@ -44,7 +44,8 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable
 
-from windowagg.errors import CodecError, EmptyWindowError
+from windowagg._invariants import invariant
+from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, EmptyWindowError
 from windowagg.sketches import _format
 from windowagg.sketches.decay import ExponentialDecay, PolynomialDecay, neg_log_of
 from windowagg.sketches.exp_qdigest import _bad_time
@@ -128,9 +129,9 @@ class ValueDivision:
         self, universe: int, decay: Callable[[float], float], theta: float, beta: float
     ) -> None:
         if not callable(decay):
-            raise TypeError(f"decay must be a callable g(age), got {decay!r}")
+            raise ArgumentTypeError(f"decay must be a callable g(age), got {decay!r}")
         if not isinstance(theta, (int, float)) or not 0 < theta < _INF:
-            raise ValueError(f"theta must be a positive number, got {theta!r}")
+            raise ArgumentError(f"theta must be a positive number, got {theta!r}")
         self._proto = QDigest(universe, beta)  # validates universe and beta
         self._U = universe
         self._g = decay
@@ -325,7 +326,7 @@ class ValueDivision:
             return self._tnow
         tt = _bad_time(t)
         if tt < self._tnow:
-            raise ValueError(
+            raise ArgumentError(
                 f"query time {t} is before the largest timestamp seen ({self._tnow}); value "
                 "division only answers at or after t_now"
             )
@@ -398,13 +399,13 @@ class ValueDivision:
         stay separate (correct; space may grow, as the paper notes).
         """
         if not isinstance(other, ValueDivision):
-            raise TypeError(f"can only merge a ValueDivision, got {type(other).__name__}")
+            raise ArgumentTypeError(f"can only merge a ValueDivision, got {type(other).__name__}")
         if (other._U, other._theta, other._beta) != (self._U, self._theta, self._beta) or (
             other._g is not self._g and repr(other._g) != repr(self._g)
         ):
-            raise ValueError("cannot merge ValueDivisions with different parameters or decay")
+            raise ArgumentError("cannot merge ValueDivisions with different parameters or decay")
         if other is self:
-            raise ValueError("cannot merge a ValueDivision into itself")
+            raise ArgumentError("cannot merge a ValueDivision into itself")
         self._tnow = max(self._tnow, other._tnow)
         mine = self._S
         theirs = [_Summary(s.start, s.end, s.q.copy()) for s in other._S]
@@ -428,16 +429,26 @@ class ValueDivision:
 
     def _check(self) -> None:
         """O(m s) invariants: sorted starts, tmin/tmax inside intervals, ratio <= 1 + theta."""
-        assert self._starts == [s.start for s in self._S], "start index out of sync"
+        invariant(
+            self._starts == [s.start for s in self._S], "ValueDivision", "start index out of sync"
+        )
         for i, s in enumerate(self._S):
-            assert s.start <= s.tmin <= s.tmax <= s.end, f"summary {i}: bad interval"
+            invariant(
+                s.start <= s.tmin <= s.tmax <= s.end, "ValueDivision", f"summary {i}: bad interval"
+            )
             if i:
-                assert self._S[i - 1].start <= s.start, f"summary {i}: starts not sorted"
+                invariant(
+                    self._S[i - 1].start <= s.start,
+                    "ValueDivision",
+                    f"summary {i}: starts not sorted",
+                )
             s.q._check()
         if self._S:
             eff = self.effective_theta()
-            assert eff <= self._theta * (1 + 1e-9) + 1e-12, (
-                f"weight ratio {1 + eff} exceeds 1 + theta = {1 + self._theta}"
+            invariant(
+                eff <= self._theta * (1 + 1e-9) + 1e-12,
+                "ValueDivision",
+                f"weight ratio {1 + eff} exceeds 1 + theta = {1 + self._theta}",
             )
 
     # ---------------------------------------------------------------- bytes

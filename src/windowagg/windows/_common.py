@@ -21,10 +21,24 @@ import datetime as _dt
 import math
 from collections.abc import Callable, Iterable
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
-from windowagg.errors import CodecError, LateEventError, MonoidInputError, TimestampError
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    CodecError,
+    LateEventError,
+    MonoidInputError,
+    TimestampError,
+)
 from windowagg.monoids.base import Monoid, require_monoid
+
+if TYPE_CHECKING:  # WindowResult without a parameter is WindowResult[Any] (PEP 696)
+    from typing_extensions import TypeVar as _TypeVarWithDefault
+
+    _V = _TypeVarWithDefault("_V", default=Any)
+else:
+    _V = TypeVar("_V")
 
 __all__ = [
     "BAD_VALUE_POLICIES",
@@ -50,8 +64,11 @@ BAD_VALUE = "bad_value"
 LATE = "late"
 
 
-class WindowResult(NamedTuple):
+class WindowResult(NamedTuple, Generic[_V]):
     """One emitted window: ``value`` is the lowered aggregate of its ``count`` events.
+
+    Generic in the type of ``value`` (the monoid's answer type) for type checkers:
+    ``SlidingWindows(Max(), ...).insert(...)`` returns ``list[WindowResult[float | None]]``.
 
     For time windows the interval is half-open ``[start, end)``; for per-event emission it
     is ``(start, end]`` with ``end`` the event's timestamp; for count and policy windows
@@ -63,7 +80,7 @@ class WindowResult(NamedTuple):
 
     start: Any
     end: Any
-    value: Any
+    value: _V
     count: int  # type: ignore[assignment]  # shadows tuple.count, as the contract names it
 
 
@@ -151,7 +168,7 @@ def make_aggregator(spec: AggregatorSpec, monoid: Counted) -> Any:
         from windowagg.ooo.fiba import FiBA
 
         return FiBA(monoid)
-    raise ValueError(f"aggregator must be 'fiba', 'recalc' or a factory; got {spec!r}")
+    raise ArgumentError(f"aggregator must be 'fiba', 'recalc' or a factory; got {spec!r}")
 
 
 def aggregator_label(spec: AggregatorSpec) -> str:
@@ -161,7 +178,7 @@ def aggregator_label(spec: AggregatorSpec) -> str:
 
 def check_late_policy(late: str) -> None:
     if late not in LATE_POLICIES:
-        raise ValueError(f"late must be one of {LATE_POLICIES}; got {late!r}")
+        raise ArgumentError(f"late must be one of {LATE_POLICIES}; got {late!r}")
 
 
 def check_bad_value_policy(bad_value: str) -> None:
@@ -218,14 +235,14 @@ def zero_like(d: Any) -> Any:
 def check_duration(d: Any, what: str, *, allow_zero: bool = False) -> None:
     """Raise ValueError/TypeError unless *d* is a positive int, float or timedelta."""
     if isinstance(d, bool) or not isinstance(d, int | float | Fraction | _dt.timedelta):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{what} must be an int, float or datetime.timedelta; got {type(d).__name__}"
         )
     zero = zero_like(d)
     if isinstance(d, float) and not math.isfinite(d):
-        raise ValueError(f"{what} must be finite; got {d!r}")
+        raise ArgumentError(f"{what} must be finite; got {d!r}")
     if d < zero or (d == zero and not allow_zero):
-        raise ValueError(f"{what} must be {'>= 0' if allow_zero else '> 0'}; got {d!r}")
+        raise ArgumentError(f"{what} must be {'>= 0' if allow_zero else '> 0'}; got {d!r}")
 
 
 def duration_gcd(ds: list[Any]) -> Any:

@@ -11,11 +11,11 @@ not enter it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Generic
 
 from windowagg._time import check_timestamp
-from windowagg.errors import TimestampError, WindowaggError
-from windowagg.monoids.base import Monoid
+from windowagg.errors import InvariantError, TimestampError
+from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.windows._common import (
     BAD_TIMESTAMP,
     BAD_VALUE,
@@ -37,12 +37,12 @@ from windowagg.windows._common import (
 )
 
 
-class _EventOrderWindows:
+class _EventOrderWindows(Generic[In, P, Out]):
     """Shared ingestion, lateness, rejects and state; subclasses define ``_after_insert``."""
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         *,
         max_out_of_orderness: Any,
         allowed_lateness: Any,
@@ -130,7 +130,7 @@ class _EventOrderWindows:
             self._has_witness = True
         return p
 
-    def insert(self, t: Any, v: Any) -> list[WindowResult]:
+    def insert(self, t: Any, v: In) -> list[WindowResult[Out]]:
         """Add one event; return what the window emits for it. See the subclass for costs.
 
         Bad timestamps go to ``rejected``; values the monoid refuses follow the
@@ -209,7 +209,7 @@ class _EventOrderWindows:
                 mx = t
                 bound = t - self._ooo - self._L
 
-    def insert_many(self, pairs: Iterable[tuple[Any, Any]]) -> list[WindowResult]:
+    def insert_many(self, pairs: Iterable[tuple[Any, In]]) -> list[WindowResult[Out]]:
         """Add a burst event by event in arrival order (every event is an emission point).
 
         With ``late="raise"`` the whole burst is checked first (simulating the watermark)
@@ -249,7 +249,7 @@ class _EventOrderWindows:
             out.append(WindowResult(agg.oldest()[0], agg.youngest()[0], self._m.lower(p), c))
             self.counters["emitted"] += 1
 
-    def query(self) -> WindowResult | None:
+    def query(self) -> WindowResult[Out] | None:
         """The current window as a result (None when empty), without emitting. O(1) with FiBA.
 
         >>> from windowagg.monoids import Sum
@@ -307,7 +307,7 @@ class _EventOrderWindows:
 
     @classmethod
     def _load_state(
-        cls, data: bytes, monoid: Monoid[Any, Any, Any], n_counters: int
+        cls, data: bytes, monoid: Monoid[In, P, Out], n_counters: int
     ) -> dict[str, Any]:
         keys = ("max_out_of_orderness", "allowed_lateness", "late", *cls._CONFIG_KEYS, "bad_value")
         st = load_state(
@@ -347,6 +347,6 @@ class _EventOrderWindows:
         self._agg._check()
         for k, (c, _) in self._agg:
             if c != 1:
-                raise WindowaggError(f"windows: entry {k!r} holds {c!r} events, expected 1")
+                raise InvariantError(f"windows: entry {k!r} holds {c!r} events, expected 1")
             if not (isinstance(k, tuple) and len(k) == 2 and 0 <= k[1] < self._seq):
-                raise WindowaggError(f"windows: bad entry key {k!r}")
+                raise InvariantError(f"windows: bad entry key {k!r}")

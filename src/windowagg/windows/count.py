@@ -36,14 +36,15 @@ from __future__ import annotations
 from typing import Any
 
 from windowagg import codec
-from windowagg.monoids.base import Monoid
+from windowagg.errors import ArgumentError, InvariantError
+from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.windows._common import AggregatorSpec, WindowResult
 from windowagg.windows._event_order import _EventOrderWindows
 
 __all__ = ["CountWindows"]
 
 
-class CountWindows(_EventOrderWindows):
+class CountWindows(_EventOrderWindows[In, P, Out]):
     """The last ``n`` events in event-time order over any out-of-order aggregator.
 
     Parameters
@@ -71,7 +72,7 @@ class CountWindows(_EventOrderWindows):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         n: int,
         every: int = 1,
         *,
@@ -83,7 +84,7 @@ class CountWindows(_EventOrderWindows):
     ) -> None:
         for name, x in (("n", n), ("every", every)):
             if isinstance(x, bool) or not isinstance(x, int) or x < 1:
-                raise ValueError(f"CountWindows {name} must be an int >= 1; got {x!r}")
+                raise ArgumentError(f"CountWindows {name} must be an int >= 1; got {x!r}")
         super().__init__(
             monoid,
             max_out_of_orderness=max_out_of_orderness,
@@ -130,8 +131,8 @@ class CountWindows(_EventOrderWindows):
 
     @classmethod
     def from_bytes(
-        cls, data: bytes, monoid: Monoid[Any, Any, Any], *, aggregator: AggregatorSpec = "fiba"
-    ) -> CountWindows:
+        cls, data: bytes, monoid: Monoid[In, P, Out], *, aggregator: AggregatorSpec = "fiba"
+    ) -> CountWindows[In, P, Out]:
         """Rebuild from :meth:`to_bytes` output; O(n) with FiBA's sorted build.
 
         >>> from windowagg.monoids import Sum
@@ -160,7 +161,7 @@ class CountWindows(_EventOrderWindows):
         """O(n): the base invariants and at most ``n`` entries."""
         super()._check()
         if len(self._agg) > self._n:
-            raise ValueError(f"CountWindows holds {len(self._agg)} entries > n = {self._n}")
+            raise InvariantError(f"CountWindows holds {len(self._agg)} entries > n = {self._n}")
 
     def __repr__(self) -> str:
         return f"CountWindows({self._m!r}, n={self._n}, every={self._every}, len={len(self)})"

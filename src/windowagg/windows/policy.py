@@ -43,7 +43,8 @@ from collections.abc import Callable
 from typing import Any
 
 from windowagg import codec
-from windowagg.monoids.base import Monoid
+from windowagg.errors import ArgumentTypeError
+from windowagg.monoids.base import Monoid, Out, P
 from windowagg.windows._common import AggregatorSpec, WindowResult
 from windowagg.windows._event_order import _EventOrderWindows
 
@@ -67,7 +68,7 @@ class _Lifted:
         return self._inner.lift(self._lift(x))
 
 
-class PolicyWindows(_EventOrderWindows):
+class PolicyWindows(_EventOrderWindows[Any, P, Out]):
     """Windows cut by a prefix-monotone slide policy ``wsp(total, prefix)``.
 
     Parameters
@@ -98,7 +99,7 @@ class PolicyWindows(_EventOrderWindows):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[Any, P, Out],
         wsp: Callable[[Any, Any], bool],
         *,
         lift: Callable[[Any], Any] | None = None,
@@ -109,7 +110,7 @@ class PolicyWindows(_EventOrderWindows):
         bad_value: str = "side",
     ) -> None:
         if not callable(wsp):
-            raise TypeError(f"wsp must be a callable (total, prefix) -> bool; got {wsp!r}")
+            raise ArgumentTypeError(f"wsp must be a callable (total, prefix) -> bool; got {wsp!r}")
         if lift is not None:
             monoid = _Lifted(monoid, lift)
         super().__init__(
@@ -154,12 +155,12 @@ class PolicyWindows(_EventOrderWindows):
     def from_bytes(
         cls,
         data: bytes,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[Any, P, Out],
         wsp: Callable[[Any, Any], bool],
         *,
         lift: Callable[[Any], Any] | None = None,
         aggregator: AggregatorSpec = "fiba",
-    ) -> PolicyWindows:
+    ) -> PolicyWindows[P, Out]:
         """Rebuild from :meth:`to_bytes` output (pass the same monoid, policy and lift). O(n).
 
         >>> from windowagg.monoids import Sum

@@ -34,14 +34,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from windowagg import codec
-from windowagg.monoids.base import Monoid
+from windowagg.errors import ArgumentError
+from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.windows._common import AggregatorSpec
 from windowagg.windows.sliding import _TimeWindows
 
 __all__ = ["SharedWindows"]
 
 
-class SharedWindows(_TimeWindows):
+class SharedWindows(_TimeWindows[In, P, Out]):
     """Several sliding-window sizes sharing one out-of-order aggregator.
 
     Parameters are those of :class:`~windowagg.windows.SlidingWindows`, with ``sizes`` (a
@@ -62,7 +63,7 @@ class SharedWindows(_TimeWindows):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         sizes: Sequence[Any],
         slide: Any = None,
         *,
@@ -76,9 +77,9 @@ class SharedWindows(_TimeWindows):
     ) -> None:
         sizes = tuple(sizes)
         if not sizes:
-            raise ValueError("SharedWindows needs at least one size")
+            raise ArgumentError("SharedWindows needs at least one size")
         if len(set(sizes)) != len(sizes):
-            raise ValueError(f"SharedWindows sizes must be distinct; got {sizes!r}")
+            raise ArgumentError(f"SharedWindows sizes must be distinct; got {sizes!r}")
         super().__init__(
             monoid,
             sizes,
@@ -95,7 +96,7 @@ class SharedWindows(_TimeWindows):
             for s in sizes:
                 q = s / slide
                 if q != round(q) or s != round(q) * slide:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"SharedWindows: size {s!r} is not a multiple of slide {slide!r}; "
                         "use separate SlidingWindows for unaligned sizes"
                     )
@@ -124,10 +125,10 @@ class SharedWindows(_TimeWindows):
     def from_bytes(
         cls,
         data: bytes,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         *,
         aggregator: AggregatorSpec = "fiba",
-    ) -> SharedWindows:
+    ) -> SharedWindows[In, P, Out]:
         """Rebuild from :meth:`to_bytes` output; O(n) with FiBA's sorted build.
 
         >>> from windowagg.monoids import Sum

@@ -46,12 +46,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import Any
+from typing import Any, Generic
 
 from windowagg import codec
 from windowagg._time import check_timestamp
-from windowagg.errors import LateEventError, TimestampError, WindowaggError
-from windowagg.monoids.base import Monoid
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    InvariantError,
+    LateEventError,
+    TimestampError,
+    WindowaggError,
+)
+from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.windows._common import (
     BAD_TIMESTAMP,
     BAD_VALUE,
@@ -100,7 +107,7 @@ def _float_in_int_stream(t: float) -> TimestampError:
     )
 
 
-class _TimeWindows:
+class _TimeWindows(Generic[In, P, Out]):
     """The engine behind :class:`SlidingWindows` and :class:`~windowagg.windows.SharedWindows`.
 
     It handles several window sizes over one aggregator: all windows share the grid of
@@ -113,7 +120,7 @@ class _TimeWindows:
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         sizes: tuple[Any, ...],
         slide: Any,
         *,
@@ -147,7 +154,7 @@ class _TimeWindows:
         }
         kinds = {k: isinstance(x, timedelta) for k, x in durations.items() if x is not None}
         if len(set(kinds.values())) > 1:
-            raise TypeError(
+            raise ArgumentTypeError(
                 "durations must all be timedeltas (datetime timestamps) or all numbers; got "
                 + ", ".join(f"{k}={durations[k]!r}" for k in kinds)
             )
@@ -167,7 +174,7 @@ class _TimeWindows:
         if panes is None:
             panes = commutative and slide is not None
         if panes and slide is None:
-            raise ValueError("panes need a slide: per-event windows end at every event time")
+            raise ArgumentError("panes need a slide: per-event windows end at every event time")
         self._panes = bool(panes)
         self._gaps = slide is not None and slide > self._S
         if self._panes:
@@ -444,7 +451,7 @@ class _TimeWindows:
 
     # ------------------------------------------------------------------ ingestion
 
-    def insert(self, t: Any, v: Any) -> list[WindowResult]:
+    def insert(self, t: Any, v: In) -> list[WindowResult[Out]]:
         """Add one event; return the windows its watermark advance closed.
 
         Bad timestamps and values the monoid rejects go to :attr:`rejected` (never raise);
@@ -548,7 +555,7 @@ class _TimeWindows:
             pend.clear()
             self._agg.bulk_insert(bulk)
 
-    def insert_many(self, pairs: Iterable[tuple[Any, Any]]) -> list[WindowResult]:
+    def insert_many(self, pairs: Iterable[tuple[Any, In]]) -> list[WindowResult[Out]]:
         """Add a burst (one micro-batch): classify, combine per key, one ``bulk_insert``, emit.
 
         The whole burst is judged against the lateness bound *before* it (as Spark judges
@@ -705,7 +712,7 @@ class _TimeWindows:
         (True, True)
         """
         if self._slide is not None:
-            raise ValueError("accept_many is for per-event windows (slide=None)")
+            raise ArgumentError("accept_many is for per-event windows (slide=None)")
         if self._closed:
             raise WindowaggError("window is closed; create a new one (or restore from bytes)")
         items = list(pairs)
@@ -816,11 +823,14 @@ class _TimeWindows:
             if is_late:
                 raise late_error(t, bound)
 
-    def advance_watermark(self, wm: Any) -> list[WindowResult]:
+    def advance_watermark(self, wm: Any) -> list[WindowResult[Out]]:
         """Move the watermark forward to *wm* (no-op if not ahead); return closed windows.
 
-        Use it on a punctuation or when a source is idle. Raises TimestampError for a bad
-        *wm*. O(1) plus the emission cost of :meth:`insert`.
+        Use it on a punctuation or when a source is idle. A bad *wm* (None, NaN, ±inf,
+        another type than the events', or a value the window's arithmetic cannot handle,
+        such as ``10**400`` on a float window) raises TimestampError and changes nothing;
+        to emit every window at the end of a stream call :meth:`close`. O(1) plus the
+        emission cost of :meth:`insert`.
 
         Examples
         --------
@@ -830,9 +840,25 @@ class _TimeWindows:
         ([], [WindowResult(start=0, end=10, value=1, count=1)])
         """
         check_timestamp(wm, self._ref, where="watermark")
+        if isinstance(wm, float) and wm - wm != 0.0:  # ±inf (NaN is refused above)
+            raise TimestampError(
+                f"watermark {wm!r} is not finite; call close() to emit every window"
+            )
         if self._E0 is None:
-            self._init_time(wm)
+            self._init_time(wm)  # validates wm against the durations, changing nothing
             self._ref = None  # a watermark is not an event: the type reference stays open
+        else:  # the same arithmetic as _advance, before anything changes
+            try:
+                lb = wm - self._L
+                if self._slide is None:
+                    lb - self._S - self._S  # evaluated for its errors only
+                else:
+                    self._end(self._first_end_after(wm))
+            except (ArithmeticError, TypeError, ValueError) as e:
+                raise TimestampError(
+                    f"watermark {wm!r} ({type(wm).__name__}) does not work with this "
+                    f"window's times and durations: {e}"
+                ) from e
         out: list[WindowResult] = []
         if self._wm is None or wm > self._wm:
             self._advance(wm, out)
@@ -984,7 +1010,7 @@ class _TimeWindows:
             out.append(WindowResult(start, t, lower(p), c))
         self._counts["emitted"] += len(self._sizes)
 
-    def close(self) -> list[WindowResult]:
+    def close(self) -> list[WindowResult[Out]]:
         """End of stream: emit every remaining non-empty window, oldest first; then refuse input.
 
         O(emitted windows) aggregator operations, as for :meth:`insert`.
@@ -1116,7 +1142,7 @@ class _TimeWindows:
         self._agg._check()
         for k, (c, _) in self._agg:
             if not (isinstance(c, int) and c > 0):
-                raise WindowaggError(f"windows: entry at {k!r} has count {c!r}")
+                raise InvariantError(f"windows: entry at {k!r} has count {c!r}")
         if self._slide is not None and self._j_open is not None:
             o = self._agg.oldest()
             lo = (
@@ -1125,13 +1151,13 @@ class _TimeWindows:
                 else self._end(self._j_open) - self._S
             )
             if o is not None and o < lo:
-                raise WindowaggError(
+                raise InvariantError(
                     f"windows: entry at {o!r} is older than the oldest open window start {lo!r}"
                 )
         if self._next_end is not None and self._open_start != self._next_end - self._S:
-            raise WindowaggError("windows: cached start of the oldest open window is stale")
+            raise InvariantError("windows: cached start of the oldest open window is stale")
         if self._wm is not None and self._max is not None and self._wm < self._max - self._ooo:
-            raise WindowaggError("windows: watermark is behind max event time - out-of-orderness")
+            raise InvariantError("windows: watermark is behind max event time - out-of-orderness")
 
 
 def restore_aggregator(spec: AggregatorSpec, cm: Counted, empty: Any, pairs: list[Any]) -> Any:
@@ -1148,7 +1174,7 @@ def restore_aggregator(spec: AggregatorSpec, cm: Counted, empty: Any, pairs: lis
     return empty
 
 
-class SlidingWindows(_TimeWindows):
+class SlidingWindows(_TimeWindows[In, P, Out]):
     """Time windows ``[origin + k*slide, origin + k*slide + size)`` over any aggregator.
 
     Parameters
@@ -1206,7 +1232,7 @@ class SlidingWindows(_TimeWindows):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         size: Any,
         slide: Any = None,
         *,
@@ -1255,10 +1281,10 @@ class SlidingWindows(_TimeWindows):
     def from_bytes(
         cls,
         data: bytes,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         *,
         aggregator: AggregatorSpec = "fiba",
-    ) -> SlidingWindows:
+    ) -> SlidingWindows[In, P, Out]:
         """Rebuild a window from :meth:`to_bytes` output; O(n) with FiBA's sorted build.
 
         Raises CodecError for data of another kind, version or monoid.
