@@ -23,7 +23,6 @@ __all__ = [
     "ArgumentTypeError",
     "BackendError",
     "CodecError",
-    "CombineError",
     "EmptyWindowError",
     "InvariantError",
     "LateEventError",
@@ -57,10 +56,6 @@ class ArgumentTypeError(WindowaggError, TypeError):
 
 class MonoidContractError(WindowaggError, TypeError):
     """A monoid lacks a required member, or breaks associativity, identity or inverse laws."""
-
-
-class CombineError(WindowaggError, TypeError):
-    """A monoid's combine raised on a value; the structure is unchanged."""
 
 
 class MonoidInputError(WindowaggError, ValueError):

@@ -129,7 +129,7 @@ def test_subtract_on_evict_cannot_be_poisoned(x: float) -> None:
     assert w.query() == 2.0
 
 
-@pytest.mark.parametrize("cls", [ooo.Recalc, ooo.BTree], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [ooo.Recalc, ooo.BTree, ooo.FiBA], ids=lambda c: c.__name__)
 @pytest.mark.parametrize("m", [Max(), Sum()], ids=repr)
 def test_ooo_aggregators_refuse_non_finite(cls: Any, m: Any) -> None:
     w = cls(m)

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from windowagg.errors import CombineError
+from windowagg.errors import MonoidTypeError
 from windowagg.monoids import Concat, Counting, MatMul2x2, Sum
 from windowagg.ooo import FiBA, Recalc
 
@@ -232,10 +232,8 @@ def test_non_number_into_a_sum_window_raises_and_changes_nothing() -> None:
     # the append fast path, a collision (the combine runs before the store), and a new
     # entry off the fast path (met by a combine in its leaf, then rolled back)
     for t in (100, 20, 39):
-        with pytest.raises(CombineError, match=r"FiBA\(Sum\(\)\).*'x'.*t=" + str(t)) as info:
-            w.insert(t, "x")
-        assert isinstance(info.value, TypeError)
-        assert isinstance(info.value.__cause__, TypeError)  # the operator's own error
+        with pytest.raises(MonoidTypeError, match=r"Sum\(\) needs a number, got str 'x'"):
+            w.insert(t, "x")  # refused by Sum's lift before anything changes
         w._check()
         assert (w.query(), len(w), list(w)) == before
     w.insert(40, 1)  # still usable
@@ -245,22 +243,20 @@ def test_non_number_into_a_sum_window_raises_and_changes_nothing() -> None:
 def test_a_value_the_monoid_refuses_is_refused_by_an_empty_window() -> None:
     # issue 13 item 13: no other combine would meet a lone entry before a query
     w = FiBA(Sum())
-    with pytest.raises(CombineError, match=r"FiBA\(Sum\(\)\).*'x'") as info:
+    with pytest.raises(MonoidTypeError, match="'x'"):
         w.insert(4, "x")
-    assert isinstance(info.value.__cause__, TypeError)
     w._check()
     assert (len(w), w.query(), list(w)) == (0, 0, [])
     w.insert(4, 2)
     assert (len(w), w.query()) == (1, 2)
 
 
-def test_a_refused_bulk_names_the_refused_entry() -> None:
+def test_a_refused_bulk_changes_nothing() -> None:
     w = FiBA(Sum(), min_arity=2)
     w.bulk_insert([(t, 1) for t in range(30)])
     before = (w.query(), len(w), list(w))
-    with pytest.raises(CombineError, match=r"'y' at t=7 of the bulk") as info:
+    with pytest.raises(MonoidTypeError, match="'y'"):
         w.bulk_insert([(100, 1), (7, "y"), (3, 2)])
-    assert isinstance(info.value.__cause__, TypeError)
     w._check()
     assert (w.query(), len(w), list(w)) == before
 
@@ -280,9 +276,8 @@ def test_raising_combine_on_the_append_path_changes_nothing() -> None:
         w.insert(t, str(t))
     before = (w.query(), len(w), list(w))
     m.armed = True
-    with pytest.raises(CombineError, match="boom") as info:
+    with pytest.raises(ValueError, match="boom"):  # the monoid's own error, unchanged
         w.insert(100, "x")
-    assert isinstance(info.value.__cause__, ValueError)
     m.armed = False
     w._check()
     assert (w.query(), len(w), list(w)) == before
@@ -366,7 +361,7 @@ def test_a_refused_value_leaves_the_window_exactly_as_it_was(
                 present = any(k == t for k, _ in oracle)
                 try:
                     w.insert(t, bad)
-                except CombineError:
+                except (TypeError, ValueError):  # Sum's lift, or _Picky's combine
                     pass
                 else:
                     assert not present
@@ -405,7 +400,7 @@ def test_a_refused_bulk_leaves_the_window_exactly_as_it_was(
         if poisoned:
             pairs.insert(rng.randrange(len(pairs) + 1), (rng.choice(stored), bad))
         if poisoned:
-            with pytest.raises(CombineError):
+            with pytest.raises((TypeError, ValueError)):
                 w.bulk_insert(pairs)
         else:
             w.bulk_insert(pairs)

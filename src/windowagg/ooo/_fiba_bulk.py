@@ -21,7 +21,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from windowagg._time import check_timestamp
-from windowagg.errors import WindowaggError
 from windowagg.ooo._fiba_tree import _NONE, _FiBATree, _Node
 
 
@@ -238,39 +237,22 @@ class _FiBABulk(_FiBATree):
             prev = t
             ts.append(t)
             ps.append(v if lift is None else lift(v))
-        lifted = ps
         if not ordered:
             order = sorted(range(len(ts)), key=ts.__getitem__)  # stable
             ts = [ts[i] for i in order]
             ps = [ps[i] for i in order]
-        try:
-            if empty:
-                ts, ps = self._coalesce(ts, ps)  # combines only the bulk's own values
-                self._tcls = type(ref)
-                try:
-                    self._build(ts, ps)
-                except BaseException:
-                    self._rebuild([])  # it was empty
-                    raise
-            else:
-                self._bulk_insert_sorted(ts, ps)
-        except WindowaggError:
-            raise
-        except Exception as e:  # a combine raised; the window is as it was
-            raise self._combine_error(e, self._refused_entry(items, lifted)) from e
+        if empty:
+            ts, ps = self._coalesce(ts, ps)  # combines only the bulk's own values
+            self._tcls = type(ref)
+            try:
+                self._build(ts, ps)
+            except BaseException:
+                self._rebuild([])  # it was empty
+                raise
+        else:
+            self._bulk_insert_sorted(ts, ps)  # leaves the window as it was if a combine raises
         if self._dead:
             self._drain(2 * len(ts))
-
-    def _refused_entry(self, items: list[tuple[Any, Any]], lifted: list[Any]) -> str:
-        """Name the first entry of a failed bulk that the monoid refuses to combine with
-        its identity (error path only, O(m))."""
-        comb, one = self._combine, self._one
-        for (t, v), p in zip(items, lifted, strict=True):
-            try:
-                comb(one, p)
-            except Exception:
-                return f"the value {v!r} at t={t!r} of the bulk"
-        return "a value of the bulk"
 
     def _coalesce(self, ts: list[Any], ps: list[Any]) -> tuple[list[Any], list[Any]]:
         """Combine runs of equal timestamps (sorted input) in order. O(m)."""

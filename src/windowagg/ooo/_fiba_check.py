@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from windowagg.errors import WindowaggError
+from windowagg._invariants import same
+from windowagg.errors import InvariantError
 from windowagg.ooo._fiba_tree import _NONE, _FiBATree, _Node
 
 
@@ -20,7 +21,7 @@ class _FiBACheck(_FiBATree):
 
     # ------------------------------------------------------------------ invariants
     def _check(self) -> None:
-        """Verify every invariant in O(n); raise WindowaggError naming the first broken one.
+        """Verify every invariant in O(n); raise InvariantError naming the first broken one.
 
         Checks: leaf depth, arity bounds, key order (within nodes and across subtrees),
         parent pointers, spine flags, fingers, every stored aggregate against its
@@ -34,9 +35,9 @@ class _FiBACheck(_FiBATree):
         """
         root = self._root
         if root.parent is not None:
-            raise WindowaggError("FiBA: root has a parent")
+            raise InvariantError("FiBA: root has a parent")
         if root.ls or root.rs:
-            raise WindowaggError("FiBA: root carries a spine flag")
+            raise InvariantError("FiBA: root carries a spine flag")
         # the live entries, from the count minus what the graveyard still holds; len()
         # would drain the graveyard and hide a miscount of the pending entries
         count = self._size - self._pending()
@@ -48,22 +49,22 @@ class _FiBACheck(_FiBATree):
             where = f"node {y.times!r} at depth {depth}"
             k = len(y.times)
             if len(y.vals) != k:
-                raise WindowaggError(f"FiBA: {where}: times and vals differ in length")
+                raise InvariantError(f"FiBA: {where}: times and vals differ in length")
             if y.parent is not None and not (mink <= k <= maxk):
-                raise WindowaggError(f"FiBA: {where}: {k} entries, allowed {mink}..{maxk}")
+                raise InvariantError(f"FiBA: {where}: {k} entries, allowed {mink}..{maxk}")
             if y.parent is None and k > maxk:
-                raise WindowaggError(f"FiBA: root {where}: {k} entries > {maxk}")
+                raise InvariantError(f"FiBA: root {where}: {k} entries > {maxk}")
             if y.parent is None and y.kids is not None and k < 1:
-                raise WindowaggError("FiBA: inner root without entries")
+                raise InvariantError("FiBA: inner root without entries")
             for i in range(1, k):
                 if not y.times[i - 1] < y.times[i]:
-                    raise WindowaggError(f"FiBA: {where}: keys not increasing at {i}")
+                    raise InvariantError(f"FiBA: {where}: keys not increasing at {i}")
             if k and lo is not _NONE and not lo < y.times[0]:
-                raise WindowaggError(f"FiBA: {where}: key {y.times[0]!r} not above {lo!r}")
+                raise InvariantError(f"FiBA: {where}: key {y.times[0]!r} not above {lo!r}")
             if k and hi is not _NONE and not y.times[-1] < hi:
-                raise WindowaggError(f"FiBA: {where}: key {y.times[-1]!r} not below {hi!r}")
+                raise InvariantError(f"FiBA: {where}: key {y.times[-1]!r} not below {hi!r}")
             if y.ls != ls or y.rs != rs:
-                raise WindowaggError(
+                raise InvariantError(
                     f"FiBA: {where}: spine flags ls={y.ls} rs={y.rs}, expected ls={ls} rs={rs}"
                 )
             seen[0] += k
@@ -71,11 +72,11 @@ class _FiBACheck(_FiBATree):
                 leaf_depth.append(depth)
             else:
                 if len(y.kids) != k + 1:
-                    raise WindowaggError(f"FiBA: {where}: {len(y.kids)} children for {k} keys")
+                    raise InvariantError(f"FiBA: {where}: {len(y.kids)} children for {k} keys")
                 top = y.parent is None
                 for i, c in enumerate(y.kids):
                     if c.parent is not y:
-                        raise WindowaggError(f"FiBA: child {i} of {where} has a wrong parent")
+                        raise InvariantError(f"FiBA: child {i} of {where} has a wrong parent")
                     walk(
                         c,
                         depth + 1,
@@ -92,18 +93,18 @@ class _FiBACheck(_FiBATree):
             y.agg, y.loc = old, old_loc
             self._lsuf = saved
             spine_inner = y.parent is not None and y.ls != y.rs and (y.kids is not None or y.rs)
-            if spine_inner and not (old_loc is new_loc or old_loc == new_loc):
-                raise WindowaggError(f"FiBA: {where}: stored spine part {old_loc!r} != {new_loc!r}")
-            if not (old is new or old == new):
-                raise WindowaggError(f"FiBA: {where}: stored aggregate {old!r} != {new!r}")
-            if y is self._lf and recomputed_suffix != saved:
-                raise WindowaggError(
+            if spine_inner and not (old_loc is new_loc or same(old_loc, new_loc)):
+                raise InvariantError(f"FiBA: {where}: stored spine part {old_loc!r} != {new_loc!r}")
+            if not (old is new or same(old, new)):
+                raise InvariantError(f"FiBA: {where}: stored aggregate {old!r} != {new!r}")
+            if y is self._lf and not same(recomputed_suffix, saved):
+                raise InvariantError(
                     f"FiBA: left finger suffix aggregates {saved!r} != {recomputed_suffix!r}"
                 )
 
         walk(root, 0, _NONE, _NONE, False, False)
         if len(set(leaf_depth)) > 1:
-            raise WindowaggError(f"FiBA: leaves at different depths {sorted(set(leaf_depth))}")
+            raise InvariantError(f"FiBA: leaves at different depths {sorted(set(leaf_depth))}")
         lf = root
         while lf.kids is not None:
             lf = lf.kids[0]
@@ -111,11 +112,11 @@ class _FiBACheck(_FiBATree):
         while rf.kids is not None:
             rf = rf.kids[-1]
         if self._lf is not lf:
-            raise WindowaggError("FiBA: left finger is not the leftmost leaf")
+            raise InvariantError("FiBA: left finger is not the leftmost leaf")
         if self._rf is not rf:
-            raise WindowaggError("FiBA: right finger is not the rightmost leaf")
+            raise InvariantError("FiBA: right finger is not the rightmost leaf")
         if seen[0] != count:
-            raise WindowaggError(f"FiBA: size {count} but the tree holds {seen[0]} entries")
+            raise InvariantError(f"FiBA: size {count} but the tree holds {seen[0]} entries")
 
     def _pending(self) -> int:
         """Entries still counted in ``_size`` but held by the graveyard. O(pending)."""

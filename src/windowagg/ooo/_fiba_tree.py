@@ -22,7 +22,6 @@ from itertools import accumulate
 from typing import Any
 
 from windowagg._time import check_timestamp
-from windowagg.errors import CombineError
 from windowagg.monoids.base import Monoid
 from windowagg.ooo._pack import pack_levels
 
@@ -113,14 +112,6 @@ class _FiBATree:
             self._tcls = type(t)
         else:
             check_timestamp(t, self._lf.times[0], where=where)
-
-    def _combine_error(self, e: Exception, what: str) -> CombineError:
-        """The error for a combine that raised on *what* (the window is unchanged)."""
-        return CombineError(
-            f"FiBA({self._m!r}): combine raised {type(e).__name__} ({e}) on {what}; the "
-            f"window is unchanged. Give it values that {self._m!r} combines (check its "
-            "lift) or aggregate them with another monoid"
-        )
 
     # ------------------------------------------------------------------ aggregates
     def _fix(self, y: _Node) -> None:

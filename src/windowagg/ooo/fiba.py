@@ -37,8 +37,9 @@ Implementation notes beyond the papers:
 * bulk inserts whose timestamps collide with stored ones, at leaves or inner nodes, are
   combined in place (``old ⊗ new``) and the per-level treelets are coalesced by target
   node, which avoids the tree corruption of the authors' C++ (guide §4.8);
-* a combine that raises in ``insert``/``bulk_insert`` raises ``CombineError`` naming the
-  monoid and the value, and the window is left exactly as it was.
+* a combine that raises in ``insert``/``bulk_insert`` leaves the window exactly as it was
+  and its exception propagates unchanged (as in every other structure; the built-in
+  monoids refuse bad values in ``lift`` with ``MonoidInputError``).
 
 This module holds the public class and the d = 0 fast paths of ``insert`` and ``evict``;
 the tree machinery is in ``_fiba_tree.py``, the bulk operations in ``_fiba_bulk.py`` and
@@ -66,9 +67,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from windowagg._time import check_timestamp
-from windowagg.errors import MonoidContractError, TimestampError, WindowaggError
+from windowagg.errors import MonoidContractError, TimestampError
+from windowagg.fifo._common import hot_ops
 from windowagg.monoids.base import Monoid, require_monoid
-from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
+from windowagg.monoids.builtins import Sum
 from windowagg.ooo._fiba_bulk import _FiBABulk
 from windowagg.ooo._fiba_check import _FiBACheck
 from windowagg.ooo._fiba_tree import _NONE
@@ -77,9 +79,6 @@ __all__ = ["FiBA"]
 
 DEFAULT_MIN_ARITY = 8  # benchmarks/bench_ooo.py, docs/performance/ooo.md
 
-# Built-ins whose lift and lower return their argument: the hot paths skip those calls
-# (exact type match, so subclasses and wrappers such as Counting keep every call).
-_IDENTITY_LIFT_LOWER: frozenset[type] = frozenset({Sum, Max, Min, MatMul2x2})
 
 
 class FiBA(_FiBABulk, _FiBACheck):
@@ -125,14 +124,16 @@ class FiBA(_FiBABulk, _FiBACheck):
         self._combine = operator.add if type(monoid) is Sum else monoid.combine
         self._lift = monoid.lift
         self._lower = monoid.lower
-        fast = type(monoid) in _IDENTITY_LIFT_LOWER
+        # the hot paths skip the identity lift/lower of some built-ins (fifo._common's
+        # tables: Sum, Max and Min check their input in lift, so it is always called)
+        hlift, _, hlower = hot_ops(monoid)
         comb = self._combine
         # flip(a, b) = b ⊗ a, for the right-to-left suffix scan of the left finger
         self._flip = (
             comb if getattr(monoid, "commutative", False) is True else (lambda a, b: comb(b, a))
         )
-        self._hlift = None if fast else monoid.lift  # None: identity, skip the call
-        self._hlower = None if fast else monoid.lower
+        self._hlift = hlift  # None: identity, skip the call
+        self._hlower = hlower
         self._one = monoid.identity
         self._minarity = min_arity
         self._mink = min_arity - 1  # fewest entries of a non-root node
@@ -166,8 +167,8 @@ class FiBA(_FiBABulk, _FiBACheck):
         """Insert ``v`` at time ``t``; at an existing ``t`` store ``old ⊗ lift(v)``.
 
         Amortized O(log d) (O(1) when ``t`` is the youngest), worst case O(log n).
-        Raises TimestampError for a NaN/None/incomparable ``t`` and CombineError (a
-        TypeError) when the monoid's combine raises on ``v``; the window is unchanged.
+        Raises TimestampError for a NaN/None/incomparable ``t``; when the monoid's lift or
+        combine raises on ``v``, its exception propagates and the window is unchanged.
 
         >>> from windowagg.monoids import Concat
         >>> w = FiBA(Concat()); w.insert(2, "b"); w.insert(1, "a"); w.insert(2, "c")
@@ -187,11 +188,8 @@ class FiBA(_FiBABulk, _FiBACheck):
             comb = self._combine
             p = rf.parent
             assert p is not None
-            try:  # free unless it raises (Python >= 3.11)
-                loc = comb(rf.loc, x)
-                agg = comb(p.agg, loc) if p.parent is not None else loc
-            except Exception as e:
-                raise self._combine_error(e, f"the value {v!r} inserted at t={t!r}") from e
+            loc = comb(rf.loc, x)
+            agg = comb(p.agg, loc) if p.parent is not None else loc
             rf.agg = agg
             rf.loc = loc
             times.append(t)
@@ -200,12 +198,7 @@ class FiBA(_FiBABulk, _FiBACheck):
             if len(times) > self._maxk:
                 self._split_rf(rf)
             return
-        try:
-            self._insert_generic(t, x)  # rolls back itself if a combine raises
-        except WindowaggError:
-            raise
-        except Exception as e:
-            raise self._combine_error(e, f"the value {v!r} inserted at t={t!r}") from e
+        self._insert_generic(t, x)  # rolls back itself if a combine raises
 
     def evict(self, t: Any) -> None:
         """Remove the entry at time ``t``; no-op when absent.
@@ -387,8 +380,8 @@ class FiBA(_FiBABulk, _FiBACheck):
 
         Timestamps may repeat inside the bulk and may collide with stored ones (stored
         value on the left, then the bulk's values in input order). Everything is validated
-        and lifted before the window changes; a combine that raises raises CombineError (a
-        TypeError) naming the refused entry, and the window is unchanged. Amortized
+        and lifted before the window changes; a combine that raises propagates its exception
+        and the window is unchanged. Amortized
         O(log d + m (1 + log(d/m))) for a bulk already sorted by time; an unsorted bulk is
         first sorted stably (O(m log m)).
 
