@@ -16,6 +16,7 @@
 //   nb::object to_py(const partial_type&) const;        // the twin's partial, exactly
 //   bool from_py(nb::handle p, partial_type&) const;    // inverse of to_py; false: deoptimise
 //   static constexpr bool generic;                      // true only for GenericAdapter
+//   bool commutative;                                   // the monoid declares it (Python attr)
 //
 // Specialise, then deoptimise: numeric adapters hold int64 / float64 (a tagged Num where the
 // Python twin mixes ints and floats). Whatever they cannot represent exactly as the twin
@@ -72,6 +73,16 @@ inline PyObject* error_class(const char* name) {
 }
 
 [[noreturn]] inline void throw_if_error() { throw nb::python_error(); }
+
+// `getattr(m, "commutative", False) is True`, as windowagg.fifo._common.flip_op reads it:
+// the FIFO algorithms fold a flip as acc (x) older for such a monoid (same floats as the twin).
+inline bool py_commutative(nb::handle m) {
+    PyObject* v = PyObject_GetAttrString(m.ptr(), "commutative");
+    if (!v) { PyErr_Clear(); return false; }
+    bool r = v == Py_True;
+    Py_DECREF(v);
+    return r;
+}
 
 inline std::string repr_str(nb::handle h) {
     nb::str s = nb::repr(h);
@@ -377,8 +388,9 @@ struct NumAdapter {
     using partial_type = std::array<Num, cells(K)>;
     static constexpr bool generic = false;
     KernelCtx ctx;
+    bool commutative;
 
-    explicit NumAdapter(nb::handle monoid) {
+    explicit NumAdapter(nb::handle monoid) : commutative(py_commutative(monoid)) {
         ctx.who = repr_str(monoid);
         if constexpr (K == Kind::VARIANCE || K == Kind::STDDEV)
             ctx.ddof = nb::cast<int64_t>(monoid.attr("ddof"));
@@ -419,10 +431,11 @@ struct GenericAdapter {
     using partial_type = nb::object;
     static constexpr bool generic = true;
     nb::object monoid, id, lift_fn, combine_fn, lower_fn;
+    bool commutative;
 
     explicit GenericAdapter(nb::handle m)
         : monoid(nb::borrow(m)), id(m.attr("identity")), lift_fn(m.attr("lift")),
-          combine_fn(m.attr("combine")), lower_fn(m.attr("lower")) {}
+          combine_fn(m.attr("combine")), lower_fn(m.attr("lower")), commutative(py_commutative(m)) {}
 
     static nb::object call1(const nb::object& f, PyObject* a) {
         PyObject* r = PyObject_CallOneArg(f.ptr(), a);
@@ -462,8 +475,10 @@ struct ArgAdapter {
     static constexpr bool generic = false;
     nb::object key_fn;  // None, or the monoid's key function
     std::string who;
+    bool commutative;
 
-    explicit ArgAdapter(nb::handle m) : key_fn(m.attr("key")), who(IsMax ? "ArgMax" : "ArgMin") {}
+    explicit ArgAdapter(nb::handle m)
+        : key_fn(m.attr("key")), who(IsMax ? "ArgMax" : "ArgMin"), commutative(py_commutative(m)) {}
     partial_type identity() const { return {Num::none(), nb::none()}; }
     partial_type combine(const partial_type& a, const partial_type& b) const {
         if (a.key.tag == Num::NONE) return b;
@@ -539,6 +554,7 @@ struct CompositeAdapter {
     std::array<KernelCtx, kMaxParts> ctx;
     bool fan_out = false;
     nb::object names;  // None, or a tuple of str
+    bool commutative = false;
 
     // The kind of a component, or false when it has no native kernel.
     static bool kind_of(nb::handle m, Kind& k) {
@@ -569,7 +585,7 @@ struct CompositeAdapter {
         return total <= kMaxCells;
     }
     explicit CompositeAdapter(nb::handle m)
-        : fan_out(nb::cast<bool>(m.attr("fan_out"))), names(m.attr("names")) {
+        : fan_out(nb::cast<bool>(m.attr("fan_out"))), names(m.attr("names")), commutative(py_commutative(m)) {
         nb::tuple comps = nb::borrow<nb::tuple>(m.attr("components"));
         for (nb::handle c : comps) {
             Kind k = Kind::SUM;
