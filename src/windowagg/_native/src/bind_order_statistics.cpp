@@ -163,12 +163,12 @@ void bind_order_statistics(nb::module_& m) {
     nb::class_<OSObj>(m, "OrderStatistics")
         .def(nb::init<>())
         .def("insert", [](OSObj& o, nb::handle x) { o.s.insert(x); }, nb::arg("x").none(),
-             "Add one value. O(log n) expected.")
+             "Add one value. O(log n).")
         .def("evict", [](OSObj& o, nb::handle x) {
             if (!o.s.erase(x)) missing(x, ".evict");
-        }, nb::arg("x").none(), "Remove one value equal to x (MissingValueError if none). O(log n) expected.")
+        }, nb::arg("x").none(), "Remove one value equal to x (MissingValueError if none). O(log n).")
         .def("rank", [](OSObj& o, nb::handle x) { return o.s.rank(x); }, nb::arg("x").none(),
-             "How many values are < x. O(log n) expected.")
+             "How many values are < x. O(log n).")
         .def("kth", [](OSObj& o, nb::handle k) {
             int64_t i = index_arg(k.ptr(), std::string(kWho) + ".kth", "index");
             int64_t n = o.s.size();
@@ -176,7 +176,7 @@ void bind_order_statistics(nb::module_& m) {
                 raise("EmptyWindowError", std::string(kWho) + ".kth(" + std::to_string(i) + ") on " + std::to_string(n) +
                                               " values; k must be between 0 and len - 1");
             return o.s.kth(i);
-        }, nb::arg("k").none(), "The k-th smallest value (0-based). O(log n) expected.")
+        }, nb::arg("k").none(), "The k-th smallest value (0-based). O(log n).")
         .def("quantile", [](OSObj& o, nb::handle q) -> nb::object {
             bool scalar;
             std::vector<double> qs = read_qs(q, scalar);
@@ -186,7 +186,7 @@ void bind_order_statistics(nb::module_& m) {
             nb::list out;
             for (double x : qs) out.append(o.s.kth(nearest_rank(x, n)));
             return out;
-        }, nb::arg("q").none(), "Nearest-rank quantile(s), as DuckDB's quantile_disc. O(m log n) expected.")
+        }, nb::arg("q").none(), "Nearest-rank quantile(s), as DuckDB's quantile_disc. O(m log n).")
         .def("__len__", [](OSObj& o) { return o.s.size(); })
         .def("__iter__", [](OSObj& o) {
             nb::list l;
@@ -214,7 +214,7 @@ void bind_order_statistics(nb::module_& m) {
                 else if (v.kind == Values::I64) o.s.insert_num(Num::of_int(v.i64[i]));
                 else o.s.insert(v.item(i));
             }
-        }, nb::arg("values").none(), "insert() every value. O(m log n) expected.")
+        }, nb::arg("values").none(), "insert() every value. O(m log n).")
         .def("slide", [](OSObj& o, nb::handle values, nb::handle evict, nb::handle q, nb::handle out) -> nb::object {
             std::string who = std::string(kWho) + ".slide";
             Values v(values, who);
