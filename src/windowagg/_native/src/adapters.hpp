@@ -399,22 +399,56 @@ struct NumAdapter {
             ctx.ddof = nb::cast<int64_t>(monoid.attr("ddof"));
     }
     partial_type identity() const { partial_type p; k_identity(K, p.data()); return p; }
+    // The one-number kinds are written out here (if constexpr), so that the compiler
+    // inlines them into the algorithms' loops instead of calling the general switch.
     partial_type combine(const partial_type& a, const partial_type& b) const {
         partial_type r;
-        k_combine(K, a.data(), b.data(), r.data());
+        if constexpr (K == Kind::SUM) {
+            r[0] = num_add(a[0], b[0]);
+        } else if constexpr (K == Kind::MAX) {
+            r[0] = a[0].tag == Num::NONE ? b[0] : (b[0].tag == Num::NONE || !num_lt(a[0], b[0])) ? a[0] : b[0];
+        } else if constexpr (K == Kind::MIN) {
+            r[0] = a[0].tag == Num::NONE ? b[0] : (b[0].tag == Num::NONE || !num_lt(b[0], a[0])) ? a[0] : b[0];
+        } else {
+            k_combine(K, a.data(), b.data(), r.data());
+        }
         return r;
     }
-    bool lift(nb::handle x, partial_type& out) const { return k_lift(K, ctx, x.ptr(), out.data()); }
+    bool lift(nb::handle x, partial_type& out) const {
+        if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) {
+            PyObject* o = x.ptr();
+            if (PyFloat_CheckExact(o)) {
+                double d = PyFloat_AS_DOUBLE(o);
+                if (!std::isfinite(d)) refuse_non_finite(ctx, d);
+                out[0] = Num::of_flt(d);
+                return true;
+            }
+        }
+        return k_lift(K, ctx, x.ptr(), out.data());
+    }
     bool lift_f64(double x, partial_type& out) const {
-        k_lift_num(K, ctx, Num::of_flt(x), out.data());
+        if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) {
+            if (!std::isfinite(x)) refuse_non_finite(ctx, x);
+            out[0] = Num::of_flt(x);
+        } else {
+            k_lift_num(K, ctx, Num::of_flt(x), out.data());
+        }
         return true;
     }
     bool lift_i64(int64_t x, partial_type& out) const {
-        k_lift_num(K, ctx, Num::of_int(x), out.data());
+        if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) out[0] = Num::of_int(x);
+        else k_lift_num(K, ctx, Num::of_int(x), out.data());
         return true;
     }
     nb::object lower(const partial_type& p) const { return k_lower(K, ctx, p.data()); }
-    bool lower_num(const partial_type& p, Num& out) const { return k_lower_num(K, ctx, p.data(), out); }
+    bool lower_num(const partial_type& p, Num& out) const {
+        if constexpr (cells(K) == 1) {
+            out = p[0];
+            return true;
+        } else {
+            return k_lower_num(K, ctx, p.data(), out);
+        }
+    }
     nb::object to_py(const partial_type& p) const { return k_to_py(K, p.data()); }
     bool from_py(nb::handle o, partial_type& out) const { return k_from_py(K, o.ptr(), out.data()); }
 };
