@@ -45,23 +45,27 @@ class Ring {
     }
     T pop_front() {
         T v = std::move(buf_[head_]);
-        buf_[head_] = T{};
+        if constexpr (!std::is_trivially_destructible_v<T>) buf_[head_] = T{};
         head_ = (head_ + 1) & mask_;
         --n_;
         return v;
     }
     // Remove the oldest element without returning it.
     void discard_front() {
-        buf_[head_] = T{};
+        if constexpr (!std::is_trivially_destructible_v<T>) buf_[head_] = T{};
         head_ = (head_ + 1) & mask_;
         --n_;
     }
     T pop_back() {
         std::size_t i = (head_ + n_ - 1) & mask_;
         T v = std::move(buf_[i]);
-        buf_[i] = T{};
+        if constexpr (!std::is_trivially_destructible_v<T>) buf_[i] = T{};
         --n_;
         return v;
+    }
+    void discard_back() {
+        if constexpr (!std::is_trivially_destructible_v<T>) buf_[(head_ + n_ - 1) & mask_] = T{};
+        --n_;
     }
     // Remove the k oldest elements: O(1) for trivially destructible T, else O(k).
     void drop_front(std::size_t k) {
