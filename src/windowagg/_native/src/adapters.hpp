@@ -44,6 +44,7 @@
 #include <utility>
 
 #include "windowagg/monoid.hpp"
+#include "windowagg/ring.hpp"  // WINDOWAGG_INLINE / WINDOWAGG_NOINLINE
 
 namespace windowagg::py {
 
@@ -138,24 +139,28 @@ inline bool flt_lt_int(double a, int64_t b) {
 }
 
 // a < b for two numbers (neither NONE).
-inline bool num_lt(const Num& a, const Num& b) {
+WINDOWAGG_INLINE bool num_lt(const Num& a, const Num& b) {
     if (a.tag == Num::INT) return b.tag == Num::INT ? a.i < b.i : int_lt_flt(a.i, b.d);
     return b.tag == Num::FLT ? a.d < b.d : flt_lt_int(a.d, b.i);
 }
 
+[[noreturn]] WINDOWAGG_NOINLINE inline void throw_deopt() { throw Deopt{}; }
+
 // a + b as Python computes it; int64 overflow throws Deopt (Python would make a big int).
-inline Num num_add(const Num& a, const Num& b) {
+WINDOWAGG_INLINE Num num_add(const Num& a, const Num& b) {
     if (a.tag == Num::INT && b.tag == Num::INT) {
         int64_t r;
-        if (__builtin_add_overflow(a.i, b.i, &r)) throw Deopt{};
+        if (__builtin_add_overflow(a.i, b.i, &r)) [[unlikely]]
+            throw_deopt();
         return Num::of_int(r);
     }
     return Num::of_flt(a.as_double() + b.as_double());
 }
 
-inline int64_t checked_add(int64_t a, int64_t b) {
+WINDOWAGG_INLINE int64_t checked_add(int64_t a, int64_t b) {
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) throw Deopt{};
+    if (__builtin_add_overflow(a, b, &r)) [[unlikely]]
+        throw_deopt();
     return r;
 }
 
