@@ -406,7 +406,7 @@ struct NumAdapter {
     partial_type identity() const { partial_type p; k_identity(K, p.data()); return p; }
     // The one-number kinds are written out here (if constexpr), so that the compiler
     // inlines them into the algorithms' loops instead of calling the general switch.
-    partial_type combine(const partial_type& a, const partial_type& b) const {
+    WINDOWAGG_INLINE partial_type combine(const partial_type& a, const partial_type& b) const {
         partial_type r;
         if constexpr (K == Kind::SUM) {
             r[0] = num_add(a[0], b[0]);
@@ -431,7 +431,7 @@ struct NumAdapter {
         }
         return k_lift(K, ctx, x.ptr(), out.data());
     }
-    bool lift_f64(double x, partial_type& out) const {
+    WINDOWAGG_INLINE bool lift_f64(double x, partial_type& out) const {
         if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) {
             if (!std::isfinite(x)) refuse_non_finite(ctx, x);
             out[0] = Num::of_flt(x);
@@ -440,13 +440,13 @@ struct NumAdapter {
         }
         return true;
     }
-    bool lift_i64(int64_t x, partial_type& out) const {
+    WINDOWAGG_INLINE bool lift_i64(int64_t x, partial_type& out) const {
         if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) out[0] = Num::of_int(x);
         else k_lift_num(K, ctx, Num::of_int(x), out.data());
         return true;
     }
     nb::object lower(const partial_type& p) const { return k_lower(K, ctx, p.data()); }
-    bool lower_num(const partial_type& p, Num& out) const {
+    WINDOWAGG_INLINE bool lower_num(const partial_type& p, Num& out) const {
         if constexpr (cells(K) == 1) {
             out = p[0];
             return true;
