@@ -146,11 +146,22 @@ WINDOWAGG_INLINE bool num_lt(const Num& a, const Num& b) {
 
 [[noreturn]] WINDOWAGG_NOINLINE inline void throw_deopt() { throw Deopt{}; }
 
+// r = a + b; true on int64 overflow (r unspecified). GCC / Clang builtin, portable elsewhere.
+WINDOWAGG_INLINE bool add_overflows(int64_t a, int64_t b, int64_t* r) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_add_overflow(a, b, r);
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return true;
+    *r = a + b;
+    return false;
+#endif
+}
+
 // a + b as Python computes it; int64 overflow throws Deopt (Python would make a big int).
 WINDOWAGG_INLINE Num num_add(const Num& a, const Num& b) {
     if (a.tag == Num::INT && b.tag == Num::INT) {
         int64_t r;
-        if (__builtin_add_overflow(a.i, b.i, &r)) [[unlikely]]
+        if (add_overflows(a.i, b.i, &r)) [[unlikely]]
             throw_deopt();
         return Num::of_int(r);
     }
@@ -159,7 +170,7 @@ WINDOWAGG_INLINE Num num_add(const Num& a, const Num& b) {
 
 WINDOWAGG_INLINE int64_t checked_add(int64_t a, int64_t b) {
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) [[unlikely]]
+    if (add_overflows(a, b, &r)) [[unlikely]]
         throw_deopt();
     return r;
 }
