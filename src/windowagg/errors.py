@@ -27,6 +27,7 @@ __all__ = [
     "InvariantError",
     "LateEventError",
     "MissingExtraError",
+    "MissingValueError",
     "MonoidContractError",
     "MonoidInputError",
     "MonoidSpecError",
@@ -35,6 +36,7 @@ __all__ = [
     "OutOfOrderError",
     "StorageError",
     "TimestampError",
+    "ValueOrderError",
     "WindowaggError",
 ]
 
@@ -131,3 +133,11 @@ class BackendError(WindowaggError, ValueError):
 
 class NativeUnavailableError(WindowaggError, ImportError):
     """``backend='native'`` was asked for, but the compiled core is not built or has no twin."""
+
+
+class MissingValueError(WindowaggError, ValueError):
+    """A value to evict from an order-statistics multiset is not in it."""
+
+
+class ValueOrderError(WindowaggError, ValueError):
+    """A value has no place in an order (NaN, or any value not equal to itself)."""

@@ -41,6 +41,7 @@ from __future__ import annotations
 from itertools import accumulate, islice
 from typing import Any
 
+from windowagg._backend import Backend, BackendMeta
 from windowagg.fifo._common import check_count, empty_error, flip_op, invariant, same
 from windowagg.fifo.base import _DequeFifo
 from windowagg.monoids.base import In, Monoid, Out, P
@@ -51,7 +52,7 @@ __all__ = ["TwoStacksLite"]
 _WHO = "TwoStacksLite"
 
 
-class TwoStacksLite(_DequeFifo[In, P, Out]):
+class TwoStacksLite(_DequeFifo[In, P, Out], metaclass=BackendMeta):
     """Amortized O(1) FIFO aggregator with the fewest combines of the family.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -69,14 +70,23 @@ class TwoStacksLite(_DequeFifo[In, P, Out]):
     __slots__ = ("_agg_b", "_flip_op", "_front")
     _who = _WHO
 
-    def __new__(cls, monoid: Monoid[In, P, Out]) -> TwoStacksLite[In, P, Out]:
+    def __new__(
+        cls, monoid: Monoid[In, P, Out], *, backend: Backend | None = None
+    ) -> TwoStacksLite[In, P, Out]:
         # the built-in Sum (exact type only) gets the inlined subclass; __init__ still runs
         monoid_type: type = type(monoid)
         if cls is TwoStacksLite and monoid_type is Sum:
             return object.__new__(_TwoStacksLiteSum)
         return object.__new__(cls)
 
-    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
+    @staticmethod
+    def _native(monoid: Monoid[Any, Any, Any]) -> Any:
+        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
+        from windowagg._native.fifo import make
+
+        return make("TwoStacksLite", monoid)
+
+    def __init__(self, monoid: Monoid[In, P, Out], *, backend: Backend | None = None) -> None:
         super().__init__(monoid)
         self._flip_op = flip_op(monoid, self._combine)
         self._front: list[Any] = []
@@ -199,7 +209,7 @@ class _TwoStacksLiteSum(TwoStacksLite[Any, Any, Any]):
     operand order included. ``evict`` and the flip are
     inherited (the flip already folds with :func:`operator.add` for ``Sum``).
 
-    >>> w = TwoStacksLite(Sum())
+    >>> w = TwoStacksLite(Sum(), backend="python")
     >>> type(w).__name__, isinstance(w, TwoStacksLite)
     ('_TwoStacksLiteSum', True)
     >>> for x in (1, 2, 3): w.insert(x)
