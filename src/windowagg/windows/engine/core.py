@@ -1,0 +1,93 @@
+"""One key's windows, end to end: admission, assignment, the aggregators, emission.
+
+This is the per-key function every front end calls (``windowagg.pandas.window_agg`` now;
+the Spark adapter's ``applyInArrow`` function next, see ``docs/engine.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from windowagg.windows.engine.admission import admit
+from windowagg.windows.engine.assign import Shape, assign
+from windowagg.windows.engine.clock import WatermarkClock
+from windowagg.windows.engine.emit import columns
+from windowagg.windows.engine.state import Factory, Plan, evaluate, plan
+
+__all__ = ["KeyResult", "window_key"]
+
+
+class KeyResult(NamedTuple):
+    """One key's output: window columns, and the refused positions with reasons."""
+
+    columns: dict[str, Any]
+    """``start``, ``end`` (int64) and one column per aggregation alias."""
+    refused: np.ndarray
+    """Positions (into the caller's arrays) of the events refused at admission."""
+    reasons: list[str]
+    """One reason per refused position."""
+
+
+def window_key(
+    t: np.ndarray,
+    values: Mapping[str, np.ndarray],
+    aggs: Sequence[Any] | Plan,
+    shape: Shape,
+    *,
+    clock: WatermarkClock | None = None,
+    factory: Factory | None = None,
+) -> KeyResult:
+    """All windows of one key's events (arrival order) and the events refused.
+
+    Parameters
+    ----------
+    t
+        int64 event times, in arrival order.
+    values
+        float64 value columns, aligned with *t*.
+    aggs
+        ``Agg``-like objects (alias, monoid, column, kind, dtype) or a :func:`plan` of them.
+    shape
+        The windows to compute.
+    clock
+        Judge lateness in arrival order (None: every valid event is on time, as in batch).
+    factory
+        ``monoid -> aggregator`` (default ``ooo.FiBA``).
+
+    Returns
+    -------
+    KeyResult
+        Windows ordered by end (per-event windows: one per admitted event, in time order,
+        ties in arrival order); refused positions ascending.
+
+    Complexity: O(n log n) admission + O(n + windows) assignment + the aggregators' verbs
+    (amortized O(1) per event for sliding shapes, O(log n) per hopping or session window)
+    + O(log w) per event and quantile column for exact quantiles.
+
+    Examples
+    --------
+    >>> from windowagg.spark.spec import parse_aggs
+    >>> r = window_key(np.array([3, 1, 12]), {"v": np.array([2.0, 5.0, 1.0])},
+    ...                parse_aggs(["max(v)", "count"]), Shape(size=10, slide=10))
+    >>> r.columns["end"].tolist(), r.columns["max_v"].tolist(), r.columns["count"].tolist()
+    ([10, 20], [5.0, 1.0], [2, 1])
+    """
+    p = aggs if isinstance(aggs, Plan) else plan(aggs)
+    a = admit(t, values, clock)
+    ts = np.asarray(t, dtype=np.int64)[a.order]
+    sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
+    w = assign(shape, ts)
+    kind = shape.kind
+    evict_upto: np.ndarray | None = None
+    if kind == "per_event":
+        assert shape.size is not None
+        evict_upto = ts - shape.size
+    elif kind == "count":
+        assert shape.rows is not None
+        evict_upto = w.keys - shape.rows
+    results = evaluate(p, kind, w, sorted_values, evict_upto, factory)
+    typed = None if isinstance(aggs, Plan) else aggs
+    return KeyResult(columns(w, results, typed), a.refused, a.reasons)

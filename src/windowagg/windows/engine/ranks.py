@@ -1,0 +1,136 @@
+"""Exact quantiles over sliding windows: one order-statistics multiset per column.
+
+=================  ==========================================================================
+structure          a sorted multiset of the window's values (a sorted list; insert and
+                   remove by binary search + one block move)
+ordering           FIFO over the engine's windows: every shape's windows are slices
+                   ``[lo, hi)`` of the time-sorted events with ``lo`` and ``hi``
+                   non-decreasing, so each event is inserted once and removed once
+quantile           nearest rank: the ``ceil(q * n)``-th smallest (at least the 1st), with
+                   ``q`` an exact fraction (``p99.9`` is 999/1000): DuckDB's
+                   ``quantile_disc``; ``median`` is ``p50``
+operator needs     a total order on the values (finite floats here)
+time               O(log w + w / B) per insert or remove (B: values moved per cycle of the
+                   block move), O(1) per selected rank; several quantiles of one column
+                   share one multiset and one pass
+space              O(w) for windows of w events
+=================  ==========================================================================
+
+Examples
+--------
+>>> import numpy as np
+>>> x = np.array([5.0, 1.0, 4.0, 2.0, 3.0])
+>>> out = slide_select(x, np.array([0, 0, 2]), np.array([2, 5, 5]), [(1, 2), (95, 100)])
+>>> out[0].tolist(), out[1].tolist()
+([1.0, 3.0, 3.0], [5.0, 5.0, 4.0])
+>>> nearest_rank(95, 100, 20), nearest_rank(1, 2, 2), nearest_rank(1, 1000, 3)
+(19, 1, 1)
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["SortedMultiset", "nearest_rank", "slide_select"]
+
+
+def nearest_rank(num: int, den: int, n: int) -> int:
+    """The 1-based rank of quantile ``num/den`` among *n* values: ``max(1, ceil(q n))``. O(1)."""
+    return max(1, -((-num * n) // den))
+
+
+class SortedMultiset:
+    """A multiset of comparable values with selection by rank.
+
+    >>> s = SortedMultiset(); s.insert(3.0); s.insert(1.0); s.insert(3.0); s.remove(1.0)
+    >>> len(s), s.select(0), s.select(1)
+    (2, 3.0, 3.0)
+    >>> s.remove(7.0)
+    Traceback (most recent call last):
+    ...
+    KeyError: 'SortedMultiset.remove: 7.0 is not in the multiset; remove only inserted values'
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self) -> None:
+        self._items: list[float] = []
+
+    def __len__(self) -> int:
+        """Number of values held. O(1)."""
+        return len(self._items)
+
+    def insert(self, x: float) -> None:
+        """Add one value. O(log n + n / B)."""
+        insort(self._items, x)
+
+    def remove(self, x: float) -> None:
+        """Remove one copy of *x* (KeyError, nothing changed, when absent). O(log n + n / B)."""
+        items = self._items
+        i = bisect_left(items, x)
+        if i == len(items) or items[i] != x:
+            raise KeyError(
+                f"SortedMultiset.remove: {x!r} is not in the multiset; remove only inserted values"
+            )
+        del items[i]
+
+    def select(self, k: int) -> float:
+        """The value of 0-based rank *k* (IndexError when out of range). O(1)."""
+        return self._items[k]
+
+    def _check(self) -> None:
+        """The values are sorted. O(n)."""
+        items = self._items
+        for i in range(1, len(items)):
+            if items[i - 1] > items[i]:
+                raise AssertionError(f"SortedMultiset: {items[i - 1]!r} before {items[i]!r} at {i}")
+
+
+def slide_select(
+    values: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    quantiles: Sequence[tuple[int, int]],
+) -> list[np.ndarray]:
+    """Nearest-rank quantiles of ``values[lo[j]:hi[j]]`` for every window j, in one pass.
+
+    *values* are one column of the time-sorted events; ``lo`` and ``hi`` are
+    non-decreasing (the engine's windows always are) and every window is non-empty.
+    Returns one float64 array per ``(num, den)`` quantile. O((n + windows) log w +
+    n w / B) for windows of w events.
+    """
+    lo_l = np.asarray(lo, dtype=np.int64).tolist()
+    hi_l = np.asarray(hi, dtype=np.int64).tolist()
+    r = len(lo_l)
+    out = [np.empty(r, dtype=np.float64) for _ in quantiles]
+    if not r:
+        return out
+    if any(b < a for a, b in zip(lo_l, lo_l[1:], strict=False)) or any(
+        b < a for a, b in zip(hi_l, hi_l[1:], strict=False)
+    ):
+        raise ValueError("slide_select needs non-decreasing window bounds lo and hi")
+    vals = np.asarray(values, dtype=np.float64).tolist()
+    ms = SortedMultiset()
+    insert, remove, select = ms.insert, ms.remove, ms.select  # bound methods: hot loop
+    cur_lo = cur_hi = lo_l[0]
+    cols = [o for o in out]
+    for j in range(r):
+        a, b = lo_l[j], hi_l[j]
+        if a >= cur_hi:  # the previous window and this one do not overlap: restart
+            ms = SortedMultiset()
+            insert, remove, select = ms.insert, ms.remove, ms.select
+            cur_lo = cur_hi = a
+        for i in range(cur_hi, b):
+            insert(vals[i])
+        for i in range(cur_lo, a):
+            remove(vals[i])
+        cur_lo, cur_hi = a, max(b, cur_hi)
+        n = cur_hi - cur_lo
+        if n <= 0:
+            raise ValueError(f"slide_select: window {j} ([{a}, {b})) holds no event")
+        for col, (num, den) in zip(cols, quantiles, strict=True):
+            col[j] = select(nearest_rank(num, den, n) - 1)
+    return out

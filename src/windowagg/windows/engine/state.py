@@ -1,0 +1,188 @@
+"""State: the aggregators one key's windows are computed by, and the verbs that drive them.
+
+=================  ==========================================================================
+aggregators        per value column, one out-of-order aggregator (``ooo.FiBA`` by default)
+                   over the column's monoids (a ``Composite(..., fan_out=True)`` when the
+                   column has several: one structure, one pass); ``count`` rides on the
+                   first column's aggregator; exact quantiles (``pNN``, ``median``) of a
+                   column share one order-statistics multiset (:mod:`.ranks`)
+per shape          per-event and count windows *slide* (``FiBA.slide``: evict the entries
+                   that left, insert the event, record ``query()``: O(1) amortized in order);
+                   hopping windows and sessions *range-query* (``bulk_insert`` of the keys,
+                   panes for hopping, then ``range_query_many`` over the windows' key ranges)
+array verbs        used when the aggregator has them (the compiled core, and the Python
+                   FiBA once it gains them); otherwise the same operations one call at a
+                   time, with the same results
+=================  ==========================================================================
+
+Nothing here picks an algorithm by size: the shape alone decides slide or range query.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from windowagg.windows.engine.assign import Windows
+from windowagg.windows.engine.ranks import slide_select
+
+__all__ = ["Group", "Plan", "evaluate", "plan", "quantile_fraction"]
+
+_QUANTILE = re.compile(r"^p(\d+)(?:\.(\d+))?$")
+
+
+def quantile_fraction(kind: str | None) -> tuple[int, int] | None:
+    """``"p95"`` -> ``(95, 100)``, ``"p99.9"`` -> ``(999, 1000)``; None if not a quantile. O(1).
+
+    >>> quantile_fraction("p99.9"), quantile_fraction("median"), quantile_fraction("max")
+    ((999, 1000), (1, 2), None)
+    """
+    if kind is None:
+        return None
+    if kind == "median":
+        return (1, 2)
+    m = _QUANTILE.match(kind)
+    if not m:
+        return None
+    whole, frac = m.group(1), m.group(2) or ""
+    num, den = int(whole + frac), 100 * 10 ** len(frac)
+    if not 0 < num < den:
+        raise ValueError(f"quantile {kind!r} must lie strictly between p0 and p100")
+    return num, den
+
+
+class Group(NamedTuple):
+    """The aggregations one aggregator computes (over one value column)."""
+
+    column: str | None
+    aliases: list[str]
+    monoid: Any
+    composite: bool
+
+
+class Plan(NamedTuple):
+    """Which aggregator or multiset computes each aggregation alias."""
+
+    groups: list[Group]
+    quantiles: dict[str, list[tuple[str, int, int]]]
+    """Per column: ``(alias, num, den)`` of its exact quantiles."""
+
+
+def plan(aggs: Sequence[Any]) -> Plan:
+    """Group *aggs* (``windowagg.spark.spec.Agg``-like: alias, monoid, column, kind). O(a)."""
+    from windowagg.monoids import Composite
+
+    by_column: dict[str | None, list[Any]] = {}
+    quantiles: dict[str, list[tuple[str, int, int]]] = {}
+    for a in aggs:
+        q = quantile_fraction(a.kind)
+        if q is not None:
+            if a.column is None:
+                raise ValueError(f"quantile {a.alias!r} needs a column")
+            quantiles.setdefault(a.column, []).append((a.alias, q[0], q[1]))
+        else:
+            by_column.setdefault(a.column, []).append(a)
+    counts = by_column.pop(None, [])
+    columns = list(by_column)
+    if counts:
+        if columns:  # every admitted event has every column: count rides on the first
+            by_column[columns[0]] = counts + by_column[columns[0]]
+        else:
+            by_column[None] = counts
+    groups = []
+    for column, members in by_column.items():
+        if len(members) == 1:
+            groups.append(Group(column, [members[0].alias], members[0].monoid, False))
+        else:
+            monoid = Composite(*[a.monoid for a in members], fan_out=True)
+            groups.append(Group(column, [a.alias for a in members], monoid, True))
+    return Plan(groups, quantiles)
+
+
+Factory = Callable[[Any], Any]
+
+
+def _default_factory(monoid: Any) -> Any:
+    from windowagg.ooo import FiBA
+
+    return FiBA(monoid)
+
+
+def _has_array_verbs(agg: Any) -> bool:
+    return hasattr(agg, "range_query_many") and hasattr(agg, "slide")
+
+
+def bulk_insert(agg: Any, keys: np.ndarray, values: np.ndarray) -> None:
+    """``agg.bulk_insert(keys, values)`` (array verb), else the same as pairs. O(m) sorted."""
+    if _has_array_verbs(agg):
+        agg.bulk_insert(keys, values)
+    else:
+        agg.bulk_insert(list(zip(keys.tolist(), values.tolist(), strict=True)))
+
+
+def range_query_many(agg: Any, key_lo: np.ndarray, key_hi: np.ndarray) -> list[Any]:
+    """``agg.range_query_many(key_lo, key_hi)``, else one ``range_query`` per window."""
+    if _has_array_verbs(agg):
+        return list(agg.range_query_many(key_lo, key_hi))
+    rq = agg.range_query  # bound method: hot loop
+    return [rq(a, b) for a, b in zip(key_lo.tolist(), key_hi.tolist(), strict=True)]
+
+
+def slide(agg: Any, keys: np.ndarray, values: np.ndarray, evict_upto: np.ndarray) -> list[Any]:
+    """``agg.slide(keys, values, evict_upto)``: per step evict, insert, record ``query()``."""
+    if _has_array_verbs(agg):
+        return list(agg.slide(keys, values, evict_upto))
+    evict, insert, query = agg.bulk_evict, agg.insert, agg.query  # bound methods: hot loop
+    out = []
+    for k, v, e in zip(keys.tolist(), values.tolist(), evict_upto.tolist(), strict=True):
+        evict(e)
+        insert(k, v)
+        out.append(query())
+    return out
+
+
+def evaluate(
+    p: Plan,
+    kind: str,
+    windows: Windows,
+    values: dict[str, np.ndarray],
+    evict_upto: np.ndarray | None,
+    factory: Factory | None = None,
+) -> dict[str, Sequence[Any]]:
+    """Every aggregation of every window: ``{alias: one value per window}``.
+
+    *values* are the time-sorted events' columns; *kind* is the shape's kind; for
+    ``per_event`` and ``count`` windows *evict_upto* gives, per event, the key up to which
+    the aggregator evicts before inserting it. O(n + windows) verb calls (amortized O(1)
+    each when sliding, O(log) per range query).
+    """
+    make = factory or _default_factory
+    n = len(windows.keys)
+    out: dict[str, Sequence[Any]] = {}
+    sliding = kind in ("per_event", "count")
+    if sliding:
+        assert evict_upto is not None
+        last = windows.hi - 1  # the step after which each window is the aggregator's content
+    for g in p.groups:
+        col = values[g.column] if g.column is not None else np.zeros(n, dtype=np.float64)
+        agg = make(g.monoid)
+        if sliding:
+            assert evict_upto is not None
+            steps = slide(agg, windows.keys, col, evict_upto)
+            res: list[Any] = [steps[i] for i in last.tolist()]
+        else:
+            bulk_insert(agg, windows.keys, col)
+            res = range_query_many(agg, windows.key_lo, windows.key_hi)
+        if g.composite:
+            for j, alias in enumerate(g.aliases):
+                out[alias] = [r[j] for r in res]
+        else:
+            out[g.aliases[0]] = res
+    for column, qs in p.quantiles.items():
+        cols = slide_select(values[column], windows.lo, windows.hi, [(a, b) for _, a, b in qs])
+        for (alias, _, _), c in zip(qs, cols, strict=True):
+            out[alias] = c
+    return out
