@@ -1,0 +1,134 @@
+"""The windows engine (through windowagg.pandas.window_agg) against a brute-force reference.
+
+Every window shape, small random frames: out-of-order rows, duplicate timestamps, several
+keys, null keys, NaN/inf values; every input row is aggregated or rejected, by identity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.windows.engine_oracle import AGGS, COLUMNS, late_rows, reference, valid_rows
+from windowagg.pandas import window_agg
+
+VALUES = st.one_of(
+    st.integers(-20, 20).map(float),
+    st.sampled_from([0.5, -1.25, float("nan"), float("inf"), float("-inf")]),
+)
+
+
+@st.composite
+def frames(draw: Any) -> pd.DataFrame:
+    n = draw(st.integers(0, 25))
+    keys = draw(st.lists(st.sampled_from(["a", "b", "c", None]), min_size=n, max_size=n))
+    ts = draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
+    vs = draw(st.lists(VALUES, min_size=n, max_size=n))
+    return pd.DataFrame({"k": pd.Series(keys, dtype=object), "t": ts, "v": vs})
+
+
+SHAPES = st.one_of(
+    st.builds(
+        lambda size, slide, start: {"size": size, "slide": slide, "start_time": start},
+        st.integers(1, 12),
+        st.integers(1, 12),
+        st.integers(-5, 5),
+    ),
+    st.builds(lambda size: {"size": size}, st.integers(1, 15)),
+    st.builds(lambda r, e: {"rows": r, "every": e}, st.integers(1, 6), st.integers(1, 4)),
+    st.builds(lambda g: {"gap": g}, st.integers(1, 8)),
+)
+
+
+def _seconds(s: pd.Series) -> list[int]:
+    return (s.astype("int64") // 1_000_000_000).tolist() if s.dt.unit == "ns" else (
+        s.astype("datetime64[us, UTC]").astype("int64") // 1_000_000
+    ).tolist()
+
+
+def check(df: pd.DataFrame, shape: dict[str, Any], out: Any, admitted: list[int]) -> None:
+    ref = reference(df, shape, admitted)
+    res = out.results
+    assert list(res.columns) == ["k", "window_start", "window_end", *COLUMNS]
+    assert len(res) == len(ref), (res, ref)
+    assert res["k"].tolist() == ref["k"].tolist()
+    assert _seconds(res["window_start"]) == ref["start"].tolist()
+    assert _seconds(res["window_end"]) == ref["end"].tolist()
+    for c in COLUMNS:
+        if c in ("sum_v", "mean_v"):
+            np.testing.assert_allclose(res[c].to_numpy(), ref[c].to_numpy(float), rtol=1e-9, atol=1e-9)
+        else:
+            assert res[c].tolist() == ref[c].tolist(), c
+    # identity: every row is admitted or rejected, never both, found by position
+    rejected = out.rejects["row_index"].tolist()
+    assert rejected == sorted(set(range(len(df))) - set(admitted))
+    assert len(rejected) + len(admitted) == len(df)
+    kind = "session" if "gap" in shape else "count" if "rows" in shape else (
+        "per_event" if shape.get("slide") is None else "hopping"
+    )
+    if kind in ("per_event",) or (kind == "count" and shape["every"] == 1):
+        assert len(res) == len(admitted)
+    if kind == "session" or (kind == "hopping" and shape["size"] == shape["slide"]):
+        assert int(res["count"].sum()) == len(admitted)
+
+
+@given(frames(), SHAPES)
+def test_every_shape_matches_the_reference(df: pd.DataFrame, shape: dict[str, Any]) -> None:
+    out = window_agg(df, "k", "t", AGGS, **shape)
+    check(df, shape, out, valid_rows(df))
+    for i, reason in zip(out.rejects["row_index"], out.rejects["reason"], strict=True):
+        assert reason.startswith(("null key", "null or NaN value", "non-finite value")), reason
+        assert f'"t": {df["t"].iloc[i]}' in out.rejects["row"][out.rejects["row_index"] == i].iloc[0]
+
+
+@given(frames(), SHAPES, st.integers(0, 10), st.integers(0, 5))
+def test_lateness_is_judged_in_input_order_per_key(
+    df: pd.DataFrame, shape: dict[str, Any], ooo: int, allowed: int
+) -> None:
+    out = window_agg(
+        df, "k", "t", AGGS, max_out_of_orderness=ooo, allowed_lateness=allowed, **shape
+    )
+    valid = valid_rows(df)
+    late = late_rows(df, valid, ooo, allowed)
+    check(df, shape, out, [i for i in valid if i not in late])
+    late_rej = out.rejects[out.rejects["reason"].str.startswith("late")]["row_index"].tolist()
+    assert late_rej == sorted(late)
+
+
+@given(frames(), SHAPES)
+def test_polars_and_arrow_give_the_same_answers(df: pd.DataFrame, shape: dict[str, Any]) -> None:
+    import pyarrow as pa
+
+    want = window_agg(df, "k", "t", AGGS, **shape)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    got = window_agg(table, "k", "t", AGGS, **shape)
+    assert isinstance(got.results, pa.Table) and isinstance(got.rejects, pa.Table)
+    pd.testing.assert_frame_equal(got.results.to_pandas(), want.results, check_dtype=False)
+    assert got.rejects.column("row_index").to_pylist() == want.rejects["row_index"].tolist()
+    pl = pytest.importorskip("polars")
+    got_pl = window_agg(pl.from_pandas(df), "k", "t", AGGS, **shape)
+    assert isinstance(got_pl.results, pl.DataFrame)
+    assert got_pl.results["count"].to_list() == want.results["count"].tolist()
+    assert got_pl.results["p95_v"].to_list() == want.results["p95_v"].tolist()
+    assert got_pl.rejects["row_index"].to_list() == want.rejects["row_index"].tolist()
+
+
+def test_no_keys_is_one_group() -> None:
+    df = pd.DataFrame({"t": [3, 1, 2], "v": [1.0, 5.0, 2.0]})
+    out = window_agg(df, [], "t", ["max(v)", "p50(v)"], size=10)
+    assert out.results["max_v"].tolist() == [5.0, 5.0, 5.0]
+    assert out.results["p50_v"].tolist() == [5.0, 2.0, 2.0]
+
+
+def test_a_late_event_that_bridges_two_sessions_merges_them() -> None:
+    df = pd.DataFrame({"k": ["a"] * 3, "t": [0, 10, 5], "v": [1.0, 2.0, 3.0]})
+    out = window_agg(df, "k", "t", ["count", "sum(v)"], gap=5)
+    assert out.results["count"].tolist() == [3]
+    assert _seconds(out.results["window_end"]) == [15]
+    out = window_agg(df.iloc[:2], "k", "t", ["count"], gap=5)
+    assert out.results["count"].tolist() == [1, 1]
