@@ -34,11 +34,12 @@ class KeyResult(NamedTuple):
 def window_key(
     t: np.ndarray,
     values: Mapping[str, np.ndarray],
-    aggs: Sequence[Any] | Plan,
+    aggs: Sequence[Any],
     shape: Shape,
     *,
     clock: WatermarkClock | None = None,
     factory: Factory | None = None,
+    planned: Plan | None = None,
 ) -> KeyResult:
     """All windows of one key's events (arrival order) and the events refused.
 
@@ -49,13 +50,15 @@ def window_key(
     values
         float64 value columns, aligned with *t*.
     aggs
-        ``Agg``-like objects (alias, monoid, column, kind, dtype) or a :func:`plan` of them.
+        ``Agg``-like objects (alias, monoid, column, kind, dtype).
     shape
         The windows to compute.
     clock
         Judge lateness in arrival order (None: every valid event is on time, as in batch).
     factory
         ``monoid -> aggregator`` (default ``ooo.FiBA``).
+    planned
+        ``plan(aggs)`` computed once by a caller that runs many keys.
 
     Returns
     -------
@@ -75,7 +78,7 @@ def window_key(
     >>> r.columns["end"].tolist(), r.columns["max_v"].tolist(), r.columns["count"].tolist()
     ([10, 20], [5.0, 1.0], [2, 1])
     """
-    p = aggs if isinstance(aggs, Plan) else plan(aggs)
+    p = planned if planned is not None else plan(aggs)
     a = admit(t, values, clock)
     ts = np.asarray(t, dtype=np.int64)[a.order]
     sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
