@@ -110,8 +110,7 @@ def _to_pandas(df: Any) -> tuple[pd.DataFrame, str]:
     if mod == "polars":
         return df.to_pandas(), "polars"
     raise TypeError(
-        "window_agg takes a pandas or polars DataFrame or a pyarrow Table; "
-        f"got {type(df).__name__}"
+        f"window_agg takes a pandas or polars DataFrame or a pyarrow Table; got {type(df).__name__}"
     )
 
 
@@ -247,8 +246,9 @@ def window_agg(
         refused_rows.append(rows_k[r.refused])
         refused_why.extend(r.reasons)
     results = _results(sub, key_list, agg_list, kvals, parts)
-    rejects = _rejects(pdf, bad, bad_rows, np.concatenate(refused_rows), refused_why,
-                       micros, row_cols)
+    rejects = _rejects(
+        pdf, bad, bad_rows, np.concatenate(refused_rows), refused_why, micros, row_cols
+    )
     return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
 
 
@@ -293,8 +293,12 @@ def _rejects(
     row_index = np.concatenate([bad_rows, refused_rows]).astype(np.int64)
     reason = list(bad["reason"]) + refused_why
     ev = np.concatenate(
-        [bad["event_time"].to_numpy(dtype="datetime64[us]").astype(np.int64)
-         if n_bad else np.empty(0, np.int64), micros[refused_rows]]
+        [
+            bad["event_time"].to_numpy(dtype="datetime64[us]").astype(np.int64)
+            if n_bad
+            else np.empty(0, np.int64),
+            micros[refused_rows],
+        ]
     )
     ev_null = np.concatenate([bad["event_time"].isna().to_numpy(), np.zeros(n_ref, bool)])
     rows = _rows(pdf, row_index, row_cols)

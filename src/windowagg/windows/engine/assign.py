@@ -73,9 +73,13 @@ class Shape:
         if self.size is not None and self.size <= 0:
             raise ValueError(f"window size must be positive, got {self.size}")
         if self.slide is not None and (self.size is None or self.slide <= 0):
-            raise ValueError(f"slide needs a time window (size) and must be positive, got {self.slide}")
+            raise ValueError(
+                f"slide needs a time window (size) and must be positive, got {self.slide}"
+            )
         if self.rows is not None and (self.rows <= 0 or self.every <= 0):
-            raise ValueError(f"rows and every must be positive, got rows={self.rows}, every={self.every}")
+            raise ValueError(
+                f"rows and every must be positive, got rows={self.rows}, every={self.every}"
+            )
         if self.gap is not None and self.gap <= 0:
             raise ValueError(f"session gap must be positive, got {self.gap}")
 

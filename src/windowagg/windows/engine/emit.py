@@ -33,7 +33,10 @@ def columns(
     *aggs* gives each alias its output type (``Agg.dtype``); without it the columns are
     returned as computed.
     """
-    out: dict[str, Any] = {"start": np.asarray(w.start, np.int64), "end": np.asarray(w.end, np.int64)}
+    out: dict[str, Any] = {
+        "start": np.asarray(w.start, np.int64),
+        "end": np.asarray(w.end, np.int64),
+    }
     dtypes = {a.alias: getattr(a, "dtype", None) for a in aggs} if aggs is not None else {}
     for alias, col in results.items():
         dtype = dtypes.get(alias)

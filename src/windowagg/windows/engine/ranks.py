@@ -108,9 +108,7 @@ def slide_select(
     out = [np.empty(r, dtype=np.float64) for _ in quantiles]
     if not r:
         return out
-    if any(b < a for a, b in zip(lo_l, lo_l[1:], strict=False)) or any(
-        b < a for a, b in zip(hi_l, hi_l[1:], strict=False)
-    ):
+    if np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0):
         raise ValueError("slide_select needs non-decreasing window bounds lo and hi")
     vals = np.asarray(values, dtype=np.float64).tolist()
     ms = SortedMultiset()

@@ -151,7 +151,7 @@ def evaluate(
     values: dict[str, np.ndarray],
     evict_upto: np.ndarray | None,
     factory: Factory | None = None,
-) -> dict[str, Sequence[Any]]:
+) -> dict[str, Any]:
     """Every aggregation of every window: ``{alias: one value per window}``.
 
     *values* are the time-sorted events' columns; *kind* is the shape's kind; for
@@ -161,7 +161,7 @@ def evaluate(
     """
     make = factory or _default_factory
     n = len(windows.keys)
-    out: dict[str, Sequence[Any]] = {}
+    out: dict[str, Any] = {}
     sliding = kind in ("per_event", "count")
     if sliding:
         assert evict_upto is not None
