@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 AGGS = ["sum(v)", "count", "max(v)", "min(v)", "mean(v)", "p50(v)", "p95(v)", "median(v)"]
@@ -58,7 +57,9 @@ def reference(df: pd.DataFrame, shape: dict[str, int], admitted: list[int]) -> p
     rows: list[list[Any]] = []
     by_key: dict[Any, list[tuple[int, int, float]]] = {}
     for i in admitted:
-        by_key.setdefault(df["k"].iloc[i], []).append((int(df["t"].iloc[i]), i, float(df["v"].iloc[i])))
+        by_key.setdefault(df["k"].iloc[i], []).append(
+            (int(df["t"].iloc[i]), i, float(df["v"].iloc[i]))
+        )
     for k in sorted(by_key):
         ev = sorted(by_key[k])  # by time, then input position
         ts = [e[0] for e in ev]

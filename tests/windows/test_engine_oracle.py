@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from tests.windows.engine_oracle import AGGS, COLUMNS, late_rows, reference, valid_rows
+
 from windowagg.pandas import window_agg
 
 VALUES = st.one_of(
@@ -46,9 +46,11 @@ SHAPES = st.one_of(
 
 
 def _seconds(s: pd.Series) -> list[int]:
-    return (s.astype("int64") // 1_000_000_000).tolist() if s.dt.unit == "ns" else (
-        s.astype("datetime64[us, UTC]").astype("int64") // 1_000_000
-    ).tolist()
+    return (
+        (s.astype("int64") // 1_000_000_000).tolist()
+        if s.dt.unit == "ns"
+        else (s.astype("datetime64[us, UTC]").astype("int64") // 1_000_000).tolist()
+    )
 
 
 def check(df: pd.DataFrame, shape: dict[str, Any], out: Any, admitted: list[int]) -> None:
@@ -61,15 +63,21 @@ def check(df: pd.DataFrame, shape: dict[str, Any], out: Any, admitted: list[int]
     assert _seconds(res["window_end"]) == ref["end"].tolist()
     for c in COLUMNS:
         if c in ("sum_v", "mean_v"):
-            np.testing.assert_allclose(res[c].to_numpy(), ref[c].to_numpy(float), rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(
+                res[c].to_numpy(), ref[c].to_numpy(float), rtol=1e-9, atol=1e-9
+            )
         else:
             assert res[c].tolist() == ref[c].tolist(), c
     # identity: every row is admitted or rejected, never both, found by position
     rejected = out.rejects["row_index"].tolist()
     assert rejected == sorted(set(range(len(df))) - set(admitted))
     assert len(rejected) + len(admitted) == len(df)
-    kind = "session" if "gap" in shape else "count" if "rows" in shape else (
-        "per_event" if shape.get("slide") is None else "hopping"
+    kind = (
+        "session"
+        if "gap" in shape
+        else "count"
+        if "rows" in shape
+        else ("per_event" if shape.get("slide") is None else "hopping")
     )
     if kind in ("per_event",) or (kind == "count" and shape["every"] == 1):
         assert len(res) == len(admitted)
@@ -83,7 +91,9 @@ def test_every_shape_matches_the_reference(df: pd.DataFrame, shape: dict[str, An
     check(df, shape, out, valid_rows(df))
     for i, reason in zip(out.rejects["row_index"], out.rejects["reason"], strict=True):
         assert reason.startswith(("null key", "null or NaN value", "non-finite value")), reason
-        assert f'"t": {df["t"].iloc[i]}' in out.rejects["row"][out.rejects["row_index"] == i].iloc[0]
+        assert (
+            f'"t": {df["t"].iloc[i]}' in out.rejects["row"][out.rejects["row_index"] == i].iloc[0]
+        )
 
 
 @given(frames(), SHAPES, st.integers(0, 10), st.integers(0, 5))

@@ -34,7 +34,9 @@ def frames(draw: Any, distinct_times: bool = False) -> pd.DataFrame:
     else:
         ts = draw(st.lists(st.integers(0, 60), min_size=n, max_size=n))
     vs = draw(
-        st.lists(st.one_of(st.integers(-9, 9).map(float), st.just(float("nan"))), min_size=n, max_size=n)
+        st.lists(
+            st.one_of(st.integers(-9, 9).map(float), st.just(float("nan"))), min_size=n, max_size=n
+        )
     )
     return pd.DataFrame({"k": pd.Series(keys, dtype=object), "t": ts, "v": vs})
 

@@ -39,6 +39,7 @@ def window_key(
     *,
     clock: WatermarkClock | None = None,
     factory: Factory | None = None,
+    fifo_factory: Factory | None = None,
     planned: Plan | None = None,
 ) -> KeyResult:
     """All windows of one key's events (arrival order) and the events refused.
@@ -56,7 +57,9 @@ def window_key(
     clock
         Judge lateness in arrival order (None: every valid event is on time, as in batch).
     factory
-        ``monoid -> aggregator`` (default ``ooo.FiBA``).
+        ``monoid -> aggregator`` for range-queried shapes (default ``ooo.FiBA``).
+    fifo_factory
+        ``monoid -> FIFO aggregator`` for sliding shapes (default ``fifo.TwoStacksLite``).
     planned
         ``plan(aggs)`` computed once by a caller that runs many keys.
 
@@ -84,13 +87,12 @@ def window_key(
     sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
     w = assign(shape, ts)
     kind = shape.kind
-    evict_upto: np.ndarray | None = None
+    step_lo: np.ndarray | None = None  # sliding shapes: first event held after each step
     if kind == "per_event":
-        assert shape.size is not None
-        evict_upto = ts - shape.size
+        step_lo = w.lo
     elif kind == "count":
         assert shape.rows is not None
-        evict_upto = w.keys - shape.rows
-    results = evaluate(p, kind, w, sorted_values, evict_upto, factory)
+        step_lo = np.maximum(np.arange(len(ts), dtype=np.int64) - (shape.rows - 1), 0)
+    results = evaluate(p, w, sorted_values, step_lo, factory, fifo_factory)
     typed = None if isinstance(aggs, Plan) else aggs
     return KeyResult(columns(w, results, typed), a.refused, a.reasons)

@@ -6,13 +6,17 @@ aggregators        per value column, one out-of-order aggregator (``ooo.FiBA`` b
                    column has several: one structure, one pass); ``count`` rides on the
                    first column's aggregator; exact quantiles (``pNN``, ``median``) of a
                    column share one order-statistics multiset (:mod:`.ranks`)
-per shape          per-event and count windows *slide* (``FiBA.slide``: evict the entries
-                   that left, insert the event, record ``query()``: O(1) amortized in order);
-                   hopping windows and sessions *range-query* (``bulk_insert`` of the keys,
-                   panes for hopping, then ``range_query_many`` over the windows' key ranges)
+per shape          per-event and count windows *slide*: the events are in time order, so
+                   a FIFO aggregator (``fifo.TwoStacksLite`` by default) runs
+                   ``slide(values, evict=counts)``: per event evict the entries that left,
+                   insert it, record ``query()`` (O(1) amortized); hopping windows and
+                   sessions *range-query* an out-of-order aggregator (``ooo.FiBA``):
+                   ``bulk_insert`` of the keys (panes for hopping: equal keys combine, so
+                   the tree holds pane partials), then ``range_query_many`` over the
+                   windows' key ranges
 array verbs        used when the aggregator has them (the compiled core, and the Python
-                   FiBA once it gains them); otherwise the same operations one call at a
-                   time, with the same results
+                   classes once they gain them); otherwise the same operations one call
+                   at a time, with the same results
 =================  ==========================================================================
 
 Nothing here picks an algorithm by size: the shape alone decides slide or range query.
@@ -111,6 +115,12 @@ def _default_factory(monoid: Any) -> Any:
     return FiBA(monoid)
 
 
+def _default_fifo_factory(monoid: Any) -> Any:
+    from windowagg.fifo import TwoStacksLite
+
+    return TwoStacksLite(monoid)
+
+
 def _has_array_verbs(agg: Any) -> bool:
     return hasattr(agg, "range_query_many") and hasattr(agg, "slide")
 
@@ -131,49 +141,50 @@ def range_query_many(agg: Any, key_lo: np.ndarray, key_hi: np.ndarray) -> list[A
     return [rq(a, b) for a, b in zip(key_lo.tolist(), key_hi.tolist(), strict=True)]
 
 
-def slide(agg: Any, keys: np.ndarray, values: np.ndarray, evict_upto: np.ndarray) -> list[Any]:
-    """``agg.slide(keys, values, evict_upto)``: per step evict, insert, record ``query()``."""
-    if _has_array_verbs(agg):
-        return list(agg.slide(keys, values, evict_upto))
-    evict, insert, query = agg.bulk_evict, agg.insert, agg.query  # bound methods: hot loop
+def slide(agg: Any, values: np.ndarray, evict: np.ndarray) -> list[Any]:
+    """FIFO ``agg.slide(values, evict=counts)``: per step evict ``counts[i]`` entries, insert
+    ``values[i]``, record ``query()``; else the same one call at a time. O(1) amortized/step."""
+    verb = getattr(agg, "slide", None)
+    if verb is not None:
+        return list(verb(values, evict))
+    drop, insert, query = agg.bulk_evict, agg.insert, agg.query  # bound methods: hot loop
     out = []
-    for k, v, e in zip(keys.tolist(), values.tolist(), evict_upto.tolist(), strict=True):
-        evict(e)
-        insert(k, v)
+    for v, e in zip(values.tolist(), evict.tolist(), strict=True):
+        if e:
+            drop(e)
+        insert(v)
         out.append(query())
     return out
 
 
 def evaluate(
     p: Plan,
-    kind: str,
     windows: Windows,
     values: dict[str, np.ndarray],
-    evict_upto: np.ndarray | None,
+    step_lo: np.ndarray | None,
     factory: Factory | None = None,
+    fifo_factory: Factory | None = None,
 ) -> dict[str, Any]:
     """Every aggregation of every window: ``{alias: one value per window}``.
 
-    *values* are the time-sorted events' columns; *kind* is the shape's kind; for
-    ``per_event`` and ``count`` windows *evict_upto* gives, per event, the key up to which
-    the aggregator evicts before inserting it. O(n + windows) verb calls (amortized O(1)
-    each when sliding, O(log) per range query).
+    *values* are the time-sorted events' columns. *step_lo* is given for sliding shapes
+    (per-event and count windows): after inserting sorted event i the FIFO aggregator holds
+    events ``step_lo[i] .. i``, and window j is its content after event ``hi[j] - 1``.
+    Without it the windows are range queries over ``windows.keys``. O(n + windows) verb
+    calls (amortized O(1) each when sliding, O(log n) per range query).
     """
-    make = factory or _default_factory
     n = len(windows.keys)
     out: dict[str, Any] = {}
-    sliding = kind in ("per_event", "count")
-    if sliding:
-        assert evict_upto is not None
-        last = windows.hi - 1  # the step after which each window is the aggregator's content
+    if step_lo is not None:
+        evict = np.diff(step_lo, prepend=0)
+        last = (windows.hi - 1).tolist()  # the step after which window j is the content
     for g in p.groups:
         col = values[g.column] if g.column is not None else np.zeros(n, dtype=np.float64)
-        agg = make(g.monoid)
-        if sliding:
-            assert evict_upto is not None
-            steps = slide(agg, windows.keys, col, evict_upto)
-            res: list[Any] = [steps[i] for i in last.tolist()]
+        if step_lo is not None:
+            steps = slide((fifo_factory or _default_fifo_factory)(g.monoid), col, evict)
+            res: list[Any] = [steps[i] for i in last]
         else:
+            agg = (factory or _default_factory)(g.monoid)
             bulk_insert(agg, windows.keys, col)
             res = range_query_many(agg, windows.key_lo, windows.key_hi)
         if g.composite:
