@@ -48,6 +48,10 @@ def test_nearest_rank_is_duckdb_quantile_disc() -> None:
     assert [nearest_rank(95, 100, n) for n in (2, 4, 7, 10, 20)] == [2, 4, 7, 10, 19]
     assert [nearest_rank(1, 2, n) for n in (2, 4, 7, 10, 20)] == [1, 2, 4, 5, 10]
     assert [nearest_rank(1, 4, n) for n in (2, 4, 7, 10, 20)] == [1, 1, 2, 3, 5]
+    # exact fractions, not float64: 0.07 * 100 is 7.000000000000001 in floats, and DuckDB's
+    # quantile_disc(x, 0.07) over 1..100 is 7 (and p29 of 100 is 29)
+    assert nearest_rank(7, 100, 100) == 7
+    assert nearest_rank(29, 100, 100) == 29
 
 
 def test_slide_select_refuses_decreasing_bounds() -> None:
