@@ -286,6 +286,13 @@ def main(argv: list[str]) -> int:
         pl = None
     con = duckdb.connect()
     con.execute(f"SET threads TO {args.threads}")
+    # warm-up, untimed: imports, first queries
+    tiny = per_event_data(2_000)
+    con.register("df", tiny[["t", "v"]])
+    _wa_per_event(tiny, 100 * GAP_US, ["max(v)", "sum(v)", "p95(v)"])
+    _duck_per_event(con, 100 * GAP_US, "max(v) OVER w, quantile_disc(v, 0.95) OVER w")
+    if pl is not None:
+        _polars_per_event(pl, pl.from_pandas(tiny[["t", "v"]]), 100 * GAP_US)
     print(f"load average before: {_load()}", flush=True)
     started = time.strftime("%H:%M:%S", time.gmtime())
     q = args.quick
