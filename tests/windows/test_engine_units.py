@@ -64,8 +64,8 @@ def test_multiset_remove_of_an_absent_value_changes_nothing() -> None:
     for x in (3.0, 1.0, 2.0):
         s.insert(x)
     with pytest.raises(KeyError, match="not in the multiset"):
-        s.remove(2.5)
-    assert [s.select(i) for i in range(len(s))] == [1.0, 2.0, 3.0]
+        s.evict(2.5)
+    assert [s.kth(i) for i in range(len(s))] == [1.0, 2.0, 3.0]
     s._check()
 
 

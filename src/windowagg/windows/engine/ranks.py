@@ -30,7 +30,8 @@ Examples
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,13 +46,13 @@ def nearest_rank(num: int, den: int, n: int) -> int:
 class SortedMultiset:
     """A multiset of comparable values with selection by rank.
 
-    >>> s = SortedMultiset(); s.insert(3.0); s.insert(1.0); s.insert(3.0); s.remove(1.0)
-    >>> len(s), s.select(0), s.select(1)
+    >>> s = SortedMultiset(); s.insert(3.0); s.insert(1.0); s.insert(3.0); s.evict(1.0)
+    >>> len(s), s.kth(0), s.kth(1)
     (2, 3.0, 3.0)
-    >>> s.remove(7.0)
+    >>> s.evict(7.0)
     Traceback (most recent call last):
     ...
-    KeyError: 'SortedMultiset.remove: 7.0 is not in the multiset; remove only inserted values'
+    KeyError: 'SortedMultiset.evict: 7.0 is not in the multiset; remove only inserted values'
     """
 
     __slots__ = ("_items",)
@@ -67,17 +68,17 @@ class SortedMultiset:
         """Add one value. O(log n + n / B)."""
         insort(self._items, x)
 
-    def remove(self, x: float) -> None:
-        """Remove one copy of *x* (KeyError, nothing changed, when absent). O(log n + n / B)."""
+    def evict(self, x: float) -> None:
+        """Remove one value equal to *x* (KeyError, nothing changed, when absent). O(log n + n / B)."""
         items = self._items
         i = bisect_left(items, x)
         if i == len(items) or items[i] != x:
             raise KeyError(
-                f"SortedMultiset.remove: {x!r} is not in the multiset; remove only inserted values"
+                f"SortedMultiset.evict: {x!r} is not in the multiset; remove only inserted values"
             )
         del items[i]
 
-    def select(self, k: int) -> float:
+    def kth(self, k: int) -> float:
         """The value of 0-based rank *k* (IndexError when out of range). O(1)."""
         return self._items[k]
 
@@ -94,12 +95,14 @@ def slide_select(
     lo: np.ndarray,
     hi: np.ndarray,
     quantiles: Sequence[tuple[int, int]],
+    factory: Callable[[], Any] | None = None,
 ) -> list[np.ndarray]:
     """Nearest-rank quantiles of ``values[lo[j]:hi[j]]`` for every window j, in one pass.
 
     *values* are one column of the time-sorted events; ``lo`` and ``hi`` are
     non-decreasing (the engine's windows always are) and every window is non-empty.
-    Returns one float64 array per ``(num, den)`` quantile. O((n + windows) log w +
+    *factory* makes the order-statistics structure (``insert``, ``evict(x)``, ``kth(k)``;
+    default :class:`SortedMultiset`). Returns one float64 array per ``(num, den)`` quantile. O((n + windows) log w +
     n w / B) for windows of w events.
     """
     lo_l = np.asarray(lo, dtype=np.int64).tolist()
@@ -111,24 +114,25 @@ def slide_select(
     if np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0):
         raise ValueError("slide_select needs non-decreasing window bounds lo and hi")
     vals = np.asarray(values, dtype=np.float64).tolist()
-    ms = SortedMultiset()
-    insert, remove, select = ms.insert, ms.remove, ms.select  # bound methods: hot loop
+    make = factory or SortedMultiset
+    ms = make()
+    insert, evict, kth = ms.insert, ms.evict, ms.kth  # bound methods: hot loop
     cur_lo = cur_hi = lo_l[0]
     cols = [o for o in out]
     for j in range(r):
         a, b = lo_l[j], hi_l[j]
         if a >= cur_hi:  # the previous window and this one do not overlap: restart
-            ms = SortedMultiset()
-            insert, remove, select = ms.insert, ms.remove, ms.select
+            ms = make()
+            insert, evict, kth = ms.insert, ms.evict, ms.kth
             cur_lo = cur_hi = a
         for i in range(cur_hi, b):
             insert(vals[i])
         for i in range(cur_lo, a):
-            remove(vals[i])
+            evict(vals[i])
         cur_lo, cur_hi = a, max(b, cur_hi)
         n = cur_hi - cur_lo
         if n <= 0:
             raise ValueError(f"slide_select: window {j} ([{a}, {b})) holds no event")
         for col, (num, den) in zip(cols, quantiles, strict=True):
-            col[j] = select(nearest_rank(num, den, n) - 1)
+            col[j] = kth(nearest_rank(num, den, n) - 1)
     return out
