@@ -142,3 +142,36 @@ def test_a_late_event_that_bridges_two_sessions_merges_them() -> None:
     assert _seconds(out.results["window_end"]) == [15]
     out = window_agg(df.iloc[:2], "k", "t", ["count"], gap=5)
     assert out.results["count"].tolist() == [1, 1]
+
+
+@given(frames(), SHAPES)
+def test_a_non_commutative_user_monoid_sees_each_window_in_time_order(
+    df: pd.DataFrame, shape: dict[str, Any]
+) -> None:
+    from windowagg.monoids import Concat
+
+    out = window_agg(df, "k", "t", [("seq", Concat(), "v", "string"), "count"], **shape)
+    admitted = valid_rows(df)
+    ref = reference(df, shape, admitted)
+    assert out.results["count"].tolist() == ref["count"].tolist()
+    by_key: dict[Any, list[tuple[int, int, float]]] = {}
+    for i in admitted:
+        by_key.setdefault(df["k"].iloc[i], []).append((int(df["t"].iloc[i]), i, df["v"].iloc[i]))
+    starts = _seconds(out.results["window_start"])
+    ends = _seconds(out.results["window_end"])
+    for k, s, e, seq, n in zip(
+        out.results["k"], starts, ends, out.results["seq"], out.results["count"], strict=True
+    ):
+        ev = sorted(by_key[k])
+        if "rows" in shape or "gap" in shape:
+            # the window's events are a run of ev with these first/last times
+            runs = [
+                tuple(x[2] for x in ev[a : a + n])
+                for a in range(len(ev) - n + 1)
+                if ev[a][0] == s and ev[a + n - 1][0] == (e - shape.get("gap", 0))
+            ]
+            assert tuple(seq) in runs
+        elif shape.get("slide") is None:
+            assert tuple(seq) == tuple(x[2] for x in ev if s < x[0] <= e)
+        else:
+            assert tuple(seq) == tuple(x[2] for x in ev if s <= x[0] < e)
