@@ -114,25 +114,33 @@ def slide_select(
     if np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0):
         raise ValueError("slide_select needs non-decreasing window bounds lo and hi")
     vals = np.asarray(values, dtype=np.float64).tolist()
+    # 0-based ranks of every window and quantile, up front, in exact integer arithmetic
+    sizes = np.asarray(hi, dtype=np.int64) - np.asarray(lo, dtype=np.int64)
+    if np.any(sizes <= 0):
+        j = int(np.flatnonzero(sizes <= 0)[0])
+        raise ValueError(f"slide_select: window {j} ([{lo_l[j]}, {hi_l[j]})) holds no event")
+    ranks = [(np.maximum(-((-num * sizes) // den), 1) - 1).tolist() for num, den in quantiles]
     make = factory or SortedMultiset
     ms = make()
     insert, evict, kth = ms.insert, ms.evict, ms.kth  # bound methods: hot loop
     cur_lo = cur_hi = lo_l[0]
-    cols = [o for o in out]
+    single = len(quantiles) == 1
+    col0, rank0 = out[0], ranks[0]
     for j in range(r):
         a, b = lo_l[j], hi_l[j]
         if a >= cur_hi:  # the previous window and this one do not overlap: restart
             ms = make()
             insert, evict, kth = ms.insert, ms.evict, ms.kth
             cur_lo = cur_hi = a
-        for i in range(cur_hi, b):
-            insert(vals[i])
-        for i in range(cur_lo, a):
-            evict(vals[i])
-        cur_lo, cur_hi = a, max(b, cur_hi)
-        n = cur_hi - cur_lo
-        if n <= 0:
-            raise ValueError(f"slide_select: window {j} ([{a}, {b})) holds no event")
-        for col, (num, den) in zip(cols, quantiles, strict=True):
-            col[j] = kth(nearest_rank(num, den, n) - 1)
+        while cur_hi < b:
+            insert(vals[cur_hi])
+            cur_hi += 1
+        while cur_lo < a:
+            evict(vals[cur_lo])
+            cur_lo += 1
+        if single:
+            col0[j] = kth(rank0[j])
+        else:  # every quantile of the column from the same structure
+            for col, rank in zip(out, ranks, strict=True):
+                col[j] = kth(rank[j])
     return out
