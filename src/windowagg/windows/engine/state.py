@@ -1,11 +1,9 @@
 """State: the aggregators one key's windows are computed by, and the verbs that drive them.
 
 =================  ==========================================================================
-aggregators        per value column, one out-of-order aggregator (``ooo.FiBA`` by default)
-                   over the column's monoids (a ``Composite(..., fan_out=True)`` when the
-                   column has several: one structure, one pass); ``count`` rides on the
-                   first column's aggregator; exact quantiles (``pNN``, ``median``) of a
-                   column share one order-statistics multiset (:mod:`.ranks`)
+aggregators        one aggregator per monoid aggregation (``count`` over a zero column);
+                   exact quantiles (``pNN``, ``median``) of a column share one
+                   order-statistics multiset and one pass (:mod:`.ranks`)
 per shape          per-event and count windows *slide*: the events are in time order, so
                    a FIFO aggregator (``fifo.TwoStacksLite`` by default) runs
                    ``slide(values, evict=counts)``: per event evict the entries that left,
@@ -59,7 +57,8 @@ def quantile_fraction(kind: str | None) -> tuple[int, int] | None:
 
 
 class Group(NamedTuple):
-    """The aggregations one aggregator computes (over one value column)."""
+    """The aggregations one aggregator computes (over one value column; ``composite``: its
+    results are tuples, one element per alias)."""
 
     column: str | None
     aliases: list[str]
@@ -76,10 +75,14 @@ class Plan(NamedTuple):
 
 
 def plan(aggs: Sequence[Any]) -> Plan:
-    """Group *aggs* (``windowagg.spark.spec.Agg``-like: alias, monoid, column, kind). O(a)."""
-    from windowagg.monoids import Composite
+    """Group *aggs* (``windowagg.spark.spec.Agg``-like: alias, monoid, column, kind). O(a).
 
-    by_column: dict[str | None, list[Any]] = {}
+    One aggregator per monoid aggregation (the built-ins keep their own fast paths: two
+    aggregators of ``Max`` and ``Sum`` run twice as fast in Python as one over
+    ``Composite(Max, Sum)``, and natively each is a numeric adapter over the float64
+    buffer); one order-statistics structure per column for all its quantiles.
+    """
+    groups: list[Group] = []
     quantiles: dict[str, list[tuple[str, int, int]]] = {}
     for a in aggs:
         q = quantile_fraction(a.kind)
@@ -88,21 +91,7 @@ def plan(aggs: Sequence[Any]) -> Plan:
                 raise ValueError(f"quantile {a.alias!r} needs a column")
             quantiles.setdefault(a.column, []).append((a.alias, q[0], q[1]))
         else:
-            by_column.setdefault(a.column, []).append(a)
-    counts = by_column.pop(None, [])
-    columns = list(by_column)
-    if counts:
-        if columns:  # every admitted event has every column: count rides on the first
-            by_column[columns[0]] = counts + by_column[columns[0]]
-        else:
-            by_column[None] = counts
-    groups = []
-    for column, members in by_column.items():
-        if len(members) == 1:
-            groups.append(Group(column, [members[0].alias], members[0].monoid, False))
-        else:
-            monoid = Composite(*[a.monoid for a in members], fan_out=True)
-            groups.append(Group(column, [a.alias for a in members], monoid, True))
+            groups.append(Group(a.column, [a.alias], a.monoid, False))
     return Plan(groups, quantiles)
 
 
