@@ -153,7 +153,6 @@ def window_agg(
     allowed_lateness: Any = None,
     row_columns: Sequence[str] | str | None = None,
     factory: Any = None,
-    fifo_factory: Any = None,
 ) -> WindowAgg:
     """Sliding-window aggregation per key, in-process (see the module docstring).
 
@@ -175,10 +174,8 @@ def window_agg(
     row_columns
         ``"*"`` or column names for the rejects' ``row`` JSON (default: the columns the
         aggregation reads).
-    factory, fifo_factory
-        ``monoid -> aggregator`` for the engine's range-queried shapes (hopping, sessions;
-        default ``ooo.FiBA``) and sliding shapes (per-event, count; default
-        ``fifo.TwoStacksLite``).
+    factory
+        ``monoid -> FIFO aggregator`` for the engine (default ``fifo.TwoStacksLite``).
 
     Returns
     -------
@@ -242,7 +239,6 @@ def window_agg(
             shape,
             clock=clock,
             factory=factory,
-            fifo_factory=fifo_factory,
             planned=planned,
         )
         kvals.append(kv if isinstance(kv, tuple) else (kv,))

@@ -39,7 +39,6 @@ def window_key(
     *,
     clock: WatermarkClock | None = None,
     factory: Factory | None = None,
-    fifo_factory: Factory | None = None,
     planned: Plan | None = None,
 ) -> KeyResult:
     """All windows of one key's events (arrival order) and the events refused.
@@ -57,9 +56,7 @@ def window_key(
     clock
         Judge lateness in arrival order (None: every valid event is on time, as in batch).
     factory
-        ``monoid -> aggregator`` for range-queried shapes (default ``ooo.FiBA``).
-    fifo_factory
-        ``monoid -> FIFO aggregator`` for sliding shapes (default ``fifo.TwoStacksLite``).
+        ``monoid -> FIFO aggregator`` (default ``fifo.TwoStacksLite``).
     planned
         ``plan(aggs)`` computed once by a caller that runs many keys.
 
@@ -70,7 +67,7 @@ def window_key(
         ties in arrival order); refused positions ascending.
 
     Complexity: O(n log n) admission + O(n + windows) assignment + the aggregators' verbs
-    (amortized O(1) per event for sliding shapes, O(log n) per hopping or session window)
+    (amortized O(1) per event and per window)
     + O(log w) per event and quantile column for exact quantiles.
 
     Examples
@@ -93,6 +90,6 @@ def window_key(
     elif kind == "count":
         assert shape.rows is not None
         step_lo = np.maximum(np.arange(len(ts), dtype=np.int64) - (shape.rows - 1), 0)
-    results = evaluate(p, w, sorted_values, step_lo, factory, fifo_factory)
+    results = evaluate(p, w, sorted_values, step_lo, factory)
     typed = None if isinstance(aggs, Plan) else aggs
     return KeyResult(columns(w, results, typed), a.refused, a.reasons)

@@ -4,14 +4,14 @@
 aggregators        one aggregator per monoid aggregation (``count`` over a zero column);
                    exact quantiles (``pNN``, ``median``) of a column share one
                    order-statistics multiset and one pass (:mod:`.ranks`)
-per shape          per-event and count windows *slide*: the events are in time order, so
-                   a FIFO aggregator (``fifo.TwoStacksLite`` by default) runs
-                   ``slide(values, evict=counts)``: per event evict the entries that left,
-                   insert it, record ``query()`` (O(1) amortized); hopping windows and
-                   sessions *range-query* an out-of-order aggregator (``ooo.FiBA``):
-                   ``bulk_insert`` of the keys (panes for hopping: equal keys combine, so
-                   the tree holds pane partials), then ``range_query_many`` over the
-                   windows' key ranges
+ordering           admission sorts one key's events by time, and every shape's windows are
+                   slices ``[lo, hi)`` of them with non-decreasing bounds: a FIFO
+                   aggregator (``fifo.TwoStacksLite`` by default) computes them all, each
+                   event inserted once and evicted once
+per shape          per-event and count windows: one ``slide(values, evict=counts)`` per
+                   aggregation (per event: evict what left, insert it, record
+                   ``query()``); hopping windows and sessions: per window insert the
+                   events that entered, evict those that left, ``query()``
 array verbs        used when the aggregator has them (the compiled core, and the Python
                    classes once they gain them); otherwise the same operations one call
                    at a time, with the same results
@@ -99,35 +99,9 @@ Factory = Callable[[Any], Any]
 
 
 def _default_factory(monoid: Any) -> Any:
-    from windowagg.ooo import FiBA
-
-    return FiBA(monoid)
-
-
-def _default_fifo_factory(monoid: Any) -> Any:
     from windowagg.fifo import TwoStacksLite
 
     return TwoStacksLite(monoid)
-
-
-def _has_array_verbs(agg: Any) -> bool:
-    return hasattr(agg, "range_query_many") and hasattr(agg, "slide")
-
-
-def bulk_insert(agg: Any, keys: np.ndarray, values: np.ndarray) -> None:
-    """``agg.bulk_insert(keys, values)`` (array verb), else the same as pairs. O(m) sorted."""
-    if _has_array_verbs(agg):
-        agg.bulk_insert(keys, values)
-    else:
-        agg.bulk_insert(list(zip(keys.tolist(), values.tolist(), strict=True)))
-
-
-def range_query_many(agg: Any, key_lo: np.ndarray, key_hi: np.ndarray) -> list[Any]:
-    """``agg.range_query_many(key_lo, key_hi)``, else one ``range_query`` per window."""
-    if _has_array_verbs(agg):
-        return list(agg.range_query_many(key_lo, key_hi))
-    rq = agg.range_query  # bound method: hot loop
-    return [rq(a, b) for a, b in zip(key_lo.tolist(), key_hi.tolist(), strict=True)]
 
 
 def slide(agg: Any, values: np.ndarray, evict: np.ndarray) -> list[Any]:
@@ -146,23 +120,53 @@ def slide(agg: Any, values: np.ndarray, evict: np.ndarray) -> list[Any]:
     return out
 
 
+def slide_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[Any]:
+    """``query()`` of a FIFO aggregator holding ``values[lo[j]:hi[j]]``, for every window j.
+
+    ``lo`` and ``hi`` are non-decreasing: per window, insert the events that entered
+    (``bulk_insert`` of a buffer slice when the aggregator has array verbs), evict the
+    ones that left (``bulk_evict``), query. Each event is inserted and evicted once:
+    O(n + windows) aggregator operations.
+    """
+    verbs = getattr(agg, "slide", None) is not None and hasattr(agg, "bulk_insert")
+    source: Any = values if verbs else values.tolist()
+    drop, query = agg.bulk_evict, agg.query  # bound methods: hot loop
+    insert_many = agg.bulk_insert if verbs else None
+    insert = agg.insert
+    out = []
+    cur_lo = cur_hi = 0
+    for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
+        if b > cur_hi:
+            if insert_many is not None:
+                insert_many(source[cur_hi:b])
+            else:
+                for i in range(cur_hi, b):
+                    insert(source[i])
+            cur_hi = b
+        if a > cur_lo:
+            drop(a - cur_lo)
+            cur_lo = a
+        out.append(query())
+    return out
+
+
 def evaluate(
     p: Plan,
     windows: Windows,
     values: dict[str, np.ndarray],
     step_lo: np.ndarray | None,
     factory: Factory | None = None,
-    fifo_factory: Factory | None = None,
 ) -> dict[str, Any]:
     """Every aggregation of every window: ``{alias: one value per window}``.
 
-    *values* are the time-sorted events' columns. *step_lo* is given for sliding shapes
-    (per-event and count windows): after inserting sorted event i the FIFO aggregator holds
-    events ``step_lo[i] .. i``, and window j is its content after event ``hi[j] - 1``.
-    Without it the windows are range queries over ``windows.keys``. O(n + windows) verb
-    calls (amortized O(1) each when sliding, O(log n) per range query).
+    *values* are the time-sorted events' columns. *step_lo* is given for per-event and
+    count windows: after inserting sorted event i the FIFO aggregator holds events
+    ``step_lo[i] .. i`` (one ``slide`` call per aggregation), and window j is its content
+    after event ``hi[j] - 1``. Other shapes slide over the windows' slices
+    (:func:`slide_slices`). O(n + windows) aggregator operations, each O(1) amortized.
     """
-    n = len(windows.keys)
+    make = factory or _default_factory
+    n = len(windows.keys)  # one key per sorted event
     out: dict[str, Any] = {}
     if step_lo is not None:
         evict = np.diff(step_lo, prepend=0)
@@ -170,12 +174,10 @@ def evaluate(
     for g in p.groups:
         col = values[g.column] if g.column is not None else np.zeros(n, dtype=np.float64)
         if step_lo is not None:
-            steps = slide((fifo_factory or _default_fifo_factory)(g.monoid), col, evict)
+            steps = slide(make(g.monoid), col, evict)
             res: list[Any] = [steps[i] for i in last]
         else:
-            agg = (factory or _default_factory)(g.monoid)
-            bulk_insert(agg, windows.keys, col)
-            res = range_query_many(agg, windows.key_lo, windows.key_hi)
+            res = slide_slices(make(g.monoid), col, windows.lo, windows.hi)
         if g.composite:
             for j, alias in enumerate(g.aliases):
                 out[alias] = [r[j] for r in res]
