@@ -6,11 +6,13 @@ shapes             hopping/tumbling ``size`` + ``slide`` (``[start, start + size
                    ``start = start_time + k * slide``, as Spark's ``F.window``); per-event
                    ``(t - size, t]`` (``slide=None``); count windows (the last ``rows``
                    events, one window every ``every`` events); sessions (``gap``)
-output             per window: its output bounds, the slice ``[lo, hi)`` of sorted events
-                   it holds, and the inclusive key range ``[key_lo, key_hi]`` an
-                   aggregator keyed by :attr:`Windows.keys` answers it with
+output             per window: its output bounds and the slice ``[lo, hi)`` of sorted events
+                   it holds (what the in-order aggregators slide over), and the inclusive
+                   key range ``[key_lo, key_hi]`` an out-of-order aggregator keyed by
+                   :attr:`Windows.keys` answers it with (for state that keeps receiving
+                   late events, as streaming will)
 keys               hopping: the pane ``(t - start_time) // gcd(size, slide)`` (equal keys
-                   combine in the aggregator: pane pre-aggregation by the aggregator
+                   combine in ``ooo.FiBA``: pane pre-aggregation by the aggregator
                    itself); per-event and sessions: the time; count windows: the position
 time               O(n + windows) numpy index arithmetic (no aggregate is computed here)
 =================  ==========================================================================
