@@ -175,3 +175,48 @@ def test_a_non_commutative_user_monoid_sees_each_window_in_time_order(
             assert tuple(seq) == tuple(x[2] for x in ev if s < x[0] <= e)
         else:
             assert tuple(seq) == tuple(x[2] for x in ev if s <= x[0] < e)
+
+
+def test_timestamp_columns_text_and_arrow_timestamps_give_the_same_windows() -> None:
+    import pyarrow as pa
+
+    ts = pd.to_datetime(["2024-01-01 00:00:05", "2024-01-01 00:00:01", "2024-01-01 00:00:12"])
+    df = pd.DataFrame({"k": ["a", "a", "a"], "t": ts, "v": [1.0, 4.0, 2.0]})
+    want = window_agg(df, "k", "t", ["max(v)", "count"], size="10 seconds", slide="10 seconds")
+    assert want.results["max_v"].tolist() == [4.0, 2.0]
+    assert want.results["window_end"].dt.strftime("%H:%M:%S").tolist() == ["00:00:10", "00:00:20"]
+    text = df.assign(t=df["t"].dt.strftime("%Y-%m-%dT%H:%M:%S"))
+    utc = df.assign(t=df["t"].dt.tz_localize("UTC"))
+    for other in (text, utc):
+        got = window_agg(other, "k", "t", ["max(v)", "count"], size=10, slide=10)
+        pd.testing.assert_frame_equal(got.results, want.results)
+    table = pa.Table.from_pandas(utc, preserve_index=False)
+    got_arrow = window_agg(table, "k", "t", ["max(v)", "count"], size=10, slide=10)
+    assert got_arrow.results.column("max_v").to_pylist() == [4.0, 2.0]
+
+
+def test_input_rows_are_aggregated_or_rejected_for_each_shape() -> None:
+    df = pd.DataFrame(
+        {
+            "k": ["a", None, "a", "b", "a", "b"],
+            "t": [1, 2, "x", 4, 30, 31],
+            "v": [1.0, 2.0, 3.0, float("inf"), float("nan"), 6.0],
+        }
+    )
+    df["t"] = df["t"].astype(object)
+    for shape in ({"size": 5, "slide": 5}, {"size": 5}, {"rows": 1}, {"gap": 3}):
+        out = window_agg(df, "k", "t", ["count", "max(v)"], **shape)
+        assert int(out.results["count"].sum()) + len(out.rejects) == len(df)
+        assert out.rejects["row_index"].tolist() == [1, 2, 3, 4]
+        assert [r.split(" ")[0] for r in out.rejects["reason"]] == [
+            "null",
+            "mixed-type",
+            "non-finite",
+            "null",
+        ]
+
+
+def test_count_alone_reads_no_value_column() -> None:
+    df = pd.DataFrame({"k": ["a", "a"], "t": [1, 2], "v": [float("nan"), float("inf")]})
+    out = window_agg(df, "k", "t", ["count"], size=5, slide=5)
+    assert out.results["count"].tolist() == [2] and len(out.rejects) == 0
