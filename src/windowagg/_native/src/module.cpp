@@ -4,6 +4,9 @@
 
 namespace nb = nanobind;
 
+void bind_fifo(nb::module_& m);              // bind_fifo.cpp
+void bind_order_statistics(nb::module_& m);  // bind_order_statistics.cpp
+
 NB_MODULE(_core, m) {
     m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA and order statistics";
 #ifdef NDEBUG
@@ -16,4 +19,6 @@ NB_MODULE(_core, m) {
 #else
     m.attr("sanitized") = false;
 #endif
+    bind_fifo(m);
+    bind_order_statistics(m);
 }
