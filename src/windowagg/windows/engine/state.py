@@ -64,6 +64,13 @@ class Group(NamedTuple):
     aliases: list[str]
     monoid: Any
     composite: bool
+    buffer: Any = None
+    """float64 / int64 when the answers go straight into a numpy buffer (``out=``)."""
+
+
+#: Built-in aggregations answering a float for every non-empty window of float values:
+#: written straight into float64 ``out`` buffers (``count`` into int64).
+_NUMERIC = frozenset({"sum", "max", "min", "mean"})
 
 
 class Plan(NamedTuple):
@@ -91,7 +98,12 @@ def plan(aggs: Sequence[Any]) -> Plan:
                 raise ValueError(f"quantile {a.alias!r} needs a column")
             quantiles.setdefault(a.column, []).append((a.alias, q[0], q[1]))
         else:
-            groups.append(Group(a.column, [a.alias], a.monoid, False))
+            buffer: Any = None
+            if a.kind == "count" and a.dtype == "bigint":
+                buffer = np.int64
+            elif a.kind in _NUMERIC and a.dtype == "double":
+                buffer = np.float64
+            groups.append(Group(a.column, [a.alias], a.monoid, False, buffer))
     return Plan(groups, quantiles)
 
 
@@ -104,11 +116,16 @@ def _default_factory(monoid: Any) -> Any:
     return TwoStacksLite(monoid)
 
 
-def slide(agg: Any, values: np.ndarray, evict: np.ndarray) -> list[Any]:
+def slide(agg: Any, values: np.ndarray, evict: np.ndarray, buffer: Any = None) -> Any:
     """FIFO ``agg.slide(values, evict=counts)``: per step evict ``counts[i]`` entries, insert
-    ``values[i]``, record ``query()``; else the same one call at a time. O(1) amortized/step."""
+    ``values[i]``, record ``query()``; else the same one call at a time. O(1) amortized/step.
+
+    With *buffer* (a numpy dtype) the answers are written into a new array of that type.
+    """
     verb = getattr(agg, "slide", None)
     if verb is not None:
+        if buffer is not None:
+            return verb(values, evict, np.empty(len(values), dtype=buffer))
         return list(verb(values, evict))
     drop, insert, query = agg.bulk_evict, agg.insert, agg.query  # bound methods: hot loop
     out = []
@@ -170,14 +187,20 @@ def evaluate(
     out: dict[str, Any] = {}
     if step_lo is not None:
         evict = np.diff(step_lo, prepend=0)
-        last = (windows.hi - 1).tolist()  # the step after which window j is the content
+        last = windows.hi - 1  # the step after which window j is the content
     for g in p.groups:
         col = values[g.column] if g.column is not None else np.zeros(n, dtype=np.float64)
+        res: Any
         if step_lo is not None:
-            steps = slide(make(g.monoid), col, evict)
-            res: list[Any] = [steps[i] for i in last]
+            steps = slide(make(g.monoid), col, evict, g.buffer)
+            if isinstance(steps, np.ndarray):
+                res = steps[last]
+            else:
+                res = [steps[i] for i in last.tolist()]
         else:
             res = slide_slices(make(g.monoid), col, windows.lo, windows.hi)
+            if g.buffer is not None:
+                res = np.asarray(res, dtype=g.buffer)
         if g.composite:
             for j, alias in enumerate(g.aliases):
                 out[alias] = [r[j] for r in res]
