@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from windowagg.windows.engine import Shape, WatermarkClock, assign
-from windowagg.windows.engine.ranks import SortedMultiset, nearest_rank, slide_select
+from windowagg.windows.engine.ranks import nearest_rank, slide_select
 
 
 @st.composite
@@ -36,11 +36,25 @@ def test_slide_select_is_the_nearest_rank_of_each_slice(
 ) -> None:
     vals, lo, hi = case
     qs = [(1, 2), (95, 100), (999, 1000), (1, 100)]
-    got = slide_select(np.array(vals), np.array(lo), np.array(hi), qs)
-    for j, (a, b) in enumerate(zip(lo, hi, strict=True)):
-        s = sorted(vals[a:b])
-        for col, (num, den) in zip(got, qs, strict=True):
-            assert col[j] == s[max(1, math.ceil(num * len(s) / den)) - 1]
+    from windowagg.order_statistics import OrderStatistics
+
+    for backend in ("python", "native"):
+        if backend == "native":
+            from windowagg._backend import native_available
+
+            if not native_available():
+                continue
+        got = slide_select(
+            np.array(vals),
+            np.array(lo),
+            np.array(hi),
+            qs,
+            factory=lambda b=backend: OrderStatistics(backend=b),
+        )
+        for j, (a, b) in enumerate(zip(lo, hi, strict=True)):
+            s = sorted(vals[a:b])
+            for col, (num, den) in zip(got, qs, strict=True):
+                assert col[j] == s[max(1, math.ceil(num * len(s) / den)) - 1]
 
 
 def test_nearest_rank_is_duckdb_quantile_disc() -> None:
@@ -57,16 +71,6 @@ def test_nearest_rank_is_duckdb_quantile_disc() -> None:
 def test_slide_select_refuses_decreasing_bounds() -> None:
     with pytest.raises(ValueError, match="non-decreasing"):
         slide_select(np.array([1.0, 2.0]), np.array([1, 0]), np.array([2, 2]), [(1, 2)])
-
-
-def test_multiset_remove_of_an_absent_value_changes_nothing() -> None:
-    s = SortedMultiset()
-    for x in (3.0, 1.0, 2.0):
-        s.insert(x)
-    with pytest.raises(KeyError, match="not in the multiset"):
-        s.evict(2.5)
-    assert [s.kth(i) for i in range(len(s))] == [1.0, 2.0, 3.0]
-    s._check()
 
 
 @given(st.lists(st.integers(0, 50), max_size=30), st.integers(0, 10), st.integers(0, 10))

@@ -1,8 +1,9 @@
 """Exact quantiles over sliding windows: one order-statistics multiset per column.
 
 =================  ==========================================================================
-structure          a sorted multiset of the window's values (a sorted list; insert and
-                   remove by binary search + one block move)
+structure          :class:`windowagg.order_statistics.OrderStatistics` (natively a treap
+                   with subtree sizes; in Python a sorted list), one per column, shared by
+                   all its quantiles
 ordering           FIFO over the engine's windows: every shape's windows are slices
                    ``[lo, hi)`` of the time-sorted events with ``lo`` and ``hi``
                    non-decreasing, so each event is inserted once and removed once
@@ -10,9 +11,8 @@ quantile           nearest rank: the ``ceil(q * n)``-th smallest (at least the 1
                    ``q`` an exact fraction (``p99.9`` is 999/1000): DuckDB's
                    ``quantile_disc``; ``median`` is ``p50``
 operator needs     a total order on the values (finite floats here)
-time               O(log w + w / B) per insert or remove (B: values moved per cycle of the
-                   block move), O(1) per selected rank; several quantiles of one column
-                   share one multiset and one pass
+time               O(log w) expected per insert, evict and rank selection (native); several
+                   quantiles of one column share one multiset and one pass
 space              O(w) for windows of w events
 =================  ==========================================================================
 
@@ -29,13 +29,12 @@ Examples
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["SortedMultiset", "nearest_rank", "slide_select"]
+__all__ = ["nearest_rank", "slide_select"]
 
 
 def nearest_rank(num: int, den: int, n: int) -> int:
@@ -43,51 +42,10 @@ def nearest_rank(num: int, den: int, n: int) -> int:
     return max(1, -((-num * n) // den))
 
 
-class SortedMultiset:
-    """A multiset of comparable values with selection by rank.
+def _default_factory() -> Any:
+    from windowagg.order_statistics import OrderStatistics
 
-    >>> s = SortedMultiset(); s.insert(3.0); s.insert(1.0); s.insert(3.0); s.evict(1.0)
-    >>> len(s), s.kth(0), s.kth(1)
-    (2, 3.0, 3.0)
-    >>> s.evict(7.0)
-    Traceback (most recent call last):
-    ...
-    KeyError: 'SortedMultiset.evict: 7.0 is not in the multiset; remove only inserted values'
-    """
-
-    __slots__ = ("_items",)
-
-    def __init__(self) -> None:
-        self._items: list[float] = []
-
-    def __len__(self) -> int:
-        """Number of values held. O(1)."""
-        return len(self._items)
-
-    def insert(self, x: float) -> None:
-        """Add one value. O(log n + n / B)."""
-        insort(self._items, x)
-
-    def evict(self, x: float) -> None:
-        """Remove one value equal to *x* (KeyError, nothing changed, when absent). O(log n + n / B)."""
-        items = self._items
-        i = bisect_left(items, x)
-        if i == len(items) or items[i] != x:
-            raise KeyError(
-                f"SortedMultiset.evict: {x!r} is not in the multiset; remove only inserted values"
-            )
-        del items[i]
-
-    def kth(self, k: int) -> float:
-        """The value of 0-based rank *k* (IndexError when out of range). O(1)."""
-        return self._items[k]
-
-    def _check(self) -> None:
-        """The values are sorted. O(n)."""
-        items = self._items
-        for i in range(1, len(items)):
-            if items[i - 1] > items[i]:
-                raise AssertionError(f"SortedMultiset: {items[i - 1]!r} before {items[i]!r} at {i}")
+    return OrderStatistics()
 
 
 def slide_select(
@@ -102,8 +60,10 @@ def slide_select(
     *values* are one column of the time-sorted events; ``lo`` and ``hi`` are
     non-decreasing (the engine's windows always are) and every window is non-empty.
     *factory* makes the order-statistics structure (``insert``, ``evict(x)``, ``kth(k)``;
-    default :class:`SortedMultiset`). Returns one float64 array per ``(num, den)`` quantile. O((n + windows) log w +
-    n w / B) for windows of w events.
+    default :class:`~windowagg.order_statistics.OrderStatistics`). The ranks are computed
+    here, in exact integers, not by ``OrderStatistics.quantile`` (float64 ``q * n``).
+    Returns one float64 array per ``(num, den)`` quantile. O((n + windows · quantiles)
+    log w) expected for windows of w events (native structure).
     """
     lo_l = np.asarray(lo, dtype=np.int64).tolist()
     hi_l = np.asarray(hi, dtype=np.int64).tolist()
@@ -120,7 +80,7 @@ def slide_select(
         j = int(np.flatnonzero(sizes <= 0)[0])
         raise ValueError(f"slide_select: window {j} ([{lo_l[j]}, {hi_l[j]})) holds no event")
     ranks = [(np.maximum(-((-num * sizes) // den), 1) - 1).tolist() for num, den in quantiles]
-    make = factory or SortedMultiset
+    make = factory or _default_factory
     ms = make()
     insert, evict, kth = ms.insert, ms.evict, ms.kth  # bound methods: hot loop
     cur_lo = cur_hi = lo_l[0]
