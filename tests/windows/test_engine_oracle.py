@@ -220,3 +220,33 @@ def test_count_alone_reads_no_value_column() -> None:
     df = pd.DataFrame({"k": ["a", "a"], "t": [1, 2], "v": [float("nan"), float("inf")]})
     out = window_agg(df, "k", "t", ["count"], size=5, slide=5)
     assert out.results["count"].tolist() == [2] and len(out.rejects) == 0
+
+
+class _NoVerbs:
+    """A FIFO aggregator without array verbs: the engine's one-call-at-a-time fallbacks."""
+
+    def __init__(self, monoid: Any) -> None:
+        from windowagg.fifo import TwoStacksLite
+
+        self._w = TwoStacksLite(monoid, backend="python")
+        self.insert = self._w.insert
+        self.bulk_evict = self._w.bulk_evict
+        self.query = self._w.query
+
+
+@given(frames(), SHAPES)
+def test_every_backend_and_aggregator_gives_the_same_windows(
+    df: pd.DataFrame, shape: dict[str, Any]
+) -> None:
+    from windowagg.fifo import DABA, DABALite, TwoStacksLite
+
+    want = window_agg(df, "k", "t", AGGS, **shape)
+    factories: list[Any] = [
+        lambda m: TwoStacksLite(m, backend="python"),
+        lambda m: DABA(m, backend="python"),
+        DABALite,
+        _NoVerbs,
+    ]
+    for factory in factories:
+        got = window_agg(df, "k", "t", AGGS, factory=factory, **shape)
+        pd.testing.assert_frame_equal(got.results, want.results, check_exact=False, rtol=1e-12)

@@ -83,13 +83,6 @@ def window_key(
     ts = np.asarray(t, dtype=np.int64)[a.order]
     sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
     w = assign(shape, ts)
-    kind = shape.kind
-    step_lo: np.ndarray | None = None  # sliding shapes: first event held after each step
-    if kind == "per_event":
-        step_lo = w.lo
-    elif kind == "count":
-        assert shape.rows is not None
-        step_lo = np.maximum(np.arange(len(ts), dtype=np.int64) - (shape.rows - 1), 0)
-    results = evaluate(p, w, sorted_values, step_lo, factory)
+    results = evaluate(p, w, sorted_values, factory)
     typed = None if isinstance(aggs, Plan) else aggs
     return KeyResult(columns(w, results, typed), a.refused, a.reasons)

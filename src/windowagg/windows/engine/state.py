@@ -1,23 +1,27 @@
 """State: the aggregators one key's windows are computed by, and the verbs that drive them.
 
 =================  ==========================================================================
-aggregators        one aggregator per monoid aggregation (``count`` over a zero column);
-                   exact quantiles (``pNN``, ``median``) of a column share one
-                   order-statistics multiset and one pass (:mod:`.ranks`)
+aggregators        one FIFO aggregator per monoid aggregation (``fifo.TwoStacksLite`` by
+                   default; ``count`` over a zero column); exact quantiles (``pNN``,
+                   ``median``) of a column share one order-statistics structure and one
+                   pass (:mod:`.ranks`)
 ordering           admission sorts one key's events by time, and every shape's windows are
-                   slices ``[lo, hi)`` of them with non-decreasing bounds: a FIFO
-                   aggregator (``fifo.TwoStacksLite`` by default) computes them all, each
-                   event inserted once and evicted once
-per shape          per-event and count windows: one ``slide(values, evict=counts)`` per
-                   aggregation (per event: evict what left, insert it, record
-                   ``query()``); hopping windows and sessions: per window insert the
-                   events that entered, evict those that left, ``query()``
-array verbs        used when the aggregator has them (the compiled core, and the Python
-                   classes once they gain them); otherwise the same operations one call
-                   at a time, with the same results
+                   slices ``[lo, hi)`` of them with non-decreasing bounds: an in-order
+                   aggregator computes them all, each event inserted once, evicted once
+one slide          per aggregation one ``slide(values, evict=counts, out=buffer)`` over
+                   the sorted events: the first window ending at each event is the
+                   aggregator's content right after that event is inserted (the
+                   evictions are scheduled so), which covers every per-event, count and
+                   session window and every hopping window that a new event opens
+the rest           a window that no new event opens (it ends after the same event as the
+                   one before it, holding fewer events: hopping windows past a key's last
+                   event or across a gap in time) is answered by a second aggregator
+                   sliding over those windows' slices (:func:`slide_slices`)
+array verbs        used when the aggregator has them (the compiled core, and every Python
+                   FIFO class); otherwise the same operations one call at a time
 =================  ==========================================================================
 
-Nothing here picks an algorithm by size: the shape alone decides slide or range query.
+Nothing here picks an algorithm by size or by shape: every window goes the same way.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import numpy as np
 from windowagg.windows.engine.assign import Windows
 from windowagg.windows.engine.ranks import slide_select
 
-__all__ = ["Group", "Plan", "evaluate", "plan", "quantile_fraction"]
+__all__ = ["Group", "Plan", "evaluate", "plan", "quantile_fraction", "slide", "slide_slices"]
 
 _QUANTILE = re.compile(r"^p(\d+)(?:\.(\d+))?$")
 
@@ -57,13 +61,11 @@ def quantile_fraction(kind: str | None) -> tuple[int, int] | None:
 
 
 class Group(NamedTuple):
-    """The aggregations one aggregator computes (over one value column; ``composite``: its
-    results are tuples, one element per alias)."""
+    """One aggregation computed by its own aggregator."""
 
     column: str | None
-    aliases: list[str]
+    alias: str
     monoid: Any
-    composite: bool
     buffer: Any = None
     """float64 / int64 when the answers go straight into a numpy buffer (``out=``)."""
 
@@ -74,7 +76,7 @@ _NUMERIC = frozenset({"sum", "max", "min", "mean"})
 
 
 class Plan(NamedTuple):
-    """Which aggregator or multiset computes each aggregation alias."""
+    """Which aggregator or order-statistics structure computes each aggregation alias."""
 
     groups: list[Group]
     quantiles: dict[str, list[tuple[str, int, int]]]
@@ -97,13 +99,13 @@ def plan(aggs: Sequence[Any]) -> Plan:
             if a.column is None:
                 raise ValueError(f"quantile {a.alias!r} needs a column")
             quantiles.setdefault(a.column, []).append((a.alias, q[0], q[1]))
-        else:
-            buffer: Any = None
-            if a.kind == "count" and a.dtype == "bigint":
-                buffer = np.int64
-            elif a.kind in _NUMERIC and a.dtype == "double":
-                buffer = np.float64
-            groups.append(Group(a.column, [a.alias], a.monoid, False, buffer))
+            continue
+        buffer: Any = None
+        if a.kind == "count" and a.dtype == "bigint":
+            buffer = np.int64
+        elif a.kind in _NUMERIC and a.dtype == "double":
+            buffer = np.float64
+        groups.append(Group(a.column, a.alias, a.monoid, buffer))
     return Plan(groups, quantiles)
 
 
@@ -134,7 +136,7 @@ def slide(agg: Any, values: np.ndarray, evict: np.ndarray, buffer: Any = None) -
             drop(e)
         insert(v)
         out.append(query())
-    return out
+    return out if buffer is None else np.asarray(out, dtype=buffer)
 
 
 def slide_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[Any]:
@@ -142,17 +144,20 @@ def slide_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -
 
     ``lo`` and ``hi`` are non-decreasing: per window, insert the events that entered
     (``bulk_insert`` of a buffer slice when the aggregator has array verbs), evict the
-    ones that left (``bulk_evict``), query. Each event is inserted and evicted once:
-    O(n + windows) aggregator operations.
+    ones that left (``bulk_evict``), query. Each event is inserted and evicted at most
+    once: O(n + windows) aggregator operations.
     """
     verbs = getattr(agg, "slide", None) is not None and hasattr(agg, "bulk_insert")
     source: Any = values if verbs else values.tolist()
-    drop, query = agg.bulk_evict, agg.query  # bound methods: hot loop
+    drop, query, insert = agg.bulk_evict, agg.query, agg.insert  # bound methods: hot loop
     insert_many = agg.bulk_insert if verbs else None
-    insert = agg.insert
     out = []
     cur_lo = cur_hi = 0
     for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
+        if a >= cur_hi:  # disjoint from what is held: skip the events in between
+            if cur_hi > cur_lo:
+                drop(cur_hi - cur_lo)
+            cur_lo = cur_hi = a
         if b > cur_hi:
             if insert_many is not None:
                 insert_many(source[cur_hi:b])
@@ -167,47 +172,64 @@ def slide_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -
     return out
 
 
+def schedule(lo: np.ndarray, hi: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The eviction counts of the one slide, and which windows it answers. O(n + windows).
+
+    Window j is answered by the slide when it is the first window ending after event
+    ``hi[j] - 1`` or holds the same events as that first one; its answer is step
+    ``hi[j] - 1``. Returns ``(evict, answered)``.
+    """
+    r = len(lo)
+    evict = np.zeros(n, dtype=np.int64)
+    if not r:
+        return evict, np.zeros(0, dtype=bool)
+    first = np.ones(r, dtype=bool)
+    first[1:] = hi[1:] != hi[:-1]
+    f_lo, f_hi = lo[first], hi[first]
+    # evict just before inserting event hi - 1, down to the first window's lo (lo <= hi - 1)
+    evict[f_hi - 1] = np.diff(f_lo, prepend=0)
+    answered = lo == f_lo[np.cumsum(first) - 1]
+    return evict, answered
+
+
 def evaluate(
     p: Plan,
     windows: Windows,
     values: dict[str, np.ndarray],
-    step_lo: np.ndarray | None,
     factory: Factory | None = None,
 ) -> dict[str, Any]:
     """Every aggregation of every window: ``{alias: one value per window}``.
 
-    *values* are the time-sorted events' columns. *step_lo* is given for per-event and
-    count windows: after inserting sorted event i the FIFO aggregator holds events
-    ``step_lo[i] .. i`` (one ``slide`` call per aggregation), and window j is its content
-    after event ``hi[j] - 1``. Other shapes slide over the windows' slices
-    (:func:`slide_slices`). O(n + windows) aggregator operations, each O(1) amortized.
+    *values* are the time-sorted events' columns. Per aggregation one :func:`slide` over
+    the events (with :func:`schedule`'s evictions) and one :func:`slide_slices` over the
+    windows it does not answer. O(n + windows) aggregator operations, O(1) amortized each.
     """
     make = factory or _default_factory
-    n = len(windows.keys)  # one key per sorted event
+    lo, hi = windows.lo, windows.hi
+    r = len(lo)
+    n = int(hi[-1]) if r else 0  # events after the last window's end change nothing
+    evict, answered = schedule(lo, hi, n)
+    steps_of = hi[answered] - 1
+    rest = np.flatnonzero(~answered)
     out: dict[str, Any] = {}
-    if step_lo is not None:
-        evict = np.diff(step_lo, prepend=0)
-        last = windows.hi - 1  # the step after which window j is the content
     for g in p.groups:
-        col = values[g.column] if g.column is not None else np.zeros(n, dtype=np.float64)
+        col = values[g.column][:n] if g.column is not None else np.zeros(n, dtype=np.float64)
+        steps = slide(make(g.monoid), col, evict, g.buffer)
+        others = slide_slices(make(g.monoid), col, lo[rest], hi[rest]) if len(rest) else []
         res: Any
-        if step_lo is not None:
-            steps = slide(make(g.monoid), col, evict, g.buffer)
-            if isinstance(steps, np.ndarray):
-                res = steps[last]
-            else:
-                res = [steps[i] for i in last.tolist()]
+        if g.buffer is not None:
+            res = np.empty(r, dtype=g.buffer)
+            res[answered] = steps[steps_of]
+            res[rest] = np.asarray(others, dtype=g.buffer)
         else:
-            res = slide_slices(make(g.monoid), col, windows.lo, windows.hi)
-            if g.buffer is not None:
-                res = np.asarray(res, dtype=g.buffer)
-        if g.composite:
-            for j, alias in enumerate(g.aliases):
-                out[alias] = [r[j] for r in res]
-        else:
-            out[g.aliases[0]] = res
+            res = [None] * r
+            for j, i in zip(np.flatnonzero(answered).tolist(), steps_of.tolist(), strict=True):
+                res[j] = steps[i]
+            for j, v in zip(rest.tolist(), others, strict=True):
+                res[j] = v
+        out[g.alias] = res
     for column, qs in p.quantiles.items():
-        cols = slide_select(values[column], windows.lo, windows.hi, [(a, b) for _, a, b in qs])
+        cols = slide_select(values[column], lo, hi, [(a, b) for _, a, b in qs])
         for (alias, _, _), c in zip(qs, cols, strict=True):
             out[alias] = c
     return out
