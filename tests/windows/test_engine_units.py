@@ -114,3 +114,20 @@ def test_shape_refuses_two_shapes_and_bad_sizes() -> None:
         Shape(gap=0)
     with pytest.raises(ValueError, match="slide needs a time window"):
         Shape(rows=2, slide=3)
+
+
+@given(monotone_windows())
+def test_slide_windows_answers_every_slice_in_order(
+    case: tuple[list[float], list[int], list[int]],
+) -> None:
+    from windowagg.fifo import TwoStacksLite
+    from windowagg.monoids import Concat, Max
+    from windowagg.windows.engine.state import slide_windows
+
+    vals, lo, hi = case
+    x = np.array(vals)
+    lo_a, hi_a = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
+    seqs = slide_windows(lambda: TwoStacksLite(Concat()), x, lo_a, hi_a, None)
+    assert seqs == [tuple(vals[a:b]) for a, b in zip(lo, hi, strict=True)]
+    peaks = slide_windows(lambda: TwoStacksLite(Max()), x, lo_a, hi_a, np.float64)
+    assert peaks.tolist() == [max(vals[a:b]) for a, b in zip(lo, hi, strict=True)]

@@ -15,8 +15,8 @@ one slide          per aggregation one ``slide(values, evict=counts, out=buffer)
                    session window and every hopping window that a new event opens
 the rest           a window that no new event opens (it ends after the same event as the
                    one before it, holding fewer events: hopping windows past a key's last
-                   event or across a gap in time) is answered by a second aggregator
-                   sliding over those windows' slices (:func:`slide_slices`)
+                   event or across a gap in time) is answered by a further slide over
+                   the span of the windows still unanswered (:func:`slide_windows`)
 array verbs        used when the aggregator has them (the compiled core, and every Python
                    FIFO class); otherwise the same operations one call at a time
 =================  ==========================================================================
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -35,7 +36,16 @@ import numpy as np
 from windowagg.windows.engine.assign import Windows
 from windowagg.windows.engine.ranks import slide_select
 
-__all__ = ["Group", "Plan", "evaluate", "plan", "quantile_fraction", "slide", "slide_slices"]
+__all__ = [
+    "Group",
+    "Plan",
+    "evaluate",
+    "plan",
+    "quantile_fraction",
+    "schedule",
+    "slide",
+    "slide_windows",
+]
 
 _QUANTILE = re.compile(r"^p(\d+)(?:\.(\d+))?$")
 
@@ -139,39 +149,6 @@ def slide(agg: Any, values: np.ndarray, evict: np.ndarray, buffer: Any = None) -
     return out if buffer is None else np.asarray(out, dtype=buffer)
 
 
-def slide_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[Any]:
-    """``query()`` of a FIFO aggregator holding ``values[lo[j]:hi[j]]``, for every window j.
-
-    ``lo`` and ``hi`` are non-decreasing: per window, insert the events that entered
-    (``bulk_insert`` of a buffer slice when the aggregator has array verbs), evict the
-    ones that left (``bulk_evict``), query. Each event is inserted and evicted at most
-    once: O(n + windows) aggregator operations.
-    """
-    verbs = getattr(agg, "slide", None) is not None and hasattr(agg, "bulk_insert")
-    source: Any = values if verbs else values.tolist()
-    drop, query, insert = agg.bulk_evict, agg.query, agg.insert  # bound methods: hot loop
-    insert_many = agg.bulk_insert if verbs else None
-    out = []
-    cur_lo = cur_hi = 0
-    for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
-        if a >= cur_hi:  # disjoint from what is held: skip the events in between
-            if cur_hi > cur_lo:
-                drop(cur_hi - cur_lo)
-            cur_lo = cur_hi = a
-        if b > cur_hi:
-            if insert_many is not None:
-                insert_many(source[cur_hi:b])
-            else:
-                for i in range(cur_hi, b):
-                    insert(source[i])
-            cur_hi = b
-        if a > cur_lo:
-            drop(a - cur_lo)
-            cur_lo = a
-        out.append(query())
-    return out
-
-
 def schedule(lo: np.ndarray, hi: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The eviction counts of the one slide, and which windows it answers. O(n + windows).
 
@@ -192,6 +169,37 @@ def schedule(lo: np.ndarray, hi: np.ndarray, n: int) -> tuple[np.ndarray, np.nda
     return evict, answered
 
 
+def slide_windows(
+    make: Callable[[], Any], values: np.ndarray, lo: np.ndarray, hi: np.ndarray, buffer: Any
+) -> Any:
+    """The aggregate of ``values[lo[j]:hi[j]]`` for every window j, by whole-array slides.
+
+    Round 1 slides over the events once (:func:`schedule`), answering every window that
+    is the first to end after its last event; each further round slides, on a fresh
+    aggregator from *make*, over just the span of the windows still unanswered and answers
+    the first of those per end. Rounds <= the most windows ending after one event (a
+    hopping window's ``size / slide`` at most); each round is one ``slide`` call over
+    its span, so the work is O(n + windows) steps in all but pathological layouts.
+    """
+    r = len(lo)
+    res: Any = np.empty(r, dtype=buffer) if buffer is not None else [None] * r
+    remaining = np.arange(r)
+    while len(remaining):
+        w_lo, w_hi = lo[remaining], hi[remaining]
+        a, b = int(w_lo[0]), int(w_hi[-1])
+        evict, answered = schedule(w_lo - a, w_hi - a, b - a)
+        steps = slide(make(), values[a:b], evict, buffer)
+        at = w_hi[answered] - a - 1
+        done = remaining[answered]
+        if buffer is not None:
+            res[done] = steps[at]
+        else:
+            for j, i in zip(done.tolist(), at.tolist(), strict=True):
+                res[j] = steps[i]
+        remaining = remaining[~answered]
+    return res
+
+
 def evaluate(
     p: Plan,
     windows: Windows,
@@ -200,34 +208,18 @@ def evaluate(
 ) -> dict[str, Any]:
     """Every aggregation of every window: ``{alias: one value per window}``.
 
-    *values* are the time-sorted events' columns. Per aggregation one :func:`slide` over
-    the events (with :func:`schedule`'s evictions) and one :func:`slide_slices` over the
-    windows it does not answer. O(n + windows) aggregator operations, O(1) amortized each.
+    *values* are the time-sorted events' columns. Per aggregation
+    :func:`slide_windows`: one :func:`slide` over the events (with :func:`schedule`'s
+    evictions), then a few over the spans of the windows it does not answer. O(n +
+    windows) aggregator operations in practice, O(1) amortized each.
     """
     make = factory or _default_factory
     lo, hi = windows.lo, windows.hi
-    r = len(lo)
-    n = int(hi[-1]) if r else 0  # events after the last window's end change nothing
-    evict, answered = schedule(lo, hi, n)
-    steps_of = hi[answered] - 1
-    rest = np.flatnonzero(~answered)
+    n = len(windows.keys)  # one key per sorted event
     out: dict[str, Any] = {}
     for g in p.groups:
-        col = values[g.column][:n] if g.column is not None else np.zeros(n, dtype=np.float64)
-        steps = slide(make(g.monoid), col, evict, g.buffer)
-        others = slide_slices(make(g.monoid), col, lo[rest], hi[rest]) if len(rest) else []
-        res: Any
-        if g.buffer is not None:
-            res = np.empty(r, dtype=g.buffer)
-            res[answered] = steps[steps_of]
-            res[rest] = np.asarray(others, dtype=g.buffer)
-        else:
-            res = [None] * r
-            for j, i in zip(np.flatnonzero(answered).tolist(), steps_of.tolist(), strict=True):
-                res[j] = steps[i]
-            for j, v in zip(rest.tolist(), others, strict=True):
-                res[j] = v
-        out[g.alias] = res
+        col = values[g.column] if g.column is not None else np.zeros(n, dtype=np.float64)
+        out[g.alias] = slide_windows(partial(make, g.monoid), col, lo, hi, g.buffer)
     for column, qs in p.quantiles.items():
         cols = slide_select(values[column], lo, hi, [(a, b) for _, a, b in qs])
         for (alias, _, _), c in zip(qs, cols, strict=True):
