@@ -15,8 +15,9 @@ one slide          per aggregation one ``slide(values, evict=counts, out=buffer)
                    session window and every hopping window that a new event opens
 the rest           a window that no new event opens (it ends after the same event as the
                    one before it, holding fewer events: hopping windows past a key's last
-                   event or across a gap in time) is answered by a further slide over
-                   the span of the windows still unanswered (:func:`slide_windows`)
+                   event or across a gap in time) is answered by a second aggregator
+                   over those windows' slices: per window insert what entered, evict
+                   what left, query (:func:`slide_slices`)
 array verbs        used when the aggregator has them (the compiled core, and every Python
                    FIFO class); otherwise the same operations one call at a time
 =================  ==========================================================================
@@ -44,6 +45,7 @@ __all__ = [
     "quantile_fraction",
     "schedule",
     "slide",
+    "slide_slices",
     "slide_windows",
 ]
 
@@ -169,35 +171,68 @@ def schedule(lo: np.ndarray, hi: np.ndarray, n: int) -> tuple[np.ndarray, np.nda
     return evict, answered
 
 
+def slide_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[Any]:
+    """``query()`` of a FIFO aggregator holding ``values[lo[j]:hi[j]]``, for every window j.
+
+    ``lo`` and ``hi`` are non-decreasing: per window, insert the events that entered
+    (``bulk_insert`` of a buffer slice when the aggregator has array verbs), evict the
+    ones that left (``bulk_evict``), query. Each event is inserted and evicted at most
+    once: O(n + windows) aggregator operations (three calls per window).
+    """
+    verbs = getattr(agg, "slide", None) is not None and hasattr(agg, "bulk_insert")
+    source: Any = values if verbs else values.tolist()
+    drop, query, insert = agg.bulk_evict, agg.query, agg.insert  # bound methods: hot loop
+    insert_many = agg.bulk_insert if verbs else None
+    out = []
+    cur_lo = cur_hi = 0
+    for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
+        if a >= cur_hi:  # disjoint from what is held: skip the events in between
+            if cur_hi > cur_lo:
+                drop(cur_hi - cur_lo)
+            cur_lo = cur_hi = a
+        if b > cur_hi:
+            if insert_many is not None:
+                insert_many(source[cur_hi:b])
+            else:
+                for i in range(cur_hi, b):
+                    insert(source[i])
+            cur_hi = b
+        if a > cur_lo:
+            drop(a - cur_lo)
+            cur_lo = a
+        out.append(query())
+    return out
+
+
 def slide_windows(
     make: Callable[[], Any], values: np.ndarray, lo: np.ndarray, hi: np.ndarray, buffer: Any
 ) -> Any:
-    """The aggregate of ``values[lo[j]:hi[j]]`` for every window j, by whole-array slides.
+    """The aggregate of ``values[lo[j]:hi[j]]`` for every window j (non-decreasing bounds).
 
-    Round 1 slides over the events once (:func:`schedule`), answering every window that
-    is the first to end after its last event; each further round slides, on a fresh
-    aggregator from *make*, over just the span of the windows still unanswered and answers
-    the first of those per end. Rounds <= the most windows ending after one event (a
-    hopping window's ``size / slide`` at most); each round is one ``slide`` call over
-    its span, so the work is O(n + windows) steps in all but pathological layouts.
+    One :func:`slide` over the events answers every window that is the first to end after
+    its last event (:func:`schedule`); the others (hopping windows past a key's last event
+    or across a gap in time: no new event opens them) are answered by a second
+    aggregator from *make* over their slices (:func:`slide_slices`). O(n + windows)
+    aggregator operations, O(1) amortized each.
     """
     r = len(lo)
-    res: Any = np.empty(r, dtype=buffer) if buffer is not None else [None] * r
-    remaining = np.arange(r)
-    while len(remaining):
-        w_lo, w_hi = lo[remaining], hi[remaining]
-        a, b = int(w_lo[0]), int(w_hi[-1])
-        evict, answered = schedule(w_lo - a, w_hi - a, b - a)
-        steps = slide(make(), values[a:b], evict, buffer)
-        at = w_hi[answered] - a - 1
-        done = remaining[answered]
-        if buffer is not None:
-            res[done] = steps[at]
-        else:
-            for j, i in zip(done.tolist(), at.tolist(), strict=True):
-                res[j] = steps[i]
-        remaining = remaining[~answered]
-    return res
+    n = int(hi[-1]) if r else 0  # events after the last window's end change nothing
+    evict, answered = schedule(lo, hi, n)
+    steps = slide(make(), values[:n], evict, buffer)
+    at = hi[answered] - 1
+    rest = np.flatnonzero(~answered)
+    others = slide_slices(make(), values, lo[rest], hi[rest]) if len(rest) else []
+    if buffer is not None:
+        res = np.empty(r, dtype=buffer)
+        res[answered] = steps[at]
+        res[rest] = np.asarray(others, dtype=buffer)
+        return res
+    out: list[Any] = [None] * r
+    for j, i in zip(np.flatnonzero(answered).tolist(), at.tolist(), strict=True):
+        out[j] = steps[i]
+    for j, v in zip(rest.tolist(), others, strict=True):
+        out[j] = v
+    return out
 
 
 def evaluate(
@@ -209,9 +244,8 @@ def evaluate(
     """Every aggregation of every window: ``{alias: one value per window}``.
 
     *values* are the time-sorted events' columns. Per aggregation
-    :func:`slide_windows`: one :func:`slide` over the events (with :func:`schedule`'s
-    evictions), then a few over the spans of the windows it does not answer. O(n +
-    windows) aggregator operations in practice, O(1) amortized each.
+    :func:`slide_windows`; per column with quantiles :func:`~.ranks.slide_select`.
+    O(n + windows) aggregator operations, O(1) amortized each.
     """
     make = factory or _default_factory
     lo, hi = windows.lo, windows.hi
