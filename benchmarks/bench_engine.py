@@ -286,6 +286,7 @@ def main(argv: list[str]) -> int:
         pl = None
     con = duckdb.connect()
     con.execute(f"SET threads TO {args.threads}")
+    con.execute("SET enable_progress_bar = false")
     # warm-up, untimed: imports, first queries
     tiny = per_event_data(2_000)
     con.register("df", tiny[["t", "v"]])

@@ -135,7 +135,8 @@ def _hopping(t: np.ndarray, size: int, slide: int, start_time: int) -> Windows:
     g = gcd(size, slide)
     w, s = size // g, slide // g  # a window is w panes; windows start s panes apart
     panes = (t - start_time) // g
-    distinct = np.unique(panes)
+    # panes of sorted times are sorted: their distinct values without np.unique's sort
+    distinct = panes[np.flatnonzero(np.diff(panes, prepend=panes[:1] - 1))] if len(t) else panes
     # pane p lies in windows k with k*s <= p < k*s + w
     k_first = -((w - 1 - distinct) // s)  # ceil((p - w + 1) / s)
     k_last = distinct // s

@@ -8,15 +8,16 @@ aggregators        one FIFO aggregator per monoid aggregation (``fifo.TwoStacksL
 ordering           admission sorts one key's events by time, and every shape's windows are
                    slices ``[lo, hi)`` of them with non-decreasing bounds: an in-order
                    aggregator computes them all, each event inserted once, evicted once
-one slide          per aggregation one ``slide(values, evict=counts, out=buffer)`` over
-                   the sorted events: the first window ending at each event is the
+slides             per aggregation ``slide(values, evict=counts, out=buffer)`` over the
+                   sorted events: the first window ending after each event is the
                    aggregator's content right after that event is inserted (the
                    evictions are scheduled so), which covers every per-event, count and
-                   session window and every hopping window that a new event opens
-the rest           a window that no new event opens (it ends after the same event as the
-                   one before it, holding fewer events: hopping windows past a key's last
-                   event or across a gap in time) is answered by a second aggregator
-                   over those windows' slices: per window insert what entered, evict
+                   session window and every hopping window that a new event opens; a
+                   second slide answers the last window ending after each event (a
+                   hopping window that only lost events)
+the rest           the windows between those two (hopping windows past a key's last event,
+                   or across a gap of more than two slides) are answered by a third
+                   aggregator over their slices: per window insert what entered, evict
                    what left, query (:func:`slide_slices`)
 array verbs        used when the aggregator has them (the compiled core, and every Python
                    FIFO class); otherwise the same operations one call at a time
@@ -41,9 +42,9 @@ __all__ = [
     "Group",
     "Plan",
     "evaluate",
+    "evictions",
     "plan",
     "quantile_fraction",
-    "schedule",
     "slide",
     "slide_slices",
     "slide_windows",
@@ -151,24 +152,16 @@ def slide(agg: Any, values: np.ndarray, evict: np.ndarray, buffer: Any = None) -
     return out if buffer is None else np.asarray(out, dtype=buffer)
 
 
-def schedule(lo: np.ndarray, hi: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The eviction counts of the one slide, and which windows it answers. O(n + windows).
+def evictions(lo: np.ndarray, hi: np.ndarray, n: int) -> np.ndarray:
+    """Eviction counts for one slide over n events answering windows with distinct ends.
 
-    Window j is answered by the slide when it is the first window ending after event
-    ``hi[j] - 1`` or holds the same events as that first one; its answer is step
-    ``hi[j] - 1``. Returns ``(evict, answered)``.
+    After step ``hi[j] - 1`` (its evictions first, then the insert) the aggregator holds
+    exactly events ``lo[j] .. hi[j] - 1``; *lo* and *hi* are non-decreasing, *hi* strictly
+    increasing, ``lo < hi``. O(n).
     """
-    r = len(lo)
     evict = np.zeros(n, dtype=np.int64)
-    if not r:
-        return evict, np.zeros(0, dtype=bool)
-    first = np.ones(r, dtype=bool)
-    first[1:] = hi[1:] != hi[:-1]
-    f_lo, f_hi = lo[first], hi[first]
-    # evict just before inserting event hi - 1, down to the first window's lo (lo <= hi - 1)
-    evict[f_hi - 1] = np.diff(f_lo, prepend=0)
-    answered = lo == f_lo[np.cumsum(first) - 1]
-    return evict, answered
+    evict[hi - 1] = np.diff(lo, prepend=0)
+    return evict
 
 
 def slide_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[Any]:
@@ -209,30 +202,44 @@ def slide_windows(
 ) -> Any:
     """The aggregate of ``values[lo[j]:hi[j]]`` for every window j (non-decreasing bounds).
 
-    One :func:`slide` over the events answers every window that is the first to end after
-    its last event (:func:`schedule`); the others (hopping windows past a key's last event
-    or across a gap in time: no new event opens them) are answered by a second
-    aggregator from *make* over their slices (:func:`slide_slices`). O(n + windows)
-    aggregator operations, O(1) amortized each.
+    Windows ending after the same event form a group (their ``lo`` grow). Two slides
+    over the events (:func:`evictions`) answer every group's first and last window (and
+    any window with the same events as one of them); the middle ones (hopping windows
+    past a key's last event, or across a gap of more than two slides) are answered by a
+    third aggregator over their slices (:func:`slide_slices`). Aggregators come from
+    *make*. O(n + windows) aggregator operations, O(1) amortized each.
     """
     r = len(lo)
-    n = int(hi[-1]) if r else 0  # events after the last window's end change nothing
-    evict, answered = schedule(lo, hi, n)
-    steps = slide(make(), values[:n], evict, buffer)
-    at = hi[answered] - 1
-    rest = np.flatnonzero(~answered)
-    others = slide_slices(make(), values, lo[rest], hi[rest]) if len(rest) else []
-    if buffer is not None:
-        res = np.empty(r, dtype=buffer)
-        res[answered] = steps[at]
-        res[rest] = np.asarray(others, dtype=buffer)
-        return res
-    out: list[Any] = [None] * r
-    for j, i in zip(np.flatnonzero(answered).tolist(), at.tolist(), strict=True):
-        out[j] = steps[i]
-    for j, v in zip(rest.tolist(), others, strict=True):
-        out[j] = v
-    return out
+    if not r:
+        return np.empty(0, dtype=buffer) if buffer is not None else []
+    n = int(hi[-1])  # events after the last window's end change nothing
+    first = np.ones(r, dtype=bool)
+    first[1:] = hi[1:] != hi[:-1]
+    last = np.ones(r, dtype=bool)
+    last[:-1] = first[1:]
+    group = np.cumsum(first) - 1
+    by_first = lo == lo[first][group]
+    by_last = (lo == lo[last][group]) & ~by_first
+    rest = np.flatnonzero(~(by_first | by_last))
+    res: Any = np.empty(r, dtype=buffer) if buffer is not None else [None] * r
+    for chosen, answers in ((first, by_first), (last, by_last)):
+        if chosen is last and not by_last.any():
+            continue
+        steps = slide(make(), values[:n], evictions(lo[chosen], hi[chosen], n), buffer)
+        at = hi[answers] - 1
+        if buffer is not None:
+            res[answers] = steps[at]
+        else:
+            for j, i in zip(np.flatnonzero(answers).tolist(), at.tolist(), strict=True):
+                res[j] = steps[i]
+    if len(rest):
+        others = slide_slices(make(), values, lo[rest], hi[rest])
+        if buffer is not None:
+            res[rest] = np.asarray(others, dtype=buffer)
+        else:
+            for j, v in zip(rest.tolist(), others, strict=True):
+                res[j] = v
+    return res
 
 
 def evaluate(
