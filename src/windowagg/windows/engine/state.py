@@ -41,10 +41,12 @@ from windowagg.windows.engine.ranks import slide_select
 __all__ = [
     "Group",
     "Plan",
+    "Slides",
     "evaluate",
     "evictions",
     "plan",
     "quantile_fraction",
+    "schedule",
     "slide",
     "slide_slices",
     "slide_windows",
@@ -197,21 +199,28 @@ def slide_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -
     return out
 
 
-def slide_windows(
-    make: Callable[[], Any], values: np.ndarray, lo: np.ndarray, hi: np.ndarray, buffer: Any
-) -> Any:
-    """The aggregate of ``values[lo[j]:hi[j]]`` for every window j (non-decreasing bounds).
+class Slides(NamedTuple):
+    """How one key's windows are answered (the same for every aggregation of the key)."""
 
-    Windows ending after the same event form a group (their ``lo`` grow). Two slides
-    over the events (:func:`evictions`) answer every group's first and last window (and
-    any window with the same events as one of them); the middle ones (hopping windows
-    past a key's last event, or across a gap of more than two slides) are answered by a
-    third aggregator over their slices (:func:`slide_slices`). Aggregators come from
-    *make*. O(n + windows) aggregator operations, O(1) amortized each.
+    n: int
+    """Events the slides read (those up to the last window's end)."""
+    passes: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    """Per slide: the eviction counts, the windows it answers, and their steps."""
+    rest: np.ndarray
+    """Windows answered by :func:`slide_slices`."""
+
+
+def schedule(lo: np.ndarray, hi: np.ndarray) -> Slides:
+    """The slides that answer windows ``[lo[j], hi[j])`` (non-decreasing bounds). O(n + r).
+
+    Windows ending after the same event form a group (their ``lo`` grow). One slide
+    answers every group's first window, a second its last (and any window with the same
+    events as one of them); the middle ones (hopping windows past a key's last event, or
+    across a gap of more than two slides) are left to :func:`slide_slices`.
     """
     r = len(lo)
     if not r:
-        return np.empty(0, dtype=buffer) if buffer is not None else []
+        return Slides(0, [], np.empty(0, dtype=np.int64))
     n = int(hi[-1])  # events after the last window's end change nothing
     first = np.ones(r, dtype=bool)
     first[1:] = hi[1:] != hi[:-1]
@@ -220,18 +229,38 @@ def slide_windows(
     group = np.cumsum(first) - 1
     by_first = lo == lo[first][group]
     by_last = (lo == lo[last][group]) & ~by_first
-    rest = np.flatnonzero(~(by_first | by_last))
+    passes = [(evictions(lo[first], hi[first], n), np.flatnonzero(by_first), hi[by_first] - 1)]
+    if by_last.any():
+        passes.append((evictions(lo[last], hi[last], n), np.flatnonzero(by_last), hi[by_last] - 1))
+    return Slides(n, passes, np.flatnonzero(~(by_first | by_last)))
+
+
+def slide_windows(
+    make: Callable[[], Any],
+    values: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    buffer: Any,
+    slides: Slides | None = None,
+) -> Any:
+    """The aggregate of ``values[lo[j]:hi[j]]`` for every window j (non-decreasing bounds).
+
+    Runs :func:`schedule`'s slides (one ``slide`` call each) and :func:`slide_slices` for
+    the rest, each on a new aggregator from *make*. O(n + windows) aggregator operations,
+    O(1) amortized each.
+    """
+    plan_ = slides if slides is not None else schedule(lo, hi)
+    r = len(lo)
     res: Any = np.empty(r, dtype=buffer) if buffer is not None else [None] * r
-    for chosen, answers in ((first, by_first), (last, by_last)):
-        if chosen is last and not by_last.any():
-            continue
-        steps = slide(make(), values[:n], evictions(lo[chosen], hi[chosen], n), buffer)
-        at = hi[answers] - 1
+    head = values[: plan_.n]
+    for evict, windows, at in plan_.passes:
+        steps = slide(make(), head, evict, buffer)
         if buffer is not None:
-            res[answers] = steps[at]
+            res[windows] = steps[at]
         else:
-            for j, i in zip(np.flatnonzero(answers).tolist(), at.tolist(), strict=True):
+            for j, i in zip(windows.tolist(), at.tolist(), strict=True):
                 res[j] = steps[i]
+    rest = plan_.rest
     if len(rest):
         others = slide_slices(make(), values, lo[rest], hi[rest])
         if buffer is not None:
@@ -258,9 +287,10 @@ def evaluate(
     lo, hi = windows.lo, windows.hi
     n = len(windows.keys)  # one key per sorted event
     out: dict[str, Any] = {}
+    slides = schedule(lo, hi)  # the same for every aggregation of the key
     for g in p.groups:
         col = values[g.column] if g.column is not None else np.zeros(n, dtype=np.float64)
-        out[g.alias] = slide_windows(partial(make, g.monoid), col, lo, hi, g.buffer)
+        out[g.alias] = slide_windows(partial(make, g.monoid), col, lo, hi, g.buffer, slides)
     for column, qs in p.quantiles.items():
         cols = slide_select(values[column], lo, hi, [(a, b) for _, a, b in qs])
         for (alias, _, _), c in zip(qs, cols, strict=True):
