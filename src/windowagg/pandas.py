@@ -268,8 +268,8 @@ def _results(
         arrays = [np.asarray(p[name], dtype=dtype) for p in parts]
         return np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
 
-    data["window_start"] = pd.to_datetime(cat("start", np.int64), unit="us", utc=True)
-    data["window_end"] = pd.to_datetime(cat("end", np.int64), unit="us", utc=True)
+    data["window_start"] = _utc(cat("start", np.int64))
+    data["window_end"] = _utc(cat("end", np.int64))
     for a in aggs:
         if a.dtype == "bigint":
             data[a.alias] = cat(a.alias, np.int64)
@@ -277,7 +277,18 @@ def _results(
             data[a.alias] = cat(a.alias, np.float64)
         else:
             data[a.alias] = [v for p in parts for v in p[a.alias]]
-    return pd.DataFrame(data)
+    return pd.DataFrame(data, copy=False)  # the columns are fresh arrays: no copy
+
+
+_NS_LIMIT = np.iinfo(np.int64).max // 1000
+
+
+def _utc(us: np.ndarray) -> Any:
+    """Microseconds since the epoch as a ``datetime64[ns, UTC]`` index (as
+    ``pd.to_datetime(us, unit="us", utc=True)``, which checks the range, without its cost)."""
+    if len(us) and (int(us.max()) > _NS_LIMIT or int(us.min()) < -_NS_LIMIT):
+        return pd.to_datetime(us, unit="us", utc=True)  # raises OutOfBoundsDatetime
+    return pd.DatetimeIndex((us * 1000).view("datetime64[ns]")).tz_localize("UTC")
 
 
 def _rejects(
