@@ -250,3 +250,19 @@ def test_every_backend_and_aggregator_gives_the_same_windows(
     for factory in factories:
         got = window_agg(df, "k", "t", AGGS, factory=factory, **shape)
         pd.testing.assert_frame_equal(got.results, want.results, check_exact=False, rtol=1e-12)
+
+
+def test_approx_quantile_is_the_q_digest_within_its_rank_bound() -> None:
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame({"k": ["a"] * n, "t": rng.integers(0, 200, n), "v": rng.normal(0, 1, n)})
+    out = window_agg(df, "k", "t", ["approx_p90(v)", "p90(v)", "count"], size=50, slide=25)
+    res = out.results
+    starts = _seconds(res["window_start"])
+    for s, approx, exact, cnt in zip(
+        starts, res["approx_p90_v"], res["p90_v"], res["count"], strict=True
+    ):
+        vals = np.sort(df["v"][(df["t"] >= s) & (df["t"] < s + 50)].to_numpy())
+        assert len(vals) == cnt and exact == vals[max(1, -(-90 * cnt // 100)) - 1]
+        rank = int(np.searchsorted(vals, approx, "right"))
+        assert abs(rank - 0.9 * cnt) <= 0.01 * cnt + 2
