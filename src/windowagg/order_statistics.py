@@ -3,15 +3,16 @@
 =================  ==========================================================================
 ordering           any: values are inserted and evicted in any order (a window's contents)
 operator needs     a total order ``<`` on the values (no monoid: quantiles are not one)
-insert(x)          Python: O(log n) search + O(n) shift; native: O(log n) expected
+insert(x)          Python: O(log n) search + O(n) shift; native: O(log n) worst case
 evict(x)           same (removes one value equal to ``x``)
-kth(k), rank(x)    Python: O(log n); native: O(log n) expected
+kth(k), rank(x)    Python: O(1) / O(log n); native: O(log n) worst case
 quantile(q)        one ``kth``; ``q`` may be a sequence (one ``kth`` each)
 slide(...)         per step: one insert, the given evictions, the quantiles
 space              O(n)
 structure          Python: one sorted list (``bisect``), the readable reference; native
-                   (``backend="native"``): a treap with subtree sizes, Seidel & Aragon
-                   1996 / CLRS 14.1 (``_native/include/windowagg/order_statistics.hpp``)
+                   (``backend="native"``): a counted B+ tree, fanout 64 (an
+                   order-statistic tree, CLRS 14.1, with B+ tree nodes;
+                   ``_native/include/windowagg/order_statistics.hpp``)
 =================  ==========================================================================
 
 Quantiles use the *nearest rank*: ``quantile(q)`` is the value at index
@@ -211,9 +212,9 @@ class OrderStatistics(metaclass=BackendMeta):
             )
         qs, scalar = _read_qs(q)
         m = len(qs)
-        view = None
+        view: Any = None
         if out is not None:
-            mv = memoryview(out)
+            mv: Any = memoryview(out)  # any C-contiguous shape: seen flat
             view = _out_view(mv.cast("B").cast(mv.format.lstrip("@=<") or "B"), len(vals) * m, who)
         a = self._a
         rows: list[Any] = []

@@ -123,20 +123,20 @@ struct DABA {
             la.pop_front();
             ra.pop_back();
             rv.pop_back();
-            vals.pop_front();
+            vals.discard_front();
             fa.pop_front();
             fa.push_back(std::move(new_f));
             aa.push_front(std::move(new_a));
             return;
         }
         if (!aa.empty()) {  // shift
-            vals.pop_front();
+            vals.discard_front();
             fa.pop_front();
             fa.push_back(aa.pop_front());
             return;
         }
         if (fa.size() == 1) {  // singleton or empty: l_B becomes the front portion
-            vals.pop_front();
+            vals.discard_front();
             fa.pop_front();
             fa.swap(ba);
             bv.clear();
@@ -144,7 +144,7 @@ struct DABA {
         }
         // flip, then the shrink (l_B is not empty here: Lemma 4.1)
         P new_f = m.combine(fa[1], ba.back());
-        vals.pop_front();
+        vals.discard_front();
         fa.pop_front();
         fa.pop_front();
         fa.swap(la);

@@ -105,20 +105,20 @@ struct DABALite {
             P new_a = aa.empty() ? rr.back() : m.combine(rr.back(), aa.front());
             ll.pop_front();
             rr.pop_back();
-            vals.pop_front();
+            vals.discard_front();
             front.pop_front();
             front.push_back(std::move(new_f));
             aa.push_front(std::move(new_a));
             return;
         }
         if (!aa.empty()) {  // shift
-            vals.pop_front();
+            vals.discard_front();
             front.pop_front();
             front.push_back(aa.pop_front());
             return;
         }
         if (front.size() == 1) {  // singleton or empty: l_B becomes the front portion
-            vals.pop_front();
+            vals.discard_front();
             front.pop_front();
             front.swap(bb);
             agg_b = m.identity();
@@ -126,7 +126,7 @@ struct DABALite {
         }
         // flip, then the shrink
         P new_f = m.combine(front[1], agg_b);
-        vals.pop_front();
+        vals.discard_front();
         front.pop_front();
         front.pop_front();
         front.swap(ll);

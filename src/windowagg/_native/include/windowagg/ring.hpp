@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -49,12 +50,28 @@ class Ring {
         --n_;
         return v;
     }
+    // Remove the oldest element without returning it.
+    void discard_front() {
+        buf_[head_] = T{};
+        head_ = (head_ + 1) & mask_;
+        --n_;
+    }
     T pop_back() {
         std::size_t i = (head_ + n_ - 1) & mask_;
         T v = std::move(buf_[i]);
         buf_[i] = T{};
         --n_;
         return v;
+    }
+    // Remove the k oldest elements: O(1) for trivially destructible T, else O(k).
+    void drop_front(std::size_t k) {
+        if constexpr (std::is_trivially_destructible_v<T>) {
+            head_ = (head_ + k) & mask_;
+            n_ -= k;
+            if (!n_) head_ = 0;
+        } else {
+            for (std::size_t i = 0; i < k; ++i) pop_front();
+        }
     }
     void clear() {
         while (n_) pop_back();
