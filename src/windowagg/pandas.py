@@ -219,18 +219,12 @@ def window_agg(
     bad_rows = np.flatnonzero(~good)
     planned = plan(agg_list)
     idx = np.flatnonzero(good)
-    if not len(idx):
-        groups: dict[Any, np.ndarray] = {}
-    elif not key_list:
-        groups = {(): np.arange(len(idx))}
-    else:
-        groups = sub.iloc[idx].groupby(key_list, sort=True, dropna=True).indices
+    groups = _groups(sub, key_list, idx)
     kvals: list[tuple[Any, ...]] = []
     parts: list[dict[str, Any]] = []
     refused_rows: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
     refused_why: list[str] = []
-    for kv, pos in groups.items():
-        rows_k = idx[pos]
+    for kv, rows_k in groups:
         clock = WatermarkClock(ooo, allowed) if lateness else None
         r = window_key(
             micros[rows_k],
@@ -241,7 +235,7 @@ def window_agg(
             factory=factory,
             planned=planned,
         )
-        kvals.append(kv if isinstance(kv, tuple) else (kv,))
+        kvals.append(kv)
         parts.append(r.columns)
         refused_rows.append(rows_k[r.refused])
         refused_why.extend(r.reasons)
@@ -250,6 +244,39 @@ def window_agg(
         pdf, bad, bad_rows, np.concatenate(refused_rows), refused_why, micros, row_cols
     )
     return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
+
+
+def _groups(
+    sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray
+) -> list[tuple[tuple[Any, ...], np.ndarray]]:
+    """``[(key values, row positions ascending)]`` of the rows *idx*, ordered by key. O(n log n).
+
+    As ``groupby(keys, sort=True).indices``: each key column factorized in sorted order,
+    the codes combined, one stable sort.
+    """
+    if not len(idx):
+        return []
+    if not keys:
+        return [((), idx)]
+    code = np.zeros(len(idx), dtype=np.int64)
+    uniques = []
+    for k in keys:
+        column = sub[k].to_numpy()[idx]
+        try:
+            codes_k, uniq_k = pd.factorize(column, sort=True)
+        except TypeError:  # values that do not compare (mixed types): first-seen order
+            codes_k, uniq_k = pd.factorize(column, sort=False)
+        code = code * len(uniq_k) + codes_k
+        code, _ = pd.factorize(code, sort=True)  # compact: no overflow with many keys
+        uniques.append((codes_k, uniq_k))
+    order = np.argsort(code, kind="stable")
+    bounds = np.flatnonzero(np.diff(code[order])) + 1
+    out = []
+    for part in np.split(order, bounds):
+        first = int(part[0])
+        kv = tuple(uniq[int(codes[first])] for codes, uniq in uniques)
+        out.append((kv, idx[part]))
+    return out
 
 
 def _results(

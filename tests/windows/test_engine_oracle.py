@@ -266,3 +266,22 @@ def test_approx_quantile_is_the_q_digest_within_its_rank_bound() -> None:
         assert len(vals) == cnt and exact == vals[max(1, -(-90 * cnt // 100)) - 1]
         rank = int(np.searchsorted(vals, approx, "right"))
         assert abs(rank - 0.9 * cnt) <= 0.01 * cnt + 2
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["b", "a", "c"]), st.sampled_from([2, 1, 10]), st.integers(0, 30)
+        ),
+        max_size=30,
+    )
+)
+def test_several_key_columns_group_as_pandas_groupby(rows: list[tuple[str, int, int]]) -> None:
+    df = pd.DataFrame(rows, columns=["k1", "k2", "t"]).assign(v=1.0)
+    out = window_agg(df, ["k1", "k2"], "t", ["count"], size=100, slide=100)
+    want = df.groupby(["k1", "k2"], sort=True).size()
+    got = out.results.groupby(["k1", "k2"], sort=False)["count"].sum()
+    assert list(got.index) == list(want.index)
+    assert got.tolist() == want.tolist()
+    keys = list(zip(out.results["k1"], out.results["k2"], strict=True))
+    assert keys == sorted(keys)
