@@ -285,3 +285,15 @@ def test_several_key_columns_group_as_pandas_groupby(rows: list[tuple[str, int, 
     assert got.tolist() == want.tolist()
     keys = list(zip(out.results["k1"], out.results["k2"], strict=True))
     assert keys == sorted(keys)
+
+
+def test_bad_calls_say_what_to_do() -> None:
+    df = pd.DataFrame({"k": ["a"], "t": [1], "v": [1.0]})
+    with pytest.raises(ValueError, match="column 'w' is not in the DataFrame"):
+        window_agg(df, "k", "t", ["max(w)"], size=5)
+    with pytest.raises(ValueError, match="exactly one window shape"):
+        window_agg(df, "k", "t", ["max(v)"], size=5, gap=3)
+    with pytest.raises(TypeError, match="pandas or polars DataFrame or a pyarrow Table"):
+        window_agg(df.to_dict(), "k", "t", ["max(v)"], size=5)
+    with pytest.raises(ValueError, match="needs a column"):
+        window_agg(df, "k", "t", ["median(*)"], size=5)
