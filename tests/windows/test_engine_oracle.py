@@ -26,7 +26,7 @@ VALUES = st.one_of(
 @st.composite
 def frames(draw: Any) -> pd.DataFrame:
     n = draw(st.integers(0, 25))
-    keys = draw(st.lists(st.sampled_from(["a", "b", "c", None]), min_size=n, max_size=n))
+    keys = draw(st.lists(st.sampled_from(["a", "b", "", None]), min_size=n, max_size=n))
     ts = draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
     vs = draw(st.lists(VALUES, min_size=n, max_size=n))
     return pd.DataFrame({"k": pd.Series(keys, dtype=object), "t": ts, "v": vs})
