@@ -6,10 +6,12 @@ admission          :mod:`.admission` — non-finite values and late events refus
 watermark clock    :mod:`.clock` — per-key event-time watermark and lateness bound
 assignment         :mod:`.assign` — hopping/tumbling, per-event ``(t - size, t]``, count
                    (``rows``/``every``) and session (``gap``) windows as slices of the
-                   sorted events and key ranges of an aggregator
-state              :mod:`.state` — per column one aggregator (``FiBA``; sliding or range
-                   queries, by shape) and one exact order-statistics multiset
-                   (:mod:`.ranks`) for that column's quantiles
+                   sorted events (and key ranges for an out-of-order aggregator)
+state              :mod:`.state` — one FIFO aggregator per aggregation driven by its
+                   ``slide`` verb over the sorted events (every window a new event opens
+                   or that only lost events), the rest by insert/evict/query per window;
+                   one ``OrderStatistics`` per column for its exact quantiles
+                   (:mod:`.ranks`)
 emission           :mod:`.emit` — typed columns per key
 per key            :func:`window_key` (:mod:`.core`) — the function every front end calls
 =================  ==========================================================================

@@ -67,8 +67,8 @@ def window_key(
         ties in arrival order); refused positions ascending.
 
     Complexity: O(n log n) admission + O(n + windows) assignment + the aggregators' verbs
-    (amortized O(1) per event and per window)
-    + O(log w) per event and quantile column for exact quantiles.
+    (amortized O(1) per event and per window) + O(log w) per event and per window for
+    each column with exact quantiles.
 
     Examples
     --------
@@ -84,5 +84,4 @@ def window_key(
     sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
     w = assign(shape, ts)
     results = evaluate(p, w, sorted_values, factory)
-    typed = None if isinstance(aggs, Plan) else aggs
-    return KeyResult(columns(w, results, typed), a.refused, a.reasons)
+    return KeyResult(columns(w, results, aggs), a.refused, a.reasons)
