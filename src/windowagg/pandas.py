@@ -269,7 +269,9 @@ def _groups(
         code = code * len(uniq_k) + codes_k
         code, _ = pd.factorize(code, sort=True)  # compact: no overflow with many keys
         uniques.append((codes_k, uniq_k))
-    order = np.argsort(code, kind="stable")
+    # few groups fit 16 bits, where numpy's stable sort is a radix sort (same order)
+    small = code.astype(np.int16) if len(code) and int(code.max()) < 2**15 else code
+    order = np.argsort(small, kind="stable")
     bounds = np.flatnonzero(np.diff(code[order])) + 1
     out = []
     for part in np.split(order, bounds):

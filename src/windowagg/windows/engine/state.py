@@ -169,32 +169,34 @@ def evictions(lo: np.ndarray, hi: np.ndarray, n: int) -> np.ndarray:
 def slide_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[Any]:
     """``query()`` of a FIFO aggregator holding ``values[lo[j]:hi[j]]``, for every window j.
 
-    ``lo`` and ``hi`` are non-decreasing: per window, insert the events that entered
-    (``bulk_insert`` of a buffer slice when the aggregator has array verbs), evict the
-    ones that left (``bulk_evict``), query. Each event is inserted and evicted at most
-    once: O(n + windows) aggregator operations (three calls per window).
+    ``lo`` and ``hi`` are non-decreasing. Per window: evict the events that left (all of
+    them when the window starts after what is held), insert the ones that entered
+    (``bulk_insert`` of a buffer slice when the aggregator has array verbs; never the
+    events between two disjoint windows), query. Each event is inserted and evicted at
+    most once: O(n + windows) aggregator operations, three calls per window.
     """
+    r = len(lo)
+    if not r:
+        return []
+    prev_lo = np.concatenate([[0], lo[:-1]])
+    prev_hi = np.concatenate([[0], hi[:-1]])
+    evict = (np.minimum(lo, prev_hi) - prev_lo).tolist()  # all that is held when disjoint
+    start = np.maximum(prev_hi, lo).tolist()
+    stop = hi.tolist()
     verbs = getattr(agg, "slide", None) is not None and hasattr(agg, "bulk_insert")
     source: Any = values if verbs else values.tolist()
     drop, query, insert = agg.bulk_evict, agg.query, agg.insert  # bound methods: hot loop
     insert_many = agg.bulk_insert if verbs else None
     out = []
-    cur_lo = cur_hi = 0
-    for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
-        if a >= cur_hi:  # disjoint from what is held: skip the events in between
-            if cur_hi > cur_lo:
-                drop(cur_hi - cur_lo)
-            cur_lo = cur_hi = a
-        if b > cur_hi:
+    for e, a, b in zip(evict, start, stop, strict=True):
+        if e:
+            drop(e)
+        if b > a:
             if insert_many is not None:
-                insert_many(source[cur_hi:b])
+                insert_many(source[a:b])
             else:
-                for i in range(cur_hi, b):
+                for i in range(a, b):
                     insert(source[i])
-            cur_hi = b
-        if a > cur_lo:
-            drop(a - cur_lo)
-            cur_lo = a
         out.append(query())
     return out
 
