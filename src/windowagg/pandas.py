@@ -1,0 +1,367 @@
+"""``window_agg`` in-process, for pandas and polars DataFrames and pyarrow Tables.
+
+The same call, semantics and output columns as :func:`windowagg.spark.window_agg`,
+computed by the windows engine (:mod:`windowagg.windows.engine`) without Spark:
+
+=================  ==========================================================================
+input              a pandas or polars DataFrame, or a pyarrow Table (results and rejects
+                   come back of the same kind)
+aggregations       ``"max(v)"``, ``"min(v)"``, ``"sum(v)"``, ``"mean(v)"``, ``"count"``,
+                   ``"pNN(v)"`` / ``"median(v)"`` (**exact**, nearest rank: DuckDB's
+                   ``quantile_disc``), ``"approx_pNN(v)"`` (q-digest, rank error at most
+                   ``QUANTILE_EPS * n``), any registered monoid name, ``Agg`` objects or
+                   ``(alias, monoid, column[, type])`` tuples
+windows            ``size`` + ``slide`` (hopping/tumbling, Spark's ``F.window``); ``size``
+                   alone (one window ``(t - size, t]`` per event, including every event at
+                   ``t``); ``rows`` + ``every`` (count windows); ``gap`` (sessions: an event
+                   at most ``gap`` after the previous one joins its session;
+                   ``window_end`` = last event + ``gap``)
+rejects            every input row is aggregated or rejected: ``reason``, ``event_time``,
+                   ``row`` (the original row as JSON) and ``row_index`` (its position in
+                   the input: rows are carried by identity, never matched by value)
+lateness           none by default (batch: every valid row is on time); with
+                   ``max_out_of_orderness`` / ``allowed_lateness`` the rows are judged in
+                   input order per key, as a stream would judge them, and late rows are
+                   rejected (``late: ...``)
+=================  ==========================================================================
+
+Examples
+--------
+>>> import pandas as pd
+>>> df = pd.DataFrame({"k": ["a", "a", "b", None], "t": [1, 7, 3, 4],
+...                    "v": [2.0, 5.0, 1.0, 9.0]})
+>>> out = window_agg(df, "k", "t", ["max(v)", "count"], size=10, slide=10)
+>>> out.results[["k", "max_v", "count"]].values.tolist()
+[['a', 5.0, 2], ['b', 1.0, 1]]
+>>> out.rejects[["reason", "row_index"]].values.tolist()
+[['null key k', 3]]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from windowagg.spark import frames
+from windowagg.spark.spec import Agg, parse_aggs, to_micros
+from windowagg.windows.engine import Shape, WatermarkClock, plan, window_key
+
+__all__ = ["WindowAgg", "parse", "window_agg"]
+
+
+class WindowAgg(NamedTuple):
+    """``results`` (keys, ``window_start``, ``window_end``, one column per aggregation) and
+    ``rejects`` (``reason``, ``event_time``, ``row``, ``row_index``), of the input's kind."""
+
+    results: Any
+    rejects: Any
+
+
+_SPECIAL = re.compile(
+    r"^\s*(?P<name>median|approx_p\d+(?:\.\d+)?)\s*\(\s*(?P<col>[^()]*?)\s*\)"
+    r"(?:\s+as\s+(?P<alias>[A-Za-z_][A-Za-z0-9_]*))?\s*$",
+    re.IGNORECASE,
+)
+
+
+def parse(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
+    """:func:`windowagg.spark.spec.parse_aggs`, plus ``median(x)`` and ``approx_pNN(x)``.
+
+    ``pNN`` and ``median`` are exact quantiles in this engine; ``approx_pNN`` is the
+    q-digest. O(len(aggs)).
+
+    >>> [(a.alias, a.kind) for a in parse(["median(v)", "approx_p99(v)", "p95(v)"])]
+    [('median_v', 'median'), ('approx_p99_v', 'approx_p99'), ('p95_v', 'p95')]
+    """
+    out: list[Agg] = []
+    for a in aggs:
+        m = _SPECIAL.match(a) if isinstance(a, str) else None
+        if m is None:
+            out.extend(parse_aggs([a]))
+            continue
+        name, col, alias = m.group("name").lower(), m.group("col"), m.group("alias")
+        if not col or col == "*":
+            raise ValueError(f"aggregation {a!r} needs a column, e.g. '{name}(value)'")
+        q = "p50" if name == "median" else name[len("approx_") :]
+        kind = name
+        (base,) = parse_aggs([f"{q}({col})"])
+        out.append(
+            dataclasses.replace(base, alias=alias or f"{kind.replace('.', '_')}_{col}", kind=kind)
+        )
+    seen: set[str] = set()
+    for agg in out:
+        if agg.alias in seen:
+            raise ValueError(f"two aggregations are named {agg.alias!r}; give one an alias")
+        seen.add(agg.alias)
+    return out
+
+
+def _to_pandas(df: Any) -> tuple[pd.DataFrame, str]:
+    if isinstance(df, pd.DataFrame):
+        return df, "pandas"
+    mod = type(df).__module__.split(".")[0]
+    if mod == "pyarrow":
+        return df.to_pandas(), "arrow"
+    if mod == "polars":
+        return df.to_pandas(), "polars"
+    raise TypeError(
+        f"window_agg takes a pandas or polars DataFrame or a pyarrow Table; got {type(df).__name__}"
+    )
+
+
+def _from_pandas(pdf: pd.DataFrame, kind: str) -> Any:
+    if kind == "pandas":
+        return pdf
+    if kind == "arrow":
+        import pyarrow as pa
+
+        return pa.Table.from_pandas(pdf, preserve_index=False)
+    import polars as pl
+
+    return pl.from_pandas(pdf)
+
+
+def _key_column(values: list[Any], sizes: list[int], dtype: Any) -> Any:
+    holder = np.empty(len(values), dtype=object)
+    holder[:] = values
+    col = np.repeat(holder, sizes)
+    try:
+        return pd.array(col, dtype=dtype)
+    except (TypeError, ValueError):
+        return col
+
+
+def window_agg(
+    df: Any,
+    keys: str | Sequence[str],
+    time: str,
+    aggs: Sequence[str | Agg | tuple[Any, ...]],
+    *,
+    size: Any = None,
+    slide: Any = None,
+    rows: int | None = None,
+    every: int = 1,
+    gap: Any = None,
+    start_time: Any = 0,
+    time_unit: str = "s",
+    max_out_of_orderness: Any = None,
+    allowed_lateness: Any = None,
+    row_columns: Sequence[str] | str | None = None,
+    factory: Any = None,
+) -> WindowAgg:
+    """Sliding-window aggregation per key, in-process (see the module docstring).
+
+    Parameters
+    ----------
+    df
+        pandas or polars DataFrame, or pyarrow Table.
+    keys
+        Grouping column(s) (``[]`` for one group); rows with a null key are rejected.
+    time
+        Event-time column: timestamps, ISO 8601 text, or numbers in ``time_unit``.
+    aggs
+        See :func:`parse`.
+    size, slide, rows, every, gap, start_time
+        The window shape, as :func:`windowagg.spark.window_agg` (durations as text,
+        seconds or timedeltas), plus ``gap`` for session windows.
+    max_out_of_orderness, allowed_lateness
+        Judge rows late in input order per key (default: no lateness).
+    row_columns
+        ``"*"`` or column names for the rejects' ``row`` JSON (default: the columns the
+        aggregation reads).
+    factory
+        ``monoid -> FIFO aggregator`` for the engine (default ``fifo.TwoStacksLite``).
+
+    Returns
+    -------
+    WindowAgg
+        ``results`` ordered by key then window end, ``rejects`` ordered by ``row_index``.
+
+    Complexity: O(n log n) validation and grouping, then per key
+    :func:`windowagg.windows.engine.window_key`.
+    """
+    pdf, kind = _to_pandas(df)
+    key_list = [keys] if isinstance(keys, str) else list(keys)
+    agg_list = parse(aggs)
+    shape = Shape(
+        size=None if size is None else to_micros(size),
+        slide=None if slide is None else to_micros(slide),
+        rows=rows,
+        every=every,
+        gap=None if gap is None else to_micros(gap),
+        start_time=to_micros(start_time),
+    )
+    lateness = max_out_of_orderness is not None or allowed_lateness is not None
+    ooo = to_micros(max_out_of_orderness or 0)
+    allowed = to_micros(allowed_lateness or 0)
+    value_cols = frames.value_columns(agg_list)
+    needed = list(dict.fromkeys([*key_list, time, *value_cols]))
+    for c in needed:
+        if c not in pdf.columns:
+            raise ValueError(f"column {c!r} is not in the DataFrame (columns: {list(pdf.columns)})")
+    if row_columns is None:
+        row_cols = needed
+    elif row_columns == "*":
+        row_cols = [str(c) for c in pdf.columns]
+    else:
+        row_cols = list(row_columns)
+    extra = [frames.CORRUPT_COLUMN] if frames.CORRUPT_COLUMN in pdf.columns else []
+    sub = pdf[list(dict.fromkeys([*needed, *extra]))].reset_index(drop=True)
+    good, micros, values, bad = frames.validate(
+        sub, key_list, time, value_cols, time_unit=time_unit
+    )
+    # validate lists the bad rows in input order: their positions are their identity
+    bad_rows = np.flatnonzero(~good)
+    planned = plan(agg_list)
+    idx = np.flatnonzero(good)
+    groups = _groups(sub, key_list, idx)
+    kvals: list[tuple[Any, ...]] = []
+    parts: list[dict[str, Any]] = []
+    refused_rows: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
+    refused_why: list[str] = []
+    for kv, rows_k in groups:
+        clock = WatermarkClock(ooo, allowed) if lateness else None
+        r = window_key(
+            micros[rows_k],
+            {c: v[rows_k] for c, v in values.items()},
+            agg_list,
+            shape,
+            clock=clock,
+            factory=factory,
+            planned=planned,
+        )
+        kvals.append(kv)
+        parts.append(r.columns)
+        refused_rows.append(rows_k[r.refused])
+        refused_why.extend(r.reasons)
+    results = _results(sub, key_list, agg_list, kvals, parts)
+    rejects = _rejects(
+        pdf, bad, bad_rows, np.concatenate(refused_rows), refused_why, micros, row_cols
+    )
+    return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
+
+
+def _groups(
+    sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray
+) -> list[tuple[tuple[Any, ...], np.ndarray]]:
+    """``[(key values, row positions ascending)]`` of the rows *idx*, ordered by key. O(n log n).
+
+    As ``groupby(keys, sort=True).indices``: each key column factorized in sorted order,
+    the codes combined, one stable sort.
+    """
+    if not len(idx):
+        return []
+    if not keys:
+        return [((), idx)]
+    code = np.zeros(len(idx), dtype=np.int64)
+    uniques = []
+    for k in keys:
+        column = sub[k].to_numpy()[idx]
+        try:
+            codes_k, uniq_k = pd.factorize(column, sort=True)
+        except TypeError:  # values that do not compare (mixed types): first-seen order
+            codes_k, uniq_k = pd.factorize(column, sort=False)
+        code = code * len(uniq_k) + codes_k
+        code, _ = pd.factorize(code, sort=True)  # compact: no overflow with many keys
+        uniques.append((codes_k, uniq_k))
+    # few groups fit 16 bits, where numpy's stable sort is a radix sort (same order)
+    small = code.astype(np.int16) if len(code) and int(code.max()) < 2**15 else code
+    order = np.argsort(small, kind="stable")
+    bounds = np.flatnonzero(np.diff(code[order])) + 1
+    out = []
+    for part in np.split(order, bounds):
+        first = int(part[0])
+        kv = tuple(uniq[int(codes[first])] for codes, uniq in uniques)
+        out.append((kv, idx[part]))
+    return out
+
+
+def _results(
+    sub: pd.DataFrame,
+    keys: Sequence[str],
+    aggs: Sequence[Agg],
+    kvals: list[tuple[Any, ...]],
+    parts: list[dict[str, Any]],
+) -> pd.DataFrame:
+    sizes = [len(p["end"]) for p in parts]
+    data: dict[str, Any] = {}
+    for j, k in enumerate(keys):
+        data[k] = _key_column([kv[j] for kv in kvals], sizes, sub[k].dtype)
+
+    def cat(name: str, dtype: Any) -> np.ndarray:
+        arrays = [np.asarray(p[name], dtype=dtype) for p in parts]
+        return np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
+
+    data["window_start"] = _utc(cat("start", np.int64))
+    data["window_end"] = _utc(cat("end", np.int64))
+    for a in aggs:
+        if a.dtype == "bigint":
+            data[a.alias] = cat(a.alias, np.int64)
+        elif a.dtype == "double":
+            data[a.alias] = cat(a.alias, np.float64)
+        else:
+            data[a.alias] = [v for p in parts for v in p[a.alias]]
+    return pd.DataFrame(data, copy=False)  # the columns are fresh arrays: no copy
+
+
+_NS_LIMIT = np.iinfo(np.int64).max // 1000
+
+
+def _utc(us: np.ndarray) -> Any:
+    """Microseconds since the epoch as a ``datetime64[ns, UTC]`` index (as
+    ``pd.to_datetime(us, unit="us", utc=True)``, which checks the range, without its cost)."""
+    if len(us) and (int(us.max()) > _NS_LIMIT or int(us.min()) < -_NS_LIMIT):
+        return pd.to_datetime(us, unit="us", utc=True)  # raises OutOfBoundsDatetime
+    return pd.DatetimeIndex((us * 1000).view("datetime64[ns]")).tz_localize("UTC")
+
+
+def _rejects(
+    pdf: pd.DataFrame,
+    bad: pd.DataFrame,
+    bad_rows: np.ndarray,
+    refused_rows: np.ndarray,
+    refused_why: list[str],
+    micros: np.ndarray,
+    row_cols: list[str],
+) -> pd.DataFrame:
+    n_bad, n_ref = len(bad_rows), len(refused_rows)
+    row_index = np.concatenate([bad_rows, refused_rows]).astype(np.int64)
+    reason = list(bad["reason"]) + refused_why
+    ev = np.concatenate(
+        [
+            bad["event_time"].to_numpy(dtype="datetime64[us]").astype(np.int64)
+            if n_bad
+            else np.empty(0, np.int64),
+            micros[refused_rows],
+        ]
+    )
+    ev_null = np.concatenate([bad["event_time"].isna().to_numpy(), np.zeros(n_ref, bool)])
+    rows = _rows(pdf, row_index, row_cols)
+    order = np.argsort(row_index, kind="stable")
+    event_time = pd.Series(pd.to_datetime(ev, unit="us", utc=True)).astype("datetime64[us, UTC]")
+    event_time[ev_null] = pd.NaT
+    out = pd.DataFrame(
+        {
+            "reason": np.asarray(reason, dtype=object),
+            "event_time": event_time,
+            "row": np.asarray(rows, dtype=object),
+            "row_index": row_index,
+        }
+    )
+    return out.iloc[order].reset_index(drop=True)
+
+
+def _rows(pdf: pd.DataFrame, positions: np.ndarray, cols: list[str]) -> list[str]:
+    """The original rows at *positions* as JSON (in the order given)."""
+    if not len(positions):
+        return []
+    mask = np.zeros(len(pdf), dtype=bool)
+    mask[positions] = True
+    sub = pdf[cols].reset_index(drop=True)
+    by_pos = dict(zip(np.flatnonzero(mask).tolist(), frames._rows_json(sub, mask), strict=True))
+    return [by_pos[int(i)] for i in positions]

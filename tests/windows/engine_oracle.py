@@ -1,0 +1,96 @@
+"""Brute-force reference for the windows engine: loops over each shape's definition."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+AGGS = ["sum(v)", "count", "max(v)", "min(v)", "mean(v)", "p50(v)", "p95(v)", "median(v)"]
+COLUMNS = ["sum_v", "count", "max_v", "min_v", "mean_v", "p50_v", "p95_v", "median_v"]
+
+
+def nearest(vals: list[float], num: int, den: int) -> float:
+    s = sorted(vals)
+    return s[max(1, math.ceil(num * len(s) / den)) - 1]
+
+
+def summary(vals: list[float]) -> list[Any]:
+    return [
+        sum(vals),
+        len(vals),
+        max(vals),
+        min(vals),
+        sum(vals) / len(vals),
+        nearest(vals, 1, 2),
+        nearest(vals, 95, 100),
+        nearest(vals, 1, 2),
+    ]
+
+
+def valid_rows(df: pd.DataFrame) -> list[int]:
+    out = []
+    for i in range(len(df)):
+        k, v = df["k"].iloc[i], df["v"].iloc[i]
+        if k is None or v is None or not math.isfinite(v):
+            continue
+        out.append(i)
+    return out
+
+
+def late_rows(df: pd.DataFrame, rows: list[int], ooo: int, allowed: int) -> set[int]:
+    """Rows judged late in input order per key (times in seconds)."""
+    top: dict[Any, int] = {}
+    late = set()
+    for i in rows:
+        k, t = df["k"].iloc[i], int(df["t"].iloc[i])
+        if k in top and t < top[k] - ooo - allowed:
+            late.add(i)
+            continue
+        top[k] = max(top.get(k, t), t)
+    return late
+
+
+def reference(df: pd.DataFrame, shape: dict[str, int], admitted: list[int]) -> pd.DataFrame:
+    """One row per window: k, start, end (seconds) and the COLUMNS, by key then end."""
+    rows: list[list[Any]] = []
+    by_key: dict[Any, list[tuple[int, int, float]]] = {}
+    for i in admitted:
+        by_key.setdefault(df["k"].iloc[i], []).append(
+            (int(df["t"].iloc[i]), i, float(df["v"].iloc[i]))
+        )
+    for k in sorted(by_key):
+        ev = sorted(by_key[k])  # by time, then input position
+        ts = [e[0] for e in ev]
+        if "gap" in shape:
+            gap = shape["gap"]
+            sessions: list[list[tuple[int, int, float]]] = []
+            for e in ev:
+                if sessions and e[0] - sessions[-1][-1][0] <= gap:
+                    sessions[-1].append(e)
+                else:
+                    sessions.append([e])
+            for s in sessions:
+                rows.append([k, s[0][0], s[-1][0] + gap, *summary([e[2] for e in s])])
+        elif "rows" in shape:
+            n, every = shape["rows"], shape["every"]
+            for j in range(len(ev)):
+                if (j + 1) % every == 0:
+                    w = ev[max(0, j - n + 1) : j + 1]
+                    rows.append([k, w[0][0], w[-1][0], *summary([e[2] for e in w])])
+        elif shape.get("slide") is None:
+            size = shape["size"]
+            for t, _, _ in ev:
+                w = [e for e in ev if t - size < e[0] <= t]
+                rows.append([k, t - size, t, *summary([e[2] for e in w])])
+        else:
+            size, slide, st = shape["size"], shape["slide"], shape.get("start_time", 0)
+            k_lo = (min(ts) - st - size) // slide - 1
+            k_hi = (max(ts) - st) // slide + 1
+            for kk in range(k_lo, k_hi + 1):
+                a = st + kk * slide
+                w = [e for e in ev if a <= e[0] < a + size]
+                if w:
+                    rows.append([k, a, a + size, *summary([e[2] for e in w])])
+    return pd.DataFrame(rows, columns=["k", "start", "end", *COLUMNS])
