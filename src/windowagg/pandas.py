@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from windowagg.spark import frames
+from windowagg.spark import frames, rejects
 from windowagg.spark.spec import Agg, parse_aggs, to_micros
 from windowagg.windows.engine import Shape, WatermarkClock, plan, window_key
 
@@ -363,5 +363,5 @@ def _rows(pdf: pd.DataFrame, positions: np.ndarray, cols: list[str]) -> list[str
     mask = np.zeros(len(pdf), dtype=bool)
     mask[positions] = True
     sub = pdf[cols].reset_index(drop=True)
-    by_pos = dict(zip(np.flatnonzero(mask).tolist(), frames._rows_json(sub, mask), strict=True))
+    by_pos = dict(zip(np.flatnonzero(mask).tolist(), rejects._rows_json(sub, mask), strict=True))
     return [by_pos[int(i)] for i in positions]
