@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
+
+from windowagg import native_available
 
 from windowagg.fifo import (
     DABA,
@@ -45,17 +48,46 @@ class UnimodularGroup(MatMul2x2):
 SL2_GENERATORS = [(1, 1, 0, 1), (1, -1, 0, 1), (1, 0, 1, 1), (1, 0, -1, 1), (0, -1, 1, 0)]
 sl2_values = st.sampled_from(SL2_GENERATORS)
 
+def python(cls: Any) -> Callable[..., Any]:
+    """*cls* on the pure-Python backend (the reference), whatever the default is."""
+
+    def make(m: Any, **kw: Any) -> Any:
+        return cls(m, backend="python", **kw)
+
+    return make
+
+
+def native(cls: Any) -> Callable[..., Any]:
+    """*cls* on the native backend; skips the test when the compiled core is not built."""
+
+    def make(m: Any, **kw: Any) -> Any:
+        if not native_available():
+            pytest.skip("windowagg's compiled core is not built (bash scripts/build_native.sh)")
+        return cls(m, backend="native", **kw)
+
+    return make
+
+
+NATIVE_CLASSES: dict[str, Any] = {
+    "TwoStacksLite": TwoStacksLite,
+    "DABALite": DABALite,
+    "DABA": DABA,
+}
+# every class with a native twin, on the native backend (labels end in "@native")
+NATIVE: dict[str, Callable[..., Any]] = {f"{k}@native": native(c) for k, c in NATIVE_CLASSES.items()}
+
 MONOID_ONLY: dict[str, Callable[[Any], Any]] = {
     "TwoStacks": TwoStacks,
-    "TwoStacksLite": TwoStacksLite,
+    "TwoStacksLite": python(TwoStacksLite),
     "FOA": FOA,
     "IOA": IOA,
-    "DABA": DABA,
+    "DABA": python(DABA),
     "DABAChunked2": lambda m: DABAChunked(m, chunk_size=2),
     "DABAChunked4": lambda m: DABAChunked(m, chunk_size=4),
-    "DABALite": DABALite,
+    "DABALite": python(DABALite),
     "FlatFAT": FlatFAT,
     "FlatFIT": FlatFIT,
+    **NATIVE,
 }
 GROUP_ONLY: dict[str, Callable[[Any], Any]] = {"SubtractOnEvict": SubtractOnEvict}
 FAMILY: dict[str, Callable[[Any], Any]] = {**MONOID_ONLY, **GROUP_ONLY}

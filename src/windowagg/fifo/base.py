@@ -20,10 +20,11 @@ The shared part keeps the ``__slots__`` layout (no instance ``__dict__``):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from windowagg.fifo._common import check_count, empty_error, hot_ops
+from windowagg.fifo._verbs import ArrayVerbs
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["FifoAggregator"]
@@ -60,7 +61,7 @@ class FifoAggregator(Protocol):
     def _check(self) -> None: ...
 
 
-class _FifoBase:
+class _FifoBase(ArrayVerbs):
     """What the FIFO classes share; each subclass adds its storage and its algorithm.
 
     A subclass sets ``_who`` (its public name, used in errors and ``repr``), defines
@@ -122,6 +123,17 @@ class _FifoBase:
         evict = self.evict  # cached: called k times
         for _ in range(k):
             evict()
+
+    def _load_partials(self, partials: Iterable[Any]) -> None:
+        """Append *partials* (already lifted) as the youngest entries. O(m) inserts."""
+        saved = self._lift
+        self._lift = None  # insert skips lift when it is None: the partials go in as they are
+        try:
+            insert = self.insert  # cached: called m times
+            for p in partials:
+                insert(p)
+        finally:
+            self._lift = saved
 
     def __repr__(self) -> str:
         extra = "".join(f", {name}={getattr(self, name)!r}" for name in self._repr_fields)

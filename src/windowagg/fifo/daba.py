@@ -53,6 +53,7 @@ from typing import Any
 
 from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
 from windowagg.fifo.base import _DequeFifo
+from windowagg._backend import Backend, BackendMeta
 from windowagg.monoids.base import Monoid
 
 __all__ = ["DABA"]
@@ -60,7 +61,7 @@ __all__ = ["DABA"]
 _WHO = "DABA"
 
 
-class DABA(_DequeFifo):
+class DABA(_DequeFifo, metaclass=BackendMeta):
     """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -89,7 +90,14 @@ class DABA(_DequeFifo):
     __slots__ = ("_aa", "_ba", "_bv", "_fa", "_la", "_ra", "_rv")
     _who = _WHO
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    @staticmethod
+    def _native(monoid: Monoid[Any, Any, Any]) -> Any:
+        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
+        from windowagg._native.fifo import make
+
+        return make("DABA", monoid)
+
+    def __init__(self, monoid: Monoid[Any, Any, Any], *, backend: Backend | None = None) -> None:
         super().__init__(monoid)
         self._fa: deque[Any] = deque()  # front portion aggregates
         self._la: deque[Any] = deque()  # l_L aggregates

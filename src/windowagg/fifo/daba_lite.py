@@ -50,6 +50,7 @@ from typing import Any
 
 from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
 from windowagg.fifo.base import _DequeFifo
+from windowagg._backend import Backend, BackendMeta
 from windowagg.monoids.base import Monoid
 
 __all__ = ["DABALite"]
@@ -57,7 +58,7 @@ __all__ = ["DABALite"]
 _WHO = "DABALite"
 
 
-class DABALite(_DequeFifo):
+class DABALite(_DequeFifo, metaclass=BackendMeta):
     """Worst-case O(1) FIFO aggregator with at most 3 / 2 / 1 combines per operation.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -76,7 +77,14 @@ class DABALite(_DequeFifo):
     __slots__ = ("_aa", "_agg_b", "_agg_ra", "_bb", "_front", "_ll", "_rr")
     _who = _WHO
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    @staticmethod
+    def _native(monoid: Monoid[Any, Any, Any]) -> Any:
+        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
+        from windowagg._native.fifo import make
+
+        return make("DABALite", monoid)
+
+    def __init__(self, monoid: Monoid[Any, Any, Any], *, backend: Backend | None = None) -> None:
         super().__init__(monoid)
         self._front: deque[Any] = deque()
         self._ll: deque[Any] = deque()

@@ -51,13 +51,14 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
 from windowagg import codec
 from windowagg.errors import CodecError, StorageError
 from windowagg.fifo._common import check_count, empty_error, hot_ops, invariant
+from windowagg.fifo._verbs import ArrayVerbs
 from windowagg.fifo.wsp import CountWindow, Policy
 from windowagg.monoids.base import Monoid, require_monoid
 from windowagg.storage.base import KVStore
@@ -75,7 +76,7 @@ _FORMAT = 1
 Accept = Callable[[int, int, Any], bool]
 
 
-class _MTABase:
+class _MTABase(ArrayVerbs):
     """Level queues, positions, storage, descent and checkpoints shared by LogMTA and AMTA."""
 
     _WHO = "MTA"
@@ -228,6 +229,19 @@ class _MTABase:
         lo, hi = self._lo, self._hi
         while lo and lo[-1] == hi[-1]:
             self._drop_top()
+
+    def _load_partials(self, partials: Iterable[Any]) -> None:
+        """Append *partials* (already lifted) as the youngest entries. O(m) inserts; with a
+        store, each is checked to be encodable as ``insert`` does."""
+        saved = self._lift
+        # insert skips lift when it is None; with a store the checking wrapper stays
+        self._lift = None if self._store is None else self._stored_lift(None, self._mid)  # type: ignore[arg-type]
+        try:
+            insert = self.insert  # cached: called m times
+            for p in partials:
+                insert(p)
+        finally:
+            self._lift = saved
 
     def _reset(self) -> None:
         while self._first:

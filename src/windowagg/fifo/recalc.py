@@ -17,16 +17,17 @@ methods, no fast paths): it is what they are tested against.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from windowagg.errors import EmptyWindowError, WindowaggError
+from windowagg.fifo._verbs import ArrayVerbs
 from windowagg.monoids.base import Monoid, require_monoid
 
 __all__ = ["Recalc"]
 
 
-class Recalc:
+class Recalc(ArrayVerbs):
     """FIFO window that recomputes every query; the oracle for ``windowagg.fifo``.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -101,6 +102,10 @@ class Recalc:
         """O(1): nothing can break in a deque; kept for interface parity."""
         if not isinstance(self._q, deque):
             raise WindowaggError("fifo.Recalc: storage is not a deque")
+
+    def _load_partials(self, partials: Iterable[Any]) -> None:
+        """Append *partials* (already lifted) as the youngest entries. O(m)."""
+        self._q.extend(partials)
 
     def __repr__(self) -> str:
         return f"fifo.Recalc({self._m!r}, n={len(self)})"

@@ -43,6 +43,7 @@ from typing import Any
 
 from windowagg.fifo._common import check_count, empty_error, flip_op, invariant
 from windowagg.fifo.base import _DequeFifo
+from windowagg._backend import Backend, BackendMeta
 from windowagg.monoids.base import Monoid
 from windowagg.monoids.builtins import Sum
 
@@ -51,7 +52,7 @@ __all__ = ["TwoStacksLite"]
 _WHO = "TwoStacksLite"
 
 
-class TwoStacksLite(_DequeFifo):
+class TwoStacksLite(_DequeFifo, metaclass=BackendMeta):
     """Amortized O(1) FIFO aggregator with the fewest combines of the family.
 
     The fact card (ordering, operator needs, costs, space, paper) opens the
@@ -69,13 +70,22 @@ class TwoStacksLite(_DequeFifo):
     __slots__ = ("_agg_b", "_flip_op", "_front")
     _who = _WHO
 
-    def __new__(cls, monoid: Monoid[Any, Any, Any]) -> TwoStacksLite:
+    def __new__(
+        cls, monoid: Monoid[Any, Any, Any], *, backend: Backend | None = None
+    ) -> TwoStacksLite:
         # the built-in Sum (exact type only) gets the inlined subclass; __init__ still runs
         if cls is TwoStacksLite and type(monoid) is Sum:
             return object.__new__(_TwoStacksLiteSum)
         return object.__new__(cls)
 
-    def __init__(self, monoid: Monoid[Any, Any, Any]) -> None:
+    @staticmethod
+    def _native(monoid: Monoid[Any, Any, Any]) -> Any:
+        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
+        from windowagg._native.fifo import make
+
+        return make("TwoStacksLite", monoid)
+
+    def __init__(self, monoid: Monoid[Any, Any, Any], *, backend: Backend | None = None) -> None:
         super().__init__(monoid)
         self._flip_op = flip_op(monoid, self._combine)
         self._front: list[Any] = []

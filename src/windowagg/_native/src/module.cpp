@@ -4,6 +4,8 @@
 
 namespace nb = nanobind;
 
+void bind_fifo(nb::module_& m);  // bind_fifo.cpp
+
 NB_MODULE(_core, m) {
     m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA and order statistics";
 #ifdef NDEBUG
@@ -16,4 +18,5 @@ NB_MODULE(_core, m) {
 #else
     m.attr("sanitized") = false;
 #endif
+    bind_fifo(m);
 }

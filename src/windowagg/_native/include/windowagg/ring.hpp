@@ -1,0 +1,92 @@
+// Ring<T>: a double-ended queue in one power-of-two circular buffer.
+//
+// push/pop at both ends and indexing are O(1) worst case, except that a push into a full
+// buffer doubles it (amortized O(1); `reserve_one()` does that growth up front so an
+// operation can allocate before it mutates anything). Popped slots are reset to T{}, so a
+// ring of Python objects drops its references at once. Swapping two rings is O(1).
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace windowagg {
+
+template <class T>
+class Ring {
+  public:
+    std::size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    T& operator[](std::size_t i) { return buf_[(head_ + i) & mask_]; }
+    const T& operator[](std::size_t i) const { return buf_[(head_ + i) & mask_]; }
+    T& front() { return buf_[head_]; }
+    const T& front() const { return buf_[head_]; }
+    T& back() { return buf_[(head_ + n_ - 1) & mask_]; }
+    const T& back() const { return buf_[(head_ + n_ - 1) & mask_]; }
+
+    // Make room for one more element (may allocate; changes no element).
+    void reserve_one() {
+        if (n_ == buf_.size()) grow(n_ + 1);
+    }
+    void reserve(std::size_t n) {
+        if (n > buf_.size()) grow(n);
+    }
+    void push_back(T v) {
+        reserve_one();
+        buf_[(head_ + n_) & mask_] = std::move(v);
+        ++n_;
+    }
+    void push_front(T v) {
+        reserve_one();
+        head_ = (head_ - 1) & mask_;
+        buf_[head_] = std::move(v);
+        ++n_;
+    }
+    T pop_front() {
+        T v = std::move(buf_[head_]);
+        buf_[head_] = T{};
+        head_ = (head_ + 1) & mask_;
+        --n_;
+        return v;
+    }
+    T pop_back() {
+        std::size_t i = (head_ + n_ - 1) & mask_;
+        T v = std::move(buf_[i]);
+        buf_[i] = T{};
+        --n_;
+        return v;
+    }
+    void clear() {
+        while (n_) pop_back();
+        head_ = 0;
+    }
+    void swap(Ring& o) noexcept {
+        buf_.swap(o.buf_);
+        std::swap(head_, o.head_);
+        std::swap(n_, o.n_);
+        std::swap(mask_, o.mask_);
+    }
+    // A copy with every element mapped through f (for deoptimisation: same layout).
+    template <class U, class F>
+    static Ring<U> map(const Ring& r, F&& f) {
+        Ring<U> out;
+        out.reserve(r.size());
+        for (std::size_t i = 0; i < r.size(); ++i) out.push_back(f(r[i]));
+        return out;
+    }
+
+  private:
+    void grow(std::size_t need) {
+        std::size_t cap = buf_.empty() ? 8 : buf_.size();
+        while (cap < need) cap *= 2;
+        std::vector<T> nb(cap);
+        for (std::size_t i = 0; i < n_; ++i) nb[i] = std::move(buf_[(head_ + i) & mask_]);
+        buf_.swap(nb);
+        head_ = 0;
+        mask_ = cap - 1;
+    }
+    std::vector<T> buf_;
+    std::size_t head_ = 0, n_ = 0, mask_ = 0;
+};
+
+}  // namespace windowagg

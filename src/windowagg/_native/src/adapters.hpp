@@ -1,0 +1,706 @@
+// Adapters: from a Python monoid (windowagg.monoids) to a native one, and back.
+//
+// An adapter is a Monoid (include/windowagg/monoid.hpp) that the algorithms store, plus the
+// Python glue the bindings need:
+//
+//   using partial_type = ...;
+//   partial_type identity() const;
+//   partial_type combine(const partial_type&, const partial_type&) const;  // may throw Deopt
+//   bool lift(nb::handle x, partial_type& out) const;   // false: "not for me" (deoptimise);
+//                                                       // raises where the twin would
+//   bool lift_f64(double, partial_type&) const;         // numeric buffers, no Python objects
+//   bool lift_i64(int64_t, partial_type&) const;
+//   nb::object lower(const partial_type&) const;        // == twin.lower(to_py(p))
+//   bool lower_num(const partial_type&, Num&) const;    // the lowered answer as a plain
+//                                                       // number (false: use lower())
+//   nb::object to_py(const partial_type&) const;        // the twin's partial, exactly
+//   bool from_py(nb::handle p, partial_type&) const;    // inverse of to_py; false: deoptimise
+//   static constexpr bool generic;                      // true only for GenericAdapter
+//   bool commutative;                                   // the monoid declares it (Python attr)
+//
+// Specialise, then deoptimise: numeric adapters hold int64 / float64 (a tagged Num where the
+// Python twin mixes ints and floats). Whatever they cannot represent exactly as the twin
+// would (a bool, an int beyond int64, a str into Max, int64 overflow in a combine) makes
+// lift/from_py return false or combine throw Deopt; the binding layer then rebuilds the
+// structure over GenericAdapter (the twin's own Python methods) and redoes the operation,
+// so results never differ from the pure-Python reference.
+//
+// visit_adapter(py_monoid, f) calls f(adapter) with the adapter for the EXACT type of the
+// Python monoid (Sum, Count, Max, Min, First, Last, Mean, Variance, StdDev, ArgMax, ArgMin,
+// Composite of the numeric ones), else f(GenericAdapter).
+//
+// Non-finite rule (issue 13 item 11): Sum, Max, Min, Mean, Variance and StdDev refuse NaN
+// and +-inf at lift with windowagg.errors.MonoidInputError. ArgMax/ArgMin refuse a NaN key
+// (as their Python lift does); Count, First and Last take any value.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace windowagg::py {
+
+namespace nb = nanobind;
+
+// ------------------------------------------------------------------------- errors
+
+// The class `name` of windowagg.errors (looked up once, kept for the process lifetime).
+inline PyObject* error_class(const char* name) {
+    static std::unordered_map<std::string, PyObject*> cache;
+    auto it = cache.find(name);
+    if (it != cache.end()) return it->second;
+    nb::object cls = nb::module_::import_("windowagg.errors").attr(name);
+    PyObject* p = cls.release().ptr();  // one reference kept forever (module lifetime)
+    cache.emplace(name, p);
+    return p;
+}
+
+// Raise windowagg.errors.<cls>(msg) as a C++ exception (nb::python_error).
+[[noreturn]] inline void raise(const char* cls, const std::string& msg) {
+    PyErr_SetString(error_class(cls), msg.c_str());
+    throw nb::python_error();
+}
+
+// Raise a built-in exception type (PyExc_TypeError, ...).
+[[noreturn]] inline void raise_builtin(PyObject* type, const std::string& msg) {
+    PyErr_SetString(type, msg.c_str());
+    throw nb::python_error();
+}
+
+[[noreturn]] inline void throw_if_error() { throw nb::python_error(); }
+
+// `getattr(m, "commutative", False) is True`, as windowagg.fifo._common.flip_op reads it:
+// the FIFO algorithms fold a flip as acc (x) older for such a monoid (same floats as the twin).
+inline bool py_commutative(nb::handle m) {
+    PyObject* v = PyObject_GetAttrString(m.ptr(), "commutative");
+    if (!v) { PyErr_Clear(); return false; }
+    bool r = v == Py_True;
+    Py_DECREF(v);
+    return r;
+}
+
+inline std::string repr_str(nb::handle h) {
+    nb::str s = nb::repr(h);
+    return std::string(s.c_str());
+}
+
+// Thrown by a numeric adapter's combine when the result leaves what it can represent
+// (int64 overflow): the algorithm keeps its structure unchanged (strong guarantee) and the
+// binding layer deoptimises to GenericAdapter, then redoes the operation.
+struct Deopt {};
+
+// ------------------------------------------------------------------------- Num
+
+// A Python int (within int64) or float, or "nothing" (None / NOTHING, the identity of
+// Max, Min, First and Last). Arithmetic and comparisons follow Python's exactly.
+struct Num {
+    enum Tag : uint8_t { NONE = 0, INT = 1, FLT = 2 };
+    union {
+        int64_t i;
+        double d;
+    };
+    Tag tag;
+
+    static Num none() { Num n; n.i = 0; n.tag = NONE; return n; }
+    static Num of_int(int64_t v) { Num n; n.i = v; n.tag = INT; return n; }
+    static Num of_flt(double v) { Num n; n.d = v; n.tag = FLT; return n; }
+    double as_double() const { return tag == FLT ? d : static_cast<double>(i); }
+};
+
+// Python's int(a) < float(b), exactly (no rounding of the int). NaN compares false.
+inline bool int_lt_flt(int64_t a, double b) {
+    if (std::isnan(b)) return false;
+    if (b >= 0x1p63) return true;
+    if (b < -0x1p63) return false;
+    double t = std::trunc(b);
+    auto ti = static_cast<int64_t>(t);
+    if (a != ti) return a < ti;
+    return t < b;
+}
+
+// Python's float(a) < int(b), exactly.
+inline bool flt_lt_int(double a, int64_t b) {
+    if (std::isnan(a)) return false;
+    if (a >= 0x1p63) return false;
+    if (a < -0x1p63) return true;
+    double t = std::trunc(a);
+    auto ti = static_cast<int64_t>(t);
+    if (ti != b) return ti < b;
+    return a < t;
+}
+
+// a < b for two numbers (neither NONE).
+inline bool num_lt(const Num& a, const Num& b) {
+    if (a.tag == Num::INT) return b.tag == Num::INT ? a.i < b.i : int_lt_flt(a.i, b.d);
+    return b.tag == Num::FLT ? a.d < b.d : flt_lt_int(a.d, b.i);
+}
+
+// a + b as Python computes it; int64 overflow throws Deopt (Python would make a big int).
+inline Num num_add(const Num& a, const Num& b) {
+    if (a.tag == Num::INT && b.tag == Num::INT) {
+        int64_t r;
+        if (__builtin_add_overflow(a.i, b.i, &r)) throw Deopt{};
+        return Num::of_int(r);
+    }
+    return Num::of_flt(a.as_double() + b.as_double());
+}
+
+inline int64_t checked_add(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) throw Deopt{};
+    return r;
+}
+
+// An exact Python int (not bool, within int64) or exact float into a Num; false otherwise.
+inline bool num_from_py(PyObject* o, Num& out) {
+    if (PyLong_CheckExact(o)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) return false;
+        if (v == -1 && PyErr_Occurred()) throw_if_error();
+        out = Num::of_int(v);
+        return true;
+    }
+    if (PyFloat_CheckExact(o)) {
+        out = Num::of_flt(PyFloat_AS_DOUBLE(o));
+        return true;
+    }
+    return false;
+}
+
+// A Num as the Python object it stands for (NONE -> `none`, a borrowed object).
+inline nb::object num_to_py(const Num& n, PyObject* none = Py_None) {
+    switch (n.tag) {
+        case Num::INT: return nb::steal(PyLong_FromLongLong(n.i));
+        case Num::FLT: return nb::steal(PyFloat_FromDouble(n.d));
+        default: return nb::borrow(none);
+    }
+}
+
+// ------------------------------------------------------------------------- Python types
+
+// The built-in monoid classes, looked up once (exact-type dispatch in visit_adapter).
+struct Builtins {
+    PyObject *Sum, *Count, *Max, *Min, *First, *Last, *Mean, *Variance, *StdDev, *ArgMax,
+        *ArgMin, *Composite, *NOTHING;
+};
+
+inline const Builtins& builtins() {
+    static const Builtins b = [] {
+        nb::module_ mb = nb::module_::import_("windowagg.monoids.builtins");
+        nb::module_ mc = nb::module_::import_("windowagg.monoids.composite");
+        auto get = [](nb::module_& m, const char* n) { return nb::object(m.attr(n)).release().ptr(); };
+        return Builtins{get(mb, "Sum"),      get(mb, "Count"),  get(mb, "Max"),
+                        get(mb, "Min"),      get(mb, "First"),  get(mb, "Last"),
+                        get(mb, "Mean"),     get(mb, "Variance"), get(mb, "StdDev"),
+                        get(mb, "ArgMax"),   get(mb, "ArgMin"), get(mc, "Composite"),
+                        get(mb, "NOTHING")};
+    }();
+    return b;
+}
+
+// ------------------------------------------------------------------------- numeric kernels
+
+// One numeric monoid as operations on `cells(K)` consecutive Nums. The standalone adapters
+// instantiate them with a constant kind; the composite adapter loops over its components.
+enum class Kind : uint8_t { SUM, COUNT, MAX, MIN, FIRST, LAST, MEAN, VARIANCE, STDDEV };
+
+constexpr int cells(Kind k) {
+    return k == Kind::MEAN ? 2 : (k == Kind::VARIANCE || k == Kind::STDDEV) ? 3 : 1;
+}
+
+// What a kernel needs from its Python monoid: its repr (for error messages) and ddof.
+struct KernelCtx {
+    std::string who;  // repr of the monoid, e.g. "Max()" or "Variance(ddof=1)"
+    int64_t ddof = 0;
+};
+
+[[noreturn]] inline void refuse_non_finite(const KernelCtx& c, double v) {
+    nb::object f = nb::steal(PyFloat_FromDouble(v));
+    raise("MonoidInputError", c.who + " refuses non-finite value " + repr_str(f) +
+                                  ": drop or repair the record before inserting it");
+}
+
+inline void k_identity(Kind k, Num* p) {
+    switch (k) {
+        case Kind::SUM: case Kind::COUNT: p[0] = Num::of_int(0); break;
+        case Kind::MAX: case Kind::MIN: case Kind::FIRST: case Kind::LAST: p[0] = Num::none(); break;
+        case Kind::MEAN: p[0] = Num::of_int(0); p[1] = Num::of_int(0); break;
+        case Kind::VARIANCE: case Kind::STDDEV:
+            p[0] = Num::of_int(0); p[1] = Num::of_flt(0.0); p[2] = Num::of_flt(0.0); break;
+    }
+}
+
+// out = a (x) b; out may not alias a or b. May throw Deopt (int64 overflow).
+inline void k_combine(Kind k, const Num* a, const Num* b, Num* out) {
+    switch (k) {
+        case Kind::SUM: out[0] = num_add(a[0], b[0]); break;
+        case Kind::COUNT: out[0] = Num::of_int(checked_add(a[0].i, b[0].i)); break;
+        case Kind::MAX:  // the left one unless a < b (None is the identity)
+            out[0] = a[0].tag == Num::NONE ? b[0]
+                     : (b[0].tag == Num::NONE || !num_lt(a[0], b[0])) ? a[0] : b[0];
+            break;
+        case Kind::MIN:
+            out[0] = a[0].tag == Num::NONE ? b[0]
+                     : (b[0].tag == Num::NONE || !num_lt(b[0], a[0])) ? a[0] : b[0];
+            break;
+        case Kind::FIRST: out[0] = a[0].tag == Num::NONE ? b[0] : a[0]; break;
+        case Kind::LAST: out[0] = b[0].tag == Num::NONE ? a[0] : b[0]; break;
+        case Kind::MEAN:
+            out[0] = num_add(a[0], b[0]);
+            out[1] = Num::of_int(checked_add(a[1].i, b[1].i));
+            break;
+        case Kind::VARIANCE: case Kind::STDDEV: {
+            // Chan, Golub, LeVeque, written operation for operation as the Python twin
+            int64_t na = a[0].i, nb_ = b[0].i;
+            if (!nb_) { out[0] = a[0]; out[1] = a[1]; out[2] = a[2]; break; }
+            if (!na) { out[0] = b[0]; out[1] = b[1]; out[2] = b[2]; break; }
+            int64_t n = checked_add(na, nb_);
+            double ma = a[1].d, mb = b[1].d, qa = a[2].d, qb = b[2].d;
+            double dn = static_cast<double>(n);
+            double delta = mb - ma;
+            double mean = ma + (delta * static_cast<double>(nb_)) / dn;
+            double m2 = (qa + qb) +
+                        (((delta * delta) * static_cast<double>(na)) * static_cast<double>(nb_)) / dn;
+            out[0] = Num::of_int(n); out[1] = Num::of_flt(mean); out[2] = Num::of_flt(m2);
+            break;
+        }
+    }
+}
+
+// Lift one number (already a Num). Raises for non-finite input where the rule says so.
+inline void k_lift_num(Kind k, const KernelCtx& c, const Num& x, Num* out) {
+    switch (k) {
+        case Kind::COUNT: out[0] = Num::of_int(1); return;
+        case Kind::FIRST: case Kind::LAST: out[0] = x; return;
+        default: break;
+    }
+    if (x.tag == Num::FLT && !std::isfinite(x.d)) refuse_non_finite(c, x.d);
+    switch (k) {
+        case Kind::SUM: case Kind::MAX: case Kind::MIN: out[0] = x; break;
+        case Kind::MEAN: out[0] = x; out[1] = Num::of_int(1); break;
+        default:  // VARIANCE, STDDEV: (1, float(x), 0.0)
+            out[0] = Num::of_int(1); out[1] = Num::of_flt(x.as_double()); out[2] = Num::of_flt(0.0);
+    }
+}
+
+// Lift a Python value; false: not representable here (deoptimise).
+inline bool k_lift(Kind k, const KernelCtx& c, PyObject* x, Num* out) {
+    if (k == Kind::COUNT) { out[0] = Num::of_int(1); return true; }
+    if ((k == Kind::MAX || k == Kind::MIN) && x == Py_None) { out[0] = Num::none(); return true; }
+    Num v;
+    if (!num_from_py(x, v)) {
+        // Variance of an int beyond int64: float(x) as the twin does (or let it raise)
+        if ((k == Kind::VARIANCE || k == Kind::STDDEV) && PyLong_CheckExact(x)) {
+            double d = PyLong_AsDouble(x);
+            if (d == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return false; }
+            v = Num::of_flt(d);
+        } else {
+            return false;
+        }
+    }
+    k_lift_num(k, c, v, out);
+    return true;
+}
+
+// twin.lower(partial) as a Num when it is a plain number (or None: tag NONE); false when
+// only Python can compute it exactly (a big int mean).
+inline bool k_lower_num(Kind k, const KernelCtx& c, const Num* p, Num& out) {
+    switch (k) {
+        case Kind::SUM: case Kind::COUNT: case Kind::MAX: case Kind::MIN:
+        case Kind::FIRST: case Kind::LAST: out = p[0]; return true;
+        case Kind::MEAN: {
+            int64_t n = p[1].i;
+            if (!n) { out = Num::none(); return true; }
+            if (p[0].tag == Num::FLT) { out = Num::of_flt(p[0].d / static_cast<double>(n)); return true; }
+            int64_t s = p[0].i;
+            const int64_t lim = int64_t(1) << 53;  // exact in a double: Python divides floats
+            if (s > lim || s < -lim || n > lim || n < -lim) return false;
+            out = Num::of_flt(static_cast<double>(s) / static_cast<double>(n));
+            return true;
+        }
+        default: {
+            int64_t dof = p[0].i - c.ddof;
+            if (dof <= 0) { out = Num::none(); return true; }
+            double v = p[2].d / static_cast<double>(dof);
+            out = Num::of_flt(k == Kind::STDDEV ? std::sqrt(v) : v);
+            return true;
+        }
+    }
+}
+
+inline nb::object k_lower(Kind k, const KernelCtx& c, const Num* p) {
+    Num r;
+    if (k_lower_num(k, c, p, r)) return num_to_py(r);
+    // Mean of ints beyond 2**53: Python's exact int true division
+    nb::object s = num_to_py(p[0]), n = num_to_py(p[1]);
+    PyObject* q = PyNumber_TrueDivide(s.ptr(), n.ptr());
+    if (!q) throw_if_error();
+    return nb::steal(q);
+}
+
+inline nb::object k_to_py(Kind k, const Num* p) {
+    switch (k) {
+        case Kind::FIRST: case Kind::LAST: return num_to_py(p[0], builtins().NOTHING);
+        case Kind::MEAN: return nb::make_tuple(num_to_py(p[0]), num_to_py(p[1]));
+        case Kind::VARIANCE: case Kind::STDDEV:
+            return nb::make_tuple(num_to_py(p[0]), num_to_py(p[1]), num_to_py(p[2]));
+        default: return num_to_py(p[0]);
+    }
+}
+
+// Read the twin's partial; false (deoptimise) for anything the native form cannot hold
+// exactly, including values its lift would have refused (validated: fed by decoded bytes).
+inline bool k_from_py(Kind k, PyObject* o, Num* out) {
+    auto tuple_of = [&](Py_ssize_t n) { return PyTuple_CheckExact(o) && PyTuple_GET_SIZE(o) == n; };
+    auto finite = [](const Num& v) { return v.tag == Num::INT || std::isfinite(v.d); };
+    switch (k) {
+        case Kind::SUM: return num_from_py(o, out[0]) && finite(out[0]);
+        case Kind::COUNT: return num_from_py(o, out[0]) && out[0].tag == Num::INT;
+        case Kind::MAX: case Kind::MIN:
+            if (o == Py_None) { out[0] = Num::none(); return true; }
+            return num_from_py(o, out[0]) && finite(out[0]);
+        case Kind::FIRST: case Kind::LAST:
+            if (o == builtins().NOTHING) { out[0] = Num::none(); return true; }
+            return num_from_py(o, out[0]);
+        case Kind::MEAN:
+            return tuple_of(2) && num_from_py(PyTuple_GET_ITEM(o, 0), out[0]) && finite(out[0]) &&
+                   num_from_py(PyTuple_GET_ITEM(o, 1), out[1]) && out[1].tag == Num::INT;
+        default:
+            return tuple_of(3) && num_from_py(PyTuple_GET_ITEM(o, 0), out[0]) &&
+                   out[0].tag == Num::INT && out[0].i >= 0 &&
+                   num_from_py(PyTuple_GET_ITEM(o, 1), out[1]) && out[1].tag == Num::FLT &&
+                   std::isfinite(out[1].d) && num_from_py(PyTuple_GET_ITEM(o, 2), out[2]) &&
+                   out[2].tag == Num::FLT && std::isfinite(out[2].d) && out[2].d >= 0.0;
+    }
+}
+
+// ------------------------------------------------------------------------- adapters
+
+// One built-in numeric monoid of kind K.
+template <Kind K>
+struct NumAdapter {
+    using partial_type = std::array<Num, cells(K)>;
+    static constexpr bool generic = false;
+    KernelCtx ctx;
+    bool commutative;
+
+    explicit NumAdapter(nb::handle monoid) : commutative(py_commutative(monoid)) {
+        ctx.who = repr_str(monoid);
+        if constexpr (K == Kind::VARIANCE || K == Kind::STDDEV)
+            ctx.ddof = nb::cast<int64_t>(monoid.attr("ddof"));
+    }
+    partial_type identity() const { partial_type p; k_identity(K, p.data()); return p; }
+    partial_type combine(const partial_type& a, const partial_type& b) const {
+        partial_type r;
+        k_combine(K, a.data(), b.data(), r.data());
+        return r;
+    }
+    bool lift(nb::handle x, partial_type& out) const { return k_lift(K, ctx, x.ptr(), out.data()); }
+    bool lift_f64(double x, partial_type& out) const {
+        k_lift_num(K, ctx, Num::of_flt(x), out.data());
+        return true;
+    }
+    bool lift_i64(int64_t x, partial_type& out) const {
+        k_lift_num(K, ctx, Num::of_int(x), out.data());
+        return true;
+    }
+    nb::object lower(const partial_type& p) const { return k_lower(K, ctx, p.data()); }
+    bool lower_num(const partial_type& p, Num& out) const { return k_lower_num(K, ctx, p.data(), out); }
+    nb::object to_py(const partial_type& p) const { return k_to_py(K, p.data()); }
+    bool from_py(nb::handle o, partial_type& out) const { return k_from_py(K, o.ptr(), out.data()); }
+};
+
+using SumAdapter = NumAdapter<Kind::SUM>;
+using CountAdapter = NumAdapter<Kind::COUNT>;
+using MaxAdapter = NumAdapter<Kind::MAX>;
+using MinAdapter = NumAdapter<Kind::MIN>;
+using FirstAdapter = NumAdapter<Kind::FIRST>;
+using LastAdapter = NumAdapter<Kind::LAST>;
+using MeanAdapter = NumAdapter<Kind::MEAN>;
+using VarianceAdapter = NumAdapter<Kind::VARIANCE>;
+using StdDevAdapter = NumAdapter<Kind::STDDEV>;
+
+// Any monoid, through its own Python methods: partial = the Python object itself.
+struct GenericAdapter {
+    using partial_type = nb::object;
+    static constexpr bool generic = true;
+    nb::object monoid, id, lift_fn, combine_fn, lower_fn;
+    bool commutative;
+
+    explicit GenericAdapter(nb::handle m)
+        : monoid(nb::borrow(m)), id(m.attr("identity")), lift_fn(m.attr("lift")),
+          combine_fn(m.attr("combine")), lower_fn(m.attr("lower")), commutative(py_commutative(m)) {}
+
+    static nb::object call1(const nb::object& f, PyObject* a) {
+        PyObject* r = PyObject_CallOneArg(f.ptr(), a);
+        if (!r) throw_if_error();
+        return nb::steal(r);
+    }
+    partial_type identity() const { return id; }
+    partial_type combine(const partial_type& a, const partial_type& b) const {
+        PyObject* args[2] = {a.ptr(), b.ptr()};
+        PyObject* r = PyObject_Vectorcall(combine_fn.ptr(), args, 2, nullptr);
+        if (!r) throw_if_error();
+        return nb::steal(r);
+    }
+    bool lift(nb::handle x, partial_type& out) const { out = call1(lift_fn, x.ptr()); return true; }
+    bool lift_f64(double x, partial_type& out) const {
+        nb::object v = nb::steal(PyFloat_FromDouble(x));
+        return lift(v, out);
+    }
+    bool lift_i64(int64_t x, partial_type& out) const {
+        nb::object v = nb::steal(PyLong_FromLongLong(x));
+        return lift(v, out);
+    }
+    nb::object lower(const partial_type& p) const { return call1(lower_fn, p.ptr()); }
+    bool lower_num(const partial_type&, Num&) const { return false; }
+    nb::object to_py(const partial_type& p) const { return p; }
+    bool from_py(nb::handle o, partial_type& out) const { out = nb::borrow(o); return true; }
+};
+
+// ArgMax / ArgMin over int/float keys: partial = the twin's (key, value) tuple (None for
+// the identity) with its key as a Num for native comparisons.
+template <bool IsMax>
+struct ArgAdapter {
+    struct partial_type {
+        Num key;          // NONE: the identity (None)
+        nb::object pair;  // the twin's partial: a (key, value) tuple
+    };
+    static constexpr bool generic = false;
+    nb::object key_fn;  // None, or the monoid's key function
+    std::string who;
+    bool commutative;
+
+    explicit ArgAdapter(nb::handle m)
+        : key_fn(m.attr("key")), who(IsMax ? "ArgMax" : "ArgMin"), commutative(py_commutative(m)) {}
+    partial_type identity() const { return {Num::none(), nb::none()}; }
+    partial_type combine(const partial_type& a, const partial_type& b) const {
+        if (a.key.tag == Num::NONE) return b;
+        if (b.key.tag == Num::NONE) return a;
+        bool take_b = IsMax ? num_lt(a.key, b.key) : num_lt(b.key, a.key);
+        return take_b ? b : a;
+    }
+    bool lift(nb::handle x, partial_type& out) const {
+        nb::object pair;
+        if (key_fn.is_none()) {
+            if (PyTuple_CheckExact(x.ptr()) && PyTuple_GET_SIZE(x.ptr()) == 2) {
+                pair = nb::borrow(x);
+            } else if (PyList_CheckExact(x.ptr()) && PyList_GET_SIZE(x.ptr()) == 2) {
+                pair = nb::make_tuple(nb::handle(PyList_GET_ITEM(x.ptr(), 0)),
+                                      nb::handle(PyList_GET_ITEM(x.ptr(), 1)));
+            } else {
+                return false;  // the twin raises its own message
+            }
+        } else {
+            nb::object k = GenericAdapter::call1(key_fn, x.ptr());
+            pair = nb::make_tuple(k, x);
+        }
+        Num key;
+        if (!num_from_py(PyTuple_GET_ITEM(pair.ptr(), 0), key)) return false;
+        if (key.tag == Num::FLT && std::isnan(key.d)) {
+            raise("MonoidInputError", who + ".lift got an unordered value nan (NaN)");
+        }
+        out = {key, std::move(pair)};
+        return true;
+    }
+    bool lift_f64(double x, partial_type& out) const {
+        nb::object v = nb::steal(PyFloat_FromDouble(x));
+        return lift(v, out);
+    }
+    bool lift_i64(int64_t x, partial_type& out) const {
+        nb::object v = nb::steal(PyLong_FromLongLong(x));
+        return lift(v, out);
+    }
+    nb::object lower(const partial_type& p) const {
+        if (p.key.tag == Num::NONE) return nb::none();
+        return nb::borrow(PyTuple_GET_ITEM(p.pair.ptr(), 1));
+    }
+    bool lower_num(const partial_type& p, Num& out) const {
+        if (p.key.tag == Num::NONE) { out = Num::none(); return true; }
+        return num_from_py(PyTuple_GET_ITEM(p.pair.ptr(), 1), out);
+    }
+    nb::object to_py(const partial_type& p) const { return p.key.tag == Num::NONE ? nb::none() : p.pair; }
+    bool from_py(nb::handle o, partial_type& out) const {
+        if (o.is_none()) { out = identity(); return true; }
+        if (!PyTuple_CheckExact(o.ptr()) || PyTuple_GET_SIZE(o.ptr()) != 2) return false;
+        Num key;
+        if (!num_from_py(PyTuple_GET_ITEM(o.ptr(), 0), key)) return false;
+        if (key.tag == Num::FLT && std::isnan(key.d)) return false;
+        out = {key, nb::borrow(o)};
+        return true;
+    }
+};
+
+using ArgMaxAdapter = ArgAdapter<true>;
+using ArgMinAdapter = ArgAdapter<false>;
+
+// Composite(...) of numeric built-ins (positional or named, fan_out or not): one native
+// partial of up to kMaxCells Nums, combined component by component.
+struct CompositeAdapter {
+    static constexpr int kMaxCells = 8;
+    static constexpr int kMaxParts = 8;
+    using partial_type = std::array<Num, kMaxCells>;
+    static constexpr bool generic = false;
+
+    int nparts = 0, ncells = 0;
+    std::array<Kind, kMaxParts> kinds{};
+    std::array<int, kMaxParts> offs{};
+    std::array<KernelCtx, kMaxParts> ctx;
+    bool fan_out = false;
+    nb::object names;  // None, or a tuple of str
+    bool commutative = false;
+
+    // The kind of a component, or false when it has no native kernel.
+    static bool kind_of(nb::handle m, Kind& k) {
+        const Builtins& b = builtins();
+        PyObject* t = (PyObject*)Py_TYPE(m.ptr());
+        if (t == b.Sum) k = Kind::SUM;
+        else if (t == b.Count) k = Kind::COUNT;
+        else if (t == b.Max) k = Kind::MAX;
+        else if (t == b.Min) k = Kind::MIN;
+        else if (t == b.First) k = Kind::FIRST;
+        else if (t == b.Last) k = Kind::LAST;
+        else if (t == b.Mean) k = Kind::MEAN;
+        else if (t == b.Variance) k = Kind::VARIANCE;
+        else if (t == b.StdDev) k = Kind::STDDEV;
+        else return false;
+        return true;
+    }
+    // True when every component of the Composite `m` has a kernel and the cells fit.
+    static bool supports(nb::handle m) {
+        nb::tuple comps = nb::borrow<nb::tuple>(m.attr("components"));
+        if (comps.size() > (size_t)kMaxParts) return false;
+        int total = 0;
+        for (nb::handle c : comps) {
+            Kind k;
+            if (!kind_of(c, k)) return false;
+            total += cells(k);
+        }
+        return total <= kMaxCells;
+    }
+    explicit CompositeAdapter(nb::handle m)
+        : fan_out(nb::cast<bool>(m.attr("fan_out"))), names(m.attr("names")), commutative(py_commutative(m)) {
+        nb::tuple comps = nb::borrow<nb::tuple>(m.attr("components"));
+        for (nb::handle c : comps) {
+            Kind k = Kind::SUM;
+            kind_of(c, k);
+            kinds[nparts] = k;
+            offs[nparts] = ncells;
+            ctx[nparts].who = repr_str(c);
+            if (k == Kind::VARIANCE || k == Kind::STDDEV) ctx[nparts].ddof = nb::cast<int64_t>(c.attr("ddof"));
+            ncells += cells(k);
+            ++nparts;
+        }
+    }
+    partial_type identity() const {
+        partial_type p{};
+        for (int j = 0; j < nparts; ++j) k_identity(kinds[j], p.data() + offs[j]);
+        return p;
+    }
+    partial_type combine(const partial_type& a, const partial_type& b) const {
+        partial_type r{};
+        for (int j = 0; j < nparts; ++j) k_combine(kinds[j], a.data() + offs[j], b.data() + offs[j], r.data() + offs[j]);
+        return r;
+    }
+    bool lift(nb::handle x, partial_type& out) const {
+        partial_type p{};
+        if (fan_out) {
+            for (int j = 0; j < nparts; ++j)
+                if (!k_lift(kinds[j], ctx[j], x.ptr(), p.data() + offs[j])) return false;
+            out = p;
+            return true;
+        }
+        PyObject* o = x.ptr();
+        if (!names.is_none() && PyDict_CheckExact(o)) {
+            if (PyDict_GET_SIZE(o) != nparts) return false;  // the twin raises
+            for (int j = 0; j < nparts; ++j) {
+                PyObject* v = PyDict_GetItemWithError(o, PyTuple_GET_ITEM(names.ptr(), j));
+                if (!v) { if (PyErr_Occurred()) throw_if_error(); return false; }
+                if (!k_lift(kinds[j], ctx[j], v, p.data() + offs[j])) return false;
+            }
+            out = p;
+            return true;
+        }
+        bool is_tuple = PyTuple_CheckExact(o);
+        if (!is_tuple && !PyList_CheckExact(o)) return false;
+        if (Py_SIZE(o) != nparts) return false;
+        for (int j = 0; j < nparts; ++j) {
+            PyObject* v = is_tuple ? PyTuple_GET_ITEM(o, j) : PyList_GET_ITEM(o, j);
+            if (!k_lift(kinds[j], ctx[j], v, p.data() + offs[j])) return false;
+        }
+        out = p;
+        return true;
+    }
+    bool lift_f64(double x, partial_type& out) const {
+        if (!fan_out) return false;
+        partial_type p{};
+        for (int j = 0; j < nparts; ++j) k_lift_num(kinds[j], ctx[j], Num::of_flt(x), p.data() + offs[j]);
+        out = p;
+        return true;
+    }
+    bool lift_i64(int64_t x, partial_type& out) const {
+        if (!fan_out) return false;
+        partial_type p{};
+        for (int j = 0; j < nparts; ++j) k_lift_num(kinds[j], ctx[j], Num::of_int(x), p.data() + offs[j]);
+        out = p;
+        return true;
+    }
+    nb::object lower(const partial_type& p) const {
+        if (names.is_none()) {
+            nb::object t = nb::steal(PyTuple_New(nparts));
+            for (int j = 0; j < nparts; ++j)
+                PyTuple_SET_ITEM(t.ptr(), j, k_lower(kinds[j], ctx[j], p.data() + offs[j]).release().ptr());
+            return t;
+        }
+        nb::dict d;
+        for (int j = 0; j < nparts; ++j)
+            d[nb::handle(PyTuple_GET_ITEM(names.ptr(), j))] = k_lower(kinds[j], ctx[j], p.data() + offs[j]);
+        return d;
+    }
+    bool lower_num(const partial_type&, Num&) const { return false; }
+    nb::object to_py(const partial_type& p) const {
+        nb::object t = nb::steal(PyTuple_New(nparts));
+        for (int j = 0; j < nparts; ++j)
+            PyTuple_SET_ITEM(t.ptr(), j, k_to_py(kinds[j], p.data() + offs[j]).release().ptr());
+        return t;
+    }
+    bool from_py(nb::handle o, partial_type& out) const {
+        if (!PyTuple_CheckExact(o.ptr()) || PyTuple_GET_SIZE(o.ptr()) != nparts) return false;
+        partial_type p{};
+        for (int j = 0; j < nparts; ++j)
+            if (!k_from_py(kinds[j], PyTuple_GET_ITEM(o.ptr(), j), p.data() + offs[j])) return false;
+        out = p;
+        return true;
+    }
+};
+
+// ------------------------------------------------------------------------- dispatch
+
+// Call f(adapter) with the adapter for the exact type of `monoid` (see the top of this file).
+// f must be callable with every adapter type (a generic lambda); returns what f returns.
+template <class F>
+decltype(auto) visit_adapter(nb::handle monoid, F&& f) {
+    const Builtins& b = builtins();
+    PyObject* t = (PyObject*)Py_TYPE(monoid.ptr());
+    if (t == b.Sum) return f(SumAdapter(monoid));
+    if (t == b.Max) return f(MaxAdapter(monoid));
+    if (t == b.Min) return f(MinAdapter(monoid));
+    if (t == b.Count) return f(CountAdapter(monoid));
+    if (t == b.Mean) return f(MeanAdapter(monoid));
+    if (t == b.Variance) return f(VarianceAdapter(monoid));
+    if (t == b.StdDev) return f(StdDevAdapter(monoid));
+    if (t == b.First) return f(FirstAdapter(monoid));
+    if (t == b.Last) return f(LastAdapter(monoid));
+    if (t == b.ArgMax) return f(ArgMaxAdapter(monoid));
+    if (t == b.ArgMin) return f(ArgMinAdapter(monoid));
+    if (t == b.Composite && CompositeAdapter::supports(monoid)) return f(CompositeAdapter(monoid));
+    return f(GenericAdapter(monoid));
+}
+
+}  // namespace windowagg::py

@@ -1,0 +1,133 @@
+// bind_fifo_class<Alg>(module, name): one Python class over FifoHandle for the algorithm
+// template Alg (TwoStacksLite, DABALite, DABA, AMTA share every verb).
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <string>
+
+#include "adapters.hpp"
+#include "fifo_impl.hpp"
+#include "inputs.hpp"
+
+namespace windowagg::py {
+
+template <template <class> class Alg>
+struct FifoObj {
+    FifoHandle h;
+    std::string who;
+};
+
+// Build FifoImplT<Alg, adapter-for-monoid>.
+template <template <class> class Alg>
+std::unique_ptr<FifoImpl> make_fifo_impl(nb::handle monoid) {
+    return visit_adapter(monoid, [&](auto a) -> std::unique_ptr<FifoImpl> {
+        using A = decltype(a);
+        return std::make_unique<FifoImplT<Alg, A>>(monoid, std::move(a));
+    });
+}
+
+[[noreturn]] inline void empty_window(const std::string& who, const char* op) {
+    raise("EmptyWindowError", who + "." + op + " on an empty window; check len(window) first");
+}
+
+// bulk_evict's count, validated as windowagg.fifo._common.check_count does.
+inline std::size_t check_count(nb::handle count, std::size_t n, const std::string& who) {
+    PyObject* o = count.ptr();
+    if (PyBool_Check(o)) raise_builtin(PyExc_TypeError, who + ".bulk_evict(count) needs an integer count, got a bool");
+    PyObject* i = PyNumber_Index(o);
+    if (!i) {
+        PyErr_Clear();
+        raise_builtin(PyExc_TypeError, who + ".bulk_evict(count) needs an integer count, got " +
+                                           std::string(Py_TYPE(o)->tp_name));
+    }
+    nb::object io = nb::steal(i);
+    int overflow = 0;
+    long long k = PyLong_AsLongLongAndOverflow(i, &overflow);
+    if (overflow || k < 0 || static_cast<unsigned long long>(k) > n)
+        raise("EmptyWindowError", who + ".bulk_evict(" + std::string(nb::str(io).c_str()) + ") on a window of " +
+                                      std::to_string(n) + " entries; count must be between 0 and len(window)");
+    return static_cast<std::size_t>(k);
+}
+
+template <template <class> class Alg>
+void bind_fifo_class(nb::module_& m, const char* name) {
+    using Obj = FifoObj<Alg>;
+    std::string cls = name;
+    nb::class_<Obj>(m, name)
+        .def("__init__", [cls](Obj* self, nb::handle monoid) {
+            new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid), nb::borrow(monoid)}, cls};
+        }, nb::arg("monoid").none())
+        .def("insert", [](Obj& o, nb::handle v) { o.h.run([&](FifoImpl& i) { i.insert(v); }); }, nb::arg("v").none(),
+             "Append lift(v) as the youngest entry.")
+        .def("evict", [](Obj& o) {
+            if (!o.h.impl->size()) empty_window(o.who, "evict()");
+            o.h.run([&](FifoImpl& i) { i.evict(); });
+        }, "Remove the oldest entry (EmptyWindowError when empty).")
+        .def("bulk_evict", [](Obj& o, nb::handle count) {
+            std::size_t k = check_count(count, o.h.impl->size(), o.who);
+            std::size_t done = 0;  // resumable: a Deopt in a looping bulk_evict keeps what was done
+            o.h.run([&](FifoImpl& i) {
+                if constexpr (atomic_bulk_evict_v<Alg<SumAdapter>>) { i.bulk_evict(k); return; }
+                for (; done < k; ++done) i.evict();
+            });
+        }, nb::arg("count").none(), "Remove the count oldest entries.")
+        .def("query", [](Obj& o) { return o.h.run([&](FifoImpl& i) { return i.query(); }); },
+             "lower() of the window's aggregate, oldest to youngest.")
+        .def("oldest", [](Obj& o) {
+            if (!o.h.impl->size()) empty_window(o.who, "oldest()");
+            return o.h.impl->oldest();
+        })
+        .def("youngest", [](Obj& o) {
+            if (!o.h.impl->size()) empty_window(o.who, "youngest()");
+            return o.h.impl->youngest();
+        })
+        .def("__len__", [](Obj& o) { return o.h.impl->size(); })
+        .def("__iter__", [](Obj& o) {
+            nb::list l = o.h.impl->partials();
+            return nb::steal(PyObject_GetIter(l.ptr()));
+        })
+        .def("_check", [](Obj& o) {
+            std::string e = o.h.impl->check();
+            if (!e.empty()) {
+                nb::object cls = nb::module_::import_("windowagg.fifo._common").attr("InvariantError");
+                PyErr_SetString(cls.ptr(), (o.who + ": invariant broken: " + e).c_str());
+                throw nb::python_error();
+            }
+        }, "Verify every invariant (O(n)); InvariantError names what broke.")
+        .def_prop_ro("monoid", [](Obj& o) { return o.h.monoid; })
+        .def_prop_ro("_generic", [](Obj& o) { return o.h.impl->generic(); },
+                     "True once the structure runs on the generic (Python-monoid) path.")
+        .def("__repr__", [](Obj& o) {
+            return "fifo." + o.who + "(" + repr_str(o.h.monoid) + ", n=" + std::to_string(o.h.impl->size()) + ")";
+        })
+        .def("bulk_insert", [](Obj& o, nb::handle values) {
+            Values v(values, o.who + ".bulk_insert");
+            std::size_t i = 0;
+            o.h.run([&](FifoImpl& impl) { impl.bulk_insert(v, i); });
+        }, nb::arg("values").none(), "insert() every value, in order.")
+        .def("slide", [](Obj& o, nb::handle values, nb::handle evict, nb::handle out) -> nb::object {
+            Values v(values, o.who + ".slide");
+            Counts c(evict, v.n, o.who + ".slide");
+            Out res(out, v.n, o.who + ".slide");
+            c.validate(o.h.impl->size(), v.n, o.who);
+            Progress pr;
+            o.h.run([&](FifoImpl& impl) { impl.slide(v, c, res, pr); });
+            if (res.kind == Out::LIST) return res.list;
+            return nb::borrow(out);
+        }, nb::arg("values").none(), nb::arg("evict").none() = 1, nb::arg("out").none() = nb::none(),
+           "For each value: evict `evict` entries, insert it, record query().")
+        .def("_partials", [](Obj& o) { return o.h.impl->partials(); })
+        .def("to_bytes", [](Obj& o) {
+            return nb::module_::import_("windowagg.fifo._verbs").attr("dump_state")(o.who, o.h.impl->partials());
+        }, "The window's partials, oldest first, as windowagg.codec bytes (read by either backend).")
+        .def("_load_partials", [](Obj& o, nb::handle partials) {
+            nb::object t = nb::steal(PySequence_Tuple(partials.ptr()));
+            if (!t.is_valid()) throw_if_error();
+            std::size_t i = 0;
+            while (!o.h.run([&](FifoImpl& impl) { return impl.load(t, i); })) o.h.impl = o.h.impl->to_generic();
+        }, nb::arg("partials").none(), "Append the twin's partials (no lift).");
+}
+
+}  // namespace windowagg::py

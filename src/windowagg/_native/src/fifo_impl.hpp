@@ -1,0 +1,157 @@
+// The type-erased FIFO aggregator behind _core.TwoStacksLite, DABALite, DABA and AMTA:
+// FifoImpl is the interface (one virtual call per operation), FifoImplT<Alg, A> runs the
+// algorithm template Alg over adapter A. A numeric adapter that meets a value or result it
+// cannot hold throws Deopt before changing anything; the owner (FifoHandle) then replaces
+// the implementation by the same algorithm over GenericAdapter, partial for partial and
+// with the same layout, and redoes the operation there.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <string>
+
+#include "adapters.hpp"
+#include "inputs.hpp"
+
+namespace windowagg::py {
+
+// Progress of an array verb, so that it resumes exactly where a Deopt stopped it.
+struct Progress {
+    std::size_t i = 0;        // current step
+    int64_t evicted = 0;      // evictions done in step i
+    bool inserted = false;    // step i's insert done
+};
+
+struct FifoImpl {
+    virtual ~FifoImpl() = default;
+    virtual std::size_t size() const = 0;
+    virtual void insert(nb::handle v) = 0;
+    virtual void evict() = 0;
+    virtual void bulk_evict(std::size_t k) = 0;
+    virtual nb::object query() const = 0;
+    virtual nb::object oldest() const = 0;
+    virtual nb::object youngest() const = 0;
+    virtual nb::list partials() const = 0;
+    virtual std::string check() const = 0;
+    virtual bool generic() const = 0;
+    virtual std::unique_ptr<FifoImpl> to_generic() const = 0;
+    virtual void bulk_insert(const Values& v, std::size_t& i) = 0;
+    virtual void slide(const Values& v, const Counts& c, Out& out, Progress& pr) = 0;
+    // Append the twin's partials (no lift); false at the first one this adapter cannot read.
+    virtual bool load(nb::handle partials, std::size_t& i) = 0;
+};
+
+template <class Alg>
+inline constexpr bool atomic_bulk_evict_v = requires { requires Alg::atomic_bulk_evict; };
+
+template <template <class> class Alg, class A>
+struct FifoImplT final : FifoImpl {
+    using P = typename A::partial_type;
+    nb::object monoid;
+    Alg<A> alg;
+
+    FifoImplT(nb::handle m, A a) : monoid(nb::borrow(m)), alg(std::move(a)) {}
+    FifoImplT(nb::handle m, Alg<A>&& x) : monoid(nb::borrow(m)), alg(std::move(x)) {}
+
+    const A& ad() const { return alg.m; }
+
+    // Lift x, or (when the adapter cannot) run the twin's lift so that a value it refuses
+    // raises here, unchanged and native; a value it accepts deoptimises.
+    void lift_or_deopt(nb::handle x, P& p) const {
+        if (ad().lift(x, p)) return;
+        nb::object probe = GenericAdapter::call1(nb::object(monoid.attr("lift")), x.ptr());
+        (void)probe;
+        throw Deopt{};
+    }
+
+    std::size_t size() const override { return alg.size(); }
+    void insert(nb::handle v) override {
+        P p;
+        lift_or_deopt(v, p);
+        alg.insert(std::move(p));
+    }
+    void evict() override { alg.evict(); }
+    void bulk_evict(std::size_t k) override { alg.bulk_evict(k); }
+    nb::object query() const override { return ad().lower(alg.query()); }
+    nb::object oldest() const override { return ad().to_py(alg.oldest()); }
+    nb::object youngest() const override { return ad().to_py(alg.youngest()); }
+    nb::list partials() const override {
+        nb::list out;
+        alg.for_each([&](const P& p) { out.append(ad().to_py(p)); });
+        return out;
+    }
+    std::string check() const override {
+        auto eq = [&](const P& x, const P& y) {
+            nb::object a = ad().to_py(x), b = ad().to_py(y);
+            int r = PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_EQ);
+            if (r < 0) throw_if_error();
+            return r == 1;
+        };
+        return alg.check(eq);
+    }
+    bool generic() const override { return A::generic; }
+    std::unique_ptr<FifoImpl> to_generic() const override {
+        GenericAdapter g(monoid);
+        const A& a = ad();
+        Alg<GenericAdapter> x(g, alg, [&](const P& p) { return a.to_py(p); });
+        return std::make_unique<FifoImplT<Alg, GenericAdapter>>(monoid, std::move(x));
+    }
+    void bulk_insert(const Values& v, std::size_t& i) override {
+        for (; i < v.n; ++i) {
+            P p;
+            if (!v.lift(ad(), i, p)) lift_or_deopt(v.object(i), p);
+            alg.insert(std::move(p));
+        }
+    }
+    void slide(const Values& v, const Counts& c, Out& out, Progress& pr) override {
+        for (; pr.i < v.n; ++pr.i, pr.evicted = 0, pr.inserted = false) {
+            int64_t e = c.at(pr.i);
+            if constexpr (atomic_bulk_evict_v<Alg<A>>) {
+                if (pr.evicted < e) {
+                    if (e == 1) alg.evict();
+                    else alg.bulk_evict(static_cast<std::size_t>(e));
+                    pr.evicted = e;
+                }
+            } else {
+                for (; pr.evicted < e; ++pr.evicted) alg.evict();
+            }
+            if (!pr.inserted) {
+                P p;
+                if (!v.lift(ad(), pr.i, p)) lift_or_deopt(v.object(pr.i), p);
+                alg.insert(std::move(p));
+                pr.inserted = true;
+            }
+            out.put(ad(), pr.i, alg.query());
+        }
+    }
+    bool load(nb::handle partials, std::size_t& i) override {
+        std::size_t n = static_cast<std::size_t>(PyTuple_GET_SIZE(partials.ptr()));
+        for (; i < n; ++i) {
+            P p;
+            if (!ad().from_py(PyTuple_GET_ITEM(partials.ptr(), static_cast<Py_ssize_t>(i)), p)) return false;
+            alg.insert(std::move(p));
+        }
+        return true;
+    }
+};
+
+// Owner of a FifoImpl: runs each operation, deoptimising once when it asks to.
+struct FifoHandle {
+    std::unique_ptr<FifoImpl> impl;
+    nb::object monoid;
+
+    template <class F>
+    decltype(auto) run(F&& f) {
+        for (;;) {
+            try {
+                return f(*impl);
+            } catch (const Deopt&) {
+                if (impl->generic()) raise_builtin(PyExc_RuntimeError, "windowagg native core: generic path deoptimised");
+                impl = impl->to_generic();
+            }
+        }
+    }
+};
+
+}  // namespace windowagg::py

@@ -1,0 +1,254 @@
+"""Array verbs and state for every FIFO class, with the same semantics as the native twins.
+
+:class:`ArrayVerbs` is mixed into every ``windowagg.fifo`` class (and the native classes
+implement the same verbs in C++, ``windowagg/_native/src/fifo_bind.hpp``):
+
+=====================================  ==============================================
+``bulk_insert(values)``                ``insert`` each value, in order. O(m) inserts
+``slide(values, evict=1, out=None)``   for each value: evict ``evict`` entries (an int,
+                                       or one count per value), insert the value,
+                                       record ``query()``. O(m) steps
+``to_bytes()``                         the window's partials, oldest first, through
+                                       :mod:`windowagg.codec`. O(n)
+``Cls.from_bytes(data, monoid, ...)``  a window of class ``Cls`` holding those partials
+                                       (either backend reads either's bytes). O(n)
+=====================================  ==============================================
+
+*values* is any iterable, or a 1-D float64 / int64 buffer (numpy, ``array``,
+``memoryview``), whose items are read as Python floats / ints (as the native classes read
+them, without a Python object per value). *out* is ``None`` (a list of answers is
+returned) or a writable 1-D float64 / int64 buffer with one slot per value, receiving
+``float(answer)`` / ``operator.index(answer)``; ``out`` itself is returned.
+
+Every eviction count is checked against the window's size at its step before anything
+changes (``EmptyWindowError``). A value whose ``lift`` (or a ``combine``) raises stops the
+call at that step: the steps before it stay done, as with a loop of single calls.
+
+State bytes: ``codec.dumps(("windowagg.fifo", 1, class_name, [partials]))``. A partial is
+the Python monoid's own partial, so a state written by the native backend reads in the
+Python one and back.
+
+>>> from windowagg.fifo import DABA
+>>> from windowagg.monoids import Sum
+>>> w = DABA(Sum(), backend="python"); w.bulk_insert([1, 2, 3])
+>>> w.slide([4, 5], evict=1)
+[9, 12]
+>>> w2 = DABA.from_bytes(w.to_bytes(), Sum(), backend="python"); list(w2), w2.query()
+([3, 4, 5], 12)
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from windowagg import codec
+from windowagg.errors import CodecError, EmptyWindowError
+
+__all__ = ["ArrayVerbs", "dump_state", "load_state", "read_counts", "read_values"]
+
+STATE_TAG = "windowagg.fifo"
+STATE_VERSION = 1
+
+
+def _buffer_kind(obj: Any) -> tuple[memoryview, str] | None:
+    """``(view, 'd' | 'q')`` for a 1-D float64 / int64 buffer, else None."""
+    if isinstance(obj, (bytes, bytearray, str)):
+        return None
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        return None
+    fmt = view.format.lstrip("@=<")
+    if view.ndim != 1 or view.itemsize != 8 or fmt not in ("d", "q", "l"):
+        return None
+    return view, ("d" if fmt == "d" else "q")
+
+
+def read_values(values: Any, who: str) -> list[Any]:
+    """*values* as a list: a float64 / int64 buffer as Python numbers, any iterable as is."""
+    got = _buffer_kind(values)
+    if got is not None:
+        return got[0].tolist()  # type: ignore[no-any-return]
+    if not isinstance(values, Iterable):
+        raise TypeError(
+            f"{who} needs a sequence or a 1-D float64/int64 buffer of values, "
+            f"got {type(values).__name__}"
+        )
+    return list(values)
+
+
+def _index(x: Any, who: str) -> int:
+    if isinstance(x, bool):
+        raise TypeError(f"{who} needs an integer evict count, got a bool")
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(f"{who} needs an integer evict count, got {type(x).__name__}") from None
+
+
+def read_counts(evict: Any, n: int, size: int, who: str) -> list[int]:
+    """One eviction count per step, each between 0 and the window's size at its step."""
+    if isinstance(evict, int):
+        counts = [_index(evict, who)] * n
+    else:
+        got = _buffer_kind(evict)
+        if got is not None and got[1] == "d":
+            raise TypeError(f"{who} needs integer evict counts, got float64")
+        raw = read_values(evict, who)
+        if len(raw) != n:
+            raise ValueError(
+                f"{who}: {len(raw)} evict counts for {n} values; give one count per value "
+                "(or one int for every step)"
+            )
+        counts = [_index(k, who) for k in raw]
+    s = size
+    for i, k in enumerate(counts):
+        if k < 0 or k > s:
+            raise EmptyWindowError(
+                f"{who}: step {i} evicts {k} entries from a window of {s}; each count must "
+                "be between 0 and len(window) at its step"
+            )
+        s = s - k + 1
+    return counts
+
+
+def _out_view(out: Any, n: int, who: str) -> tuple[memoryview, str]:
+    try:
+        view = memoryview(out)
+    except TypeError:
+        raise TypeError(
+            f"{who}: out must be a writable 1-D float64 or int64 buffer (e.g. a numpy array), "
+            f"got {type(out).__name__}"
+        ) from None
+    got = _buffer_kind(out)
+    if got is None or view.readonly:
+        raise TypeError(
+            f"{who}: out must be a writable 1-D float64 or int64 buffer, got format "
+            f"{view.format!r}{' (read-only)' if view.readonly else ''}"
+        )
+    if len(view) != n:
+        raise ValueError(
+            f"{who}: out has {len(view)} slots for {n} values; give it exactly one slot per value"
+        )
+    return got
+
+
+def dump_state(who: str, partials: list[Any]) -> bytes:
+    """The state bytes of a FIFO window of class *who* holding *partials*. O(n)."""
+    return codec.dumps((STATE_TAG, STATE_VERSION, who, list(partials)))
+
+
+def load_state(data: bytes | bytearray | memoryview, who: str) -> tuple[Any, ...]:
+    """The partials in state bytes (CodecError for anything else). O(len(data))."""
+    obj = codec.loads(data)
+    if (
+        type(obj) is not tuple
+        or len(obj) != 4
+        or obj[0] != STATE_TAG
+        or type(obj[3]) is not list
+        or type(obj[2]) is not str
+    ):
+        raise CodecError(
+            f"{who}.from_bytes: not a windowagg.fifo state (expected what to_bytes() writes)"
+        )
+    if obj[1] != STATE_VERSION:
+        raise CodecError(f"{who}.from_bytes: unknown state version {obj[1]!r}; upgrade windowagg")
+    return tuple(obj[3])
+
+
+class ArrayVerbs:
+    """``bulk_insert``, ``slide``, ``to_bytes`` and ``from_bytes`` over a class's own verbs."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+
+        def insert(self, v: Any) -> None: ...
+
+        def evict(self) -> None: ...
+
+        def bulk_evict(self, count: int) -> None: ...
+
+        def query(self) -> Any: ...
+
+        def __len__(self) -> int: ...
+
+        def __iter__(self) -> Any: ...
+
+        def _load_partials(self, partials: Iterable[Any]) -> None: ...
+
+    @property
+    def _state_who(self) -> str:
+        """The public class name used in messages and state bytes."""
+        who = getattr(self, "_who", None) or getattr(self, "_WHO", None)
+        return str(who) if who else type(self).__name__
+
+    def bulk_insert(self, values: Any) -> None:
+        """Insert every value of *values*, oldest first. O(m) inserts.
+
+        >>> from windowagg.fifo import TwoStacksLite
+        >>> from windowagg.monoids import Max
+        >>> w = TwoStacksLite(Max(), backend="python"); w.bulk_insert([3, 1, 2]); w.query()
+        3
+        """
+        insert = self.insert  # cached: called m times
+        for v in read_values(values, f"{self._state_who}.bulk_insert"):
+            insert(v)
+
+    def slide(self, values: Any, evict: Any = 1, out: Any = None) -> Any:
+        """For each value: evict *evict* entries, insert the value, record ``query()``.
+
+        O(m) steps, each at the cost of the class's evict, insert and query. Returns the
+        answers as a list, or writes them into *out* and returns it (see the module
+        docstring). Counts are validated before anything changes.
+
+        >>> from windowagg.fifo import DABALite
+        >>> from windowagg.monoids import Sum
+        >>> w = DABALite(Sum(), backend="python"); w.bulk_insert([1, 2])
+        >>> w.slide([3, 4, 5]), w.slide([6, 7], evict=[0, 3])
+        ([5, 7, 9], [15, 7])
+        """
+        who = f"{self._state_who}.slide"
+        vals = read_values(values, who)
+        counts = read_counts(evict, len(vals), len(self), who)
+        view = None if out is None else _out_view(out, len(vals), who)
+        ev, bulk, ins, query = self.evict, self.bulk_evict, self.insert, self.query
+        answers: list[Any] = []
+        for i, (v, k) in enumerate(zip(vals, counts, strict=True)):
+            if k == 1:
+                ev()
+            elif k:
+                bulk(k)
+            ins(v)
+            ans = query()
+            if view is None:
+                answers.append(ans)
+            elif view[1] == "d":
+                view[0][i] = float(ans)
+            else:
+                view[0][i] = operator.index(ans)
+        return answers if out is None else out
+
+    def to_bytes(self) -> bytes:
+        """The window's partials, oldest first, as :mod:`windowagg.codec` bytes. O(n).
+
+        Partials must be encodable by the codec (built-ins are; register your own types
+        with :func:`windowagg.codec.register`), else :class:`~windowagg.errors.CodecError`.
+        """
+        return dump_state(self._state_who, list(self))
+
+    @classmethod
+    def from_bytes(
+        cls, data: bytes | bytearray | memoryview, monoid: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        """A new window over *monoid* holding the partials in *data*. O(n).
+
+        Extra arguments (``backend=``, ...) go to the constructor. The partials are
+        appended without ``lift``, so the window aggregates exactly what was saved.
+        """
+        partials = load_state(data, cls.__name__)
+        w = cls(monoid, *args, **kwargs)
+        w._load_partials(partials)
+        return w
