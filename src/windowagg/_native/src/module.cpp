@@ -5,6 +5,7 @@
 namespace nb = nanobind;
 
 void bind_fifo(nb::module_& m);  // bind_fifo.cpp
+void bind_fiba(nb::module_& m);  // bind_fiba.cpp
 
 NB_MODULE(_core, m) {
     m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA and order statistics";
@@ -19,4 +20,5 @@ NB_MODULE(_core, m) {
     m.attr("sanitized") = false;
 #endif
     bind_fifo(m);
+    bind_fiba(m);
 }

@@ -223,6 +223,7 @@ class FiBA {
             clear();
             throw;
         }
+        flush();
     }
 
     void clear() {
@@ -786,8 +787,6 @@ class FiBA {
 
     void insert_new(Node* node, std::uint32_t i, const K& t, P v) {
         std::uint32_t n = node->n;
-        P vcopy;
-        if constexpr (!kNothrow) vcopy = v;
         insert_entry(node, i, t, std::move(v));
         ++size_;
         guarded_new_key(t, [&] {
