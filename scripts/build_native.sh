@@ -20,7 +20,9 @@ cmake -S . -B "$bdir" "${gen[@]}" -DPython_EXECUTABLE="$("$PY" -c 'import sys; p
 cmake --build "$bdir"
 so=$(ls "$bdir"/_core*.so)
 if [ "$mode" = release ]; then
-  cp "$so" src/windowagg/_native/
+  # copy then rename: a running Python that has the old module mapped keeps its inode
+  dest=src/windowagg/_native/$(basename "$so")
+  cp "$so" "$dest.tmp" && mv -f "$dest.tmp" "$dest"
   echo "built $(basename "$so") into src/windowagg/_native/"
 else
   echo "built $so (sanitized)"

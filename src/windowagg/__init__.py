@@ -53,6 +53,7 @@ from windowagg import codec, errors, fifo, monoids, ooo, sketches, storage, wind
 from windowagg._backend import native_available
 from windowagg.fifo import AMTA, DABA, DABALite, LogMTA, TwoStacks, TwoStacksLite
 from windowagg.ooo import BTree, FiBA
+from windowagg.order_statistics import OrderStatistics
 from windowagg.sketches import QDigest
 from windowagg.windows import CountWindows, SharedWindows, SlidingWindows
 
@@ -66,6 +67,7 @@ __all__ = [
     "DABALite",
     "FiBA",
     "LogMTA",
+    "OrderStatistics",
     "QDigest",
     "SharedWindows",
     "SlidingWindows",

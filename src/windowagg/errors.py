@@ -19,6 +19,7 @@ __all__ = [
     "EmptyWindowError",
     "LateEventError",
     "MissingExtraError",
+    "MissingValueError",
     "MonoidContractError",
     "MonoidInputError",
     "MonoidSpecError",
@@ -26,6 +27,7 @@ __all__ = [
     "OutOfOrderError",
     "StorageError",
     "TimestampError",
+    "ValueOrderError",
     "WindowaggError",
 ]
 
@@ -91,3 +93,11 @@ class BackendError(WindowaggError, ValueError):
 
 class NativeUnavailableError(WindowaggError, ImportError):
     """``backend='native'`` was asked for, but the compiled core is not built or has no twin."""
+
+
+class MissingValueError(WindowaggError, ValueError):
+    """A value to evict from an order-statistics multiset is not in it."""
+
+
+class ValueOrderError(WindowaggError, ValueError):
+    """A value has no place in an order (NaN, or any value not equal to itself)."""

@@ -20,10 +20,10 @@ class MySum(Sum):
 
 
 def test_fast_path_only_for_the_exact_builtin_type() -> None:
-    assert type(TwoStacksLite(Sum())) is not TwoStacksLite
-    assert isinstance(TwoStacksLite(Sum()), TwoStacksLite)
-    assert type(TwoStacksLite(Counting(Sum()))) is TwoStacksLite
-    assert type(TwoStacksLite(MySum())) is TwoStacksLite
+    assert type(TwoStacksLite(Sum(), backend="python")) is not TwoStacksLite
+    assert isinstance(TwoStacksLite(Sum(), backend="python"), TwoStacksLite)
+    assert type(TwoStacksLite(Counting(Sum()), backend="python")) is TwoStacksLite
+    assert type(TwoStacksLite(MySum(), backend="python")) is TwoStacksLite
 
 
 ops = st.lists(
@@ -40,9 +40,9 @@ ops = st.lists(
 
 @given(ops)
 def test_fast_path_equals_generic_path(script: list[tuple[str, Any]]) -> None:
-    fast = TwoStacksLite(Sum())
+    fast = TwoStacksLite(Sum(), backend="python")
     counted = Counting(Sum())
-    generic = TwoStacksLite(counted)  # Counting keeps the generic path
+    generic = TwoStacksLite(counted, backend="python")  # Counting keeps the generic path
     for op, arg in script:
         if op == "insert":
             fast.insert(arg)
@@ -60,7 +60,7 @@ def test_fast_path_equals_generic_path(script: list[tuple[str, Any]]) -> None:
 
 
 def test_failed_insert_changes_nothing() -> None:
-    w = TwoStacksLite(Sum())
+    w = TwoStacksLite(Sum(), backend="python")
     for x in (1, 2, 3):
         w.insert(x)
     w.evict()

@@ -72,7 +72,7 @@ class DABA(_DequeFifo, metaclass=BackendMeta):
     The guide's regression trace (Max, the paper's running example):
 
     >>> from windowagg.monoids import Max
-    >>> w = DABA(Max())
+    >>> w = DABA(Max(), backend="python")  # the Python class: its sublists are readable
     >>> for x in (2, 6, 3, 5, 3): w.insert(x)
     >>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
     6

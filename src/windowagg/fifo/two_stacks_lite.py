@@ -203,7 +203,7 @@ class _TwoStacksLiteSum(TwoStacksLite):
     result equals the generic path's, operand order included. ``evict`` and the flip are
     inherited (the flip already folds with :func:`operator.add` for ``Sum``).
 
-    >>> w = TwoStacksLite(Sum())
+    >>> w = TwoStacksLite(Sum(), backend="python")
     >>> type(w).__name__, isinstance(w, TwoStacksLite)
     ('_TwoStacksLiteSum', True)
     >>> for x in (1, 2, 3): w.insert(x)

@@ -43,6 +43,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "windowagg/monoid.hpp"
+
 namespace windowagg::py {
 
 namespace nb = nanobind;
@@ -91,8 +93,9 @@ inline std::string repr_str(nb::handle h) {
 
 // Thrown by a numeric adapter's combine when the result leaves what it can represent
 // (int64 overflow): the algorithm keeps its structure unchanged (strong guarantee) and the
-// binding layer deoptimises to GenericAdapter, then redoes the operation.
-struct Deopt {};
+// binding layer deoptimises to GenericAdapter, then redoes the operation. (One type for the
+// headers and the bindings: windowagg::Deopt of include/windowagg/monoid.hpp.)
+using Deopt = windowagg::Deopt;
 
 // ------------------------------------------------------------------------- Num
 

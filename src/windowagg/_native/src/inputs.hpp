@@ -15,8 +15,8 @@
 namespace windowagg::py {
 
 // The element kind of a 1-D C-contiguous buffer: 'd' (float64), 'q' (int64), or 0.
-inline char buffer_kind(const Py_buffer& v) {
-    if (v.ndim != 1 || v.itemsize != 8) return 0;
+inline char buffer_kind(const Py_buffer& v, bool any_ndim = false) {
+    if ((v.ndim != 1 && !any_ndim) || v.ndim < 1 || v.itemsize != 8) return 0;
     const char* f = v.format ? v.format : "B";
     if (*f == '@' || *f == '=' || *f == '<') ++f;  // native / little-endian (this build)
     if (f[0] == 0 || f[1] != 0) return 0;
@@ -149,7 +149,8 @@ struct Out {
     Py_buffer view{};
     bool has_view = false;
 
-    Out(nb::handle obj, std::size_t n, const std::string& who) {
+    // any_ndim: a C-contiguous buffer of any shape with n slots in all (e.g. (steps, m)).
+    Out(nb::handle obj, std::size_t n, const std::string& who, bool any_ndim = false) {
         if (obj.is_none()) return;
         if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) != 0) {
             PyErr_Clear();
@@ -157,11 +158,11 @@ struct Out {
                                                  "array), got " + std::string(Py_TYPE(obj.ptr())->tp_name));
         }
         has_view = true;
-        char k = buffer_kind(view);
+        char k = buffer_kind(view, any_ndim);
         if (!k)
             raise_builtin(PyExc_TypeError, who + ": out must be a writable 1-D float64 or int64 buffer, got format '" +
                                                std::string(view.format ? view.format : "B") + "'");
-        std::size_t len = static_cast<std::size_t>(view.shape ? view.shape[0] : view.len / 8);
+        std::size_t len = static_cast<std::size_t>(view.len / 8);
         if (len != n)
             raise_builtin(PyExc_ValueError, who + ": out has " + std::to_string(len) + " slots for " + std::to_string(n) +
                                                 " values; give it exactly one slot per value");

@@ -4,8 +4,13 @@
 
 namespace nb = nanobind;
 
+<<<<<<< HEAD
 void bind_fifo(nb::module_& m);  // bind_fifo.cpp
 void bind_fiba(nb::module_& m);  // bind_fiba.cpp
+=======
+void bind_fifo(nb::module_& m);              // bind_fifo.cpp
+void bind_order_statistics(nb::module_& m);  // bind_order_statistics.cpp
+>>>>>>> native-fifo
 
 NB_MODULE(_core, m) {
     m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA and order statistics";
@@ -20,5 +25,6 @@ NB_MODULE(_core, m) {
     m.attr("sanitized") = false;
 #endif
     bind_fifo(m);
+    bind_order_statistics(m);
     bind_fiba(m);
 }

@@ -32,6 +32,11 @@ concept Monoid = requires(const M& m, const typename M::partial_type& a,
     { m.combine(a, b) } -> std::convertible_to<typename M::partial_type>;
 };
 
+// Thrown by a native monoid's combine when it cannot represent the result (an int64 sum
+// that overflows): the binding layer then deoptimises to Python objects. The algorithms
+// treat it as any exception (strong guarantee), except where they say otherwise (AMTA).
+struct Deopt {};
+
 // True when M declares `static constexpr bool nothrow_combine = true`.
 template <class M>
 inline constexpr bool nothrow_combine_v = requires { requires M::nothrow_combine; };

@@ -1,0 +1,354 @@
+// OrderStatistics: a multiset with rank and k-th smallest, for exact windowed quantiles.
+//
+//   ordering        any (values, not time: insert and remove in any order)
+//   operator needs  a strict weak order `less` on the keys (no monoid)
+//   insert(x)       O(log n) worst case: O(B log_B n) with fanout B = 64
+//   erase(x)        O(log n) worst case (one occurrence)
+//   kth(k)          O(log n) worst case: the k-th smallest (0-based)
+//   rank(x)         O(log n) worst case: how many values are < x
+//   space           one slot per distinct value (a count for duplicates), nodes >= 1 slot
+//   structure       a counted B+ tree: an order-statistic tree (CLRS 14.1) with the wide
+//                   nodes of a B+ tree (Bayer & McCreight 1972), so a search touches a few
+//                   cache-resident arrays instead of ~2 log2 n scattered nodes
+//
+// Leaves hold sorted distinct keys with their counts; inner nodes hold, per child, the number
+// of values below it, and separators sep[i] with keys(child i) < sep[i] <= keys(child i+1).
+// Equal keys (neither less than the other) share one slot: the key kept is the first one
+// inserted while the slot lives (the Python reference does the same). Every comparison of an
+// operation happens on the way down, before any change, and new nodes are allocated before
+// anything moves: a `less` that throws (or a failed allocation) leaves the multiset unchanged.
+// An emptied node is unlinked at once; nodes are not merged, so a tree that shrinks keeps
+// the height it had at its largest (still O(log of the largest size)).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace windowagg {
+
+template <class K, class Less>
+class OrderStatistics {
+  public:
+    static constexpr int B = 64;  // slots per node
+
+    explicit OrderStatistics(Less less = Less{}) : less_(std::move(less)) {}
+    ~OrderStatistics() { free_tree(root_); }
+    OrderStatistics(const OrderStatistics&) = delete;
+    OrderStatistics& operator=(const OrderStatistics&) = delete;
+    OrderStatistics(OrderStatistics&& o) noexcept : less_(std::move(o.less_)) { swap(o); }
+    OrderStatistics& operator=(OrderStatistics&& o) noexcept {
+        swap(o);
+        return *this;
+    }
+
+    int64_t size() const { return total_; }
+
+    int64_t rank(const K& x) const {
+        int64_t r = 0;
+        const Node* t = root_;
+        if (!t) return 0;
+        while (!t->leaf) {
+            int i = child_of(t, x);
+            for (int j = 0; j < i; ++j) r += t->cnt[j];
+            t = t->kids[i];
+        }
+        int j = lower(t, x);
+        for (int u = 0; u < j; ++u) r += t->cnt[u];
+        return r;
+    }
+
+    void insert(K x) {
+        if (!root_) {
+            auto n = std::make_unique<Node>(true);
+            n->keys[0] = std::move(x);
+            n->cnt[0] = 1;
+            n->n = 1;
+            root_ = n.release();
+            total_ = 1;
+            return;
+        }
+        Path path;
+        Node* leaf = descend(x, path);
+        int j = lower(leaf, x);
+        if (j < leaf->n && !less_(x, leaf->keys[j])) {  // an equal key: one more copy
+            ++leaf->cnt[j];
+            bump(path, +1);
+            return;
+        }
+        // the nodes a split cascade needs, allocated before anything changes
+        // (a node holds at most B - 1 slots between operations; reaching B means a split)
+        int splits = 0;
+        if (leaf->n == B - 1) {
+            splits = 1;
+            for (int d = path.depth - 1; d >= 0 && path.node[d]->n == B - 1; --d) ++splits;
+        }
+        std::vector<std::unique_ptr<Node>> spare;
+        for (int s = 0; s < splits; ++s) spare.push_back(std::make_unique<Node>(s == 0));
+        if (splits > path.depth) spare.push_back(std::make_unique<Node>(false));  // a new root
+        // from here on nothing compares and nothing allocates
+        bump(path, +1);
+        insert_slot(leaf, j, std::move(x), 1);
+        if (splits == 0) return;
+        std::size_t next = 0;
+        Node* left = leaf;
+        Node* right = split(left, spare[next++].release());
+        for (int d = path.depth - 1;; --d) {
+            K sep = first_key(right);
+            if (d < 0) {  // the root split: a new root above both halves
+                Node* r = spare[next++].release();
+                r->kids[0] = left;
+                r->kids[1] = right;
+                r->cnt[0] = weight(left);
+                r->cnt[1] = weight(right);
+                r->keys[0] = std::move(sep);
+                r->n = 2;
+                root_ = r;
+                return;
+            }
+            Node* p = path.node[d];
+            int i = path.idx[d];
+            insert_child(p, i, std::move(sep), right, weight(left), weight(right));
+            if (p->n < B) return;
+            left = p;
+            right = split(left, spare[next++].release());
+        }
+    }
+
+    // Remove one value equal to x; false (nothing changed) when there is none.
+    bool erase(const K& x) {
+        if (!root_) return false;
+        Path path;
+        Node* leaf = descend(x, path);
+        int j = lower(leaf, x);
+        if (j == leaf->n || less_(x, leaf->keys[j])) return false;
+        bump(path, -1);
+        if (leaf->cnt[j] > 1) {
+            --leaf->cnt[j];
+            return true;
+        }
+        remove_slot(leaf, j);
+        Node* t = leaf;
+        for (int d = path.depth - 1; d >= 0 && t->n == 0; --d) {  // unlink emptied nodes
+            delete t;
+            t = path.node[d];
+            remove_child(t, path.idx[d]);
+        }
+        if (t->n == 0) {  // the root itself emptied
+            delete t;
+            root_ = nullptr;
+        }
+        while (root_ && !root_->leaf && root_->n == 1) {  // collapse a single-child root
+            Node* c = root_->kids[0];
+            root_->n = 0;
+            delete root_;
+            root_ = c;
+        }
+        return true;
+    }
+
+    // precondition: 0 <= k < size()
+    const K& kth(int64_t k) const {
+        const Node* t = root_;
+        while (!t->leaf) {
+            int i = 0;
+            while (k >= t->cnt[i]) k -= t->cnt[i++];
+            t = t->kids[i];
+        }
+        int i = 0;
+        while (k >= t->cnt[i]) k -= t->cnt[i++];
+        return t->keys[i];
+    }
+
+    // fn(key, count) for every distinct key, smallest first.
+    template <class Fn> void for_each(Fn&& fn) const { walk(root_, fn); }
+
+    void clear() {
+        free_tree(root_);
+        root_ = nullptr;
+        total_ = 0;
+    }
+
+    // O(n): keys strictly increasing, separators bound their children, counts add up,
+    // every leaf at the same depth, no empty node.
+    std::string check() const {
+        if (!root_) return total_ == 0 ? std::string() : "empty tree with a non-zero size";
+        std::string err;
+        const K* prev = nullptr;
+        int leaf_depth = -1;
+        int64_t w = check_node(root_, 0, leaf_depth, prev, nullptr, nullptr, err);
+        if (err.empty() && w != total_) err = "size " + std::to_string(total_) + " != " + std::to_string(w) + " values";
+        return err;
+    }
+
+  private:
+    struct Node {
+        explicit Node(bool is_leaf) : leaf(is_leaf) {}
+        bool leaf;
+        int n = 0;          // slots in use (leaf: keys; inner: children)
+        K keys[B];          // leaf: sorted distinct keys; inner: keys[i] separates kids i, i+1
+        int64_t cnt[B];     // leaf: copies of keys[i]; inner: values under kids[i]
+        Node* kids[B];      // inner only
+    };
+    struct Path {
+        Node* node[64];
+        int idx[64];
+        int depth = 0;
+    };
+
+    Node* root_ = nullptr;
+    int64_t total_ = 0;
+    Less less_;
+
+    void swap(OrderStatistics& o) noexcept {
+        std::swap(root_, o.root_);
+        std::swap(total_, o.total_);
+    }
+    static void free_tree(Node* t) {
+        if (!t) return;
+        if (!t->leaf)
+            for (int i = 0; i < t->n; ++i) free_tree(t->kids[i]);
+        delete t;
+    }
+    // the child of inner node t that x belongs to: the number of separators <= x
+    int child_of(const Node* t, const K& x) const {
+        int lo = 0, hi = t->n - 1;  // separators keys[0 .. n-2]
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (less_(x, t->keys[mid])) hi = mid;
+            else lo = mid + 1;
+        }
+        return lo;
+    }
+    // first slot of leaf t whose key is not < x
+    int lower(const Node* t, const K& x) const {
+        int lo = 0, hi = t->n;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (less_(t->keys[mid], x)) lo = mid + 1;
+            else hi = mid;
+        }
+        return lo;
+    }
+    Node* descend(const K& x, Path& path) const {
+        Node* t = root_;
+        while (!t->leaf) {
+            int i = child_of(t, x);
+            path.node[path.depth] = t;
+            path.idx[path.depth++] = i;
+            t = t->kids[i];
+        }
+        return t;
+    }
+    void bump(const Path& path, int64_t d) {
+        for (int i = 0; i < path.depth; ++i) path.node[i]->cnt[path.idx[i]] += d;
+        total_ += d;
+    }
+    static int64_t weight(const Node* t) {
+        int64_t w = 0;
+        for (int i = 0; i < t->n; ++i) w += t->cnt[i];
+        return w;
+    }
+    static const K& first_key(const Node* t) {
+        while (!t->leaf) t = t->kids[0];
+        return t->keys[0];
+    }
+    static void insert_slot(Node* t, int j, K x, int64_t c) {
+        for (int u = t->n; u > j; --u) {
+            t->keys[u] = std::move(t->keys[u - 1]);
+            t->cnt[u] = t->cnt[u - 1];
+        }
+        t->keys[j] = std::move(x);
+        t->cnt[j] = c;
+        ++t->n;
+    }
+    static void remove_slot(Node* t, int j) {
+        for (int u = j; u + 1 < t->n; ++u) {
+            t->keys[u] = std::move(t->keys[u + 1]);
+            t->cnt[u] = t->cnt[u + 1];
+        }
+        --t->n;
+        t->keys[t->n] = K{};
+    }
+    // child i of inner node p split: `right` (weight wr) goes after it; child i now weighs wl
+    static void insert_child(Node* p, int i, K sep, Node* right, int64_t wl, int64_t wr) {
+        for (int u = p->n; u > i + 1; --u) {
+            p->kids[u] = p->kids[u - 1];
+            p->cnt[u] = p->cnt[u - 1];
+        }
+        for (int u = p->n - 1; u > i; --u) p->keys[u] = std::move(p->keys[u - 1]);
+        p->kids[i + 1] = right;
+        p->cnt[i] = wl;
+        p->cnt[i + 1] = wr;
+        p->keys[i] = std::move(sep);
+        ++p->n;
+    }
+    static void remove_child(Node* p, int i) {
+        for (int u = i; u + 1 < p->n; ++u) {
+            p->kids[u] = p->kids[u + 1];
+            p->cnt[u] = p->cnt[u + 1];
+        }
+        int s = i > 0 ? i - 1 : 0;  // the separator that bounded the removed child
+        for (int u = s; u + 2 < p->n; ++u) p->keys[u] = std::move(p->keys[u + 1]);
+        if (p->n >= 2) p->keys[p->n - 2] = K{};
+        --p->n;
+    }
+    // Move the upper half of full node t into r (a fresh node of the same kind); return r.
+    static Node* split(Node* t, Node* r) {
+        int h = t->n / 2;
+        int m = t->n - h;
+        for (int u = 0; u < m; ++u) {
+            r->cnt[u] = t->cnt[h + u];
+            if (t->leaf) r->keys[u] = std::move(t->keys[h + u]);
+            else r->kids[u] = t->kids[h + u];
+        }
+        if (!t->leaf) {  // separators: t keeps h-1, r gets m-1, keys[h-1] goes up (recomputed)
+            for (int u = 0; u + 1 < m; ++u) r->keys[u] = std::move(t->keys[h + u]);
+            for (int u = h - 1; u < t->n - 1; ++u) t->keys[u] = K{};
+        }
+        r->n = m;
+        t->n = h;
+        return r;
+    }
+    template <class Fn> static void walk(const Node* t, Fn& fn) {
+        if (!t) return;
+        if (t->leaf) {
+            for (int i = 0; i < t->n; ++i) fn(t->keys[i], t->cnt[i]);
+            return;
+        }
+        for (int i = 0; i < t->n; ++i) walk(t->kids[i], fn);
+    }
+    int64_t check_node(const Node* t, int depth, int& leaf_depth, const K*& prev, const K* lo, const K* hi,
+                       std::string& err) const {
+        if (!err.empty()) return 0;
+        if (t->n < 1) { err = "an empty node"; return 0; }
+        if (t->leaf) {
+            if (leaf_depth < 0) leaf_depth = depth;
+            if (depth != leaf_depth) { err = "leaves at different depths"; return 0; }
+            int64_t w = 0;
+            for (int i = 0; i < t->n; ++i) {
+                if (t->cnt[i] < 1) err = "a key with count " + std::to_string(t->cnt[i]);
+                if (prev && !less_(*prev, t->keys[i])) err = "keys not strictly increasing";
+                if (lo && less_(t->keys[i], *lo)) err = "a key below its separator";
+                if (hi && !less_(t->keys[i], *hi)) err = "a key not below the next separator";
+                prev = &t->keys[i];
+                w += t->cnt[i];
+            }
+            return w;
+        }
+        int64_t w = 0;
+        for (int i = 0; i < t->n; ++i) {
+            const K* l = i > 0 ? &t->keys[i - 1] : lo;
+            const K* h = i + 1 < t->n ? &t->keys[i] : hi;
+            int64_t c = check_node(t->kids[i], depth + 1, leaf_depth, prev, l, h, err);
+            if (err.empty() && c != t->cnt[i]) err = "child count " + std::to_string(t->cnt[i]) + " != " + std::to_string(c);
+            w += c;
+        }
+        return w;
+    }
+};
+
+}  // namespace windowagg

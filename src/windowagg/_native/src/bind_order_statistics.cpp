@@ -1,0 +1,273 @@
+// _core.OrderStatistics: the native twin of windowagg.order_statistics.OrderStatistics.
+// Keys are Nums (exact Python ints within int64 and floats, compared exactly as Python
+// compares them) until a value of any other type arrives; the multiset then deoptimises
+// once to Python objects compared with `<` (same answers, same errors).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "adapters.hpp"
+#include "inputs.hpp"
+#include "windowagg/order_statistics.hpp"
+
+namespace nb = nanobind;
+using namespace windowagg::py;
+
+namespace {
+
+struct NumLess {
+    bool operator()(const Num& a, const Num& b) const { return num_lt(a, b); }
+};
+struct ObjLess {
+    bool operator()(const nb::object& a, const nb::object& b) const {
+        int r = PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_LT);
+        if (r < 0) throw_if_error();
+        return r == 1;
+    }
+};
+
+const char* kWho = "OrderStatistics";
+
+[[noreturn]] void unordered(nb::handle x) {
+    raise("ValueOrderError", std::string(kWho) + " refuses " + repr_str(x) +
+                                 ": it is not equal to itself (NaN), so it has no place in the order; "
+                                 "drop or repair the record first");
+}
+
+// A value that is not equal to itself (NaN, or an object that says so).
+void refuse_unordered(nb::handle x) {
+    PyObject* r = PyObject_RichCompare(x.ptr(), x.ptr(), Py_NE);
+    if (!r) throw_if_error();
+    int t = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    if (t < 0) throw_if_error();
+    if (t) unordered(x);
+}
+
+struct OS {
+    bool generic = false;
+    windowagg::OrderStatistics<Num, NumLess> num;
+    windowagg::OrderStatistics<nb::object, ObjLess> obj;
+
+    int64_t size() const { return generic ? obj.size() : num.size(); }
+
+    // x as a numeric key: true; false when it needs the generic keys. NaN raises.
+    static bool key(nb::handle x, Num& k) {
+        if (!num_from_py(x.ptr(), k)) return false;
+        if (k.tag == Num::FLT && std::isnan(k.d)) unordered(x);
+        return true;
+    }
+    void deopt() {
+        if (generic) return;
+        windowagg::OrderStatistics<nb::object, ObjLess> o;
+        num.for_each([&](const Num& k, int64_t c) {
+            nb::object v = num_to_py(k);
+            for (int64_t j = 0; j < c; ++j) o.insert(v);
+        });
+        obj = std::move(o);
+        num.clear();
+        generic = true;
+    }
+    void insert_num(const Num& k) {
+        if (k.tag == Num::FLT && std::isnan(k.d)) unordered(nb::steal(PyFloat_FromDouble(k.d)));
+        if (generic) obj.insert(num_to_py(k));
+        else num.insert(k);
+    }
+    void insert(nb::handle x) {
+        Num k;
+        if (!generic && key(x, k)) { num.insert(k); return; }
+        refuse_unordered(x);
+        deopt();
+        obj.insert(nb::borrow(x));
+    }
+    bool erase(nb::handle x) {
+        Num k;
+        if (!generic && key(x, k)) return num.erase(k);
+        deopt();
+        return obj.erase(nb::borrow(x));
+    }
+    bool erase_num(const Num& k) {
+        if (!generic) return num.erase(k);
+        return obj.erase(num_to_py(k));
+    }
+    int64_t rank(nb::handle x) {
+        Num k;
+        if (!generic && key(x, k)) return num.rank(k);
+        refuse_unordered(x);
+        deopt();
+        return obj.rank(nb::borrow(x));
+    }
+    nb::object kth(int64_t i) const { return generic ? obj.kth(i) : num_to_py(num.kth(i)); }
+    // the k-th value as a Num when the keys are numeric
+    bool kth_num(int64_t i, Num& out) const {
+        if (generic) return false;
+        out = num.kth(i);
+        return true;
+    }
+};
+
+struct OSObj {
+    OS s;
+};
+
+// Nearest rank, as DuckDB's quantile_disc: index max(ceil(q * n) - 1, 0).
+int64_t nearest_rank(double q, int64_t n) {
+    auto idx = static_cast<int64_t>(std::ceil(q * static_cast<double>(n))) - 1;
+    return idx < 0 ? 0 : idx;
+}
+
+double check_q(PyObject* o) {
+    double q = PyFloat_AsDouble(o);
+    if (q == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        raise_builtin(PyExc_TypeError, std::string(kWho) + ".quantile needs q as a real number in [0, 1] (or a "
+                                                           "sequence of them), got " + std::string(Py_TYPE(o)->tp_name));
+    }
+    if (!(q >= 0.0 && q <= 1.0))
+        raise_builtin(PyExc_ValueError, std::string(kWho) + ".quantile needs 0 <= q <= 1, got " + repr_str(o));
+    return q;
+}
+
+// q (one number: scalar=true) or a sequence of them.
+std::vector<double> read_qs(nb::handle q, bool& scalar) {
+    PyObject* o = q.ptr();
+    scalar = PyFloat_Check(o) || PyLong_Check(o);
+    std::vector<double> qs;
+    if (scalar) {
+        qs.push_back(check_q(o));
+        return qs;
+    }
+    Values v(q, std::string(kWho) + ".quantile");
+    for (std::size_t i = 0; i < v.n; ++i) {
+        nb::object x = v.object(i);
+        qs.push_back(check_q(x.ptr()));
+    }
+    return qs;
+}
+
+void need_values(const OS& s, const char* op) {
+    if (!s.size()) raise("EmptyWindowError", std::string(kWho) + "." + op + " on an empty multiset; insert values first");
+}
+
+[[noreturn]] void missing(nb::handle x, const std::string& where) {
+    raise("MissingValueError", std::string(kWho) + where + ": " + repr_str(x) +
+                                   " is not in the multiset; evict only values that were inserted");
+}
+
+}  // namespace
+
+void bind_order_statistics(nb::module_& m) {
+    nb::class_<OSObj>(m, "OrderStatistics")
+        .def(nb::init<>())
+        .def("insert", [](OSObj& o, nb::handle x) { o.s.insert(x); }, nb::arg("x").none(),
+             "Add one value. O(log n).")
+        .def("evict", [](OSObj& o, nb::handle x) {
+            if (!o.s.erase(x)) missing(x, ".evict");
+        }, nb::arg("x").none(), "Remove one value equal to x (MissingValueError if none). O(log n).")
+        .def("rank", [](OSObj& o, nb::handle x) { return o.s.rank(x); }, nb::arg("x").none(),
+             "How many values are < x. O(log n).")
+        .def("kth", [](OSObj& o, nb::handle k) {
+            int64_t i = index_arg(k.ptr(), std::string(kWho) + ".kth", "index");
+            int64_t n = o.s.size();
+            if (i < 0 || i >= n)
+                raise("EmptyWindowError", std::string(kWho) + ".kth(" + std::to_string(i) + ") on " + std::to_string(n) +
+                                              " values; k must be between 0 and len - 1");
+            return o.s.kth(i);
+        }, nb::arg("k").none(), "The k-th smallest value (0-based). O(log n).")
+        .def("quantile", [](OSObj& o, nb::handle q) -> nb::object {
+            bool scalar;
+            std::vector<double> qs = read_qs(q, scalar);
+            need_values(o.s, "quantile()");
+            int64_t n = o.s.size();
+            if (scalar) return o.s.kth(nearest_rank(qs[0], n));
+            nb::list out;
+            for (double x : qs) out.append(o.s.kth(nearest_rank(x, n)));
+            return out;
+        }, nb::arg("q").none(), "Nearest-rank quantile(s), as DuckDB's quantile_disc. O(m log n).")
+        .def("__len__", [](OSObj& o) { return o.s.size(); })
+        .def("__iter__", [](OSObj& o) {
+            nb::list l;
+            if (o.s.generic) o.s.obj.for_each([&](const nb::object& k, int64_t c) { for (int64_t j = 0; j < c; ++j) l.append(k); });
+            else o.s.num.for_each([&](const Num& k, int64_t c) {
+                nb::object v = num_to_py(k);
+                for (int64_t j = 0; j < c; ++j) l.append(v);
+            });
+            return nb::steal(PyObject_GetIter(l.ptr()));
+        })
+        .def("_check", [](OSObj& o) {
+            std::string e = o.s.generic ? o.s.obj.check() : o.s.num.check();
+            if (!e.empty()) {
+                nb::object cls = nb::module_::import_("windowagg.fifo._common").attr("InvariantError");
+                PyErr_SetString(cls.ptr(), (std::string(kWho) + ": invariant broken: " + e).c_str());
+                throw nb::python_error();
+            }
+        })
+        .def_prop_ro("_generic", [](OSObj& o) { return o.s.generic; })
+        .def("__repr__", [](OSObj& o) { return std::string(kWho) + "(n=" + std::to_string(o.s.size()) + ")"; })
+        .def("bulk_insert", [](OSObj& o, nb::handle values) {
+            Values v(values, std::string(kWho) + ".bulk_insert");
+            for (std::size_t i = 0; i < v.n; ++i) {
+                if (v.kind == Values::F64) o.s.insert_num(Num::of_flt(v.f64[i]));
+                else if (v.kind == Values::I64) o.s.insert_num(Num::of_int(v.i64[i]));
+                else o.s.insert(v.item(i));
+            }
+        }, nb::arg("values").none(), "insert() every value. O(m log n).")
+        .def("slide", [](OSObj& o, nb::handle values, nb::handle evict, nb::handle q, nb::handle out) -> nb::object {
+            std::string who = std::string(kWho) + ".slide";
+            Values v(values, who);
+            nb::object ev = nb::steal(PySequence_Tuple(evict.ptr()));
+            if (!ev.is_valid()) {
+                PyErr_Clear();
+                raise_builtin(PyExc_TypeError, who + ": evict must be a sequence with one sequence of values per step");
+            }
+            if (static_cast<std::size_t>(PyTuple_GET_SIZE(ev.ptr())) != v.n)
+                raise_builtin(PyExc_ValueError, who + ": " + std::to_string(PyTuple_GET_SIZE(ev.ptr())) +
+                                                    " evict sets for " + std::to_string(v.n) + " values; give one per value");
+            bool scalar;
+            std::vector<double> qs = read_qs(q, scalar);
+            std::size_t mq = qs.size();
+            Out res(out, v.n * mq, who, true);
+            nb::list rows;
+            for (std::size_t i = 0; i < v.n; ++i) {
+                if (v.kind == Values::F64) o.s.insert_num(Num::of_flt(v.f64[i]));
+                else if (v.kind == Values::I64) o.s.insert_num(Num::of_int(v.i64[i]));
+                else o.s.insert(v.item(i));
+                PyObject* e = PyTuple_GET_ITEM(ev.ptr(), static_cast<Py_ssize_t>(i));
+                if (e != Py_None) {
+                    Values gone(e, who);
+                    for (std::size_t j = 0; j < gone.n; ++j) {
+                        bool ok;
+                        if (gone.kind == Values::F64) ok = o.s.erase_num(Num::of_flt(gone.f64[j]));
+                        else if (gone.kind == Values::I64) ok = o.s.erase_num(Num::of_int(gone.i64[j]));
+                        else ok = o.s.erase(gone.item(j));
+                        if (!ok) {
+                            nb::object x = gone.object(j);
+                            for (std::size_t u = 0; u < j; ++u) o.s.insert(gone.object(u));  // undo this step
+                            o.s.erase(v.object(i));
+                            missing(x, ".slide (step " + std::to_string(i) + ")");
+                        }
+                    }
+                }
+                int64_t n = o.s.size();
+                if (!n) raise("EmptyWindowError", who + ": step " + std::to_string(i) + " leaves the multiset empty");
+                if (res.kind == Out::LIST && !scalar) {
+                    nb::list row;
+                    for (double x : qs) row.append(o.s.kth(nearest_rank(x, n)));
+                    rows.append(row);
+                    continue;
+                }
+                for (std::size_t j = 0; j < mq; ++j) {
+                    int64_t idx = nearest_rank(qs[j], n);
+                    Num k;
+                    if (res.kind != Out::LIST && o.s.kth_num(idx, k)) res.put_num(i * mq + j, k);
+                    else res.put_object(i * mq + j, o.s.kth(idx));
+                }
+            }
+            if (res.kind != Out::LIST) return nb::borrow(out);
+            return scalar ? nb::object(res.list) : nb::object(rows);
+        }, nb::arg("values").none(), nb::arg("evict").none(), nb::arg("q").none(), nb::arg("out").none() = nb::none(),
+           "Per step: insert values[i], evict the values in evict[i], record the quantile(s) q.");
+}

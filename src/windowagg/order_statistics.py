@@ -1,0 +1,267 @@
+"""OrderStatistics: a multiset with rank, k-th smallest and exact quantiles.
+
+=================  ==========================================================================
+ordering           any: values are inserted and evicted in any order (a window's contents)
+operator needs     a total order ``<`` on the values (no monoid: quantiles are not one)
+insert(x)          Python: O(log n) search + O(n) shift; native: O(log n) worst case
+evict(x)           same (removes one value equal to ``x``)
+kth(k), rank(x)    Python: O(1) / O(log n); native: O(log n) worst case
+quantile(q)        one ``kth``; ``q`` may be a sequence (one ``kth`` each)
+slide(...)         per step: one insert, the given evictions, the quantiles
+space              O(n)
+structure          Python: one sorted list (``bisect``), the readable reference; native
+                   (``backend="native"``): a counted B+ tree, fanout 64 (an
+                   order-statistic tree, CLRS 14.1, with B+ tree nodes;
+                   ``_native/include/windowagg/order_statistics.hpp``)
+=================  ==========================================================================
+
+Quantiles use the *nearest rank*: ``quantile(q)`` is the value at index
+``max(ceil(q * n) - 1, 0)`` of the sorted values (``q * n`` in float64), which equals
+DuckDB's ``quantile_disc`` (tests/native/test_order_statistics.py compares them). Exact,
+unlike a sketch: windowed medians and percentiles over a count or time window keep the
+window's values here and evict what leaves it.
+
+Equal values (neither ``<`` the other, such as ``1`` and ``1.0``) are interchangeable:
+the multiset keeps the one inserted first while any equal value remains, and ``kth``
+returns it. A value not equal to itself (NaN) is refused with
+:class:`~windowagg.errors.ValueOrderError`; evicting an absent value raises
+:class:`~windowagg.errors.MissingValueError` and changes nothing.
+
+The native twin keeps int64/float64 values in place and switches once, for good, to
+Python objects compared with ``<`` when any other value arrives (a str, a Decimal, a
+bool, an int beyond int64): same answers and errors.
+
+Examples
+--------
+>>> s = OrderStatistics(backend="python")
+>>> s.bulk_insert([5, 1, 4, 1, 3])
+>>> s.kth(0), s.rank(4), s.quantile(0.5), s.quantile([0.0, 0.9, 1.0])
+(1, 3, 3, [1, 5, 5])
+>>> s.evict(1); list(s)
+[1, 3, 4, 5]
+>>> s.slide([9, 2], evict=[[5], [1, 3]], q=[0.5, 1.0])
+[[3, 9], [4, 9]]
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from bisect import bisect_left
+from collections.abc import Iterator
+from typing import Any
+
+from windowagg._backend import Backend, BackendMeta
+from windowagg.errors import EmptyWindowError, MissingValueError, ValueOrderError
+from windowagg.fifo._common import invariant
+from windowagg.fifo._verbs import _out_view, read_values
+
+__all__ = ["OrderStatistics", "nearest_rank"]
+
+_WHO = "OrderStatistics"
+
+
+def nearest_rank(q: float, n: int) -> int:
+    """The index of quantile *q* among *n* sorted values: ``max(ceil(q * n) - 1, 0)``.
+
+    >>> [nearest_rank(q, 10) for q in (0.0, 0.1, 0.15, 0.5, 1.0)]
+    [0, 0, 1, 4, 9]
+    """
+    return max(math.ceil(q * n) - 1, 0)
+
+
+def _check_q(q: Any) -> float:
+    try:
+        x = float(q)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{_WHO}.quantile needs q as a real number in [0, 1] (or a sequence of them), "
+            f"got {type(q).__name__}"
+        ) from None
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"{_WHO}.quantile needs 0 <= q <= 1, got {q!r}")
+    return x
+
+
+def _read_qs(q: Any) -> tuple[list[float], bool]:
+    if isinstance(q, (int, float)):
+        return [_check_q(q)], True
+    return [_check_q(x) for x in read_values(q, f"{_WHO}.quantile")], False
+
+
+class OrderStatistics(metaclass=BackendMeta):
+    """A multiset of ordered values: ``insert``, ``evict``, ``kth``, ``rank``, ``quantile``.
+
+    The fact card opens the module docstring: ``help(windowagg.order_statistics)``.
+
+    Parameters
+    ----------
+    backend : {"auto", "native", "python"}, optional
+        The implementation (see :mod:`windowagg._backend`); the default follows
+        ``$WINDOWAGG_BACKEND``, else the native one when it is built.
+    """
+
+    __slots__ = ("_a",)
+
+    @staticmethod
+    def _native() -> Any:
+        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
+        from windowagg._native.order_statistics import make
+
+        return make()
+
+    def __init__(self, *, backend: Backend | None = None) -> None:
+        self._a: list[Any] = []  # every value, sorted; equal values are one object
+
+    def insert(self, x: Any) -> None:
+        """Add *x*. O(log n) comparisons, O(n) shift.
+
+        >>> s = OrderStatistics(backend="python"); s.insert(1.0); s.insert(1); list(s)
+        [1.0, 1.0]
+        """
+        if x != x:
+            raise ValueOrderError(
+                f"{_WHO} refuses {x!r}: it is not equal to itself (NaN), so it has no place "
+                "in the order; drop or repair the record first"
+            )
+        a = self._a
+        i = bisect_left(a, x)
+        if i < len(a) and not x < a[i]:  # an equal value is there: keep its object
+            x = a[i]
+        a.insert(i, x)
+
+    def evict(self, x: Any) -> None:
+        """Remove one value equal to *x*; MissingValueError (nothing changes) if none. O(n)."""
+        a = self._a
+        i = bisect_left(a, x)
+        if i == len(a) or x < a[i]:
+            raise MissingValueError(
+                f"{_WHO}.evict: {x!r} is not in the multiset; evict only values that were inserted"
+            )
+        del a[i]
+
+    def rank(self, x: Any) -> int:
+        """How many values are ``< x``. O(log n).
+
+        >>> s = OrderStatistics(backend="python"); s.bulk_insert([3, 1, 2]); s.rank(2.5)
+        2
+        """
+        if x != x:
+            raise ValueOrderError(
+                f"{_WHO} refuses {x!r}: it is not equal to itself (NaN), so it has no place "
+                "in the order; drop or repair the record first"
+            )
+        return bisect_left(self._a, x)
+
+    def kth(self, k: int) -> Any:
+        """The *k*-th smallest value, 0-based. O(1) here, O(log n) natively."""
+        if isinstance(k, bool):
+            raise TypeError(f"{_WHO}.kth needs an integer index, got a bool")
+        i = operator.index(k)
+        n = len(self._a)
+        if not 0 <= i < n:
+            raise EmptyWindowError(
+                f"{_WHO}.kth({i}) on {n} values; k must be between 0 and len - 1"
+            )
+        return self._a[i]
+
+    def quantile(self, q: Any) -> Any:
+        """The nearest-rank quantile *q* (a list for a sequence of them). O(m).
+
+        Equals DuckDB's ``quantile_disc``. EmptyWindowError when empty.
+
+        >>> s = OrderStatistics(backend="python"); s.bulk_insert(range(1, 11))
+        >>> s.quantile(0.5), s.quantile([0.25, 0.75])
+        (5, [3, 8])
+        """
+        qs, scalar = _read_qs(q)
+        a = self._a
+        n = len(a)
+        if not n:
+            raise EmptyWindowError(f"{_WHO}.quantile() on an empty multiset; insert values first")
+        if scalar:
+            return a[nearest_rank(qs[0], n)]
+        return [a[nearest_rank(x, n)] for x in qs]
+
+    def bulk_insert(self, values: Any) -> None:
+        """``insert`` every value (a sequence or a float64/int64 buffer). O(m) inserts."""
+        insert = self.insert  # cached: called m times
+        for x in read_values(values, f"{_WHO}.bulk_insert"):
+            insert(x)
+
+    def slide(self, values: Any, evict: Any, q: Any, out: Any = None) -> Any:
+        """Per step ``i``: insert ``values[i]``, evict every value of ``evict[i]`` (a
+        sequence, or None), record the quantile(s) *q*. O(m) steps.
+
+        Returns one answer per step (a list of answers per step when *q* is a sequence),
+        or fills *out*: a writable float64/int64 buffer with ``steps * len(q)`` slots (any
+        C-contiguous shape, e.g. ``(steps, len(q))``). A step that evicts an absent value
+        is undone and raises MissingValueError; the steps before it stay done.
+        """
+        who = f"{_WHO}.slide"
+        vals = read_values(values, who)
+        try:
+            gone_sets = list(evict)
+        except TypeError:
+            raise TypeError(
+                f"{who}: evict must be a sequence with one sequence of values per step"
+            ) from None
+        if len(gone_sets) != len(vals):
+            raise ValueError(
+                f"{who}: {len(gone_sets)} evict sets for {len(vals)} values; give one per value"
+            )
+        qs, scalar = _read_qs(q)
+        m = len(qs)
+        view = None
+        if out is not None:
+            mv = memoryview(out)
+            view = _out_view(mv.cast("B").cast(mv.format.lstrip("@=<") or "B"), len(vals) * m, who)
+        a = self._a
+        rows: list[Any] = []
+        for i, (x, gone) in enumerate(zip(vals, gone_sets, strict=True)):
+            self.insert(x)
+            done: list[Any] = []
+            for y in [] if gone is None else read_values(gone, who):
+                try:
+                    self.evict(y)
+                except MissingValueError:
+                    for z in done:  # undo this step
+                        self.insert(z)
+                    self.evict(x)
+                    raise MissingValueError(
+                        f"{_WHO}.slide (step {i}): {y!r} is not in the multiset; evict only "
+                        "values that were inserted"
+                    ) from None
+                done.append(y)
+            n = len(a)
+            if not n:
+                raise EmptyWindowError(f"{who}: step {i} leaves the multiset empty")
+            answers = [a[nearest_rank(p, n)] for p in qs]
+            if view is None:
+                rows.append(answers[0] if scalar else answers)
+                continue
+            for j, ans in enumerate(answers):
+                if view[1] == "d":
+                    view[0][i * m + j] = float(ans)
+                else:
+                    view[0][i * m + j] = operator.index(ans)
+        return rows if out is None else out
+
+    def __len__(self) -> int:
+        """Number of values. O(1)."""
+        return len(self._a)
+
+    def __iter__(self) -> Iterator[Any]:
+        """The values, smallest first (a snapshot). O(n)."""
+        return iter(list(self._a))
+
+    def _check(self) -> None:
+        """O(n): the values are sorted, and equal neighbours are one object."""
+        a = self._a
+        for i in range(1, len(a)):
+            invariant(not a[i] < a[i - 1], _WHO, f"values {i - 1} and {i} out of order")
+            if not a[i - 1] < a[i]:
+                invariant(a[i] is a[i - 1], _WHO, f"equal values {i - 1} and {i} differ")
+
+    def __repr__(self) -> str:
+        return f"{_WHO}(n={len(self)})"
