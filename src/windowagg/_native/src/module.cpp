@@ -4,13 +4,9 @@
 
 namespace nb = nanobind;
 
-<<<<<<< HEAD
-void bind_fifo(nb::module_& m);  // bind_fifo.cpp
-void bind_fiba(nb::module_& m);  // bind_fiba.cpp
-=======
 void bind_fifo(nb::module_& m);              // bind_fifo.cpp
 void bind_order_statistics(nb::module_& m);  // bind_order_statistics.cpp
->>>>>>> native-fifo
+void bind_fiba(nb::module_& m);              // bind_fiba.cpp
 
 NB_MODULE(_core, m) {
     m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA and order statistics";
