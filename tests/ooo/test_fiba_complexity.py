@@ -18,6 +18,9 @@ import pytest
 from windowagg.monoids import Counting, Sum
 from windowagg.ooo import BTree, FiBA
 
+# these tests read the pure-Python reference's internals (tests/native/ covers the native twin)
+pytestmark = pytest.mark.usefixtures("python_backend")
+
 ROUNDS = 2000
 
 

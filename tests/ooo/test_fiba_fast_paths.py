@@ -31,6 +31,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from windowagg.monoids import Concat, Counting, MatMul2x2, Sum
 from windowagg.ooo import FiBA, Recalc
 
+# these tests read the pure-Python reference's internals (tests/native/ covers the native twin)
+pytestmark = pytest.mark.usefixtures("python_backend")
+
 MONOIDS: dict[str, Any] = {
     "sum_int": Sum(),
     "sum_dyadic": Sum(),

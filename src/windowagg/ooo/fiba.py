@@ -76,10 +76,12 @@ from functools import reduce
 from itertools import accumulate
 from typing import Any
 
+from windowagg._backend import Backend, BackendMeta, resolve_backend
 from windowagg._time import check_timestamp
 from windowagg.errors import TimestampError, WindowaggError
 from windowagg.monoids.base import Monoid, require_monoid
 from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
+from windowagg.ooo._fiba_arrays import FiBAArrays
 from windowagg.ooo._pack import pack_levels
 
 __all__ = ["FiBA"]
@@ -93,6 +95,18 @@ _NONE: Any = object()  # "no accumulator yet" (None is a legitimate partial, e.g
 # Built-ins whose lift and lower return their argument: the hot paths skip those calls
 # (exact type match, so subclasses and wrappers such as Counting keep every call).
 _IDENTITY_LIFT_LOWER: frozenset[type] = frozenset({Sum, Max, Min, MatMul2x2})
+
+
+def _zip_bulk(times: Any, values: Any) -> list[tuple[Any, Any]]:
+    """``bulk_insert(times, values)``'s pairs (equal lengths checked; buffers as lists)."""
+    ts = times.tolist() if hasattr(times, "tolist") else list(times)
+    vs = values.tolist() if hasattr(values, "tolist") else list(values)
+    if len(ts) != len(vs):
+        raise ValueError(
+            f"ooo.FiBA.bulk_insert(times, values): {len(ts)} and {len(vs)} items; "
+            "give sequences of equal length"
+        )
+    return list(zip(ts, vs, strict=True))
 
 
 class _Node:
@@ -115,7 +129,7 @@ class _Node:
         self.rs = False
 
 
-class FiBA:
+class FiBA(FiBAArrays, metaclass=BackendMeta):
     """Finger B-tree aggregator over an out-of-order window (see the module fact card).
 
     Parameters
@@ -167,7 +181,19 @@ class FiBA:
         "_ver",
     )
 
-    def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int | None = None) -> None:
+    @staticmethod
+    def _native(monoid: Any, min_arity: int | None = None) -> Any:
+        from windowagg._native.fiba import make  # the compiled core, imported on first use
+
+        return make(monoid, min_arity)
+
+    def __init__(
+        self,
+        monoid: Monoid[Any, Any, Any],
+        min_arity: int | None = None,
+        *,
+        backend: Backend | None = None,
+    ) -> None:
         require_monoid(monoid, "ooo.FiBA")
         if min_arity is None:
             min_arity = SUM_MIN_ARITY if type(monoid) is Sum else DEFAULT_MIN_ARITY
@@ -697,7 +723,9 @@ class FiBA:
         The recovery of an operation that failed half-way (a ``combine`` that raised):
         ``pairs`` hold the old partials, whose combines succeeded before.
         """
-        fresh = FiBA.from_sorted_partials(self._m, pairs, min_arity=self._minarity)
+        fresh = FiBA.from_sorted_partials(
+            self._m, pairs, min_arity=self._minarity, backend="python"
+        )
         tcls = self._tcls
         for name in FiBA.__slots__:
             setattr(self, name, getattr(fresh, name))
@@ -1576,7 +1604,7 @@ class FiBA:
         self._fix_if_up(nb)
 
     # ------------------------------------------------------------------ bulk insert
-    def bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+    def bulk_insert(self, pairs: Iterable[Any], values: Iterable[Any] | None = None) -> None:
         """Insert every ``(t, v)``; equals inserting them one by one in the given order.
 
         Timestamps may repeat inside the bulk and may collide with stored ones (stored
@@ -1588,7 +1616,12 @@ class FiBA:
         >>> w = FiBA(Concat()); w.insert(5, "old")
         >>> w.bulk_insert([(7, "b"), (5, "new"), (1, "a"), (7, "c")]); w.query()
         ('a', 'old', 'new', 'b', 'c')
+
+        ``bulk_insert(times, values)`` (two equal-length sequences or buffers) is the same
+        as ``bulk_insert(zip(times, values))``.
         """
+        if values is not None:
+            pairs = _zip_bulk(pairs, values)
         self._counted(self._bulk_insert, pairs)
 
     def _bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
@@ -1966,6 +1999,8 @@ class FiBA:
         monoid: Monoid[Any, Any, Any],
         pairs: Iterable[tuple[Any, Any]],
         min_arity: int | None = None,
+        *,
+        backend: Backend | None = None,
     ) -> FiBA:
         """Build a window from strictly increasing ``(t, partial)`` pairs in O(n).
 
@@ -1977,7 +2012,11 @@ class FiBA:
         >>> w.query(), len(w)
         (('a', 'b', 'c'), 2)
         """
-        w = cls(monoid, min_arity=min_arity)
+        if cls is FiBA and resolve_backend(backend, "FiBA"):
+            from windowagg._native.fiba import from_sorted
+
+            return from_sorted(monoid, pairs, min_arity)  # type: ignore[no-any-return]
+        w = cls(monoid, min_arity=min_arity, backend="python") if cls is FiBA else cls(monoid, min_arity)
         items = pairs if isinstance(pairs, list) else list(pairs)
         if not items:
             return w

@@ -55,12 +55,44 @@ void bind_fiba(nb::module_& m) {
         .def("evict", [](FiBAObj& o, nb::handle t) { o.h.run([&](FibaImpl& i) { i.evict(t); }); }, nb::arg("t").none())
         .def("bulk_evict", [](FiBAObj& o, nb::handle t) { o.h.run([&](FibaImpl& i) { i.bulk_evict(t); }); },
              nb::arg("t").none())
-        .def("_bulk_insert2", [](FiBAObj& o, nb::handle times, nb::handle values) {
+        .def("bulk_insert", [](FiBAObj& o, nb::handle a, nb::handle b) {
+            nb::object times = nb::borrow(a), values = nb::borrow(b);
+            if (b.is_none()) {  // bulk_insert(pairs)
+                nb::object seq = nb::steal(PySequence_Fast(a.ptr(), "ooo.FiBA.bulk_insert needs an iterable of (t, v) pairs"));
+                if (!seq.is_valid()) throw_if_error();
+                Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+                nb::object ts = nb::steal(PyTuple_New(n)), vs = nb::steal(PyTuple_New(n));
+                for (Py_ssize_t i = 0; i < n; ++i) {
+                    PyObject* item = PySequence_Fast_GET_ITEM(seq.ptr(), i);
+                    nb::object pair = nb::steal(PySequence_Tuple(item));
+                    if (!pair.is_valid()) {
+                        PyErr_Clear();
+                        raise_builtin(PyExc_TypeError, std::string("cannot unpack non-iterable ") +
+                                                           Py_TYPE(item)->tp_name + " object");
+                    }
+                    if (PyTuple_GET_SIZE(pair.ptr()) != 2)
+                        raise_builtin(PyExc_ValueError, "ooo.FiBA.bulk_insert: each item must be a (t, v) pair, got " +
+                                                            std::to_string(PyTuple_GET_SIZE(pair.ptr())) + " values");
+                    PyObject* t = PyTuple_GET_ITEM(pair.ptr(), 0);
+                    PyObject* v = PyTuple_GET_ITEM(pair.ptr(), 1);
+                    Py_INCREF(t);
+                    Py_INCREF(v);
+                    PyTuple_SET_ITEM(ts.ptr(), i, t);
+                    PyTuple_SET_ITEM(vs.ptr(), i, v);
+                }
+                times = ts;
+                values = vs;
+            }
             Values ts(times, "ooo.FiBA.bulk_insert");
             Values vs(values, "ooo.FiBA.bulk_insert");
             same_length(ts, vs, "bulk_insert(times, values)");
             o.h.run([&](FibaImpl& i) { i.bulk_insert(ts, vs); });
-        }, nb::arg("times").none(), nb::arg("values").none())
+        }, nb::arg("pairs").none(), nb::arg("values").none() = nb::none(),
+           "Insert every (t, v) pair, or times[i] -> values[i]; same as one insert each, in order.")
+        .def("to_bytes", [](FiBAObj& o) {
+            nb::list entries = o.h.run([&](FibaImpl& i) { return i.partials(); });
+            return nb::module_::import_("windowagg.ooo._fiba_arrays").attr("dump_state")(o.mu, entries);
+        }, "The window's (t, partial) entries as windowagg.codec bytes (read by either backend).")
         .def("query", [](FiBAObj& o) { return o.h.run([&](FibaImpl& i) { return i.query(); }); })
         .def("range_query", [](FiBAObj& o, nb::handle lo, nb::handle hi) {
             return o.h.run([&](FibaImpl& i) { return i.range_query(lo, hi); });

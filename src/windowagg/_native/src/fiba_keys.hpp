@@ -32,8 +32,10 @@ struct PyLess {
 
 // windowagg._time.check_timestamp(t, ref, where=where); ref may be null (empty window).
 inline void check_timestamp(nb::handle t, nb::handle ref, const char* where) {
-    static nb::object fn = nb::module_::import_("windowagg._time").attr("check_timestamp");
-    fn(t, ref.ptr() ? ref : nb::none(), nb::arg("where") = where);
+    // one reference kept for the process lifetime (never released after finalisation)
+    static PyObject* fn = nb::object(nb::module_::import_("windowagg._time").attr("check_timestamp")).release().ptr();
+    nb::handle call(fn);
+    call(t, ref.ptr() ? ref : nb::none(), nb::arg("where") = where);
 }
 
 // An exact Python int within int64 (never a bool).
