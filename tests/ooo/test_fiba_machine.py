@@ -123,6 +123,17 @@ class LockstepMachine(RuleBasedStateMachine):
     def bulk_evict(self, t: int) -> None:
         self._apply("bulk_evict", t)
 
+    @rule(data=st.data())
+    def empty_then_refill(self, data: st.DataObject) -> None:
+        # issue 13 item 9: len() after emptying by bulk_evict and refilling by bulk_insert
+        self._apply("bulk_evict", 10**6)
+        assert len(self.oracle) == 0
+        self.agree()
+        pairs = data.draw(
+            st.lists(st.tuples(TIMES, values_for(self.name)), max_size=40), label="refill"
+        )
+        self._apply("bulk_insert", pairs)
+
     @precondition(lambda self: len(self.oracle) > 0)
     @rule(data=st.data())
     def bulk_evict_at_key(self, data: st.DataObject) -> None:

@@ -61,7 +61,9 @@ def load_state(data: bytes | bytearray | memoryview) -> tuple[int, list[tuple[An
     ):
         raise CodecError("ooo.FiBA.from_bytes: not a FiBA state (expected what to_bytes() writes)")
     if obj[1] != STATE_VERSION:
-        raise CodecError(f"ooo.FiBA.from_bytes: unknown state version {obj[1]!r}; upgrade windowagg")
+        raise CodecError(
+            f"ooo.FiBA.from_bytes: unknown state version {obj[1]!r}; upgrade windowagg"
+        )
     if obj[2] < 2:
         raise CodecError(f"ooo.FiBA.from_bytes: min_arity {obj[2]!r} in the state is below 2")
     return obj[2], list(zip(obj[3], obj[4], strict=True))

@@ -42,6 +42,21 @@ void same_length(const Values& a, const Values& b, const char* what) {
                                             std::to_string(b.n) + " items; give sequences of equal length");
 }
 
+// A buffer that is not C-contiguous (a numpy slice with a step) as its .tolist(): Python
+// numbers, as the reference reads it (numpy scalars would not compare as timestamps).
+nb::object plain(nb::handle h) {
+    PyObject* o = h.ptr();
+    if (!PyObject_CheckBuffer(o) || PyBytes_Check(o) || PyByteArray_Check(o)) return nb::borrow(h);
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) {
+        PyBuffer_Release(&view);
+        return nb::borrow(h);
+    }
+    PyErr_Clear();
+    if (!PyObject_HasAttrString(o, "tolist")) return nb::borrow(h);
+    return h.attr("tolist")();
+}
+
 }  // namespace
 
 void bind_fiba(nb::module_& m) {
@@ -83,8 +98,8 @@ void bind_fiba(nb::module_& m) {
                 times = ts;
                 values = vs;
             }
-            Values ts(times, "ooo.FiBA.bulk_insert");
-            Values vs(values, "ooo.FiBA.bulk_insert");
+            Values ts(plain(times), "ooo.FiBA.bulk_insert");
+            Values vs(plain(values), "ooo.FiBA.bulk_insert");
             same_length(ts, vs, "bulk_insert(times, values)");
             o.h.run([&](FibaImpl& i) { i.bulk_insert(ts, vs); });
         }, nb::arg("pairs").none(), nb::arg("values").none() = nb::none(),
@@ -98,8 +113,8 @@ void bind_fiba(nb::module_& m) {
             return o.h.run([&](FibaImpl& i) { return i.range_query(lo, hi); });
         }, nb::arg("t_from").none(), nb::arg("t_to").none())
         .def("range_query_many", [](FiBAObj& o, nb::handle lo, nb::handle hi, nb::handle out) {
-            Values a(lo, "ooo.FiBA.range_query_many");
-            Values b(hi, "ooo.FiBA.range_query_many");
+            Values a(plain(lo), "ooo.FiBA.range_query_many");
+            Values b(plain(hi), "ooo.FiBA.range_query_many");
             same_length(a, b, "range_query_many(t_from, t_to)");
             Out res(out, a.n, "ooo.FiBA.range_query_many");
             o.h.run([&](FibaImpl& i) {
@@ -109,12 +124,12 @@ void bind_fiba(nb::module_& m) {
             return out.is_none() ? nb::object(res.list) : nb::borrow(out);
         }, nb::arg("t_from").none(), nb::arg("t_to").none(), nb::arg("out").none() = nb::none())
         .def("slide", [](FiBAObj& o, nb::handle times, nb::handle values, nb::handle evict_upto, nb::handle out) {
-            Values ts(times, "ooo.FiBA.slide");
-            Values vs(values, "ooo.FiBA.slide");
+            Values ts(plain(times), "ooo.FiBA.slide");
+            Values vs(plain(values), "ooo.FiBA.slide");
             same_length(ts, vs, "slide(times, values)");
             std::unique_ptr<Values> up;
             if (!evict_upto.is_none()) {
-                up = std::make_unique<Values>(evict_upto, "ooo.FiBA.slide");
+                up = std::make_unique<Values>(plain(evict_upto), "ooo.FiBA.slide");
                 same_length(ts, *up, "slide(times, evict_upto)");
             }
             Out res(out, ts.n, "ooo.FiBA.slide");
