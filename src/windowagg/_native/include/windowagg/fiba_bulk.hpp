@@ -97,6 +97,13 @@ void FiBA<M, K, Less>::build(std::vector<K>&& ts, std::vector<P>&& ps) {
 template <Monoid M, class K, class Less>
 std::size_t FiBA<M, K, Less>::bulk_evict(const K& t) {
     if (!lf_->n || less_(t, keys(lf_)[0])) return 0;
+    if (lf_->n >= 2 && less_(t, keys(lf_)[1])) {
+        // only the oldest entry goes (a sliding window's usual step): the d = 0 evict path,
+        // no boundary search and no allocation
+        K oldest = keys(lf_)[0];
+        evict(oldest);
+        return 1;
+    }
     const std::size_t before = size_;
     if constexpr (kNothrow) {
         bulk_evict_impl(t);
