@@ -324,6 +324,30 @@ struct FibaImplT final : FibaImpl {
 
     void slide(const Values& ts, const Values& vs, const Values* upto, Out& out, SlideProgress& pr) override {
         const std::size_t n = ts.n;
+        if constexpr (kIntKeys && !A::generic) {
+            if (ts.kind == Values::I64 && vs.kind != Values::SEQ && (!upto || upto->kind == Values::I64)) {
+                // numeric buffers: a first pass only validates (lifting is deterministic),
+                // the second lifts again as it goes; no per-event allocation
+                for (std::size_t i = pr.i; i < n; ++i) {
+                    P p;
+                    if (!vs.lift(ad(), i, p)) lift_or_deopt(vs.object(i), p);
+                }
+                for (; pr.i < n; ++pr.i, pr.evicted = false, pr.inserted = false) {
+                    if (upto && !pr.evicted) {
+                        tree.bulk_evict(upto->i64[pr.i]);
+                        pr.evicted = true;
+                    }
+                    if (!pr.inserted) {
+                        P p;
+                        vs.lift(ad(), pr.i, p);
+                        tree.insert(ts.i64[pr.i], std::move(p));
+                        pr.inserted = true;
+                    }
+                    out.put(ad(), pr.i, tree.query());
+                }
+                return;
+            }
+        }
         // validate every timestamp and lift every value before anything changes
         nb::object r = ref();
         if (!r.ptr() && pr.i < n) {
