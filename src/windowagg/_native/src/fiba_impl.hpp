@@ -72,11 +72,34 @@ struct FibaImplT final : FibaImpl {
     int mu;
     Tree tree;
 
-    FibaImplT(nb::handle m, A a, int mu_) : monoid(nb::borrow(m)), mu(mu_), tree(std::move(a), mu_) {}
+    // The exact built-in MatMul2x2 on the generic path: its lift and lower return their
+    // argument, so they are skipped (as the Python reference skips them).
+    bool ident = false;
+
+    FibaImplT(nb::handle m, A a, int mu_) : monoid(nb::borrow(m)), mu(mu_), tree(std::move(a), mu_) {
+        if constexpr (A::generic) {
+            static PyObject* mm = nb::object(nb::module_::import_("windowagg.monoids.builtins").attr("MatMul2x2"))
+                                      .release()
+                                      .ptr();
+            ident = reinterpret_cast<PyObject*>(Py_TYPE(m.ptr())) == mm;
+        }
+    }
 
     const A& ad() const { return tree.monoid(); }
+    nb::object lower(const P& p) const {
+        if constexpr (A::generic) {
+            if (ident) return p;
+        }
+        return ad().lower(p);
+    }
 
     void lift_or_deopt(nb::handle x, P& p) const {
+        if constexpr (A::generic) {
+            if (ident) {
+                p = nb::borrow(x);
+                return;
+            }
+        }
         if (ad().lift(x, p)) return;
         nb::object probe = GenericAdapter::call1(nb::object(monoid.attr("lift")), x.ptr());
         (void)probe;
@@ -165,7 +188,7 @@ struct FibaImplT final : FibaImpl {
         }
     }
 
-    nb::object query() const override { return ad().lower(tree.query()); }
+    nb::object query() const override { return lower(tree.query()); }
 
     // The range [lo, hi] as keys; false: empty range. Validated as the reference does.
     bool bounds(nb::handle lo, nb::handle hi, K& a, K& b) const {
@@ -198,8 +221,8 @@ struct FibaImplT final : FibaImpl {
 
     nb::object range_query(nb::handle lo, nb::handle hi) const override {
         K a, b;
-        if (!bounds(lo, hi, a, b)) return ad().lower(ad().identity());
-        return ad().lower(tree.range_query(a, b));
+        if (!bounds(lo, hi, a, b)) return lower(ad().identity());
+        return lower(tree.range_query(a, b));
     }
     nb::object oldest() const override { return tree.empty() ? nb::none() : key_to_py(tree.oldest()); }
     nb::object youngest() const override { return tree.empty() ? nb::none() : key_to_py(tree.youngest()); }
