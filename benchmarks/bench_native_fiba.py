@@ -105,26 +105,33 @@ def main(argv: list[str]) -> int:
     print(f"load average {os.getloadavg()}; w={w}, min_arity={MU}, medians of {reps}")
     res: dict[str, Any] = {"machine": machine(), "w": w, "load_start": os.getloadavg()}
     rows = []
+
+    def pair(fn: Any, n_native: Any, n_python: Any) -> tuple[float, float]:
+        """Interleaved runs (native, python, native, ...): both medians."""
+        nat, py = [], []
+        for _ in range(reps):
+            nat.append(fn("native", n_native))
+            if n_python:
+                py.append(fn("python", n_python))
+        return median(nat), (median(py) if py else float("nan"))
+
     for name, m in (("Sum", Sum()), ("Max", Max())):
-        nat = [single_calls(m, "native", w, 200_000) for _ in range(reps)]
-        py = [single_calls(m, "python", w, 20_000) for _ in range(1)]
-        rows.append([f"{name} single calls (rounds/s)", median(nat), median(py), 3 * median(nat)])
-        s0 = [slide_rate(m, "native", w, 10**6, 0) for _ in range(reps)]
-        rows.append([f"{name} slide d=0 (events/s)", median(s0), "", ""])
+        nat, py = pair(lambda b, r, m=m: single_calls(m, b, w, r), 200_000, 20_000)
+        rows.append([f"{name} single calls (rounds/s)", nat, py, 3 * nat])
+        s0 = median([slide_rate(m, "native", w, 10**6, 0) for _ in range(reps)])
+        rows.append([f"{name} slide d=0 (events/s)", s0, "", ""])
         for d in (10**3, 10**5):
-            sd = [slide_rate(m, "native", w, 10**6 // 4, d) for _ in range(reps)]
-            rows.append([f"{name} slide d={d} (events/s)", median(sd), "", median(sd) / median(s0)])
-    mm_n = [matmul_rate("native", 10**4, 20_000) for _ in range(reps)]
-    mm_p = [matmul_rate("python", 10**4, 20_000) for _ in range(reps)]
-    rows.append(["MatMul2x2 single calls (rounds/s)", median(mm_n), median(mm_p), median(mm_n) / median(mm_p)])
-    rq = [range_rate("native", 10**5, 10**5) for _ in range(reps)]
-    rq_p = [range_rate("python", 10**5, 10**4) for _ in range(1)]
-    rows.append(["range_query_many Composite(Max,Sum) (queries/s)", median(rq), median(rq_p), ""])
+            sd = median([slide_rate(m, "native", w, 10**6 // 4, d) for _ in range(reps)])
+            rows.append([f"{name} slide d={d} (events/s)", sd, "", sd / s0])
+    mm_n, mm_p = pair(lambda b, r: matmul_rate(b, 10**4, r), 20_000, 20_000)
+    rows.append(["MatMul2x2 single calls (rounds/s)", mm_n, mm_p, mm_n / mm_p])
+    rq, rq_p = pair(lambda b, q: range_rate(b, 10**5, q), 10**5, 10**4)
+    rows.append(["range_query_many Composite(Max,Sum) (queries/s)", rq, rq_p, rq / rq_p])
     res["rows"] = rows
     mem = {f"mu={mu}": memory(10**6 if not quick else 10**5, mu) for mu in (4, 32)}
     res["memory"] = mem
     res["load_end"] = os.getloadavg()
-    print_table("native FiBA", ["figure", "native", "python", "ratio / calls/s"], rows)
+    print_table("native FiBA", ["figure", "native", "python", "ratio (or calls/s)"], rows)
     for k, v in mem.items():
         print(f"memory {k}: " + ", ".join(f"{a}={b:.1f}" for a, b in v.items()))
     print(f"load average at the end {os.getloadavg()}")
