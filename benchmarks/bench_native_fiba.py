@@ -33,13 +33,13 @@ def _rss() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _filled(m: Any, backend: str, w: int, mu: int = MU) -> Any:
+def _filled(m: Any, backend: Any, w: int, mu: int = MU) -> Any:
     f = FiBA(m, min_arity=mu, backend=backend)
     f.bulk_insert(np.arange(w, dtype=np.int64), np.ones(w))
     return f
 
 
-def single_calls(m: Any, backend: str, w: int, rounds: int) -> float:
+def single_calls(m: Any, backend: Any, w: int, rounds: int) -> float:
     f = _filled(m, backend, w)
     ev, ins, q = f.evict, f.insert, f.query
 
@@ -52,7 +52,7 @@ def single_calls(m: Any, backend: str, w: int, rounds: int) -> float:
     return rounds / time_once(run)
 
 
-def slide_rate(m: Any, backend: str, w: int, rounds: int, d: int) -> float:
+def slide_rate(m: Any, backend: Any, w: int, rounds: int, d: int) -> float:
     f = FiBA(m, min_arity=MU, backend=backend)
     big = 10**12
     base = np.arange(w - d, dtype=np.int64)
@@ -64,7 +64,7 @@ def slide_rate(m: Any, backend: str, w: int, rounds: int, d: int) -> float:
     return rounds / time_once(lambda: f.slide(times, vals, evict_upto=upto, out=out))
 
 
-def matmul_rate(backend: str, w: int, rounds: int) -> float:
+def matmul_rate(backend: Any, w: int, rounds: int) -> float:
     f = FiBA(MatMul2x2(), min_arity=MU, backend=backend)
     f.bulk_insert([(t, (1, t % 3, 0, 1)) for t in range(w)])
     ev, ins, q = f.evict, f.insert, f.query
@@ -78,7 +78,7 @@ def matmul_rate(backend: str, w: int, rounds: int) -> float:
     return rounds / time_once(run)
 
 
-def range_rate(backend: str, n: int, queries: int) -> float:
+def range_rate(backend: Any, n: int, queries: int) -> float:
     f = FiBA(Composite(Max(), Sum(), fan_out=True), min_arity=MU, backend=backend)
     rng = np.random.default_rng(0)
     f.bulk_insert(np.arange(n, dtype=np.int64), rng.random(n))
@@ -89,10 +89,10 @@ def range_rate(backend: str, n: int, queries: int) -> float:
 
 def memory(n: int, mu: int) -> dict[str, float]:
     before = _rss()
-    f = _filled(Sum(), "native", n, mu)
+    f: Any = _filled(Sum(), "native", n, mu)
     bulk = f._node_bytes / n
     grown = (_rss() - before) / n
-    g = FiBA(Sum(), min_arity=mu, backend="native")
+    g: Any = FiBA(Sum(), min_arity=mu, backend="native")
     g.slide(np.arange(n, dtype=np.int64), np.ones(n))
     slid = g._node_bytes / n
     return {"bulk_node_B": bulk, "bulk_rss_B": grown, "slide_node_B": slid}

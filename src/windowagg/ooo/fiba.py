@@ -2016,7 +2016,11 @@ class FiBA(FiBAArrays, metaclass=BackendMeta):
             from windowagg._native.fiba import from_sorted
 
             return from_sorted(monoid, pairs, min_arity)  # type: ignore[no-any-return]
-        w = cls(monoid, min_arity=min_arity, backend="python") if cls is FiBA else cls(monoid, min_arity)
+        w = (
+            cls(monoid, min_arity=min_arity, backend="python")
+            if cls is FiBA
+            else cls(monoid, min_arity)
+        )
         items = pairs if isinstance(pairs, list) else list(pairs)
         if not items:
             return w
