@@ -132,9 +132,10 @@ void run(M m, int mu, unsigned seed, int steps, Lift lift, long* budget = nullpt
     }
 }
 
-int main() {
+int main(int argc, char** argv) {
+    const unsigned seeds = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : 6;
     for (int mu = 2; mu <= 6; ++mu)
-        for (unsigned seed = 1; seed <= 6; ++seed) {
+        for (unsigned seed = 1; seed <= seeds; ++seed) {
             run(SumI{}, mu, seed, 3000, [](long long x) { return x; });
             run(Cat{}, mu, seed * 7, 1500, [](long long x) { return std::to_string(x % 10); });
             long budget = -1;
