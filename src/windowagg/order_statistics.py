@@ -212,9 +212,9 @@ class OrderStatistics(metaclass=BackendMeta):
             )
         qs, scalar = _read_qs(q)
         m = len(qs)
-        view = None
+        view: Any = None
         if out is not None:
-            mv = memoryview(out)
+            mv: Any = memoryview(out)  # any C-contiguous shape: seen flat
             view = _out_view(mv.cast("B").cast(mv.format.lstrip("@=<") or "B"), len(vals) * m, who)
         a = self._a
         rows: list[Any] = []

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import strategies as st
 
 from windowagg import native_available
-
 from windowagg.fifo import (
+    AMTA,
     DABA,
     FOA,
     IOA,
@@ -48,6 +48,7 @@ class UnimodularGroup(MatMul2x2):
 SL2_GENERATORS = [(1, 1, 0, 1), (1, -1, 0, 1), (1, 0, 1, 1), (1, 0, -1, 1), (0, -1, 1, 0)]
 sl2_values = st.sampled_from(SL2_GENERATORS)
 
+
 def python(cls: Any) -> Callable[..., Any]:
     """*cls* on the pure-Python backend (the reference), whatever the default is."""
 
@@ -72,9 +73,12 @@ NATIVE_CLASSES: dict[str, Any] = {
     "TwoStacksLite": TwoStacksLite,
     "DABALite": DABALite,
     "DABA": DABA,
+    "AMTA": AMTA,
 }
 # every class with a native twin, on the native backend (labels end in "@native")
-NATIVE: dict[str, Callable[..., Any]] = {f"{k}@native": native(c) for k, c in NATIVE_CLASSES.items()}
+NATIVE: dict[str, Callable[..., Any]] = {
+    f"{k}@native": native(c) for k, c in NATIVE_CLASSES.items()
+}
 
 MONOID_ONLY: dict[str, Callable[[Any], Any]] = {
     "TwoStacks": TwoStacks,

@@ -143,7 +143,9 @@ def test_failing_lift_changes_nothing(name: str) -> None:
         if name == "SubtractOnEvict"
         else list(range(50))
     )
-    assert _drive(FAMILY[name], Flaky(inner), values, "fail_lift", seed=1, looping=name in LOOPING) > 0
+    assert (
+        _drive(FAMILY[name], Flaky(inner), values, "fail_lift", seed=1, looping=name in LOOPING) > 0
+    )
 
 
 COMBINE_ATOMIC: dict[str, Any] = {

@@ -61,13 +61,27 @@ MONOIDS: dict[str, tuple[Any, Any, Any]] = {
     "argmax": (ArgMax(), st.tuples(nums, st.text(max_size=1)), st.tuples(big, st.text(max_size=1))),
     "argmin_key": (ArgMin(key=_key), ints, None),
     "composite": (Composite(Max(), Sum(), Count(), Mean(), fan_out=True), nums, big),
-    "composite_named": (Composite(lo=Min(), total=Sum()), st.tuples(nums, nums), st.tuples(nums, big)),
+    "composite_named": (
+        Composite(lo=Min(), total=Sum()),
+        st.tuples(nums, nums),
+        st.tuples(nums, big),
+    ),
 }
 
 
 # _check() recomputes folds in another association than the structure's: exact only for
 # monoids without float arithmetic (the Python classes' _check has the same limit)
-EXACT_CHECK = {"sum_int", "mean_int", "count", "first", "last", "max", "min", "argmax", "argmin_key"}
+EXACT_CHECK = {
+    "sum_int",
+    "mean_int",
+    "count",
+    "first",
+    "last",
+    "max",
+    "min",
+    "argmax",
+    "argmin_key",
+}
 
 
 def _same(w: Any, o: Any, check: bool = True) -> None:
@@ -122,7 +136,7 @@ def _run(cls: Any, monoid: Any, script: list[tuple[str, Any]], check: bool) -> A
 @settings(max_examples=25)
 @given(data=st.data())
 def test_native_monoid_equals_python_twin(cls_name: str, name: str, data: st.DataObject) -> None:
-    monoid, values, deopt = MONOIDS[name]
+    monoid, values, _deopt = MONOIDS[name]
     script = data.draw(_script(values), label="script")
     w = _run(NATIVE_CLASSES[cls_name], monoid, script, name in EXACT_CHECK)
     assert not w._generic, "plain numbers must stay on the native path"

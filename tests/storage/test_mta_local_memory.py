@@ -56,7 +56,7 @@ def test_local_entries_logarithmic_while_growing(cls: Any, n: int) -> None:
 
 
 def test_in_process_variant_holds_everything() -> None:
-    w = AMTA(Sum())
+    w = AMTA(Sum(), backend="python")  # the Python class's level storage
     for i in range(10_000):
         w.insert(i)
     assert w.local_entries() >= 10_000  # ~n pairs over all levels, all in process

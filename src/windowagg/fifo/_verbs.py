@@ -70,7 +70,7 @@ def read_values(values: Any, who: str) -> list[Any]:
     """*values* as a list: a float64 / int64 buffer as Python numbers, any iterable as is."""
     got = _buffer_kind(values)
     if got is not None:
-        return got[0].tolist()  # type: ignore[no-any-return]
+        return got[0].tolist()
     if not isinstance(values, Iterable):
         raise TypeError(
             f"{who} needs a sequence or a 1-D float64/int64 buffer of values, "
@@ -213,7 +213,7 @@ class ArrayVerbs:
         who = f"{self._state_who}.slide"
         vals = read_values(values, who)
         counts = read_counts(evict, len(vals), len(self), who)
-        view = None if out is None else _out_view(out, len(vals), who)
+        view: Any = None if out is None else _out_view(out, len(vals), who)
         ev, bulk, ins, query = self.evict, self.bulk_evict, self.insert, self.query
         answers: list[Any] = []
         for i, (v, k) in enumerate(zip(vals, counts, strict=True)):
@@ -249,6 +249,7 @@ class ArrayVerbs:
         appended without ``lift``, so the window aggregates exactly what was saved.
         """
         partials = load_state(data, cls.__name__)
-        w = cls(monoid, *args, **kwargs)
+        make: Any = cls  # a public class: its metaclass may return the native twin
+        w = make(monoid, *args, **kwargs)
         w._load_partials(partials)
         return w

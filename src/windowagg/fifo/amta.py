@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from windowagg._backend import Backend, BackendMeta
 from windowagg.errors import EmptyWindowError
 from windowagg.fifo._common import check_count, empty_error, invariant
 from windowagg.fifo.log_mta import _MTABase
@@ -55,7 +56,7 @@ from windowagg.storage.levels import EMPTY
 __all__ = ["AMTA"]
 
 
-class AMTA(_MTABase):
+class AMTA(_MTABase, metaclass=BackendMeta):
     """Amortized MTA over *monoid*: amortized O(1) insert / evict / query, O(log n) bulk.
 
     Parameters
@@ -79,6 +80,33 @@ class AMTA(_MTABase):
     _WHO = "AMTA"
     _FOREST = True
 
+    @staticmethod
+    def _native(
+        monoid: Monoid[Any, Any, Any],
+        *,
+        policy: Policy | None = None,
+        store: KVStore | None = None,
+        bulk_after: float = 1.0,
+        **kwargs: Any,
+    ) -> Any:
+        """The native twin: the in-memory AMTA. A window with a ``store`` (or a slide
+        ``policy``, for ``enforce``) is the Python class whatever the backend: those stay
+        Python-only (docs/native.md)."""
+        if store is not None or policy is not None:
+            return AMTA(
+                monoid,
+                policy=policy,
+                store=store,
+                bulk_after=bulk_after,
+                backend="python",
+                **kwargs,
+            )
+        if kwargs.get("on_existing", "resume") not in ("resume", "overwrite", "error"):
+            raise ValueError("on_existing must be 'resume', 'overwrite' or 'error'")
+        from windowagg._native.fifo import make
+
+        return make("AMTA", monoid, bulk_after)
+
     def __init__(
         self,
         monoid: Monoid[Any, Any, Any],
@@ -92,6 +120,7 @@ class AMTA(_MTABase):
         page_size: int = 64,
         on_existing: str = "resume",
         bulk_after: float = 1.0,
+        backend: Backend | None = None,
     ) -> None:
         if not bulk_after >= 0:
             raise ValueError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")

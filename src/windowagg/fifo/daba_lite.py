@@ -48,9 +48,9 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from windowagg._backend import Backend, BackendMeta
 from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
 from windowagg.fifo.base import _DequeFifo
-from windowagg._backend import Backend, BackendMeta
 from windowagg.monoids.base import Monoid
 
 __all__ = ["DABALite"]

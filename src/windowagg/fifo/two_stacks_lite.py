@@ -41,9 +41,9 @@ from __future__ import annotations
 from itertools import accumulate, islice
 from typing import Any
 
+from windowagg._backend import Backend, BackendMeta
 from windowagg.fifo._common import check_count, empty_error, flip_op, invariant
 from windowagg.fifo.base import _DequeFifo
-from windowagg._backend import Backend, BackendMeta
 from windowagg.monoids.base import Monoid
 from windowagg.monoids.builtins import Sum
 

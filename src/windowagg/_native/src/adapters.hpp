@@ -44,6 +44,7 @@
 #include <utility>
 
 #include "windowagg/monoid.hpp"
+#include "windowagg/ring.hpp"  // WINDOWAGG_INLINE / WINDOWAGG_NOINLINE
 
 namespace windowagg::py {
 
@@ -138,24 +139,39 @@ inline bool flt_lt_int(double a, int64_t b) {
 }
 
 // a < b for two numbers (neither NONE).
-inline bool num_lt(const Num& a, const Num& b) {
+WINDOWAGG_INLINE bool num_lt(const Num& a, const Num& b) {
     if (a.tag == Num::INT) return b.tag == Num::INT ? a.i < b.i : int_lt_flt(a.i, b.d);
     return b.tag == Num::FLT ? a.d < b.d : flt_lt_int(a.d, b.i);
 }
 
+[[noreturn]] WINDOWAGG_NOINLINE inline void throw_deopt() { throw Deopt{}; }
+
+// r = a + b; true on int64 overflow (r unspecified). GCC / Clang builtin, portable elsewhere.
+WINDOWAGG_INLINE bool add_overflows(int64_t a, int64_t b, int64_t* r) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_add_overflow(a, b, r);
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return true;
+    *r = a + b;
+    return false;
+#endif
+}
+
 // a + b as Python computes it; int64 overflow throws Deopt (Python would make a big int).
-inline Num num_add(const Num& a, const Num& b) {
+WINDOWAGG_INLINE Num num_add(const Num& a, const Num& b) {
     if (a.tag == Num::INT && b.tag == Num::INT) {
         int64_t r;
-        if (__builtin_add_overflow(a.i, b.i, &r)) throw Deopt{};
+        if (add_overflows(a.i, b.i, &r)) [[unlikely]]
+            throw_deopt();
         return Num::of_int(r);
     }
     return Num::of_flt(a.as_double() + b.as_double());
 }
 
-inline int64_t checked_add(int64_t a, int64_t b) {
+WINDOWAGG_INLINE int64_t checked_add(int64_t a, int64_t b) {
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) throw Deopt{};
+    if (add_overflows(a, b, &r)) [[unlikely]]
+        throw_deopt();
     return r;
 }
 
@@ -399,22 +415,56 @@ struct NumAdapter {
             ctx.ddof = nb::cast<int64_t>(monoid.attr("ddof"));
     }
     partial_type identity() const { partial_type p; k_identity(K, p.data()); return p; }
-    partial_type combine(const partial_type& a, const partial_type& b) const {
+    // The one-number kinds are written out here (if constexpr), so that the compiler
+    // inlines them into the algorithms' loops instead of calling the general switch.
+    WINDOWAGG_INLINE partial_type combine(const partial_type& a, const partial_type& b) const {
         partial_type r;
-        k_combine(K, a.data(), b.data(), r.data());
+        if constexpr (K == Kind::SUM) {
+            r[0] = num_add(a[0], b[0]);
+        } else if constexpr (K == Kind::MAX) {
+            r[0] = a[0].tag == Num::NONE ? b[0] : (b[0].tag == Num::NONE || !num_lt(a[0], b[0])) ? a[0] : b[0];
+        } else if constexpr (K == Kind::MIN) {
+            r[0] = a[0].tag == Num::NONE ? b[0] : (b[0].tag == Num::NONE || !num_lt(b[0], a[0])) ? a[0] : b[0];
+        } else {
+            k_combine(K, a.data(), b.data(), r.data());
+        }
         return r;
     }
-    bool lift(nb::handle x, partial_type& out) const { return k_lift(K, ctx, x.ptr(), out.data()); }
-    bool lift_f64(double x, partial_type& out) const {
-        k_lift_num(K, ctx, Num::of_flt(x), out.data());
+    bool lift(nb::handle x, partial_type& out) const {
+        if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) {
+            PyObject* o = x.ptr();
+            if (PyFloat_CheckExact(o)) {
+                double d = PyFloat_AS_DOUBLE(o);
+                if (!std::isfinite(d)) refuse_non_finite(ctx, d);
+                out[0] = Num::of_flt(d);
+                return true;
+            }
+        }
+        return k_lift(K, ctx, x.ptr(), out.data());
+    }
+    WINDOWAGG_INLINE bool lift_f64(double x, partial_type& out) const {
+        if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) {
+            if (!std::isfinite(x)) refuse_non_finite(ctx, x);
+            out[0] = Num::of_flt(x);
+        } else {
+            k_lift_num(K, ctx, Num::of_flt(x), out.data());
+        }
         return true;
     }
-    bool lift_i64(int64_t x, partial_type& out) const {
-        k_lift_num(K, ctx, Num::of_int(x), out.data());
+    WINDOWAGG_INLINE bool lift_i64(int64_t x, partial_type& out) const {
+        if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) out[0] = Num::of_int(x);
+        else k_lift_num(K, ctx, Num::of_int(x), out.data());
         return true;
     }
     nb::object lower(const partial_type& p) const { return k_lower(K, ctx, p.data()); }
-    bool lower_num(const partial_type& p, Num& out) const { return k_lower_num(K, ctx, p.data(), out); }
+    WINDOWAGG_INLINE bool lower_num(const partial_type& p, Num& out) const {
+        if constexpr (cells(K) == 1) {
+            out = p[0];
+            return true;
+        } else {
+            return k_lower_num(K, ctx, p.data(), out);
+        }
+    }
     nb::object to_py(const partial_type& p) const { return k_to_py(K, p.data()); }
     bool from_py(nb::handle o, partial_type& out) const { return k_from_py(K, o.ptr(), out.data()); }
 };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "adapters.hpp"
+#include "fast_methods.hpp"
 #include "inputs.hpp"
 #include "windowagg/order_statistics.hpp"
 
@@ -157,10 +158,57 @@ void need_values(const OS& s, const char* op) {
                                    " is not in the multiset; evict only values that were inserted");
 }
 
+// insert / evict / quantile as plain method descriptors (fast_methods.hpp): the per-event
+// hot path of single calls. Same behaviour as the nanobind definitions they replace.
+PyObject* fast_insert(PyObject* self, PyObject* x) {
+    return guarded_call([&]() -> PyObject* {
+        OSObj* o = self_ptr<OSObj>(self);
+        if (!o) return nullptr;
+        o->s.insert(x);
+        Py_RETURN_NONE;
+    });
+}
+PyObject* fast_evict(PyObject* self, PyObject* x) {
+    return guarded_call([&]() -> PyObject* {
+        OSObj* o = self_ptr<OSObj>(self);
+        if (!o) return nullptr;
+        if (!o->s.erase(x)) missing(x, ".evict");
+        Py_RETURN_NONE;
+    });
+}
+PyObject* fast_quantile(PyObject* self, PyObject* q) {
+    return guarded_call([&]() -> PyObject* {
+        OSObj* o = self_ptr<OSObj>(self);
+        if (!o) return nullptr;
+        if (PyFloat_CheckExact(q)) {  // one float: no vector
+            double x = PyFloat_AS_DOUBLE(q);
+            if (!(x >= 0.0 && x <= 1.0)) check_q(q);
+            need_values(o->s, "quantile()");
+            return o->s.kth(nearest_rank(x, o->s.size())).release().ptr();
+        }
+        bool scalar;
+        std::vector<double> qs = read_qs(q, scalar);
+        need_values(o->s, "quantile()");
+        int64_t n = o->s.size();
+        if (scalar) return o->s.kth(nearest_rank(qs[0], n)).release().ptr();
+        nb::list out;
+        for (double v : qs) out.append(o->s.kth(nearest_rank(v, n)));
+        return out.release().ptr();
+    });
+}
+PyMethodDef fast_defs[3] = {
+    {"insert", (PyCFunction)fast_insert, METH_O, "insert(x): add one value. O(log n)."},
+    {"evict", (PyCFunction)fast_evict, METH_O,
+     "evict(x): remove one value equal to x (MissingValueError if none). O(log n)."},
+    {"quantile", (PyCFunction)fast_quantile, METH_O,
+     "quantile(q): nearest-rank quantile(s), as DuckDB's quantile_disc. O(m log n)."},
+};
+
 }  // namespace
 
 void bind_order_statistics(nb::module_& m) {
-    nb::class_<OSObj>(m, "OrderStatistics")
+    nb::class_<OSObj> cls(m, "OrderStatistics");
+    cls
         .def(nb::init<>())
         .def("insert", [](OSObj& o, nb::handle x) { o.s.insert(x); }, nb::arg("x").none(),
              "Add one value. O(log n).")
@@ -270,4 +318,5 @@ void bind_order_statistics(nb::module_& m) {
             return scalar ? nb::object(res.list) : nb::object(rows);
         }, nb::arg("values").none(), nb::arg("evict").none(), nb::arg("q").none(), nb::arg("out").none() = nb::none(),
            "Per step: insert values[i], evict the values in evict[i], record the quantile(s) q.");
+    for (PyMethodDef& d : fast_defs) install_method(cls, &d);
 }

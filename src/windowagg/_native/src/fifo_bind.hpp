@@ -8,6 +8,7 @@
 #include <string>
 
 #include "adapters.hpp"
+#include "fast_methods.hpp"
 #include "fifo_impl.hpp"
 #include "inputs.hpp"
 
@@ -19,12 +20,50 @@ struct FifoObj {
     std::string who;
 };
 
-// Build FifoImplT<Alg, adapter-for-monoid>.
+[[noreturn]] inline void empty_window(const std::string& who, const char* op);
+
+// insert / evict / query as plain method descriptors (fast_methods.hpp): the hot path of
+// single calls. Same behaviour as the nanobind definitions they replace.
 template <template <class> class Alg>
-std::unique_ptr<FifoImpl> make_fifo_impl(nb::handle monoid) {
+struct FastFifo {
+    using Obj = FifoObj<Alg>;
+    static PyObject* insert(PyObject* self, PyObject* v) {
+        return guarded_call([&]() -> PyObject* {
+            Obj* o = self_ptr<Obj>(self);
+            if (!o) return nullptr;
+            o->h.run([&](FifoImpl& i) { i.insert(v); });
+            Py_RETURN_NONE;
+        });
+    }
+    static PyObject* evict(PyObject* self, PyObject*) {
+        return guarded_call([&]() -> PyObject* {
+            Obj* o = self_ptr<Obj>(self);
+            if (!o) return nullptr;
+            if (!o->h.impl->size()) empty_window(o->who, "evict()");
+            o->h.run([&](FifoImpl& i) { i.evict(); });
+            Py_RETURN_NONE;
+        });
+    }
+    static PyObject* query(PyObject* self, PyObject*) {
+        return guarded_call([&]() -> PyObject* {
+            Obj* o = self_ptr<Obj>(self);
+            if (!o) return nullptr;
+            return o->h.run([&](FifoImpl& i) { return i.query(); }).release().ptr();
+        });
+    }
+    static inline PyMethodDef defs[3] = {
+        {"insert", (PyCFunction)insert, METH_O, "insert(v): append lift(v) as the youngest entry."},
+        {"evict", (PyCFunction)evict, METH_NOARGS, "evict(): remove the oldest entry (EmptyWindowError when empty)."},
+        {"query", (PyCFunction)query, METH_NOARGS, "query(): lower() of the window's aggregate, oldest to youngest."},
+    };
+};
+
+// Build FifoImplT<Alg, adapter-for-monoid>(extra constructor arguments).
+template <template <class> class Alg, class... X>
+std::unique_ptr<FifoImpl> make_fifo_impl(nb::handle monoid, X... x) {
     return visit_adapter(monoid, [&](auto a) -> std::unique_ptr<FifoImpl> {
         using A = decltype(a);
-        return std::make_unique<FifoImplT<Alg, A>>(monoid, std::move(a));
+        return std::make_unique<FifoImplT<Alg, A>>(monoid, std::move(a), x...);
     });
 }
 
@@ -51,15 +90,28 @@ inline std::size_t check_count(nb::handle count, std::size_t n, const std::strin
     return static_cast<std::size_t>(k);
 }
 
-template <template <class> class Alg>
+// WithBulkAfter: the constructor takes AMTA's `bulk_after` (a float >= 0, or inf).
+template <template <class> class Alg, bool WithBulkAfter = false>
 void bind_fifo_class(nb::module_& m, const char* name) {
     using Obj = FifoObj<Alg>;
     std::string cls = name;
-    nb::class_<Obj>(m, name)
-        .def("__init__", [cls](Obj* self, nb::handle monoid) {
+    nb::class_<Obj> c(m, name);
+    if constexpr (WithBulkAfter) {
+        c.def("__init__", [cls](Obj* self, nb::handle monoid, double bulk_after) {
+            if (!(bulk_after >= 0))
+                raise_builtin(PyExc_ValueError, "bulk_after must be >= 0 (or math.inf), got " +
+                                                    repr_str(nb::steal(PyFloat_FromDouble(bulk_after))));
+            new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid, bulk_after), nb::borrow(monoid)}, cls};
+        }, nb::arg("monoid").none(), nb::arg("bulk_after") = 1.0);
+        c.def("aggregate", [](Obj& o) { return o.h.run([&](FifoImpl& i) { return i.aggregate(); }); },
+              "The partial aggregate of the window, R0 (x) R1. O(1), at most one combine.");
+        c.def("_amta_state", [](Obj& o) { return o.h.impl->amta_state(); }, "(R0, R1, S) as the twin's partials.");
+    } else {
+        c.def("__init__", [cls](Obj* self, nb::handle monoid) {
             new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid), nb::borrow(monoid)}, cls};
-        }, nb::arg("monoid").none())
-        .def("insert", [](Obj& o, nb::handle v) { o.h.run([&](FifoImpl& i) { i.insert(v); }); }, nb::arg("v").none(),
+        }, nb::arg("monoid").none());
+    }
+    c.def("insert", [](Obj& o, nb::handle v) { o.h.run([&](FifoImpl& i) { i.insert(v); }); }, nb::arg("v").none(),
              "Append lift(v) as the youngest entry.")
         .def("evict", [](Obj& o) {
             if (!o.h.impl->size()) empty_window(o.who, "evict()");
@@ -105,7 +157,7 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         .def("bulk_insert", [](Obj& o, nb::handle values) {
             Values v(values, o.who + ".bulk_insert");
             std::size_t i = 0;
-            o.h.run([&](FifoImpl& impl) { impl.bulk_insert(v, i); });
+            o.h.run([&](FifoImpl& impl) { impl.bulk_insert(v, i); }, true);
         }, nb::arg("values").none(), "insert() every value, in order.")
         .def("slide", [](Obj& o, nb::handle values, nb::handle evict, nb::handle out) -> nb::object {
             Values v(values, o.who + ".slide");
@@ -113,7 +165,7 @@ void bind_fifo_class(nb::module_& m, const char* name) {
             Out res(out, v.n, o.who + ".slide");
             c.validate(o.h.impl->size(), v.n, o.who);
             Progress pr;
-            o.h.run([&](FifoImpl& impl) { impl.slide(v, c, res, pr); });
+            o.h.run([&](FifoImpl& impl) { impl.slide(v, c, res, pr); }, true);
             if (res.kind == Out::LIST) return res.list;
             return nb::borrow(out);
         }, nb::arg("values").none(), nb::arg("evict").none() = 1, nb::arg("out").none() = nb::none(),
@@ -126,8 +178,13 @@ void bind_fifo_class(nb::module_& m, const char* name) {
             nb::object t = nb::steal(PySequence_Tuple(partials.ptr()));
             if (!t.is_valid()) throw_if_error();
             std::size_t i = 0;
-            while (!o.h.run([&](FifoImpl& impl) { return impl.load(t, i); })) o.h.impl = o.h.impl->to_generic();
+            bool done = false;
+            while (!done) {
+                o.h.run([&](FifoImpl& impl) { done = impl.load(t, i); }, true);
+                if (!done) o.h.deopt();
+            }
         }, nb::arg("partials").none(), "Append the twin's partials (no lift).");
+    for (PyMethodDef& d : FastFifo<Alg>::defs) install_method(c, &d);
 }
 
 }  // namespace windowagg::py

@@ -9,12 +9,17 @@
 #include <nanobind/nanobind.h>
 
 #include <memory>
+#include <type_traits>
 #include <string>
 
 #include "adapters.hpp"
 #include "inputs.hpp"
 
 namespace windowagg::py {
+
+// Thrown after an operation completed whose structure is right but whose cached aggregates
+// could not be recomputed natively (AMTA's `dirty`): deoptimise, do not redo the operation.
+struct DeoptAfter {};
 
 // Progress of an array verb, so that it resumes exactly where a Deopt stopped it.
 struct Progress {
@@ -33,6 +38,8 @@ struct FifoImpl {
     virtual nb::object oldest() const = 0;
     virtual nb::object youngest() const = 0;
     virtual nb::list partials() const = 0;
+    virtual nb::object aggregate() const = 0;    // the window's partial aggregate
+    virtual nb::object amta_state() const = 0;   // AMTA: (R0, R1, S bottom first)
     virtual std::string check() const = 0;
     virtual bool generic() const = 0;
     virtual std::unique_ptr<FifoImpl> to_generic() const = 0;
@@ -51,10 +58,17 @@ struct FifoImplT final : FifoImpl {
     nb::object monoid;
     Alg<A> alg;
 
-    FifoImplT(nb::handle m, A a) : monoid(nb::borrow(m)), alg(std::move(a)) {}
+    template <class... X>
+    FifoImplT(nb::handle m, A a, X&&... x) : monoid(nb::borrow(m)), alg(std::move(a), std::forward<X>(x)...) {}
     FifoImplT(nb::handle m, Alg<A>&& x) : monoid(nb::borrow(m)), alg(std::move(x)) {}
 
     const A& ad() const { return alg.m; }
+
+    // After a completed mutation: an algorithm left `dirty` asks to be deoptimised now.
+    void settle() const {
+        if constexpr (requires { alg.dirty; })
+            if (alg.dirty) throw DeoptAfter{};
+    }
 
     // Lift x, or (when the adapter cannot) run the twin's lift so that a value it refuses
     // raises here, unchanged and native; a value it accepts deoptimises.
@@ -70,9 +84,16 @@ struct FifoImplT final : FifoImpl {
         P p;
         lift_or_deopt(v, p);
         alg.insert(std::move(p));
+        settle();
     }
-    void evict() override { alg.evict(); }
-    void bulk_evict(std::size_t k) override { alg.bulk_evict(k); }
+    void evict() override {
+        alg.evict();
+        settle();
+    }
+    void bulk_evict(std::size_t k) override {
+        alg.bulk_evict(k);
+        settle();
+    }
     nb::object query() const override { return ad().lower(alg.query()); }
     nb::object oldest() const override { return ad().to_py(alg.oldest()); }
     nb::object youngest() const override { return ad().to_py(alg.youngest()); }
@@ -80,6 +101,16 @@ struct FifoImplT final : FifoImpl {
         nb::list out;
         alg.for_each([&](const P& p) { out.append(ad().to_py(p)); });
         return out;
+    }
+    nb::object aggregate() const override { return ad().to_py(alg.query()); }
+    nb::object amta_state() const override {
+        if constexpr (requires { alg.S; alg.R0; }) {
+            nb::list s;
+            for (const P& x : alg.S) s.append(ad().to_py(x));
+            return nb::make_tuple(ad().to_py(alg.R0), ad().to_py(alg.R1), s);
+        } else {
+            raise_builtin(PyExc_TypeError, "not an AMTA");
+        }
     }
     std::string check() const override {
         auto eq = [&](const P& x, const P& y) {
@@ -98,10 +129,12 @@ struct FifoImplT final : FifoImpl {
         return std::make_unique<FifoImplT<Alg, GenericAdapter>>(monoid, std::move(x));
     }
     void bulk_insert(const Values& v, std::size_t& i) override {
-        for (; i < v.n; ++i) {
+        while (i < v.n) {
             P p;
             if (!v.lift(ad(), i, p)) lift_or_deopt(v.object(i), p);
             alg.insert(std::move(p));
+            ++i;
+            settle();
         }
     }
     void slide(const Values& v, const Counts& c, Out& out, Progress& pr) override {
@@ -112,25 +145,33 @@ struct FifoImplT final : FifoImpl {
                     if (e == 1) alg.evict();
                     else alg.bulk_evict(static_cast<std::size_t>(e));
                     pr.evicted = e;
+                    settle();
                 }
             } else {
-                for (; pr.evicted < e; ++pr.evicted) alg.evict();
+                while (pr.evicted < e) {
+                    alg.evict();
+                    ++pr.evicted;
+                    settle();
+                }
             }
             if (!pr.inserted) {
                 P p;
                 if (!v.lift(ad(), pr.i, p)) lift_or_deopt(v.object(pr.i), p);
                 alg.insert(std::move(p));
                 pr.inserted = true;
+                settle();
             }
             out.put(ad(), pr.i, alg.query());
         }
     }
     bool load(nb::handle partials, std::size_t& i) override {
         std::size_t n = static_cast<std::size_t>(PyTuple_GET_SIZE(partials.ptr()));
-        for (; i < n; ++i) {
+        while (i < n) {
             P p;
             if (!ad().from_py(PyTuple_GET_ITEM(partials.ptr(), static_cast<Py_ssize_t>(i)), p)) return false;
             alg.insert(std::move(p));
+            ++i;
+            settle();
         }
         return true;
     }
@@ -141,14 +182,25 @@ struct FifoHandle {
     std::unique_ptr<FifoImpl> impl;
     nb::object monoid;
 
+    void deopt() {
+        if (impl->generic()) raise_builtin(PyExc_RuntimeError, "windowagg native core: generic path deoptimised");
+        impl = impl->to_generic();
+    }
+    // Run f(impl). Deopt: deoptimise and run it again (nothing was changed). DeoptAfter:
+    // deoptimise; run again only a resumable f (an array verb that tracks its progress).
     template <class F>
-    decltype(auto) run(F&& f) {
+    auto run(F&& f, bool resumable = false) -> decltype(f(*impl)) {
+        using R = decltype(f(*impl));
         for (;;) {
             try {
                 return f(*impl);
             } catch (const Deopt&) {
-                if (impl->generic()) raise_builtin(PyExc_RuntimeError, "windowagg native core: generic path deoptimised");
-                impl = impl->to_generic();
+                deopt();
+            } catch (const DeoptAfter&) {
+                deopt();
+                if constexpr (std::is_void_v<R>) {
+                    if (!resumable) return;
+                }
             }
         }
     }

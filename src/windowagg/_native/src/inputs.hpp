@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adapters.hpp"
+#include "windowagg/ring.hpp"  // WINDOWAGG_INLINE
 
 namespace windowagg::py {
 
@@ -194,13 +195,13 @@ struct Out {
     }
     // The same for an answer the adapter lowered to a plain number (no Python object
     // unless the conversion would raise).
-    void put_num(std::size_t i, const Num& x) {
+    WINDOWAGG_INLINE void put_num(std::size_t i, const Num& x) {
         if (kind == F64 && x.tag != Num::NONE) { f64[i] = x.as_double(); return; }
         if (kind == I64 && x.tag == Num::INT) { i64[i] = x.i; return; }
         put_object(i, num_to_py(x));
     }
     template <class A>
-    void put(const A& a, std::size_t i, const typename A::partial_type& q) {
+    WINDOWAGG_INLINE void put(const A& a, std::size_t i, const typename A::partial_type& q) {
         if (kind != LIST) {
             Num r;
             if (a.lower_num(q, r)) { put_num(i, r); return; }

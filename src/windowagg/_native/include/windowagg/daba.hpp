@@ -81,9 +81,9 @@ struct DABA {
         if (!la.empty()) {  // shrink
             P new_f, new_a;
             shrink_aggs(new_f, new_a);
-            la.pop_front();
-            ra.pop_back();
-            rv.pop_back();
+            la.discard_front();
+            ra.discard_back();
+            rv.discard_back();
             vals.push_back(p);
             ba.push_back(std::move(agg));
             bv.push_back(std::move(p));
@@ -106,7 +106,7 @@ struct DABA {
         // flip (front portion -> l_L, l_B -> l_R), then the shrink
         P new_f = m.combine(fa.front(), agg);
         vals.push_back(p);
-        fa.pop_front();
+        fa.discard_front();
         fa.swap(la);  // l_L = rest of the front portion; fa = an empty ring
         fa.push_back(std::move(new_f));
         ra.swap(ba);  // l_R aggregates = old l_B aggregates; ba = empty
@@ -120,36 +120,36 @@ struct DABA {
         if (!la.empty()) {  // shrink
             P new_f, new_a;
             shrink_aggs(new_f, new_a);
-            la.pop_front();
-            ra.pop_back();
-            rv.pop_back();
-            vals.pop_front();
-            fa.pop_front();
+            la.discard_front();
+            ra.discard_back();
+            rv.discard_back();
+            vals.discard_front();
+            fa.discard_front();
             fa.push_back(std::move(new_f));
             aa.push_front(std::move(new_a));
             return;
         }
         if (!aa.empty()) {  // shift
-            vals.pop_front();
-            fa.pop_front();
+            vals.discard_front();
+            fa.discard_front();
             fa.push_back(aa.pop_front());
             return;
         }
         if (fa.size() == 1) {  // singleton or empty: l_B becomes the front portion
-            vals.pop_front();
-            fa.pop_front();
+            vals.discard_front();
+            fa.discard_front();
             fa.swap(ba);
             bv.clear();
             return;
         }
         // flip, then the shrink (l_B is not empty here: Lemma 4.1)
         P new_f = m.combine(fa[1], ba.back());
-        vals.pop_front();
-        fa.pop_front();
-        fa.pop_front();
+        vals.discard_front();
+        fa.discard_front();
+        fa.discard_front();
         fa.swap(la);
         fa.push_back(std::move(new_f));
-        ba.pop_back();
+        ba.discard_back();
         ra.swap(ba);
         rv.swap(bv);
         aa.push_front(rv.pop_back());

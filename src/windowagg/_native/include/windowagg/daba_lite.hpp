@@ -64,8 +64,8 @@ struct DABALite {
         if (!ll.empty()) {  // shrink
             P new_f = m.combine(ll.front(), agg_ra);
             P new_a = aa.empty() ? rr.back() : m.combine(rr.back(), aa.front());
-            ll.pop_front();
-            rr.pop_back();
+            ll.discard_front();
+            rr.discard_back();
             vals.push_back(p);
             bb.push_back(std::move(p));
             agg_b = std::move(nb);
@@ -88,7 +88,7 @@ struct DABALite {
         // flip, then the shrink (front portion -> l_L, l_B -> l_R, the new entry -> l_A)
         P new_f = m.combine(front.front(), nb);
         vals.push_back(p);
-        front.pop_front();
+        front.discard_front();
         front.swap(ll);   // l_L = the rest of the front portion; front = the empty l_L
         front.push_back(std::move(new_f));
         bb.swap(rr);      // l_R = old l_B; l_B = the empty l_R
@@ -103,32 +103,32 @@ struct DABALite {
         if (!ll.empty()) {  // shrink
             P new_f = m.combine(ll.front(), agg_ra);
             P new_a = aa.empty() ? rr.back() : m.combine(rr.back(), aa.front());
-            ll.pop_front();
-            rr.pop_back();
-            vals.pop_front();
-            front.pop_front();
+            ll.discard_front();
+            rr.discard_back();
+            vals.discard_front();
+            front.discard_front();
             front.push_back(std::move(new_f));
             aa.push_front(std::move(new_a));
             return;
         }
         if (!aa.empty()) {  // shift
-            vals.pop_front();
-            front.pop_front();
+            vals.discard_front();
+            front.discard_front();
             front.push_back(aa.pop_front());
             return;
         }
         if (front.size() == 1) {  // singleton or empty: l_B becomes the front portion
-            vals.pop_front();
-            front.pop_front();
+            vals.discard_front();
+            front.discard_front();
             front.swap(bb);
             agg_b = m.identity();
             return;
         }
         // flip, then the shrink
         P new_f = m.combine(front[1], agg_b);
-        vals.pop_front();
-        front.pop_front();
-        front.pop_front();
+        vals.discard_front();
+        front.discard_front();
+        front.discard_front();
         front.swap(ll);
         front.push_back(std::move(new_f));
         bb.swap(rr);

@@ -7,8 +7,20 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define WINDOWAGG_INLINE __attribute__((always_inline)) inline
+#define WINDOWAGG_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define WINDOWAGG_INLINE __forceinline
+#define WINDOWAGG_NOINLINE __declspec(noinline)
+#else
+#define WINDOWAGG_INLINE inline
+#define WINDOWAGG_NOINLINE
+#endif
 
 namespace windowagg {
 
@@ -25,36 +37,57 @@ class Ring {
     const T& back() const { return buf_[(head_ + n_ - 1) & mask_]; }
 
     // Make room for one more element (may allocate; changes no element).
-    void reserve_one() {
-        if (n_ == buf_.size()) grow(n_ + 1);
+    WINDOWAGG_INLINE void reserve_one() {
+        if (n_ == cap_) [[unlikely]]
+            grow(n_ + 1);
     }
     void reserve(std::size_t n) {
-        if (n > buf_.size()) grow(n);
+        if (n > cap_) grow(n);
     }
-    void push_back(T v) {
+    WINDOWAGG_INLINE void push_back(T v) {
         reserve_one();
         buf_[(head_ + n_) & mask_] = std::move(v);
         ++n_;
     }
-    void push_front(T v) {
+    WINDOWAGG_INLINE void push_front(T v) {
         reserve_one();
         head_ = (head_ - 1) & mask_;
         buf_[head_] = std::move(v);
         ++n_;
     }
-    T pop_front() {
+    WINDOWAGG_INLINE T pop_front() {
         T v = std::move(buf_[head_]);
-        buf_[head_] = T{};
+        if constexpr (!std::is_trivially_destructible_v<T>) buf_[head_] = T{};
         head_ = (head_ + 1) & mask_;
         --n_;
         return v;
     }
-    T pop_back() {
+    // Remove the oldest element without returning it.
+    WINDOWAGG_INLINE void discard_front() {
+        if constexpr (!std::is_trivially_destructible_v<T>) buf_[head_] = T{};
+        head_ = (head_ + 1) & mask_;
+        --n_;
+    }
+    WINDOWAGG_INLINE T pop_back() {
         std::size_t i = (head_ + n_ - 1) & mask_;
         T v = std::move(buf_[i]);
-        buf_[i] = T{};
+        if constexpr (!std::is_trivially_destructible_v<T>) buf_[i] = T{};
         --n_;
         return v;
+    }
+    WINDOWAGG_INLINE void discard_back() {
+        if constexpr (!std::is_trivially_destructible_v<T>) buf_[(head_ + n_ - 1) & mask_] = T{};
+        --n_;
+    }
+    // Remove the k oldest elements: O(1) for trivially destructible T, else O(k).
+    void drop_front(std::size_t k) {
+        if constexpr (std::is_trivially_destructible_v<T>) {
+            head_ = (head_ + k) & mask_;
+            n_ -= k;
+            if (!n_) head_ = 0;
+        } else {
+            for (std::size_t i = 0; i < k; ++i) pop_front();
+        }
     }
     void clear() {
         while (n_) pop_back();
@@ -65,6 +98,7 @@ class Ring {
         std::swap(head_, o.head_);
         std::swap(n_, o.n_);
         std::swap(mask_, o.mask_);
+        std::swap(cap_, o.cap_);
     }
     // A copy with every element mapped through f (for deoptimisation: same layout).
     template <class U, class F>
@@ -76,7 +110,7 @@ class Ring {
     }
 
   private:
-    void grow(std::size_t need) {
+    WINDOWAGG_NOINLINE void grow(std::size_t need) {
         std::size_t cap = buf_.empty() ? 8 : buf_.size();
         while (cap < need) cap *= 2;
         std::vector<T> nb(cap);
@@ -84,9 +118,10 @@ class Ring {
         buf_.swap(nb);
         head_ = 0;
         mask_ = cap - 1;
+        cap_ = cap;
     }
     std::vector<T> buf_;
-    std::size_t head_ = 0, n_ = 0, mask_ = 0;
+    std::size_t head_ = 0, n_ = 0, mask_ = 0, cap_ = 0;
 };
 
 }  // namespace windowagg

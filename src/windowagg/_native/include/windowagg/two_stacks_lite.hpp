@@ -82,7 +82,7 @@ struct TwoStacksLite {
             agg_b = m.identity();
         }
         front.pop_back();
-        vals.pop_front();
+        vals.discard_front();
     }
 
     // precondition: k <= size()
@@ -91,13 +91,13 @@ struct TwoStacksLite {
         std::size_t nf = front.size();
         if (k > nf) {
             build_front(vals.size() - k);  // the survivors' aggregates, before any change
-            for (std::size_t i = 0; i < k; ++i) vals.pop_front();
+            for (std::size_t i = 0; i < k; ++i) vals.discard_front();
             front.swap(scratch);
             scratch.clear();
             agg_b = m.identity();
             return;
         }
-        for (std::size_t i = 0; i < k; ++i) vals.pop_front();
+        for (std::size_t i = 0; i < k; ++i) vals.discard_front();
         front.resize(nf - k);
     }
 
