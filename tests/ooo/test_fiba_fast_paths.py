@@ -29,6 +29,9 @@ from windowagg.errors import MonoidTypeError
 from windowagg.monoids import Concat, Counting, MatMul2x2, Sum
 from windowagg.ooo import FiBA, Recalc
 
+# these tests read the pure-Python reference's internals (tests/native/ covers the native twin)
+pytestmark = pytest.mark.usefixtures("python_backend")
+
 MONOIDS: dict[str, Any] = {
     "sum_int": Sum(),
     "sum_dyadic": Sum(),

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from support import MONOID_MATRIX, monoid_names, values_for
+from windowagg._backend import native_available
 from windowagg.ooo import BTree, FiBA, Recalc
 
 TIMES = st.integers(min_value=0, max_value=400)
@@ -25,6 +26,8 @@ TIMES = st.integers(min_value=0, max_value=400)
 
 class LockstepMachine(RuleBasedStateMachine):
     """FiBA and BTree against Recalc over random inserts, evicts, bulk ops and queries."""
+
+    backend = "python"  # FiBA's backend (NativeLockstepMachine: "native")
 
     def __init__(self) -> None:
         super().__init__()
@@ -37,7 +40,9 @@ class LockstepMachine(RuleBasedStateMachine):
         self.name = name
         m = MONOID_MATRIX[name]
         self.oracle = Recalc(m)
-        self.subjects = [FiBA(m, min_arity=mu), BTree(m, min_arity=mu)]
+        self.subjects = [FiBA(m, min_arity=mu, backend=self.backend)]
+        if self.backend == "python":
+            self.subjects.append(BTree(m, min_arity=mu))
 
     def _keys(self) -> list[Any]:
         return [t for t, _ in self.oracle]
@@ -118,6 +123,17 @@ class LockstepMachine(RuleBasedStateMachine):
     def bulk_evict(self, t: int) -> None:
         self._apply("bulk_evict", t)
 
+    @rule(data=st.data())
+    def empty_then_refill(self, data: st.DataObject) -> None:
+        # issue 13 item 9: len() after emptying by bulk_evict and refilling by bulk_insert
+        self._apply("bulk_evict", 10**6)
+        assert len(self.oracle) == 0
+        self.agree()
+        pairs = data.draw(
+            st.lists(st.tuples(TIMES, values_for(self.name)), max_size=40), label="refill"
+        )
+        self._apply("bulk_insert", pairs)
+
     @precondition(lambda self: len(self.oracle) > 0)
     @rule(data=st.data())
     def bulk_evict_at_key(self, data: st.DataObject) -> None:
@@ -174,9 +190,23 @@ TestLockstep.settings = settings(
 )
 
 
+class NativeLockstepMachine(LockstepMachine):
+    """The same machine over the native FiBA (numeric monoids on their native adapters,
+    Concat, MatMul2x2, ArgMax with a key function and MaxCount on the generic path)."""
+
+    backend = "native"
+
+
+TestNativeLockstep = NativeLockstepMachine.TestCase
+TestNativeLockstep.settings = TestLockstep.settings
+TestNativeLockstep = pytest.mark.skipif(
+    not native_available(), reason="windowagg's compiled core is not built"
+)(TestNativeLockstep)
+
+
 # Deterministic differential runs on larger trees (heights 3+) than the state machine
 # reaches in its step budget: mixed single/bulk operations at both ends and in the middle.
-def _mixed_run(seed: int, mu: int, cls: type, steps: int = 120) -> None:
+def _mixed_run(seed: int, mu: int, cls: Any, steps: int = 120) -> None:
     rnd = random.Random(seed)
     name = rnd.choice(sorted(MONOID_MATRIX))
     m = MONOID_MATRIX[name]
@@ -230,9 +260,9 @@ def _mixed_run(seed: int, mu: int, cls: type, steps: int = 120) -> None:
 
 
 @pytest.mark.parametrize("mu", [2, 3, 4, 5, 8])
-def test_fiba_mixed_differential_on_deep_trees(mu: int) -> None:
+def test_fiba_mixed_differential_on_deep_trees(mu: int, fiba_backend: str) -> None:
     for seed in range(3):
-        _mixed_run(seed * 31 + mu, mu, FiBA)
+        _mixed_run(seed * 31 + mu, mu, lambda m, **kw: FiBA(m, backend=fiba_backend, **kw))
 
 
 @pytest.mark.parametrize("mu", [2, 4])

@@ -17,6 +17,9 @@ from windowagg.errors import MonoidContractError, WindowaggError
 from windowagg.monoids import Concat, Counting, First, GeometricMean, Last, Max, Sum
 from windowagg.ooo import BTree, FiBA, Recalc
 
+# these tests read the pure-Python reference's internals (tests/native/ covers the native twin)
+pytestmark = pytest.mark.usefixtures("python_backend")
+
 CLASSES = [FiBA, BTree]
 MUS = [2, 3, 4, 8]
 

@@ -17,6 +17,9 @@ from windowagg.errors import TimestampError
 from windowagg.monoids import BloomFilter, Concat, GeometricMean, MatMul2x2, Sum
 from windowagg.ooo import BTree, FiBA, Recalc
 
+# these tests read the pure-Python reference's internals (tests/native/ covers the native twin)
+pytestmark = pytest.mark.usefixtures("python_backend")
+
 CLASSES = [FiBA, BTree]
 
 

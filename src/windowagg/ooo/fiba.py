@@ -66,11 +66,13 @@ import operator
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from windowagg._backend import Backend, BackendMeta, resolve_backend
 from windowagg._time import check_timestamp
-from windowagg.errors import MonoidContractError, TimestampError
+from windowagg.errors import ArgumentError, MonoidContractError, TimestampError
 from windowagg.fifo._common import hot_ops
 from windowagg.monoids.base import Monoid, require_monoid
 from windowagg.monoids.builtins import Sum
+from windowagg.ooo._fiba_arrays import FiBAArrays
 from windowagg.ooo._fiba_bulk import _FiBABulk
 from windowagg.ooo._fiba_check import _FiBACheck
 from windowagg.ooo._fiba_tree import _NONE
@@ -81,7 +83,19 @@ DEFAULT_MIN_ARITY = 8  # benchmarks/bench_ooo.py, docs/performance/ooo.md
 
 
 
-class FiBA(_FiBABulk, _FiBACheck):
+def _zip_bulk(times: Any, values: Any) -> list[tuple[Any, Any]]:
+    """``bulk_insert(times, values)``'s pairs (equal lengths checked; buffers as lists)."""
+    ts = times.tolist() if hasattr(times, "tolist") else list(times)
+    vs = values.tolist() if hasattr(values, "tolist") else list(values)
+    if len(ts) != len(vs):
+        raise ArgumentError(
+            f"ooo.FiBA.bulk_insert(times, values): {len(ts)} and {len(vs)} items; "
+            "give sequences of equal length"
+        )
+    return list(zip(ts, vs, strict=True))
+
+
+class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
     """Finger B-tree aggregator over an out-of-order window (see the module fact card).
 
     Parameters
@@ -108,7 +122,20 @@ class FiBA(_FiBABulk, _FiBACheck):
 
     __slots__ = ()  # the state is declared in _FiBATree
 
-    def __init__(self, monoid: Monoid[Any, Any, Any], min_arity: int | None = None) -> None:
+    @staticmethod
+    def _native(monoid: Any, min_arity: int | None = None) -> Any:
+        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
+        from windowagg._native.fiba import make  # the compiled core, imported on first use
+
+        return make(monoid, min_arity)
+
+    def __init__(
+        self,
+        monoid: Monoid[Any, Any, Any],
+        min_arity: int | None = None,
+        *,
+        backend: Backend | None = None,
+    ) -> None:
         if isinstance(monoid, type):
             raise MonoidContractError(
                 f"ooo.FiBA needs a monoid instance, got the class {monoid.__name__}: "
@@ -118,7 +145,7 @@ class FiBA(_FiBABulk, _FiBACheck):
         if min_arity is None:
             min_arity = DEFAULT_MIN_ARITY
         if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
-            raise ValueError(f"ooo.FiBA: min_arity must be an int >= 2, got {min_arity!r}")
+            raise ArgumentError(f"ooo.FiBA: min_arity must be an int >= 2, got {min_arity!r}")
         self._m = monoid
         # Sum's combine is operator.add: same result without a Python frame.
         self._combine = operator.add if type(monoid) is Sum else monoid.combine
@@ -375,7 +402,7 @@ class FiBA(_FiBABulk, _FiBACheck):
         self._bulk_evict(t)
 
     # ------------------------------------------------------------------ bulk insert
-    def bulk_insert(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+    def bulk_insert(self, pairs: Iterable[Any], values: Iterable[Any] | None = None) -> None:
         """Insert every ``(t, v)``; equals inserting them one by one in the given order.
 
         Timestamps may repeat inside the bulk and may collide with stored ones (stored
@@ -390,6 +417,8 @@ class FiBA(_FiBABulk, _FiBACheck):
         >>> w.bulk_insert([(7, "b"), (5, "new"), (1, "a"), (7, "c")]); w.query()
         ('a', 'old', 'new', 'b', 'c')
         """
+        if values is not None:
+            pairs = _zip_bulk(pairs, values)
         self._bulk_insert(pairs)
 
     # ------------------------------------------------------------------ O(n) build
@@ -399,6 +428,8 @@ class FiBA(_FiBABulk, _FiBACheck):
         monoid: Monoid[Any, Any, Any],
         pairs: Iterable[tuple[Any, Any]],
         min_arity: int | None = None,
+        *,
+        backend: Backend | None = None,
     ) -> FiBA:
         """Build a window from strictly increasing ``(t, partial)`` pairs in O(n).
 
@@ -410,7 +441,15 @@ class FiBA(_FiBABulk, _FiBACheck):
         >>> w.query(), len(w)
         (('a', 'b', 'c'), 2)
         """
-        w = cls(monoid, min_arity=min_arity)
+        if cls is FiBA and resolve_backend(backend, "FiBA"):
+            from windowagg._native.fiba import from_sorted
+
+            return from_sorted(monoid, pairs, min_arity)  # type: ignore[no-any-return]
+        w = (
+            cls(monoid, min_arity=min_arity, backend="python")
+            if cls is FiBA
+            else cls(monoid, min_arity)
+        )
         items = pairs if isinstance(pairs, list) else list(pairs)
         if not items:
             return w

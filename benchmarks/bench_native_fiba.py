@@ -1,0 +1,144 @@
+"""Native FiBA figures (issue 11): ``python -m benchmarks native_fiba [--quick]``.
+
+Every figure interleaves the native and the pure-Python FiBA run for run and reports
+medians; the load average is printed beside them (the machine is shared).
+
+* single Python calls, w = 10^6, min_arity 4, Sum and Max: rounds of evict + insert +
+  query (calls/s = 3 x rounds/s);
+* ``slide`` (numpy buffers) over the same window: events/s, at d = 0, 10^3 and 10^5
+  (the paper's generator: every insert lands d entries before the youngest);
+* a Python 2x2-matrix monoid (MatMul2x2, generic path) through native vs pure Python;
+* ``range_query_many`` over a 10^5-entry FiBA with Composite(Max(), Sum());
+* memory: node bytes per entry at 10^6 (Sum), built by ``bulk_insert`` and by sliding,
+  and the RSS growth of the process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from benchmarks.harness import machine, median, print_table, save_results, time_once
+from windowagg.monoids import Composite, MatMul2x2, Max, Sum
+from windowagg.ooo import FiBA
+
+MU = 4
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _filled(m: Any, backend: Any, w: int, mu: int = MU) -> Any:
+    f = FiBA(m, min_arity=mu, backend=backend)
+    f.bulk_insert(np.arange(w, dtype=np.int64), np.ones(w))
+    return f
+
+
+def single_calls(m: Any, backend: Any, w: int, rounds: int) -> float:
+    f = _filled(m, backend, w)
+    ev, ins, q = f.evict, f.insert, f.query
+
+    def run() -> None:
+        for i in range(w, w + rounds):  # local names: three Python calls per round
+            ev(i - w)
+            ins(i, 1.0)
+            q()
+
+    return rounds / time_once(run)
+
+
+def slide_rate(m: Any, backend: Any, w: int, rounds: int, d: int) -> float:
+    f = FiBA(m, min_arity=MU, backend=backend)
+    big = 10**12
+    base = np.arange(w - d, dtype=np.int64)
+    f.bulk_insert(np.concatenate([base, big + np.arange(d, dtype=np.int64)]), np.ones(w))
+    times = np.arange(w - d, w - d + rounds, dtype=np.int64)  # lands d before the youngest
+    upto = np.arange(rounds, dtype=np.int64)  # evict the oldest each step
+    vals = np.ones(rounds)
+    out = np.empty(rounds)
+    return rounds / time_once(lambda: f.slide(times, vals, evict_upto=upto, out=out))
+
+
+def matmul_rate(backend: Any, w: int, rounds: int) -> float:
+    f = FiBA(MatMul2x2(), min_arity=MU, backend=backend)
+    f.bulk_insert([(t, (1, t % 3, 0, 1)) for t in range(w)])
+    ev, ins, q = f.evict, f.insert, f.query
+
+    def run() -> None:
+        for i in range(w, w + rounds):
+            ev(i - w)
+            ins(i, (1, 0, i % 3, 1))
+            q()
+
+    return rounds / time_once(run)
+
+
+def range_rate(backend: Any, n: int, queries: int) -> float:
+    f = FiBA(Composite(Max(), Sum(), fan_out=True), min_arity=MU, backend=backend)
+    rng = np.random.default_rng(0)
+    f.bulk_insert(np.arange(n, dtype=np.int64), rng.random(n))
+    lo = rng.integers(0, n, queries)
+    hi = lo + rng.integers(0, 1000, queries)
+    return queries / time_once(lambda: f.range_query_many(lo, hi))
+
+
+def memory(n: int, mu: int) -> dict[str, float]:
+    before = _rss()
+    f: Any = _filled(Sum(), "native", n, mu)
+    bulk = f._node_bytes / n
+    grown = (_rss() - before) / n
+    g: Any = FiBA(Sum(), min_arity=mu, backend="native")
+    g.slide(np.arange(n, dtype=np.int64), np.ones(n))
+    slid = g._node_bytes / n
+    return {"bulk_node_B": bulk, "bulk_rss_B": grown, "slide_node_B": slid}
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    w = 10**5 if quick else 10**6
+    reps = 3
+    print(f"load average {os.getloadavg()}; w={w}, min_arity={MU}, medians of {reps}")
+    res: dict[str, Any] = {"machine": machine(), "w": w, "load_start": os.getloadavg()}
+    rows = []
+
+    def pair(fn: Any, n_native: Any, n_python: Any) -> tuple[float, float]:
+        """Interleaved runs (native, python, native, ...): both medians."""
+        nat, py = [], []
+        for _ in range(reps):
+            nat.append(fn("native", n_native))
+            if n_python:
+                py.append(fn("python", n_python))
+        return median(nat), (median(py) if py else float("nan"))
+
+    for name, m in (("Sum", Sum()), ("Max", Max())):
+        nat, py = pair(lambda b, r, m=m: single_calls(m, b, w, r), 200_000, 20_000)
+        rows.append([f"{name} single calls (rounds/s)", nat, py, 3 * nat])
+        s0 = median([slide_rate(m, "native", w, 10**6, 0) for _ in range(reps)])
+        rows.append([f"{name} slide d=0 (events/s)", s0, "", ""])
+        for d in (10**3, 10**5):
+            sd = median([slide_rate(m, "native", w, 10**6 // 4, d) for _ in range(reps)])
+            rows.append([f"{name} slide d={d} (events/s)", sd, "", sd / s0])
+    mm_n, mm_p = pair(lambda b, r: matmul_rate(b, 10**4, r), 20_000, 20_000)
+    rows.append(["MatMul2x2 single calls (rounds/s)", mm_n, mm_p, mm_n / mm_p])
+    rq, rq_p = pair(lambda b, q: range_rate(b, 10**5, q), 10**5, 10**4)
+    rows.append(["range_query_many Composite(Max,Sum) (queries/s)", rq, rq_p, rq / rq_p])
+    res["rows"] = rows
+    mem = {f"mu={mu}": memory(10**6 if not quick else 10**5, mu) for mu in (4, 32)}
+    res["memory"] = mem
+    res["load_end"] = os.getloadavg()
+    print_table("native FiBA", ["figure", "native", "python", "ratio (or calls/s)"], rows)
+    for k, v in mem.items():
+        print(f"memory {k}: " + ", ".join(f"{a}={b:.1f}" for a, b in v.items()))
+    print(f"load average at the end {os.getloadavg()}")
+    if not quick:
+        save_results("native_fiba", res)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
