@@ -22,6 +22,18 @@ __all__ = ["from_sorted", "make"]
 _core = native_core()
 if _core is not None:  # pragma: no branch - only imported when the core is built
     register_native(FiBA, _core.FiBA)
+    # the class-level builders of the facade, on the native type too (same signatures),
+    # so that code holding a window can rebuild one of its own kind: type(w).from_...
+    _core.FiBA.from_sorted_partials = classmethod(
+        lambda cls, monoid, pairs, min_arity=None, *, backend="native": (
+            FiBA.from_sorted_partials(monoid, pairs, min_arity, backend=backend)
+        )
+    )
+    _core.FiBA.from_bytes = classmethod(
+        lambda cls, data, monoid, *, backend="native": FiBA.from_bytes(
+            data, monoid, backend=backend
+        )
+    )
 
 
 def make(monoid: Any, min_arity: int | None = None) -> Any:
