@@ -3,8 +3,8 @@
 Runs mypy (``mypy.api.run``) on small user programs against this checkout's package:
 a correct program type-checks under ``--strict``, the answer types are precise
 (``DABA(Max()).query()`` is ``float | None``), and misuse such as inserting a string
-into a Max window is reported; the same for SlidingWindows and CountWindows, whose
-``WindowResult.value`` has the monoid's answer type. FiBA is typed on its own branch.
+into a Max window is reported; the same for FiBA, SlidingWindows and CountWindows, whose
+``WindowResult.value`` has the monoid's answer type.
 """
 
 from __future__ import annotations
@@ -58,11 +58,18 @@ top: float | None = emitted[0].value if emitted else None
 cw = CountWindows(Sum(), 3)
 cw.insert(1, 4)
 
+f = ooo.FiBA(Max(), backend="native")
+f.insert(3, 2.5)
+f.bulk_insert([(1, 1.0)])
+f_top: float | None = f.query()
+f_range: float | None = f.range_query(1, 3)
+
 reveal_type(d.query())
 reveal_type(t.query())
 reveal_type(b.query())
 reveal_type(list(d))
 reveal_type(sw.insert(2, 3.0))
+reveal_type(f.query())
 """
 
 BAD = """
@@ -76,6 +83,8 @@ s: str = fifo.DABA(Max()).query()
 fifo.FlatFIT(Sum()).insert(None)
 SlidingWindows(Max(), 10, 5).insert(1, "x")
 v: str = SlidingWindows(Sum(), 10, 5).close()[0].value
+ooo.FiBA(Max()).insert(1, "x")
+w: str = ooo.FiBA(Sum()).query()
 """
 
 
@@ -126,6 +135,7 @@ def test_correct_user_code_type_checks_with_precise_answer_types(
         '"list[float | None]"',
         '"list[tuple[Any, Any, float | None, int, '
         'fallback=windowagg.windows._common.WindowResult[float | None]]]"',
+        '"float | None"',
     ], out
 
 
@@ -133,5 +143,5 @@ def test_misuse_is_a_mypy_error(checked: dict[str, tuple[str, int]]) -> None:
     out, status = checked["bad"]
     assert status == 1, out
     lines = {int(line.split(":")[1]) for line in out.splitlines() if ": error:" in line}
-    # one error per misuse line of BAD (lines 5-11 of the dedented file)
-    assert lines == {5, 6, 7, 8, 9, 10, 11}, out
+    # one error per misuse line of BAD (lines 5-13 of the dedented file)
+    assert lines == {5, 6, 7, 8, 9, 10, 11, 12, 13}, out

@@ -64,13 +64,13 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Generic
 
 from windowagg._backend import Backend, BackendMeta, resolve_backend
 from windowagg._time import check_timestamp
 from windowagg.errors import ArgumentError, MonoidContractError, TimestampError
 from windowagg.fifo._common import hot_ops
-from windowagg.monoids.base import Monoid, require_monoid
+from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 from windowagg.monoids.builtins import Sum
 from windowagg.ooo._fiba_arrays import FiBAArrays
 from windowagg.ooo._fiba_bulk import _FiBABulk
@@ -95,7 +95,7 @@ def _zip_bulk(times: Any, values: Any) -> list[tuple[Any, Any]]:
     return list(zip(ts, vs, strict=True))
 
 
-class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
+class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=BackendMeta):
     """Finger B-tree aggregator over an out-of-order window (see the module fact card).
 
     Parameters
@@ -131,7 +131,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
 
     def __init__(
         self,
-        monoid: Monoid[Any, Any, Any],
+        monoid: Monoid[In, P, Out],
         min_arity: int | None = None,
         *,
         backend: Backend | None = None,
@@ -148,7 +148,8 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
             raise ArgumentError(f"ooo.FiBA: min_arity must be an int >= 2, got {min_arity!r}")
         self._m = monoid
         # Sum's combine is operator.add: same result without a Python frame.
-        self._combine = operator.add if type(monoid) is Sum else monoid.combine
+        mtype: type = type(monoid)
+        self._combine = operator.add if mtype is Sum else monoid.combine
         self._lift = monoid.lift
         self._lower = monoid.lower
         # the hot paths skip the identity lift/lower of some built-ins (fifo._common's
@@ -170,7 +171,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
 
     # ------------------------------------------------------------------ properties
     @property
-    def monoid(self) -> Monoid[Any, Any, Any]:
+    def monoid(self) -> Monoid[In, P, Out]:
         """The monoid this window aggregates with.
 
         >>> from windowagg.monoids import Sum
@@ -190,7 +191,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
         return self._minarity
 
     # ------------------------------------------------------------------ single operations
-    def insert(self, t: Any, v: Any) -> None:
+    def insert(self, t: Any, v: In) -> None:
         """Insert ``v`` at time ``t``; at an existing ``t`` store ``old ⊗ lift(v)``.
 
         Amortized O(log d) (O(1) when ``t`` is the youngest), worst case O(log n).
@@ -266,7 +267,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
         self._evict_general(t)
 
     # ------------------------------------------------------------------ queries
-    def query(self) -> Any:
+    def query(self) -> Out:
         """``lower(v1 ⊗ … ⊗ vn)`` in time order; ``lower(identity)`` when empty. O(1).
 
         >>> from windowagg.monoids import Sum
@@ -276,10 +277,12 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
         root = self._root
         lower = self._hlower
         if root.kids is None:
-            return root.agg if lower is None else lower(root.agg)
+            res: Out = root.agg if lower is None else lower(root.agg)
+            return res
         comb = self._combine
         a = comb(comb(self._lf.agg, root.agg), self._rf.agg)
-        return a if lower is None else lower(a)
+        res = a if lower is None else lower(a)
+        return res
 
     def oldest(self) -> Any:
         """The smallest timestamp, or None when empty. O(1).
@@ -322,7 +325,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
         """
         return bool(self._lf.times)
 
-    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+    def __iter__(self) -> Iterator[tuple[Any, P]]:
         """``(t, partial)`` pairs in time order. O(n) for the whole iteration.
 
         >>> from windowagg.monoids import Concat
@@ -331,7 +334,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
         """
         return iter(self.to_partials())
 
-    def to_partials(self) -> list[tuple[Any, Any]]:
+    def to_partials(self) -> list[tuple[Any, P]]:
         """All ``(t, partial)`` pairs in time order (the input of ``from_sorted_partials``). O(n).
 
         >>> from windowagg.monoids import Sum
@@ -340,7 +343,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
         """
         return self._entries()
 
-    def range_query(self, t_from: Any, t_to: Any) -> Any:
+    def range_query(self, t_from: Any, t_to: Any) -> Out:
         """``lower`` of the entries with ``t_from <= t <= t_to`` in time order.
 
         Identity (lowered) when ``t_from > t_to`` or nothing is in range. Worst case
@@ -359,9 +362,11 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
         else:
             check_timestamp(t_from, None, where="t_from")
             check_timestamp(t_to, t_from, where="t_to")
-            return self._lower(self._one)
+            empty: Out = self._lower(self._one)
+            return empty
         if t_to < t_from:
-            return self._lower(self._one)
+            empty = self._lower(self._one)
+            return empty
         a = self._search(t_from)[0]
         b = self._search(t_to)[0]
         # Lowest common ancestor. All leaves are at the same depth, so a node's height is
@@ -385,7 +390,8 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
         while a is not b:
             a = a.parent  # type: ignore[assignment]
             b = b.parent  # type: ignore[assignment]
-        return self._lower(self._rq(a, t_from, False, t_to, False))
+        res: Out = self._lower(self._rq(a, t_from, False, t_to, False))
+        return res
 
     def bulk_evict(self, t: Any) -> None:
         """Remove every entry with time ``<= t``.
@@ -430,7 +436,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, metaclass=BackendMeta):
         min_arity: int | None = None,
         *,
         backend: Backend | None = None,
-    ) -> FiBA:
+    ) -> FiBA[Any, Any, Any]:
         """Build a window from strictly increasing ``(t, partial)`` pairs in O(n).
 
         The partials are stored as given (they are *not* lifted); this restores the state
