@@ -54,7 +54,8 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from windowagg import codec
-from windowagg.errors import CodecError, StorageError
+from windowagg._invariants import same
+from windowagg.errors import CodecError, InvariantError, StorageError
 from windowagg.storage.base import Key, KVStore
 
 __all__ = [
@@ -625,22 +626,22 @@ class StoredLevels:
             c = self._cache[lv]
             s = self._cstart[lv]
             if c and not (self._lo[lv] < s and s + len(c) <= hi[lv] - 1):
-                raise AssertionError(
+                raise InvariantError(
                     f"StoredLevels: cache of level {lv} covers [{s}, {s + len(c)}) outside "
                     f"the middle ({self._lo[lv]}, {hi[lv] - 1})"
                 )
             if len(c) > self.cache_size:
-                raise AssertionError(f"StoredLevels: cache of level {lv} over capacity")
+                raise InvariantError(f"StoredLevels: cache of level {lv} over capacity")
             for i, t in enumerate(c):
                 ref = self._read(lv, s + i)
                 if (
                     ref is None
-                    or not (ref[0] is t[0] or ref[0] == t[0])
-                    or not (ref[1] is t[1] or ref[1] == t[1])
+                    or not (ref[0] is t[0] or same(ref[0], t[0]))
+                    or not (ref[1] is t[1] or same(ref[1], t[1]))
                 ):
-                    raise AssertionError(
+                    raise InvariantError(
                         f"StoredLevels: cached pair (level {lv}, position {s + i}) is {t!r} "
                         f"but the store holds {ref!r}"
                     )
         if self._nbuf != sum(len(bl) for bl in self._bufs):
-            raise AssertionError("StoredLevels: write-buffer count does not match its contents")
+            raise InvariantError("StoredLevels: write-buffer count does not match its contents")
