@@ -71,6 +71,14 @@ std::unique_ptr<FifoImpl> make_fifo_impl(nb::handle monoid, X... x) {
     raise("EmptyWindowError", who + "." + op + " on an empty window; check len(window) first");
 }
 
+// The DeprecationWarning of oldest() / youngest(), worded as windowagg.fifo._common's
+// DeprecatedEnds: `end` is "oldest" or "youngest", `extreme` "smallest" or "largest".
+inline void deprecated_end(const std::string& who, const char* end, const char* extreme) {
+    std::string msg = who + "." + end + "() is renamed " + end + "_partial(): in windowagg, " + end +
+                      "() is the " + extreme + " timestamp of an out-of-order window";
+    if (PyErr_WarnEx(PyExc_DeprecationWarning, msg.c_str(), 1) < 0) throw nb::python_error();
+}
+
 // bulk_evict's count, validated as windowagg.fifo._common.check_count does.
 inline std::size_t check_count(nb::handle count, std::size_t n, const std::string& who) {
     PyObject* o = count.ptr();
@@ -119,22 +127,29 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         }, "Remove the oldest entry (EmptyWindowError when empty).")
         .def("bulk_evict", [](Obj& o, nb::handle count) {
             std::size_t k = check_count(count, o.h.impl->size(), o.who);
-            std::size_t done = 0;  // resumable: a Deopt in a looping bulk_evict keeps what was done
-            o.h.run([&](FifoImpl& i) {
-                if constexpr (atomic_bulk_evict_v<Alg<SumAdapter>>) { i.bulk_evict(k); return; }
-                for (; done < k; ++done) i.evict();
-            });
+            std::size_t done = 0;  // resumable: a Deopt keeps the evictions done (see evict_loop)
+            o.h.run([&](FifoImpl& i) { i.bulk_evict(k, done); }, true);
         }, nb::arg("count").none(), "Remove the count oldest entries.")
         .def("query", [](Obj& o) { return o.h.run([&](FifoImpl& i) { return i.query(); }); },
              "lower() of the window's aggregate, oldest to youngest.")
-        .def("oldest", [](Obj& o) {
-            if (!o.h.impl->size()) empty_window(o.who, "oldest()");
+        .def("oldest_partial", [](Obj& o) {
+            if (!o.h.impl->size()) empty_window(o.who, "oldest_partial()");
             return o.h.impl->oldest();
-        })
-        .def("youngest", [](Obj& o) {
-            if (!o.h.impl->size()) empty_window(o.who, "youngest()");
+        }, "The oldest entry's partial (EmptyWindowError when empty). O(1).")
+        .def("youngest_partial", [](Obj& o) {
+            if (!o.h.impl->size()) empty_window(o.who, "youngest_partial()");
             return o.h.impl->youngest();
-        })
+        }, "The youngest entry's partial (EmptyWindowError when empty). O(1).")
+        .def("oldest", [](Obj& o) {
+            deprecated_end(o.who, "oldest", "smallest");
+            if (!o.h.impl->size()) empty_window(o.who, "oldest_partial()");
+            return o.h.impl->oldest();
+        }, "Deprecated alias of oldest_partial() (removed in windowagg 0.3).")
+        .def("youngest", [](Obj& o) {
+            deprecated_end(o.who, "youngest", "largest");
+            if (!o.h.impl->size()) empty_window(o.who, "youngest_partial()");
+            return o.h.impl->youngest();
+        }, "Deprecated alias of youngest_partial() (removed in windowagg 0.3).")
         .def("__len__", [](Obj& o) { return o.h.impl->size(); })
         .def("__iter__", [](Obj& o) {
             nb::list l = o.h.impl->partials();
