@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from fifo.fifo_family import NATIVE_CLASSES
 from windowagg.errors import CodecError, EmptyWindowError
 from windowagg.fifo import AMTA, DABA, Recalc, TwoStacks
+from windowagg.fifo._verbs import dump_state
 from windowagg.monoids import Composite, Concat, Count, Max, Mean, Sum, Variance
 
 CLASSES = sorted(NATIVE_CLASSES)
@@ -65,6 +66,18 @@ def test_from_bytes_fuzz_raises_only_codec_errors(cls_name: str, data: bytes) ->
         except CodecError:
             continue
         w._check()
+
+
+@pytest.mark.parametrize("cls_name", CLASSES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_from_bytes_with_partials_the_monoid_refuses_is_a_codec_error(
+    cls_name: str, backend: str
+) -> None:
+    cls = NATIVE_CLASSES[cls_name]
+    data = dump_state(cls_name, [(1,), (2,), None, (3,)])  # tuples and None into Sum
+    with pytest.raises(CodecError, match=r"partials do not fit Sum\(\)") as caught:
+        cls.from_bytes(data, Sum(), backend=backend)
+    assert isinstance(caught.value.__cause__, TypeError)
 
 
 partials = st.recursive(

@@ -247,9 +247,25 @@ class ArrayVerbs:
 
         Extra arguments (``backend=``, ...) go to the constructor. The partials are
         appended without ``lift``, so the window aggregates exactly what was saved.
+        Partials that *monoid* refuses to combine (state written over another monoid,
+        or tampered with) raise :class:`~windowagg.errors.CodecError`, with the monoid's
+        error chained, on either backend.
+
+        >>> from windowagg.fifo import AMTA
+        >>> from windowagg.monoids import Sum
+        >>> AMTA.from_bytes(dump_state("AMTA", [(1,), None]), Sum())
+        Traceback (most recent call last):
+        ...
+        windowagg.errors.CodecError: AMTA.from_bytes: the state's partials do not fit Sum() (TypeError: can only concatenate tuple (not "NoneType") to tuple)
         """
+        who = f"{cls.__name__}.from_bytes"
         partials = load_state(data, cls.__name__)
         make: Any = cls  # a public class: its metaclass may return the native twin
         w = make(monoid, *args, **kwargs)
-        w._load_partials(partials)
+        try:
+            w._load_partials(partials)
+        except Exception as e:  # the monoid's own error, whatever it is
+            raise CodecError(
+                f"{who}: the state's partials do not fit {monoid!r} ({type(e).__name__}: {e})"
+            ) from e
         return w
