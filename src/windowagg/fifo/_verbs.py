@@ -253,10 +253,10 @@ class ArrayVerbs:
 
         >>> from windowagg.fifo import AMTA
         >>> from windowagg.monoids import Sum
-        >>> AMTA.from_bytes(dump_state("AMTA", [(1,), None]), Sum())
+        >>> AMTA.from_bytes(dump_state("AMTA", [(1,), None]), Sum())  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        windowagg.errors.CodecError: AMTA.from_bytes: the state's partials do not fit Sum() (TypeError: can only concatenate tuple (not "NoneType") to tuple)
+        windowagg.errors.CodecError: AMTA.from_bytes: the state's partials do not fit Sum() (MonoidTypeError: ...)
         """
         who = f"{cls.__name__}.from_bytes"
         partials = load_state(data, cls.__name__)
