@@ -256,7 +256,7 @@ class ArrayVerbs:
         >>> AMTA.from_bytes(dump_state("AMTA", [(1,), None]), Sum())  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        windowagg.errors.CodecError: AMTA.from_bytes: the state's partials do not fit Sum() (MonoidTypeError: ...)
+        windowagg.errors.CodecError: AMTA.from_bytes: the state's partials do not fit Sum() (...)
         """
         who = f"{cls.__name__}.from_bytes"
         partials = load_state(data, cls.__name__)
