@@ -256,16 +256,12 @@ class ArrayVerbs:
         >>> AMTA.from_bytes(dump_state("AMTA", [(1,), None]), Sum())  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        windowagg.errors.CodecError: AMTA.from_bytes: the state's partials do not fit Sum() (...)
+        windowagg.errors.CodecError: AMTA.from_bytes: the data decodes to an invalid state (...
         """
         who = f"{cls.__name__}.from_bytes"
         partials = load_state(data, cls.__name__)
         make: Any = cls  # a public class: its metaclass may return the native twin
         w = make(monoid, *args, **kwargs)
-        try:
+        with codec.decoding(who):  # the monoid's own error, whatever it is, as CodecError
             w._load_partials(partials)
-        except Exception as e:  # the monoid's own error, whatever it is
-            raise CodecError(
-                f"{who}: the state's partials do not fit {monoid!r} ({type(e).__name__}: {e})"
-            ) from e
         return w
