@@ -181,11 +181,14 @@ struct FifoImplT final : FifoImpl {
         }
     }
     std::string check() const override {
+        // windowagg._invariants.same, as the reference's _check: NaN equals NaN
+        nb::object same = nb::module_::import_("windowagg._invariants").attr("same");
         auto eq = [&](const P& x, const P& y) {
             nb::object a = ad().to_py(x), b = ad().to_py(y);
-            int r = PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_EQ);
-            if (r < 0) throw_if_error();
-            return r == 1;
+            nb::object r = same(a, b);
+            int t = PyObject_IsTrue(r.ptr());
+            if (t < 0) throw_if_error();
+            return t == 1;
         };
         return alg.check(eq);
     }
