@@ -82,11 +82,11 @@ inline void deprecated_end(const std::string& who, const char* end, const char* 
 // bulk_evict's count, validated as windowagg.fifo._common.check_count does.
 inline std::size_t check_count(nb::handle count, std::size_t n, const std::string& who) {
     PyObject* o = count.ptr();
-    if (PyBool_Check(o)) raise_builtin(PyExc_TypeError, who + ".bulk_evict(count) needs an integer count, got a bool");
+    if (PyBool_Check(o)) raise("ArgumentTypeError", who + ".bulk_evict(count) needs an integer count, got a bool");
     PyObject* i = PyNumber_Index(o);
     if (!i) {
         PyErr_Clear();
-        raise_builtin(PyExc_TypeError, who + ".bulk_evict(count) needs an integer count, got " +
+        raise("ArgumentTypeError", who + ".bulk_evict(count) needs an integer count, got " +
                                            std::string(Py_TYPE(o)->tp_name));
     }
     nb::object io = nb::steal(i);
@@ -107,7 +107,7 @@ void bind_fifo_class(nb::module_& m, const char* name) {
     if constexpr (WithBulkAfter) {
         c.def("__init__", [cls](Obj* self, nb::handle monoid, double bulk_after) {
             if (!(bulk_after >= 0))
-                raise_builtin(PyExc_ValueError, "bulk_after must be >= 0 (or math.inf), got " +
+                raise("ArgumentError", "bulk_after must be >= 0 (or math.inf), got " +
                                                     repr_str(nb::steal(PyFloat_FromDouble(bulk_after))));
             new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid, bulk_after), nb::borrow(monoid)}, cls};
         }, nb::arg("monoid").none(), nb::arg("bulk_after") = 1.0);

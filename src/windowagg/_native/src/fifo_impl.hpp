@@ -137,6 +137,14 @@ struct FifoImplT final : FifoImpl {
                 }
             }
         }
+        if constexpr (!A::generic) {  // a numeric combine throws only Deopt, before any change
+            while (done < k) {
+                alg.evict();
+                ++done;
+                settle();
+            }
+            return;
+        }
         std::vector<P> gone;
         gone.reserve(k - done);
         try {
