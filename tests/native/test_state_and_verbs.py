@@ -175,3 +175,15 @@ def test_slide_validates_before_changing_anything(cls_name: str, backend: str) -
         with pytest.raises(exc, match=match):
             w.slide(**kwargs)
         assert list(w) == [1, 2] and w.query() == 3
+
+
+@pytest.mark.parametrize("cls_name", CLASSES)
+def test_slide_checks_counts_before_out_on_both_backends(cls_name: str) -> None:
+    """A call with a bad count and a bad ``out`` names the count on either backend."""
+    errors = []
+    for backend in BACKENDS:
+        w = NATIVE_CLASSES[cls_name](Sum(), backend=backend)
+        with pytest.raises(EmptyWindowError) as caught:
+            w.slide([1], evict=1, out=[0.0])
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]

@@ -177,8 +177,8 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         .def("slide", [](Obj& o, nb::handle values, nb::handle evict, nb::handle out) -> nb::object {
             Values v(values, o.who + ".slide");
             Counts c(evict, v.n, o.who + ".slide");
-            Out res(out, v.n, o.who + ".slide");
             c.validate(o.h.impl->size(), v.n, o.who);
+            Out res(out, v.n, o.who + ".slide");  // checked after the counts, as the reference
             Progress pr;
             o.h.run([&](FifoImpl& impl) { impl.slide(v, c, res, pr); }, true);
             if (res.kind == Out::LIST) return res.list;
