@@ -32,6 +32,27 @@ def test_protocol_and_empty_window(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FAMILY))
+def test_deprecated_ends_warn_and_alias_the_partials(name: str) -> None:
+    w = _make(name)
+    for v in (5, 6, 7):
+        w.insert(v)
+    who = type(w).__name__  # the warning names the class as the reference does
+    for end, extreme in (("oldest", "smallest"), ("youngest", "largest")):
+        msg = (
+            f"{who}.{end}() is renamed {end}_partial(): in windowagg, {end}() is the "
+            f"{extreme} timestamp of an out-of-order window"
+        )
+        with pytest.warns(DeprecationWarning) as caught:
+            got = getattr(w, end)()
+        assert [str(c.message) for c in caught] == [msg]
+        assert caught[0].filename == __file__  # attributed to the caller
+        assert got == getattr(w, f"{end}_partial")() == (5 if end == "oldest" else 7)
+    w.bulk_evict(3)
+    with pytest.warns(DeprecationWarning), pytest.raises(EmptyWindowError, match="oldest_partial"):
+        w.oldest()
+
+
+@pytest.mark.parametrize("name", sorted(FAMILY))
 @pytest.mark.parametrize("bad", [-1, 4, 100])
 def test_bad_bulk_evict_changes_nothing(name: str, bad: int) -> None:
     w = _make(name)

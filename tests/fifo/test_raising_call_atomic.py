@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fifo.fifo_family import NATIVE_CLASSES, native
 from windowagg import fifo, ooo
 
 
@@ -182,3 +183,30 @@ def test_ooo_raising_call_changes_nothing(name: str, kind: str, data: Any) -> No
             assert snapshot(w) == before, (name, op)
             continue
         assert list(w) == sorted(model.items()), (name, op)
+
+
+@pytest.mark.parametrize("kind", ["loose", "picky"])
+@pytest.mark.parametrize("name", sorted(NATIVE_CLASSES))
+@given(data=st.data())
+def test_native_raises_where_the_reference_raises(name: str, kind: str, data: Any) -> None:
+    """The native twin refuses exactly the calls the Python class refuses (same combines,
+    in the same order), and both change nothing when they do."""
+    m, values = _monoid_and_values(kind, name)
+    ref = NATIVE_CLASSES[name](m, backend="python")
+    w = native(NATIVE_CLASSES[name])(m)
+    for _ in range(data.draw(st.integers(0, 60))):
+        op = data.draw(st.sampled_from(["insert", "insert", "evict", "bulk_evict"]))
+        if op == "insert":
+            arg = data.draw(values)
+        elif op == "evict":
+            if not len(ref):
+                continue
+            arg = None
+        else:
+            arg = data.draw(st.integers(0, len(ref)))
+        outcomes = []
+        for x in (ref, w):
+            call = getattr(x, op)
+            outcomes.append(_outcome(call if arg is None else lambda c=call, a=arg: c(a)))
+        assert outcomes[0] == outcomes[1], (name, op, arg)
+        assert snapshot(w) == snapshot(ref), (name, op, arg)

@@ -90,7 +90,10 @@ def _same(w: Any, o: Any, check: bool = True) -> None:
     assert a == b and type(a) is type(b), (a, b)
     assert list(w) == list(o)
     if len(o):
-        assert w.oldest() == o.oldest() and w.youngest() == o.youngest()
+        assert (
+            w.oldest_partial() == o.oldest_partial()
+            and w.youngest_partial() == o.youngest_partial()
+        )
     if check:
         w._check()
 

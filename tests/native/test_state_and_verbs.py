@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from fifo.fifo_family import NATIVE_CLASSES
 from windowagg.errors import CodecError, EmptyWindowError
 from windowagg.fifo import AMTA, DABA, Recalc, TwoStacks
+from windowagg.fifo._verbs import dump_state
 from windowagg.monoids import Composite, Concat, Count, Max, Mean, Sum, Variance
 
 CLASSES = sorted(NATIVE_CLASSES)
@@ -65,6 +66,20 @@ def test_from_bytes_fuzz_raises_only_codec_errors(cls_name: str, data: bytes) ->
         except CodecError:
             continue
         w._check()
+
+
+@pytest.mark.parametrize("cls_name", CLASSES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_from_bytes_with_partials_the_monoid_refuses_is_a_codec_error(
+    cls_name: str, backend: str
+) -> None:
+    cls = NATIVE_CLASSES[cls_name]
+    data = dump_state(cls_name, [(1,), (2,), None, (3,)])  # tuples and None into Sum
+    with pytest.raises(
+        CodecError, match="from_bytes: the data decodes to an invalid state"
+    ) as caught:
+        cls.from_bytes(data, Sum(), backend=backend)
+    assert isinstance(caught.value.__cause__, TypeError)
 
 
 partials = st.recursive(
@@ -160,3 +175,15 @@ def test_slide_validates_before_changing_anything(cls_name: str, backend: str) -
         with pytest.raises(exc, match=match):
             w.slide(**kwargs)
         assert list(w) == [1, 2] and w.query() == 3
+
+
+@pytest.mark.parametrize("cls_name", CLASSES)
+def test_slide_checks_counts_before_out_on_both_backends(cls_name: str) -> None:
+    """A call with a bad count and a bad ``out`` names the count on either backend."""
+    errors = []
+    for backend in BACKENDS:
+        w = NATIVE_CLASSES[cls_name](Sum(), backend=backend)
+        with pytest.raises(EmptyWindowError) as caught:
+            w.slide([1], evict=1, out=[0.0])
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]

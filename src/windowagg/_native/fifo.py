@@ -74,7 +74,7 @@ def _enforce(self: Any, policy: Any = None) -> None:
     acc: Any = None
     first = True
     while len(self):
-        head = self.oldest()
+        head = self.oldest_partial()
         cand = head if first else combine(acc, head)
         if not policy(total, cand):
             return

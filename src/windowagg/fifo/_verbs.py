@@ -44,7 +44,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from windowagg import codec
-from windowagg.errors import CodecError, EmptyWindowError
+from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, EmptyWindowError
 
 __all__ = ["ArrayVerbs", "dump_state", "load_state", "read_counts", "read_values"]
 
@@ -72,7 +72,7 @@ def read_values(values: Any, who: str) -> list[Any]:
     if got is not None:
         return got[0].tolist()
     if not isinstance(values, Iterable):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{who} needs a sequence or a 1-D float64/int64 buffer of values, "
             f"got {type(values).__name__}"
         )
@@ -81,11 +81,13 @@ def read_values(values: Any, who: str) -> list[Any]:
 
 def _index(x: Any, who: str) -> int:
     if isinstance(x, bool):
-        raise TypeError(f"{who} needs an integer evict count, got a bool")
+        raise ArgumentTypeError(f"{who} needs an integer evict count, got a bool")
     try:
         return operator.index(x)
     except TypeError:
-        raise TypeError(f"{who} needs an integer evict count, got {type(x).__name__}") from None
+        raise ArgumentTypeError(
+            f"{who} needs an integer evict count, got {type(x).__name__}"
+        ) from None
 
 
 def read_counts(evict: Any, n: int, size: int, who: str) -> list[int]:
@@ -95,10 +97,10 @@ def read_counts(evict: Any, n: int, size: int, who: str) -> list[int]:
     else:
         got = _buffer_kind(evict)
         if got is not None and got[1] == "d":
-            raise TypeError(f"{who} needs integer evict counts, got float64")
+            raise ArgumentTypeError(f"{who} needs integer evict counts, got float64")
         raw = read_values(evict, who)
         if len(raw) != n:
-            raise ValueError(
+            raise ArgumentError(
                 f"{who}: {len(raw)} evict counts for {n} values; give one count per value "
                 "(or one int for every step)"
             )
@@ -118,18 +120,18 @@ def _out_view(out: Any, n: int, who: str) -> tuple[memoryview, str]:
     try:
         view = memoryview(out)
     except TypeError:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{who}: out must be a writable 1-D float64 or int64 buffer (e.g. a numpy array), "
             f"got {type(out).__name__}"
         ) from None
     got = _buffer_kind(out)
     if got is None or view.readonly:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{who}: out must be a writable 1-D float64 or int64 buffer, got format "
             f"{view.format!r}{' (read-only)' if view.readonly else ''}"
         )
     if len(view) != n:
-        raise ValueError(
+        raise ArgumentError(
             f"{who}: out has {len(view)} slots for {n} values; give it exactly one slot per value"
         )
     return got
@@ -247,9 +249,21 @@ class ArrayVerbs:
 
         Extra arguments (``backend=``, ...) go to the constructor. The partials are
         appended without ``lift``, so the window aggregates exactly what was saved.
+        Partials that *monoid* refuses to combine (state written over another monoid,
+        or tampered with) raise :class:`~windowagg.errors.CodecError`, with the monoid's
+        error chained, on either backend.
+
+        >>> from windowagg.fifo import AMTA
+        >>> from windowagg.monoids import Sum
+        >>> AMTA.from_bytes(dump_state("AMTA", [(1,), None]), Sum())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        windowagg.errors.CodecError: AMTA.from_bytes: the data decodes to an invalid state (...
         """
+        who = f"{cls.__name__}.from_bytes"
         partials = load_state(data, cls.__name__)
         make: Any = cls  # a public class: its metaclass may return the native twin
         w = make(monoid, *args, **kwargs)
-        w._load_partials(partials)
+        with codec.decoding(who):  # the monoid's own error, whatever it is, as CodecError
+            w._load_partials(partials)
         return w

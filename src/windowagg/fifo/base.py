@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
+from windowagg._backend import BackendMeta
 from windowagg.fifo._common import DeprecatedEnds, check_count, empty_error, hot_ops
 from windowagg.fifo._verbs import ArrayVerbs
 from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
@@ -189,6 +190,10 @@ class _FifoBase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
 
     def _fresh(self) -> _FifoBase[In, P, Out]:
         """An empty window of the same class and parameters (for :meth:`_refill`)."""
+        cls: Any = type(self)
+        if isinstance(cls, BackendMeta):  # a public class: stay on the Python backend
+            fresh: _FifoBase[In, P, Out] = cls(self._m, backend="python")
+            return fresh
         return type(self)(self._m)
 
     def _refill(self, partials: list[Any]) -> None:

@@ -71,14 +71,22 @@ std::unique_ptr<FifoImpl> make_fifo_impl(nb::handle monoid, X... x) {
     raise("EmptyWindowError", who + "." + op + " on an empty window; check len(window) first");
 }
 
+// The DeprecationWarning of oldest() / youngest(), worded as windowagg.fifo._common's
+// DeprecatedEnds: `end` is "oldest" or "youngest", `extreme` "smallest" or "largest".
+inline void deprecated_end(const std::string& who, const char* end, const char* extreme) {
+    std::string msg = who + "." + end + "() is renamed " + end + "_partial(): in windowagg, " + end +
+                      "() is the " + extreme + " timestamp of an out-of-order window";
+    if (PyErr_WarnEx(PyExc_DeprecationWarning, msg.c_str(), 1) < 0) throw nb::python_error();
+}
+
 // bulk_evict's count, validated as windowagg.fifo._common.check_count does.
 inline std::size_t check_count(nb::handle count, std::size_t n, const std::string& who) {
     PyObject* o = count.ptr();
-    if (PyBool_Check(o)) raise_builtin(PyExc_TypeError, who + ".bulk_evict(count) needs an integer count, got a bool");
+    if (PyBool_Check(o)) raise("ArgumentTypeError", who + ".bulk_evict(count) needs an integer count, got a bool");
     PyObject* i = PyNumber_Index(o);
     if (!i) {
         PyErr_Clear();
-        raise_builtin(PyExc_TypeError, who + ".bulk_evict(count) needs an integer count, got " +
+        raise("ArgumentTypeError", who + ".bulk_evict(count) needs an integer count, got " +
                                            std::string(Py_TYPE(o)->tp_name));
     }
     nb::object io = nb::steal(i);
@@ -99,7 +107,7 @@ void bind_fifo_class(nb::module_& m, const char* name) {
     if constexpr (WithBulkAfter) {
         c.def("__init__", [cls](Obj* self, nb::handle monoid, double bulk_after) {
             if (!(bulk_after >= 0))
-                raise_builtin(PyExc_ValueError, "bulk_after must be >= 0 (or math.inf), got " +
+                raise("ArgumentError", "bulk_after must be >= 0 (or math.inf), got " +
                                                     repr_str(nb::steal(PyFloat_FromDouble(bulk_after))));
             new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid, bulk_after), nb::borrow(monoid)}, cls};
         }, nb::arg("monoid").none(), nb::arg("bulk_after") = 1.0);
@@ -119,22 +127,29 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         }, "Remove the oldest entry (EmptyWindowError when empty).")
         .def("bulk_evict", [](Obj& o, nb::handle count) {
             std::size_t k = check_count(count, o.h.impl->size(), o.who);
-            std::size_t done = 0;  // resumable: a Deopt in a looping bulk_evict keeps what was done
-            o.h.run([&](FifoImpl& i) {
-                if constexpr (atomic_bulk_evict_v<Alg<SumAdapter>>) { i.bulk_evict(k); return; }
-                for (; done < k; ++done) i.evict();
-            });
+            std::size_t done = 0;  // resumable: a Deopt keeps the evictions done (see evict_loop)
+            o.h.run([&](FifoImpl& i) { i.bulk_evict(k, done); }, true);
         }, nb::arg("count").none(), "Remove the count oldest entries.")
         .def("query", [](Obj& o) { return o.h.run([&](FifoImpl& i) { return i.query(); }); },
              "lower() of the window's aggregate, oldest to youngest.")
-        .def("oldest", [](Obj& o) {
-            if (!o.h.impl->size()) empty_window(o.who, "oldest()");
+        .def("oldest_partial", [](Obj& o) {
+            if (!o.h.impl->size()) empty_window(o.who, "oldest_partial()");
             return o.h.impl->oldest();
-        })
-        .def("youngest", [](Obj& o) {
-            if (!o.h.impl->size()) empty_window(o.who, "youngest()");
+        }, "The oldest entry's partial (EmptyWindowError when empty). O(1).")
+        .def("youngest_partial", [](Obj& o) {
+            if (!o.h.impl->size()) empty_window(o.who, "youngest_partial()");
             return o.h.impl->youngest();
-        })
+        }, "The youngest entry's partial (EmptyWindowError when empty). O(1).")
+        .def("oldest", [](Obj& o) {
+            deprecated_end(o.who, "oldest", "smallest");
+            if (!o.h.impl->size()) empty_window(o.who, "oldest_partial()");
+            return o.h.impl->oldest();
+        }, "Deprecated alias of oldest_partial() (removed in windowagg 0.3).")
+        .def("youngest", [](Obj& o) {
+            deprecated_end(o.who, "youngest", "largest");
+            if (!o.h.impl->size()) empty_window(o.who, "youngest_partial()");
+            return o.h.impl->youngest();
+        }, "Deprecated alias of youngest_partial() (removed in windowagg 0.3).")
         .def("__len__", [](Obj& o) { return o.h.impl->size(); })
         .def("__iter__", [](Obj& o) {
             nb::list l = o.h.impl->partials();
@@ -162,8 +177,8 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         .def("slide", [](Obj& o, nb::handle values, nb::handle evict, nb::handle out) -> nb::object {
             Values v(values, o.who + ".slide");
             Counts c(evict, v.n, o.who + ".slide");
-            Out res(out, v.n, o.who + ".slide");
             c.validate(o.h.impl->size(), v.n, o.who);
+            Out res(out, v.n, o.who + ".slide");  // checked after the counts, as the reference
             Progress pr;
             o.h.run([&](FifoImpl& impl) { impl.slide(v, c, res, pr); }, true);
             if (res.kind == Out::LIST) return res.list;

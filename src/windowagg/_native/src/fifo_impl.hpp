@@ -9,8 +9,10 @@
 #include <nanobind/nanobind.h>
 
 #include <memory>
-#include <type_traits>
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "adapters.hpp"
 #include "inputs.hpp"
@@ -24,7 +26,7 @@ struct DeoptAfter {};
 // Progress of an array verb, so that it resumes exactly where a Deopt stopped it.
 struct Progress {
     std::size_t i = 0;        // current step
-    int64_t evicted = 0;      // evictions done in step i
+    std::size_t evicted = 0;  // evictions done in step i
     bool inserted = false;    // step i's insert done
 };
 
@@ -33,7 +35,9 @@ struct FifoImpl {
     virtual std::size_t size() const = 0;
     virtual void insert(nb::handle v) = 0;
     virtual void evict() = 0;
-    virtual void bulk_evict(std::size_t k) = 0;
+    // Evict k entries, `done` of them already evicted (resumable after a Deopt). A Python
+    // error changes nothing, `done` included.
+    virtual void bulk_evict(std::size_t k, std::size_t& done) = 0;
     virtual nb::object query() const = 0;
     virtual nb::object oldest() const = 0;
     virtual nb::object youngest() const = 0;
@@ -90,9 +94,81 @@ struct FifoImplT final : FifoImpl {
         alg.evict();
         settle();
     }
-    void bulk_evict(std::size_t k) override {
-        alg.bulk_evict(k);
-        settle();
+    void bulk_evict(std::size_t k, std::size_t& done) override {
+        if constexpr (atomic_bulk_evict_v<Alg<A>>) {
+            if (done < k) {
+                alg.bulk_evict(k - done);
+                done = k;
+                settle();
+            }
+        } else {
+            evict_loop(k, done);
+        }
+    }
+
+    // bulk_evict for an algorithm without an atomic bulk form (DABA, DABALite): single
+    // evictions, atomic as windowagg.fifo.base._FifoBase.bulk_evict. A failed evict()
+    // changes nothing (every combine runs before its first mutation); the ones done
+    // before it are undone by rebuilding the window from the evicted partials and the
+    // rest (O(n) combines, on the error path only). As in the reference, more than one
+    // eviction first runs query(): if even that raises, the window holds entries its
+    // combine refuses and could not be rebuilt, so the evictions run on an O(n) copy that
+    // replaces the window only when all of them succeed. A Deopt (a numeric adapter's
+    // checked combine) keeps the evictions done so far: the owner deoptimises and
+    // resumes at `done`. Only the generic adapter raises Python errors, and a window
+    // deoptimised part-way holds numbers that the built-in monoids' Python combines
+    // accept, so the evictions undone are always all of them.
+    void evict_loop(std::size_t k, std::size_t& done) {
+        if (done >= k) return;
+        if constexpr (A::generic) {
+            if (k - done > 1) {
+                bool refused = false;
+                try {
+                    (void)ad().lower(alg.query());
+                } catch (const nb::python_error&) {
+                    refused = true;
+                }
+                if (refused) {
+                    Alg<A> twin(alg);
+                    for (std::size_t i = done; i < k; ++i) twin.evict();
+                    alg = std::move(twin);
+                    done = k;
+                    return;
+                }
+            }
+        }
+        if constexpr (!A::generic) {  // a numeric combine throws only Deopt, before any change
+            while (done < k) {
+                alg.evict();
+                ++done;
+                settle();
+            }
+            return;
+        }
+        std::vector<P> gone;
+        gone.reserve(k - done);
+        try {
+            while (done < k) {
+                P p = alg.oldest();
+                alg.evict();
+                gone.push_back(std::move(p));
+                ++done;
+                settle();
+            }
+        } catch (const Deopt&) {
+            throw;
+        } catch (const DeoptAfter&) {
+            throw;
+        } catch (...) {
+            if (!gone.empty()) {
+                Alg<A> fresh(alg.m);
+                for (P& p : gone) fresh.insert(std::move(p));
+                alg.for_each([&](const P& p) { fresh.insert(p); });
+                alg = std::move(fresh);
+                done -= gone.size();
+            }
+            throw;
+        }
     }
     nb::object query() const override { return ad().lower(alg.query()); }
     nb::object oldest() const override { return ad().to_py(alg.oldest()); }
@@ -113,11 +189,14 @@ struct FifoImplT final : FifoImpl {
         }
     }
     std::string check() const override {
+        // windowagg._invariants.same, as the reference's _check: NaN equals NaN
+        nb::object same = nb::module_::import_("windowagg._invariants").attr("same");
         auto eq = [&](const P& x, const P& y) {
             nb::object a = ad().to_py(x), b = ad().to_py(y);
-            int r = PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_EQ);
-            if (r < 0) throw_if_error();
-            return r == 1;
+            nb::object r = same(a, b);
+            int t = PyObject_IsTrue(r.ptr());
+            if (t < 0) throw_if_error();
+            return t == 1;
         };
         return alg.check(eq);
     }
@@ -139,20 +218,13 @@ struct FifoImplT final : FifoImpl {
     }
     void slide(const Values& v, const Counts& c, Out& out, Progress& pr) override {
         for (; pr.i < v.n; ++pr.i, pr.evicted = 0, pr.inserted = false) {
-            int64_t e = c.at(pr.i);
-            if constexpr (atomic_bulk_evict_v<Alg<A>>) {
-                if (pr.evicted < e) {
-                    if (e == 1) alg.evict();
-                    else alg.bulk_evict(static_cast<std::size_t>(e));
-                    pr.evicted = e;
-                    settle();
-                }
+            auto e = static_cast<std::size_t>(c.at(pr.i));
+            if (e == 1 && pr.evicted == 0) {  // as the reference: evict(), else bulk_evict(e)
+                alg.evict();
+                pr.evicted = 1;
+                settle();
             } else {
-                while (pr.evicted < e) {
-                    alg.evict();
-                    ++pr.evicted;
-                    settle();
-                }
+                bulk_evict(e, pr.evicted);
             }
             if (!pr.inserted) {
                 P p;

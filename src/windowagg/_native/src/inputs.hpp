@@ -57,7 +57,7 @@ struct Values {
         PyObject* t = PySequence_Tuple(o);
         if (!t) {
             PyErr_Clear();
-            raise_builtin(PyExc_TypeError, who + " needs a sequence or a 1-D float64/int64 buffer of values, got " +
+            raise("ArgumentTypeError", who + " needs a sequence or a 1-D float64/int64 buffer of values, got " +
                                                std::string(Py_TYPE(o)->tp_name));
         }
         tuple = nb::steal(t);
@@ -87,11 +87,11 @@ struct Values {
 
 // An integer count as Python's operator.index reads it (bools refused), for `what`.
 inline int64_t index_arg(PyObject* o, const std::string& who, const char* what) {
-    if (PyBool_Check(o)) raise_builtin(PyExc_TypeError, who + " needs an integer " + what + ", got a bool");
+    if (PyBool_Check(o)) raise("ArgumentTypeError", who + " needs an integer " + what + ", got a bool");
     PyObject* i = PyNumber_Index(o);
     if (!i) {
         PyErr_Clear();
-        raise_builtin(PyExc_TypeError, who + " needs an integer " + what + ", got " + std::string(Py_TYPE(o)->tp_name));
+        raise("ArgumentTypeError", who + " needs an integer " + what + ", got " + std::string(Py_TYPE(o)->tp_name));
     }
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
@@ -116,12 +116,12 @@ struct Counts {
         constant = false;
         Values v(obj, who);
         if (v.n != n)
-            raise_builtin(PyExc_ValueError, who + ": " + std::to_string(v.n) + " evict counts for " + std::to_string(n) +
+            raise("ArgumentError", who + ": " + std::to_string(v.n) + " evict counts for " + std::to_string(n) +
                                                 " values; give one count per value (or one int for every step)");
         ks.resize(n);
         for (std::size_t i = 0; i < n; ++i) {
             if (v.kind == Values::I64) ks[i] = v.i64[i];
-            else if (v.kind == Values::F64) raise_builtin(PyExc_TypeError, who + " needs integer evict counts, got float64");
+            else if (v.kind == Values::F64) raise("ArgumentTypeError", who + " needs integer evict counts, got float64");
             else ks[i] = index_arg(v.item(i), who, "evict count");
         }
     }
@@ -155,17 +155,17 @@ struct Out {
         if (obj.is_none()) return;
         if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) != 0) {
             PyErr_Clear();
-            raise_builtin(PyExc_TypeError, who + ": out must be a writable 1-D float64 or int64 buffer (e.g. a numpy "
+            raise("ArgumentTypeError", who + ": out must be a writable 1-D float64 or int64 buffer (e.g. a numpy "
                                                  "array), got " + std::string(Py_TYPE(obj.ptr())->tp_name));
         }
         has_view = true;
         char k = buffer_kind(view, any_ndim);
         if (!k)
-            raise_builtin(PyExc_TypeError, who + ": out must be a writable 1-D float64 or int64 buffer, got format '" +
+            raise("ArgumentTypeError", who + ": out must be a writable 1-D float64 or int64 buffer, got format '" +
                                                std::string(view.format ? view.format : "B") + "'");
         std::size_t len = static_cast<std::size_t>(view.len / 8);
         if (len != n)
-            raise_builtin(PyExc_ValueError, who + ": out has " + std::to_string(len) + " slots for " + std::to_string(n) +
+            raise("ArgumentError", who + ": out has " + std::to_string(len) + " slots for " + std::to_string(n) +
                                                 " values; give it exactly one slot per value");
         if (k == 'd') { kind = F64; f64 = static_cast<double*>(view.buf); }
         else { kind = I64; i64 = static_cast<int64_t*>(view.buf); }

@@ -18,24 +18,51 @@
 // tree, R1 the others, S the leftmost tree without the first node of each level. Each node
 // keeps the index one past its last leaf, so the bulk descent needs no position arithmetic.
 //
-// Combines that a failure must not interrupt run before any change (the carry of an
-// insert). A Deopt thrown while R0 / R1 / S are being recomputed after a structural change
-// leaves the structure right and marks them `dirty`: the binding layer then deoptimises,
-// which recomputes them over Python objects (no operation is redone). Other exceptions
-// from combine propagate as in the Python reference (which is not atomic either).
+// The combines are those of the Python reference, in its order (so the same calls raise):
+// an insert also combines R0 with the new entry when R1 is the identity, and after trees
+// merge R0 with the new R1; the bulk descent combines each full first pair it visits
+// (results dropped: checks that refuse entries the monoid cannot combine). The carry of
+// an insert runs before any change. With numeric adapters (combine throws only Deopt) a
+// Deopt while R0 / R1 / S are being recomputed after a structural change leaves the
+// structure right and marks them `dirty`: the binding layer then deoptimises, which
+// recomputes them over Python objects (no operation is redone). With any other monoid an
+// operation that throws part-way is undone from an undo log of its changes (O(changes),
+// kept only for such monoids), so a call that raises leaves the structure as it was.
 #pragma once
 
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "windowagg/monoid.hpp"
 #include "windowagg/ring.hpp"
 
 namespace windowagg {
+
+// The changes of one operation, each as the closure that puts it back; undo() runs them
+// newest first.
+class UndoLog {
+public:
+    void add(std::function<void()> f) { steps_.push_back(std::move(f)); }
+    void undo() {
+        while (!steps_.empty()) {
+            steps_.back()();
+            steps_.pop_back();
+        }
+    }
+
+private:
+    std::vector<std::function<void()>> steps_;
+};
+
+// True for the binding's numeric adapters (their combine throws Deopt only).
+template <class M>
+inline constexpr bool deopt_only_v = requires { requires !M::generic; };
 
 template <Monoid M>
 struct AMTA {
@@ -53,6 +80,9 @@ struct AMTA {
     bool r0_id = true, r1_id = true;  // R0 / R1 is the identity (the twin's `is identity`)
     int64_t n = 0, leaf_lo = 0, leaf_hi = 0;
     bool dirty = false;
+    // Operations keep an undo log, and run the reference's checking combines, unless
+    // combine cannot throw or throws only Deopt.
+    static constexpr bool logged = !nothrow_combine_v<M> && !deopt_only_v<M>;
 
     explicit AMTA(M m_, double c = 1.0) : m(std::move(m_)), bulk_after(c), R0(m.identity()), R1(m.identity()) {}
 
@@ -76,6 +106,13 @@ struct AMTA {
             compute_left();
             compute_right();
         }
+    }
+
+    // Whether x is the identity object itself (the reference tests `is identity`): only
+    // observable with Python objects, so only the generic path asks.
+    bool same_id(const P& x) const {
+        if constexpr (logged && requires { x.ptr(); }) return x.ptr() == m.identity().ptr();
+        else return false;
     }
 
     std::size_t size() const { return static_cast<std::size_t>(n); }
@@ -120,7 +157,7 @@ struct AMTA {
         P r0 = scratch.empty() ? head : m.combine(head, scratch.back());
         S.swap(scratch);
         R0 = std::move(r0);
-        r0_id = false;
+        r0_id = same_id(R0);
     }
     // R1 from the tails of levels 0 .. top-1, oldest first (Alg. 5, fixed). O(log n).
     void compute_right() {
@@ -132,7 +169,7 @@ struct AMTA {
             has = true;
         }
         R1 = has ? r1 : m.identity();
-        r1_id = !has;
+        r1_id = !has || same_id(R1);
     }
     void recompute() {
         if (dirty) return;
@@ -160,12 +197,15 @@ struct AMTA {
             lv.emplace_back();
             lv[0].push_back(single(u, end));
             R0 = std::move(u);
-            r0_id = false;
+            r0_id = same_id(R0);
             ++n;
             return;
         }
-        // every combine of the insert first: R1 (x) u, and the carries of full tails
+        // every combine of the insert first: R1 (x) u (R0 (x) u when R1 is the identity,
+        // result dropped, as the reference), and the carries of full tails
         P r1 = dirty ? R1 : (r1_id ? u : m.combine(R1, u));
+        if constexpr (logged)
+            if (r1_id) (void)m.combine(R0, u);
         std::size_t top = lv.size() - 1;
         {
             Pair& t0 = lv[0].back();
@@ -173,7 +213,7 @@ struct AMTA {
                 t0.b = std::move(u);
                 t0.eb = end;
                 t0.hb = true;
-                if (!dirty) R1 = std::move(r1), r1_id = false;
+                if (!dirty) R1 = std::move(r1), r1_id = same_id(R1);
                 ++n;
                 return;
             }
@@ -186,8 +226,19 @@ struct AMTA {
         }
         for (std::size_t i = 0; i < carries.size() && i < lv.size(); ++i) lv[i].reserve_one();
         if (l > top) lv.reserve(lv.size() + 1);
-        // no combine from here until the recompute
-        if (!dirty) R1 = std::move(r1), r1_id = false;
+        // no combine from here until the recompute (logged: undone if it throws)
+        UndoLog log;
+        if constexpr (logged)
+            if (l == top)
+                log.add([this, r = R1, id = r1_id, n0 = n, l] {
+                    Pair& q = lv[l].back();
+                    q.b = P{};
+                    q.eb = 0;
+                    q.hb = false;
+                    for (std::size_t i = 0; i < l; ++i) lv[i].pop_back();
+                    R1 = r, r1_id = id, n = n0;
+                });
+        if (!dirty) R1 = std::move(r1), r1_id = same_id(R1);
         ++n;
         P carry = std::move(u);
         int64_t cend = end;
@@ -206,18 +257,78 @@ struct AMTA {
         p.b = std::move(carry);
         p.eb = cend;
         p.hb = true;
-        if (l == top) recompute();  // the leftmost tree grew: trees merged
+        if (l != top) return;
+        // the leftmost tree grew: trees merged
+        if constexpr (logged) {
+            try {
+                recompute_logged(&log);
+                if (!r1_id) (void)m.combine(R0, R1);  // the reference's check
+            } catch (...) {
+                log.undo();
+                throw;
+            }
+        } else {
+            recompute();
+        }
+    }
+
+    // Log helpers: each records how to put back the change the caller makes next.
+    void log_clear_a(UndoLog* u, std::size_t l) {
+        if (u) u->add([this, l, a = lv[l].front().a] {
+            Pair& q = lv[l].front();
+            q.a = a;
+            q.ha = true;
+        });
+    }
+    void drop_empty_top(UndoLog* u) {
+        while (!lv.empty() && lv.back().empty()) {
+            lv.pop_back();
+            if (u) u->add([this] { lv.emplace_back(); });
+        }
+    }
+    void log_results(UndoLog* u) {
+        if (u) u->add([this, s = S, r0 = R0, r1 = R1, a = r0_id, b = r1_id] {
+            S = s;
+            R0 = r0, R1 = r1, r0_id = a, r1_id = b;
+        });
+    }
+    void recompute_logged(UndoLog* u) {
+        if (!u) {
+            recompute();
+            return;
+        }
+        log_results(u);
+        compute_left();
+        compute_right();
     }
 
     // precondition: size() > 0
     void evict() {
+        if constexpr (logged) {
+            UndoLog u;
+            try {
+                evict_step(&u);
+            } catch (...) {
+                u.undo();
+                throw;
+            }
+        } else {
+            evict_step(nullptr);
+        }
+    }
+
+    // One eviction; with a log u, every change is recorded in it.
+    void evict_step(UndoLog* u) {
+        if (u) u->add([this, n0 = n, lo = leaf_lo] { n = n0, leaf_lo = lo; });
         --n;
         ++leaf_lo;
         if (!dirty) {
+            if (u) u->add([this, r = R0, id = r0_id] { R0 = r, r0_id = id; });
             if (!S.empty()) {
+                if (u) u->add([this, x = S.back()] { S.push_back(x); });
                 R0 = std::move(S.back());
                 S.pop_back();
-                r0_id = false;
+                r0_id = same_id(R0);
             } else {
                 R0 = m.identity();
                 r0_id = true;
@@ -225,6 +336,7 @@ struct AMTA {
         }
         Pair& p = lv[0].front();
         if (p.ha && p.hb) {  // keep the pair; ancestors stay stale on purpose
+            log_clear_a(u, 0);
             p.a = P{};
             p.ha = false;
             return;
@@ -232,6 +344,7 @@ struct AMTA {
         std::vector<P> heads;  // right nodes of the new full head pairs, bottom first
         std::size_t top = lv.size() - 1;
         for (std::size_t l = 0;;) {
+            if (u) u->add([this, l, q = lv[l].front()] { lv[l].push_front(q); });
             lv[l].pop_front();
             if (!lv[l].empty()) {
                 const Pair& q = lv[l].front();
@@ -239,17 +352,19 @@ struct AMTA {
             }
             ++l;
             if (l > top) {  // ran off the top: the leftmost tree vanished
-                drop_empty_top();
+                drop_empty_top(u);
                 if (lv.empty()) {
+                    log_results(u);
                     reset();
                     return;
                 }
                 dirty = false;
-                recompute();
+                recompute_logged(u);
                 return;
             }
             Pair& q = lv[l].front();
             if (q.ha && q.hb) {
+                log_clear_a(u, l);
                 q.a = P{};
                 q.ha = false;
                 break;
@@ -261,14 +376,11 @@ struct AMTA {
                 P y = std::move(heads.back());
                 heads.pop_back();
                 S.push_back(S.empty() ? y : m.combine(y, S.back()));
+                if (u) u->add([this] { S.pop_back(); });
             }
         } catch (const Deopt&) {
             dirty = true;
         }
-    }
-
-    void drop_empty_top() {
-        while (!lv.empty() && lv.back().empty()) lv.pop_back();
     }
 
     double limit(int64_t size) const {
@@ -277,8 +389,15 @@ struct AMTA {
     }
 
     // Remove the first k pairs of level l; how many nodes they held.
-    int64_t drop_first(std::size_t l, int64_t k) {
+    int64_t drop_first(std::size_t l, int64_t k, UndoLog* u) {
         Ring<Pair>& r = lv[l];
+        if (u) {
+            std::vector<Pair> gone;
+            for (int64_t i = 0; i < k; ++i) gone.push_back(r[static_cast<std::size_t>(i)]);
+            u->add([this, l, g = std::move(gone)] {
+                for (std::size_t i = g.size(); i-- > 0;) lv[l].push_front(g[i]);
+            });
+        }
         int64_t live = 2 * k - (r.front().ha ? 0 : 1);
         if (static_cast<std::size_t>(k) == r.size() && !r.back().hb) live -= 1;
         r.drop_front(static_cast<std::size_t>(k));
@@ -287,6 +406,20 @@ struct AMTA {
 
     // precondition: k <= size()
     void bulk_evict(std::size_t kk) {
+        if constexpr (logged) {
+            UndoLog u;
+            try {
+                bulk_evict_step(kk, &u);
+            } catch (...) {
+                u.undo();
+                throw;
+            }
+        } else {
+            bulk_evict_step(kk, nullptr);
+        }
+    }
+
+    void bulk_evict_step(std::size_t kk, UndoLog* u) {
         auto k = static_cast<int64_t>(kk);
         if (k == n) {
             if (k) {
@@ -297,36 +430,44 @@ struct AMTA {
             return;
         }
         if (static_cast<double>(k) <= limit(n)) {
-            for (int64_t i = 0; i < k; ++i) evict();
+            for (int64_t i = 0; i < k; ++i) evict_step(u);
             return;
         }
         // one forest descent: whole trees oldest first, then down the first partial one
+        if (u) u->add([this, n0 = n, lo = leaf_lo] { n = n0, leaf_lo = lo; });
         int64_t target = leaf_lo + k;
         int64_t rm = 0;
         for (std::size_t l = lv.size(); l-- > 0;) {
-            if (rm) rm = drop_first(l, rm);
+            if (rm) rm = drop_first(l, rm, u);
             if (lv[l].empty()) continue;
             Pair& p = lv[l].front();
+            if constexpr (logged)  // the reference's aggregate of a whole first pair
+                if (p.ha && p.hb) (void)m.combine(p.a, p.b);
             if ((p.hb ? p.eb : p.ea) <= target) {
                 rm += p.ha + p.hb;
-                drop_first(l, 1);
+                drop_first(l, 1, u);
                 continue;
             }
             if (p.ha && p.ea <= target) {
                 rm += 1;
-                if (!p.hb) drop_first(l, 1);
-                else p.a = P{}, p.ha = false;
+                if (!p.hb) {
+                    drop_first(l, 1, u);
+                } else {
+                    log_clear_a(u, l);
+                    p.a = P{}, p.ha = false;
+                }
             }
         }
         n -= k;
         leaf_lo = target;
-        drop_empty_top();
+        drop_empty_top(u);
         if (lv.empty()) {
+            log_results(u);
             reset();
             return;
         }
         dirty = false;
-        recompute();
+        recompute_logged(u);
     }
 
     static constexpr bool atomic_bulk_evict = true;  // the binding calls bulk_evict (descent)
