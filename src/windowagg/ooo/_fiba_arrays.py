@@ -202,12 +202,14 @@ class FiBAArrays:
         backend: str | None = None,
     ) -> Any:
         """A window over *monoid* holding the entries in *data* (``to_bytes`` of either
-        backend), with the saved ``min_arity``. O(n). Malformed bytes raise CodecError,
-        disordered or invalid timestamps TimestampError."""
-        mu, entries = load_state(data)
-        return cls.from_sorted_partials(  # type: ignore[attr-defined]
-            monoid, entries, min_arity=mu, backend=backend
-        )
+        backend), with the saved ``min_arity``. O(n). Any decoding failure is a CodecError
+        (malformed bytes, disordered or invalid timestamps, partials the monoid cannot
+        combine: the original error chained as ``__cause__``)."""
+        with codec.decoding("FiBA.from_bytes"):
+            mu, entries = load_state(data)
+            return cls.from_sorted_partials(  # type: ignore[attr-defined]
+                monoid, entries, min_arity=mu, backend=backend
+            )
 
     def to_bytes(self) -> bytes:
         """The window's ``(t, partial)`` entries as :mod:`windowagg.codec` bytes. O(n).
