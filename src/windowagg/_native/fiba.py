@@ -13,9 +13,8 @@ from typing import Any
 
 from windowagg._backend import native_core, register_native
 from windowagg._time import check_timestamp
-from windowagg.errors import ArgumentError, MonoidContractError, TimestampError
-from windowagg.monoids.base import require_monoid
-from windowagg.ooo.fiba import DEFAULT_MIN_ARITY, FiBA
+from windowagg.errors import TimestampError
+from windowagg.ooo.fiba import FiBA, check_args
 
 __all__ = ["from_sorted", "make"]
 
@@ -38,16 +37,7 @@ if _core is not None:  # pragma: no branch - only imported when the core is buil
 
 def make(monoid: Any, min_arity: int | None = None) -> Any:
     """A native FiBA over *monoid* (same defaults and checks as the Python class)."""
-    if isinstance(monoid, type):
-        raise MonoidContractError(
-            f"ooo.FiBA needs a monoid instance, got the class {monoid.__name__}: "
-            f"write FiBA({monoid.__name__}())"
-        )
-    require_monoid(monoid, "ooo.FiBA")
-    if min_arity is None:
-        min_arity = DEFAULT_MIN_ARITY
-    if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
-        raise ArgumentError(f"ooo.FiBA: min_arity must be an int >= 2, got {min_arity!r}")
+    min_arity = check_args(monoid, min_arity)
     assert _core is not None  # the backend resolved to native only if the core is built
     return _core.FiBA(monoid, min_arity)
 

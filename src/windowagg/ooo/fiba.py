@@ -83,6 +83,21 @@ DEFAULT_MIN_ARITY = 8  # benchmarks/bench_ooo.py, docs/performance/ooo.md
 
 
 
+def check_args(monoid: Any, min_arity: int | None) -> int:
+    """Check FiBA's constructor arguments (either backend); the min_arity to use. O(1)."""
+    if isinstance(monoid, type):
+        raise MonoidContractError(
+            f"ooo.FiBA needs a monoid instance, got the class {monoid.__name__}: "
+            f"write FiBA({monoid.__name__}())"
+        )
+    require_monoid(monoid, "ooo.FiBA")
+    if min_arity is None:
+        return DEFAULT_MIN_ARITY
+    if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
+        raise ArgumentError(f"ooo.FiBA: min_arity must be an int >= 2, got {min_arity!r}")
+    return min_arity
+
+
 def _zip_bulk(times: Any, values: Any) -> list[tuple[Any, Any]]:
     """``bulk_insert(times, values)``'s pairs (equal lengths checked; buffers as lists)."""
     ts = times.tolist() if hasattr(times, "tolist") else list(times)
@@ -136,16 +151,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=Bac
         *,
         backend: Backend | None = None,
     ) -> None:
-        if isinstance(monoid, type):
-            raise MonoidContractError(
-                f"ooo.FiBA needs a monoid instance, got the class {monoid.__name__}: "
-                f"write FiBA({monoid.__name__}())"
-            )
-        require_monoid(monoid, "ooo.FiBA")
-        if min_arity is None:
-            min_arity = DEFAULT_MIN_ARITY
-        if not isinstance(min_arity, int) or isinstance(min_arity, bool) or min_arity < 2:
-            raise ArgumentError(f"ooo.FiBA: min_arity must be an int >= 2, got {min_arity!r}")
+        min_arity = check_args(monoid, min_arity)
         self._m = monoid
         # Sum's combine is operator.add: same result without a Python frame.
         mtype: type = type(monoid)
