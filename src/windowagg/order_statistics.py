@@ -8,6 +8,10 @@ evict(x)           same (removes one value equal to ``x``)
 kth(k), rank(x)    Python: O(1) / O(log n); native: O(log n) worst case
 quantile(q)        one ``kth``; ``q`` may be a sequence (one ``kth`` each)
 slide(...)         per step: one insert, the given evictions, the quantiles
+kth_slices(...)    per window ``values[lo[i]:hi[i]]`` (bounds non-decreasing): the given
+                   0-based rank(s), from one scratch multiset slid over the windows (each
+                   value inserted and removed at most once); ``quantile_slices`` the same
+                   with quantiles. O((len(values) + windows · ranks) log w) natively
 space              O(n)
 structure          Python: one sorted list (``bisect``), the readable reference; native
                    (``backend="native"``): a counted B+ tree, fanout 64 (an
@@ -52,9 +56,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from windowagg._backend import Backend, BackendMeta
-from windowagg.errors import EmptyWindowError, MissingValueError, ValueOrderError
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    EmptyWindowError,
+    MissingValueError,
+    ValueOrderError,
+)
 from windowagg.fifo._common import invariant
-from windowagg.fifo._verbs import _out_view, read_values
+from windowagg.fifo._verbs import _index, _out_view, read_slices, read_values
 
 __all__ = ["OrderStatistics", "nearest_rank"]
 
@@ -87,6 +97,64 @@ def _read_qs(q: Any) -> tuple[list[float], bool]:
     if isinstance(q, (int, float)):
         return [_check_q(q)], True
     return [_check_q(x) for x in read_values(q, f"{_WHO}.quantile")], False
+
+
+def _flat(out: Any) -> Any:
+    """*out* (any C-contiguous shape) seen as one flat memoryview of its items."""
+    mv: Any = memoryview(out)
+    fmt: Any = mv.format.lstrip("@=<") or "B"
+    if mv.ndim == 1:
+        return mv
+    if not mv.nbytes:  # numpy's (0, m): nothing to write, but the format still counts
+        return memoryview(bytearray()).cast(fmt) if not mv.readonly else mv
+    return mv.cast("B").cast(fmt)
+
+
+def _read_ranks(ranks: Any, r: int, who: str) -> tuple[list[list[int]], bool]:
+    """The ranks of :meth:`OrderStatistics.kth_slices` as one row per window, and whether
+    they came as rows (answers are then lists)."""
+    try:
+        mv: Any = memoryview(ranks)
+    except TypeError:
+        mv = None
+    if mv is not None:
+        fmt = mv.format.lstrip("@=<")
+        if fmt not in ("q", "l") or mv.itemsize != 8 or mv.ndim not in (1, 2) or len(mv) != r:
+            raise ArgumentTypeError(
+                f"{who} needs ranks as an int64 array of shape (windows,) or (windows, m) "
+                f"with one row per window ({r})"
+            )
+        flat = mv.tolist()
+        if mv.ndim == 1:
+            return [[k] for k in flat], False
+        return [list(row) for row in flat], True
+    try:
+        items = list(ranks)
+    except TypeError:
+        raise ArgumentTypeError(
+            f"{who} needs ranks as a sequence or an int64 array, got {type(ranks).__name__}"
+        ) from None
+    if len(items) != r:
+        raise ArgumentError(
+            f"{who}: {len(items)} rows of ranks for {r} windows; give one per window"
+        )
+    rows: list[list[int]] = []
+    nested = False
+    for i, x in enumerate(items):
+        if isinstance(x, int) or hasattr(x, "__index__"):
+            if nested:
+                raise ArgumentError(f"{who}: rank row {i} is a number among sequences")
+            rows.append([_index(x, who, "rank")])
+            continue
+        row = [_index(k, who, "rank") for k in read_values(x, who)]
+        if i == 0:
+            nested = True
+        if not nested or len(row) != len(rows[0] if rows else row):
+            raise ArgumentError(
+                f"{who}: rank row {i} has {len(row)} ranks; give every window the same number"
+            )
+        rows.append(row)
+    return rows, nested
 
 
 class OrderStatistics(metaclass=BackendMeta):
@@ -246,6 +314,105 @@ class OrderStatistics(metaclass=BackendMeta):
                 else:
                     view[0][i * m + j] = operator.index(ans)
         return rows if out is None else out
+
+    def kth_slices(self, values: Any, lo: Any, hi: Any, ranks: Any, out: Any = None) -> Any:
+        """Per window i, the ``ranks[i]``-th smallest (0-based) of ``values[lo[i]:hi[i]]``.
+
+        ``lo`` and ``hi`` as :meth:`windowagg.fifo.TwoStacksLite.query_slices` (int64
+        buffers or sequences, non-decreasing, ``0 <= lo <= hi <= len(values)``).
+        *ranks*: one int per window (an int64 array of shape ``(windows,)``), or a row of
+        m ints per window (shape ``(windows, m)``, or a sequence of sequences), each
+        between 0 and the window's size - 1 (``EmptyWindowError`` otherwise), all checked
+        before anything runs. Returns one answer per window (a list per window for rows),
+        or fills *out* (``windows * m`` slots, any C-contiguous shape) and returns it. One
+        scratch multiset slides over the windows (a window starting at or after the end of
+        what is held starts afresh); this multiset is neither read nor changed. A value
+        that is not equal to itself (NaN) raises ValueOrderError.
+
+        >>> s = OrderStatistics(backend="python")
+        >>> s.kth_slices([5, 1, 4, 2, 3], lo=[0, 0, 2], hi=[2, 5, 5], ranks=[0, 2, 2])
+        [1, 3, 4]
+        >>> s.kth_slices([5, 1, 4], lo=[0, 1], hi=[2, 3], ranks=[[0, 1], [1, 1]]), len(s)
+        ([[1, 5], [4, 4]], 0)
+        """
+        who = f"{_WHO}.kth_slices"
+        vals = read_values(values, who)
+        los, his = read_slices(lo, hi, len(vals), who)
+        rows, nested = _read_ranks(ranks, len(los), who)
+        for i, (row, a, b) in enumerate(zip(rows, los, his, strict=True)):
+            for k in row:
+                if not 0 <= k < b - a:
+                    raise EmptyWindowError(
+                        f"{who}: window {i} holds {b - a} values and has no rank {k}; ranks "
+                        "must be between 0 and its size - 1"
+                    )
+        per = len(rows[0]) if rows else 1
+        return self._select(vals, los, his, lambda i, n: rows[i], per, nested, out, who)
+
+    def quantile_slices(self, values: Any, lo: Any, hi: Any, q: Any, out: Any = None) -> Any:
+        """Per window i, the nearest-rank quantile(s) *q* of ``values[lo[i]:hi[i]]``.
+
+        As :meth:`kth_slices` with the ranks of :meth:`quantile` (``q`` one number or a
+        sequence; an empty window raises EmptyWindowError). O(windows · len(q)) ranks.
+
+        >>> s = OrderStatistics(backend="python")
+        >>> s.quantile_slices([5, 1, 4, 2, 3], lo=[0, 1], hi=[5, 5], q=0.5)
+        [3, 2]
+        """
+        who = f"{_WHO}.quantile_slices"
+        vals = read_values(values, who)
+        los, his = read_slices(lo, hi, len(vals), who)
+        qs, scalar = _read_qs(q)
+        for i, (a, b) in enumerate(zip(los, his, strict=True)):
+            if a == b:
+                raise EmptyWindowError(
+                    f"{who}: window {i} ([{a}, {b})) holds no value; it has no quantile"
+                )
+
+        def ranks(i: int, n: int) -> list[int]:
+            return [nearest_rank(p, n) for p in qs]
+
+        return self._select(vals, los, his, ranks, len(qs), not scalar, out, who)
+
+    @staticmethod
+    def _select(
+        vals: list[Any],
+        los: list[int],
+        his: list[int],
+        ranks: Any,
+        per: int,
+        nested: bool,
+        out: Any,
+        who: str,
+    ) -> Any:
+        """The slice verbs' loop: a scratch multiset slid over the windows."""
+        view: Any = None
+        if out is not None:
+            view = _out_view(_flat(out), len(los) * per, who)
+        w = OrderStatistics(backend="python")
+        answers: list[Any] = []
+        held_lo = held_hi = 0
+        for i, (a, b) in enumerate(zip(los, his, strict=True)):
+            if a >= held_hi:
+                if held_hi > held_lo:
+                    w = OrderStatistics(backend="python")
+                held_lo = held_hi = a
+            for x in vals[held_hi:b]:
+                w.insert(x)
+            held_hi = max(held_hi, b)
+            for x in vals[held_lo:a]:
+                w.evict(x)
+            held_lo = a
+            got = [w._a[k] for k in ranks(i, b - a)]
+            if view is None:
+                answers.append(got if nested else got[0])
+                continue
+            for j, ans in enumerate(got):
+                if view[1] == "d":
+                    view[0][i * per + j] = float(ans)
+                else:
+                    view[0][i * per + j] = operator.index(ans)
+        return answers if out is None else out
 
     def __len__(self) -> int:
         """Number of values. O(1)."""

@@ -40,6 +40,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -126,16 +127,6 @@ def _from_pandas(pdf: pd.DataFrame, kind: str) -> Any:
     return pl.from_pandas(pdf)
 
 
-def _key_column(values: list[Any], sizes: list[int], dtype: Any) -> Any:
-    holder = np.empty(len(values), dtype=object)
-    holder[:] = values
-    col = np.repeat(holder, sizes)
-    try:
-        return pd.array(col, dtype=dtype)
-    except (TypeError, ValueError):
-        return col
-
-
 def window_agg(
     df: Any,
     keys: str | Sequence[str],
@@ -219,27 +210,32 @@ def window_agg(
     bad_rows = np.flatnonzero(~good)
     planned = plan(agg_list)
     idx = np.flatnonzero(good)
-    groups = _groups(sub, key_list, idx)
-    kvals: list[tuple[Any, ...]] = []
+    rows_by_key, bounds = _groups(sub, key_list, idx)
+    # every column gathered once in key order; a key's events are then a slice (a view)
+    t_by_key = micros[rows_by_key]
+    v_by_key = {c: v[rows_by_key] for c, v in values.items()}
+    make = _reusing(factory)
+    firsts: list[int] = []  # a row of each key: its key values
     parts: list[dict[str, Any]] = []
     refused_rows: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
     refused_why: list[str] = []
-    for kv, rows_k in groups:
+    for a, b in itertools.pairwise(bounds):
         clock = WatermarkClock(ooo, allowed) if lateness else None
         r = window_key(
-            micros[rows_k],
-            {c: v[rows_k] for c, v in values.items()},
+            t_by_key[a:b],
+            {c: v[a:b] for c, v in v_by_key.items()},
             agg_list,
             shape,
             clock=clock,
-            factory=factory,
+            factory=make,
             planned=planned,
         )
-        kvals.append(kv)
+        rows_k = rows_by_key[a:b]
+        firsts.append(int(rows_k[0]))
         parts.append(r.columns)
         refused_rows.append(rows_k[r.refused])
         refused_why.extend(r.reasons)
-    results = _results(sub, key_list, agg_list, kvals, parts)
+    results = _results(sub, key_list, agg_list, firsts, parts)
     rejects = _rejects(
         pdf, bad, bad_rows, np.concatenate(refused_rows), refused_why, micros, row_cols
     )
@@ -248,50 +244,72 @@ def window_agg(
 
 def _groups(
     sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray
-) -> list[tuple[tuple[Any, ...], np.ndarray]]:
-    """``[(key values, row positions ascending)]`` of the rows *idx*, ordered by key. O(n log n).
+) -> tuple[np.ndarray, list[int]]:
+    """The rows *idx* grouped by key: their positions, key after key (ordered by key, each
+    key's rows ascending), and the group bounds (key j is ``rows[bounds[j]:bounds[j+1]]``).
+    O(n log n).
 
     As ``groupby(keys, sort=True).indices``: each key column factorized in sorted order,
     the codes combined, one stable sort.
     """
     if not len(idx):
-        return []
+        return idx, [0]
     if not keys:
-        return [((), idx)]
+        return idx, [0, len(idx)]
     code = np.zeros(len(idx), dtype=np.int64)
-    uniques = []
     for k in keys:
         column = sub[k].to_numpy()[idx]
         try:
             codes_k, uniq_k = pd.factorize(column, sort=True)
         except TypeError:  # values that do not compare (mixed types): first-seen order
             codes_k, uniq_k = pd.factorize(column, sort=False)
+        if len(keys) == 1:  # the codes are compact already
+            code = codes_k
+            break
         code = code * len(uniq_k) + codes_k
         code, _ = pd.factorize(code, sort=True)  # compact: no overflow with many keys
-        uniques.append((codes_k, uniq_k))
     # few groups fit 16 bits, where numpy's stable sort is a radix sort (same order)
-    small = code.astype(np.int16) if len(code) and int(code.max()) < 2**15 else code
+    small = code.astype(np.int16) if int(code.max()) < 2**15 else code
     order = np.argsort(small, kind="stable")
-    bounds = np.flatnonzero(np.diff(code[order])) + 1
-    out = []
-    for part in np.split(order, bounds):
-        first = int(part[0])
-        kv = tuple(uniq[int(codes[first])] for codes, uniq in uniques)
-        out.append((kv, idx[part]))
-    return out
+    starts = np.flatnonzero(np.diff(code[order])) + 1
+    return idx[order], [0, *starts.tolist(), len(idx)]
+
+
+def _reusing(factory: Any) -> Any:
+    """*factory* (default ``fifo.TwoStacksLite``), making one aggregator per monoid for all
+    keys when it has ``query_slices`` (which never reads or changes the aggregator it is
+    called on); an aggregator without it is made anew for each key."""
+    from windowagg.fifo import TwoStacksLite
+
+    make = factory or TwoStacksLite
+    made: dict[int, Any] = {}
+
+    def get(monoid: Any) -> Any:
+        agg = made.get(id(monoid))
+        if agg is None:
+            agg = make(monoid)
+            if not hasattr(agg, "query_slices"):
+                return agg
+            made[id(monoid)] = agg
+        return agg
+
+    return get
 
 
 def _results(
     sub: pd.DataFrame,
     keys: Sequence[str],
     aggs: Sequence[Agg],
-    kvals: list[tuple[Any, ...]],
+    firsts: list[int],
     parts: list[dict[str, Any]],
 ) -> pd.DataFrame:
-    sizes = [len(p["end"]) for p in parts]
+    """The results frame: per key its windows' columns, concatenated once per column; the
+    key columns repeat a row of each key (its values and dtype, no Python object per
+    window). O(windows)."""
+    sizes = np.array([len(p["end"]) for p in parts], dtype=np.int64)
     data: dict[str, Any] = {}
-    for j, k in enumerate(keys):
-        data[k] = _key_column([kv[j] for kv in kvals], sizes, sub[k].dtype)
+    for k in keys:
+        data[k] = sub[k].take(firsts).repeat(sizes).array
 
     def cat(name: str, dtype: Any) -> np.ndarray:
         arrays = [np.asarray(p[name], dtype=dtype) for p in parts]

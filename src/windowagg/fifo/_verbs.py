@@ -8,6 +8,11 @@ implement the same verbs in C++, ``windowagg/_native/src/fifo_bind.hpp``):
 ``slide(values, evict=1, out=None)``   for each value: evict ``evict`` entries (an int,
                                        or one count per value), insert the value,
                                        record ``query()``. O(m) steps
+``query_slices(values, lo, hi,         ``query()`` of a fresh window of the same class
+out=None)``                            holding ``values[lo[i]:hi[i]]``, for every
+                                       window i (``lo``, ``hi`` non-decreasing); the
+                                       window itself is neither read nor changed.
+                                       O(len(values) + windows) operations
 ``to_bytes()``                         the window's partials, oldest first, through
                                        :mod:`windowagg.codec`. O(n)
 ``Cls.from_bytes(data, monoid, ...)``  a window of class ``Cls`` holding those partials
@@ -44,9 +49,17 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from windowagg import codec
+from windowagg._backend import BackendMeta
 from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, EmptyWindowError
 
-__all__ = ["ArrayVerbs", "dump_state", "load_state", "read_counts", "read_values"]
+__all__ = [
+    "ArrayVerbs",
+    "dump_state",
+    "load_state",
+    "read_counts",
+    "read_slices",
+    "read_values",
+]
 
 STATE_TAG = "windowagg.fifo"
 STATE_VERSION = 1
@@ -79,15 +92,13 @@ def read_values(values: Any, who: str) -> list[Any]:
     return list(values)
 
 
-def _index(x: Any, who: str) -> int:
+def _index(x: Any, who: str, what: str = "evict count") -> int:
     if isinstance(x, bool):
-        raise ArgumentTypeError(f"{who} needs an integer evict count, got a bool")
+        raise ArgumentTypeError(f"{who} needs an integer {what}, got a bool")
     try:
         return operator.index(x)
     except TypeError:
-        raise ArgumentTypeError(
-            f"{who} needs an integer evict count, got {type(x).__name__}"
-        ) from None
+        raise ArgumentTypeError(f"{who} needs an integer {what}, got {type(x).__name__}") from None
 
 
 def read_counts(evict: Any, n: int, size: int, who: str) -> list[int]:
@@ -114,6 +125,56 @@ def read_counts(evict: Any, n: int, size: int, who: str) -> list[int]:
             )
         s = s - k + 1
     return counts
+
+
+def _read_indices(obj: Any, who: str, name: str) -> list[int]:
+    got = _buffer_kind(obj)
+    if got is not None and got[1] == "d":
+        raise ArgumentTypeError(f"{who} needs integer window bounds {name}, got float64")
+    return [_index(x, who, "window bound") for x in read_values(obj, who)]
+
+
+def read_slices(lo: Any, hi: Any, n: int, who: str) -> tuple[list[int], list[int]]:
+    """The window bounds of the slice verbs, checked as the native ``Slices`` checks them.
+
+    One ``lo`` and one ``hi`` per window, ``0 <= lo[i] <= hi[i] <= n``, both non-decreasing
+    (``ArgumentError`` naming the first window that fails). O(windows).
+    """
+    los, his = _read_indices(lo, who, "lo"), _read_indices(hi, who, "hi")
+    if len(los) != len(his):
+        raise ArgumentError(
+            f"{who}: {len(los)} lower bounds for {len(his)} upper bounds; give one lo and one "
+            "hi per window"
+        )
+    for i, (a, b) in enumerate(zip(los, his, strict=True)):
+        if a < 0 or a > b or b > n:
+            raise ArgumentError(
+                f"{who}: window {i} is [{a}, {b}) over {n} values; each window needs "
+                "0 <= lo <= hi <= len(values)"
+            )
+        if i and (a < los[i - 1] or b < his[i - 1]):
+            raise ArgumentError(
+                f"{who}: window {i} is [{a}, {b}) after [{los[i - 1]}, {his[i - 1]}); lo and "
+                "hi must be non-decreasing (sort the windows by their ends)"
+            )
+    return los, his
+
+
+def out_writer(out: Any, n: int, who: str) -> Any:
+    """``put(i, answer)`` into *out* (see :func:`_out_view`), or None when *out* is None."""
+    if out is None:
+        return None
+    got = _out_view(out, n, who)
+    view: Any = got[0]
+    kind = got[1]
+
+    def put(i: int, ans: Any) -> None:
+        if kind == "d":
+            view[i] = float(ans)
+        else:
+            view[i] = operator.index(ans)
+
+    return put
 
 
 def _out_view(out: Any, n: int, who: str) -> tuple[memoryview, str]:
@@ -231,6 +292,69 @@ class ArrayVerbs:
                 view[0][i] = float(ans)
             else:
                 view[0][i] = operator.index(ans)
+        return answers if out is None else out
+
+    def _scratch(self) -> Any:
+        """An empty window of the same class and parameters, on the Python backend."""
+        fresh = getattr(self, "_fresh", None)
+        if fresh is not None:
+            return fresh()
+        cls: Any = type(self)
+        monoid = getattr(self, "monoid")  # noqa: B009 - every FIFO class has one
+        if isinstance(cls, BackendMeta):
+            extra = {"bulk_after": self._bulk_after} if hasattr(self, "_bulk_after") else {}
+            return cls(monoid, backend="python", **extra)
+        return cls(monoid)
+
+    def query_slices(self, values: Any, lo: Any, hi: Any, out: Any = None) -> Any:
+        """``query()`` of a fresh window holding ``values[lo[i]:hi[i]]``, for every window i.
+
+        ``lo`` and ``hi`` (int64 buffers or sequences of ints) are non-decreasing, with
+        ``0 <= lo[i] <= hi[i] <= len(values)``; an empty window answers ``query()`` of an
+        empty window. One scratch window of this class slides over the slices: per window
+        ``evict()`` (one entry) or ``bulk_evict(k)`` (more) what left, insert what
+        entered, query; a window starting at or after the end of what is held starts a
+        fresh scratch, so the values between disjoint windows are never inserted. Each
+        value is inserted and evicted at most once: O(len(values) + windows) operations.
+        This window is neither read nor changed, whatever happens (a bad bound, a ``lift``
+        or ``combine`` that raises). Returns a list, or fills *out* (one slot per window,
+        as :meth:`slide`) and returns it. The native classes run the same operations in
+        the same order (equal answers, floats bit for bit).
+
+        >>> from windowagg.fifo import TwoStacksLite
+        >>> from windowagg.monoids import Sum
+        >>> w = TwoStacksLite(Sum(), backend="python")
+        >>> w.query_slices([1, 2, 3, 4, 5], lo=[0, 1, 1, 4], hi=[2, 3, 4, 4])
+        [3, 5, 9, 0]
+        """
+        who = f"{self._state_who}.query_slices"
+        vals = read_values(values, who)
+        los, his = read_slices(lo, hi, len(vals), who)
+        put = out_writer(out, len(los), who)
+        w = self._scratch()
+        answers: list[Any] = []
+        held_lo = held_hi = 0
+        for i, (a, b) in enumerate(zip(los, his, strict=True)):
+            if a >= held_hi:
+                if held_hi > held_lo:
+                    w = self._scratch()
+                held_lo = held_hi = a
+            elif a > held_lo:
+                if a - held_lo == 1:
+                    w.evict()
+                else:
+                    w.bulk_evict(a - held_lo)
+                held_lo = a
+            if b > held_hi:
+                insert = w.insert
+                for x in vals[held_hi:b]:
+                    insert(x)
+                held_hi = b
+            ans = w.query()
+            if put is None:
+                answers.append(ans)
+            else:
+                put(i, ans)
         return answers if out is None else out
 
     def to_bytes(self) -> bytes:

@@ -12,6 +12,7 @@
 #include "adapters.hpp"
 #include "fast_methods.hpp"
 #include "inputs.hpp"
+#include "slices.hpp"
 #include "windowagg/order_statistics.hpp"
 
 namespace nb = nanobind;
@@ -204,6 +205,114 @@ PyMethodDef fast_defs[3] = {
      "quantile(q): nearest-rank quantile(s), as DuckDB's quantile_disc. O(m log n)."},
 };
 
+// The 0-based ranks of kth_slices: an int64 buffer of shape (r,) or (r, m), or a sequence
+// of r ints or of r sequences of m ints. `per` is m, `nested` says whether answers come
+// back per window as lists.
+struct Ranks {
+    std::vector<int64_t> k;
+    std::size_t per = 1;
+    bool nested = false;
+
+    Ranks(nb::handle obj, std::size_t r, const std::string& who) {
+        PyObject* o = obj.ptr();
+        Py_buffer view{};
+        if (PyObject_CheckBuffer(o) && PyObject_GetBuffer(o, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) {
+            char kind = buffer_kind(view, true);
+            int ndim = view.ndim;
+            std::size_t rows = ndim >= 1 && view.shape ? static_cast<std::size_t>(view.shape[0]) : 0;
+            std::size_t cols = ndim == 2 && view.shape ? static_cast<std::size_t>(view.shape[1]) : 1;
+            if (kind == 'q' && (ndim == 1 || ndim == 2) && rows == r) {
+                k.assign(static_cast<const int64_t*>(view.buf), static_cast<const int64_t*>(view.buf) + r * cols);
+                per = cols;
+                nested = ndim == 2;
+                PyBuffer_Release(&view);
+                return;
+            }
+            PyBuffer_Release(&view);
+            raise("ArgumentTypeError", who + " needs ranks as an int64 array of shape (windows,) or (windows, m) "
+                                             "with one row per window (" + std::to_string(r) + ")");
+        }
+        PyErr_Clear();
+        nb::object t = nb::steal(PySequence_Tuple(o));
+        if (!t.is_valid()) {
+            PyErr_Clear();
+            raise("ArgumentTypeError", who + " needs ranks as a sequence or an int64 array, got " +
+                                               std::string(Py_TYPE(o)->tp_name));
+        }
+        if (static_cast<std::size_t>(PyTuple_GET_SIZE(t.ptr())) != r)
+            raise("ArgumentError", who + ": " + std::to_string(PyTuple_GET_SIZE(t.ptr())) + " rows of ranks for " +
+                                       std::to_string(r) + " windows; give one per window");
+        for (std::size_t i = 0; i < r; ++i) {
+            PyObject* row = PyTuple_GET_ITEM(t.ptr(), static_cast<Py_ssize_t>(i));
+            if (PyLong_Check(row) || PyBool_Check(row) || PyIndex_Check(row)) {
+                if (nested) raise("ArgumentError", who + ": rank row " + std::to_string(i) + " is a number among sequences");
+                k.push_back(index_arg(row, who, "rank"));
+                continue;
+            }
+            std::vector<int64_t> ks = read_indices(row, who, "ranks");
+            if (i == 0) { per = ks.size(); nested = true; }
+            if (!nested || ks.size() != per)
+                raise("ArgumentError", who + ": rank row " + std::to_string(i) + " has " + std::to_string(ks.size()) +
+                                           " ranks; give every window the same number");
+            k.insert(k.end(), ks.begin(), ks.end());
+        }
+    }
+};
+
+// Rank j of window i (of `size` values), checked.
+inline int64_t checked_rank(int64_t k, std::size_t i, int64_t size, const std::string& who) {
+    if (k < 0 || k >= size)
+        raise("EmptyWindowError", who + ": window " + std::to_string(i) + " holds " + std::to_string(size) +
+                                      " values and has no rank " + std::to_string(k) + "; ranks must be between 0 and "
+                                      "its size - 1");
+    return k;
+}
+
+// values[lo[i]:hi[i]] slid through a scratch multiset (each value inserted and removed at
+// most once; a window starting at or after the end of what is held starts afresh), and
+// for every window i and j < per: out slot i * per + j = kth(rank(i, j, size)). `self` is
+// neither read nor changed. A value that cannot be ordered (NaN) raises ValueOrderError.
+template <class RankFn>
+void select_slices(const Values& v, const Slices& s, std::size_t per, RankFn&& rank, Out& out,
+                   nb::list* rows, const std::string& who) {
+    OS w;
+    int64_t held_lo = 0, held_hi = 0;
+    auto add = [&](std::size_t at) {
+        if (v.kind == Values::F64) w.insert_num(Num::of_flt(v.f64[at]));
+        else if (v.kind == Values::I64) w.insert_num(Num::of_int(v.i64[at]));
+        else w.insert(v.item(at));
+    };
+    auto drop = [&](std::size_t at) {
+        bool ok;
+        if (v.kind == Values::F64) ok = w.erase_num(Num::of_flt(v.f64[at]));
+        else if (v.kind == Values::I64) ok = w.erase_num(Num::of_int(v.i64[at]));
+        else ok = w.erase(v.item(at));
+        if (!ok) missing(v.object(at), who.substr(std::string(kWho).size()));
+    };
+    for (std::size_t i = 0; i < s.r; ++i) {
+        int64_t a = s.lo[i], b = s.hi[i];
+        if (a >= held_hi) {
+            if (held_hi > held_lo) w = OS();
+            held_lo = held_hi = a;
+        }
+        for (; held_hi < b; ++held_hi) add(static_cast<std::size_t>(held_hi));
+        for (; held_lo < a; ++held_lo) drop(static_cast<std::size_t>(held_lo));
+        int64_t n = b - a;
+        if (rows) {  // answers as lists, one per window
+            nb::list row;
+            for (std::size_t j = 0; j < per; ++j) row.append(w.kth(rank(i, j, n)));
+            rows->append(row);
+            continue;
+        }
+        for (std::size_t j = 0; j < per; ++j) {
+            int64_t idx = rank(i, j, n);
+            Num k;
+            if (out.kind != Out::LIST && w.kth_num(idx, k)) out.put_num(i * per + j, k);
+            else out.put_object(i * per + j, w.kth(idx));
+        }
+    }
+}
+
 }  // namespace
 
 void bind_order_statistics(nb::module_& m) {
@@ -318,5 +427,46 @@ void bind_order_statistics(nb::module_& m) {
             return scalar ? nb::object(res.list) : nb::object(rows);
         }, nb::arg("values").none(), nb::arg("evict").none(), nb::arg("q").none(), nb::arg("out").none() = nb::none(),
            "Per step: insert values[i], evict the values in evict[i], record the quantile(s) q.");
+    cls.def("kth_slices", [](OSObj&, nb::handle values, nb::handle lo, nb::handle hi, nb::handle ranks,
+                             nb::handle out) -> nb::object {
+        std::string who = std::string(kWho) + ".kth_slices";
+        Values v(values, who);
+        Slices s(lo, hi, v.n, who);
+        Ranks rk(ranks, s.r, who);
+        for (std::size_t i = 0; i < s.r; ++i)
+            for (std::size_t j = 0; j < rk.per; ++j) checked_rank(rk.k[i * rk.per + j], i, s.hi[i] - s.lo[i], who);
+        Out res(out, s.r * rk.per, who, true);
+        bool lists = res.kind == Out::LIST && rk.nested;
+        nb::list rows;
+        auto rank = [&](std::size_t i, std::size_t j, int64_t) { return rk.k[i * rk.per + j]; };
+        select_slices(v, s, rk.per, rank, res, lists ? &rows : nullptr, who);
+        if (res.kind != Out::LIST) return nb::borrow(out);
+        return lists ? nb::object(rows) : nb::object(res.list);
+    }, nb::arg("values").none(), nb::arg("lo").none(), nb::arg("hi").none(), nb::arg("ranks").none(),
+       nb::arg("out").none() = nb::none(),
+       "Per window i: the ranks[i]-th smallest (0-based; a row of ranks gives several) of values[lo[i]:hi[i]] "
+       "(bounds non-decreasing). This multiset is neither read nor changed.");
+    cls.def("quantile_slices", [](OSObj&, nb::handle values, nb::handle lo, nb::handle hi, nb::handle q,
+                                  nb::handle out) -> nb::object {
+        std::string who = std::string(kWho) + ".quantile_slices";
+        Values v(values, who);
+        Slices s(lo, hi, v.n, who);
+        bool scalar;
+        std::vector<double> qs = read_qs(q, scalar);
+        for (std::size_t i = 0; i < s.r; ++i)
+            if (s.hi[i] == s.lo[i])
+                raise("EmptyWindowError", who + ": window " + std::to_string(i) + " ([" + std::to_string(s.lo[i]) +
+                                              ", " + std::to_string(s.hi[i]) + ")) holds no value; it has no quantile");
+        Out res(out, s.r * qs.size(), who, true);
+        bool lists = res.kind == Out::LIST && !scalar;
+        nb::list rows;
+        auto rank = [&](std::size_t, std::size_t j, int64_t n) { return nearest_rank(qs[j], n); };
+        select_slices(v, s, qs.size(), rank, res, lists ? &rows : nullptr, who);
+        if (res.kind != Out::LIST) return nb::borrow(out);
+        return lists ? nb::object(rows) : nb::object(res.list);
+    }, nb::arg("values").none(), nb::arg("lo").none(), nb::arg("hi").none(), nb::arg("q").none(),
+       nb::arg("out").none() = nb::none(),
+       "Per window i: the nearest-rank quantile(s) q of values[lo[i]:hi[i]] (bounds non-decreasing), as "
+       "quantile(). This multiset is neither read nor changed.");
     for (PyMethodDef& d : fast_defs) install_method(cls, &d);
 }

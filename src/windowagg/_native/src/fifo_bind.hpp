@@ -11,6 +11,7 @@
 #include "fast_methods.hpp"
 #include "fifo_impl.hpp"
 #include "inputs.hpp"
+#include "slices.hpp"
 
 namespace windowagg::py {
 
@@ -185,6 +186,17 @@ void bind_fifo_class(nb::module_& m, const char* name) {
             return nb::borrow(out);
         }, nb::arg("values").none(), nb::arg("evict").none() = 1, nb::arg("out").none() = nb::none(),
            "For each value: evict `evict` entries, insert it, record query().")
+        .def("query_slices", [](Obj& o, nb::handle values, nb::handle lo, nb::handle hi, nb::handle out) -> nb::object {
+            std::string who = o.who + ".query_slices";
+            Values v(values, who);
+            Slices s(lo, hi, v.n, who);
+            Out res(out, s.r, who);
+            o.h.run([&](FifoImpl& impl) { impl.query_slices(v, s, res); }, true);
+            if (res.kind == Out::LIST) return res.list;
+            return nb::borrow(out);
+        }, nb::arg("values").none(), nb::arg("lo").none(), nb::arg("hi").none(), nb::arg("out").none() = nb::none(),
+           "query() of a fresh window of this class holding values[lo[i]:hi[i]], for every window i "
+           "(bounds non-decreasing); this window is neither read nor changed.")
         .def("_partials", [](Obj& o) { return o.h.impl->partials(); })
         .def("to_bytes", [](Obj& o) {
             return nb::module_::import_("windowagg.fifo._verbs").attr("dump_state")(o.who, o.h.impl->partials());

@@ -16,6 +16,7 @@
 
 #include "adapters.hpp"
 #include "inputs.hpp"
+#include "slices.hpp"
 
 namespace windowagg::py {
 
@@ -49,6 +50,9 @@ struct FifoImpl {
     virtual std::unique_ptr<FifoImpl> to_generic() const = 0;
     virtual void bulk_insert(const Values& v, std::size_t& i) = 0;
     virtual void slide(const Values& v, const Counts& c, Out& out, Progress& pr) = 0;
+    // query() of a fresh window of the same algorithm holding values[lo[i]:hi[i]], for
+    // every window i, into out; this window is neither read nor changed.
+    virtual void query_slices(const Values& v, const Slices& s, Out& out) const = 0;
     // Append the twin's partials (no lift); false at the first one this adapter cannot read.
     virtual bool load(nb::handle partials, std::size_t& i) = 0;
 };
@@ -234,6 +238,50 @@ struct FifoImplT final : FifoImpl {
                 settle();
             }
             out.put(ad(), pr.i, alg.query());
+        }
+    }
+    // An empty window of the same algorithm and parameters.
+    Alg<A> fresh() const {
+        if constexpr (requires { alg.bulk_after; }) return Alg<A>(alg.m, alg.bulk_after);
+        else return Alg<A>(alg.m);
+    }
+    // The windows are slices with non-decreasing bounds, so one scratch window slides over
+    // them: per window evict what left (evict() for one, bulk_evict for more, as slide()),
+    // insert what entered, query; a window that starts at or after the end of what is held
+    // starts a fresh scratch (the events between two disjoint windows are never inserted).
+    // The Python reference (windowagg/fifo/_verbs.py) runs the same operations in the same
+    // order, so answers are equal bit for bit. A Deopt (a numeric adapter meeting what it
+    // cannot hold, or AMTA's cached aggregates going `dirty`) leaves this window as it was:
+    // the owner deoptimises it and the call starts again on the generic path.
+    void query_slices(const Values& v, const Slices& s, Out& out) const override {
+        if (out.kind == Out::LIST) out.list = nb::list();  // a restart after a Deopt
+        Alg<A> w = fresh();
+        auto settle_w = [&w] {
+            if constexpr (requires { w.dirty; })
+                if (w.dirty) throw Deopt{};
+        };
+        int64_t held_lo = 0, held_hi = 0;
+        for (std::size_t i = 0; i < s.r; ++i) {
+            int64_t a = s.lo[i], b = s.hi[i];
+            if (a >= held_hi) {
+                if (held_hi > held_lo) w = fresh();
+                held_lo = held_hi = a;
+            } else if (a > held_lo) {
+                auto k = static_cast<std::size_t>(a - held_lo);
+                if (k == 1) w.evict();
+                else if constexpr (atomic_bulk_evict_v<Alg<A>>) w.bulk_evict(k);
+                else for (std::size_t j = 0; j < k; ++j) w.evict();
+                settle_w();
+                held_lo = a;
+            }
+            for (; held_hi < b; ++held_hi) {
+                P p;
+                auto at = static_cast<std::size_t>(held_hi);
+                if (!v.lift(ad(), at, p)) lift_or_deopt(v.object(at), p);
+                w.insert(std::move(p));
+                settle_w();
+            }
+            out.put(ad(), i, w.query());
         }
     }
     bool load(nb::handle partials, std::size_t& i) override {

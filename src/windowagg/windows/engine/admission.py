@@ -57,14 +57,15 @@ def admit(
     not move the clock. O(m log m).
     """
     t = np.asarray(t, dtype=np.int64)
-    m = len(t)
-    reason = np.full(m, None, dtype=object)
-    ok = np.ones(m, dtype=bool)
+    ok = np.ones(len(t), dtype=bool)
+    reason: dict[int, str] = {}  # refused position -> why (the first reason found)
     for column, v in values.items():
-        bad = ok & ~np.isfinite(v)
-        for i in np.flatnonzero(bad):
+        finite = np.isfinite(v)
+        if finite.all():
+            continue
+        for i in np.flatnonzero(ok & ~finite).tolist():
             reason[i] = f"non-finite value in {column!r}: {float(v[i])!r}"
-        ok &= ~bad
+        ok &= finite
     if clock is not None:
         pos = np.flatnonzero(ok)
         sub = t[pos]
@@ -73,7 +74,9 @@ def admit(
         for i, b in zip(pos[late].tolist(), bounds[late].tolist(), strict=True):
             reason[i] = f"late: {int(t[i])} < lateness bound {b}"
         ok[pos[late]] = False
+    if not reason:  # everything admitted
+        return Admitted(np.argsort(t, kind="stable"), np.empty(0, dtype=np.int64), [])
     keep = np.flatnonzero(ok)
     order = keep[np.argsort(t[keep], kind="stable")]
     refused = np.flatnonzero(~ok)
-    return Admitted(order, refused, [str(x) for x in reason[refused]])
+    return Admitted(order, refused, [reason[i] for i in refused.tolist()])

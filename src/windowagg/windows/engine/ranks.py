@@ -1,9 +1,10 @@
 """Exact quantiles over sliding windows: one order-statistics multiset per column.
 
 =================  ==========================================================================
-structure          :class:`windowagg.order_statistics.OrderStatistics` (natively a treap
-                   with subtree sizes; in Python a sorted list), one per column, shared by
-                   all its quantiles
+structure          :class:`windowagg.order_statistics.OrderStatistics` (natively a counted
+                   B+ tree; in Python a sorted list), one per column, shared by all its
+                   quantiles; its ``kth_slices`` verb answers every window and quantile of
+                   the column in one call
 ordering           FIFO over the engine's windows: every shape's windows are slices
                    ``[lo, hi)`` of the time-sorted events with ``lo`` and ``hi``
                    non-decreasing, so each event is inserted once and removed once
@@ -11,7 +12,7 @@ quantile           nearest rank: the ``ceil(q * n)``-th smallest (at least the 1
                    ``q`` an exact fraction (``p99.9`` is 999/1000): DuckDB's
                    ``quantile_disc``; ``median`` is ``p50``
 operator needs     a total order on the values (finite floats here)
-time               O(log w) expected per insert, evict and rank selection (native); several
+time               O(log w) per insert, evict and rank selection (native); several
                    quantiles of one column share one multiset and one pass
 space              O(w) for windows of w events
 =================  ==========================================================================
@@ -59,48 +60,59 @@ def slide_select(
 
     *values* are one column of the time-sorted events; ``lo`` and ``hi`` are
     non-decreasing (the engine's windows always are) and every window is non-empty.
-    *factory* makes the order-statistics structure (``insert``, ``evict(x)``, ``kth(k)``;
-    default :class:`~windowagg.order_statistics.OrderStatistics`). The ranks are computed
+    *factory* makes the order-statistics structure (default
+    :class:`~windowagg.order_statistics.OrderStatistics`, whose ``kth_slices`` answers
+    everything in one call; a structure with only ``insert``, ``evict(x)`` and ``kth(k)``
+    is driven one call at a time). The ranks are computed
     here, in exact integers, not by ``OrderStatistics.quantile`` (float64 ``q * n``).
     Returns one float64 array per ``(num, den)`` quantile. O((n + windows · quantiles)
-    log w) expected for windows of w events (native structure).
+    log w) for windows of w events (native structure).
     """
-    lo_l = np.asarray(lo, dtype=np.int64).tolist()
-    hi_l = np.asarray(hi, dtype=np.int64).tolist()
-    r = len(lo_l)
-    out = [np.empty(r, dtype=np.float64) for _ in quantiles]
+    lo = np.asarray(lo, dtype=np.int64)
+    hi = np.asarray(hi, dtype=np.int64)
+    r = len(lo)
     if not r:
-        return out
+        return [np.empty(0, dtype=np.float64) for _ in quantiles]
     if np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0):
         raise ValueError("slide_select needs non-decreasing window bounds lo and hi")
-    vals = np.asarray(values, dtype=np.float64).tolist()
-    # 0-based ranks of every window and quantile, up front, in exact integer arithmetic
-    sizes = np.asarray(hi, dtype=np.int64) - np.asarray(lo, dtype=np.int64)
+    sizes = hi - lo
     if np.any(sizes <= 0):
         j = int(np.flatnonzero(sizes <= 0)[0])
-        raise ValueError(f"slide_select: window {j} ([{lo_l[j]}, {hi_l[j]})) holds no event")
-    ranks = [(np.maximum(-((-num * sizes) // den), 1) - 1).tolist() for num, den in quantiles]
-    make = factory or _default_factory
-    ms = make()
+        raise ValueError(f"slide_select: window {j} ([{lo[j]}, {hi[j]})) holds no event")
+    # 0-based ranks of every window and quantile, in exact integer arithmetic
+    ranks = np.empty((r, len(quantiles)), dtype=np.int64)
+    for j, (num, den) in enumerate(quantiles):
+        ranks[:, j] = np.maximum(-((-num * sizes) // den), 1) - 1
+    vals = np.ascontiguousarray(values, dtype=np.float64)
+    ms = (factory or _default_factory)()
+    verb = getattr(ms, "kth_slices", None)
+    if verb is not None:  # every window and quantile in one call
+        got = verb(vals, lo, hi, ranks, np.empty((r, len(quantiles)), dtype=np.float64))
+        return [np.ascontiguousarray(got[:, j]) for j in range(len(quantiles))]
+    return _select_loop(ms, vals, lo, hi, ranks)
+
+
+def _select_loop(
+    ms: Any, vals: np.ndarray, lo: np.ndarray, hi: np.ndarray, ranks: np.ndarray
+) -> list[np.ndarray]:
+    """:func:`slide_select` for a structure without ``kth_slices``: the same slide, one
+    ``insert`` / ``evict`` / ``kth`` call at a time (each event inserted and removed once;
+    the structure is emptied where two windows do not overlap)."""
+    out = np.empty(ranks.shape, dtype=np.float64)
+    source = vals.tolist()
+    rank_rows = ranks.tolist()
     insert, evict, kth = ms.insert, ms.evict, ms.kth  # bound methods: hot loop
-    cur_lo = cur_hi = lo_l[0]
-    single = len(quantiles) == 1
-    col0, rank0 = out[0], ranks[0]
-    for j in range(r):
-        a, b = lo_l[j], hi_l[j]
-        if a >= cur_hi:  # the previous window and this one do not overlap: restart
-            ms = make()
-            insert, evict, kth = ms.insert, ms.evict, ms.kth
-            cur_lo = cur_hi = a
-        while cur_hi < b:
-            insert(vals[cur_hi])
-            cur_hi += 1
-        while cur_lo < a:
-            evict(vals[cur_lo])
-            cur_lo += 1
-        if single:
-            col0[j] = kth(rank0[j])
-        else:  # every quantile of the column from the same structure
-            for col, rank in zip(out, ranks, strict=True):
-                col[j] = kth(rank[j])
-    return out
+    held_lo = held_hi = 0
+    for j, (a, b) in enumerate(zip(lo.tolist(), hi.tolist(), strict=True)):
+        if a >= held_hi:
+            for x in source[held_lo:held_hi]:
+                evict(x)
+            held_lo = held_hi = a
+        for x in source[held_hi:b]:
+            insert(x)
+        held_hi = max(held_hi, b)
+        for x in source[held_lo:a]:
+            evict(x)
+        held_lo = a
+        out[j] = [kth(k) for k in rank_rows[j]]
+    return [np.ascontiguousarray(out[:, j]) for j in range(ranks.shape[1])]

@@ -9,7 +9,10 @@
 //   space           one slot per distinct value (a count for duplicates), nodes >= 1 slot
 //   structure       a counted B+ tree: an order-statistic tree (CLRS 14.1) with the wide
 //                   nodes of a B+ tree (Bayer & McCreight 1972), so a search touches a few
-//                   cache-resident arrays instead of ~2 log2 n scattered nodes
+//                   cache-resident arrays instead of ~2 log2 n scattered nodes; searches
+//                   inside a node are branchless (Khuong & Morin, "Array layouts for
+//                   comparison-based searching", 2017): random keys mispredict every
+//                   branch of a binary search
 //
 // Leaves hold sorted distinct keys with their counts; inner nodes hold, per child, the number
 // of values below it, and separators sep[i] with keys(child i) < sep[i] <= keys(child i+1).
@@ -215,23 +218,29 @@ class OrderStatistics {
     }
     // the child of inner node t that x belongs to: the number of separators <= x
     int child_of(const Node* t, const K& x) const {
-        int lo = 0, hi = t->n - 1;  // separators keys[0 .. n-2]
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (less_(x, t->keys[mid])) hi = mid;
-            else lo = mid + 1;
+        // branchless upper bound over the n - 1 separators (Khuong & Morin's form)
+        int m = t->n - 1;
+        if (m <= 0) return 0;
+        const K* base = t->keys;
+        while (m > 1) {
+            int half = m >> 1;
+            base += less_(x, base[half]) ? 0 : half;
+            m -= half;
         }
-        return lo;
+        return static_cast<int>(base - t->keys) + (less_(x, *base) ? 0 : 1);
     }
     // first slot of leaf t whose key is not < x
     int lower(const Node* t, const K& x) const {
-        int lo = 0, hi = t->n;
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (less_(t->keys[mid], x)) lo = mid + 1;
-            else hi = mid;
+        // branchless lower bound (Khuong & Morin's form)
+        int m = t->n;
+        if (m <= 0) return 0;
+        const K* base = t->keys;
+        while (m > 1) {
+            int half = m >> 1;
+            base += less_(base[half], x) ? half : 0;
+            m -= half;
         }
-        return lo;
+        return static_cast<int>(base - t->keys) + (less_(*base, x) ? 1 : 0);
     }
     Node* descend(const K& x, Path& path) const {
         Node* t = root_;
