@@ -51,7 +51,7 @@ from windowagg.spark import frames, rejects
 from windowagg.spark.spec import Agg, parse_aggs, to_micros
 from windowagg.windows.engine import Shape, WatermarkClock, plan, window_key
 
-__all__ = ["WindowAgg", "parse", "window_agg"]
+__all__ = ["FrameWindows", "WindowAgg", "frame_windows", "parse", "window_agg"]
 
 
 class WindowAgg(NamedTuple):
@@ -196,9 +196,9 @@ def window_agg(
         gap=None if gap is None else to_micros(gap),
         start_time=to_micros(start_time),
     )
-    lateness = max_out_of_orderness is not None or allowed_lateness is not None
-    ooo = to_micros(max_out_of_orderness or 0)
-    allowed = to_micros(allowed_lateness or 0)
+    lateness = None
+    if max_out_of_orderness is not None or allowed_lateness is not None:
+        lateness = (to_micros(max_out_of_orderness or 0), to_micros(allowed_lateness or 0))
     value_cols = frames.value_columns(agg_list)
     needed = list(dict.fromkeys([*key_list, time, *value_cols]))
     for c in needed:
@@ -212,24 +212,69 @@ def window_agg(
         row_cols = list(row_columns)
     extra = [frames.CORRUPT_COLUMN] if frames.CORRUPT_COLUMN in pdf.columns else []
     sub = pdf[list(dict.fromkeys([*needed, *extra]))].reset_index(drop=True)
-    good, micros, values, bad = frames.validate(
-        sub, key_list, time, value_cols, time_unit=time_unit
+    fw = frame_windows(
+        sub, key_list, time, agg_list, shape, time_unit=time_unit, lateness=lateness, factory=factory
     )
+    results = _results(sub, key_list, agg_list, fw.keys, fw.parts)
+    rejects = _rejects(pdf, fw, row_cols)
+    return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
+
+
+class FrameWindows(NamedTuple):
+    """What :func:`frame_windows` computes for one frame (any number of keys)."""
+
+    keys: list[tuple[Any, ...]]
+    """The key values of every group, in key order."""
+    parts: list[dict[str, Any]]
+    """Per group: the engine's columns (``start``, ``end`` int64 us, one per alias)."""
+    rejected: np.ndarray
+    """Positions (in the frame) of the rejected rows, ascending: their identity."""
+    reasons: list[str]
+    """One reason per rejected row."""
+    event_time: np.ndarray
+    """int64 microseconds per rejected row (meaningless where ``event_time_null``)."""
+    event_time_null: np.ndarray
+    """True where a rejected row's event time could not be read."""
+
+
+def frame_windows(
+    sub: pd.DataFrame,
+    keys: Sequence[str],
+    time: str,
+    aggs: Sequence[Agg],
+    shape: Shape,
+    *,
+    time_unit: str = "s",
+    lateness: tuple[int, int] | None = None,
+    factory: Any = None,
+) -> FrameWindows:
+    """Validate the rows of *sub*, group them by key and run the engine per key.
+
+    The one function between a frame and the window columns: ``window_agg`` calls it on
+    the whole input, ``windowagg.spark.window_agg`` on each key's Arrow batch (as pandas).
+    Row positions are the rows' identity: a rejected row is reported by its position in
+    *sub* (validation rejects first, then those the engine refused), never found again by
+    value. *lateness* = ``(max_out_of_orderness, allowed_lateness)`` in microseconds
+    judges the rows in *sub*'s order per key (None: nothing is late).
+
+    Complexity: O(n log n) validation and grouping, then per key
+    :func:`windowagg.windows.engine.window_key`.
+    """
+    value_cols = frames.value_columns(aggs)
+    good, micros, values, bad = frames.validate(sub, keys, time, value_cols, time_unit=time_unit)
     # validate lists the bad rows in input order: their positions are their identity
     bad_rows = np.flatnonzero(~good)
-    planned = plan(agg_list)
-    idx = np.flatnonzero(good)
-    groups = _groups(sub, key_list, idx)
+    planned = plan(aggs)
     kvals: list[tuple[Any, ...]] = []
     parts: list[dict[str, Any]] = []
     refused_rows: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
     refused_why: list[str] = []
-    for kv, rows_k in groups:
-        clock = WatermarkClock(ooo, allowed) if lateness else None
+    for kv, rows_k in _groups(sub, keys, np.flatnonzero(good)):
+        clock = WatermarkClock(*lateness) if lateness is not None else None
         r = window_key(
             micros[rows_k],
             {c: v[rows_k] for c, v in values.items()},
-            agg_list,
+            aggs,
             shape,
             clock=clock,
             factory=factory,
@@ -239,11 +284,28 @@ def window_agg(
         parts.append(r.columns)
         refused_rows.append(rows_k[r.refused])
         refused_why.extend(r.reasons)
-    results = _results(sub, key_list, agg_list, kvals, parts)
-    rejects = _rejects(
-        pdf, bad, bad_rows, np.concatenate(refused_rows), refused_why, micros, row_cols
+    refused = np.concatenate(refused_rows)
+    rejected = np.concatenate([bad_rows, refused]).astype(np.int64)
+    reasons = [*bad["reason"].tolist(), *refused_why]
+    bad_ev = bad["event_time"]
+    ev = np.concatenate(
+        [
+            bad_ev.to_numpy(dtype="datetime64[us]").astype(np.int64)
+            if len(bad_rows)
+            else np.empty(0, np.int64),
+            micros[refused],
+        ]
     )
-    return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
+    ev_null = np.concatenate([bad_ev.isna().to_numpy(), np.zeros(len(refused), bool)])
+    order = np.argsort(rejected, kind="stable")
+    return FrameWindows(
+        kvals,
+        parts,
+        rejected[order],
+        [reasons[i] for i in order.tolist()],
+        ev[order],
+        ev_null[order],
+    )
 
 
 def _groups(
@@ -320,48 +382,20 @@ def _utc(us: np.ndarray) -> Any:
     return pd.DatetimeIndex((us * 1000).view("datetime64[ns]")).tz_localize("UTC")
 
 
-def _rejects(
-    pdf: pd.DataFrame,
-    bad: pd.DataFrame,
-    bad_rows: np.ndarray,
-    refused_rows: np.ndarray,
-    refused_why: list[str],
-    micros: np.ndarray,
-    row_cols: list[str],
-) -> pd.DataFrame:
-    n_bad, n_ref = len(bad_rows), len(refused_rows)
-    row_index = np.concatenate([bad_rows, refused_rows]).astype(np.int64)
-    reason = list(bad["reason"]) + refused_why
-    ev = np.concatenate(
-        [
-            bad["event_time"].to_numpy(dtype="datetime64[us]").astype(np.int64)
-            if n_bad
-            else np.empty(0, np.int64),
-            micros[refused_rows],
-        ]
+def _rejects(pdf: pd.DataFrame, fw: FrameWindows, row_cols: list[str]) -> pd.DataFrame:
+    """The rejects frame, ordered by ``row_index`` (the rows' positions in *pdf*)."""
+    event_time = pd.Series(pd.to_datetime(fw.event_time, unit="us", utc=True)).astype(
+        "datetime64[us, UTC]"
     )
-    ev_null = np.concatenate([bad["event_time"].isna().to_numpy(), np.zeros(n_ref, bool)])
-    rows = _rows(pdf, row_index, row_cols)
-    order = np.argsort(row_index, kind="stable")
-    event_time = pd.Series(pd.to_datetime(ev, unit="us", utc=True)).astype("datetime64[us, UTC]")
-    event_time[ev_null] = pd.NaT
-    out = pd.DataFrame(
+    event_time[fw.event_time_null] = pd.NaT
+    mask = np.zeros(len(pdf), dtype=bool)
+    mask[fw.rejected] = True
+    rows = rejects._rows_json(pdf[row_cols].reset_index(drop=True), mask) if mask.any() else []
+    return pd.DataFrame(
         {
-            "reason": np.asarray(reason, dtype=object),
+            "reason": np.asarray(fw.reasons, dtype=object),
             "event_time": event_time,
             "row": np.asarray(rows, dtype=object),
-            "row_index": row_index,
+            "row_index": fw.rejected,
         }
     )
-    return out.iloc[order].reset_index(drop=True)
-
-
-def _rows(pdf: pd.DataFrame, positions: np.ndarray, cols: list[str]) -> list[str]:
-    """The original rows at *positions* as JSON (in the order given)."""
-    if not len(positions):
-        return []
-    mask = np.zeros(len(pdf), dtype=bool)
-    mask[positions] = True
-    sub = pdf[cols].reset_index(drop=True)
-    by_pos = dict(zip(np.flatnonzero(mask).tolist(), rejects._rows_json(sub, mask), strict=True))
-    return [by_pos[int(i)] for i in positions]
