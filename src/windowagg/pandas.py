@@ -213,7 +213,14 @@ def window_agg(
     extra = [frames.CORRUPT_COLUMN] if frames.CORRUPT_COLUMN in pdf.columns else []
     sub = pdf[list(dict.fromkeys([*needed, *extra]))].reset_index(drop=True)
     fw = frame_windows(
-        sub, key_list, time, agg_list, shape, time_unit=time_unit, lateness=lateness, factory=factory
+        sub,
+        key_list,
+        time,
+        agg_list,
+        shape,
+        time_unit=time_unit,
+        lateness=lateness,
+        factory=factory,
     )
     results = _results(sub, key_list, agg_list, fw.keys, fw.parts)
     rejects = _rejects(pdf, fw, row_cols)

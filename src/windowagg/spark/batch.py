@@ -37,7 +37,6 @@ from windowagg.spark.spec import Agg, WindowSpec, to_micros
 require_pyspark("windowagg.spark")
 
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 from pyspark.sql import Column, DataFrame  # noqa: E402
