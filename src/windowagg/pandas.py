@@ -51,7 +51,7 @@ from windowagg.spark import frames, rejects
 from windowagg.spark.spec import Agg, parse_aggs, to_micros
 from windowagg.windows.engine import Shape, WatermarkClock, plan, window_key
 
-__all__ = ["FrameWindows", "WindowAgg", "frame_windows", "parse", "window_agg"]
+__all__ = ["FrameWindows", "WindowAgg", "frame_windows", "grouped_windows", "parse", "window_agg"]
 
 
 class WindowAgg(NamedTuple):
@@ -271,12 +271,51 @@ def frame_windows(
     good, micros, values, bad = frames.validate(sub, keys, time, value_cols, time_unit=time_unit)
     # validate lists the bad rows in input order: their positions are their identity
     bad_rows = np.flatnonzero(~good)
+    bad_ev = bad["event_time"]
+    return grouped_windows(
+        _groups(sub, keys, np.flatnonzero(good)),
+        micros,
+        values,
+        aggs,
+        shape,
+        lateness=lateness,
+        factory=factory,
+        bad=(
+            bad_rows,
+            bad["reason"].tolist(),
+            bad_ev.to_numpy(dtype="datetime64[us]").astype(np.int64)
+            if len(bad_rows)
+            else np.empty(0, np.int64),
+            bad_ev.isna().to_numpy(),
+        ),
+    )
+
+
+def grouped_windows(
+    groups: Sequence[tuple[tuple[Any, ...], np.ndarray]],
+    micros: np.ndarray,
+    values: dict[str, np.ndarray],
+    aggs: Sequence[Agg],
+    shape: Shape,
+    *,
+    lateness: tuple[int, int] | None = None,
+    factory: Any = None,
+    bad: tuple[np.ndarray, list[str], np.ndarray, np.ndarray] | None = None,
+) -> FrameWindows:
+    """The engine per key over validated rows: the second half of :func:`frame_windows`.
+
+    *groups* are ``(key values, row positions in input order)``; *micros* and *values*
+    the validated event times and value columns of every row; *bad* the rows validation
+    rejected (positions, reasons, event times, event time unreadable). The Spark adapter
+    calls it directly, without pandas, for a key's Arrow batch that validation would pass
+    whole (no nulls, a timestamp event time, finite doubles). O(per key ``window_key``).
+    """
     planned = plan(aggs)
     kvals: list[tuple[Any, ...]] = []
     parts: list[dict[str, Any]] = []
     refused_rows: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
     refused_why: list[str] = []
-    for kv, rows_k in _groups(sub, keys, np.flatnonzero(good)):
+    for kv, rows_k in groups:
         clock = WatermarkClock(*lateness) if lateness is not None else None
         r = window_key(
             micros[rows_k],
@@ -292,18 +331,14 @@ def frame_windows(
         refused_rows.append(rows_k[r.refused])
         refused_why.extend(r.reasons)
     refused = np.concatenate(refused_rows)
+    if bad is None:
+        e = np.empty(0, np.int64)
+        bad = (e, [], e, np.empty(0, bool))
+    bad_rows, bad_why, bad_ev, bad_ev_null = bad
     rejected = np.concatenate([bad_rows, refused]).astype(np.int64)
-    reasons = [*bad["reason"].tolist(), *refused_why]
-    bad_ev = bad["event_time"]
-    ev = np.concatenate(
-        [
-            bad_ev.to_numpy(dtype="datetime64[us]").astype(np.int64)
-            if len(bad_rows)
-            else np.empty(0, np.int64),
-            micros[refused],
-        ]
-    )
-    ev_null = np.concatenate([bad_ev.isna().to_numpy(), np.zeros(len(refused), bool)])
+    reasons = [*bad_why, *refused_why]
+    ev = np.concatenate([bad_ev, micros[refused]])
+    ev_null = np.concatenate([bad_ev_null, np.zeros(len(refused), bool)])
     order = np.argsort(rejected, kind="stable")
     return FrameWindows(
         kvals,

@@ -44,7 +44,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
 from pyspark.sql.pandas.types import to_arrow_schema  # noqa: E402
 
-from windowagg.pandas import FrameWindows, frame_windows, parse  # noqa: E402
+from windowagg.pandas import FrameWindows, frame_windows, grouped_windows, parse  # noqa: E402
 from windowagg.spark import frames  # noqa: E402
 from windowagg.spark.rejects import ROW_COLUMN, _rows_json, null_flag  # noqa: E402
 from windowagg.windows.engine import Shape  # noqa: E402
@@ -53,6 +53,7 @@ __all__ = [
     "ID_COLUMN",
     "WindowAgg",
     "arrow_output",
+    "clean_arrays",
     "make_spec",
     "output_schema",
     "prepare",
@@ -266,6 +267,42 @@ def arrow_output(
     return pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
 
 
+def clean_arrays(
+    table: pa.Table, keys: Sequence[str], time: str, value_columns: Sequence[str]
+) -> tuple[tuple[Any, ...], np.ndarray, dict[str, np.ndarray]] | None:
+    """``(key values, int64 us times, float64 values)`` of a key's Arrow batch that
+    :func:`~windowagg.spark.rejects.validate` would pass whole, else None. O(n).
+
+    Clean: one key without nulls (not a float, whose NaN validation rejects), a non-null
+    microsecond ``timestamp`` event time, finite ``double`` values without nulls, no corrupt
+    records. Then the pandas conversion and the row checks are skipped: the same engine
+    call (:func:`windowagg.pandas.grouped_windows`) takes the Arrow buffers.
+    """
+    n = table.num_rows
+    if n == 0 or frames.CORRUPT_COLUMN in table.column_names:
+        return None
+    tcol = table.column(time)
+    if not pa.types.is_timestamp(tcol.type) or tcol.type.unit != "us" or tcol.null_count:
+        return None
+    kvals: list[Any] = []
+    for k in keys:
+        col = table.column(k)
+        if col.null_count or pa.types.is_floating(col.type):
+            return None
+        first = col[0]
+        if not pc.all(pc.equal(col, first)).as_py():
+            return None
+        kvals.append(first.as_py())
+    values: dict[str, np.ndarray] = {}
+    for c in value_columns:
+        col = table.column(c)
+        if col.type != pa.float64() or col.null_count or not pc.all(pc.is_finite(col)).as_py():
+            return None
+        values[c] = col.to_numpy()
+    micros = tcol.cast(pa.int64()).to_numpy()  # microseconds since the epoch, UTC
+    return tuple(kvals), micros, values
+
+
 def split(output: DataFrame) -> tuple[DataFrame, DataFrame]:
     """``(results, rejects)`` views of a combined output (batch or streaming).
 
@@ -380,22 +417,31 @@ def window_agg(
     # constant string per row is cheaper to make in Spark than to ship through Arrow)
     inner = T.StructType([f for f in schema.fields if f.name != "kind"])
     arrow_schema = to_arrow_schema(inner, timezone="UTC")
-    read = list(dict.fromkeys([*key_list, time, *frames.value_columns(agg_list)]))
+    values = frames.value_columns(agg_list)
+    read = list(dict.fromkeys([*key_list, time, *values]))
 
     def per_key(table: pa.Table) -> pa.Table:
         ids = table.column(ID_COLUMN).to_numpy()
         if len(ids) > 1 and bool(np.any(ids[1:] < ids[:-1])):  # input order: by identity
-            order = pc.sort_indices(table.column(ID_COLUMN))
-            table = table.take(order)
+            table = table.take(pc.sort_indices(table.column(ID_COLUMN)))
             ids = table.column(ID_COLUMN).to_numpy()
-        pdf = table.to_pandas()
-        fw = frame_windows(
-            pdf, key_list, time, agg_list, shape, time_unit=time_unit, lateness=lateness
-        )
-        mask = np.zeros(len(pdf), dtype=bool)
-        mask[fw.rejected] = True
-        source = pdf if ROW_COLUMN in pdf.columns else pdf[read]
-        rows_json = _rows_json(source, mask) if len(fw.rejected) else []
+        clean = clean_arrays(table, key_list, time, values)
+        pdf = None
+        if clean is not None:
+            kv, micros, arrays = clean
+            groups = [(kv, np.arange(len(micros)))]
+            fw = grouped_windows(groups, micros, arrays, agg_list, shape, lateness=lateness)
+        else:
+            pdf = table.to_pandas()
+            fw = frame_windows(
+                pdf, key_list, time, agg_list, shape, time_unit=time_unit, lateness=lateness
+            )
+        rows_json: list[str] = []
+        if len(fw.rejected):  # (clean input: only values a monoid or lateness refused)
+            pdf = table.to_pandas() if pdf is None else pdf
+            mask = np.zeros(len(pdf), dtype=bool)
+            mask[fw.rejected] = True
+            rows_json = _rows_json(pdf if ROW_COLUMN in pdf.columns else pdf[read], mask)
         return arrow_output(fw, rows_json, ids[fw.rejected], key_list, agg_list, arrow_schema)
 
     raw = prepared.groupBy(*key_list).applyInArrow(per_key, schema=inner)
