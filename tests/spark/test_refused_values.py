@@ -1,6 +1,7 @@
 """Values a monoid refuses become ``bad_value`` rejects on every pandas path (batch
-hopping, per-event and count windows, the streaming runner), never vanish; non-finite
-numbers (NaN, inf, -inf) follow the same rule. No Spark needed."""
+hopping, per-event, count and session windows through the engine, as the Spark batch
+adapter runs it; the streaming runner), never vanish; non-finite numbers (NaN, inf, -inf)
+follow the same rule. No Spark needed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 
 from windowagg import monoids
 from windowagg.monoids import Sum
-from windowagg.spark.frames import KeyRunner, window_frame
+from windowagg.pandas import window_agg
+from windowagg.spark.frames import KeyRunner
 from windowagg.spark.spec import Agg, WindowSpec, parse_aggs
 
 N = 2_000
@@ -42,11 +44,17 @@ def _data() -> pd.DataFrame:
     )
 
 
-SPECS = {
-    "hopping": WindowSpec(size=600_000_000, slide=60_000_000),
-    "per_event": WindowSpec(size=600_000_000),
-    "count": WindowSpec(rows=50, every=7),
+SPECS: dict[str, dict[str, Any]] = {
+    "hopping": {"size": "10 minutes", "slide": "1 minute"},
+    "per_event": {"size": "10 minutes"},
+    "count": {"rows": 50, "every": 7},
+    "session": {"gap": "5 seconds"},
 }
+
+
+def window_frame(pdf: pd.DataFrame, keys: list[str], time: str, aggs: Any, shape: Any) -> Any:
+    out = window_agg(pdf, keys, time, aggs, **shape)
+    return out.results, out.rejects
 
 
 @pytest.mark.parametrize("shape", list(SPECS))
@@ -78,7 +86,7 @@ def test_a_monoid_that_cannot_take_a_plain_column_rejects_every_row() -> None:
     # the issue's `--agg "argmax(latency)" --agg count`: 0 windows and 0 rejects before
     pdf = _data().head(1_000)
     aggs = [Agg("argmax", monoids.get("argmax"), "latency"), *parse_aggs(["count"])]
-    res, rej = window_frame(pdf, ["host"], "ts", aggs, WindowSpec(size=600_000_000))
+    res, rej = window_frame(pdf, ["host"], "ts", aggs, {"size": "10 minutes"})
     assert len(res) == 0 and len(rej) == 1_000
     assert rej["reason"].str.contains("ArgMax").all()
 
@@ -119,8 +127,8 @@ def test_non_finite_values_are_bad_value_rejects_nan_and_inf_alike(
             "v": vs,
         }
     )
-    spec = WindowSpec(size=60_000_000, slide=slide)
-    res, rej = window_frame(pdf, ["k"], "t", parse_aggs([agg, "count"]), spec)
+    spec = {"size": "1 minute", "slide": None if slide is None else f"{slide} us"}
+    res, rej = window_frame(pdf, ["k"], "t", [agg, "count"], spec)
     assert rej["reason"].tolist() == [
         "bad_value: non-finite value in 'v': nan",
         "bad_value: non-finite value in 'v': inf",
@@ -130,10 +138,10 @@ def test_non_finite_values_are_bad_value_rejects_nan_and_inf_alike(
     assert res["count"].max() == 3
     # as text (a CSV read without a schema) and as a nullable column: the same rule
     text = pdf.assign(v=["1", "NaN", "inf", "2", "-Infinity", None])
-    _, rej_t = window_frame(text, ["k"], "t", parse_aggs([agg]), spec)
+    _, rej_t = window_frame(text, ["k"], "t", [agg], spec)
     assert [r.split(":")[0] for r in rej_t["reason"]] == ["bad_value"] * 3 + ["null value in 'v'"]
     nullable = pdf.assign(v=pd.array([1.0, None, 2.0, 3.0, 4.0, 5.0], dtype="Float64"))
-    _, rej_n = window_frame(nullable, ["k"], "t", parse_aggs([agg]), spec)
+    _, rej_n = window_frame(nullable, ["k"], "t", [agg], spec)
     assert rej_n["reason"].tolist() == ["null value in 'v'"]
 
 

@@ -1,5 +1,6 @@
 """windowagg.spark batch on a real local SparkSession: parity with Spark's own F.window and
-with the local pandas run; quantiles and user monoids; rejects routed with reasons."""
+with windowagg.pandas; exact quantiles and user monoids; rejects routed with reasons.
+(Every shape against windowagg.pandas, with bad rows: ``test_batch_parity.py``.)"""
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ pyspark = pytest.importorskip("pyspark")
 from pyspark.sql import functions as F  # noqa: E402
 
 from windowagg.monoids import Concat  # noqa: E402
-from windowagg.spark.frames import window_frame  # noqa: E402
-from windowagg.spark.spec import WindowSpec, parse_aggs  # noqa: E402
+from windowagg.pandas import window_agg as local_window_agg  # noqa: E402
 
 
 def events(n: int = 6000, keys: int = 4, seed: int = 5) -> pd.DataFrame:
@@ -61,16 +61,13 @@ def sort(pdf: pd.DataFrame) -> pd.DataFrame:
     return pdf.sort_values(["key", "window_start"]).reset_index(drop=True)
 
 
-@pytest.mark.parametrize("vectorized", [True, False])
-def test_batch_equals_spark_f_window_and_local_pandas(spark, vectorized):
+def test_batch_equals_spark_f_window_and_local_pandas(spark):
     from windowagg.spark import window_agg
 
     pdf = events()
     df = spark.createDataFrame(pdf)
     aggs = ["max(value)", "min(value)", "sum(value)", "mean(value)", "count"]
-    out = window_agg(
-        df, "key", "t", aggs, size="10 minutes", slide="1 minute", vectorized=vectorized
-    )
+    out = window_agg(df, "key", "t", aggs, size="10 minutes", slide="1 minute")
     ours = sort(out.results.toPandas())
     theirs = sort(spark_fwindow(df, "10 minutes", "1 minute").toPandas())
     assert len(out.rejects.toPandas()) == 0
@@ -79,9 +76,7 @@ def test_batch_equals_spark_f_window_and_local_pandas(spark, vectorized):
     pd.testing.assert_frame_equal(ours[exact], theirs[exact])
     np.testing.assert_allclose(ours["sum_value"], theirs["sum_value"], rtol=1e-12)
     np.testing.assert_allclose(ours["mean_value"], theirs["mean_value"], rtol=1e-12)
-    local, _ = window_frame(
-        pdf, ["key"], "t", parse_aggs(aggs), WindowSpec(size=600_000_000, slide=60_000_000)
-    )
+    local = local_window_agg(pdf, "key", "t", aggs, size="10 minutes", slide="1 minute").results
     local["window_start"] = local["window_start"].dt.tz_localize(None)
     local["window_end"] = local["window_end"].dt.tz_localize(None)
     pd.testing.assert_frame_equal(sort(local)[exact], ours[exact], check_dtype=False)
@@ -95,16 +90,16 @@ def test_quantiles_and_user_monoid_match_local_run(spark):
     aggs = ["p95(value)", "count", ("seq", Concat(), "value", "array<double>")]
     out = window_agg(df, "key", "t", aggs, size="30 minutes", slide="10 minutes")
     ours = sort(out.results.toPandas())
-    local, _ = window_frame(
-        pdf, ["key"], "t", parse_aggs(aggs), WindowSpec(size=1_800_000_000, slide=600_000_000)
-    )
-    local = sort(local)
+    local = local_window_agg(pdf, "key", "t", aggs, size="30 minutes", slide="10 minutes")
+    local = sort(local.results)
     assert ours["p95_value"].tolist() == local["p95_value"].tolist()
     assert [list(x) for x in ours["seq"]] == [list(x) for x in local["seq"]]
     # the Concat windows hold exactly the events in [start, end), in event-time order
     for r in ours.sample(20, random_state=1).itertuples():
         sel = pdf[(pdf.key == r.key) & (pdf.t >= r.window_start) & (pdf.t < r.window_end)]
         assert sorted(r.seq) == sorted(sel["value"].tolist()) and r.count == len(sel)
+        vals = np.sort(sel["value"].to_numpy())  # p95 exact: the ceil(0.95 n)-th smallest
+        assert r.p95_value == vals[-(-95 * len(vals) // 100) - 1]
 
 
 def test_rejects_are_routed_with_reasons_from_a_csv(spark, tmp_path):
@@ -156,4 +151,5 @@ def test_rejects_are_routed_with_reasons_from_a_csv(spark, tmp_path):
     ), reasons
     rows = [json.loads(r) for r in rej["row"]]
     assert any(r.get("t") == "not-a-time" for r in rows)
+    assert rej["row_index"].is_unique and rej["row_index"].notna().all()
     assert len(res["count"]) + 0 == 1 and int(res["count"].sum()) + len(rej) == 9

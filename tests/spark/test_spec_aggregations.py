@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from windowagg import monoids
-from windowagg.spark.frames import window_frame
-from windowagg.spark.spec import COLUMN_AGGREGATIONS, WindowSpec, parse_aggs
+from windowagg.pandas import window_agg
+from windowagg.spark.spec import COLUMN_AGGREGATIONS, parse_aggs
 
 
 def _names() -> list[str]:
@@ -27,7 +27,9 @@ def test_every_listed_aggregation_works_on_a_plain_column(name: str, slide: int 
         }
     )
     agg = "count" if name == "count" else f"{name}(v)"
-    res, rej = window_frame(pdf, ["k"], "t", parse_aggs([agg]), WindowSpec(60_000_000, slide))
+    spec = {"size": "1 minute", "slide": None if slide is None else f"{slide} us"}
+    out = window_agg(pdf, ["k"], "t", [agg], **spec)
+    res, rej = out.results, out.rejects
     assert len(rej) == 0 and len(res) > 0
     col = res.iloc[:, -1]
     assert np.isfinite(col.to_numpy(dtype=np.float64)).all()

@@ -18,8 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from windowagg.spark.frames import window_frame
-from windowagg.spark.spec import WindowSpec, parse_aggs
+from windowagg.pandas import window_agg
 
 pytestmark = pytest.mark.spark
 
@@ -133,8 +132,7 @@ def test_sigkill_mid_stream_then_restart_loses_and_repeats_nothing(spark: Any, t
     assert rejects.count() == 0
     key = ["k", "window_start"]
     assert not got.duplicated(key).any(), "a window was emitted twice"
-    spec = WindowSpec(size=SIZE_US, slide=SLIDE_US)
-    want, _ = window_frame(data, ["k"], "t", parse_aggs(AGGS), spec)
+    want = window_agg(data, ["k"], "t", AGGS, size=f"{SIZE_US} us", slide=f"{SLIDE_US} us").results
     # what streaming emits: the windows every key's watermark (its max time - OOO) closed
     wm = data.groupby("k")["t"].max() - pd.Timedelta(microseconds=OOO_US)
     want = want[want["window_end"] <= want["k"].map(wm)]

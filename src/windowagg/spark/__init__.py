@@ -8,7 +8,8 @@ when pyspark, pandas or pyarrow is missing.
 Entry points
 ------------
 ``window_agg(df, keys, time, aggs, size=, slide=)``
-    batch, per key, through ``applyInPandas`` (:mod:`windowagg.spark.batch`).
+    batch, per key, through ``applyInArrow``: the windows engine, as
+    ``windowagg.pandas.window_agg`` (:mod:`windowagg.spark.batch`).
 ``stream_window_agg(sdf, keys, time, aggs, size=, slide=, api=)``
     Structured Streaming through ``transformWithStateInPandas`` (RocksDB state store) or
     ``applyInPandasWithState``; state is the windows' versioned codec bytes
@@ -18,8 +19,8 @@ Entry points
     the private module ``windowagg.spark._session``, so that no submodule named
     ``session`` can shadow the function).
 
-The pandas functions underneath (:mod:`windowagg.spark.frames`) need only pandas and run
-without Spark.
+The pandas functions underneath (:mod:`windowagg.pandas`, :mod:`windowagg.spark.frames`)
+need only pandas and run without Spark.
 """
 
 from __future__ import annotations
@@ -57,4 +58,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*__all__, "batch", "frames", "panes", "spec", "streaming"])
+    return sorted([*__all__, "batch", "frames", "spec", "streaming"])

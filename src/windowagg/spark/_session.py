@@ -7,7 +7,7 @@ What it sets, and why (see docs/spark.md):
 - the RocksDB state store provider, which ``transformWithStateInPandas`` requires;
 - session time zone UTC, so timestamps mean the same on the driver and the workers;
 - Parquet timestamps written as ``TIMESTAMP_MICROS`` adjusted to UTC, so that pandas reads
-  results back tz-aware in UTC (``datetime64[us, UTC]``), as ``window_frame`` returns them;
+  results back tz-aware in UTC (``datetime64[us, UTC]``), as ``windowagg.pandas`` returns them;
 - for local masters, one shuffle partition per local core (``local[2]`` -> 2): every
   partition of a stateful streaming query is one task per micro-batch, with its own
   Python worker round trip and state store commit, and Spark's default of 200 would

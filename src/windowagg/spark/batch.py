@@ -1,14 +1,20 @@
-"""Batch sliding windows on Spark: per key, windowagg's aggregators over pandas batches.
+"""Batch sliding windows on Spark: per key, the windows engine over the key's Arrow batch.
 
 =================  ==========================================================================
 Spark operator     ``groupBy(keys).applyInArrow(f, schema)`` (one shuffle by key; Arrow in
                    and out: the output is built from numpy, cheaper than a pandas frame)
-per key           :func:`windowagg.spark.frames.window_frame`: the vectorised pane path
-                   (:mod:`windowagg.spark.panes`) for sum/count/max/min/mean with a slide,
-                   else ``windowagg.windows`` over a ``Composite`` monoid (any monoid,
-                   q-digest quantiles, per-event and count windows)
-cost               O(n log n) per key + O(panes) (vectorised) — independent of size/slide,
-                   unlike ``F.window`` whose ``Expand`` copies each row size/slide times
+per key            :func:`windowagg.pandas.frame_windows`, the function
+                   ``windowagg.pandas.window_agg`` runs in-process: validation (rejects),
+                   then :func:`windowagg.windows.engine.window_key` (admission, window
+                   assignment, the aggregators, emission) for every window shape
+row identity       each input row gets an id before the shuffle (``row_index``: Spark's
+                   ``monotonically_increasing_id()``, or a column you name); a key's rows
+                   are processed in id order (= input order) and a rejected row is
+                   reported with its id, never matched again by value
+cost               one shuffle; per key O(n log n) + O(n + windows) aggregator operations
+                   (+ O(log w) per event and window for exact quantiles), independent of
+                   size/slide, unlike ``F.window`` whose ``Expand`` copies each row
+                   size/slide times
 driver             plans only; no data is collected, no driver-local file is read
 =================  ==========================================================================
 
@@ -26,29 +32,37 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from windowagg.spark._deps import require_pyspark
-from windowagg.spark.spec import Agg, WindowSpec, parse_aggs, to_micros
+from windowagg.spark.spec import Agg, WindowSpec, to_micros
 
 require_pyspark("windowagg.spark")
 
-import pandas as pd  # noqa: E402
+import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
 from pyspark.sql import Column, DataFrame  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
 from pyspark.sql.pandas.types import to_arrow_schema  # noqa: E402
 
+from windowagg.pandas import FrameWindows, frame_windows, grouped_windows, parse  # noqa: E402
 from windowagg.spark import frames  # noqa: E402
-from windowagg.spark.rejects import _empty_rejects, null_flag  # noqa: E402
+from windowagg.spark.rejects import ROW_COLUMN, _rows_json, null_flag  # noqa: E402
+from windowagg.windows.engine import Shape  # noqa: E402
 
 __all__ = [
+    "ID_COLUMN",
     "WindowAgg",
-    "clean_groups",
+    "arrow_output",
+    "clean_arrays",
     "make_spec",
     "output_schema",
     "prepare",
     "split",
     "window_agg",
 ]
+
+#: Column carrying each input row's identity (``row_index`` of the rejects) to the workers.
+ID_COLUMN = "_wa_id"
 
 
 class WindowAgg(NamedTuple):
@@ -103,8 +117,11 @@ def _type(ddl: str) -> T.DataType:
     return parsed
 
 
-def output_schema(key_fields: Sequence[T.StructField], aggs: Sequence[Agg]) -> T.StructType:
-    """Schema of the combined output: ``kind``, keys, window bounds, aggregations, reject info."""
+def output_schema(
+    key_fields: Sequence[T.StructField], aggs: Sequence[Agg], *, row_index: bool = False
+) -> T.StructType:
+    """Schema of the combined output: ``kind``, keys, window bounds, aggregations, reject info
+    (``reason``, ``event_time``, ``row``, and ``row_index`` when *row_index*)."""
     fields = [T.StructField("kind", T.StringType(), False)]
     fields += [T.StructField(f.name, f.dataType, True) for f in key_fields]
     fields += [
@@ -117,6 +134,8 @@ def output_schema(key_fields: Sequence[T.StructField], aggs: Sequence[Agg]) -> T
         T.StructField("event_time", T.TimestampType(), True),
         T.StructField("row", T.StringType(), True),
     ]
+    if row_index:
+        fields.append(T.StructField("row_index", T.LongType(), True))
     return T.StructType(fields)
 
 
@@ -127,15 +146,20 @@ def prepare(
     aggs: Sequence[Agg],
     *,
     row_columns: Sequence[str] | str | None = None,
+    row_index: str | bool | None = None,
 ) -> DataFrame:
-    """Select and cast what the pandas function needs (Spark-side, no data movement).
+    """Select and cast what the per-key function needs (Spark-side, no data movement).
 
     Timestamps without time zone become ``timestamp`` (session time zone), numeric value
     columns become ``double``; text stays text and is validated row by row in pandas.
     ``row_columns`` (``"*"`` or names) adds the original row as JSON for the rejects.
+    ``row_index`` adds :data:`ID_COLUMN`, each row's identity: ``True`` for Spark's
+    ``monotonically_increasing_id()`` (increasing in input order), a column name for that
+    column as ``bigint``.
     """
     fields = {f.name: f.dataType for f in df.schema.fields}
-    for c in [*keys, time, *frames.value_columns(aggs)]:
+    named = [row_index] if isinstance(row_index, str) else []
+    for c in [*keys, time, *frames.value_columns(aggs), *named]:
         if c not in fields:
             raise ValueError(f"column {c!r} is not in the DataFrame (columns: {list(fields)})")
     cols: list[Column] = [F.col(k) for k in keys]
@@ -161,6 +185,10 @@ def prepare(
         cols.append(
             F.to_json(F.struct(*[F.col(n) for n in names]), _ROW_JSON).alias(frames.ROW_COLUMN)
         )
+    if row_index is True:
+        cols.append(F.monotonically_increasing_id().alias(ID_COLUMN))
+    elif isinstance(row_index, str):
+        cols.append(F.col(row_index).cast("long").alias(ID_COLUMN))
     return df.select(*cols)
 
 
@@ -174,32 +202,24 @@ _ROW_JSON = {
 }
 
 
-def _micros(s: pd.Series) -> Any:
-    import numpy as np
-
-    if s.dt.tz is not None:
-        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
-    return s.astype("datetime64[us]").to_numpy().view(np.int64)
-
-
 def arrow_output(
-    groups: Sequence[tuple[tuple[Any, ...], dict[str, Any]]],
-    rejects: pd.DataFrame,
+    fw: FrameWindows,
+    rows: Sequence[str],
+    ids: np.ndarray | None,
     keys: Sequence[str],
     aggs: Sequence[Agg],
     schema: pa.Schema,
 ) -> pa.Table:
-    """The combined output as an Arrow table of *schema* (the :func:`output_schema` in Arrow).
+    """The combined output of one key's :func:`~windowagg.pandas.frame_windows` as Arrow.
 
-    *groups* is :func:`windowagg.spark.frames.window_groups` output. Built column by column
+    *rows* are the rejected rows' JSON and *ids* their identities (``row_index``; None when
+    *schema* has no such column), both aligned with ``fw.rejected``. Built column by column
     from numpy (times stay int64 microseconds, null columns are ``pa.nulls``, the ``kind``
-    strings a ``take`` of two values), which is several times cheaper for Spark to ingest
-    than a pandas frame with object columns. O(rows).
+    strings a ``take`` of two values), several times cheaper for Spark to ingest than a
+    pandas frame with object columns. O(rows).
     """
-    import numpy as np
-
-    sizes = [len(cols["end"]) for _, cols in groups]
-    n, m = sum(sizes), len(rejects)
+    sizes = [len(p["end"]) for p in fw.parts]
+    n, m = sum(sizes), len(fw.rejected)
     by_name = {f.name: f.type for f in schema}
     ts = pa.timestamp("us", tz="UTC")
 
@@ -207,7 +227,7 @@ def arrow_output(
         return pa.concat_arrays([first, second]) if m and n else (first if n else second)
 
     def cat(name: str) -> Any:
-        parts = [np.asarray(cols[name]) for _, cols in groups]
+        parts = [np.asarray(p[name]) for p in fw.parts]
         return np.concatenate(parts) if parts else np.empty(0)
 
     arrays: dict[str, pa.Array] = {}
@@ -215,10 +235,9 @@ def arrow_output(
         kinds = np.concatenate([np.zeros(n, dtype=np.int32), np.ones(m, dtype=np.int32)])
         arrays["kind"] = pa.array(["window", "reject"]).take(pa.array(kinds))
     for j, k in enumerate(keys):
-        values = [kv[j] for kv, _ in groups]
         typ = by_name[k]
-        col = pa.array(values, type=typ).take(
-            pa.array(np.repeat(np.arange(len(groups), dtype=np.int32), sizes))
+        col = pa.array([kv[j] for kv in fw.keys], type=typ).take(
+            pa.array(np.repeat(np.arange(len(fw.keys), dtype=np.int32), sizes))
         )
         arrays[k] = stack(col, pa.nulls(m, typ))
     for c, src in (("window_start", "start"), ("window_end", "end")):
@@ -232,47 +251,33 @@ def arrow_output(
                 vals = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
             col = pa.array(vals.astype(typ.to_pandas_dtype()), type=typ, from_pandas=True)
         else:
-            py = [v for _, cols in groups for v in cols[a.alias]]
+            py = [v for p in fw.parts for v in p[a.alias]]
             col = pa.array(
                 [None if v is None else (list(v) if isinstance(v, tuple) else v) for v in py],
                 type=typ,
             )
         arrays[a.alias] = stack(col, pa.nulls(m, typ))
-    arrays["reason"] = stack(
-        pa.nulls(n, pa.string()), pa.array(rejects["reason"].tolist(), type=pa.string())
-    )
-    ev = rejects["event_time"]
-    ev_us = pa.array(
-        _micros(ev.fillna(pd.Timestamp(0, tz="UTC"))) if m else np.empty(0, np.int64),
-        type=pa.int64(),
-        mask=ev.isna().to_numpy() if m else None,
-    )
-    arrays["event_time"] = stack(pa.nulls(n, ts), ev_us.cast(ts))
-    arrays["row"] = stack(pa.nulls(n, pa.string()), pa.array(rejects["row"].tolist(), pa.string()))
+    arrays["reason"] = stack(pa.nulls(n, pa.string()), pa.array(fw.reasons, type=pa.string()))
+    ev = pa.array(fw.event_time, type=pa.int64(), mask=fw.event_time_null).cast(ts)
+    arrays["event_time"] = stack(pa.nulls(n, ts), ev)
+    arrays["row"] = stack(pa.nulls(n, pa.string()), pa.array(list(rows), type=pa.string()))
+    if "row_index" in by_name:
+        assert ids is not None
+        arrays["row_index"] = stack(pa.nulls(n, pa.int64()), pa.array(ids, type=pa.int64()))
     return pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
 
 
-def clean_groups(
-    table: pa.Table,
-    keys: Sequence[str],
-    time: str,
-    aggs: Sequence[Agg],
-    spec: WindowSpec,
-    *,
-    vectorized: bool = True,
-) -> tuple[list[tuple[tuple[Any, ...], dict[str, Any]]], pd.DataFrame] | None:
-    """:func:`windowagg.spark.frames.window_groups` straight from Arrow, for clean input.
+def clean_arrays(
+    table: pa.Table, keys: Sequence[str], time: str, value_columns: Sequence[str]
+) -> tuple[tuple[Any, ...], np.ndarray, dict[str, np.ndarray]] | None:
+    """``(key values, int64 us times, float64 values)`` of a key's Arrow batch that
+    :func:`~windowagg.spark.rejects.validate` would pass whole, else None. O(n).
 
-    Applies when *table* holds one key (as ``applyInArrow`` hands them over), a timestamp
-    event time and finite float64 values without nulls, and no corrupt records, and no
-    monoid refuses a value: then nothing is a reject, and the pandas conversion and row
-    validation are skipped. Returns None otherwise (the caller takes the pandas path,
-    which finds the rejects).
-    O(n) checks, then :func:`~windowagg.spark.frames.window_key`.
+    Clean: one key without nulls (not a float, whose NaN validation rejects), a non-null
+    microsecond ``timestamp`` event time, finite ``double`` values without nulls, no corrupt
+    records. Then the pandas conversion and the row checks are skipped: the same engine
+    call (:func:`windowagg.pandas.grouped_windows`) takes the Arrow buffers.
     """
-    import numpy as np
-    import pyarrow.compute as pc
-
     n = table.num_rows
     if n == 0 or frames.CORRUPT_COLUMN in table.column_names:
         return None
@@ -289,24 +294,37 @@ def clean_groups(
             return None
         kvals.append(first.as_py())
     values: dict[str, np.ndarray] = {}
-    for c in frames.value_columns(aggs):
+    for c in value_columns:
         col = table.column(c)
         if col.type != pa.float64() or col.null_count or not pc.all(pc.is_finite(col)).as_py():
             return None
         values[c] = col.to_numpy()
     micros = tcol.cast(pa.int64()).to_numpy()  # microseconds since the epoch, UTC
-    refused: list[tuple[int, str]] = []
-    cols = frames.window_key(micros, values, aggs, spec, vectorized=vectorized, refused=refused)
-    if refused:  # a user monoid refused values: the pandas path makes their reject rows
-        return None
-    return [(tuple(kvals), cols)], _empty_rejects()
+    return tuple(kvals), micros, values
 
 
 def split(output: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """``(results, rejects)`` views of a combined output (batch or streaming)."""
-    results = output.where(F.col("kind") == "window").drop("kind", "reason", "event_time", "row")
-    rejects = output.where(F.col("kind") == "reject").select("reason", "event_time", "row")
+    """``(results, rejects)`` views of a combined output (batch or streaming).
+
+    The rejects keep ``row_index`` when the output has it (batch).
+    """
+    info = ["reason", "event_time", "row"]
+    if "row_index" in output.columns:
+        info.append("row_index")
+    results = output.where(F.col("kind") == "window").drop("kind", *info)
+    rejects = output.where(F.col("kind") == "reject").select(*info)
     return results, rejects
+
+
+def _shape(size: Any, slide: Any, rows: int | None, every: int, gap: Any, start: Any) -> Shape:
+    return Shape(
+        size=None if size is None else to_micros(size),
+        slide=None if slide is None else to_micros(slide),
+        rows=rows,
+        every=every,
+        gap=None if gap is None else to_micros(gap),
+        start_time=to_micros(start),
+    )
 
 
 def window_agg(
@@ -319,12 +337,18 @@ def window_agg(
     slide: Any = None,
     rows: int | None = None,
     every: int = 1,
+    gap: Any = None,
     start_time: Any = 0,
     time_unit: str = "s",
+    max_out_of_orderness: Any = None,
+    allowed_lateness: Any = None,
     row_columns: Sequence[str] | str | None = None,
-    vectorized: bool = True,
+    row_index: str | None = None,
 ) -> WindowAgg:
     """Sliding-window aggregation per key, computed by windowagg inside Spark (batch).
+
+    The call, semantics and output of :func:`windowagg.pandas.window_agg` (the same
+    function runs per key), as Spark DataFrames.
 
     Parameters
     ----------
@@ -336,53 +360,89 @@ def window_agg(
         Event-time column: timestamp, timestamp_ntz, date, ISO 8601 text, or numbers in
         ``time_unit`` since the epoch.
     aggs
-        ``["max(v)", "mean(v)", "p99(v)", "count"]``, :class:`~windowagg.spark.spec.Agg`
-        objects, or ``(alias, monoid, column[, ddl_type])`` tuples for user monoids.
+        ``["max(v)", "mean(v)", "p99(v)", "median(v)", "approx_p99(v)", "count"]``
+        (``pNN`` / ``median`` exact by nearest rank, ``approx_pNN`` the q-digest; see
+        :func:`windowagg.pandas.parse`), :class:`~windowagg.spark.spec.Agg` objects, or
+        ``(alias, monoid, column[, ddl_type])`` tuples for user monoids.
     size, slide
         Window length and hop (``"10 minutes"``, seconds, or timedelta): windows
         ``[start, start + size)`` with ``start = start_time + k * slide``, as ``F.window``.
-        ``slide=None`` gives one result per event over ``(t - size, t]``.
+        ``slide=None`` gives one window ``(t - size, t]`` per event (every event at ``t``
+        included).
     rows, every
-        Count windows instead: the last ``rows`` events in event-time order, one result
-        every ``every`` events.
+        Count windows instead: the last ``rows`` events in (event time, input) order, one
+        result every ``every`` events.
+    gap
+        Session windows instead: an event at most ``gap`` after the previous one joins its
+        session; ``window_end`` = last event + ``gap``.
+    max_out_of_orderness, allowed_lateness
+        Judge rows late in input order (``row_index`` order) per key, as
+        :func:`windowagg.pandas.window_agg` does (default: nothing is late).
     row_columns
         ``"*"`` (or column names) to carry the original row into the rejects as JSON; by
         default the rejects show the columns the aggregation reads.
-    vectorized
-        Allow the vectorised pane path (results are the same; see ``docs/spark.md``).
+    row_index
+        An integer column identifying the rows (unique), reported as the rejects'
+        ``row_index``; by default Spark's ``monotonically_increasing_id()``, which grows in
+        input order. Each key's rows are processed in this order.
 
     Returns
     -------
     WindowAgg
         ``output`` (everything, with ``kind``), ``results`` (keys, ``window_start``,
         ``window_end``, one column per aggregation) and ``rejects`` (``reason``,
-        ``event_time``, ``row``).
+        ``event_time``, ``row``, ``row_index``).
 
-    Complexity: one shuffle by key; per key O(n log n) + O(panes) (vectorised path) or
-    O(n log n + windows · log n) combines (generic path).
+    Complexity: one shuffle by key; per key O(n log n) validation and sort, then
+    :func:`windowagg.windows.engine.window_key` (O(n + windows) aggregator operations).
     """
     key_list = [keys] if isinstance(keys, str) else list(keys)
-    agg_list = parse_aggs(aggs)
-    spec = make_spec(size, slide, rows, every, start_time)
-    prepared = prepare(df, key_list, time, agg_list, row_columns=row_columns)
+    agg_list = parse(aggs)
+    shape = _shape(size, slide, rows, every, gap, start_time)
+    lateness = None
+    if max_out_of_orderness is not None or allowed_lateness is not None:
+        lateness = (to_micros(max_out_of_orderness or 0), to_micros(allowed_lateness or 0))
+    prepared = prepare(
+        df,
+        key_list,
+        time,
+        agg_list,
+        row_columns=row_columns,
+        row_index=row_index if row_index is not None else True,
+    )
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
-    schema = output_schema(key_fields, agg_list)
+    schema = output_schema(key_fields, agg_list, row_index=True)
     # the Python side sends everything but ``kind``; the JVM adds it from ``reason`` (a
     # constant string per row is cheaper to make in Spark than to ship through Arrow)
     inner = T.StructType([f for f in schema.fields if f.name != "kind"])
     arrow_schema = to_arrow_schema(inner, timezone="UTC")
+    values = frames.value_columns(agg_list)
+    read = list(dict.fromkeys([*key_list, time, *values]))
 
     def per_key(table: pa.Table) -> pa.Table:
-        fast = clean_groups(table, key_list, time, agg_list, spec, vectorized=vectorized)
-        if fast is not None:
-            groups, rejects = fast
+        ids = table.column(ID_COLUMN).to_numpy()
+        if len(ids) > 1 and bool(np.any(ids[1:] < ids[:-1])):  # input order: by identity
+            table = table.take(pc.sort_indices(table.column(ID_COLUMN)))
+            ids = table.column(ID_COLUMN).to_numpy()
+        clean = clean_arrays(table, key_list, time, values)
+        pdf = None
+        if clean is not None:
+            kv, micros, arrays = clean
+            groups = [(kv, np.arange(len(micros)))]
+            fw = grouped_windows(groups, micros, arrays, agg_list, shape, lateness=lateness)
         else:
             pdf = table.to_pandas()
-            groups, rejects = frames.window_groups(
-                pdf, key_list, time, agg_list, spec, time_unit=time_unit, vectorized=vectorized
+            fw = frame_windows(
+                pdf, key_list, time, agg_list, shape, time_unit=time_unit, lateness=lateness
             )
-        return arrow_output(groups, rejects, key_list, agg_list, arrow_schema)
+        rows_json: list[str] = []
+        if len(fw.rejected):  # (clean input: only values a monoid or lateness refused)
+            pdf = table.to_pandas() if pdf is None else pdf
+            mask = np.zeros(len(pdf), dtype=bool)
+            mask[fw.rejected] = True
+            rows_json = _rows_json(pdf if ROW_COLUMN in pdf.columns else pdf[read], mask)
+        return arrow_output(fw, rows_json, ids[fw.rejected], key_list, agg_list, arrow_schema)
 
     raw = prepared.groupBy(*key_list).applyInArrow(per_key, schema=inner)
     kind = F.when(F.col("reason").isNull(), F.lit("window")).otherwise(F.lit("reject"))

@@ -1,8 +1,9 @@
-"""The pandas functions under the Spark adapter: one key's frame in, windows and rejects out.
+"""The pandas functions under the Spark adapter: validation (rejects) and the streaming runner.
 
-No pyspark here: these functions are what Spark's ``applyInPandas`` /
-``transformWithStateInPandas`` / ``applyInPandasWithState`` call on the workers, and they
-run (and are tested) without Spark.
+No pyspark here: these functions are what Spark's workers call (the batch adapter through
+``windowagg.pandas.frame_windows``; streaming's ``transformWithStateInPandas`` /
+``applyInPandasWithState`` through ``KeyRunner``), and they run (and are tested) without
+Spark.
 
 Bad input is never dropped silently. Every input row either contributes to the windows or
 comes out in the *rejects* frame with a reason:
@@ -31,22 +32,22 @@ reason (prefix)             when
 Each reject carries the original row (``row``): one flat JSON object of the input's
 columns (timestamps as ISO 8601 in UTC with their full precision).
 
+Batch windows are not computed here: ``windowagg.pandas.frame_windows`` (the function
+``windowagg.pandas.window_agg`` and the Spark batch adapter run per key) validates with
+:func:`validate` and computes windows with the engine (:mod:`windowagg.windows.engine`).
+What is left here besides validation is the streaming ``KeyRunner`` and its helpers, until
+streaming runs the engine too.
+
 Examples
 --------
 >>> import pandas as pd
->>> from windowagg.spark.spec import WindowSpec, parse_aggs
->>> pdf = pd.DataFrame({"k": ["a", "a", "a", None],
-...                     "t": pd.to_datetime(["2024-01-01 00:00:05", "2024-01-01 00:00:12",
-...                                          None, "2024-01-01 00:00:01"]),
-...                     "v": [1.0, 3.0, 2.0, 9.0]})
->>> res, rej = window_frame(pdf, ["k"], "t", parse_aggs(["max(v)", "count"]),
-...                         WindowSpec(size=10_000_000, slide=10_000_000))
->>> res["window_end"].dt.strftime("%H:%M:%S").tolist(), res["max_v"].tolist(), res["count"].tolist()
-(['00:00:10', '00:00:20'], [1.0, 3.0], [1, 1])
->>> rej["reason"].tolist()
-['null timestamp', 'null key k']
+>>> pdf = pd.DataFrame({"k": ["a", "a", None], "t": ["2024-01-01T00:00:05", "soon", 3],
+...                     "v": [1.0, 3.0, 9.0]})
+>>> good, micros, values, rej = validate(pdf, ["k"], "t", ["v"])
+>>> good.tolist(), rej["reason"].tolist()
+([True, False, False], ["unparsable timestamp 'soon'", 'null key k'])
 >>> rej["row"].tolist()[0]
-'{"k": "a", "t": null, "v": 2.0}'
+'{"k": "a", "t": "soon", "v": 3.0}'
 """
 
 from __future__ import annotations
@@ -58,7 +59,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from windowagg.spark.panes import dense_span, quantile_cost, sliding_panes
 from windowagg.spark.rejects import (
     CORRUPT_COLUMN,
     REJECT_COLUMNS,
@@ -79,27 +79,26 @@ __all__ = [
     "build_monoid",
     "parse_times",
     "validate",
-    "window_frame",
-    "window_groups",
-    "window_key",
+    "value_columns",
 ]
 
 
-#: Largest dense pane layout per key, as a multiple of the key's events, for the vector path.
-_MAX_PANES_PER_EVENT = 64
-#: Longest window (in events) for which batch quantiles use exact selection.
-_MAX_EXACT_QUANTILE_WINDOW = 2048
+# used by KeyRunner (streaming) until it runs the engine
 #: Longest per-event window (stored entries + events) for the vectorised per-event path.
 _MAX_VECTOR_WINDOW = 4096
+# used by KeyRunner (streaming) until it runs the engine
 #: Cells of one boolean (events x candidates) block of the vectorised per-event path.
 _BLOCK_CELLS = 1 << 20
+# used by KeyRunner (streaming) until it runs the engine
 #: Events per block of the vectorised per-event path (0: about the window's width).
 _EVENT_BLOCK = 0
 
 
+# used by KeyRunner (streaming) until it runs the engine
 _MONOIDS: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
 
 
+# used by KeyRunner (streaming) until it runs the engine
 def build_monoid(aggs: Sequence[Agg]) -> Any:
     """One monoid over tuples for all *aggs* (``monoids.Composite``), input = one tuple/event.
 
@@ -121,6 +120,7 @@ def build_monoid(aggs: Sequence[Agg]) -> Any:
     return monoid
 
 
+# used by KeyRunner (streaming) until it runs the engine
 def _event_tuples(
     aggs: Sequence[Agg], values: dict[str, np.ndarray], idx: np.ndarray
 ) -> list[tuple[Any, ...]]:
@@ -131,6 +131,7 @@ def _event_tuples(
     return list(zip(*[c if c is not None else [None] * m for c in cols], strict=True))
 
 
+# used by KeyRunner (streaming) until it runs the engine
 def _make_windows(aggs: Sequence[Agg], spec: WindowSpec, late: str = "side") -> Any:
     from windowagg import windows
 
@@ -155,6 +156,7 @@ def _make_windows(aggs: Sequence[Agg], spec: WindowSpec, late: str = "side") -> 
     )
 
 
+# used by KeyRunner (streaming) until it runs the engine
 def _results_to_columns(
     aggs: Sequence[Agg], results: Iterable[Any]
 ) -> dict[str, list[Any] | np.ndarray]:
@@ -172,17 +174,7 @@ def _results_to_columns(
     return out
 
 
-def _is_quantile(kind: str | None) -> bool:
-    return kind is not None and kind.startswith("p") and kind[1:].replace(".", "", 1).isdigit()
-
-
-def vectorizable(aggs: Sequence[Agg], spec: WindowSpec) -> bool:
-    """True when the batch can take the vectorised pane path (:mod:`windowagg.spark.panes`)."""
-    return spec.slide is not None and all(
-        a.kind in VECTOR_KINDS or _is_quantile(a.kind) for a in aggs
-    )
-
-
+# used by KeyRunner (streaming) until it runs the engine
 def per_event_vectorizable(aggs: Sequence[Agg], spec: WindowSpec) -> bool:
     """True when per-event windows can take the vectorised path (:func:`per_event_vector`)."""
     return (
@@ -193,6 +185,7 @@ def per_event_vectorizable(aggs: Sequence[Agg], spec: WindowSpec) -> bool:
     )
 
 
+# used by KeyRunner (streaming) until it runs the engine
 def max_window(pool_t: np.ndarray, ev_t: np.ndarray, size: int) -> int:
     """Most entries of the sorted *pool_t* inside one window ``(t - size, t]``, t in *ev_t*.
 
@@ -205,6 +198,7 @@ def max_window(pool_t: np.ndarray, ev_t: np.ndarray, size: int) -> int:
     return int((hi - lo).max())
 
 
+# used by KeyRunner (streaming) until it runs the engine
 def _state_parts(
     entries: Sequence[tuple[Any, tuple[int, tuple[Any, ...]]]], aggs: Sequence[Agg]
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -223,6 +217,7 @@ def _state_parts(
     return t, parts
 
 
+# used by KeyRunner (streaming) until it runs the engine
 def per_event_vector(
     state_t: np.ndarray,
     state_parts: dict[str, np.ndarray],
@@ -312,6 +307,7 @@ def per_event_vector(
     return out
 
 
+# used by KeyRunner (streaming) until it runs the engine
 def range_evaluator(aggs: Sequence[Agg]) -> Any:
     """A ``SlidingWindows.set_range_evaluator`` callable for sum/count/max/min/mean.
 
@@ -366,78 +362,7 @@ def range_evaluator(aggs: Sequence[Agg]) -> Any:
     return evaluate
 
 
-def window_key(
-    micros: np.ndarray,
-    values: dict[str, np.ndarray],
-    aggs: Sequence[Agg],
-    spec: WindowSpec,
-    *,
-    vectorized: bool = True,
-    refused: list[tuple[int, str]] | None = None,
-) -> dict[str, list[Any] | np.ndarray]:
-    """All windows of one key's (validated) events, in batch (every event is on time).
-
-    Returns columns ``start``, ``end`` (int64 microseconds) and one per aggregation alias.
-    Events whose value a monoid refuses (its ``lift`` raised) are in no window: their
-    positions in *micros* and reasons (``bad_value: <error>``) are appended to *refused*
-    (a list the caller turns into reject rows; None: raise ValueError if there are any,
-    so that no event can vanish).
-    Uses the vectorised pane path when possible (and ``vectorized``), else
-    ``windowagg.windows`` over a ``Composite`` monoid: ``insert_many`` of the sorted events,
-    then ``close()``. O(n log n + L) vectorised; O(n log n + windows · query) generic.
-    """
-    if len(micros) and vectorized and vectorizable(aggs, spec):
-        assert spec.size is not None and spec.slide is not None
-        span = dense_span(int(micros.min()), int(micros.max()), spec.size, spec.slide, spec.origin)
-        if any(_is_quantile(a.kind) for a in aggs):
-            longest = quantile_cost(np.sort(micros), spec.size)
-            # exact selection costs O(events per window) per window; past this, the
-            # q-digest (generic path) is cheaper and its error is stated
-            small = longest <= _MAX_EXACT_QUANTILE_WINDOW
-        else:
-            small = True
-        if small and span <= _MAX_PANES_PER_EVENT * len(micros) + 4096:
-            out = sliding_panes(
-                micros,
-                values,
-                [(a.alias, str(a.kind), a.column) for a in aggs],
-                size=spec.size,
-                slide=spec.slide,
-                origin=spec.origin,
-            )
-            ends = out.pop("end")
-            return {"start": ends - spec.size, "end": ends, **out}
-    order = np.argsort(micros, kind="stable")
-    if len(micros) and vectorized and per_event_vectorizable(aggs, spec):
-        assert spec.size is not None
-        t_sorted = micros[order]
-        if max_window(t_sorted, t_sorted, spec.size) <= _MAX_VECTOR_WINDOW:
-            # sorted input: each event's arrival is its position in time order
-            cols = per_event_vector(
-                np.empty(0, np.int64),
-                {},
-                t_sorted,
-                {c: v[order] for c, v in values.items()},
-                aggs,
-                spec.size,
-            )
-            return {"start": t_sorted - spec.size, "end": t_sorted, **cols}
-    w = _make_windows(aggs, spec, late="raise")
-    tuples = _event_tuples(aggs, values, order)
-    events = list(zip(micros[order].tolist(), tuples, strict=True))
-    results = list(w.insert_many(events))
-    close = getattr(w, "close", None)  # count windows emit as they go: nothing to close
-    if close is not None:
-        results.extend(close())
-    if w.rejected:  # every event is on time: these are the values a monoid refused
-        where = {id(v): int(i) for v, i in zip(tuples, order, strict=True)}
-        bad = [(where[id(r.value)], str(r.reason)) for r in w.rejected]
-        if refused is None:
-            raise ValueError(f"window_key: {len(bad)} values were refused: {bad[0][1]}")
-        refused.extend(bad)
-    return _results_to_columns(aggs, results)
-
-
+# used by KeyRunner (streaming) until it runs the engine
 def _results_frame(
     keys: Sequence[str],
     key_values: Sequence[Any],
@@ -471,129 +396,6 @@ def _results_frame(
 def value_columns(aggs: Sequence[Agg]) -> list[str]:
     """The distinct input columns the aggregations read, in first-use order."""
     return list(dict.fromkeys(a.column for a in aggs if a.column is not None))
-
-
-def window_frame(
-    pdf: pd.DataFrame,
-    keys: Sequence[str],
-    time: str,
-    aggs: Sequence[Agg],
-    spec: WindowSpec,
-    *,
-    time_unit: str = "s",
-    vectorized: bool = True,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Batch windows per key of *pdf* (one or many keys), and the rejected rows.
-
-    Parameters
-    ----------
-    pdf
-        Rows with the key columns, the event-time column and the aggregations' columns
-        (other columns are ignored, except ``_corrupt_record`` and ``_wa_row``).
-    keys, time, aggs, spec
-        Grouping columns, event-time column, :func:`~windowagg.spark.spec.parse_aggs`
-        output, :class:`~windowagg.spark.spec.WindowSpec`.
-
-    Returns
-    -------
-    (results, rejects)
-        ``results``: keys, ``window_start``, ``window_end`` (UTC timestamps) and one column
-        per aggregation, ordered by key then window end; ``rejects``: ``reason``,
-        ``event_time``, ``row`` (the original row as JSON).
-
-    Complexity: O(n log n) validation and grouping plus :func:`window_key` per key.
-    """
-    groups, rejects = window_groups(
-        pdf, keys, time, aggs, spec, time_unit=time_unit, vectorized=vectorized
-    )
-    frames = [_results_frame(keys, kvals, aggs, cols) for kvals, cols in groups]
-    if frames:
-        results = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    else:
-        empty: dict[str, list[Any] | np.ndarray] = {"start": [], "end": []}
-        empty.update({a.alias: [] for a in aggs})
-        results = _results_frame(keys, [None] * len(keys), aggs, empty)
-    return results, rejects
-
-
-def window_groups(
-    pdf: pd.DataFrame,
-    keys: Sequence[str],
-    time: str,
-    aggs: Sequence[Agg],
-    spec: WindowSpec,
-    *,
-    time_unit: str = "s",
-    vectorized: bool = True,
-) -> tuple[list[tuple[tuple[Any, ...], dict[str, list[Any] | np.ndarray]]], pd.DataFrame]:
-    """:func:`window_frame` before building frames: ``[(key values, columns)]`` and rejects.
-
-    The columns are those of :func:`window_key` (``start``/``end`` as int64 microseconds);
-    the Spark adapter turns them into Arrow directly. Same complexity as
-    :func:`window_frame`.
-    """
-    good, micros, values, rejects = validate(
-        pdf, keys, time, value_columns(aggs), time_unit=time_unit
-    )
-    out: list[tuple[tuple[Any, ...], dict[str, list[Any] | np.ndarray]]] = []
-    bad_rows: list[int] = []
-    bad_why: list[str] = []
-    idx = np.flatnonzero(good)
-    if not len(idx):
-        return out, rejects
-    if not keys:
-        groups: dict[Any, np.ndarray] = {(): np.arange(len(idx))}
-    elif (
-        len(keys) == 1
-        and pdf[keys[0]].iloc[idx[0]] == pdf[keys[0]].iloc[idx[-1]]
-        and (pdf[keys[0]].iloc[idx] == pdf[keys[0]].iloc[idx[0]]).all()
-    ):
-        groups = {pdf[keys[0]].iloc[idx[0]]: np.arange(len(idx))}  # one key (Spark's groups)
-    else:
-        groups = pdf.iloc[idx].groupby(list(keys), sort=True, dropna=True).indices
-    for kv, pos in groups.items():
-        kvals = kv if isinstance(kv, tuple) else (kv,)
-        rows = idx[pos]
-        refused: list[tuple[int, str]] = []
-        cols = window_key(
-            micros[rows],
-            {c: v[rows] for c, v in values.items()},
-            aggs,
-            spec,
-            vectorized=vectorized,
-            refused=refused,
-        )
-        out.append((kvals, cols))
-        for i, why in refused:
-            bad_rows.append(int(rows[i]))
-            bad_why.append(why)
-    if bad_rows:
-        rejects = _concat_rejects(rejects, _refused_rows(pdf, micros, bad_rows, bad_why))
-    return out, rejects
-
-
-def _refused_rows(
-    pdf: pd.DataFrame, micros: np.ndarray, rows: list[int], reasons: list[str]
-) -> pd.DataFrame:
-    """Reject rows for the *rows* of *pdf* whose values a monoid refused. O(len(rows))."""
-    mask = np.zeros(len(pdf), dtype=bool)
-    mask[rows] = True
-    row_json = dict(zip(np.flatnonzero(mask).tolist(), _rows_json(pdf, mask), strict=True))
-    return pd.DataFrame(
-        {
-            "reason": reasons,
-            "event_time": pd.to_datetime(micros[rows], unit="us", utc=True).astype(
-                "datetime64[us, UTC]"
-            ),
-            "row": [row_json[r] for r in rows],
-        }
-    )
-
-
-def _concat_rejects(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    if not len(a):
-        return b.reset_index(drop=True)
-    return pd.concat([a, b], ignore_index=True)
 
 
 class KeyRunner:

@@ -242,7 +242,7 @@ def readable_reason(reason: str) -> str:
 
 
 def _jsonable(v: Any) -> Any:
-    if v is None or v is pd.NaT:
+    if v is None or v is pd.NaT or v is pd.NA:
         return None
     if isinstance(v, float | np.floating):
         return None if v != v else float(v)

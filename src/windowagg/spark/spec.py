@@ -5,7 +5,8 @@ Nothing here imports pandas or pyspark. Timestamps inside the adapter are intege
 arithmetic is exact.
 
 Aggregations are written like SQL calls: ``"max(dep_delay)"``, ``"mean(x)"``, ``"count"``
-(or ``"count(*)"``), ``"p95(x)"`` / ``"p99.9(x)"`` (q-digest quantiles), optionally
+(or ``"count(*)"``), ``"p95(x)"`` / ``"p99.9(x)"`` (quantiles: exact in batch through
+``windowagg.pandas.parse``, q-digest here and in streaming), optionally
 ``"... as alias"``; or as :class:`Agg` objects for user monoids. The names a string can
 use are exactly those that work on a plain numeric column (:data:`COLUMN_AGGREGATIONS`);
 monoids that need structured input (``argmax`` takes ``(key, value)`` pairs) or return
@@ -37,7 +38,8 @@ __all__ = [
     "to_micros",
 ]
 
-#: Built-in aggregations that the vectorised pane path computes with numpy ufuncs.
+# used by KeyRunner (streaming) until it runs the engine
+#: Built-in aggregations that streaming's numpy per-event path computes.
 VECTOR_KINDS = frozenset({"sum", "count", "max", "min", "mean"})
 
 #: What an aggregation string may name: every aggregation of one plain numeric column
@@ -49,7 +51,10 @@ COLUMN_AGGREGATIONS: dict[str, str] = {
     "min": "minimum",
     "max": "maximum",
     "median": "median (= p50)",
-    "pNN": "quantile, e.g. p95, p99.9 (q-digest, rank error <= 1% of n)",
+    "pNN": "quantile, e.g. p95, p99.9 (exact, nearest rank, in windowagg.pandas and Spark "
+    "batch; q-digest in streaming)",
+    "approx_pNN": "q-digest quantile, e.g. approx_p99 (rank error <= 1% of n; "
+    "windowagg.pandas and Spark batch)",
     "variance": "sample variance (ddof=0)",
     "stddev": "standard deviation (ddof=0)",
     "geomean": "geometric mean (values > 0)",
@@ -142,7 +147,8 @@ class Agg:
         The output's Spark SQL type (``"double"``, ``"bigint"``, ``"string"`` ...).
     kind
         The built-in name when the monoid is a built-in (``"max"``, ``"p95"`` ...), else None;
-        ``sum/count/max/min/mean`` take the vectorised path in batch.
+        the engine computes ``pNN`` / ``median`` kinds exactly and tries the ``lift`` of
+        kinds other than ``sum/count/max/min/mean`` on every value (refusals are rejects).
     """
 
     alias: str

@@ -79,7 +79,7 @@ def window_key(
     ([10, 20], [5.0, 1.0], [2, 1])
     """
     p = planned if planned is not None else plan(aggs)
-    a = admit(t, values, clock)
+    a = admit(t, values, clock, p.probes)
     ts = np.asarray(t, dtype=np.int64)[a.order]
     sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
     w = assign(shape, ts)

@@ -83,6 +83,14 @@ class Plan(NamedTuple):
     groups: list[Group]
     quantiles: dict[str, list[tuple[str, int, int]]]
     """Per column: ``(alias, num, den)`` of its exact quantiles."""
+    probes: Sequence[tuple[str | None, Any]] = ()
+    """``(column, lift)`` of the aggregations whose monoid may refuse a finite float (see
+    :func:`~windowagg.windows.engine.admission.admit`)."""
+
+
+#: Built-in aggregations whose monoid takes every finite float: admission does not try
+#: their ``lift`` (the others, user monoids and ``geomean`` / ``argmax`` ..., it does).
+_TAKES_ANY_FLOAT = frozenset({"sum", "max", "min", "mean", "count"})
 
 
 def plan(aggs: Sequence[Any]) -> Plan:
@@ -95,8 +103,12 @@ def plan(aggs: Sequence[Any]) -> Plan:
     """
     groups: list[Group] = []
     quantiles: dict[str, list[tuple[str, int, int]]] = {}
+    probes: list[tuple[str | None, Any]] = []
     for a in aggs:
         q = quantile_fraction(a.kind)
+        kind = a.kind or ""
+        if q is None and kind not in _TAKES_ANY_FLOAT and not kind.startswith("approx_p"):
+            probes.append((a.column, a.monoid.lift))
         if q is not None:
             if a.column is None:
                 raise ValueError(f"quantile {a.alias!r} needs a column")
@@ -108,7 +120,7 @@ def plan(aggs: Sequence[Any]) -> Plan:
         elif a.kind in _NUMERIC and a.dtype == "double":
             buffer = np.float64
         groups.append(Group(a.column, a.alias, a.monoid, buffer))
-    return Plan(groups, quantiles)
+    return Plan(groups, quantiles, probes)
 
 
 Factory = Callable[[Any], Any]

@@ -1,0 +1,283 @@
+"""Spark batch: windowagg.spark.window_agg (the engine per key) against Spark's own operators.
+
+Every comparison is interleaved (A, B, A, B, ... after one untimed run of each), each job
+forced with the ``noop`` sink, medians reported with the ratio Spark / windowagg (above 1:
+windowagg faster) and the load average before and after. Targets from issue 12:
+
+====================================================  ======================================
+comparison                                            target (Spark time / windowagg time)
+====================================================  ======================================
+hopping 10 min / 10 s, N events, 100 keys,            >= 10x ``F.window``
+max/sum/count/mean
+same, exact ``p99`` (+ count)                         >= 20x ``F.window`` + ``percentile_approx``
+per-event ``(t - 10 min, t]`` max/sum/count, 10 keys,  >= 3x ``Window.rangeBetween`` (segment
+10^4 events per window                                tree on)
+per-event user Python monoid ("first value above      >= 1x ``first(when(v > 60, v),
+60"), same data                                       ignorenulls)`` over ``rangeBetween``
+                                                      (segment tree on)
+====================================================  ======================================
+
+Run: ``python -m benchmarks spark_batch [--quick] [--repeats R] [--events N]``.
+
+Results are checked in the same run: hopping max/count exact and sum/mean to 1e-9, p99
+exact (the share of windows where ``percentile_approx`` agrees is printed), per-event
+max/count exact against ``rangeBetween`` (both include every event at ``t``), the monoid's
+answers against Spark's ``first``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.harness import median
+
+SIZE, SLIDE = "10 minutes", "10 seconds"
+AGGS = ["max(value)", "sum(value)", "count", "mean(value)"]
+
+
+def load() -> str:
+    with open("/proc/loadavg") as fh:
+        return " ".join(fh.read().split()[:3])
+
+
+def noop(df: Any) -> None:
+    df.write.format("noop").mode("overwrite").save()
+
+
+def interleaved(
+    name: str,
+    spark_label: str,
+    spark_fn: Callable[[], Any],
+    ours_label: str,
+    ours_fn: Callable[[], Any],
+    repeats: int,
+    rows: list[list[Any]],
+) -> dict[str, Any]:
+    """Time Spark's job and ours alternately; medians, ratio, load before and after."""
+    before = load()
+    spark_fn()  # untimed: Python workers, JIT, caches
+    ours_fn()
+    ts: list[float] = []
+    to: list[float] = []
+    for _ in range(repeats):
+        for fn, out in ((spark_fn, ts), (ours_fn, to)):
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    after = load()
+    ms, mo = median(ts), median(to)
+    print(
+        f"  {name}: {spark_label} median {ms:.2f} s {[round(x, 2) for x in ts]}; "
+        f"{ours_label} median {mo:.2f} s {[round(x, 2) for x in to]}; ratio {ms / mo:.2f}x; "
+        f"load {before} -> {after}",
+        flush=True,
+    )
+    rows.append([f"{name}: {spark_label}", ms, len(ts)])
+    rows.append([f"{name}: {ours_label}", mo, len(to)])
+    return {
+        "spark_s": ms,
+        "windowagg_s": mo,
+        "ratio": ms / mo,
+        "spark_samples": ts,
+        "windowagg_samples": to,
+        "load_before": before,
+        "load_after": after,
+    }
+
+
+def per_event_data(n: int, keys: int = 10, per_window: int = 10_000, seed: int = 7) -> Any:
+    """*n* events over *keys* keys, ``per_window`` events per 10 minutes per key, +-5 s jitter."""
+    rng = np.random.default_rng(seed)
+    per_key = n // keys
+    step = 600_000_000 // per_window  # microseconds between a key's events
+    base = np.tile(np.arange(per_key, dtype=np.int64) * step, keys)
+    t = base + rng.integers(-5_000_000, 5_000_001, len(base)) + 1_700_000_000_000_000
+    return pd.DataFrame(
+        {
+            "key": np.repeat(np.arange(keys, dtype=np.int32), per_key),
+            "event_time": pd.to_datetime(t, unit="us"),
+            "value": rng.gamma(2.0, 10.0, len(t)).round(3),
+        }
+    )
+
+
+def batch_suite(
+    spark: Any, df: Any, repeats: int, quick: bool, rows: list[list[Any]]
+) -> dict[str, Any]:
+    """The four comparisons above; *df* is the cached hopping input (100 keys)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from windowagg.spark import window_agg
+
+    out: dict[str, Any] = {}
+    n_pe = 100_000 if quick else 300_000
+    print(f"batch, per-event (t - 10 min, t], 10 keys, 10^4 events per window, {n_pe:,} events")
+    pe_pdf = per_event_data(n_pe)
+    pe = spark.createDataFrame(pe_pdf).repartition(2).cache()
+    pe.count()
+    spark.conf.set("spark.sql.window.segmentTree.enabled", "true")
+    wr = Window.partitionBy("key").orderBy(F.unix_micros("event_time"))
+    wr = wr.rangeBetween(-(600_000_000 - 1), 0)
+    spe = pe.select(
+        "key",
+        "event_time",
+        F.max("value").over(wr).alias("max_value"),
+        F.sum("value").over(wr).alias("sum_value"),
+        F.count("*").over(wr).alias("count"),
+    )
+    ope = window_agg(pe, "key", "event_time", ["max(value)", "sum(value)", "count"], size=SIZE)
+    out["per_event"] = interleaved(
+        "per-event",
+        "Spark rangeBetween (segment tree)",
+        lambda: noop(spe),
+        "windowagg per event",
+        lambda: noop(ope.output),
+        repeats,
+        rows,
+    )
+    a = spe.toPandas().sort_values(["key", "event_time", "max_value"], kind="stable")
+    b = ope.results.toPandas().sort_values(["key", "window_end", "max_value"], kind="stable")
+    out["per_event"]["identical_max_count"] = bool(
+        len(a) == len(b)
+        and (a["max_value"].to_numpy() == b["max_value"].to_numpy()).all()
+        and (a["count"].to_numpy() == b["count"].to_numpy()).all()
+    )
+    per_window = float(b["count"].median())
+    out["per_event"]["median_events_per_window"] = per_window
+    print(
+        f"  max/count identical to rangeBetween: {out['per_event']['identical_max_count']}; "
+        f"median {per_window:,.0f} events per window"
+    )
+
+    print("batch, per-event user Python monoid 'first value above 60' (same data)")
+
+    class FirstAbove:
+        """The first value above 60 in event-time order (None if none): not commutative."""
+
+        identity = None
+
+        def lift(self, x: float) -> float | None:
+            return x if x > 60 else None
+
+        def combine(self, a: float | None, b: float | None) -> float | None:
+            return a if a is not None else b
+
+        def lower(self, a: float | None) -> float | None:
+            return a
+
+    sfa = pe.select(
+        "key",
+        "event_time",
+        F.first(F.when(F.col("value") > 60, F.col("value")), ignorenulls=True)
+        .over(wr)
+        .alias("first_above"),
+    )
+    ofa = window_agg(
+        pe, "key", "event_time", [("first_above", FirstAbove(), "value", "double")], size=SIZE
+    )
+    out["user_monoid"] = interleaved(
+        "user monoid",
+        "Spark first(when(v > 60), ignorenulls) over rangeBetween (segment tree)",
+        lambda: noop(sfa),
+        "windowagg per event, Python monoid",
+        lambda: noop(ofa.output),
+        repeats,
+        rows,
+    )
+    # Spark's first over a RANGE frame takes the frame's rows in its sort order (time; ties
+    # in no set order): compare where no tie can change the answer, i.e. by the multiset
+    a = sfa.toPandas()["first_above"].fillna(-1.0).to_numpy()
+    b = ofa.results.toPandas()["first_above"].fillna(-1.0).to_numpy()
+    out["user_monoid"]["same_answers_as_multiset"] = bool(
+        len(a) == len(b) and (np.sort(a) == np.sort(b)).all()
+    )
+    print(f"  same answers (as a multiset): {out['user_monoid']['same_answers_as_multiset']}")
+    spark.conf.set("spark.sql.window.segmentTree.enabled", "false")
+    pe.unpersist()
+    n = df.count()
+    print(f"batch, hopping 10 min / 10 s, {n:,} events, 100 keys: max, sum, count, mean")
+
+    def spark_window() -> Any:
+        return (
+            df.groupBy("key", F.window("event_time", SIZE, SLIDE))
+            .agg(
+                F.max("value").alias("max_value"),
+                F.sum("value").alias("sum_value"),
+                F.count("*").alias("count"),
+                F.avg("value").alias("mean_value"),
+            )
+            .select(
+                "key",
+                F.col("window.start").alias("window_start"),
+                "max_value",
+                "sum_value",
+                "count",
+                "mean_value",
+            )
+        )
+
+    ours = window_agg(df, "key", "event_time", AGGS, size=SIZE, slide=SLIDE)
+    out["hopping"] = interleaved(
+        "hopping",
+        "Spark F.window",
+        lambda: noop(spark_window()),
+        "windowagg.spark.window_agg",
+        lambda: noop(ours.output),
+        repeats,
+        rows,
+    )
+    a = spark_window().toPandas().sort_values(["key", "window_start"]).reset_index(drop=True)
+    b = ours.results.toPandas().sort_values(["key", "window_start"]).reset_index(drop=True)
+    out["hopping"]["identical"] = bool(
+        len(a) == len(b)
+        and (a["window_start"].to_numpy() == b["window_start"].to_numpy()).all()
+        and (a["max_value"].to_numpy() == b["max_value"].to_numpy()).all()
+        and (a["count"].to_numpy() == b["count"].to_numpy()).all()
+        and np.allclose(a["sum_value"], b["sum_value"], rtol=1e-9, atol=0)
+        and np.allclose(a["mean_value"], b["mean_value"], rtol=1e-9, atol=0)
+    )
+    out["hopping"]["windows"] = len(a)
+    print(f"  identical to F.window: {out['hopping']['identical']}; {len(a):,} windows")
+
+    print("batch, hopping 10 min / 10 s: exact p99 against percentile_approx")
+    sp99 = (
+        df.groupBy("key", F.window("event_time", SIZE, SLIDE))
+        .agg(F.percentile_approx("value", 0.99).alias("p99_value"), F.count("*").alias("count"))
+        .select("key", F.col("window.start").alias("window_start"), "p99_value", "count")
+    )
+    o99 = window_agg(df, "key", "event_time", ["p99(value)", "count"], size=SIZE, slide=SLIDE)
+    out["p99"] = interleaved(
+        "p99",
+        "Spark F.window + percentile_approx",
+        lambda: noop(sp99),
+        "windowagg exact p99",
+        lambda: noop(o99.output),
+        1 if quick else max(1, repeats - 1),
+        rows,
+    )
+    a = sp99.toPandas().sort_values(["key", "window_start"]).reset_index(drop=True)
+    b = o99.results.toPandas().sort_values(["key", "window_start"]).reset_index(drop=True)
+    out["p99"]["share_equal_to_percentile_approx"] = float(
+        (a["p99_value"].to_numpy() == b["p99_value"].to_numpy()).mean()
+    )
+    print(
+        f"  p99 equal to percentile_approx in {out['p99']['share_equal_to_percentile_approx']:.4%}"
+    )
+
+    out["load_end"] = load()
+    out["cpu_count"] = os.cpu_count()
+    return out
+
+
+def main(argv: list[str]) -> int:
+    """``python -m benchmarks spark_batch [--quick] [--repeats R]``: the batch comparisons."""
+    from benchmarks.bench_spark import main as spark_main
+
+    return spark_main(["--batch-only", *argv])
