@@ -163,6 +163,9 @@ class FiBA {
             }
             --size_;
             lsuf_.pop_back();
+            // the leaf's right sibling takes part in its coming underflow (merge or move):
+            // load it ahead (a window of 10^6 entries lives far outside the caches)
+            if (Node* p = lf->parent) prefetch_node(kids(p)[1]);
             if (!lsuf_.empty()) {
                 lf->agg = lsuf_.back();
             } else {
@@ -290,6 +293,14 @@ class FiBA {
         if (!leaf) std::uninitialized_fill_n(kids(y), cap_ + 1, nullptr);
         ++nodes_;
         return y;
+    }
+    void prefetch_node(const Node* y) const {
+#if defined(__GNUC__) || defined(__clang__)
+        const char* c = reinterpret_cast<const char*>(y);
+        for (std::size_t off = 0; off < leaf_bytes_; off += 64) __builtin_prefetch(c + off);
+#else
+        (void)y;
+#endif
     }
     void delete_node(Node* y) {
         std::destroy_n(keys(y), cap_);
