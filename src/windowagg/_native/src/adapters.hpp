@@ -594,10 +594,14 @@ using ArgMaxAdapter = ArgAdapter<true>;
 using ArgMinAdapter = ArgAdapter<false>;
 
 // Composite(...) of numeric built-ins (positional or named, fan_out or not): one native
-// partial of up to kMaxCells Nums, combined component by component.
-struct CompositeAdapter {
-    static constexpr int kMaxCells = 8;
-    static constexpr int kMaxParts = 8;
+// partial of up to kMaxCells Nums, combined component by component. Cells is the partial's
+// capacity: CompositeAdapter (8) everywhere; FiBA also stores a composite that needs at
+// most 2 cells (e.g. Composite(Max(), Sum())) in a 2-cell partial (32 instead of 128
+// bytes per entry and per combine), same code otherwise.
+template <int Cells>
+struct CompositeAdapterT {
+    static constexpr int kMaxCells = Cells;
+    static constexpr int kMaxParts = Cells;
     using partial_type = std::array<Num, kMaxCells>;
     static constexpr bool generic = false;
 
@@ -637,7 +641,7 @@ struct CompositeAdapter {
         }
         return total <= kMaxCells;
     }
-    explicit CompositeAdapter(nb::handle m)
+    explicit CompositeAdapterT(nb::handle m)
         : fan_out(nb::cast<bool>(m.attr("fan_out"))), names(m.attr("names")), commutative(py_commutative(m)) {
         nb::tuple comps = nb::borrow<nb::tuple>(m.attr("components"));
         for (nb::handle c : comps) {
@@ -651,21 +655,44 @@ struct CompositeAdapter {
             ++nparts;
         }
     }
+    // Every component's cells lie inside the partial (supports() checked it); said to the
+    // compiler, which cannot see it through the kind switch of the kernels.
+    WINDOWAGG_INLINE void assume_fits(int j) const {
+#if defined(__GNUC__) || defined(__clang__)
+        if (offs[j] + cells(kinds[j]) > kMaxCells) __builtin_unreachable();
+#else
+        (void)j;
+#endif
+    }
+    WINDOWAGG_INLINE Num* at(partial_type& p, int j) const {
+        assume_fits(j);
+        return p.data() + offs[j];
+    }
+    WINDOWAGG_INLINE const Num* at(const partial_type& p, int j) const {
+        assume_fits(j);
+        return p.data() + offs[j];
+    }
     partial_type identity() const {
         partial_type p{};
-        for (int j = 0; j < nparts; ++j) k_identity(kinds[j], p.data() + offs[j]);
+        for (int j = 0; j < nparts; ++j) {
+            assume_fits(j);
+            k_identity(kinds[j], p.data() + offs[j]);
+        }
         return p;
     }
     partial_type combine(const partial_type& a, const partial_type& b) const {
         partial_type r{};
-        for (int j = 0; j < nparts; ++j) k_combine(kinds[j], a.data() + offs[j], b.data() + offs[j], r.data() + offs[j]);
+        for (int j = 0; j < nparts; ++j) {
+            assume_fits(j);
+            k_combine(kinds[j], a.data() + offs[j], b.data() + offs[j], r.data() + offs[j]);
+        }
         return r;
     }
     bool lift(nb::handle x, partial_type& out) const {
         partial_type p{};
         if (fan_out) {
             for (int j = 0; j < nparts; ++j)
-                if (!k_lift(kinds[j], ctx[j], x.ptr(), p.data() + offs[j])) return false;
+                if (!k_lift(kinds[j], ctx[j], x.ptr(), at(p, j))) return false;
             out = p;
             return true;
         }
@@ -675,7 +702,7 @@ struct CompositeAdapter {
             for (int j = 0; j < nparts; ++j) {
                 PyObject* v = PyDict_GetItemWithError(o, PyTuple_GET_ITEM(names.ptr(), j));
                 if (!v) { if (PyErr_Occurred()) throw_if_error(); return false; }
-                if (!k_lift(kinds[j], ctx[j], v, p.data() + offs[j])) return false;
+                if (!k_lift(kinds[j], ctx[j], v, at(p, j))) return false;
             }
             out = p;
             return true;
@@ -685,7 +712,7 @@ struct CompositeAdapter {
         if (Py_SIZE(o) != nparts) return false;
         for (int j = 0; j < nparts; ++j) {
             PyObject* v = is_tuple ? PyTuple_GET_ITEM(o, j) : PyList_GET_ITEM(o, j);
-            if (!k_lift(kinds[j], ctx[j], v, p.data() + offs[j])) return false;
+            if (!k_lift(kinds[j], ctx[j], v, at(p, j))) return false;
         }
         out = p;
         return true;
@@ -693,14 +720,14 @@ struct CompositeAdapter {
     bool lift_f64(double x, partial_type& out) const {
         if (!fan_out) return false;
         partial_type p{};
-        for (int j = 0; j < nparts; ++j) k_lift_num(kinds[j], ctx[j], Num::of_flt(x), p.data() + offs[j]);
+        for (int j = 0; j < nparts; ++j) k_lift_num(kinds[j], ctx[j], Num::of_flt(x), at(p, j));
         out = p;
         return true;
     }
     bool lift_i64(int64_t x, partial_type& out) const {
         if (!fan_out) return false;
         partial_type p{};
-        for (int j = 0; j < nparts; ++j) k_lift_num(kinds[j], ctx[j], Num::of_int(x), p.data() + offs[j]);
+        for (int j = 0; j < nparts; ++j) k_lift_num(kinds[j], ctx[j], Num::of_int(x), at(p, j));
         out = p;
         return true;
     }
@@ -708,30 +735,32 @@ struct CompositeAdapter {
         if (names.is_none()) {
             nb::object t = nb::steal(PyTuple_New(nparts));
             for (int j = 0; j < nparts; ++j)
-                PyTuple_SET_ITEM(t.ptr(), j, k_lower(kinds[j], ctx[j], p.data() + offs[j]).release().ptr());
+                PyTuple_SET_ITEM(t.ptr(), j, k_lower(kinds[j], ctx[j], at(p, j)).release().ptr());
             return t;
         }
         nb::dict d;
         for (int j = 0; j < nparts; ++j)
-            d[nb::handle(PyTuple_GET_ITEM(names.ptr(), j))] = k_lower(kinds[j], ctx[j], p.data() + offs[j]);
+            d[nb::handle(PyTuple_GET_ITEM(names.ptr(), j))] = k_lower(kinds[j], ctx[j], at(p, j));
         return d;
     }
     bool lower_num(const partial_type&, Num&) const { return false; }
     nb::object to_py(const partial_type& p) const {
         nb::object t = nb::steal(PyTuple_New(nparts));
         for (int j = 0; j < nparts; ++j)
-            PyTuple_SET_ITEM(t.ptr(), j, k_to_py(kinds[j], p.data() + offs[j]).release().ptr());
+            PyTuple_SET_ITEM(t.ptr(), j, k_to_py(kinds[j], at(p, j)).release().ptr());
         return t;
     }
     bool from_py(nb::handle o, partial_type& out) const {
         if (!PyTuple_CheckExact(o.ptr()) || PyTuple_GET_SIZE(o.ptr()) != nparts) return false;
         partial_type p{};
         for (int j = 0; j < nparts; ++j)
-            if (!k_from_py(kinds[j], PyTuple_GET_ITEM(o.ptr(), j), p.data() + offs[j])) return false;
+            if (!k_from_py(kinds[j], PyTuple_GET_ITEM(o.ptr(), j), at(p, j))) return false;
         out = p;
         return true;
     }
 };
+
+using CompositeAdapter = CompositeAdapterT<8>;
 
 // ------------------------------------------------------------------------- dispatch
 

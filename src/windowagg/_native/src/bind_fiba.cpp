@@ -6,6 +6,7 @@
 #include <string>
 
 #include "adapters.hpp"
+#include "fast_methods.hpp"
 #include "fiba_impl.hpp"
 #include "inputs.hpp"
 
@@ -57,17 +58,106 @@ nb::object plain(nb::handle h) {
     return h.attr("tolist")();
 }
 
+
+// insert / evict / query / range_query as plain method descriptors (fast_methods.hpp):
+// the hot path of single calls, without nanobind's general dispatch. Positional or keyword
+// arguments, as the nanobind definitions they replace (and the reference's signatures).
+bool fiba_args(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, const char* const* names,
+               Py_ssize_t want, PyObject** out) {
+    if (!kwnames && nargs == want) {
+        for (Py_ssize_t i = 0; i < want; ++i) out[i] = args[i];
+        return true;
+    }
+    if (nargs > want) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments but %zd were given", fn, want, nargs);
+        return false;
+    }
+    for (Py_ssize_t i = 0; i < want; ++i) out[i] = i < nargs ? args[i] : nullptr;
+    Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < nk; ++j) {
+        PyObject* key = PyTuple_GET_ITEM(kwnames, j);
+        Py_ssize_t i = 0;
+        for (; i < want; ++i)
+            if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0) break;
+        if (i == want) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fn, key);
+            return false;
+        }
+        if (out[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fn, names[i]);
+            return false;
+        }
+        out[i] = args[nargs + j];
+    }
+    for (Py_ssize_t i = 0; i < want; ++i)
+        if (!out[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fn, names[i]);
+            return false;
+        }
+    return true;
+}
+
+struct FastFiba {
+    static PyObject* insert(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+        static const char* const names[] = {"t", "v"};
+        PyObject* a[2];
+        if (!fiba_args("insert", args, nargs, kwnames, names, 2, a)) return nullptr;
+        return guarded_call([&]() -> PyObject* {
+            FiBAObj* o = self_ptr<FiBAObj>(self);
+            if (!o) return nullptr;
+            o->h.run([&](FibaImpl& i) { i.insert(a[0], a[1]); });
+            Py_RETURN_NONE;
+        });
+    }
+    static PyObject* evict(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+        static const char* const names[] = {"t"};
+        PyObject* a[1];
+        if (!fiba_args("evict", args, nargs, kwnames, names, 1, a)) return nullptr;
+        return guarded_call([&]() -> PyObject* {
+            FiBAObj* o = self_ptr<FiBAObj>(self);
+            if (!o) return nullptr;
+            o->h.run([&](FibaImpl& i) { i.evict(a[0]); });
+            Py_RETURN_NONE;
+        });
+    }
+    static PyObject* query(PyObject* self, PyObject*) {
+        return guarded_call([&]() -> PyObject* {
+            FiBAObj* o = self_ptr<FiBAObj>(self);
+            if (!o) return nullptr;
+            return o->h.run([&](FibaImpl& i) { return i.query(); }).release().ptr();
+        });
+    }
+    static PyObject* range_query(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+        static const char* const names[] = {"t_from", "t_to"};
+        PyObject* a[2];
+        if (!fiba_args("range_query", args, nargs, kwnames, names, 2, a)) return nullptr;
+        return guarded_call([&]() -> PyObject* {
+            FiBAObj* o = self_ptr<FiBAObj>(self);
+            if (!o) return nullptr;
+            return o->h.run([&](FibaImpl& i) { return i.range_query(a[0], a[1]); }).release().ptr();
+        });
+    }
+};
+
+PyMethodDef fast_defs[4] = {
+    {"insert", (PyCFunction)(void (*)())FastFiba::insert, METH_FASTCALL | METH_KEYWORDS,
+     "insert(t, v): add lift(v) at timestamp t (combined into the partial already there, if any)."},
+    {"evict", (PyCFunction)(void (*)())FastFiba::evict, METH_FASTCALL | METH_KEYWORDS,
+     "evict(t): remove the entry at timestamp t (nothing when there is none)."},
+    {"query", (PyCFunction)FastFiba::query, METH_NOARGS, "query(): lower() of the aggregate of every entry, in time order."},
+    {"range_query", (PyCFunction)(void (*)())FastFiba::range_query, METH_FASTCALL | METH_KEYWORDS,
+     "range_query(t_from, t_to): lower() of the aggregate of the entries with t_from <= t <= t_to."},
+};
+
 }  // namespace
 
 void bind_fiba(nb::module_& m) {
-    nb::class_<FiBAObj>(m, "FiBA")
+    auto cls = nb::class_<FiBAObj>(m, "FiBA");
+    cls
         .def("__init__", [](FiBAObj* self, nb::handle monoid, nb::handle min_arity) {
             int mu = check_mu(min_arity);
             new (self) FiBAObj{FibaHandle{make_fiba_impl(monoid, mu, false, false)}, nb::borrow(monoid), mu};
         }, nb::arg("monoid").none(), nb::arg("min_arity").none())
-        .def("insert", [](FiBAObj& o, nb::handle t, nb::handle v) { o.h.run([&](FibaImpl& i) { i.insert(t, v); }); },
-             nb::arg("t").none(), nb::arg("v").none())
-        .def("evict", [](FiBAObj& o, nb::handle t) { o.h.run([&](FibaImpl& i) { i.evict(t); }); }, nb::arg("t").none())
         .def("bulk_evict", [](FiBAObj& o, nb::handle t) { o.h.run([&](FibaImpl& i) { i.bulk_evict(t); }); },
              nb::arg("t").none())
         .def("bulk_insert", [](FiBAObj& o, nb::handle a, nb::handle b) {
@@ -108,10 +198,6 @@ void bind_fiba(nb::module_& m) {
             nb::list entries = o.h.run([&](FibaImpl& i) { return i.partials(); });
             return nb::module_::import_("windowagg.ooo._fiba_arrays").attr("dump_state")(o.mu, entries);
         }, "The window's (t, partial) entries as windowagg.codec bytes (read by either backend).")
-        .def("query", [](FiBAObj& o) { return o.h.run([&](FibaImpl& i) { return i.query(); }); })
-        .def("range_query", [](FiBAObj& o, nb::handle lo, nb::handle hi) {
-            return o.h.run([&](FibaImpl& i) { return i.range_query(lo, hi); });
-        }, nb::arg("t_from").none(), nb::arg("t_to").none())
         .def("range_query_many", [](FiBAObj& o, nb::handle lo, nb::handle hi, nb::handle out) {
             Values a(plain(lo), "ooo.FiBA.range_query_many");
             Values b(plain(hi), "ooo.FiBA.range_query_many");
@@ -174,4 +260,5 @@ void bind_fiba(nb::module_& m) {
             return "ooo.FiBA(" + repr_str(o.monoid) + ", min_arity=" + std::to_string(o.mu) +
                    ", n=" + std::to_string(o.h.impl->size()) + ", backend='native')";
         });
+    for (PyMethodDef& d : fast_defs) install_method(cls, &d);
 }

@@ -21,6 +21,7 @@
 #include "adapters.hpp"
 #include "fiba_keys.hpp"
 #include "inputs.hpp"
+#include "sum_f64.hpp"
 
 namespace windowagg::py {
 
@@ -237,7 +238,11 @@ struct FibaImplT final : FibaImpl {
             if (a.ptr() == b.ptr()) return true;
             int r = PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_EQ);
             if (r < 0) throw nb::python_error();
-            return r == 1;
+            if (r == 1) return true;
+            // as the reference's check: windowagg._invariants.same (NaN equals NaN, also
+            // inside tuples), e.g. a Sum of inf and -inf
+            static PyObject* same = nb::object(nb::module_::import_("windowagg._invariants").attr("same")).release().ptr();
+            return nb::cast<bool>(nb::handle(same)(a, b));
         };
         try {
             tree.check(eq);
@@ -246,15 +251,33 @@ struct FibaImplT final : FibaImpl {
         }
     }
 
+    // The next stage: F64SumAdapter -> SumAdapter (int64 keys) -> GenericAdapter (int64 or
+    // Python-object keys). The tree is copied node for node (assign_mapped), so its shape,
+    // hence the order of every later combine, is what it would have been without the change.
     std::unique_ptr<FibaImpl> to_generic(bool object_keys) const override {
-        nb::list ts, ps;
-        tree.for_each([&](const K& k, const P& p) {
-            ts.append(key_to_py(k));
-            ps.append(ad().to_py(p));
-        });
-        auto g = make_fiba_impl(monoid, mu, true, object_keys || !kIntKeys);
-        g->load(nb::tuple(ts), nb::tuple(ps));  // the generic path holds anything
-        return g;
+        if constexpr (std::is_same_v<A, F64SumAdapter>) {
+            if (!object_keys) {
+                auto s = std::make_unique<FibaImplT<SumAdapter, int64_t>>(monoid, SumAdapter(monoid), mu);
+                s->tree.assign_mapped(tree, [](int64_t k) { return k; }, [](double p) {
+                    return SumAdapter::partial_type{F64SumAdapter::is_id(p) ? Num::of_int(0) : Num::of_flt(p)};
+                });
+                return s;
+            }
+        }
+        auto to_py = [this](const P& p) { return ad().to_py(p); };
+        auto g_obj = [&] {
+            auto g = std::make_unique<FibaImplT<GenericAdapter, ObjKey>>(monoid, GenericAdapter(monoid), mu);
+            g->tree.assign_mapped(tree, [](const K& k) { return key_to_py(k); }, to_py);
+            return std::unique_ptr<FibaImpl>(std::move(g));
+        };
+        if constexpr (!kIntKeys) {
+            return g_obj();
+        } else {
+            if (object_keys) return g_obj();
+            auto g = std::make_unique<FibaImplT<GenericAdapter, int64_t>>(monoid, GenericAdapter(monoid), mu);
+            g->tree.assign_mapped(tree, [](int64_t k) { return k; }, to_py);
+            return g;
+        }
     }
 
     bool load(nb::handle ts_obj, nb::handle ps_obj) override {
@@ -419,6 +442,10 @@ struct FibaImplT final : FibaImpl {
 inline std::unique_ptr<FibaImpl> make_fiba_impl(nb::handle monoid, int mu, bool generic, bool object_keys) {
     if (object_keys) return std::make_unique<FibaImplT<GenericAdapter, ObjKey>>(monoid, GenericAdapter(monoid), mu);
     if (generic) return std::make_unique<FibaImplT<GenericAdapter, int64_t>>(monoid, GenericAdapter(monoid), mu);
+    if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Sum)  // first stage: floats only
+        return std::make_unique<FibaImplT<F64SumAdapter, int64_t>>(monoid, F64SumAdapter(monoid), mu);
+    if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Composite && CompositeAdapterT<2>::supports(monoid))
+        return std::make_unique<FibaImplT<CompositeAdapterT<2>, int64_t>>(monoid, CompositeAdapterT<2>(monoid), mu);
     return visit_adapter(monoid, [&](auto a) -> std::unique_ptr<FibaImpl> {
         using A = decltype(a);
         return std::make_unique<FibaImplT<A, int64_t>>(monoid, std::move(a), mu);

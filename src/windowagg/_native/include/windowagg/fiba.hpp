@@ -163,6 +163,9 @@ class FiBA {
             }
             --size_;
             lsuf_.pop_back();
+            // the leaf's right sibling takes part in its coming underflow (merge or move):
+            // load it ahead (a window of 10^6 entries lives far outside the caches)
+            if (Node* p = lf->parent) prefetch_node(kids(p)[1]);
             if (!lsuf_.empty()) {
                 lf->agg = lsuf_.back();
             } else {
@@ -203,13 +206,23 @@ class FiBA {
     // Aggregate of the entries with lo <= t <= hi in key order (identity if none).
     P range_query(const K& lo, const K& hi) const {
         if (!lf_->n || less_(hi, lo)) return m_.identity();
-        Node* a = search(lo).node;
-        Node* b = search(hi).node;
-        int ha = height_below(a), hb = height_below(b);
-        while (ha < hb) { a = a->parent; ++ha; }
-        while (hb < ha) { b = b->parent; ++hb; }
-        while (a != b) { a = a->parent; b = b->parent; }
-        return rq(a, lo, false, hi, false);
+        // Start at a node whose subtree holds every stored key in [lo, hi]: the root, or,
+        // for a range left (right) of the root's keys, the first node up from the left
+        // (right) finger whose keys reach hi (lo). rq from an ancestor of the lowest
+        // common node makes the same combines in the same order (the levels above it add
+        // one child's result and no entry), so no search for the two ends is needed.
+        Node* y = root_;
+        if (!y->leaf) {
+            const K* rt = keys(y);
+            if (less_(hi, rt[0])) {
+                y = lf_;
+                while (y->parent && less_(keys(y)[y->n - 1], hi)) y = y->parent;
+            } else if (less_(rt[y->n - 1], lo)) {
+                y = rf_;
+                while (y->parent && less_(lo, keys(y)[0])) y = y->parent;
+            }
+        }
+        return rq(y, lo, false, hi, false);
     }
 
     // ------------------------------------------------------------------ O(n) build
@@ -236,6 +249,12 @@ class FiBA {
         flush();
     }
 
+    // Replace the contents by a copy of `o` (any monoid and key type) with the same shape:
+    // every key, partial, stored aggregate and spine part converted by ck / cp. A change of
+    // representation (fiba_mapped.hpp) that keeps every later combine in the same order.
+    template <Monoid M2, class K2, class L2, class CK, class CP>
+    void assign_mapped(const FiBA<M2, K2, L2>& o, CK&& ck, CP&& cp);
+
     // bulk operations (fiba_bulk.hpp)
     std::size_t bulk_evict(const K& t);
     void bulk_insert_sorted(std::vector<K>& ts, std::vector<P>& ps);
@@ -244,6 +263,9 @@ class FiBA {
     void check(Eq&& eq) const;
 
   private:
+    template <Monoid, class, class>
+    friend class FiBA;
+
     struct Found {
         Node* node;
         std::uint32_t i;
@@ -271,6 +293,14 @@ class FiBA {
         if (!leaf) std::uninitialized_fill_n(kids(y), cap_ + 1, nullptr);
         ++nodes_;
         return y;
+    }
+    void prefetch_node(const Node* y) const {
+#if defined(__GNUC__) || defined(__clang__)
+        const char* c = reinterpret_cast<const char*>(y);
+        for (std::size_t off = 0; off < leaf_bytes_; off += 64) __builtin_prefetch(c + off);
+#else
+        (void)y;
+#endif
     }
     void delete_node(Node* y) {
         std::destroy_n(keys(y), cap_);
@@ -758,3 +788,4 @@ class FiBA {
 #include "fiba_rebalance.hpp"
 #include "fiba_bulk.hpp"
 #include "fiba_check.hpp"
+#include "fiba_mapped.hpp"
