@@ -62,7 +62,7 @@ import numpy as np
 
 from windowagg import codec
 from windowagg.errors import ArgumentError, CodecError
-from windowagg.windows.engine.admission import admit
+from windowagg.windows.engine.admission import Admitted, admit
 from windowagg.windows.engine.assign import Shape, Windows, assign
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
@@ -182,6 +182,12 @@ class KeyStream:
     emit
         ``"watermark"`` (default) or ``"arrival"`` (per-event windows of monoid
         aggregations only; see the module docstring).
+    judge
+        Lateness: ``"arrival"`` (default) judges each event against the watermark before
+        it, in arrival order (as :func:`windowagg.pandas.window_agg` with lateness);
+        ``"batch"`` judges every event of a micro-batch against the watermark before the
+        micro-batch (as Spark judges rows: the order of rows inside a micro-batch is not
+        defined there).
     factory
         ``monoid -> FIFO aggregator`` for the engine (default ``fifo.TwoStacksLite``).
     """
@@ -196,6 +202,7 @@ class KeyStream:
         "_emitted_wm",
         "_events",
         "_factory",
+        "_judge",
         "_lateness",
         "_ooo",
         "_plan",
@@ -213,11 +220,15 @@ class KeyStream:
         max_out_of_orderness: int = 0,
         allowed_lateness: int = 0,
         emit: str = "watermark",
+        judge: str = "arrival",
         factory: Factory | None = None,
         planned: Plan | None = None,
     ) -> None:
         if emit not in ("watermark", "arrival"):
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
+        if judge not in ("arrival", "batch"):
+            raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
+        self._judge = judge
         self._plan = planned if planned is not None else plan(aggs)
         if emit == "arrival" and (shape.kind != "per_event" or self._plan.quantiles):
             raise ArgumentError(
@@ -264,7 +275,7 @@ class KeyStream:
         s = self._shape
         return (
             s.size, s.slide, s.rows, s.every, s.gap, s.start_time,
-            self._ooo, self._lateness, self._emit, tuple(self._cols),
+            self._ooo, self._lateness, self._emit, self._judge, tuple(self._cols),
         )  # fmt: skip
 
     def meta_bytes(self) -> bytes:
@@ -315,7 +326,7 @@ class KeyStream:
         if tuple(config) != s._config():
             raise CodecError(
                 f"stream state written for {tuple(config)!r}, not {s._config()!r} (size, slide, "
-                "rows, every, gap, start_time, lateness, emit, columns): use a new checkpoint "
+                "rows, every, gap, start_time, lateness, emit, judge, columns): use a new checkpoint "
                 "location for a changed query"
             )
         if clock_max is not None:
@@ -339,7 +350,7 @@ class KeyStream:
         """
         t = np.asarray(t, dtype=np.int64)
         vals = {c: np.asarray(values[c], dtype=np.float64) for c in self._cols}
-        a = admit(t, vals, self._clock)
+        a = self._admit(t, vals)
         new = _Events(
             t[a.order],
             self._seq + a.order.astype(np.int64),
@@ -363,6 +374,57 @@ class KeyStream:
         if rewrite is not None:
             chunk = None
         return StepResult(cols, a.refused, a.reasons, ids), Delta(self.meta_bytes(), chunk, rewrite)
+
+    def _admit(self, t: np.ndarray, vals: Mapping[str, np.ndarray]) -> Admitted:
+        """Admission (the clock per ``judge``), after the values a monoid's ``lift`` refuses
+        (user monoids: ``bad_value: <error type>: <message>``; they do not move the clock).
+        """
+        bad: list[int] = []
+        why: list[str] = []
+        for g in self._plan.groups:
+            if g.buffer is not None or g.column is None:
+                continue  # the built-ins take every finite float (non-finite: admit)
+            lift = g.monoid.lift
+            for i, v in enumerate(vals[g.column].tolist()):
+                if v != v or v in (float("inf"), float("-inf")):
+                    continue
+                try:
+                    lift(v)
+                except Exception as e:
+                    if i not in bad:
+                        bad.append(i)
+                        why.append(f"bad_value: {type(e).__name__}: {e}")
+        if not bad:
+            return (
+                self._admit_batch(t, vals)
+                if self._judge == "batch"
+                else admit(t, vals, self._clock)
+            )
+        ok = np.setdiff1d(np.arange(len(t)), np.asarray(bad, dtype=np.int64))
+        sub_vals = {c: v[ok] for c, v in vals.items()}
+        if self._judge == "batch":
+            a = self._admit_batch(t[ok], sub_vals)
+        else:
+            a = admit(t[ok], sub_vals, self._clock)
+        refused = np.concatenate([ok[a.refused], np.asarray(bad, dtype=np.int64)])
+        reasons = a.reasons + why
+        order = np.argsort(refused, kind="stable")
+        return Admitted(ok[a.order], refused[order], [reasons[i] for i in order.tolist()])
+
+    def _admit_batch(self, t: np.ndarray, vals: Mapping[str, np.ndarray]) -> Admitted:
+        """Admission with every event judged against the bound before the batch. O(m log m)."""
+        a = admit(t, vals)  # non-finite values only
+        b = self._clock.bound
+        if b is None or not len(a.order):
+            self._clock.observe(t[a.order])
+            return a
+        late = t[a.order] < b
+        keep = a.order[~late]
+        self._clock.observe(t[keep])
+        refused = np.concatenate([a.refused, a.order[late]])
+        why = a.reasons + [f"late: {int(x)} < lateness bound {b}" for x in t[a.order[late]]]
+        order = np.argsort(refused, kind="stable")
+        return Admitted(keep, refused[order], [why[i] for i in order.tolist()])
 
     def advance(self, watermark: int) -> tuple[StepResult, Delta]:
         """Raise the key's watermark to *watermark* (e.g. Spark's global one) and emit
