@@ -1,5 +1,5 @@
 """Values a monoid refuses become ``bad_value`` rejects on every pandas path (batch
-hopping, per-event and count windows, the streaming runner), never vanish; non-finite
+hopping, per-event and count windows; streaming: tests/windows/test_engine_stream.py), never vanish; non-finite
 numbers (NaN, inf, -inf) follow the same rule. No Spark needed."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from windowagg import monoids
 from windowagg.monoids import Sum
-from windowagg.spark.frames import KeyRunner, window_frame
+from windowagg.spark.frames import window_frame
 from windowagg.spark.spec import Agg, WindowSpec, parse_aggs
 
 N = 2_000
@@ -83,29 +83,6 @@ def test_a_monoid_that_cannot_take_a_plain_column_rejects_every_row() -> None:
     assert rej["reason"].str.contains("ArgMax").all()
 
 
-def test_streaming_runner_rejects_refused_values() -> None:
-    pdf = _data().sort_values("ts").reset_index(drop=True)
-    pdf = pdf[pdf["host"] == "a"].reset_index(drop=True)
-    aggs = [Agg("s", NoThirteens(), "latency"), *parse_aggs(["count"])]
-    spec = WindowSpec(size=600_000_000, slide=60_000_000, max_out_of_orderness=60_000_000)
-    state = None
-    rejects = []
-    accepted = 0
-    for lo in range(0, len(pdf), 100):
-        runner = KeyRunner(["host"], "ts", aggs, spec, state)
-        _, rej = runner.feed(pdf.iloc[lo : lo + 100])
-        state = runner.to_bytes()
-        rejects.append(rej)
-        accepted = runner._windows.counters["accepted"]
-    rej = pd.concat(rejects, ignore_index=True)
-    refused = pdf["latency"].astype(int) % 100 == 13
-    assert len(rej) == refused.sum() and accepted == len(pdf) - refused.sum()
-    assert rej["reason"].str.startswith("bad_value: ValueError").all()
-    assert sorted(json.loads(r)["latency"] for r in rej["row"]) == sorted(
-        pdf.loc[refused, "latency"].tolist()
-    )
-
-
 @pytest.mark.parametrize("agg", ["max(v)", "mean(v)", "p50(v)", "stddev(v)"])
 @pytest.mark.parametrize("slide", [10_000_000, None])
 def test_non_finite_values_are_bad_value_rejects_nan_and_inf_alike(
@@ -135,18 +112,3 @@ def test_non_finite_values_are_bad_value_rejects_nan_and_inf_alike(
     nullable = pdf.assign(v=pd.array([1.0, None, 2.0, 3.0, 4.0, 5.0], dtype="Float64"))
     _, rej_n = window_frame(nullable, ["k"], "t", parse_aggs([agg]), spec)
     assert rej_n["reason"].tolist() == ["null value in 'v'"]
-
-
-def test_late_rejects_read_iso_times_and_carry_the_flat_row() -> None:
-    t0 = pd.Timestamp("2013-02-04T18:00:00.000001", tz="UTC")
-    spec = WindowSpec(size=600_000_000, slide=60_000_000, max_out_of_orderness=60_000_000)
-    aggs = parse_aggs(["max(v)", "count"])
-    first = pd.DataFrame({"k": ["x", "x"], "t": [t0, t0 + pd.Timedelta(hours=1)], "v": [1.0, 2.0]})
-    runner = KeyRunner(["k"], "t", aggs, spec)
-    runner.feed(first)
-    late = pd.DataFrame({"k": ["x"], "t": [t0 - pd.Timedelta(minutes=1)], "v": [3.0]})
-    _, rej = KeyRunner(["k"], "t", aggs, spec, runner.to_bytes()).feed(late)
-    assert rej["reason"].tolist() == [
-        "late: 2013-02-04T17:59:00.000001Z < lateness bound 2013-02-04T18:59:00.000001Z"
-    ]
-    assert json.loads(rej["row"][0]) == {"k": "x", "t": "2013-02-04T17:59:00.000001Z", "v": 3.0}

@@ -51,7 +51,6 @@ Examples
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -64,9 +63,7 @@ from windowagg.spark.rejects import (
     REJECT_COLUMNS,
     ROW_COLUMN,
     _rows_json,
-    iso_micros,
     parse_times,
-    readable_reason,
     validate,
 )
 from windowagg.spark.spec import VECTOR_KINDS, Agg, WindowSpec
@@ -75,7 +72,6 @@ __all__ = [
     "CORRUPT_COLUMN",
     "REJECT_COLUMNS",
     "ROW_COLUMN",
-    "KeyRunner",
     "build_monoid",
     "parse_times",
     "validate",
@@ -103,8 +99,7 @@ _MONOIDS: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
 def build_monoid(aggs: Sequence[Agg]) -> Any:
     """One monoid over tuples for all *aggs* (``monoids.Composite``), input = one tuple/event.
 
-    Cached per tuple of component monoids (the streaming operator builds one
-    ``KeyRunner`` per key and micro-batch; a ``Composite`` costs ~1 ms to build). O(1)
+    Cached per tuple of component monoids (a ``Composite`` costs ~1 ms to build). O(1)
     when cached.
     """
     from windowagg.monoids import Composite
@@ -310,60 +305,6 @@ def per_event_vector(
                 out[a.alias][ev] = np.where(mask, x, np.inf).min(axis=1)
         i = k
     return out
-
-
-def range_evaluator(aggs: Sequence[Agg]) -> Any:
-    """A ``SlidingWindows.set_range_evaluator`` callable for sum/count/max/min/mean.
-
-    Answers all the window range queries of one emission with numpy over the stored
-    entries: windows in blocks, each block one boolean mask (key range) over the contiguous
-    slice of entries it spans. O(n + r log n + r · w) for r windows of w entries; the
-    results are those of FiBA's ``range_query`` + ``lower`` (sums equal to rounding).
-    """
-
-    def evaluate(
-        entries: list[tuple[Any, Any]], ranges: list[tuple[Any, Any]]
-    ) -> list[tuple[int, Any]]:
-        keys, parts = _state_parts(entries, aggs)
-        counts = np.fromiter((e[1][0] for e in entries), dtype=np.int64, count=len(entries))
-        r = len(ranges)
-        lo = np.searchsorted(keys, np.asarray([x for x, _ in ranges], dtype=np.int64), "left")
-        hi = np.searchsorted(keys, np.asarray([y for _, y in ranges], dtype=np.int64), "right")
-        n_out = np.empty(r, dtype=np.int64)
-        cols: dict[str, np.ndarray] = {a.alias: np.empty(r, dtype=np.float64) for a in aggs}
-        i = 0
-        while i < r:
-            k = min(i + 256, r)
-            while k - i > 1 and (k - i) * (int(hi[k - 1]) - int(lo[i])) > _BLOCK_CELLS:
-                k = i + (k - i) // 2
-            s0, s1 = int(lo[i]), int(hi[k - 1])
-            idx = np.arange(s0, s1)
-            mask = (idx[None, :] >= lo[i:k, None]) & (idx[None, :] < hi[i:k, None])
-            n_out[i:k] = np.where(mask, counts[s0:s1], 0).sum(axis=1)
-            for a in aggs:
-                kind = a.kind
-                if kind == "count":
-                    cols[a.alias][i:k] = np.where(mask, parts[a.alias + "#c"][s0:s1], 0).sum(1)
-                    continue
-                x = parts[a.alias + "#s"][s0:s1]
-                if kind == "max":
-                    cols[a.alias][i:k] = np.where(mask, x, -np.inf).max(axis=1, initial=-np.inf)
-                elif kind == "min":
-                    cols[a.alias][i:k] = np.where(mask, x, np.inf).min(axis=1, initial=np.inf)
-                elif kind == "sum":
-                    cols[a.alias][i:k] = np.where(mask, x, 0.0).sum(axis=1)
-                else:  # mean
-                    c = np.where(mask, parts[a.alias + "#c"][s0:s1], 0).sum(axis=1)
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        cols[a.alias][i:k] = np.where(mask, x, 0.0).sum(axis=1) / c
-            i = k
-        as_lists = [
-            cols[a.alias].astype(np.int64).tolist() if a.kind == "count" else cols[a.alias].tolist()
-            for a in aggs
-        ]
-        return list(zip(n_out.tolist(), zip(*as_lists, strict=True), strict=True))
-
-    return evaluate
 
 
 def window_key(
@@ -594,177 +535,3 @@ def _concat_rejects(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     if not len(a):
         return b.reset_index(drop=True)
     return pd.concat([a, b], ignore_index=True)
-
-
-class KeyRunner:
-    """One key's streaming state: a ``windowagg.windows`` object fed micro-batch by micro-batch.
-
-    ``feed(pdf)`` validates the rows, inserts the good ones as one burst (``insert_many``),
-    and returns the windows the key's watermark closed plus the rejects (bad rows and late
-    events, with the original row). ``to_bytes()`` is the state to store: the windows'
-    versioned codec bytes (``SlidingWindows.to_bytes``), never pickle.
-    O(m log m + m log d) per burst of m events (FiBA), plus the emitted windows.
-    """
-
-    __slots__ = ("_aggs", "_keys", "_spec", "_time", "_time_unit", "_vector", "_windows")
-
-    def __init__(
-        self,
-        keys: Sequence[str],
-        time: str,
-        aggs: Sequence[Agg],
-        spec: WindowSpec,
-        state: bytes | None = None,
-        *,
-        time_unit: str = "s",
-        vectorized: bool = True,
-    ) -> None:
-        self._keys = list(keys)
-        self._time = time
-        self._aggs = list(aggs)
-        self._spec = spec
-        self._time_unit = time_unit
-        # per-event windows of sum/count/max/min/mean: results by numpy (same values)
-        self._vector = vectorized and per_event_vectorizable(aggs, spec)
-        if state is None:
-            self._windows = _make_windows(aggs, spec, late="side")
-        else:
-            from windowagg import windows
-
-            cls = windows.CountWindows if spec.rows is not None else windows.SlidingWindows
-            self._windows = cls.from_bytes(state, build_monoid(aggs))
-        if (
-            vectorized
-            and spec.slide is not None
-            and spec.rows is None
-            and all(a.kind in VECTOR_KINDS for a in aggs)
-        ):
-            # hopping windows: the range queries of one emission answered by numpy
-            self._windows.set_range_evaluator(range_evaluator(aggs))
-
-    def feed(self, pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """Process one micro-batch of this key's rows; return (closed windows, rejects)."""
-        cols, key_values, rejects = self.feed_columns(pdf)
-        return _results_frame(self._keys, key_values, self._aggs, cols), rejects
-
-    def feed_columns(
-        self, pdf: pd.DataFrame
-    ) -> tuple[dict[str, list[Any] | np.ndarray], list[Any], pd.DataFrame]:
-        """:meth:`feed` before building the results frame: ``(columns, key values, rejects)``.
-
-        ``columns`` holds ``start``/``end`` (int64 microseconds) and one column per
-        aggregation alias, as :func:`window_key`; the Spark adapter packs them into arrays.
-        """
-        good, micros, values, rejects = validate(
-            pdf, self._keys, self._time, value_columns(self._aggs), time_unit=self._time_unit
-        )
-        idx = np.flatnonzero(good)
-        key_values = [pdf[k].iloc[0] for k in self._keys] if len(pdf) else []
-        if len(idx) == 0:
-            return _results_to_columns(self._aggs, []), key_values, rejects
-        w = self._windows
-        t_list = micros[idx].tolist()
-        tuples = _event_tuples(self._aggs, values, idx)
-        before = len(w.rejected)
-        cols = self._vector_windows(micros[idx], {c: v[idx] for c, v in values.items()}, tuples)
-        if cols is None:
-            results = list(w.insert_many(list(zip(t_list, tuples, strict=True))))
-            cols = _results_to_columns(self._aggs, results)
-        late = w.rejected[before:]
-        w.rejected.clear()
-        if late:
-            late_frame = self._late_rows(pdf, idx, t_list, tuples, late)
-            rejects = pd.concat([rejects, late_frame]) if len(rejects) else late_frame
-        return cols, key_values, rejects.reset_index(drop=True)
-
-    def advance(self, wm: int) -> dict[str, list[Any] | np.ndarray]:
-        """Move the key's watermark up to *wm* (int microseconds; no-op if not ahead).
-
-        Returns the windows that closed, as :meth:`feed_columns`' columns (hopping
-        windows; per-event windows were emitted with their events, so then only dead
-        entries go). Used with Spark's global event-time watermark: before a key's rows (a
-        lagging key's own watermark is lower) and from its event-time timer (a key with
-        no new rows). O(1) plus the emitted windows.
-        """
-        return _results_to_columns(self._aggs, self._windows.advance_watermark(wm))
-
-    @property
-    def watermark(self) -> int | None:
-        """The key's own watermark (microseconds; None before its first event). O(1)."""
-        wm: int | None = self._windows.watermark
-        return wm
-
-    def deadline(self) -> int | None:
-        """When an event-time timer should fire next (microseconds), or None.
-
-        None: no stored event is live, so the key's state can be dropped (see
-        :meth:`windowagg.windows.SlidingWindows.next_deadline`). O(1).
-        """
-        d: int | None = self._windows.next_deadline()
-        return d
-
-    def _vector_windows(
-        self, t: np.ndarray, values: dict[str, np.ndarray], tuples: list[tuple[Any, ...]]
-    ) -> dict[str, list[Any] | np.ndarray] | None:
-        """Per-event windows by :func:`per_event_vector`, or None (then: the generic path).
-
-        The windows object judges and stores the events (``accept_many``), so lateness,
-        rejects, counters and state are exactly those of the generic path.
-        """
-        if not self._vector:
-            return None
-        size = self._spec.size
-        assert size is not None
-        w = self._windows
-        state_t, parts = _state_parts(list(w.aggregator), self._aggs)
-        # a superset of the windows the accepted events will see: the bound is cheap
-        pool = np.sort(np.concatenate([state_t, t]))
-        if max_window(pool, t, size) > _MAX_VECTOR_WINDOW:
-            return None
-        # validated float64 values (no NaN/null) cannot fail the built-in monoids' lift:
-        # trusted_values lifts and stores only the events the burst's eviction keeps
-        pairs = list(zip(t.tolist(), tuples, strict=True))
-        pos = np.asarray(w.accept_many(pairs, trusted_values=True), dtype=np.int64)
-        new_t = t[pos]
-        cols = per_event_vector(
-            state_t, parts, new_t, {c: v[pos] for c, v in values.items()}, self._aggs, size
-        )
-        return {"start": new_t - size, "end": new_t, **cols}
-
-    def _late_rows(
-        self,
-        pdf: pd.DataFrame,
-        idx: np.ndarray,
-        t_list: list[int],
-        tuples: list[tuple[Any, ...]],
-        late: Sequence[Any],
-    ) -> pd.DataFrame:
-        where: dict[tuple[int, tuple[Any, ...]], list[int]] = {}
-        for i, (t, v) in enumerate(zip(t_list, tuples, strict=True)):
-            where.setdefault((t, v), []).append(int(idx[i]))
-        rows = []
-        for rj in late:
-            hits = where.get((rj.t, tuple(rj.value)))
-            rows.append(hits.pop(0) if hits else -1)
-        mask = np.zeros(len(pdf), dtype=bool)
-        found = [r for r in rows if r >= 0]
-        mask[found] = True
-        row_json = dict(zip(found, _rows_json(pdf, mask), strict=True)) if found else {}
-        return pd.DataFrame(
-            {
-                # the window's own reason ("late: ...", "bad_value: ...") says why
-                "reason": [readable_reason(str(rj.reason)) for rj in late],
-                "event_time": pd.to_datetime(
-                    np.asarray([rj.t for rj in late], dtype=np.int64), unit="us", utc=True
-                ).astype("datetime64[us, UTC]"),
-                "row": [
-                    row_json.get(r, json.dumps({"event_time": iso_micros(rj.t)}))
-                    for r, rj in zip(rows, late, strict=True)
-                ],
-            }
-        )
-
-    def to_bytes(self) -> bytes:
-        """The state to store (versioned codec bytes of the windows object). O(n)."""
-        data: bytes = self._windows.to_bytes()
-        return data
