@@ -5,19 +5,26 @@ Spark operator     ``groupBy(keys).applyInPandasWithState(...)`` (default; any s
                    its Python input is column-wise, TWS's row by row: docs/spark.md) or
                    ``groupBy(keys).transformWithStateInPandas(WindowAggProcessor)`` (needs
                    the RocksDB state store provider and ``protobuf``)
-per key state      one ``binary`` value: ``SlidingWindows.to_bytes()`` / ``CountWindows``
-                   (the versioned ``windowagg.codec`` format; never pickle)
-per micro-batch    validate rows (bad ones -> rejects), ``insert_many`` the good ones as one
-                   burst (sorted + FiBA bulk insert), emit the windows the key's watermark
-                   closed; O(m log m + m log d) + the emitted windows
+engine             the batch engine's per-key streaming state,
+                   :class:`windowagg.windows.engine.KeyStream`: admission with the key's
+                   watermark clock, assignment, the aggregators, emission
+per key state      TWS: a ``ValueState`` of metadata (clock, emission, revisions) and a
+                   ``ListState`` of event chunks (one per micro-batch: its admitted events),
+                   so a micro-batch *appends* its events (compaction rewrites the list when
+                   at least half the stored events are dead); APWS: the same bytes in one
+                   ``binary`` value, rewritten each micro-batch. ``windowagg.codec`` bytes,
+                   never pickle
+per micro-batch    validate rows (bad ones -> rejects), admit (late ones -> rejects, by
+                   position), emit the windows the key's watermark closed (``revision`` 0)
+                   and the emitted ones a late-but-accepted event changed (``revision`` + 1)
 lateness           per key: watermark = key's max event time - max_out_of_orderness; an
-                   event older than watermark - allowed_lateness (or whose windows were all
-                   emitted) is a reject with reason ``late: ...`` (never dropped silently);
-                   judged per micro-batch, as Spark judges rows against its watermark
-output             append mode; each window exactly once (state and output commit together
-                   per micro-batch through Spark's checkpoint); Python returns one row of
-                   arrays per key and micro-batch (``packed_schema``), the JVM explodes it
-                   (``unpack``)
+                   event older than watermark - allowed_lateness is a reject with reason
+                   ``late: ...`` (never dropped silently); judged per micro-batch against
+                   the bound before it, as Spark judges rows against its watermark
+output             append mode: each window at its first closing and again at each
+                   revision (state and output commit together per micro-batch through
+                   Spark's checkpoint); Python returns one row of arrays per key and
+                   micro-batch (``packed_schema``), the JVM explodes it (``unpack``)
 =================  ==========================================================================
 
 By default Spark's own watermark is not used: no ``withWatermark`` is needed, and Spark
