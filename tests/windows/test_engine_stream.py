@@ -271,3 +271,16 @@ def test_values_a_monoid_refuses_are_rejected_by_position_and_do_not_move_the_cl
     res, _ = s.advance(100)
     assert res.columns["count"].tolist() == [2]
     np.testing.assert_allclose(res.columns["geomean_v"], [4.0])
+
+
+def test_a_late_event_bridging_sessions_supersedes_them() -> None:
+    aggs = parse(["sum(v)", "count"])
+    s = KeyStream(aggs, Shape(gap=3), allowed_lateness=50)
+    res, _ = s.feed(np.array([1, 10, 30]), {"v": np.array([1.0, 2.0, 3.0])})
+    assert res.columns["start"].tolist() == [1, 10] and res.columns["end"].tolist() == [4, 13]
+    assert res.columns["revision"].tolist() == [0, 0]
+    res, _ = s.feed(np.array([4, 7]), {"v": np.array([4.0, 5.0])})  # 1-4-7-10: one session
+    assert (res.columns["start"].tolist(), res.columns["end"].tolist()) == ([1], [13])
+    assert res.columns["count"].tolist() == [4] and res.columns["revision"].tolist() == [1]
+    res, _ = s.feed(np.array([12]), {"v": np.array([1.0])})  # extends it again
+    assert (res.columns["end"].tolist(), res.columns["revision"].tolist()) == ([15], [2])
