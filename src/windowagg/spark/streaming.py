@@ -65,7 +65,7 @@ from windowagg.spark.rejects import (  # noqa: E402
     readable_reason,
     validate,
 )
-from windowagg.spark.spec import Agg, parse_aggs, to_micros  # noqa: E402
+from windowagg.spark.spec import Agg, WindowSpec, parse_aggs, to_micros  # noqa: E402
 from windowagg.windows.engine import KeyStream, Shape, plan  # noqa: E402
 from windowagg.windows.engine.stream import Delta  # noqa: E402
 
@@ -331,7 +331,7 @@ class _Step:
         ks = self.stream(meta, chunks)
         out: list[pd.DataFrame] = []
         deltas: list[Delta] = []
-        if wm > 0 and meta is not None:
+        if wm > 0:  # a new key starts at the global watermark too
             res, delta = ks.advance(wm)
             deltas.append(delta)
             closed = pack(self.keys, list(key), self.aggs, res.columns, _empty_rejects())
@@ -364,7 +364,9 @@ class WindowAggProcessor(StatefulProcessor):
     list when at least half of the stored events are dead). A micro-batch appends one
     element and rewrites the small metadata: its writes cost what changed.
 
-    Use it through :func:`stream_window_agg`, or directly with
+    *spec* is a :class:`windowagg.windows.engine.Shape` (lateness and ``emit`` as keywords,
+    in microseconds) or, as before, a :class:`~windowagg.spark.spec.WindowSpec` (lateness
+    inside it). Use it through :func:`stream_window_agg`, or directly with
     ``unpack(groupBy(keys).transformWithStateInPandas(WindowAggProcessor(...),
     outputStructType=packed_schema(...), outputMode="Append", timeMode="None"), keys,
     aggs)``: it returns :func:`packed_schema` rows (one per key and micro-batch).
@@ -372,11 +374,38 @@ class WindowAggProcessor(StatefulProcessor):
 
     def __init__(
         self,
-        step: _Step,
+        keys: Sequence[str],
+        time: str,
+        aggs: Sequence[Agg],
+        spec: Shape | WindowSpec,
+        time_unit: str = "s",
         event_time_timers: bool = False,
         columns: Sequence[str] | None = None,
+        *,
+        max_out_of_orderness: int = 0,
+        allowed_lateness: int = 0,
+        emit: str = "watermark",
     ) -> None:
-        self._step = step
+        if isinstance(spec, WindowSpec):  # the previous signature: lateness in the spec
+            max_out_of_orderness = spec.max_out_of_orderness
+            allowed_lateness = spec.allowed_lateness
+            spec = Shape(
+                size=spec.size,
+                slide=spec.slide,
+                rows=spec.rows,
+                every=spec.every,
+                start_time=spec.start_time,
+            )
+        self._step = _Step(
+            keys,
+            time,
+            aggs,
+            spec,
+            time_unit,
+            max_out_of_orderness=max_out_of_orderness,
+            allowed_lateness=allowed_lateness,
+            emit=emit,
+        )
         self._timers = event_time_timers
         self._columns = list(columns) if columns is not None else None
         self._meta: Any = None
@@ -621,7 +650,16 @@ def stream_window_agg(
     if api == "transformWithStateInPandas":
         stateful = grouped.transformWithStateInPandas(
             statefulProcessor=WindowAggProcessor(
-                step, event_time_timers=event_time_timers, columns=keyed.columns
+                key_list,
+                time,
+                agg_list,
+                shape,
+                time_unit,
+                event_time_timers=event_time_timers,
+                columns=keyed.columns,
+                max_out_of_orderness=to_micros(max_out_of_orderness),
+                allowed_lateness=to_micros(allowed_lateness),
+                emit=emit,
             ),
             outputStructType=schema,
             outputMode="Append",
