@@ -84,40 +84,6 @@ def run_per_event(events: list[tuple[int, float]], monoid: Any) -> int:
     return n
 
 
-def per_event_generic_values(events: list[tuple[int, float]], monoid: Any) -> list[Any]:
-    """The per-event window values (generic path), for checking the vectorised one."""
-    w = SlidingWindows(monoid, SIZE, None, max_out_of_orderness=JITTER, aggregator="fiba")
-    out: list[Any] = []
-    for t, v in events:
-        out.extend(r.value for r in w.insert(t, v))
-    return out
-
-
-def run_per_event_vector(events: list[tuple[int, float]], how: str) -> list[float]:
-    """Per-event windows the way ``windowagg.spark`` computes them for built-in aggregates:
-    ``SlidingWindows.accept_many`` per burst of 1000 (lateness, state), values by numpy
-    (``frames.per_event_vector``) from the stored entries and the burst."""
-    import numpy as np
-
-    from windowagg.spark import frames
-    from windowagg.spark.spec import parse_aggs
-
-    aggs = parse_aggs([f"{how}(v)"])
-    w = SlidingWindows(
-        frames.build_monoid(aggs), SIZE, None, max_out_of_orderness=JITTER, aggregator="fiba"
-    )
-    out: list[float] = []
-    for i in range(0, len(events), BURST):
-        burst = events[i : i + BURST]
-        state_t, parts = frames._state_parts(list(w.aggregator), aggs)
-        pos = w.accept_many([(t, (v,)) for t, v in burst])
-        t = np.asarray([burst[p][0] for p in pos], dtype=np.int64)
-        v = np.asarray([burst[p][1] for p in pos], dtype=np.float64)
-        cols = frames.per_event_vector(state_t, parts, t, {"v": v}, aggs, SIZE)
-        out.extend(cols[aggs[0].alias].tolist())
-    return out
-
-
 def pandas_resample(events: list[tuple[int, float]], how: str) -> Any:
     import pandas as pd
 
@@ -315,12 +281,6 @@ def main(argv: list[str]) -> int:
                 None,
             ),
             (
-                "per-event, accept_many + numpy (windowagg.spark path), bursts of 1000",
-                small,
-                lambda h=how: run_per_event_vector(prefix, h),
-                None,
-            ),
-            (
                 "pandas resample(10s)+rolling(60), batch",
                 n,
                 lambda h=how: pandas_resample(events, h),
@@ -333,12 +293,6 @@ def main(argv: list[str]) -> int:
                 None,
             ),
         ]
-        fast = run_per_event_vector(prefix, how)
-        slow = per_event_generic_values(prefix, monoid)
-        if len(fast) != len(slow) or any(
-            abs(a - b) > 1e-9 * max(1.0, abs(b)) for a, b in zip(fast, slow, strict=True)
-        ):
-            raise AssertionError(f"{mname}: vectorised per-event values differ from FiBA's")
         base = None
         for label, count, fn, ref in cases:
             if ref is not None:

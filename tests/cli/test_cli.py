@@ -192,11 +192,15 @@ def test_demo_on_a_subset_writes_its_files(spark, tmp_path):
     res = pd.read_parquet(out / "results.parquet")
     rej = pd.read_parquet(out / "rejects.parquet")
     assert set(res["origin"]) == {"EWR", "JFK", "LGA"}
-    assert {"max_dep_delay", "mean_dep_delay", "p95_dep_delay", "count"} <= set(res.columns)
+    assert {"max_dep_delay", "mean_dep_delay", "p95_dep_delay", "count", "revision"} <= set(
+        res.columns
+    )
+    assert (res["revision"] >= 0).all()
     assert (rej["reason"] == "null timestamp").sum() > 0  # cancelled flights
     summary = json.loads((out / "summary.json").read_text())
     assert summary["flights"] == 4000
     assert sum(summary["rejects"].values()) == len(rej)
+    assert summary["emitted_rows"] == len(res) == summary["windows"] + summary["revisions"]
     assert (out / "plot.png").stat().st_size > 10_000 and (out / "summary.md").exists()
 
 

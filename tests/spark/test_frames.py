@@ -1,6 +1,6 @@
 """The pandas functions under the Spark adapter, without Spark: batch windows (the engine,
 through ``windowagg.pandas.window_agg``, as the Spark batch adapter runs it per key) against
-a brute-force oracle, rejects with reasons, streaming state."""
+a brute-force oracle, rejects with reasons. (Streaming: tests/windows/test_engine_stream.py.)"""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from windowagg.monoids import Concat
 from windowagg.pandas import window_agg
-from windowagg.spark.frames import KeyRunner, parse_times, validate
+from windowagg.spark.frames import parse_times, validate
 from windowagg.spark.spec import Agg, WindowSpec, parse_aggs, to_micros
 
 
@@ -178,57 +178,6 @@ def test_parse_times_numeric_and_datetime_columns():
     assert us[0] == pd.Timestamp("2024-01-01 06:00", tz="UTC").value // 1000
     _, why = parse_times(pd.Series([True, False]))
     assert why.str.startswith("mixed-type").all()
-
-
-def _stream(pdf, aggs, spec, step, roundtrip):
-    state, runner, outs, rejs = None, None, [], []
-    for lo in range(0, len(pdf), step):  # micro-batches of `step` arrivals
-        if roundtrip or runner is None:
-            runner = KeyRunner(["k"], "t", aggs, spec, state, time_unit="us")
-        res, rej = runner.feed(pdf.iloc[lo : lo + step])
-        state = runner.to_bytes()
-        outs.append(res)
-        rejs.append(rej)
-    return pd.concat(outs, ignore_index=True), pd.concat(rejs, ignore_index=True), runner
-
-
-def test_streaming_runner_late_events_state_roundtrip_and_exactly_once():
-    rng = np.random.default_rng(7)
-    n = 600
-    ts = np.sort(rng.integers(0, 3_000, n)) + rng.integers(-20, 20, n)
-    ts[::97] -= 400  # very late events
-    vs = rng.normal(size=n).round(3)
-    spec = WindowSpec(size=100, slide=25, max_out_of_orderness=30, allowed_lateness=10)
-    aggs = parse_aggs(["max(v)", "sum(v)", "count"])
-    pdf = pd.DataFrame({"k": ["x"] * n, "t": ts, "v": vs})
-    res, rej, runner = _stream(pdf, aggs, spec, 50, roundtrip=True)
-    res2, rej2, _ = _stream(pdf, aggs, spec, 50, roundtrip=False)
-    pd.testing.assert_frame_equal(res, res2)  # state through bytes changes nothing
-    pd.testing.assert_frame_equal(rej, rej2)
-    assert not res.duplicated(["window_start"]).any()  # each window exactly once
-    assert len(rej) >= 6 and rej["reason"].str.startswith("late").all()
-    assert {json.loads(r)["t"] for r in rej["row"]} <= set(ts[::97].tolist()) | set(ts.tolist())
-    # conservation: every event was either aggregated or rejected
-    assert runner._windows.counters["accepted"] + len(rej) == n
-
-
-def test_streaming_runner_equals_batch_when_nothing_is_late():
-    rng = np.random.default_rng(11)
-    n = 800
-    ts = np.sort(rng.integers(0, 4_000, n)) + rng.integers(-10, 10, n)
-    vs = rng.normal(size=n).round(3)
-    pdf = pd.DataFrame({"k": ["x"] * n, "t": ts, "v": vs})
-    aggs = parse_aggs(["max(v)", "sum(v)", "count"])
-    spec = WindowSpec(size=100, slide=25, max_out_of_orderness=50)
-    res, rej, _ = _stream(pdf, aggs, spec, 64, roundtrip=True)
-    assert len(rej) == 0
-    batch, _ = window_frame(pdf, ["k"], "t", aggs, WindowSpec(size=100, slide=25), time_unit="us")
-    closed = batch[batch["window_end"].map(lambda e: e.value // 1000) <= ts.max() - 50]
-    pd.testing.assert_frame_equal(
-        res[["window_start", "max_v", "count"]],
-        closed[["window_start", "max_v", "count"]].reset_index(drop=True),
-    )
-    assert np.allclose(res["sum_v"], closed["sum_v"])
 
 
 def test_quantiles_exact_and_approximate_within_the_sketch_error():

@@ -1,6 +1,6 @@
 """Values a monoid refuses become ``bad_value`` rejects on every pandas path (batch
 hopping, per-event, count and session windows through the engine, as the Spark batch
-adapter runs it; the streaming runner), never vanish; non-finite numbers (NaN, inf, -inf)
+adapter runs it; the streaming step), never vanish; non-finite numbers (NaN, inf, -inf)
 follow the same rule. No Spark needed."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from windowagg import monoids
 from windowagg.monoids import Sum
 from windowagg.pandas import window_agg
-from windowagg.spark.frames import KeyRunner
-from windowagg.spark.spec import Agg, WindowSpec, parse_aggs
+from windowagg.spark.spec import Agg, parse_aggs
+from windowagg.windows.engine import Shape
 
 N = 2_000
 
@@ -91,23 +91,38 @@ def test_a_monoid_that_cannot_take_a_plain_column_rejects_every_row() -> None:
     assert rej["reason"].str.contains("ArgMax").all()
 
 
-def test_streaming_runner_rejects_refused_values() -> None:
+def _stream_batches(
+    aggs: list[Agg], shape: Shape, batches: list[pd.DataFrame], keys: list[str], time: str
+) -> pd.DataFrame:
+    """Feed *batches* to one key's streaming step, its state through the stored bytes
+    (meta + appended chunks) between micro-batches; the rejects it packed."""
+    from windowagg.spark.streaming import _Step
+
+    step = _Step(keys, time, aggs, shape, "s", max_out_of_orderness=60_000_000)
+    meta: bytes | None = None
+    chunks: list[bytes] = []
+    rejects = []
+    for batch in batches:
+        packed, deltas = step.feed(step.stream(meta, chunks), batch)
+        for d in deltas:
+            meta = d.meta
+            if d.rewrite is not None:
+                chunks = list(d.rewrite)
+            if d.chunk is not None:
+                chunks.append(d.chunk)
+        rejects += [p[p["reason"].notna()] for p in packed]
+    return pd.concat(rejects, ignore_index=True)
+
+
+def test_streaming_rejects_refused_values() -> None:
     pdf = _data().sort_values("ts").reset_index(drop=True)
     pdf = pdf[pdf["host"] == "a"].reset_index(drop=True)
     aggs = [Agg("s", NoThirteens(), "latency"), *parse_aggs(["count"])]
-    spec = WindowSpec(size=600_000_000, slide=60_000_000, max_out_of_orderness=60_000_000)
-    state = None
-    rejects = []
-    accepted = 0
-    for lo in range(0, len(pdf), 100):
-        runner = KeyRunner(["host"], "ts", aggs, spec, state)
-        _, rej = runner.feed(pdf.iloc[lo : lo + 100])
-        state = runner.to_bytes()
-        rejects.append(rej)
-        accepted = runner._windows.counters["accepted"]
-    rej = pd.concat(rejects, ignore_index=True)
+    shape = Shape(size=600_000_000, slide=60_000_000)
+    batches = [pdf.iloc[lo : lo + 100] for lo in range(0, len(pdf), 100)]
+    rej = _stream_batches(aggs, shape, batches, ["host"], "ts")
     refused = pdf["latency"].astype(int) % 100 == 13
-    assert len(rej) == refused.sum() and accepted == len(pdf) - refused.sum()
+    assert len(rej) == refused.sum()
     assert rej["reason"].str.startswith("bad_value: ValueError").all()
     assert sorted(json.loads(r)["latency"] for r in rej["row"]) == sorted(
         pdf.loc[refused, "latency"].tolist()
@@ -147,13 +162,11 @@ def test_non_finite_values_are_bad_value_rejects_nan_and_inf_alike(
 
 def test_late_rejects_read_iso_times_and_carry_the_flat_row() -> None:
     t0 = pd.Timestamp("2013-02-04T18:00:00.000001", tz="UTC")
-    spec = WindowSpec(size=600_000_000, slide=60_000_000, max_out_of_orderness=60_000_000)
+    shape = Shape(size=600_000_000, slide=60_000_000)
     aggs = parse_aggs(["max(v)", "count"])
     first = pd.DataFrame({"k": ["x", "x"], "t": [t0, t0 + pd.Timedelta(hours=1)], "v": [1.0, 2.0]})
-    runner = KeyRunner(["k"], "t", aggs, spec)
-    runner.feed(first)
     late = pd.DataFrame({"k": ["x"], "t": [t0 - pd.Timedelta(minutes=1)], "v": [3.0]})
-    _, rej = KeyRunner(["k"], "t", aggs, spec, runner.to_bytes()).feed(late)
+    rej = _stream_batches(aggs, shape, [first, late], ["k"], "t")
     assert rej["reason"].tolist() == [
         "late: 2013-02-04T17:59:00.000001Z < lateness bound 2013-02-04T18:59:00.000001Z"
     ]

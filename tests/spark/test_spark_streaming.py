@@ -41,22 +41,23 @@ def write_stream_input(folder, n=8000, files=12, keys=3, seed=9):
     return pdf
 
 
-def closed_batch_windows(spark, folder, pdf):
-    """Batch windows that the per-key watermark (max t - OOO) has closed by the end."""
-    from windowagg.spark import window_agg
+def closed_batch_windows(pdf, **shape):
+    """The batch engine's windows (windowagg.pandas.window_agg, the answer every streaming
+    window's final revision must equal) that the per-key watermark (max t - OOO) closed."""
+    from windowagg.pandas import window_agg
 
-    res = window_agg(
-        spark.read.parquet(folder), "key", "t", AGGS, size="10 minutes", slide="1 minute"
-    )
-    b = res.results.toPandas()
+    shape = shape or {"size": "10 minutes", "slide": "1 minute"}
+    b = window_agg(pdf, "key", "t", AGGS, **shape).results
+    b["window_start"] = b["window_start"].dt.tz_localize(None)
+    b["window_end"] = b["window_end"].dt.tz_localize(None)
     wm = pdf.dropna(subset=["key"]).groupby("key")["t"].max().dt.tz_localize(None) - pd.Timedelta(
         seconds=OOO
     )
-    b = b[b["window_end"] <= b["key"].map(wm)]
-    return b.sort_values(["key", "window_start"]).reset_index(drop=True)
+    b = b[b["window_end"] <= b["key"].astype("int32").map(wm)]
+    return b.sort_values(["key", "window_end", "window_start"]).reset_index(drop=True)
 
 
-def start_query(spark, folder, sink, ckpt, api, trigger):
+def start_query(spark, folder, sink, ckpt, api, trigger, **shape):
     from windowagg.spark import stream_window_agg
 
     sdf = (
@@ -69,10 +70,9 @@ def start_query(spark, folder, sink, ckpt, api, trigger):
         "key",
         "t",
         AGGS,
-        size="10 minutes",
-        slide="1 minute",
         max_out_of_orderness=f"{OOO} seconds",
         api=api,
+        **(shape or {"size": "10 minutes", "slide": "1 minute"}),
     )
     w = out.writeStream.format("parquet").outputMode("append")
     w = w.option("path", sink).option("checkpointLocation", ckpt)
@@ -83,7 +83,8 @@ def read_sink(spark, sink):
     from windowagg.spark import split
 
     res, rej = split(spark.read.parquet(sink))
-    res = res.toPandas().sort_values(["key", "window_start"]).reset_index(drop=True)
+    res = res.toPandas().sort_values(["key", "window_end", "window_start"])
+    res = res.reset_index(drop=True)
     res["key"] = res["key"].astype("int32")
     return res, rej.toPandas()
 
@@ -91,6 +92,8 @@ def read_sink(spark, sink):
 def assert_same(stream, batch):
     cols = ["key", "window_start", "window_end", "max_value", "count", "p95_value"]
     assert len(stream) == len(batch) > 500
+    assert (stream["revision"] == 0).all()  # nothing late: no window emitted twice
+    batch = batch.assign(key=batch["key"].astype("int32"))
     pd.testing.assert_frame_equal(stream[cols], batch[cols], check_dtype=False)
     np.testing.assert_allclose(stream["sum_value"], batch["sum_value"], rtol=1e-12)
 
@@ -105,7 +108,7 @@ def test_available_now_stream_equals_batch(spark, tmp_path, api):
     q.awaitTermination()
     assert q.exception() is None
     stream, rejects = read_sink(spark, str(tmp_path / "out"))
-    assert_same(stream, closed_batch_windows(spark, folder, pdf))
+    assert_same(stream, closed_batch_windows(pdf))
     assert rejects["reason"].tolist() == ["null key key"]
 
 
@@ -133,23 +136,23 @@ def test_stopped_and_restarted_query_emits_each_window_exactly_once(spark, tmp_p
     assert sum(p["numInputRows"] for p in q2.recentProgress) > 0  # the restart did real work
     stream, rejects = read_sink(spark, sink)
     assert not stream.duplicated(["key", "window_start"]).any()
-    assert_same(stream, closed_batch_windows(spark, folder, pdf))
+    assert_same(stream, closed_batch_windows(pdf))
     assert len(rejects) == 1
 
 
 def test_packed_output_unpacks_to_the_combined_rows(spark):
     """The streaming operator's packed rows (arrays per key, one row per reject) unpack
-    in the JVM to exactly the windows and rejects of ``KeyRunner.feed``, late events and
-    bad values included."""
+    in the JVM to exactly the windows of the engine's ``KeyStream`` and the rejects, late
+    events (carried by identity: their own rows) and bad values included."""
     from pyspark.sql import types as T
 
-    from windowagg.spark.batch import make_spec
-    from windowagg.spark.frames import KeyRunner
+    from windowagg.spark.rejects import validate
     from windowagg.spark.spec import parse_aggs
     from windowagg.spark.streaming import _Step, packed_schema, unpack
+    from windowagg.windows.engine import KeyStream, Shape
 
     aggs = parse_aggs(["max(value)", "sum(value)", "count"])
-    spec = make_spec("10 seconds", None, None, 1, 0, "2 seconds", 0)
+    shape = Shape(size=10_000_000)  # per-event (t - 10 s, t]
     t = pd.to_datetime(
         np.array([100, 103, 101, 90, 104, 104, 80, 106], dtype=np.int64) * 1_000_000,
         unit="us",
@@ -158,27 +161,39 @@ def test_packed_output_unpacks_to_the_combined_rows(spark):
     pdf = pd.DataFrame(
         {"key": np.int32(7), "t": t, "value": [1.0, 2.0, np.nan, 4.0, 5.0, 6.0, 7.0, 8.0]}
     )
-    step = _Step(["key"], "t", aggs, spec, "s")
-    packed, _ = step((7,), iter([pdf]), None)
+    step = _Step(["key"], "t", aggs, shape, "s", max_out_of_orderness=2_000_000)
+    first, rest = pdf.iloc[:3], pdf.iloc[3:].reset_index(drop=True)
+    _, deltas = step((7,), iter([first]), None)
+    assert len(deltas) == 1 and deltas[0].chunk is not None
+    packed, deltas2 = step((7,), iter([rest]), deltas[0].meta, [deltas[0].chunk])
     key_field = T.StructField("key", T.IntegerType(), True)
     got = unpack(
         spark.createDataFrame(packed[0], schema=packed_schema([key_field], aggs)), ["key"], aggs
     ).toPandas()
-    results, rejects = KeyRunner(["key"], "t", aggs, spec).feed(pdf)
+    ks = KeyStream(aggs, shape, max_out_of_orderness=2_000_000, judge="batch")
+    for part in (first, rest):
+        good, micros, values, _ = validate(part, ["key"], "t", ["value"])
+        res, _ = ks.feed(micros[good], {"value": values["value"][good]})
     win = got[got["kind"] == "window"].reset_index(drop=True)
     rej = got[got["kind"] == "reject"].reset_index(drop=True)
-    assert len(win) == len(results) == 5 and len(rej) == len(rejects) == 3
-    assert win["key"].tolist() == [7] * 5 and rej["key"].isna().all()
-    end = results["window_end"].dt.tz_localize(None)
-    assert (win["window_end"] == end).all()
-    assert (win["window_start"] == end - pd.Timedelta(seconds=10)).all()
-    for c in ("max_value", "sum_value", "count"):
-        assert win[c].tolist() == results[c].tolist()
+    # 90 s and 80 s are older than the bound before the micro-batch (103 - 2 s); the
+    # watermark (106 - 2 s) closed the windows of 103, 104, 104 (100 s: the first batch)
+    assert len(win) == len(res.columns["end"]) == 3 and len(rej) == 2
+    assert win["key"].tolist() == [7] * 3 and rej["key"].isna().all()
+    end_us = win["window_end"].astype("datetime64[us]").astype("int64")
+    assert end_us.tolist() == res.columns["end"].tolist()
+    assert (win["window_start"] == win["window_end"] - pd.Timedelta(seconds=10)).all()
+    for c in ("max_value", "sum_value", "count", "revision"):
+        assert win[c].tolist() == list(res.columns[c])
+    assert win["count"].tolist() == [2, 4, 4]  # both events at 104 s in each
     assert win["reason"].isna().all() and rej["window_end"].isna().all()
-    assert rej["reason"].tolist() == rejects["reason"].tolist()
-    assert rej["row"].tolist() == rejects["row"].tolist()
-    ev = rejects["event_time"].dt.tz_localize(None)
-    assert (rej["event_time"] == ev).all()
+    assert rej["revision"].isna().all()
+    assert rej["reason"].str.startswith("late: 1970-01-01T00:01:").tolist() == [True] * 2
+    assert rej["reason"].str.endswith("< lateness bound 1970-01-01T00:01:41Z").all()
+    # the late rows are the rows themselves (identity), not found again by value
+    assert ['"value": 4.0' in r for r in rej["row"]] == [True, False]
+    assert ['"value": 7.0' in r for r in rej["row"]] == [False, True]
+    assert deltas2[0].chunk is not None and deltas2[0].rewrite is None  # appended
 
 
 def test_event_time_timers_close_quiet_keys_and_route_late_rows(spark, tmp_path):
@@ -271,33 +286,43 @@ def test_event_time_timers_refuse_what_they_cannot_do(spark):
 
 def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     """_Step.timed without Spark: the timer follows the key's deadline, and the state goes
-    only when nothing in it is live and the global watermark has reached the key's own."""
-    from windowagg.spark.batch import make_spec
+    only when nothing in it can change and the global watermark has reached the key's own."""
     from windowagg.spark.spec import parse_aggs
     from windowagg.spark.streaming import _Step
+    from windowagg.windows.engine import Shape
 
     def windows(out, column="count"):  # the packed rows' window arrays, flattened
         return [int(x) for f in out for arr in f[column] if arr is not None for x in arr]
 
-    per_event = _Step(["key"], "t", parse_aggs(["count"]), make_spec(size=10), "s")
-    rows = pd.DataFrame({"key": [1, 1], "t": [100, 105]})
-    out, state, timer = per_event.timed((1,), iter([rows]), None, 0)
-    assert state is not None and timer == (105 + 10) * 1000  # youngest + size, in ms
-    assert windows(out) == [1, 2]  # one per-event window each
-    out, state2, timer2 = per_event.timed((1,), iter([]), state, 114 * 10**6)
-    assert state2 is not None and timer2 == 115_000 and out == []  # still live: wait
-    out, state3, timer3 = per_event.timed((1,), iter([]), state, 115 * 10**6)
-    assert (state3, timer3, out) == (None, None, [])  # all dead and covered: dropped
+    def stored(deltas, before=()):  # the chunks list after the deltas, and the meta
+        chunks = list(before)
+        for d in deltas:
+            chunks = (
+                list(d.rewrite) if d.rewrite is not None else chunks + [d.chunk] * bool(d.chunk)
+            )
+        return deltas[-1].meta, chunks
 
-    hopping = _Step(["key"], "t", parse_aggs(["count"]), make_spec(size=10, slide=5), "s")
-    out, state, timer = hopping.timed((1,), iter([rows]), None, 0)
+    per_event = _Step(["key"], "t", parse_aggs(["count"]), Shape(size=10 * 10**6), "s")
+    rows = pd.DataFrame({"key": [1, 1], "t": [100, 105]})
+    out, deltas, timer = per_event.timed((1,), iter([rows]), None, [], 0)
+    assert deltas is not None and timer == (105 + 10) * 1000  # youngest + size, in ms
+    assert windows(out) == [1, 2]  # one per-event window each, closed by the watermark
+    meta, chunks = stored(deltas)
+    out, deltas2, timer2 = per_event.timed((1,), iter([]), meta, chunks, 114 * 10**6)
+    assert deltas2 is not None and timer2 == 115_000 and out == []  # still live: wait
+    out, deltas3, timer3 = per_event.timed((1,), iter([]), meta, chunks, 115 * 10**6)
+    assert (deltas3, timer3, out) == (None, None, [])  # all dead and covered: dropped
+
+    hopping = _Step(["key"], "t", parse_aggs(["count"]), Shape(size=10**7, slide=5 * 10**6), "s")
+    out, deltas, timer = hopping.timed((1,), iter([rows]), None, [], 0)
     # the key's own watermark (105) closed [95, 105); [100, 110) is next
-    assert state is not None and timer == 110_000
+    assert deltas is not None and timer == 110_000
     assert windows(out) == [1]
-    out, state, timer = hopping.timed((1,), iter([]), state, 200 * 10**6)
-    assert state is None and timer is None  # the timer closed the last two windows
+    meta, chunks = stored(deltas)
+    out, deltas, timer = hopping.timed((1,), iter([]), meta, chunks, 200 * 10**6)
+    assert deltas is None and timer is None  # the timer closed the last two windows
     assert windows(out) == [2, 1]
     bad = pd.DataFrame({"key": [1], "t": [None]}, dtype=object)
-    out, state, timer = hopping.timed((1,), iter([bad]), None, 0)
-    assert state is None and timer is None  # only a reject: nothing to keep
+    out, deltas, timer = hopping.timed((1,), iter([bad]), None, [], 0)
+    assert deltas is None and timer is None  # only a reject: nothing to keep
     assert windows(out) == [] and [r for f in out for r in f["reason"]] == ["null timestamp"]

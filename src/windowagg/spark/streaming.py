@@ -5,19 +5,26 @@ Spark operator     ``groupBy(keys).applyInPandasWithState(...)`` (default; any s
                    its Python input is column-wise, TWS's row by row: docs/spark.md) or
                    ``groupBy(keys).transformWithStateInPandas(WindowAggProcessor)`` (needs
                    the RocksDB state store provider and ``protobuf``)
-per key state      one ``binary`` value: ``SlidingWindows.to_bytes()`` / ``CountWindows``
-                   (the versioned ``windowagg.codec`` format; never pickle)
-per micro-batch    validate rows (bad ones -> rejects), ``insert_many`` the good ones as one
-                   burst (sorted + FiBA bulk insert), emit the windows the key's watermark
-                   closed; O(m log m + m log d) + the emitted windows
+engine             the batch engine's per-key streaming state,
+                   :class:`windowagg.windows.engine.KeyStream`: admission with the key's
+                   watermark clock, assignment, the aggregators, emission
+per key state      TWS: a ``ValueState`` of metadata (clock, emission, revisions) and a
+                   ``ListState`` of event chunks (one per micro-batch: its admitted events),
+                   so a micro-batch *appends* its events (compaction rewrites the list when
+                   at least half the stored events are dead); APWS: the same bytes in one
+                   ``binary`` value, rewritten each micro-batch. ``windowagg.codec`` bytes,
+                   never pickle
+per micro-batch    validate rows (bad ones -> rejects), admit (late ones -> rejects, by
+                   position), emit the windows the key's watermark closed (``revision`` 0)
+                   and the emitted ones a late-but-accepted event changed (``revision`` + 1)
 lateness           per key: watermark = key's max event time - max_out_of_orderness; an
-                   event older than watermark - allowed_lateness (or whose windows were all
-                   emitted) is a reject with reason ``late: ...`` (never dropped silently);
-                   judged per micro-batch, as Spark judges rows against its watermark
-output             append mode; each window exactly once (state and output commit together
-                   per micro-batch through Spark's checkpoint); Python returns one row of
-                   arrays per key and micro-batch (``packed_schema``), the JVM explodes it
-                   (``unpack``)
+                   event older than watermark - allowed_lateness is a reject with reason
+                   ``late: ...`` (never dropped silently); judged per micro-batch against
+                   the bound before it, as Spark judges rows against its watermark
+output             append mode: each window at its first closing and again at each
+                   revision (state and output commit together per micro-batch through
+                   Spark's checkpoint); Python returns one row of arrays per key and
+                   micro-batch (``packed_schema``), the JVM explodes it (``unpack``)
 =================  ==========================================================================
 
 By default Spark's own watermark is not used: no ``withWatermark`` is needed, and Spark
@@ -35,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from windowagg import codec
 from windowagg.spark._deps import require_pyspark
 
 require_pyspark("windowagg.spark.streaming")
@@ -50,13 +58,21 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
     StatefulProcessorHandle,
 )
 
-from windowagg.spark import frames  # noqa: E402
-from windowagg.spark.batch import _type, make_spec, prepare  # noqa: E402
-from windowagg.spark.rejects import _empty_rejects  # noqa: E402
-from windowagg.spark.spec import Agg, WindowSpec, parse_aggs  # noqa: E402
+from windowagg.spark.batch import _type, prepare  # noqa: E402
+from windowagg.spark.rejects import (  # noqa: E402
+    _empty_rejects,
+    _rows_json,
+    readable_reason,
+    validate,
+)
+from windowagg.spark.spec import Agg, WindowSpec, parse_aggs, to_micros  # noqa: E402
+from windowagg.windows.engine import KeyStream, Shape, plan  # noqa: E402
+from windowagg.windows.engine.stream import Delta  # noqa: E402
 
 __all__ = [
-    "STATE_SCHEMA",
+    "APWS_STATE_SCHEMA",
+    "CHUNK_SCHEMA",
+    "META_SCHEMA",
     "WindowAggProcessor",
     "pack",
     "packed_schema",
@@ -64,8 +80,13 @@ __all__ = [
     "unpack",
 ]
 
-#: The per-key state: the windows object's codec bytes.
-STATE_SCHEMA = T.StructType([T.StructField("windows", T.BinaryType(), False)])
+#: transformWithStateInPandas, per key: a ValueState of the metadata record (codec bytes)
+META_SCHEMA = T.StructType([T.StructField("meta", T.BinaryType(), False)])
+#: ... and a ListState of event chunks (codec bytes), one element per micro-batch
+CHUNK_SCHEMA = T.StructType([T.StructField("chunk", T.BinaryType(), False)])
+#: applyInPandasWithState keeps one state value per key: ``codec.dumps((meta, [chunk...]))``
+#: (PySpark 4.3 cannot store an ``array<binary>`` state field: ``KeyError: 'elementType'``)
+APWS_STATE_SCHEMA = T.StructType([T.StructField("state", T.BinaryType(), False)])
 
 
 def _has_null_key(key: tuple[Any, ...]) -> bool:
@@ -77,9 +98,10 @@ def packed_schema(key_fields: Sequence[T.StructField], aggs: Sequence[Agg]) -> T
     micro-batch holding all its windows as arrays, plus one row per reject.
 
     Fields: the keys; ``_ws``/``_we`` (``array<bigint>``: window start/end, microseconds
-    since the epoch, UTC); one ``array<type>`` per aggregation alias; ``reason``,
-    ``event_time``, ``row`` (set on reject rows only, whose arrays are null).
-    :func:`unpack` turns it into the :func:`~windowagg.spark.batch.output_schema` rows.
+    since the epoch, UTC); one ``array<type>`` per aggregation alias; ``_rev``
+    (``array<bigint>``: each window's revision); ``reason``, ``event_time``, ``row`` (set
+    on reject rows only, whose arrays are null). :func:`unpack` turns it into the
+    :func:`~windowagg.spark.batch.output_schema` rows plus ``revision``.
     """
     fields = [T.StructField(f.name, f.dataType, True) for f in key_fields]
     fields += [
@@ -87,6 +109,7 @@ def packed_schema(key_fields: Sequence[T.StructField], aggs: Sequence[Agg]) -> T
         T.StructField("_we", T.ArrayType(T.LongType(), False), True),
     ]
     fields += [T.StructField(a.alias, T.ArrayType(_type(a.dtype), True), True) for a in aggs]
+    fields += [T.StructField("_rev", T.ArrayType(T.LongType(), False), True)]
     fields += [
         T.StructField("reason", T.StringType(), True),
         T.StructField("event_time", T.TimestampType(), True),
@@ -100,12 +123,13 @@ def _col(name: str) -> Any:
 
 
 def unpack(packed: DataFrame, keys: Sequence[str], aggs: Sequence[Agg]) -> DataFrame:
-    """The :func:`packed_schema` rows as :func:`~windowagg.spark.batch.output_schema` rows.
+    """The :func:`packed_schema` rows as :func:`~windowagg.spark.batch.output_schema` rows,
+    with ``revision`` (int) after the aggregations (null on reject rows).
 
     One ``explode_outer(arrays_zip(...))`` in the JVM: a window row per array element,
     and each reject row once (its arrays are null). O(rows), no Python.
     """
-    zipped = F.arrays_zip(_col("_ws"), _col("_we"), *[_col(a.alias) for a in aggs])
+    zipped = F.arrays_zip(_col("_ws"), _col("_we"), *[_col(a.alias) for a in aggs], _col("_rev"))
     rows = packed.select(
         *[_col(k) for k in keys],
         _col("reason"),
@@ -121,6 +145,7 @@ def unpack(packed: DataFrame, keys: Sequence[str], aggs: Sequence[Agg]) -> DataF
         F.timestamp_micros(z.getField("_ws")).alias("window_start"),
         F.timestamp_micros(z.getField("_we")).alias("window_end"),
         *[z.getField(a.alias).alias(a.alias) for a in aggs],
+        z.getField("_rev").cast("int").alias("revision"),
         _col("reason"),
         _col("event_time"),
         _col("row"),
@@ -165,7 +190,10 @@ def pack(
     data["_ws"] = [starts] * lead + [None] * m
     data["_we"] = [ends] * lead + [None] * m
     for a in aggs:
-        data[a.alias] = [_array_values(a, cols[a.alias])] * lead + [None] * m
+        data[a.alias] = ([_array_values(a, cols[a.alias])] if lead else []) + [None] * m
+    rev = cols.get("revision")
+    revs = np.zeros(n, np.int64) if rev is None else np.asarray(rev, dtype=np.int64)
+    data["_rev"] = [revs.tolist()] * lead + [None] * m
     data["reason"] = [None] * lead + rejects["reason"].tolist()
     ev = np.full(lead + m, np.datetime64("NaT", "us"))
     if m:
@@ -178,8 +206,9 @@ def pack(
 def _one_burst(pdfs: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
     """A key's rows of one micro-batch as one frame (None when there are none).
 
-    One burst per key and micro-batch (Spark may hand a key's rows over in chunks):
-    lateness is judged against the bound before the micro-batch, as documented.
+    One burst per key and micro-batch (Spark may hand a key's rows over in chunks, in no
+    defined order): every row is judged late or not against the key's bound before the
+    micro-batch, as Spark judges rows against the previous micro-batch's watermark.
     """
     chunks = [p for p in pdfs if len(p)]
     if not chunks:
@@ -187,88 +216,157 @@ def _one_burst(pdfs: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
     return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
 
 
+def _refused_rows(
+    pdf: pd.DataFrame, micros: np.ndarray, rows: np.ndarray, reasons: Sequence[str]
+) -> pd.DataFrame:
+    """Reject rows for the rows of *pdf* at positions *rows* (identity, not value). O(len)."""
+    order = np.argsort(rows, kind="stable")
+    rows, why = rows[order], [reasons[i] for i in order.tolist()]
+    mask = np.zeros(len(pdf), dtype=bool)
+    mask[rows] = True
+    by_pos = dict(zip(np.flatnonzero(mask).tolist(), _rows_json(pdf, mask), strict=True))
+    return pd.DataFrame(
+        {
+            "reason": [readable_reason(r) for r in why],
+            "event_time": pd.to_datetime(micros[rows], unit="us", utc=True).astype(
+                "datetime64[us, UTC]"
+            ),
+            "row": [by_pos[int(r)] for r in rows.tolist()],
+        }
+    )
+
+
 class _Step:
-    """One key, one micro-batch: state bytes + rows -> packed output + new state bytes."""
+    """One key, one micro-batch: stored state + rows -> packed output + the state's delta.
+
+    The windows come from :class:`windowagg.windows.engine.KeyStream` (the batch engine,
+    with the key's clock, revisions and chunked state); Spark only stores its bytes.
+    """
 
     def __init__(
-        self, keys: Sequence[str], time: str, aggs: Sequence[Agg], spec: WindowSpec, time_unit: str
+        self,
+        keys: Sequence[str],
+        time: str,
+        aggs: Sequence[Agg],
+        shape: Shape,
+        time_unit: str,
+        *,
+        max_out_of_orderness: int = 0,
+        allowed_lateness: int = 0,
+        emit: str = "watermark",
     ) -> None:
         self.keys = list(keys)
         self.time = time
         self.aggs = list(aggs)
-        self.spec = spec
+        self.shape = shape
         self.time_unit = time_unit
+        self.columns = list(dict.fromkeys(a.column for a in aggs if a.column is not None))
+        self.options: dict[str, Any] = {
+            "max_out_of_orderness": int(max_out_of_orderness),
+            "allowed_lateness": int(allowed_lateness),
+            "emit": emit,
+            "judge": "batch",  # Spark does not order the rows inside a micro-batch
+            "planned": plan(self.aggs),
+        }
+
+    def stream(self, meta: bytes | None, chunks: Sequence[bytes]) -> KeyStream:
+        """The key's state from its stored bytes (None: a new key). O(stored events)."""
+        return KeyStream.restore(meta, chunks, self.aggs, self.shape, **self.options)
 
     def __call__(
-        self, key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: bytes | None
-    ) -> tuple[list[pd.DataFrame], bytes | None]:
-        runner = (
-            None
-            if _has_null_key(key)
-            else frames.KeyRunner(
-                self.keys, self.time, self.aggs, self.spec, state, time_unit=self.time_unit
-            )
-        )
+        self,
+        key: tuple[Any, ...],
+        pdfs: Iterator[pd.DataFrame],
+        meta: bytes | None,
+        chunks: Sequence[bytes] = (),
+    ) -> tuple[list[pd.DataFrame], list[Delta]]:
+        """Feed the key's rows; returns the packed output and the deltas to store."""
         out: list[pd.DataFrame] = []
         batch = _one_burst(pdfs)
         if batch is None:
-            return out, (runner.to_bytes() if runner is not None else None)
-        if runner is None:  # null key: every row is a reject, no state
-            _, _, _, rejects = frames.validate(
-                batch,
-                self.keys,
-                self.time,
-                frames.value_columns(self.aggs),
-                time_unit=self.time_unit,
+            return out, []
+        if _has_null_key(key):  # every row is a reject (its reason names the key), no state
+            _, _, _, rejects = validate(
+                batch, self.keys, self.time, self.columns, time_unit=self.time_unit
             )
-            cols = frames._results_to_columns(self.aggs, [])
-            key_values: list[Any] = [None] * len(self.keys)
-        else:
-            cols, key_values, rejects = runner.feed_columns(batch)
+            packed = pack(self.keys, [None] * len(self.keys), self.aggs, _no_windows(), rejects)
+            return ([packed] if packed is not None else []), []
+        return self.feed(self.stream(meta, chunks), batch)
+
+    def feed(self, ks: KeyStream, batch: pd.DataFrame) -> tuple[list[pd.DataFrame], list[Delta]]:
+        """Validate *batch* (bad rows -> rejects) and feed the good rows to *ks*."""
+        good, micros, values, rejects = validate(
+            batch, self.keys, self.time, self.columns, time_unit=self.time_unit
+        )
+        idx = np.flatnonzero(good)
+        key_values = [batch[k].iloc[0] for k in self.keys]
+        cols = _no_windows()
+        deltas: list[Delta] = []
+        if len(idx):
+            res, delta = ks.feed(micros[idx], {c: v[idx] for c, v in values.items()})
+            cols, deltas = res.columns, [delta]
+            if len(res.refused):
+                late = _refused_rows(batch, micros, idx[res.refused], res.reasons)
+                rejects = pd.concat([rejects, late], ignore_index=True) if len(rejects) else late
         packed = pack(self.keys, key_values, self.aggs, cols, rejects)
-        if packed is not None:
-            out.append(packed)
-        return out, (runner.to_bytes() if runner is not None else None)
+        return ([packed] if packed is not None else []), deltas
 
     def timed(
-        self, key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: bytes | None, wm: int
-    ) -> tuple[list[pd.DataFrame], bytes | None, int | None]:
+        self,
+        key: tuple[Any, ...],
+        pdfs: Iterator[pd.DataFrame],
+        meta: bytes | None,
+        chunks: Sequence[bytes],
+        wm: int,
+    ) -> tuple[list[pd.DataFrame], list[Delta] | None, int | None]:
         """One key under Spark's global event-time watermark *wm* (us; <= 0: none yet).
 
         The key's watermark first moves up to *wm* (a key that lags or has gone quiet
         closes its windows), then the rows, if any, are fed as by ``__call__``. Returns
-        the output frames, the new state (None: drop it) and the event-time timer to set
-        (epoch ms; None: no timer). The state is dropped only when no stored event is live
-        and the global watermark has reached the key's own: a fresh state started at the
-        global watermark then judges every later event exactly as the old one would.
+        the output frames, the deltas to store (None: drop the state) and the event-time
+        timer to set (epoch ms; None: no timer). The state is dropped only when nothing in
+        it can be emitted or revised any more and the global watermark has reached the
+        key's own: a fresh state then judges every later event exactly as the old one.
         """
-        runner = frames.KeyRunner(
-            self.keys, self.time, self.aggs, self.spec, state, time_unit=self.time_unit
-        )
+        ks = self.stream(meta, chunks)
         out: list[pd.DataFrame] = []
-        if wm > 0:
-            closed = pack(self.keys, list(key), self.aggs, runner.advance(wm), _empty_rejects())
+        deltas: list[Delta] = []
+        if wm > 0:  # a new key starts at the global watermark too
+            res, delta = ks.advance(wm)
+            deltas.append(delta)
+            closed = pack(self.keys, list(key), self.aggs, res.columns, _empty_rejects())
             if closed is not None:
                 out.append(closed)
         batch = _one_burst(pdfs)
         if batch is not None:
-            cols, key_values, rejects = runner.feed_columns(batch)
-            packed = pack(self.keys, key_values, self.aggs, cols, rejects)
-            if packed is not None:
-                out.append(packed)
-        deadline = runner.deadline()
-        own = runner.watermark
+            fed, more = self.feed(ks, batch)
+            out += fed
+            deltas += more
+        deadline = ks.deadline()
+        own = ks.watermark
         if deadline is None:
             if own is None or own <= wm:
                 return out, None, None
             deadline = own  # wait until the global watermark has caught up with the key's
-        return out, runner.to_bytes(), -(-deadline // 1000)
+        return out, deltas, -(-deadline // 1000)
+
+
+def _no_windows() -> dict[str, Any]:
+    return {"start": np.empty(0, np.int64), "end": np.empty(0, np.int64), "revision": None}
 
 
 class WindowAggProcessor(StatefulProcessor):
-    """A ``StatefulProcessor`` keeping one windowagg windows object per key.
+    """A ``StatefulProcessor`` keeping each key's windows state as deltas.
 
-    Use it through :func:`stream_window_agg`, or directly with
+    Per key: a ``ValueState`` ``meta`` (:data:`META_SCHEMA`: the clock, the emission
+    bookkeeping, the revisions) and a ``ListState`` ``chunks`` (:data:`CHUNK_SCHEMA`: one
+    element per micro-batch holding that batch's admitted events; compaction replaces the
+    list when at least half of the stored events are dead). A micro-batch appends one
+    element and rewrites the small metadata: its writes cost what changed.
+
+    *spec* is a :class:`windowagg.windows.engine.Shape` (lateness and ``emit`` as keywords,
+    in microseconds) or, as before, a :class:`~windowagg.spark.spec.WindowSpec` (lateness
+    inside it). Use it through :func:`stream_window_agg`, or directly with
     ``unpack(groupBy(keys).transformWithStateInPandas(WindowAggProcessor(...),
     outputStructType=packed_schema(...), outputMode="Append", timeMode="None"), keys,
     aggs)``: it returns :func:`packed_schema` rows (one per key and micro-batch).
@@ -279,39 +377,80 @@ class WindowAggProcessor(StatefulProcessor):
         keys: Sequence[str],
         time: str,
         aggs: Sequence[Agg],
-        spec: WindowSpec,
+        spec: Shape | WindowSpec,
         time_unit: str = "s",
         event_time_timers: bool = False,
         columns: Sequence[str] | None = None,
+        *,
+        max_out_of_orderness: int = 0,
+        allowed_lateness: int = 0,
+        emit: str = "watermark",
     ) -> None:
-        self._step = _Step(keys, time, aggs, spec, time_unit)
+        if isinstance(spec, WindowSpec):  # the previous signature: lateness in the spec
+            max_out_of_orderness = spec.max_out_of_orderness
+            allowed_lateness = spec.allowed_lateness
+            spec = Shape(
+                size=spec.size,
+                slide=spec.slide,
+                rows=spec.rows,
+                every=spec.every,
+                start_time=spec.start_time,
+            )
+        self._step = _Step(
+            keys,
+            time,
+            aggs,
+            spec,
+            time_unit,
+            max_out_of_orderness=max_out_of_orderness,
+            allowed_lateness=allowed_lateness,
+            emit=emit,
+        )
         self._timers = event_time_timers
         self._columns = list(columns) if columns is not None else None
-        self._state: Any = None
+        self._meta: Any = None
+        self._chunks: Any = None
         self._handle: Any = None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self._handle = handle
-        self._state = handle.getValueState("windows", STATE_SCHEMA)
+        self._meta = handle.getValueState("meta", META_SCHEMA)
+        self._chunks = handle.getListState("chunks", CHUNK_SCHEMA)
+
+    def _load(self) -> tuple[bytes | None, list[bytes]]:
+        got = self._meta.get()  # one round trip: None when the key has no state yet
+        if got is None:
+            return None, []
+        return bytes(got[0]), [bytes(r[0]) for r in self._chunks.get()]
+
+    def _apply(self, deltas: Sequence[Delta]) -> None:
+        """Write the deltas: append the new chunks (or replace the list), update the meta."""
+        for d in deltas:
+            if d.rewrite is not None:
+                if d.rewrite:
+                    self._chunks.put([(c,) for c in d.rewrite])
+                else:
+                    self._chunks.clear()
+            elif d.chunk is not None:
+                self._chunks.appendValue((d.chunk,))
+        if deltas:
+            self._meta.update((deltas[-1].meta,))
 
     def handleInputRows(
         self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame], timerValues: Any
     ) -> Iterator[pd.DataFrame]:
         rows = self._named(rows)
-        # one state-server round trip: ``get`` is None when the key has no state yet
-        got = self._state.get()
-        blob = bytes(got[0]) if got is not None else None
+        meta, chunks = self._load()
         if self._timers:
             wm = int(timerValues.getCurrentWatermarkInMs()) * 1000
-            out, new_state, timer = self._step.timed(key, rows, blob, wm)
+            out, deltas, timer = self._step.timed(key, rows, meta, chunks, wm)
             # one timer per key: drop the old one first (a stale timer would fire too)
             for old in list(self._handle.listTimers()):
                 self._handle.deleteTimer(old)
-            self._store(new_state, timer)
+            self._store(deltas, timer)
         else:
-            out, new_state = self._step(key, rows, blob)
-            if new_state is not None:
-                self._state.update((new_state,))
+            out, deltas = self._step(key, rows, meta, chunks)
+            self._apply(deltas)
         yield from out
 
     def _named(self, rows: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -329,11 +468,12 @@ class WindowAggProcessor(StatefulProcessor):
                 pdf.columns = cols
             yield pdf
 
-    def _store(self, new_state: bytes | None, timer: int | None) -> None:
-        if new_state is None:
-            self._state.clear()
+    def _store(self, deltas: list[Delta] | None, timer: int | None) -> None:
+        if deltas is None:
+            self._meta.clear()
+            self._chunks.clear()
         else:
-            self._state.update((new_state,))
+            self._apply(deltas)
         if timer is not None:
             self._handle.registerTimer(timer)
 
@@ -342,12 +482,12 @@ class WindowAggProcessor(StatefulProcessor):
     ) -> Iterator[pd.DataFrame]:
         # Spark's global watermark passed this key's deadline: close what it closes, even
         # if the key has had no rows since (the expired timer is already gone)
-        got = self._state.get()
-        if got is None:
+        meta, chunks = self._load()
+        if meta is None:
             return
         wm = int(timerValues.getCurrentWatermarkInMs()) * 1000
-        out, new_state, timer = self._step.timed(key, iter([]), bytes(got[0]), wm)
-        self._store(new_state, timer)
+        out, deltas, timer = self._step.timed(key, iter([]), meta, chunks, wm)
+        self._store(deltas, timer)
         yield from out
 
     def close(self) -> None:
@@ -393,6 +533,7 @@ def stream_window_agg(
     slide: Any = None,
     rows: int | None = None,
     every: int = 1,
+    gap: Any = None,
     start_time: Any = 0,
     max_out_of_orderness: Any = 0,
     allowed_lateness: Any = 0,
@@ -400,44 +541,73 @@ def stream_window_agg(
     row_columns: Sequence[str] | str | None = None,
     api: str | None = None,
     event_time_timers: bool = False,
+    emit: str = "watermark",
 ) -> DataFrame:
     """Sliding-window aggregation per key over a streaming DataFrame (append mode).
 
-    Parameters are those of :func:`windowagg.spark.window_agg`, plus the lateness settings
-    (see the module docstring) and ``api``: ``"applyInPandasWithState"`` (the faster one
-    on PySpark 4.3) or ``"transformWithStateInPandas"`` (needs
+    Parameters are those of :func:`windowagg.spark.window_agg`, plus ``gap`` (session
+    windows), the lateness settings (see the module docstring), ``emit`` and ``api``:
+    ``"applyInPandasWithState"`` or ``"transformWithStateInPandas"`` (needs
     ``spark.sql.streaming.stateStore.providerClass`` = RocksDB, which
-    :func:`windowagg.spark.session` sets); ``None`` (default) picks
-    ``"applyInPandasWithState"``, or ``"transformWithStateInPandas"`` when
-    ``event_time_timers`` is set.
+    :func:`windowagg.spark.session` sets; it stores the state as deltas); ``None``
+    (default) picks ``"applyInPandasWithState"``, or ``"transformWithStateInPandas"``
+    when ``event_time_timers`` is set.
 
-    ``event_time_timers=True`` (time windows, ``transformWithStateInPandas`` only) also
-    follows Spark's *global* event-time watermark (the largest event time seen in any key
-    minus ``max_out_of_orderness``) and keeps one event-time timer per key at the key's
-    next deadline (the end of its oldest open window; per event, the time its last entry
-    dies): a key that goes quiet still emits its windows and releases its state once the
-    stream's event time has moved past them. A key's watermark is then the larger of its
-    own and the global one, so an event of a lagging key older than the global watermark
-    minus ``allowed_lateness`` is a reject (``late: ...``). The watermark is computed on a
-    copy of the time column that the stateful operator never sees, so Spark itself drops
-    no row: every late event reaches the rejects. Not with ``applyInPandasWithState``:
-    its event-time timeouts need the watermarked column in its input, and Spark would
-    then drop late rows silently before windowagg sees them.
+    ``emit="watermark"`` (default): every window is emitted when the key's watermark
+    passes its end (a per-event window ``(t - size, t]`` when it passes ``t``), so it is
+    complete by event time; a late-but-accepted event emits the windows it changes again
+    with ``revision`` + 1 (a merged session supersedes the sessions it contains). The last
+    revision of each window equals the batch answer. ``emit="arrival"`` (per-event windows
+    only): each event's window at once, as of its arrival (the events of its range that
+    arrived before it), never revised; it differs from the batch answer on out-of-order
+    input.
+
+    ``event_time_timers=True`` (time and session windows, ``transformWithStateInPandas``
+    only) also follows Spark's *global* event-time watermark (the largest event time seen
+    in any key minus ``max_out_of_orderness``) and keeps one event-time timer per key at
+    the key's next deadline (the end of its oldest window not emitted yet; else when
+    nothing stored can change any more): a key that goes quiet still emits its windows
+    and releases its state once the stream's event time has moved past them. A key's
+    watermark is then the larger of its own and the global one, so an event of a lagging
+    key older than the global watermark minus ``allowed_lateness`` is a reject (``late:
+    ...``). The watermark is computed on a copy of the time column that the stateful
+    operator never sees, so Spark itself drops no row. Not with
+    ``applyInPandasWithState``: its event-time timeouts need the watermarked column in its
+    input, and Spark would then drop late rows silently before windowagg sees them.
 
     Returns
     -------
     DataFrame
         The streaming combined output (``kind`` = ``"window"`` / ``"reject"``, keys,
-        ``window_start``, ``window_end``, aggregations, ``reason``, ``event_time``, ``row``);
-        write it with ``outputMode("append")`` and a checkpoint location, and split it with
-        :func:`windowagg.spark.split` (in ``foreachBatch`` or when reading the sink).
+        ``window_start``, ``window_end``, aggregations, ``revision``, ``reason``,
+        ``event_time``, ``row``); write it with ``outputMode("append")`` and a checkpoint
+        location, and split it with :func:`windowagg.spark.split`.
 
-    Complexity: per key and micro-batch of m events, O(m log m + m log d) plus one range
-    query per emitted window (FiBA), plus one state decode/encode (O(state)).
+    Complexity: per key and micro-batch of m events over r stored events, O(m log m + r)
+    numpy plus the engine's aggregators over the emitted windows; the state written is the
+    batch's events and a small metadata record (plus, amortized, O(1) rewrites per event).
     """
     key_list = [keys] if isinstance(keys, str) else list(keys)
     agg_list = parse_aggs(aggs)
-    spec = make_spec(size, slide, rows, every, start_time, max_out_of_orderness, allowed_lateness)
+    shape = Shape(
+        size=None if size is None else to_micros(size),
+        slide=None if slide is None else to_micros(slide),
+        rows=rows,
+        every=every,
+        gap=None if gap is None else to_micros(gap),
+        start_time=to_micros(start_time),
+    )
+    step = _Step(
+        key_list,
+        time,
+        agg_list,
+        shape,
+        time_unit,
+        max_out_of_orderness=to_micros(max_out_of_orderness),
+        allowed_lateness=to_micros(allowed_lateness),
+        emit=emit,
+    )
+    step.stream(None, [])  # checks the options now (emit, lateness), not on a worker
     if api is None:
         api = "transformWithStateInPandas" if event_time_timers else "applyInPandasWithState"
     if event_time_timers and api != "transformWithStateInPandas":
@@ -446,14 +616,16 @@ def stream_window_agg(
             "event-time timeouts need the watermarked column in the operator's input, where "
             "Spark drops late rows silently before windowagg can route them to the rejects"
         )
-    if event_time_timers and spec.rows is not None:
+    if event_time_timers and shape.rows is not None:
         raise ValueError(
-            "event_time_timers applies to time windows (size/slide); count windows (rows=) "
-            "close by event counts, not by event time"
+            "event_time_timers applies to time and session windows (size/slide, gap); count "
+            "windows (rows=) close by event counts, not by event time"
         )
     prepared = prepare(sdf, key_list, time, agg_list, row_columns=row_columns)
     if event_time_timers:
-        prepared = _with_global_watermark(prepared, time, time_unit, spec.max_out_of_orderness)
+        prepared = _with_global_watermark(
+            prepared, time, time_unit, to_micros(max_out_of_orderness)
+        )
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
     schema = packed_schema(key_fields, agg_list)
@@ -467,7 +639,6 @@ def stream_window_agg(
         any_null = any_null | F.col(k).isNull()
     keyed = prepared.where(~any_null)
     null_keyed = prepared.where(any_null)
-    step = _Step(key_list, time, agg_list, spec, time_unit)
 
     def null_key_rejects(pdfs: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in pdfs:
@@ -482,10 +653,13 @@ def stream_window_agg(
                 key_list,
                 time,
                 agg_list,
-                spec,
+                shape,
                 time_unit,
                 event_time_timers=event_time_timers,
                 columns=keyed.columns,
+                max_out_of_orderness=to_micros(max_out_of_orderness),
+                allowed_lateness=to_micros(allowed_lateness),
+                emit=emit,
             ),
             outputStructType=schema,
             outputMode="Append",
@@ -496,16 +670,24 @@ def stream_window_agg(
         def fn(
             key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: GroupState
         ) -> Iterator[pd.DataFrame]:
-            blob = bytes(state.get[0]) if state.exists else None
-            out, new_state = step(key, pdfs, blob)
-            if new_state is not None:
-                state.update((new_state,))
+            meta, chunks = None, []
+            if state.exists:
+                with codec.decoding("a windowagg applyInPandasWithState state"):
+                    meta, chunks = codec.loads(bytes(state.get[0]))
+            out, deltas = step(key, pdfs, meta, chunks)
+            if deltas:  # one state value: the metadata and every chunk, rewritten
+                for d in deltas:
+                    if d.rewrite is not None:
+                        chunks = list(d.rewrite)
+                    elif d.chunk is not None:
+                        chunks.append(d.chunk)
+                state.update((codec.dumps((deltas[-1].meta, chunks)),))
             yield from out
 
         stateful = grouped.applyInPandasWithState(
             fn,
             outputStructType=schema,
-            stateStructType=STATE_SCHEMA,
+            stateStructType=APWS_STATE_SCHEMA,
             outputMode="append",
             timeoutConf=GroupStateTimeout.NoTimeout,
         )

@@ -14,6 +14,9 @@ state              :mod:`.state` — one FIFO aggregator per aggregation driven 
                    (:mod:`.ranks`)
 emission           :mod:`.emit` — typed columns per key
 per key            :func:`window_key` (:mod:`.core`) — the function every front end calls
+streaming          :class:`~.stream.KeyStream` (:mod:`.stream`) — one key's state across
+                   micro-batches (event chunks + metadata as deltas), emitting closed
+                   windows and revisions through the same admission, assignment, state
 =================  ==========================================================================
 
 See ``docs/engine.md`` for the data path.
@@ -33,10 +36,12 @@ from windowagg.windows.engine.assign import Shape, Windows, assign
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.core import KeyResult, window_key
 from windowagg.windows.engine.state import Plan, plan, quantile_fraction
+from windowagg.windows.engine.stream import KeyStream
 
 __all__ = [
     "Admitted",
     "KeyResult",
+    "KeyStream",
     "Plan",
     "Shape",
     "WatermarkClock",

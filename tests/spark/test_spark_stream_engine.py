@@ -1,0 +1,145 @@
+"""Streaming on the batch engine, on a real local SparkSession: with late-but-accepted
+events, the final revision of every window equals ``windowagg.pandas.window_agg`` (hopping
+and per-event windows), and the state is stored as deltas (Spark's state reader shows one
+ListState element per micro-batch, holding exactly that batch's events)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.spark
+
+pyspark = pytest.importorskip("pyspark")
+
+AGGS = ["max(value)", "sum(value)", "count", "p95(value)"]
+FILES = 4
+
+
+def write_input(folder: str, seed: int = 5) -> pd.DataFrame:
+    """FILES files (mtimes increasing), 2 keys, each file 5 minutes of event time, plus
+    stragglers from 5-10 minutes earlier: behind the watermark (OOO 30 s), inside the
+    allowed lateness (1 hour), so they revise windows already emitted. Times are distinct
+    per key (a per-event window is then named by its end)."""
+    rng = np.random.default_rng(seed)
+    os.makedirs(folder)
+    parts = []
+    used: dict[int, set[int]] = {1: set(), 2: set()}
+    for i in range(FILES):
+        rows = []
+        for key in (1, 2):
+            ts = sorted(rng.choice(np.arange(i * 300, i * 300 + 300), 40, replace=False).tolist())
+            if i:  # stragglers: 3 events 5-10 minutes behind this file's start
+                ts += rng.choice(np.arange(i * 300 - 600, i * 300 - 300), 3, replace=False).tolist()
+            ts = [t for t in ts if t not in used[key]]
+            used[key].update(ts)
+            rows += [(key, t, float(rng.integers(1, 100))) for t in ts]
+        part = pd.DataFrame(rows, columns=["key", "s", "value"])
+        part["key"] = part["key"].astype("int32")
+        part["t"] = pd.to_datetime(part.pop("s") * 1_000_000, unit="us", utc=True)
+        p = os.path.join(folder, f"part-{i:03d}.parquet")
+        part.to_parquet(p, index=False, coerce_timestamps="us")
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))
+        parts.append(part.assign(file=i))
+    return pd.concat(parts, ignore_index=True)
+
+
+def run(spark, tmp_path, name: str, **shape):
+    from windowagg.spark import split, stream_window_agg
+
+    folder = str(tmp_path / f"in-{name}")
+    pdf = write_input(folder)
+    sdf = (
+        spark.readStream.schema("key int, value double, t timestamp")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(folder)
+    )
+    out = stream_window_agg(
+        sdf,
+        "key",
+        "t",
+        AGGS,
+        max_out_of_orderness="30 seconds",
+        allowed_lateness="1 hour",
+        api="transformWithStateInPandas",
+        **shape,
+    )
+    ckpt = str(tmp_path / f"ck-{name}")
+    q = (
+        out.writeStream.format("parquet")
+        .outputMode("append")
+        .option("path", str(tmp_path / f"out-{name}"))
+        .option("checkpointLocation", ckpt)
+        .trigger(availableNow=True)
+        .start()
+    )
+    q.awaitTermination()
+    assert q.exception() is None
+    res, rej = split(spark.read.parquet(str(tmp_path / f"out-{name}")))
+    return pdf, res.toPandas(), rej.toPandas(), ckpt
+
+
+def final_revisions(res: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    res = res.sort_values([*by, "revision"])
+    for _, g in res.groupby(by):  # each window's revisions come out as 0, 1, 2, ...
+        assert g["revision"].tolist() == list(range(len(g)))
+    return res.groupby(by).tail(1).sort_values(["key", "window_end"]).reset_index(drop=True)
+
+
+def batch_closed(pdf: pd.DataFrame, **shape) -> pd.DataFrame:
+    """The batch answer for the windows the per-key watermark (max t - 30 s) closed."""
+    from windowagg.pandas import window_agg
+
+    b = window_agg(pdf.drop(columns="file"), "key", "t", AGGS, **shape).results
+    wm = pdf.groupby("key")["t"].max() - pd.Timedelta(seconds=30)
+    b = b[b["window_end"] <= b["key"].map(wm)]
+    for c in ("window_start", "window_end"):
+        b[c] = b[c].dt.tz_localize(None)
+    return b.sort_values(["key", "window_end"]).reset_index(drop=True)
+
+
+def assert_equal(final: pd.DataFrame, batch: pd.DataFrame) -> None:
+    cols = ["key", "window_start", "window_end", "max_value", "count", "p95_value"]
+    assert len(final) == len(batch) > 40
+    pd.testing.assert_frame_equal(
+        final[cols].astype({"key": "int64"}),
+        batch[cols].astype({"key": "int64"}),
+        check_dtype=False,
+    )
+    np.testing.assert_allclose(final["sum_value"], batch["sum_value"], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [{"size": "10 minutes", "slide": "1 minute"}, {"size": "2 minutes"}],
+    ids=["hopping", "per_event"],
+)
+def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, tmp_path, shape):
+    name = "hop" if "slide" in shape else "event"
+    pdf, res, rej, ckpt = run(spark, tmp_path, name, **shape)
+    assert rej.empty  # every straggler is within the allowed lateness
+    by = ["key", "window_start"] if "slide" in shape else ["key", "window_end"]
+    assert (res["revision"] > 0).sum() > 5  # the stragglers revised emitted windows
+    assert_equal(final_revisions(res, by), batch_closed(pdf, **shape))
+    # the state: one ListState element per micro-batch (no event is dead yet: the allowed
+    # lateness is 1 hour), each holding that batch's events of the key, nothing more
+    from windowagg.windows.engine.stream import decode_chunk
+
+    for batch_id in range(FILES):
+        state = (
+            spark.read.format("statestore")
+            .option("stateVarName", "chunks")
+            .option("batchId", batch_id)
+            .load(ckpt)
+            .toPandas()
+        )
+        for key in (1, 2):
+            chunks = [r["chunk"] for k, r in zip(state["key"], state["list_element"], strict=True)
+                      if k["key"] == key]  # fmt: skip
+            assert len(chunks) == batch_id + 1
+            sizes = [len(decode_chunk(bytes(c), ["value"]).t) for c in chunks]
+            per_file = pdf[pdf["key"] == key].groupby("file").size().tolist()
+            assert sorted(sizes) == sorted(per_file[: batch_id + 1])

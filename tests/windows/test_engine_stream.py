@@ -1,0 +1,286 @@
+"""The streaming state of one key (windows.engine.stream.KeyStream) against the batch engine.
+
+Random arrival orders, random micro-batch splits, every window shape: once the watermark has
+passed everything, the final revision of every window equals ``windowagg.pandas.window_agg``
+on the whole input (same lateness, judged in arrival order); every row is aggregated or
+rejected, by position; the state goes through its bytes (metadata + chunks) between
+micro-batches and round-trips exactly; chunks are deltas.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tests.windows.engine_oracle import AGGS, COLUMNS
+
+from windowagg.errors import ArgumentError, CodecError
+from windowagg.pandas import parse, window_agg
+from windowagg.windows.engine import Shape
+from windowagg.windows.engine.stream import KeyStream
+
+SHAPES = st.one_of(
+    st.builds(
+        lambda size, slide, start: {"size": size, "slide": slide, "start_time": start},
+        st.integers(1, 12),
+        st.integers(1, 12),
+        st.integers(-5, 5),
+    ),
+    st.builds(lambda size: {"size": size}, st.integers(1, 15)),
+    st.builds(lambda r, e: {"rows": r, "every": e}, st.integers(1, 6), st.integers(1, 4)),
+    st.builds(lambda g: {"gap": g}, st.integers(1, 8)),
+)
+
+VALUES = st.one_of(st.integers(-20, 20).map(float), st.sampled_from([0.5, -1.25, float("inf")]))
+
+
+@st.composite
+def streams(draw: Any) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    n = draw(st.integers(0, 30))
+    ts = np.asarray(draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)), dtype=np.int64)
+    vs = np.asarray(draw(st.lists(VALUES, min_size=n, max_size=n)), dtype=np.float64)
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=5)))
+    return ts, vs, cuts
+
+
+def _shape(d: dict[str, int]) -> Shape:
+    return Shape(**d)
+
+
+def _run(
+    ts: np.ndarray,
+    vs: np.ndarray,
+    cuts: list[int],
+    shape: dict[str, int],
+    ooo: int,
+    allowed: int,
+    through_bytes: bool = True,
+    judge: str = "arrival",
+) -> tuple[list[dict[str, Any]], list[int], list[str]]:
+    """Feed the micro-batches (state through bytes between them); then flush. Returns
+    every emitted row (with its id), the refused rows (positions) and their reasons."""
+    aggs = parse(AGGS)
+    kw: dict[str, Any] = {"max_out_of_orderness": ooo, "allowed_lateness": allowed, "judge": judge}
+    meta: bytes | None = None
+    chunks: list[bytes] = []
+    s = KeyStream(aggs, _shape(shape), **kw)
+    rows: list[dict[str, Any]] = []
+    refused: list[int] = []
+    reasons: list[str] = []
+    bounds = [0, *cuts, len(ts)]
+
+    def collect(res: Any) -> None:
+        n = len(res.columns["end"])
+        assert len(res.ids) == n
+        for j in range(n):
+            row = {c: res.columns[c][j] for c in ["start", "end", "revision", *COLUMNS]}
+            row["id"] = int(res.ids[j])
+            rows.append(row)
+
+    for lo, hi in itertools.pairwise(bounds):
+        if through_bytes:
+            s = KeyStream.restore(meta, chunks, aggs, _shape(shape), **kw)
+            s._check()
+        res, delta = s.feed(ts[lo:hi], {"v": vs[lo:hi]})
+        s._check()
+        if delta.rewrite is not None:
+            chunks = list(delta.rewrite)
+        elif delta.chunk is not None:
+            chunks.append(delta.chunk)
+        meta = delta.meta
+        collect(res)
+        refused.extend((lo + res.refused).tolist())
+        reasons.extend(res.reasons)
+    if through_bytes:
+        s = KeyStream.restore(meta, chunks, aggs, _shape(shape), **kw)
+    res, _ = s.advance(10**6)
+    collect(res)
+    return rows, refused, reasons
+
+
+def _final(rows: list[dict[str, Any]], kind: str) -> pd.DataFrame:
+    """The last revision of every window (sessions: those no higher revision contains)."""
+    df = pd.DataFrame(rows, columns=["start", "end", "revision", *COLUMNS, "id"])
+    if kind == "session":
+        keep = []
+        for _, r in df.iterrows():
+            over = df[(df["start"] <= r["start"]) & (df["end"] >= r["end"])]
+            keep.append(not (over["revision"] > r["revision"]).any())
+        return df[np.asarray(keep, dtype=bool)].sort_values("start").reset_index(drop=True)
+    # a window's revisions come out in order, 0, 1, 2, ...
+    for _, g in df.groupby("id"):
+        assert g["revision"].tolist() == list(range(len(g)))
+    last = df.groupby("id").tail(1)
+    by = ["end", "id"] if kind == "per_event" else ["id"]
+    return last.sort_values(by).reset_index(drop=True)
+
+
+def _late_per_batch(ts: np.ndarray, vs: np.ndarray, cuts: list[int], lag: int) -> list[int]:
+    """Reference for judge="batch": a row is late when older than the bound before its
+    micro-batch (the newest admitted time so far minus *lag*)."""
+    late, top = [], None
+    bounds = [0, *cuts, len(ts)]
+    for lo, hi in itertools.pairwise(bounds):
+        ok = [i for i in range(lo, hi) if np.isfinite(vs[i])]
+        if top is not None:
+            late += [i for i in ok if ts[i] < top - lag]
+        kept = [int(ts[i]) for i in ok if i not in late]
+        if kept:
+            top = max(kept) if top is None else max(top, *kept)
+    return late
+
+
+@given(
+    streams(),
+    SHAPES,
+    st.integers(0, 10),
+    st.integers(0, 10),
+    st.booleans(),
+    st.sampled_from(["arrival", "batch"]),
+)
+def test_final_revisions_equal_the_batch_answer(
+    data: tuple[np.ndarray, np.ndarray, list[int]],
+    shape: dict[str, int],
+    ooo: int,
+    allowed: int,
+    through_bytes: bool,
+    judge: str,
+) -> None:
+    ts, vs, cuts = data
+    rows, refused, reasons = _run(ts, vs, cuts, shape, ooo, allowed, through_bytes, judge)
+    df = pd.DataFrame({"k": "a", "t": ts, "v": vs})
+    if judge == "arrival":  # the batch engine judges lateness in input order too
+        lateness = {"max_out_of_orderness": ooo * 10**-6, "allowed_lateness": allowed * 10**-6}
+        late: list[int] = []
+    else:
+        lateness = {}
+        late = _late_per_batch(ts, vs, cuts, ooo + allowed)
+    kept = df.drop(index=late).reset_index(drop=True)
+    batch = window_agg(kept, "k", "t", AGGS, time_unit="us", **lateness, **_batch_shape(shape))
+    kind = _shape(shape).kind
+    final = _final(rows, kind)
+    want = batch.results
+    assert len(final) == len(want), (final, want)
+    for c in COLUMNS:
+        np.testing.assert_allclose(final[c].to_numpy(float), want[c].to_numpy(float))
+    us = want["window_end"].astype("datetime64[ns, UTC]").astype("int64") // 1000
+    assert final["end"].tolist() == us.tolist()
+    # every row aggregated or rejected, by identity
+    by_row = dict(zip(refused, reasons, strict=True))
+    if judge == "arrival":
+        assert sorted(refused) == batch.rejects["row_index"].tolist()
+        # (the front end's validation says "bad_value: " before a non-finite value's reason)
+        want_why = [r.removeprefix("bad_value: ") for r in batch.rejects["reason"]]
+        assert [by_row[i] for i in batch.rejects["row_index"]] == want_why
+    else:
+        bad = [i for i in range(len(ts)) if not np.isfinite(vs[i])]
+        assert sorted(refused) == sorted(bad + late)
+        assert all(by_row[i].startswith("late: ") for i in late)
+
+
+def _batch_shape(shape: dict[str, int]) -> dict[str, Any]:
+    """The same shape for window_agg, whose durations are seconds (times here are us)."""
+    out: dict[str, Any] = {}
+    for k, v in shape.items():
+        out[k] = v if k in ("rows", "every") else v * 10**-6
+    if "size" in shape and "slide" not in shape:
+        out["slide"] = None
+    return out
+
+
+@given(streams(), st.integers(1, 15), st.integers(0, 10))
+def test_arrival_answers_each_event_as_of_its_arrival(
+    data: tuple[np.ndarray, np.ndarray, list[int]], size: int, ooo: int
+) -> None:
+    ts, vs, cuts = data
+    aggs = parse(["sum(v)", "count", "max(v)"])
+    s = KeyStream(aggs, Shape(size=size), max_out_of_orderness=ooo, emit="arrival")
+    seen: list[tuple[int, float]] = []  # admitted events so far, in arrival order
+    bounds = [0, *cuts, len(ts)]
+    for lo, hi in itertools.pairwise(bounds):
+        res, _ = s.feed(ts[lo:hi], {"v": vs[lo:hi]})
+        refused = set((lo + res.refused).tolist())
+        got = list(zip(res.columns["end"].tolist(), res.columns["sum_v"].tolist(),
+                       res.columns["count"].tolist(), strict=True))  # fmt: skip
+        want = []
+        for i in range(lo, hi):
+            if i in refused:
+                continue
+            seen.append((int(ts[i]), float(vs[i])))
+            inside = [v for t, v in seen if ts[i] - size < t <= ts[i]]
+            want.append((int(ts[i]), sum(inside), len(inside)))
+        assert [(e, c) for e, _, c in got] == [(e, c) for e, _, c in want]
+        np.testing.assert_allclose([x for _, x, _ in got], [x for _, x, _ in want])
+        assert (res.columns["revision"] == 0).all()
+
+
+def test_late_event_revises_an_emitted_window_and_chunks_are_deltas() -> None:
+    aggs = parse(["sum(v)", "count"])
+    s = KeyStream(aggs, Shape(size=10, slide=10), allowed_lateness=30)
+    res, d1 = s.feed(np.array([1, 2, 15]), {"v": np.array([1.0, 2.0, 3.0])})
+    assert res.columns["end"].tolist() == [10] and res.columns["revision"].tolist() == [0]
+    assert d1.rewrite is None and d1.chunk is not None
+    res, d2 = s.feed(np.array([3, 22]), {"v": np.array([4.0, 5.0])})
+    # [0, 10) again with the late event (revision 1), [10, 20) for the first time
+    assert res.columns["end"].tolist() == [10, 20]
+    assert res.columns["revision"].tolist() == [1, 0]
+    assert res.columns["sum_v"].tolist() == [7.0, 3.0]
+    assert d2.chunk is not None and d2.rewrite is None  # only the new events appended
+    s2 = KeyStream.restore(d2.meta, [d1.chunk, d2.chunk], aggs, Shape(size=10, slide=10),
+                           allowed_lateness=30)  # fmt: skip
+    assert s2.meta_bytes() == s.meta_bytes() and s2.chunk_bytes() == s.chunk_bytes()
+    res, _ = s2.feed(np.array([4]), {"v": np.array([1.0])})
+    assert res.columns["revision"].tolist() == [2] and res.columns["sum_v"].tolist() == [8.0]
+
+
+def test_compaction_rewrites_the_chunks_when_half_are_dead() -> None:
+    aggs = parse(["sum(v)"])
+    s = KeyStream(aggs, Shape(size=10, slide=5))
+    rewrites = 0
+    for b in range(20):
+        t = np.arange(b * 10, b * 10 + 10)
+        _, d = s.feed(t, {"v": np.ones(10)})
+        rewrites += d.rewrite is not None
+        assert len(s) <= 40  # only the live events (and at most as many dead ones)
+    assert 5 <= rewrites <= 20
+
+
+def test_state_of_another_configuration_is_refused() -> None:
+    aggs = parse(["sum(v)"])
+    s = KeyStream(aggs, Shape(size=10, slide=10))
+    _, d = s.feed(np.array([1]), {"v": np.array([1.0])})
+    with pytest.raises(CodecError, match="checkpoint"):
+        KeyStream.restore(d.meta, [d.chunk or b""], aggs, Shape(size=20, slide=10))
+    with pytest.raises(CodecError):
+        KeyStream.restore(d.meta, [b"garbage"], aggs, Shape(size=10, slide=10))
+    with pytest.raises(ArgumentError, match="emit='watermark'"):
+        KeyStream(aggs, Shape(size=10, slide=10), emit="arrival")
+
+
+def test_values_a_monoid_refuses_are_rejected_by_position_and_do_not_move_the_clock() -> None:
+    aggs = parse(["geomean(v)", "count"])
+    s = KeyStream(aggs, Shape(size=10, slide=10))
+    res, _ = s.feed(np.array([1, 50, 3]), {"v": np.array([2.0, -1.0, 8.0])})
+    assert res.refused.tolist() == [1] and res.reasons[0].startswith("bad_value: ")
+    assert s.watermark == 3  # the refused event at 50 did not move the clock
+    res, _ = s.advance(100)
+    assert res.columns["count"].tolist() == [2]
+    np.testing.assert_allclose(res.columns["geomean_v"], [4.0])
+
+
+def test_a_late_event_bridging_sessions_supersedes_them() -> None:
+    aggs = parse(["sum(v)", "count"])
+    s = KeyStream(aggs, Shape(gap=3), allowed_lateness=50)
+    res, _ = s.feed(np.array([1, 10, 30]), {"v": np.array([1.0, 2.0, 3.0])})
+    assert res.columns["start"].tolist() == [1, 10] and res.columns["end"].tolist() == [4, 13]
+    assert res.columns["revision"].tolist() == [0, 0]
+    res, _ = s.feed(np.array([4, 7]), {"v": np.array([4.0, 5.0])})  # 1-4-7-10: one session
+    assert (res.columns["start"].tolist(), res.columns["end"].tolist()) == ([1], [13])
+    assert res.columns["count"].tolist() == [4] and res.columns["revision"].tolist() == [1]
+    res, _ = s.feed(np.array([12]), {"v": np.array([1.0])})  # extends it again
+    assert (res.columns["end"].tolist(), res.columns["revision"].tolist()) == ([15], [2])
