@@ -101,7 +101,7 @@ def memory(n: int, mu: int) -> dict[str, float]:
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     w = 10**5 if quick else 10**6
-    reps = 3
+    reps = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else 3
     print(f"load average {os.getloadavg()}; w={w}, min_arity={MU}, medians of {reps}")
     res: dict[str, Any] = {"machine": machine(), "w": w, "load_start": os.getloadavg()}
     rows = []
