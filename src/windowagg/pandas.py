@@ -51,7 +51,15 @@ from windowagg.spark import frames, rejects
 from windowagg.spark.spec import Agg, parse_aggs, to_micros
 from windowagg.windows.engine import Shape, WatermarkClock, plan, window_key
 
-__all__ = ["FrameWindows", "WindowAgg", "frame_windows", "grouped_windows", "parse", "window_agg"]
+__all__ = [
+    "FrameWindows",
+    "WindowAgg",
+    "frame_windows",
+    "grouped_windows",
+    "parse",
+    "shape_of",
+    "window_agg",
+]
 
 
 class WindowAgg(NamedTuple):
@@ -126,6 +134,25 @@ def _from_pandas(pdf: pd.DataFrame, kind: str) -> Any:
     return pl.from_pandas(pdf)
 
 
+def shape_of(
+    size: Any, slide: Any, rows: int | None, every: int, gap: Any, start_time: Any
+) -> Shape:
+    """The engine's :class:`~windowagg.windows.engine.Shape` from ``window_agg``'s arguments
+    (durations as text, seconds or timedeltas), as every front end reads them. O(1).
+
+    >>> shape_of("10 min", "10 s", None, 1, None, 0).size
+    600000000
+    """
+    return Shape(
+        size=None if size is None else to_micros(size),
+        slide=None if slide is None else to_micros(slide),
+        rows=rows,
+        every=every,
+        gap=None if gap is None else to_micros(gap),
+        start_time=to_micros(start_time),
+    )
+
+
 def window_agg(
     df: Any,
     keys: str | Sequence[str],
@@ -178,14 +205,7 @@ def window_agg(
     pdf, kind = _to_pandas(df)
     key_list = [keys] if isinstance(keys, str) else list(keys)
     agg_list = parse(aggs)
-    shape = Shape(
-        size=None if size is None else to_micros(size),
-        slide=None if slide is None else to_micros(slide),
-        rows=rows,
-        every=every,
-        gap=None if gap is None else to_micros(gap),
-        start_time=to_micros(start_time),
-    )
+    shape = shape_of(size, slide, rows, every, gap, start_time)
     lateness = None
     if max_out_of_orderness is not None or allowed_lateness is not None:
         lateness = (to_micros(max_out_of_orderness or 0), to_micros(allowed_lateness or 0))

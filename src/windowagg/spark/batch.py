@@ -44,10 +44,15 @@ from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
 from pyspark.sql.pandas.types import to_arrow_schema  # noqa: E402
 
-from windowagg.pandas import FrameWindows, frame_windows, grouped_windows, parse  # noqa: E402
+from windowagg.pandas import (  # noqa: E402
+    FrameWindows,
+    frame_windows,
+    grouped_windows,
+    parse,
+    shape_of,
+)
 from windowagg.spark import frames  # noqa: E402
 from windowagg.spark.rejects import ROW_COLUMN, _rows_json, null_flag  # noqa: E402
-from windowagg.windows.engine import Shape  # noqa: E402
 
 __all__ = [
     "ID_COLUMN",
@@ -316,17 +321,6 @@ def split(output: DataFrame) -> tuple[DataFrame, DataFrame]:
     return results, rejects
 
 
-def _shape(size: Any, slide: Any, rows: int | None, every: int, gap: Any, start: Any) -> Shape:
-    return Shape(
-        size=None if size is None else to_micros(size),
-        slide=None if slide is None else to_micros(slide),
-        rows=rows,
-        every=every,
-        gap=None if gap is None else to_micros(gap),
-        start_time=to_micros(start),
-    )
-
-
 def window_agg(
     df: DataFrame,
     keys: str | Sequence[str],
@@ -398,7 +392,7 @@ def window_agg(
     """
     key_list = [keys] if isinstance(keys, str) else list(keys)
     agg_list = parse(aggs)
-    shape = _shape(size, slide, rows, every, gap, start_time)
+    shape = shape_of(size, slide, rows, every, gap, start_time)
     lateness = None
     if max_out_of_orderness is not None or allowed_lateness is not None:
         lateness = (to_micros(max_out_of_orderness or 0), to_micros(allowed_lateness or 0))
