@@ -12,6 +12,11 @@ on the same session (local[2]); reported: median seconds per query, events/s, th
 * Spark: ``withWatermark("event_time", "30 seconds").groupBy(key, F.window(...)).agg(...)``
   in append mode (each window emitted once the watermark passes its end, as windowagg's
   ``revision`` 0; Spark drops late rows silently).
+* Flink SQL (``--flink PYTHON``: PyFlink's interpreter, see ``benchmarks/flink_sql.py``):
+  ``HOP`` over the same events as one headerless CSV (``k,ts_micros,v``, arrival order),
+  watermark ``ts - 30 s``, in-memory (``hashmap``) and RocksDB state; one bounded job over
+  all events (no micro-batches), timed from submission to completion (JVM start excluded),
+  interleaved with the Spark contenders.
 * Fixed cost per micro-batch at 100 keys: the same query over files of one event per key
   (100 events per micro-batch); median of Spark's ``triggerExecution`` per micro-batch.
 
@@ -21,8 +26,10 @@ Run: ``python -m benchmarks.bench_spark_stream [--events N] [--batch B] [--repea
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -105,12 +112,32 @@ def run(spark: Any, src: Path, ck: Path, who: str) -> dict[str, Any]:
     }
 
 
+def write_csv(folder: Path, out: Path) -> None:
+    """The events of *folder* (arrival order) as Flink's headerless CSV ``k,ts_micros,v``."""
+    pdf = pd.concat([pd.read_parquet(p) for p in sorted(folder.glob("*.parquet"))])
+    micros = pdf["event_time"].astype("datetime64[us, UTC]").astype("int64")
+    pd.DataFrame({"k": pdf["key"], "ts": micros, "v": pdf["value"]}).to_csv(
+        out, header=False, index=False
+    )
+
+
+def run_flink(python: str, csv: Path, state: str) -> dict[str, Any]:
+    """One Flink SQL HOP job over *csv* (``benchmarks/flink_sql.py`` in PyFlink's venv)."""
+    script = Path(__file__).with_name("flink_sql.py")
+    cmd = [python, str(script), "--csv", str(csv), "--query", "hop", "--state", state,
+           "--delay-s", "30", "--size-s", "600", "--slide-s", "10", "--repeats", "1"]  # fmt: skip
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
+    return {"seconds": float(lines[-1]["seconds"]), "median_batch_s": float("nan")}
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--fixed-batches", type=int, default=20)
+    ap.add_argument("--flink", default=None, help="PyFlink's python: add Flink SQL HOP")
     args = ap.parse_args(argv)
     from windowagg.spark import session
 
@@ -123,26 +150,31 @@ def main(argv: list[str]) -> int:
         small = work / "small"
         write_files(small, KEYS * args.fixed_batches, KEYS, seed=8)
         who = ["transformWithStateInPandas", "applyInPandasWithState", "spark"]
+        flink = ["flink-hashmap", "flink-rocksdb"] if args.flink else []
+        if args.flink:
+            write_csv(src, work / "events.csv")
         run(spark, small, work / "ck-warm", "transformWithStateInPandas")  # untimed warm-up
         run(spark, small, work / "ck-warm2", "spark")
-        got: dict[str, list[dict[str, Any]]] = {w: [] for w in who}
+        got: dict[str, list[dict[str, Any]]] = {w: [] for w in who + flink}
         fixed: dict[str, list[dict[str, Any]]] = {w: [] for w in who}
         for r in range(args.repeats):  # interleaved
             for w in who:
                 got[w].append(run(spark, src, work / f"ck-{w}-{r}", w))
                 fixed[w].append(run(spark, small, work / f"ck-small-{w}-{r}", w))
+            for w in flink:
+                got[w].append(run_flink(args.flink, work / "events.csv", w.split("-")[1]))
         print(
             f"\n{args.events:,} events, {KEYS} keys, hopping {SIZE}/{SLIDE}, "
             f"{files} micro-batches of {args.batch:,} events, medians of {args.repeats}"
         )
-        med = {w: float(np.median([x["seconds"] for x in got[w]])) for w in who}
+        med = {w: float(np.median([x["seconds"] for x in got[w]])) for w in who + flink}
         fix = {w: float(np.median([x["median_batch_s"] for x in fixed[w]])) for w in who}
         print(f"{'contender':32} {'seconds':>8} {'events/s':>10} {'Spark/this':>10} "
               f"{'s per 100-event batch':>22}")  # fmt: skip
-        for w in who:
+        for w in who + flink:
             print(
                 f"{w:32} {med[w]:8.1f} {args.events / med[w]:10,.0f} "
-                f"{med['spark'] / med[w]:10.2f} {fix[w]:22.3f}"
+                f"{med['spark'] / med[w]:10.2f} {fix.get(w, float('nan')):22.3f}"
             )
     finally:
         spark.stop()
