@@ -15,7 +15,7 @@ pytestmark = pytest.mark.spark
 
 pyspark = pytest.importorskip("pyspark")
 
-AGGS = ["max(value)", "sum(value)", "count", "p95(value)"]
+AGGS = ["max(value)", "sum(value)", "count", "p95(value)", "median(value)"]
 FILES = 4
 
 
@@ -102,7 +102,7 @@ def batch_closed(pdf: pd.DataFrame, **shape) -> pd.DataFrame:
 
 
 def assert_equal(final: pd.DataFrame, batch: pd.DataFrame) -> None:
-    cols = ["key", "window_start", "window_end", "max_value", "count", "p95_value"]
+    cols = ["key", "window_start", "window_end", "max_value", "count", "p95_value", "median_value"]
     assert len(final) == len(batch) > 40
     pd.testing.assert_frame_equal(
         final[cols].astype({"key": "int64"}),

@@ -58,6 +58,7 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
     StatefulProcessorHandle,
 )
 
+from windowagg.pandas import parse, shape_of  # noqa: E402
 from windowagg.spark.batch import _type, prepare  # noqa: E402
 from windowagg.spark.rejects import (  # noqa: E402
     _empty_rejects,
@@ -65,7 +66,7 @@ from windowagg.spark.rejects import (  # noqa: E402
     readable_reason,
     validate,
 )
-from windowagg.spark.spec import Agg, WindowSpec, parse_aggs, to_micros  # noqa: E402
+from windowagg.spark.spec import Agg, WindowSpec, to_micros  # noqa: E402
 from windowagg.windows.engine import KeyStream, Shape, plan  # noqa: E402
 from windowagg.windows.engine.stream import Delta  # noqa: E402
 
@@ -588,15 +589,8 @@ def stream_window_agg(
     batch's events and a small metadata record (plus, amortized, O(1) rewrites per event).
     """
     key_list = [keys] if isinstance(keys, str) else list(keys)
-    agg_list = parse_aggs(aggs)
-    shape = Shape(
-        size=None if size is None else to_micros(size),
-        slide=None if slide is None else to_micros(slide),
-        rows=rows,
-        every=every,
-        gap=None if gap is None else to_micros(gap),
-        start_time=to_micros(start_time),
-    )
+    agg_list = parse(aggs)
+    shape = shape_of(size, slide, rows, every, gap, start_time)
     step = _Step(
         key_list,
         time,
