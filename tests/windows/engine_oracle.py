@@ -6,9 +6,23 @@ import math
 from typing import Any
 
 import pandas as pd
+from hypothesis import strategies as st
 
 AGGS = ["sum(v)", "count", "max(v)", "min(v)", "mean(v)", "p50(v)", "p95(v)", "median(v)"]
 COLUMNS = ["sum_v", "count", "max_v", "min_v", "mean_v", "p50_v", "p95_v", "median_v"]
+
+#: Every window shape, as ``window_agg`` keyword arguments (small sizes: many collisions).
+SHAPES = st.one_of(
+    st.builds(
+        lambda size, slide, start: {"size": size, "slide": slide, "start_time": start},
+        st.integers(1, 12),
+        st.integers(1, 12),
+        st.integers(-5, 5),
+    ),
+    st.builds(lambda size: {"size": size}, st.integers(1, 15)),
+    st.builds(lambda r, e: {"rows": r, "every": e}, st.integers(1, 6), st.integers(1, 4)),
+    st.builds(lambda g: {"gap": g}, st.integers(1, 8)),
+)
 
 
 def nearest(vals: list[float], num: int, den: int) -> float:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.windows.engine_oracle import AGGS, COLUMNS, late_rows, reference, valid_rows
+from tests.windows.engine_oracle import AGGS, COLUMNS, SHAPES, late_rows, reference, valid_rows
 
 from windowagg.pandas import window_agg
 
@@ -30,19 +30,6 @@ def frames(draw: Any) -> pd.DataFrame:
     ts = draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
     vs = draw(st.lists(VALUES, min_size=n, max_size=n))
     return pd.DataFrame({"k": pd.Series(keys, dtype=object), "t": ts, "v": vs})
-
-
-SHAPES = st.one_of(
-    st.builds(
-        lambda size, slide, start: {"size": size, "slide": slide, "start_time": start},
-        st.integers(1, 12),
-        st.integers(1, 12),
-        st.integers(-5, 5),
-    ),
-    st.builds(lambda size: {"size": size}, st.integers(1, 15)),
-    st.builds(lambda r, e: {"rows": r, "every": e}, st.integers(1, 6), st.integers(1, 4)),
-    st.builds(lambda g: {"gap": g}, st.integers(1, 8)),
-)
 
 
 def _seconds(s: pd.Series) -> list[int]:

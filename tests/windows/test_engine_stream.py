@@ -17,24 +17,12 @@ import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.windows.engine_oracle import AGGS, COLUMNS
+from tests.windows.engine_oracle import AGGS, COLUMNS, SHAPES
 
 from windowagg.errors import ArgumentError, CodecError
 from windowagg.pandas import parse, window_agg
 from windowagg.windows.engine import Shape
 from windowagg.windows.engine.stream import KeyStream
-
-SHAPES = st.one_of(
-    st.builds(
-        lambda size, slide, start: {"size": size, "slide": slide, "start_time": start},
-        st.integers(1, 12),
-        st.integers(1, 12),
-        st.integers(-5, 5),
-    ),
-    st.builds(lambda size: {"size": size}, st.integers(1, 15)),
-    st.builds(lambda r, e: {"rows": r, "every": e}, st.integers(1, 6), st.integers(1, 4)),
-    st.builds(lambda g: {"gap": g}, st.integers(1, 8)),
-)
 
 VALUES = st.one_of(st.integers(-20, 20).map(float), st.sampled_from([0.5, -1.25, float("inf")]))
 
