@@ -110,6 +110,13 @@ def _flat(out: Any) -> Any:
     return mv.cast("B").cast(fmt)
 
 
+def _put(view: Any, start: int, answers: list[Any]) -> None:
+    """Write one step's *answers* into the flat ``_out_view`` *view* from *start*. O(len)."""
+    items, kind = view
+    for j, ans in enumerate(answers):
+        items[start + j] = float(ans) if kind == "d" else operator.index(ans)
+
+
 def _read_ranks(ranks: Any, r: int, who: str) -> tuple[list[list[int]], bool]:
     """The ranks of :meth:`OrderStatistics.kth_slices` as one row per window, and whether
     they came as rows (answers are then lists)."""
@@ -308,11 +315,7 @@ class OrderStatistics(metaclass=BackendMeta):
             if view is None:
                 rows.append(answers[0] if scalar else answers)
                 continue
-            for j, ans in enumerate(answers):
-                if view[1] == "d":
-                    view[0][i * m + j] = float(ans)
-                else:
-                    view[0][i * m + j] = operator.index(ans)
+            _put(view, i * m, answers)
         return rows if out is None else out
 
     def kth_slices(self, values: Any, lo: Any, hi: Any, ranks: Any, out: Any = None) -> Any:
@@ -407,11 +410,7 @@ class OrderStatistics(metaclass=BackendMeta):
             if view is None:
                 answers.append(got if nested else got[0])
                 continue
-            for j, ans in enumerate(got):
-                if view[1] == "d":
-                    view[0][i * per + j] = float(ans)
-                else:
-                    view[0][i * per + j] = operator.index(ans)
+            _put(view, i * per, got)
         return answers if out is None else out
 
     def __len__(self) -> int:
