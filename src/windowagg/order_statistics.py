@@ -289,8 +289,7 @@ class OrderStatistics(metaclass=BackendMeta):
         m = len(qs)
         view: Any = None
         if out is not None:
-            mv: Any = memoryview(out)  # any C-contiguous shape: seen flat
-            view = _out_view(mv.cast("B").cast(mv.format.lstrip("@=<") or "B"), len(vals) * m, who)
+            view = _out_view(_flat(out), len(vals) * m, who)
         a = self._a
         rows: list[Any] = []
         for i, (x, gone) in enumerate(zip(vals, gone_sets, strict=True)):

@@ -164,3 +164,13 @@ def test_quantile_disc_equals_duckdb() -> None:
             s = OrderStatistics(backend=backend)
             s.bulk_insert(xs)
             assert s.quantile(qs) == want, (trial, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_slide_of_no_steps_into_an_empty_two_column_out(backend: str) -> None:
+    """Both backends accept an ``out`` of shape (0, m) for zero steps (the Python one raised
+    TypeError casting a multi-dimensional view with a zero in its shape)."""
+    import numpy as np
+
+    out = np.empty((0, 2))
+    assert make(backend).slide([], [], q=[0.5, 0.9], out=out) is out
