@@ -16,8 +16,7 @@ jobs, so absolute numbers are noisy: compare ratios measured in the same run):
 * ``SlidingWindows`` over ``ooo.Recalc`` (the sorted oracle) with panes, and with exact
   timestamps on a prefix of at most 10^5 events (it rescans the window per slide);
 * per-event emission (``slide=None``, one range query per event) with FiBA, on a prefix of
-  at most 10^5 events, and the same windows computed the way ``windowagg.spark`` does for
-  built-in aggregates (``accept_many`` per burst of 1000 + numpy; checked equal to FiBA's);
+  at most 10^5 events (the batch engine's per-event figures: ``benchmarks engine``);
 * pandas baselines (batch, not streaming: they see all data at once): sort by time, then
   ``resample("10s")`` + ``rolling(60)`` (the same sliding windows, pane-based), and a
   per-event time-based ``rolling("600s")`` (the per-event windows).

@@ -113,14 +113,14 @@ def test_raise_skips_events_whose_own_outcome_comes_first() -> None:
     assert sorted(r.reason.split(":")[0] for r in w.rejected) == ["bad_timestamp", "late"]
 
 
-def test_accept_many_follows_the_policy() -> None:
+def test_per_event_insert_many_follows_the_policy() -> None:
     for policy, n_side in (("side", 1), ("drop", 0)):
         w = _per_event(bad_value=policy)
-        assert w.accept_many([(1, 1), (2, -5), (3, 2)]) == [0, 2]
+        assert [r.end for r in w.insert_many([(1, 1), (2, -5), (3, 2)])] == [1, 3]
         assert len(w.rejected) == n_side and w.counters["bad_value"] == 1
     w = _per_event(bad_value="raise")
     with pytest.raises(MonoidInputError):
-        w.accept_many([(1, 1), (2, -5)])
+        w.insert_many([(1, 1), (2, -5)])
     assert len(w) == 0 and w.counters["accepted"] == 0
 
 

@@ -557,3 +557,17 @@ def load_state(
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
             raise CodecError(f"{kind}.from_bytes: malformed state (entry count {c!r})")
     return LoadedState(config, dyn, counters, [Rejected(*r) for r in rej], pairs)
+
+
+def restore_aggregator(spec: AggregatorSpec, cm: Counted, empty: Any, pairs: list[Any]) -> Any:
+    """Rebuild an aggregator from sorted ``(key, partial)`` pairs.
+
+    Uses ``type(empty).from_sorted_partials(cm, pairs)`` (O(n), FiBA) when the class has it;
+    otherwise one ``bulk_insert`` of the partials into *empty*, which works because
+    :class:`Counted`'s ``lift`` is the identity on stored partials.
+    """
+    build = getattr(type(empty), "from_sorted_partials", None)
+    if build is not None:
+        return build(cm, pairs)
+    empty.bulk_insert(pairs)
+    return empty

@@ -34,6 +34,7 @@ from windowagg.windows._common import (
     late_error,
     load_state,
     make_aggregator,
+    restore_aggregator,
 )
 
 
@@ -323,7 +324,6 @@ class _EventOrderWindows(Generic[In, P, Out]):
 
     def _restore(self, state: dict[str, Any]) -> tuple[Any, ...]:
         """Restore the shared fields; return the subclass's extra state."""
-        from windowagg.windows.sliding import restore_aggregator
 
         st: LoadedState = state["loaded"]
         (

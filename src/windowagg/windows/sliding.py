@@ -10,10 +10,7 @@ insert             one aggregator ``insert`` (O(log d) amortized with FiBA, d = 
                    and one ``range_query`` (O(log n) each with FiBA), empty stretches skipped
                    in O(1) via ``oldest()``
 insert_many        sort O(m log m) + one ``bulk_insert`` (O(m log(d/m)) with FiBA) + emission
-per-event mode     ``slide=None``: one ``range_query`` per event over ``(t - size, t]``;
-                   ``accept_many``: the checks and one ``bulk_insert``, windows left to
-                   the caller (``windowagg.spark`` computes them with numpy)
-batched queries    ``set_range_evaluator``: one emission's range queries in one call
+per-event mode     ``slide=None``: one ``range_query`` per event over ``(t - size, t]``
 panes              with a commutative monoid, timestamps are coarsened to panes of width
                    gcd(size, slide) (exact results; state shrinks to one entry per pane)
 space              O(entries in the open windows) (distinct timestamps, or panes)
@@ -53,7 +50,6 @@ from windowagg._time import check_timestamp
 from windowagg.errors import (
     ArgumentError,
     ArgumentTypeError,
-    InvariantError,
     LateEventError,
     TimestampError,
     WindowaggError,
@@ -65,7 +61,6 @@ from windowagg.windows._common import (
     LATE,
     AggregatorSpec,
     Counted,
-    LoadedState,
     Rejected,
     WindowResult,
     bad_value_error,
@@ -74,11 +69,9 @@ from windowagg.windows._common import (
     check_duration,
     check_late_policy,
     check_value,
-    dump_state,
     duration_gcd,
     floordiv,
     late_error,
-    load_state,
     make_aggregator,
     pred,
     pred_for,
@@ -87,11 +80,10 @@ from windowagg.windows._common import (
     succ_for,
     zero_like,
 )
+from windowagg.windows._time_emission import _Emission
+from windowagg.windows._time_state import _State
 
 __all__ = ["SlidingWindows"]
-
-#: ``(entries, ranges) -> [(count, lowered value)]``: see ``set_range_evaluator``.
-RangeEvaluator = Callable[[list[tuple[Any, Any]], list[tuple[Any, Any]]], list[tuple[int, Any]]]
 
 PENDING_LIMIT = 4096  # flush the pending buffer beyond this many distinct keys
 
@@ -107,7 +99,7 @@ def _float_in_int_stream(t: float) -> TimestampError:
     )
 
 
-class _TimeWindows(Generic[In, P, Out]):
+class _TimeWindows(_Emission[Out], _State, Generic[In, P, Out]):
     """The engine behind :class:`SlidingWindows` and :class:`~windowagg.windows.SharedWindows`.
 
     It handles several window sizes over one aggregator: all windows share the grid of
@@ -208,7 +200,6 @@ class _TimeWindows(Generic[In, P, Out]):
         self._succ: Callable[[Any], Any] = succ
         # accepted events not yet in the aggregator: key -> (count, partial), arrival order
         self._pending: dict[Any, tuple[int, Any]] = {}
-        self._range_evaluator: RangeEvaluator | None = None
         self.rejected: list[Rejected] = []
         self._counts: dict[str, int] = {
             "accepted": 0,
@@ -649,156 +640,6 @@ class _TimeWindows(Generic[In, P, Out]):
                 self._advance(wm, out)
         return out
 
-    def set_range_evaluator(self, evaluate: RangeEvaluator | None) -> None:
-        """Answer the range queries of one emission together, with *evaluate* (None: FiBA).
-
-        ``evaluate(entries, ranges)`` gets the stored ``(key, (count, partial))`` entries in
-        key order (as iterated before the emission) and the inclusive key ranges
-        ``(lo, hi)`` of the windows to emit, oldest first, and returns one
-        ``(count, lower(partial))`` per range: what ``range_query`` + ``lower`` would give.
-        ``windowagg.spark`` uses it to compute the windows of sum/count/max/min/mean with
-        numpy. Everything else (lateness, eviction, counters, state) is unchanged. Not part
-        of the state: set it again after :meth:`from_bytes`. O(1).
-
-        Examples
-        --------
-        >>> from windowagg.monoids import Sum
-        >>> def brute(entries, ranges):
-        ...     out = []
-        ...     for lo, hi in ranges:
-        ...         inside = [cp for k, cp in entries if lo <= k <= hi]
-        ...         out.append((sum(c for c, _ in inside), sum(p for _, p in inside)))
-        ...     return out
-        >>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc")
-        >>> w.set_range_evaluator(brute)
-        >>> w.insert_many([(1, 1), (6, 2), (12, 4), (31, 8)])
-        [WindowResult(start=-5, end=5, value=1, count=1), WindowResult(start=0, end=10, value=3, count=2), WindowResult(start=5, end=15, value=6, count=2), WindowResult(start=10, end=20, value=4, count=1)]
-        """
-        self._range_evaluator = evaluate
-
-    def accept_many(
-        self, pairs: Iterable[tuple[Any, Any]], *, trusted_values: bool = False
-    ) -> list[int]:
-        """Per-event mode: ingest a burst exactly as :meth:`insert_many`, but emit nothing.
-
-        For callers that compute the per-event windows themselves (the vectorised path of
-        ``windowagg.spark``): read the stored entries first (:attr:`aggregator`), then call
-        this. Each event is judged as :meth:`insert` would judge it at its turn (timestamp,
-        lateness against the bound as of its arrival, value); the accepted ones go to the
-        aggregator in one ``bulk_insert`` (equal timestamps combined in arrival order) and
-        are counted as emitted. Returns the positions in *pairs* of the accepted events, in
-        arrival order. Entries that no future event can see are evicted as in
-        :meth:`insert`. O(m) checks + one ``bulk_insert`` (O(m log m) worst case).
-
-        With ``trusted_values=True`` the caller guarantees that ``monoid.lift(v)`` succeeds
-        for every value of the burst (e.g. finite floats into built-in numeric monoids,
-        checked before): timestamps and lateness are judged as above, but values are lifted
-        only for the events still stored after the burst's eviction, and not checked by a
-        ``combine``. The stored entries, counters and rejects are the same; a large burst
-        then costs O(m) comparisons plus the lifts and ``bulk_insert`` of its tail only.
-
-        Examples
-        --------
-        >>> from windowagg.monoids import Sum
-        >>> w = SlidingWindows(Sum(), 10, aggregator="recalc", late="side")
-        >>> w.accept_many([(5, 1), (None, 2), (20, 3), (9, 4), (20, 5)])
-        [0, 2, 4]
-        >>> list(w.aggregator), w.counters["emitted"], w.rejected[1].reason
-        ([(5, (1, 1)), (20, (2, 8))], 3, 'late: 9 < lateness bound 20')
-        >>> w2 = SlidingWindows(Sum(), 10, aggregator="recalc", late="side")
-        >>> w2.accept_many([(5, 1), (None, 2), (20, 3), (9, 4), (20, 5)], trusted_values=True)
-        [0, 2, 4]
-        >>> list(w2.aggregator) == list(w.aggregator), w2.counters == w.counters
-        (True, True)
-        """
-        if self._slide is not None:
-            raise ArgumentError("accept_many is for per-event windows (slide=None)")
-        if self._closed:
-            raise WindowaggError("window is closed; create a new one (or restore from bytes)")
-        items = list(pairs)
-        if self._late == "raise":
-            self._precheck_late(items, sequential=True)
-        if self._bad == "raise" and not trusted_values:
-            self._precheck_values(items, sequential=True)
-        accepted: list[int] = []
-        bulk: list[tuple[Any, tuple[int, Any]]] = []
-        n_late_acc = 0
-        ooo = self._ooo
-        L = self._L
-        lift = self._lift  # bound method cached in a local: this loop runs once per event
-        for i, (t, v) in enumerate(items):
-            # fast path as in insert(): only a new type or NaN takes the slow check
-            if (type(t) is not self._ttype or t != t) and not self._admit_time(t, v):
-                continue
-            bound = self._bound
-            if bound is not None and t < bound:
-                if self._late == "raise":
-                    raise late_error(t, bound)
-                self._late_event(t, v)
-                continue
-            if not trusted_values:  # trusted: lifted after the loop, only what is kept
-                try:
-                    p = lift(v)
-                except Exception as e:  # the monoid rejected the value: keep it, say why
-                    self._bad_value(t, v, e)
-                    continue
-                bulk.append((t, (1, p)))
-            accepted.append(i)
-            mx = self._max
-            if mx is None or t > mx:
-                self._max = t
-                wm = t - ooo
-                if self._wm is None or wm > self._wm:
-                    self._wm = wm
-                    self._bound = wm - L
-            elif self._wm is not None and t < self._wm:
-                n_late_acc += 1
-        self._n_accepted += len(accepted)
-        self._counts["late_accepted"] += n_late_acc
-        self._counts["emitted"] += len(accepted) * len(self._sizes)
-        if trusted_values:
-            if accepted:
-                self._store_trusted(items, accepted)
-            return accepted
-        if bulk:
-            self._agg.bulk_insert(bulk)
-        if self._bound is not None:
-            S = self._S
-            o = self._agg.oldest()
-            if o is not None and o <= self._bound - S - S:  # as in _advance
-                self._agg.bulk_evict(self._bound - S)
-        return accepted
-
-    def _store_trusted(self, items: list[tuple[Any, Any]], accepted: list[int]) -> None:
-        """The storing half of ``accept_many(trusted_values=True)``: decide the eviction
-        that ends the burst first, then lift and insert only the accepted events after its
-        cut (the others would be evicted at once). Same entries as the checked path.
-        """
-        m = self._m
-        if not self._has_witness:  # as _validate: the first accepted value is the witness
-            self._witness = m.lift(items[accepted[0]][1])
-            self._has_witness = True
-        cut = None
-        if self._bound is not None:
-            S = self._S
-            o = self._agg.oldest()
-            first = min(items[i][0] for i in accepted)
-            if o is None or first < o:
-                o = first
-            if o <= self._bound - S - S:  # as in _advance: the burst ends with this eviction
-                cut = self._bound - S
-        lift = m.lift  # bound method cached in a local: runs once per stored event
-        if cut is None:
-            bulk = [(items[i][0], (1, lift(items[i][1]))) for i in accepted]
-        else:
-            bulk = [(items[i][0], (1, lift(items[i][1]))) for i in accepted if items[i][0] > cut]
-        if bulk:
-            self._agg.bulk_insert(bulk)
-        if cut is not None:
-            o = self._agg.oldest()
-            if o is not None and o <= cut:
-                self._agg.bulk_evict(cut)
-
     def _precheck_late(self, items: list[tuple[Any, Any]], *, sequential: bool = False) -> None:
         """Raise LateEventError if any event of *items* would be late; change nothing.
 
@@ -822,356 +663,6 @@ class _TimeWindows(Generic[In, P, Out]):
                 continue
             if is_late:
                 raise late_error(t, bound)
-
-    def advance_watermark(self, wm: Any) -> list[WindowResult[Out]]:
-        """Move the watermark forward to *wm* (no-op if not ahead); return closed windows.
-
-        Use it on a punctuation or when a source is idle. A bad *wm* (None, NaN, ±inf,
-        another type than the events', or a value the window's arithmetic cannot handle,
-        such as ``10**400`` on a float window) raises TimestampError and changes nothing;
-        to emit every window at the end of a stream call :meth:`close`. O(1) plus the
-        emission cost of :meth:`insert`.
-
-        Examples
-        --------
-        >>> from windowagg.monoids import Sum
-        >>> w = SlidingWindows(Sum(), 10, 10, max_out_of_orderness=100, aggregator="recalc")
-        >>> w.insert(3, 1), w.advance_watermark(10)
-        ([], [WindowResult(start=0, end=10, value=1, count=1)])
-        """
-        check_timestamp(wm, self._ref, where="watermark")
-        if isinstance(wm, float) and wm - wm != 0.0:  # ±inf (NaN is refused above)
-            raise TimestampError(
-                f"watermark {wm!r} is not finite; call close() to emit every window"
-            )
-        if self._E0 is None:
-            self._init_time(wm)  # validates wm against the durations, changing nothing
-            self._ref = None  # a watermark is not an event: the type reference stays open
-        else:  # the same arithmetic as _advance, before anything changes
-            try:
-                lb = wm - self._L
-                if self._slide is None:
-                    lb - self._S - self._S  # evaluated for its errors only
-                else:
-                    self._end(self._first_end_after(wm))
-            except (ArithmeticError, TypeError, ValueError) as e:
-                raise TimestampError(
-                    f"watermark {wm!r} ({type(wm).__name__}) does not work with this "
-                    f"window's times and durations: {e}"
-                ) from e
-        out: list[WindowResult] = []
-        if self._wm is None or wm > self._wm:
-            self._advance(wm, out)
-        return out
-
-    def next_deadline(self) -> Any:
-        """The watermark at which :meth:`advance_watermark` next has work, or None.
-
-        With a slide: the end of the first window that holds a stored event (a window
-        closes when the watermark reaches its end). Per event: the time at which every
-        stored event is dead (``youngest + size + allowed_lateness``). None when no stored
-        event is live: then a later watermark can emit nothing from this object, and a
-        caller holding many keys (an event-time timer per key in Spark) may drop it and
-        start afresh at the current watermark. O(1) after handing pending events to the
-        aggregator.
-
-        Examples
-        --------
-        >>> from windowagg.monoids import Sum
-        >>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc")
-        >>> w.next_deadline(), w.insert(7, 1), w.next_deadline()
-        (None, [], 10)
-        >>> w.advance_watermark(10), w.next_deadline()
-        ([WindowResult(start=0, end=10, value=1, count=1)], 15)
-        >>> w.advance_watermark(15)[0].end, w.next_deadline()
-        (15, None)
-        """
-        self._flush()
-        agg = self._agg
-        k0 = agg.oldest()
-        if k0 is None or self._closed:
-            return None
-        if self._slide is None:
-            youngest = agg.youngest()
-            if self._bound is not None and youngest <= self._bound - self._S:
-                return None  # all dead, waiting for a batched eviction
-            return youngest + self._S + self._L
-        j = k0 // self._A + 1 if self._panes else self._first_end_after(k0)
-        if self._j_open is not None and self._j_open > j:
-            j = self._j_open
-        return self._end(j)
-
-    # ------------------------------------------------------------------ emission
-
-    def _advance(self, wm: Any, out: list[WindowResult]) -> None:
-        """Set the watermark to *wm* (> the old one); emit every window it closes."""
-        self._wm = wm
-        if self._slide is None:
-            self._bound = wm - self._L
-            S = self._S
-            o = self._agg.oldest()
-            # entries <= bound - S are dead; evict them in batches (once they reach back
-            # another S), so eviction costs one bulk_evict per S time units, not per event
-            if o is not None and o <= self._bound - S - S:
-                self._agg.bulk_evict(self._bound - S)
-            return
-        lb = wm - self._L
-        nxt = self._next_end
-        if nxt is not None and wm < nxt:  # no window closes: only the bound may move
-            open_start = self._open_start
-            self._bound = open_start if open_start > lb else lb
-            return
-        j_new = self._first_end_after(wm)  # windows j < j_new are closed now
-        self._flush()
-        self._emit_until(j_new, out)
-        self._j_open = j_new
-        self._next_end = self._end(j_new)
-        open_start = self._open_start = self._next_end - self._S
-        self._bound = open_start if open_start > lb else lb
-
-    def _emit_until(self, j_stop: int | None, out: list[WindowResult]) -> None:
-        """Emit every non-empty window j < j_stop (all when None) not emitted yet.
-
-        Per emitted window: ``oldest`` O(1), at most one ``bulk_evict`` and one
-        ``range_query`` per size. Empty stretches are skipped by jumping to the first window
-        that contains the oldest stored entry, so no window is scanned twice.
-        """
-        agg = self._agg
-        lower = self._m.lower
-        sizes = self._sizes
-        S = self._S
-        panes = self._panes
-        A = self._A
-        B = self._B
-        j = self._j_open
-        n_emitted = 0
-        evaluate = self._range_evaluator
-        snapshot = list(agg) if evaluate is not None else None
-        requests: list[tuple[Any, Any, Any, Any]] = []  # deferred (lo, hi, start, end)
-        while True:
-            k0 = agg.oldest()
-            if k0 is None:
-                break
-            # the first window whose end lies after the oldest entry
-            jc = k0 // A + 1 if panes else self._first_end_after(k0)
-            if j is None or jc > j:
-                j = jc
-            if j_stop is not None and j >= j_stop:
-                break
-            if panes:
-                lo = j * A - B[S]
-                hi = j * A - 1
-            else:
-                end = self._end(j)
-                lo = end - S
-                hi = self._pred(end)
-            if k0 < lo:  # entries before this window's start belong to closed windows only
-                agg.bulk_evict(lo - 1 if panes else self._pred(lo))
-                k0 = agg.oldest()
-                if k0 is None or k0 > hi:
-                    continue
-            end_t = self._end(j)
-            for s in sizes:
-                if s == S:
-                    lo_s = lo
-                elif panes:
-                    lo_s = j * A - B[s]
-                else:
-                    lo_s = end_t - s
-                if snapshot is not None:  # evictions below never touch the snapshot
-                    requests.append((lo_s, hi, end_t - s, end_t))
-                    continue
-                c, p = agg.range_query(lo_s, hi)
-                if c:
-                    out.append(WindowResult(end_t - s, end_t, lower(p), c))
-                    n_emitted += 1
-            j += 1
-        if requests:
-            assert evaluate is not None and snapshot is not None
-            found = evaluate(snapshot, [(lo_r, hi_r) for lo_r, hi_r, _, _ in requests])
-            for (_, _, start, end_r), (c, v) in zip(requests, found, strict=True):
-                if c:
-                    out.append(WindowResult(start, end_r, v, c))
-                    n_emitted += 1
-        self._counts["emitted"] += n_emitted
-        if j_stop is not None:
-            # entries older than the oldest open window's start are dead
-            lo_open = j_stop * A - B[S] if panes else self._end(j_stop) - S
-            k0 = agg.oldest()
-            if k0 is not None and k0 < lo_open:
-                agg.bulk_evict(lo_open - 1 if panes else self._pred(lo_open))
-
-    def _emit_event(self, t: Any, out: list[WindowResult]) -> None:
-        agg = self._agg
-        lower = self._m.lower
-        for s in self._sizes:
-            start = t - s
-            c, p = agg.range_query(self._succ(start), t)
-            out.append(WindowResult(start, t, lower(p), c))
-        self._counts["emitted"] += len(self._sizes)
-
-    def close(self) -> list[WindowResult[Out]]:
-        """End of stream: emit every remaining non-empty window, oldest first; then refuse input.
-
-        O(emitted windows) aggregator operations, as for :meth:`insert`.
-
-        Examples
-        --------
-        >>> from windowagg.monoids import Sum
-        >>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc")
-        >>> w.insert(7, 1); w.close()
-        []
-        [WindowResult(start=0, end=10, value=1, count=1), WindowResult(start=5, end=15, value=1, count=1)]
-        """
-        out: list[WindowResult] = []
-        if not self._closed and self._slide is not None and self._E0 is not None:
-            self._flush()
-            self._emit_until(None, out)
-        self._closed = True
-        self._ttype = None  # no fast path: insert must see the closed flag
-        return out
-
-    # ------------------------------------------------------------------ state
-
-    _CONFIG_KEYS = (
-        "sizes",
-        "slide",
-        "origin",
-        "max_out_of_orderness",
-        "allowed_lateness",
-        "late",
-        "panes",
-        "bad_value",
-    )
-    _N_DYN = 10
-
-    def _config(self) -> tuple[Any, ...]:
-        return (
-            list(self._sizes),
-            self._slide,
-            self._origin,
-            self._ooo,
-            self._L,
-            self._late,
-            self._panes,
-            self._bad,
-        )
-
-    def to_bytes(self) -> bytes:
-        """The window's full state as versioned codec bytes (no pickle). O(n).
-
-        Holds the configuration, watermark, counters, side output and the stored
-        ``(key, count, partial)`` entries in key order (format: ``docs/windows.md`` §9);
-        the monoid is not stored (pass it to :meth:`from_bytes`), only its name, which is
-        checked on restore. Rejected records whose timestamp or value the codec cannot
-        encode are stored with their ``repr`` instead (and say so in the reason).
-
-        >>> from windowagg.monoids import Sum
-        >>> w = SlidingWindows(Sum(), 10, 5, aggregator="recalc"); _ = w.insert(3, 4)
-        >>> data = w.to_bytes(); data[:4], len(data) < 200      # about 130 bytes
-        (b'WAGC', True)
-        """
-        self._flush()
-        dyn = (
-            self._E0,
-            self._ref,
-            self._max,
-            self._wm,
-            self._bound,
-            self._j_open,
-            self._next_end,
-            self._has_witness,
-            self._witness,
-            self._closed,
-        )
-        return dump_state(
-            type(self).__name__,
-            self._m,
-            self._spec,
-            self._config(),
-            dyn,
-            self.counters,
-            self.rejected,
-            self._agg,
-        )
-
-    @classmethod
-    def _load_state(cls, data: bytes, monoid: Monoid[Any, Any, Any]) -> dict[str, Any]:
-        n_counters = 7
-        st = load_state(
-            data,
-            cls.__name__,
-            monoid,
-            len(cls._CONFIG_KEYS),
-            cls._N_DYN,
-            n_counters,
-            config_defaults=("side",),  # bad_value: state written before the policy existed
-        )
-        return {"config": dict(zip(cls._CONFIG_KEYS, st.config, strict=True)), "loaded": st}
-
-    def _restore(self, state: dict[str, Any]) -> None:
-        st: LoadedState = state["loaded"]
-        (
-            self._E0,
-            self._ref,
-            self._max,
-            self._wm,
-            self._bound,
-            self._j_open,
-            self._next_end,
-            self._has_witness,
-            self._witness,
-            self._closed,
-        ) = st.dyn
-        if self._ref is not None:
-            ref, self._ref = self._ref, None
-            self._init_time(ref)
-        elif self._E0 is not None:
-            self._init_time(self._E0)
-            self._ref = None
-        if self._next_end is not None:
-            self._open_start = self._next_end - self._S
-        self._counts.update(zip(self._counts, st.counters, strict=True))
-        self._n_accepted = self._counts["accepted"]
-        self.rejected = st.rejected
-        self._agg = restore_aggregator(self._spec, self._cm, self._agg, st.pairs)
-
-    def _check(self) -> None:
-        """O(n): aggregator invariants, counts positive, nothing stored before the open windows."""
-        self._flush()
-        self._agg._check()
-        for k, (c, _) in self._agg:
-            if not (isinstance(c, int) and c > 0):
-                raise InvariantError(f"windows: entry at {k!r} has count {c!r}")
-        if self._slide is not None and self._j_open is not None:
-            o = self._agg.oldest()
-            lo = (
-                self._j_open * self._A - self._B[self._S]
-                if self._panes
-                else self._end(self._j_open) - self._S
-            )
-            if o is not None and o < lo:
-                raise InvariantError(
-                    f"windows: entry at {o!r} is older than the oldest open window start {lo!r}"
-                )
-        if self._next_end is not None and self._open_start != self._next_end - self._S:
-            raise InvariantError("windows: cached start of the oldest open window is stale")
-        if self._wm is not None and self._max is not None and self._wm < self._max - self._ooo:
-            raise InvariantError("windows: watermark is behind max event time - out-of-orderness")
-
-
-def restore_aggregator(spec: AggregatorSpec, cm: Counted, empty: Any, pairs: list[Any]) -> Any:
-    """Rebuild an aggregator from sorted ``(key, partial)`` pairs.
-
-    Uses ``type(empty).from_sorted_partials(cm, pairs)`` (O(n), FiBA) when the class has it;
-    otherwise one ``bulk_insert`` of the partials into *empty*, which works because
-    :class:`Counted`'s ``lift`` is the identity on stored partials.
-    """
-    build = getattr(type(empty), "from_sorted_partials", None)
-    if build is not None:
-        return build(cm, pairs)
-    empty.bulk_insert(pairs)
-    return empty
 
 
 class SlidingWindows(_TimeWindows[In, P, Out]):
