@@ -1,0 +1,312 @@
+"""Invariants, merge and the versioned codec of the sliding-window summaries.
+
+``_SlidingWindowBase`` = ``_SlidingCore`` (``_sliding_core.py``) + these; the format is
+documented in docs/sketches.md (no pickle; limits checked before allocating).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from windowagg._invariants import invariant
+from windowagg.errors import ArgumentError, ArgumentTypeError
+from windowagg.sketches import _format
+from windowagg.sketches._sliding_core import _Level, _SlidingCore
+from windowagg.sketches.qdigest import _compress_dict
+
+
+class _SlidingWindowBase(_SlidingCore):
+    __slots__ = ()
+
+    # ---------------------------------------------------------------- checks
+    def _check(self) -> None:
+        """O(space) invariants; InvariantError (an AssertionError) names the broken one."""
+        B = self._B
+        for i in range(1, len(B)):
+            invariant(
+                B[(i - 1) // 2][0] <= B[i][0],
+                "_SlidingWindowBase",
+                f"buffer heap order broken at {i}",
+            )
+        invariant(
+            len(B) <= 2 * self._kappa,
+            "_SlidingWindowBase",
+            f"buffer holds {len(B)} > 2 kappa items",
+        )
+        invariant(
+            self._Bw == sum(w for _, _, w in B), "_SlidingWindowBase", "buffer weight out of sync"
+        )
+        if self._tau0 >= 0:
+            invariant(
+                all(self._tau0 <= T for T, _, _ in B),
+                "_SlidingWindowBase",
+                "buffered item at or before tau0",
+            )
+        levels_total = self._top_n
+        if self._levels:
+            never = -1 if self._W is None else max(-1, self._tmax - self._W)
+            invariant(
+                self._levels[-1].tau <= never,
+                "_SlidingWindowBase",
+                "the top level has discarded items",
+            )
+        for j, lv in enumerate(self._levels, start=1):
+            invariant(
+                lv.theta == self._theta0 * (2 << (j - 1)),
+                "_SlidingWindowBase",
+                f"level {j} has wrong theta",
+            )
+            invariant(lv.tau >= -1, "_SlidingWindowBase", f"level {j} tau {lv.tau} < -1")
+            invariant(
+                len(lv.cnt) <= 2 * self._kappa,
+                "_SlidingWindowBase",
+                f"level {j} holds {len(lv.cnt)} > 2 kappa nodes",
+            )
+            for node, c in lv.cnt.items():
+                invariant(
+                    1 <= node < 2 * self._tbase,
+                    "_SlidingWindowBase",
+                    f"level {j}: node {node} outside the tree",
+                )
+                if node > 1:
+                    invariant(
+                        node >> 1 in lv.cnt,
+                        "_SlidingWindowBase",
+                        f"level {j}: node {node} present, parent not",
+                    )
+                invariant(
+                    self._hi(node) > lv.tau,
+                    "_SlidingWindowBase",
+                    f"level {j}: node {node} ends at or before tau",
+                )
+                invariant(
+                    c >= 0, "_SlidingWindowBase", f"level {j}: node {node} has negative count"
+                )
+                if not self._merged and node < self._tbase:
+                    invariant(
+                        c <= lv.theta + 1e-9,
+                        "_SlidingWindowBase",
+                        f"level {j}: non-leaf {node} holds {c} > theta",
+                    )
+                    if lv.exact and (2 * node in lv.cnt or 2 * node + 1 in lv.cnt):
+                        invariant(
+                            c >= lv.theta - 1e-9,
+                            "_SlidingWindowBase",
+                            f"level {j}: node {node} has a child but holds {c} < theta",
+                        )
+                if lv.val is not None:
+                    vd = lv.val[node]
+                    tot = math.fsum(vd.values())
+                    invariant(
+                        math.isclose(tot, c, rel_tol=1e-9, abs_tol=1e-9),
+                        "_SlidingWindowBase",
+                        f"level {j}: value digest of node {node} holds {tot} != count {c}",
+                    )
+            invariant(
+                math.fsum(lv.cnt.values()) <= levels_total + 1e-9,
+                "_SlidingWindowBase",
+                f"level {j} holds more weight than was handed to the levels",
+            )
+            if lv.val is not None:
+                invariant(
+                    set(lv.val) == set(lv.cnt),
+                    "_SlidingWindowBase",
+                    f"level {j}: value digests and nodes differ",
+                )
+        invariant(
+            self._n >= self._Bw + self._top_n,
+            "_SlidingWindowBase",
+            "buffer + levels hold more than was added",
+        )
+        if self._W is None:
+            invariant(
+                self._n == self._Bw + self._top_n,
+                "_SlidingWindowBase",
+                "an item was lost between buffer and levels",
+            )
+
+    # ---------------------------------------------------------------- merge
+    def _merge_base(self, other: _SlidingWindowBase) -> None:
+        if type(other) is not type(self):
+            raise ArgumentTypeError(
+                f"can only merge a {type(self).__name__}, got {type(other).__name__}"
+            )
+        if (other._eps, other._LT, other._kappa, other._W, other._U) != (
+            self._eps,
+            self._LT,
+            self._kappa,
+            self._W,
+            self._U,
+        ):
+            raise ArgumentError(
+                f"cannot merge {type(self).__name__}s with different eps, time_bits, "
+                "capacity, max_window or universe"
+            )
+        if other is self:
+            raise ArgumentError("cannot merge a sliding-window summary into itself")
+        if other._n == 0:
+            return
+        self._merged = True
+        # levels: tau = max; nodes ending after tau added node-wise
+        J = max(len(self._levels), len(other._levels))
+        mine = [self._level_or_implicit(j) for j in range(J)]
+        theirs = [other._level_or_implicit(j) for j in range(J)]
+        new_levels = []
+        for a, b in zip(mine, theirs, strict=False):
+            lv = _Level(a.theta, self._values)
+            lv.exact = False
+            lv.tau = max(a.tau, b.tau)
+            for src in (a, b):
+                for node, c in src.cnt.items():
+                    if self._hi(node) <= lv.tau:
+                        continue
+                    lv.cnt[node] = lv.cnt.get(node, 0.0) + c
+                    if lv.val is not None:
+                        assert src.val is not None
+                        vd = lv.val.setdefault(node, {})
+                        for k, v in src.val[node].items():
+                            vd[k] = vd.get(k, 0.0) + v
+            # presence must stay upward-closed: add missing ancestors with count 0
+            for node in list(lv.cnt):
+                p = node >> 1
+                while p and p not in lv.cnt:
+                    lv.cnt[p] = 0.0
+                    if lv.val is not None:
+                        lv.val[p] = {}
+                    p >>= 1
+            if lv.val is not None:
+                for node, vd in lv.val.items():
+                    if len(vd) > self._vcap:
+                        _compress_dict(vd, self._veps * lv.cnt[node] / self._LU, self._LU)
+            new_levels.append(lv)
+        self._levels = new_levels
+        self._top_n += other._top_n
+        self._n += other._n
+        self._tmax = max(self._tmax, other._tmax)
+        # buffers: union, keep the kappa latest and nothing before tau0
+        B = self._B + list(other._B)
+        heapq.heapify(B)
+        self._B = B
+        self._Bw += other._Bw
+        self._tau0 = max(self._tau0, other._tau0)
+        run = []
+        while B and (len(B) > self._kappa or B[0][0] < self._tau0):
+            T, x, w = heapq.heappop(B)
+            self._Bw -= w
+            if self._tau0 < T:
+                self._tau0 = T
+            run.append((T, x, w))
+        if run:
+            self._evict_run(run)
+        i = 0
+        while i < len(self._levels):
+            if len(self._levels[i].cnt) > 2 * self._kappa:
+                self._truncate_level(i)
+            i += 1
+
+    def _level_or_implicit(self, j: int) -> _Level:
+        """Level j, or (above the top level) the top level's contents under theta_j."""
+        if j < len(self._levels):
+            return self._levels[j]
+        theta = self._theta0 * (2 << j)
+        if not self._levels:
+            return _Level(theta, self._values)
+        return self._levels[-1].clone(theta)
+
+    # ---------------------------------------------------------------- bytes
+    def _write(self, w: _format.Writer) -> None:
+        w.f64(self._eps)
+        w.u8(self._LT)
+        w.f64(self._cf)
+        w.u64(0 if self._W is None else self._W)
+        w.u64(self._U)
+        w.u8(1 if self._merged else 0)
+        w.i64(self._tau0)
+        w.i64(self._tmax)
+        w.u64(self._n)
+        w.u64(self._top_n)
+        w.u64(len(self._B))
+        w.u64s([T for T, _, _ in self._B])
+        w.u64s([x for _, x, _ in self._B])
+        w.u64s([ww for _, _, ww in self._B])
+        w.u64(len(self._levels))
+        for lv in self._levels:
+            w.i64(lv.tau)
+            w.u8(1 if lv.exact else 0)
+            ids = list(lv.cnt)
+            w.node_ids(ids)
+            w.f64s([lv.cnt[i] for i in ids])
+            if lv.val is not None:
+                for i in ids:
+                    self._write_vdict(w, lv.val[i])
+
+    def _write_vdict(self, w: _format.Writer, vd: dict[int, float]) -> None:
+        if not self._values:
+            return
+        ids = list(vd)
+        w.node_ids(ids)
+        w.f64s([vd[i] for i in ids])
+
+    def _read_vdict(self, r: _format.Reader) -> dict[int, float]:
+        ids = r.node_ids(self._LU)
+        cs = r.f64s()
+        if len(cs) != len(ids) or any(c < 0 for c in cs):
+            raise r.fail("bad value digest")
+        for i in ids:
+            if i >= self._vbase and i - self._vbase >= self._U:
+                raise r.fail("value key outside the universe")
+        return dict(zip(ids, cs, strict=False))
+
+    @staticmethod
+    def _read_header(r: _format.Reader) -> tuple[float, int, float, int | None, int, int]:
+        eps = r.f64()
+        LT = r.u8()
+        cf = r.f64()
+        W = r.u64()
+        U = r.u64()
+        merged = r.u8()
+        if not (0 < eps < 1 and 1 <= LT <= 62 and cf > 0 and merged in (0, 1)):
+            raise r.fail(f"bad parameters eps={eps}, time_bits={LT}, capacity_factor={cf}")
+        return eps, LT, cf, (W or None), U, merged
+
+    def _read_state(self, r: _format.Reader, merged: int) -> None:
+        self._merged = bool(merged)
+        self._tau0 = r.i64()
+        self._tmax = r.i64()
+        self._n = r.u64()
+        self._top_n = r.u64()
+        nb = r.u64()
+        Ts, xs, ws = r.u64s(), r.u64s(), r.u64s()
+        if not (len(Ts) == len(xs) == len(ws) == nb):
+            raise r.fail("buffer arrays differ in length")
+        if any(self._tbase <= T for T in Ts) or any(ww < 1 for ww in ws):
+            raise r.fail("buffered item out of range")
+        if self._values and any(x >= self._U for x in xs):
+            raise r.fail("buffered key outside the universe")
+        self._B = list(zip(Ts, xs, ws, strict=False))
+        heapq.heapify(self._B)
+        self._Bw = sum(ws)
+        nl = r.u64()
+        if nl > 64:
+            raise r.fail(f"{nl} levels")
+        self._levels = []
+        for j in range(nl):
+            lv = _Level(self._theta0 * (2 << j), self._values)
+            lv.tau = r.i64()
+            exact = r.u8()
+            if exact not in (0, 1):
+                raise r.fail("bad level flag")
+            lv.exact = bool(exact)
+            ids = r.node_ids(self._LT)
+            cs = r.f64s()
+            if len(cs) != len(ids) or any(c < 0 for c in cs):
+                raise r.fail("bad level node counts")
+            lv.cnt = dict(zip(ids, cs, strict=False))
+            if lv.val is not None:
+                lv.val = {i: self._read_vdict(r) for i in ids}
+            self._levels.append(lv)
+        try:
+            self._check()
+        except AssertionError as e:
+            raise r.fail(str(e)) from None
