@@ -19,11 +19,11 @@ AGGS = ["max(value)", "sum(value)", "count", "p95(value)", "median(value)"]
 FILES = 4
 
 
-def write_input(folder: str, seed: int = 5) -> pd.DataFrame:
+def write_input(folder: str, seed: int = 5, stragglers: bool = True) -> pd.DataFrame:
     """FILES files (mtimes increasing), 2 keys, each file 5 minutes of event time, plus
-    stragglers from 5-10 minutes earlier: behind the watermark (OOO 30 s), inside the
-    allowed lateness (1 hour), so they revise windows already emitted. Times are distinct
-    per key (a per-event window is then named by its end)."""
+    (with *stragglers*) events from 5-10 minutes earlier: behind the watermark (OOO 30 s),
+    inside the allowed lateness (1 hour), so they revise windows already emitted. Times are
+    distinct per key (a per-event or count window is then named by its end)."""
     rng = np.random.default_rng(seed)
     os.makedirs(folder)
     parts = []
@@ -32,7 +32,7 @@ def write_input(folder: str, seed: int = 5) -> pd.DataFrame:
         rows = []
         for key in (1, 2):
             ts = sorted(rng.choice(np.arange(i * 300, i * 300 + 300), 40, replace=False).tolist())
-            if i:  # stragglers: 3 events 5-10 minutes behind this file's start
+            if i and stragglers:  # 3 events 5-10 minutes behind this file's start
                 ts += rng.choice(np.arange(i * 300 - 600, i * 300 - 300), 3, replace=False).tolist()
             ts = [t for t in ts if t not in used[key]]
             used[key].update(ts)
@@ -47,11 +47,11 @@ def write_input(folder: str, seed: int = 5) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def run(spark, tmp_path, name: str, **shape):
+def run(spark, tmp_path, name: str, stragglers: bool = True, **shape):
     from windowagg.spark import split, stream_window_agg
 
     folder = str(tmp_path / f"in-{name}")
-    pdf = write_input(folder)
+    pdf = write_input(folder, stragglers=stragglers)
     sdf = (
         spark.readStream.schema("key int, value double, t timestamp")
         .option("maxFilesPerTrigger", 1)
@@ -89,6 +89,21 @@ def final_revisions(res: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return res.groupby(by).tail(1).sort_values(["key", "window_end"]).reset_index(drop=True)
 
 
+def final_sessions(res: pd.DataFrame) -> pd.DataFrame:
+    """The sessions no session of a higher revision contains (a late event bridging two
+    sessions supersedes them with the merged one)."""
+    keep = []
+    for r in res.itertuples():
+        over = res[
+            (res["key"] == r.key)
+            & (res["window_start"] <= r.window_start)
+            & (res["window_end"] >= r.window_end)
+        ]
+        keep.append(not (over["revision"] > r.revision).any())
+    final = res[np.asarray(keep, dtype=bool)]
+    return final.sort_values(["key", "window_end"]).reset_index(drop=True)
+
+
 def batch_closed(pdf: pd.DataFrame, **shape) -> pd.DataFrame:
     """The batch answer for the windows the per-key watermark (max t - 30 s) closed."""
     from windowagg.pandas import window_agg
@@ -101,9 +116,9 @@ def batch_closed(pdf: pd.DataFrame, **shape) -> pd.DataFrame:
     return b.sort_values(["key", "window_end"]).reset_index(drop=True)
 
 
-def assert_equal(final: pd.DataFrame, batch: pd.DataFrame) -> None:
+def assert_equal(final: pd.DataFrame, batch: pd.DataFrame, at_least: int = 40) -> None:
     cols = ["key", "window_start", "window_end", "max_value", "count", "p95_value", "median_value"]
-    assert len(final) == len(batch) > 40
+    assert len(final) == len(batch) > at_least
     pd.testing.assert_frame_equal(
         final[cols].astype({"key": "int64"}),
         batch[cols].astype({"key": "int64"}),
@@ -143,3 +158,17 @@ def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, tmp_p
             sizes = [len(decode_chunk(bytes(c), ["value"]).t) for c in chunks]
             per_file = pdf[pdf["key"] == key].groupby("file").size().tolist()
             assert sorted(sizes) == sorted(per_file[: batch_id + 1])
+
+
+def test_sessions_and_count_windows_end_as_the_batch_answer(spark, tmp_path):
+    """Sessions (stragglers bridge emitted sessions: the merged one supersedes them) and
+    count windows (in-order input: a count window is named by its last event) through the
+    same Spark streaming path; the final answers equal the batch engine's closed windows."""
+    shape = {"gap": "20 seconds"}
+    pdf, res, rej, _ = run(spark, tmp_path, "session", **shape)
+    assert rej.empty and (res["revision"] > 0).any()
+    assert_equal(final_sessions(res), batch_closed(pdf, **shape), at_least=10)
+    shape = {"rows": 12, "every": 5}
+    pdf, res, rej, _ = run(spark, tmp_path, "count", stragglers=False, **shape)
+    assert rej.empty and (res["revision"] == 0).all()
+    assert_equal(final_revisions(res, ["key", "window_end"]), batch_closed(pdf, **shape))
