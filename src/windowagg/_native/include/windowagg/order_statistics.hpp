@@ -26,7 +26,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace windowagg {
@@ -155,11 +157,14 @@ class OrderStatistics {
     // precondition: 0 <= k < size()
     const K& kth(int64_t k) const {
         const Node* t = root_;
+        int64_t w = total_;  // values under t
         while (!t->leaf) {
             int i = 0;
             while (k >= t->cnt[i]) k -= t->cnt[i++];
+            w = t->cnt[i];
             t = kids(t)[i];
         }
+        if (w == t->n) return t->keys[k];  // every key of the leaf once: no counts to walk
         int i = 0;
         while (k >= t->cnt[i]) k -= t->cnt[i++];
         return t->keys[i];
@@ -211,8 +216,8 @@ class OrderStatistics {
         if (t->leaf) delete t;
         else delete static_cast<Inner*>(t);
     }
-    struct Spare {  // nodes allocated ahead of a split cascade; released ones are nullptr
-        Node* node[66] = {};
+    struct Spare {  // nodes allocated ahead of a split cascade; taken ones are nullptr
+        Node* node[66];  // only the first n are set (not zeroed: this is on every insert's path)
         int n = 0;
         ~Spare() {
             for (int i = 0; i < n; ++i)
@@ -291,15 +296,26 @@ class OrderStatistics {
         return t->keys[0];
     }
     static void insert_slot(Node* t, int j, K x, int64_t c) {
-        for (int u = t->n; u > j; --u) {
-            t->keys[u] = std::move(t->keys[u - 1]);
-            t->cnt[u] = t->cnt[u - 1];
+        if constexpr (std::is_trivially_copyable_v<K>) {  // plain numbers: two block moves
+            std::memmove(t->keys + j + 1, t->keys + j, sizeof(K) * static_cast<std::size_t>(t->n - j));
+            std::memmove(t->cnt + j + 1, t->cnt + j, sizeof(int64_t) * static_cast<std::size_t>(t->n - j));
+        } else {
+            for (int u = t->n; u > j; --u) {
+                t->keys[u] = std::move(t->keys[u - 1]);
+                t->cnt[u] = t->cnt[u - 1];
+            }
         }
         t->keys[j] = std::move(x);
         t->cnt[j] = c;
         ++t->n;
     }
     static void remove_slot(Node* t, int j) {
+        if constexpr (std::is_trivially_copyable_v<K>) {
+            std::memmove(t->keys + j, t->keys + j + 1, sizeof(K) * static_cast<std::size_t>(t->n - j - 1));
+            std::memmove(t->cnt + j, t->cnt + j + 1, sizeof(int64_t) * static_cast<std::size_t>(t->n - j - 1));
+            --t->n;
+            return;
+        }
         for (int u = j; u + 1 < t->n; ++u) {
             t->keys[u] = std::move(t->keys[u + 1]);
             t->cnt[u] = t->cnt[u + 1];
