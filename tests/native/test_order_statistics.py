@@ -270,3 +270,43 @@ def test_key_forms_switch_keeping_counts(backend: str) -> None:
     s._check()
     if backend == "native":
         assert s._generic
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("switch", ["floats", "then ints", "then objects"])
+def test_large_tree_against_sorted_list(backend: str, switch: str) -> None:
+    """Thousands of values (native: a tree of several levels, nodes splitting and emptying),
+    duplicates among them, against a sorted list; natively the keys switch form mid-way."""
+    rng = random.Random(11)
+    pool = [rng.uniform(-1e3, 1e3) for _ in range(2500)]
+    s, oracle = make(backend), []
+    for step in range(12_000):
+        if step == 6_000 and switch != "floats":
+            x: Any = 7 if switch == "then ints" else True
+            s.insert(x)
+            bisect.insort(oracle, x)
+        if oracle and rng.random() < (0.2 if step < 9_000 else 0.9):  # grow, then shrink
+            y = oracle[rng.randrange(len(oracle))]
+            s.evict(y)
+            oracle.remove(y)
+        else:
+            x = rng.choice(pool)
+            s.insert(x)
+            bisect.insort(oracle, x)
+        if step % 97 == 0 and oracle:
+            n = len(oracle)
+            for k in (0, n // 3, n // 2, n - 1, rng.randrange(n)):
+                assert s.kth(k) == oracle[k]
+            q = rng.random()
+            assert s.quantile(q) == oracle[nr(q, n)]
+            probe = rng.choice(pool)
+            assert s.rank(probe) == bisect.bisect_left(oracle, probe)
+        if step % 2_000 == 0:
+            s._check()
+            assert len(s) == len(oracle)
+        if step == 8_999:
+            assert len(oracle) > 4_500  # three levels natively (fanout 64)
+    assert list(s) == oracle
+    s._check()
+    if backend == "native":
+        assert s._generic == (switch == "then objects")

@@ -160,6 +160,13 @@ class OrderStatistics {
         int64_t w = total_;  // values under t
         while (!t->leaf) {
             int i = 0;
+            // four children at a time first: their sum does not wait on k, halving the
+            // dependent subtractions of a scan to the middle (a median)
+            for (; i + 4 <= t->n; i += 4) {
+                int64_t s4 = t->cnt[i] + t->cnt[i + 1] + t->cnt[i + 2] + t->cnt[i + 3];
+                if (k < s4) break;
+                k -= s4;
+            }
             while (k >= t->cnt[i]) k -= t->cnt[i++];
             w = t->cnt[i];
             t = kids(t)[i];
