@@ -6,7 +6,9 @@
   query. *single calls*: three Python calls per op (target >= 8M ops/s native); *slide*:
   ``slide(values, out=buffer)`` over a float64 array (target >= 50M events/s native).
 - OrderStatistics with 10^5 values: one op = insert + evict + median (target >= 2M ops/s),
-  as single calls and through ``slide``.
+  as single calls and through ``slide``: *slide* with ``evict`` as a list of one-value
+  float64 arrays (one per step, the form the first figures used), *slide1d* with ``evict``
+  as one float64 array of one value per step.
 
 Native and Python runs alternate (native, python, native, ...) so that the load of this
 shared machine hits both alike; the table shows medians over the repeats and the load
@@ -89,6 +91,22 @@ def _os_slide(backend: str, n: int, rounds: int) -> Callable[[], None]:
     return run
 
 
+def _os_slide_flat(backend: str, n: int, rounds: int) -> Callable[[], None]:
+    """As _os_slide with the evictions as one float64 array, one value per step."""
+    s = OrderStatistics(backend=backend)
+    rng = np.random.default_rng(4)
+    base = rng.random(n)
+    s.bulk_insert(base)
+    xs = rng.random(rounds)
+    gone = np.concatenate([base, xs])[:rounds]
+    out = np.empty(rounds)
+
+    def run() -> None:
+        s.slide(xs, gone, 0.5, out)
+
+    return run
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks native")
     ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
@@ -131,6 +149,15 @@ def main(argv: list[str]) -> int:
     )
     cases.append(
         ("OrderStatistics", "slide", os_rounds, lambda b: _os_slide(b, n_os, os_rounds), True)
+    )
+    cases.append(
+        (
+            "OrderStatistics",
+            "slide1d",
+            os_rounds,
+            lambda b: _os_slide_flat(b, n_os, os_rounds),
+            True,
+        )
     )
     rows = []
     for label, mode, rounds, factory, fresh in cases:

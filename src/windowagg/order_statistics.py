@@ -7,7 +7,8 @@ insert(x)          Python: O(log n) search + O(n) shift; native: O(log n) worst 
 evict(x)           same (removes one value equal to ``x``)
 kth(k), rank(x)    Python: O(1) / O(log n); native: O(log n) worst case
 quantile(q)        one ``kth``; ``q`` may be a sequence (one ``kth`` each)
-slide(...)         per step: one insert, the given evictions, the quantiles
+slide(...)         per step: one insert, the given evictions (per-step sequences, or one
+                   float64/int64 array of one or k values per step), the quantiles
 kth_slices(...)    per window ``values[lo[i]:hi[i]]`` (bounds non-decreasing): the given
                    0-based rank(s), from one scratch multiset slid over the windows (each
                    value inserted and removed at most once); ``quantile_slices`` the same
@@ -45,6 +46,9 @@ Examples
 [1, 3, 4, 5]
 >>> s.slide([9, 2], evict=[[5], [1, 3]], q=[0.5, 1.0])
 [[3, 9], [4, 9]]
+>>> import numpy as np
+>>> s.slide(np.array([7.0, 8.0]), evict=np.array([2.0, 4.0]), q=0.5)  # one per step
+[7.0, 8.0]
 """
 
 from __future__ import annotations
@@ -115,6 +119,38 @@ def _put(view: Any, start: int, answers: list[Any]) -> None:
     items, kind = view
     for j, ans in enumerate(answers):
         items[start + j] = float(ans) if kind == "d" else operator.index(ans)
+
+
+def _evict_sets(evict: Any, steps: int, who: str) -> list[Any]:
+    """:meth:`OrderStatistics.slide`'s *evict* as one sequence (or None) per step: a
+    C-contiguous float64 / int64 buffer of shape ``(steps,)`` is one value per step, of
+    shape ``(steps, k)`` k values per step; anything else is a sequence of per-step ones."""
+    mv: Any = None
+    if not isinstance(evict, (bytes, bytearray, str)):
+        try:
+            mv = memoryview(evict)
+        except TypeError:
+            mv = None
+    if (
+        mv is not None
+        and mv.ndim in (1, 2)
+        and mv.itemsize == 8
+        and mv.c_contiguous
+        and mv.format.lstrip("@=<") in ("d", "q", "l")
+    ):
+        rows: list[Any] = mv.tolist()
+        sets = [[x] for x in rows] if mv.ndim == 1 else rows
+    else:
+        try:
+            sets = list(evict)
+        except TypeError:
+            raise TypeError(
+                f"{who}: evict must be a sequence with one sequence of values per step, or a "
+                "float64/int64 array of shape (steps,) or (steps, k)"
+            ) from None
+    if len(sets) != steps:
+        raise ValueError(f"{who}: {len(sets)} evict sets for {steps} values; give one per value")
+    return sets
 
 
 def _read_ranks(ranks: Any, r: int, who: str) -> tuple[list[list[int]], bool]:
@@ -268,6 +304,10 @@ class OrderStatistics(metaclass=BackendMeta):
         """Per step ``i``: insert ``values[i]``, evict every value of ``evict[i]`` (a
         sequence, or None), record the quantile(s) *q*. O(m) steps.
 
+        *evict* may also be a C-contiguous float64 / int64 array (read in place natively,
+        with no per-step Python object): shape ``(steps,)`` evicts one value per step,
+        shape ``(steps, k)`` the k values of row ``i`` at step ``i``.
+
         Returns one answer per step (a list of answers per step when *q* is a sequence),
         or fills *out*: a writable float64/int64 buffer with ``steps * len(q)`` slots (any
         C-contiguous shape, e.g. ``(steps, len(q))``). A step that evicts an absent value
@@ -275,16 +315,7 @@ class OrderStatistics(metaclass=BackendMeta):
         """
         who = f"{_WHO}.slide"
         vals = read_values(values, who)
-        try:
-            gone_sets = list(evict)
-        except TypeError:
-            raise TypeError(
-                f"{who}: evict must be a sequence with one sequence of values per step"
-            ) from None
-        if len(gone_sets) != len(vals):
-            raise ValueError(
-                f"{who}: {len(gone_sets)} evict sets for {len(vals)} values; give one per value"
-            )
+        gone_sets = _evict_sets(evict, len(vals), who)
         qs, scalar = _read_qs(q)
         m = len(qs)
         view: Any = None

@@ -174,3 +174,139 @@ def test_slide_of_no_steps_into_an_empty_two_column_out(backend: str) -> None:
 
     out = np.empty((0, 2))
     assert make(backend).slide([], [], q=[0.5, 0.9], out=out) is out
+
+
+def _stepwise(start: list[Any], xs: list[Any], gone: list[list[Any]], qs: list[float]) -> Any:
+    """The oracle of slide: a sorted list, one step at a time."""
+    a = sorted(start)
+    answers = []
+    for x, g in zip(xs, gone, strict=True):
+        bisect.insort(a, x)
+        for y in g:
+            a.remove(y)
+        answers.append([a[nr(q, len(a))] for q in qs])
+    return answers, a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=60)
+@given(
+    data=st.data(),
+    dtype=st.sampled_from([np.float64, np.int64]),
+    per=st.sampled_from([None, 0, 1, 2]),
+    qs=st.lists(st.floats(0, 1), min_size=1, max_size=3),
+)
+def test_slide_flat_evict_against_stepwise(
+    backend: str, data: Any, dtype: Any, per: int | None, qs: list[float]
+) -> None:
+    """evict as one float64/int64 array, shape (steps,) (per=None: one value per step) or
+    (steps, per), equals per-step evict lists and a sorted-list oracle; a step evicting an
+    absent value is undone and raises, the steps before it stay done."""
+    k = 1 if per is None else per
+    vals = (
+        st.integers(-20, 20)
+        if dtype is np.int64
+        else st.sampled_from([-1.5, -0.0, 0.0, 1.0, 2.5, 7.0])
+    )
+    steps = data.draw(st.integers(0, 25))
+    start = data.draw(st.lists(vals, min_size=k * steps + 1, max_size=k * steps + 5))
+    xs = data.draw(st.lists(vals, min_size=steps, max_size=steps))
+    pool = start + xs  # evict the oldest k per step: always present
+    gone = [pool[i * k : (i + 1) * k] for i in range(steps)]
+    spoil = (
+        data.draw(st.one_of(st.none(), st.integers(0, max(steps - 1, 0)))) if steps and k else None
+    )
+    if spoil is not None:
+        gone[spoil] = [*gone[spoil][:-1], 99]  # never inserted
+    arr = np.array(gone, dtype=dtype).reshape(steps, k)
+    if per is None:
+        arr = arr.reshape(steps)
+    s, t = make(backend), make(backend)
+    s.bulk_insert(np.array(start, dtype=dtype))
+    t.bulk_insert(np.array(start, dtype=dtype))
+    if spoil is not None:
+        with pytest.raises(MissingValueError, match=f"step {spoil}"):
+            s.slide(np.array(xs, dtype=dtype), arr, qs)
+        _, after = _stepwise(start, xs[:spoil], gone[:spoil], qs)
+        assert list(s) == after
+        s._check()
+        return
+    want, _ = _stepwise(start, xs, gone, qs)
+    got = s.slide(np.array(xs, dtype=dtype), arr, qs)
+    assert got == want == t.slide(xs, [list(g) for g in arr.reshape(steps, k).tolist()], qs)
+    out = np.zeros((steps, len(qs)), dtype=dtype)
+    u = make(backend)
+    u.bulk_insert(np.array(start, dtype=dtype))
+    assert u.slide(np.array(xs, dtype=dtype), arr, qs, out=out) is out and out.tolist() == want
+    assert list(s) == list(t) == list(u)
+    s._check()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_slide_evict_shape_errors(backend: str) -> None:
+    s = make(backend)
+    s.bulk_insert([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="2 evict sets for 3 values"):
+        s.slide(np.array([4.0, 5.0, 6.0]), np.array([1.0, 2.0]), 0.5)
+    with pytest.raises(TypeError, match="evict must be a sequence"):
+        s.slide(np.array([4.0]), 7, 0.5)
+    assert list(s) == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_key_forms_switch_keeping_counts(backend: str) -> None:
+    """Natively float keys switch to numbers at the first int, and to objects at the
+    first other value; duplicates (counts) and the first-inserted object survive."""
+    s = make(backend)
+    s.bulk_insert([2.5, -0.0, 2.5, 0.0, 2.5])
+    assert [str(x) for x in s] == ["-0.0", "-0.0", "2.5", "2.5", "2.5"]
+    s.insert(3)
+    assert list(s) == [-0.0, -0.0, 2.5, 2.5, 2.5, 3] and type(s.kth(5)) is int
+    assert str(s.kth(1)) == "-0.0" and s.rank(2.5) == 2 and s.quantile(0.5) == 2.5
+    s.evict(0)  # an int equal to a float key
+    s._check()
+    s.insert(True)
+    assert list(s) == [-0.0, True, 2.5, 2.5, 2.5, 3] and str(s.kth(0)) == "-0.0"
+    s._check()
+    if backend == "native":
+        assert s._generic
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("switch", ["floats", "then ints", "then objects"])
+def test_large_tree_against_sorted_list(backend: str, switch: str) -> None:
+    """Thousands of values (native: a tree of several levels, nodes splitting and emptying),
+    duplicates among them, against a sorted list; natively the keys switch form mid-way."""
+    rng = random.Random(11)
+    pool = [rng.uniform(-1e3, 1e3) for _ in range(2500)]
+    s, oracle = make(backend), []
+    for step in range(12_000):
+        if step == 6_000 and switch != "floats":
+            x: Any = 7 if switch == "then ints" else True
+            s.insert(x)
+            bisect.insort(oracle, x)
+        if oracle and rng.random() < (0.2 if step < 9_000 else 0.9):  # grow, then shrink
+            y = oracle[rng.randrange(len(oracle))]
+            s.evict(y)
+            oracle.remove(y)
+        else:
+            x = rng.choice(pool)
+            s.insert(x)
+            bisect.insort(oracle, x)
+        if step % 97 == 0 and oracle:
+            n = len(oracle)
+            for k in (0, n // 3, n // 2, n - 1, rng.randrange(n)):
+                assert s.kth(k) == oracle[k]
+            q = rng.random()
+            assert s.quantile(q) == oracle[nr(q, n)]
+            probe = rng.choice(pool)
+            assert s.rank(probe) == bisect.bisect_left(oracle, probe)
+        if step % 2_000 == 0:
+            s._check()
+            assert len(s) == len(oracle)
+        if step == 8_999:
+            assert len(oracle) > 4_500  # three levels natively (fanout 64)
+    assert list(s) == oracle
+    s._check()
+    if backend == "native":
+        assert s._generic == (switch == "then objects")

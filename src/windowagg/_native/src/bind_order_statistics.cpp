@@ -49,12 +49,22 @@ void refuse_unordered(nb::handle x) {
     if (t) unordered(x);
 }
 
+// Keys in the cheapest form that holds them all: float64 while every value is a Python float
+// (8-byte keys, one `<`: half the bytes a random leaf brings into the cache), tagged numbers
+// (Num) once an int arrives, Python objects once anything else does. Each switch is one-way
+// and keeps the multiset (counts included); answers and errors are the same in every mode.
+struct FltLess {
+    bool operator()(double a, double b) const { return a < b; }
+};
+
 struct OS {
-    bool generic = false;
+    enum Mode : uint8_t { FLT, NUM, OBJ } mode = FLT;
+    windowagg::OrderStatistics<double, FltLess> flt;
     windowagg::OrderStatistics<Num, NumLess> num;
     windowagg::OrderStatistics<nb::object, ObjLess> obj;
 
-    int64_t size() const { return generic ? obj.size() : num.size(); }
+    bool generic() const { return mode == OBJ; }
+    int64_t size() const { return mode == FLT ? flt.size() : mode == NUM ? num.size() : obj.size(); }
 
     // x as a numeric key: true; false when it needs the generic keys. NaN raises.
     static bool key(nb::handle x, Num& k) {
@@ -62,53 +72,84 @@ struct OS {
         if (k.tag == Num::FLT && std::isnan(k.d)) unordered(x);
         return true;
     }
+    // FLT -> NUM (the tree is rebuilt first: a failure leaves the float keys in place)
+    void to_num() {
+        if (mode != FLT) return;
+        windowagg::OrderStatistics<Num, NumLess> t;
+        flt.for_each([&](double k, int64_t c) { t.insert(Num::of_flt(k), c); });
+        num = std::move(t);
+        flt.clear();
+        mode = NUM;
+    }
+    // -> OBJ
     void deopt() {
-        if (generic) return;
+        if (mode == OBJ) return;
         windowagg::OrderStatistics<nb::object, ObjLess> o;
-        num.for_each([&](const Num& k, int64_t c) {
-            nb::object v = num_to_py(k);
-            for (int64_t j = 0; j < c; ++j) o.insert(v);
-        });
+        if (mode == FLT) flt.for_each([&](double k, int64_t c) { o.insert(nb::steal(PyFloat_FromDouble(k)), c); });
+        else num.for_each([&](const Num& k, int64_t c) { o.insert(num_to_py(k), c); });
         obj = std::move(o);
+        flt.clear();
         num.clear();
-        generic = true;
+        mode = OBJ;
     }
     void insert_num(const Num& k) {
         if (k.tag == Num::FLT && std::isnan(k.d)) unordered(nb::steal(PyFloat_FromDouble(k.d)));
-        if (generic) obj.insert(num_to_py(k));
-        else num.insert(k);
+        if (mode == FLT) {
+            if (k.tag == Num::FLT) { flt.insert(k.d); return; }
+            to_num();
+        }
+        if (mode == NUM) num.insert(k);
+        else obj.insert(num_to_py(k));
     }
     void insert(nb::handle x) {
         Num k;
-        if (!generic && key(x, k)) { num.insert(k); return; }
+        if (mode != OBJ && key(x, k)) { insert_num(k); return; }
         refuse_unordered(x);
         deopt();
         obj.insert(nb::borrow(x));
     }
+    bool erase_num(const Num& k) {
+        if (mode == FLT) {
+            if (k.tag == Num::FLT) return flt.erase(k.d);
+            to_num();
+        }
+        if (mode == NUM) return num.erase(k);
+        return obj.erase(num_to_py(k));
+    }
     bool erase(nb::handle x) {
         Num k;
-        if (!generic && key(x, k)) return num.erase(k);
+        if (mode != OBJ && key(x, k)) return erase_num(k);
         deopt();
         return obj.erase(nb::borrow(x));
     }
-    bool erase_num(const Num& k) {
-        if (!generic) return num.erase(k);
-        return obj.erase(num_to_py(k));
-    }
     int64_t rank(nb::handle x) {
         Num k;
-        if (!generic && key(x, k)) return num.rank(k);
+        if (mode != OBJ && key(x, k)) {
+            if (mode == FLT && k.tag == Num::FLT) return flt.rank(k.d);
+            to_num();
+            return num.rank(k);
+        }
         refuse_unordered(x);
         deopt();
         return obj.rank(nb::borrow(x));
     }
-    nb::object kth(int64_t i) const { return generic ? obj.kth(i) : num_to_py(num.kth(i)); }
+    nb::object kth(int64_t i) const {
+        if (mode == FLT) return nb::steal(PyFloat_FromDouble(flt.kth(i)));
+        return mode == NUM ? num_to_py(num.kth(i)) : obj.kth(i);
+    }
     // the k-th value as a Num when the keys are numeric
     bool kth_num(int64_t i, Num& out) const {
-        if (generic) return false;
-        out = num.kth(i);
+        if (mode == OBJ) return false;
+        out = mode == FLT ? Num::of_flt(flt.kth(i)) : num.kth(i);
         return true;
     }
+    // fn(python value, count) for every distinct value, smallest first
+    template <class Fn> void for_each(Fn&& fn) const {
+        if (mode == FLT) flt.for_each([&](double k, int64_t c) { fn(nb::steal(PyFloat_FromDouble(k)), c); });
+        else if (mode == NUM) num.for_each([&](const Num& k, int64_t c) { fn(num_to_py(k), c); });
+        else obj.for_each([&](const nb::object& k, int64_t c) { fn(k, c); });
+    }
+    std::string check() const { return mode == FLT ? flt.check() : mode == NUM ? num.check() : obj.check(); }
 };
 
 struct OSObj {
@@ -313,6 +354,88 @@ void select_slices(const Values& v, const Slices& s, std::size_t per, RankFn&& r
     }
 }
 
+// slide's `evict`: one sequence of values (or None) per step, or, read in place, a float64 /
+// int64 buffer of shape (steps,) (one value per step) or (steps, k) (k values per step).
+struct Evictions {
+    nb::object seq;  // a tuple with one entry per step, when not a buffer
+    Py_buffer view{};
+    bool has_view = false;
+    char kind = 0;  // 'd' / 'q' for a buffer
+    std::size_t per = 0;
+    const std::string& who;
+
+    Evictions(nb::handle evict, std::size_t steps, const std::string& who_) : who(who_) {
+        PyObject* o = evict.ptr();
+        std::size_t got = 0;
+        if (PyObject_CheckBuffer(o) && !PyBytes_Check(o) && !PyByteArray_Check(o)) {
+            if (PyObject_GetBuffer(o, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) {
+                kind = buffer_kind(view, true);
+                if (kind && view.ndim <= 2 && view.shape) {
+                    has_view = true;
+                    got = static_cast<std::size_t>(view.shape[0]);
+                    per = view.ndim == 2 ? static_cast<std::size_t>(view.shape[1]) : 1;
+                } else {
+                    PyBuffer_Release(&view);
+                    kind = 0;
+                }
+            } else {
+                PyErr_Clear();
+            }
+        }
+        if (!has_view) {
+            seq = nb::steal(PySequence_Tuple(o));
+            if (!seq.is_valid()) {
+                PyErr_Clear();
+                raise_builtin(PyExc_TypeError, who + ": evict must be a sequence with one sequence of values per "
+                                                     "step, or a float64/int64 array of shape (steps,) or (steps, k)");
+            }
+            got = static_cast<std::size_t>(PyTuple_GET_SIZE(seq.ptr()));
+        }
+        if (got != steps)
+            raise_builtin(PyExc_ValueError, who + ": " + std::to_string(got) + " evict sets for " +
+                                                std::to_string(steps) + " values; give one per value");
+    }
+    ~Evictions() {
+        if (has_view) PyBuffer_Release(&view);
+    }
+    Evictions(const Evictions&) = delete;
+    Evictions& operator=(const Evictions&) = delete;
+
+    // Step i's evictions from s, whose last insert was values[i]. A value not in s undoes the
+    // step (the evictions before it and that insert) and raises MissingValueError.
+    void apply(OS& s, std::size_t i, const Values& values) const {
+        if (has_view) {
+            for (std::size_t j = 0; j < per; ++j) {
+                std::size_t at = i * per + j;
+                Num k = kind == 'd' ? Num::of_flt(static_cast<const double*>(view.buf)[at])
+                                    : Num::of_int(static_cast<const int64_t*>(view.buf)[at]);
+                if (s.erase_num(k)) continue;
+                for (std::size_t u = i * per; u < at; ++u)  // undo this step
+                    s.insert_num(kind == 'd' ? Num::of_flt(static_cast<const double*>(view.buf)[u])
+                                             : Num::of_int(static_cast<const int64_t*>(view.buf)[u]));
+                s.erase(values.object(i));
+                missing(num_to_py(k), ".slide (step " + std::to_string(i) + ")");
+            }
+            return;
+        }
+        PyObject* e = PyTuple_GET_ITEM(seq.ptr(), static_cast<Py_ssize_t>(i));
+        if (e == Py_None) return;
+        Values gone(e, who);
+        for (std::size_t j = 0; j < gone.n; ++j) {
+            bool ok;
+            if (gone.kind == Values::F64) ok = s.erase_num(Num::of_flt(gone.f64[j]));
+            else if (gone.kind == Values::I64) ok = s.erase_num(Num::of_int(gone.i64[j]));
+            else ok = s.erase(gone.item(j));
+            if (!ok) {
+                nb::object x = gone.object(j);
+                for (std::size_t u = 0; u < j; ++u) s.insert(gone.object(u));  // undo this step
+                s.erase(values.object(i));
+                missing(x, ".slide (step " + std::to_string(i) + ")");
+            }
+        }
+    }
+};
+
 }  // namespace
 
 void bind_order_statistics(nb::module_& m) {
@@ -347,22 +470,20 @@ void bind_order_statistics(nb::module_& m) {
         .def("__len__", [](OSObj& o) { return o.s.size(); })
         .def("__iter__", [](OSObj& o) {
             nb::list l;
-            if (o.s.generic) o.s.obj.for_each([&](const nb::object& k, int64_t c) { for (int64_t j = 0; j < c; ++j) l.append(k); });
-            else o.s.num.for_each([&](const Num& k, int64_t c) {
-                nb::object v = num_to_py(k);
+            o.s.for_each([&](const nb::object& v, int64_t c) {
                 for (int64_t j = 0; j < c; ++j) l.append(v);
             });
             return nb::steal(PyObject_GetIter(l.ptr()));
         })
         .def("_check", [](OSObj& o) {
-            std::string e = o.s.generic ? o.s.obj.check() : o.s.num.check();
+            std::string e = o.s.check();
             if (!e.empty()) {
                 nb::object cls = nb::module_::import_("windowagg.fifo._common").attr("InvariantError");
                 PyErr_SetString(cls.ptr(), (std::string(kWho) + ": invariant broken: " + e).c_str());
                 throw nb::python_error();
             }
         })
-        .def_prop_ro("_generic", [](OSObj& o) { return o.s.generic; })
+        .def_prop_ro("_generic", [](OSObj& o) { return o.s.generic(); })
         .def("__repr__", [](OSObj& o) { return std::string(kWho) + "(n=" + std::to_string(o.s.size()) + ")"; })
         .def("bulk_insert", [](OSObj& o, nb::handle values) {
             Values v(values, std::string(kWho) + ".bulk_insert");
@@ -375,14 +496,7 @@ void bind_order_statistics(nb::module_& m) {
         .def("slide", [](OSObj& o, nb::handle values, nb::handle evict, nb::handle q, nb::handle out) -> nb::object {
             std::string who = std::string(kWho) + ".slide";
             Values v(values, who);
-            nb::object ev = nb::steal(PySequence_Tuple(evict.ptr()));
-            if (!ev.is_valid()) {
-                PyErr_Clear();
-                raise_builtin(PyExc_TypeError, who + ": evict must be a sequence with one sequence of values per step");
-            }
-            if (static_cast<std::size_t>(PyTuple_GET_SIZE(ev.ptr())) != v.n)
-                raise_builtin(PyExc_ValueError, who + ": " + std::to_string(PyTuple_GET_SIZE(ev.ptr())) +
-                                                    " evict sets for " + std::to_string(v.n) + " values; give one per value");
+            Evictions ev(evict, v.n, who);
             bool scalar;
             std::vector<double> qs = read_qs(q, scalar);
             std::size_t mq = qs.size();
@@ -392,22 +506,7 @@ void bind_order_statistics(nb::module_& m) {
                 if (v.kind == Values::F64) o.s.insert_num(Num::of_flt(v.f64[i]));
                 else if (v.kind == Values::I64) o.s.insert_num(Num::of_int(v.i64[i]));
                 else o.s.insert(v.item(i));
-                PyObject* e = PyTuple_GET_ITEM(ev.ptr(), static_cast<Py_ssize_t>(i));
-                if (e != Py_None) {
-                    Values gone(e, who);
-                    for (std::size_t j = 0; j < gone.n; ++j) {
-                        bool ok;
-                        if (gone.kind == Values::F64) ok = o.s.erase_num(Num::of_flt(gone.f64[j]));
-                        else if (gone.kind == Values::I64) ok = o.s.erase_num(Num::of_int(gone.i64[j]));
-                        else ok = o.s.erase(gone.item(j));
-                        if (!ok) {
-                            nb::object x = gone.object(j);
-                            for (std::size_t u = 0; u < j; ++u) o.s.insert(gone.object(u));  // undo this step
-                            o.s.erase(v.object(i));
-                            missing(x, ".slide (step " + std::to_string(i) + ")");
-                        }
-                    }
-                }
+                ev.apply(o.s, i, v);
                 int64_t n = o.s.size();
                 if (!n) raise("EmptyWindowError", who + ": step " + std::to_string(i) + " leaves the multiset empty");
                 if (res.kind == Out::LIST && !scalar) {
@@ -426,7 +525,8 @@ void bind_order_statistics(nb::module_& m) {
             if (res.kind != Out::LIST) return nb::borrow(out);
             return scalar ? nb::object(res.list) : nb::object(rows);
         }, nb::arg("values").none(), nb::arg("evict").none(), nb::arg("q").none(), nb::arg("out").none() = nb::none(),
-           "Per step: insert values[i], evict the values in evict[i], record the quantile(s) q.");
+           "Per step: insert values[i], evict the values in evict[i] (a sequence per step, or a float64/int64 "
+           "array of shape (steps,) or (steps, k)), record the quantile(s) q.");
     cls.def("kth_slices", [](OSObj&, nb::handle values, nb::handle lo, nb::handle hi, nb::handle ranks,
                              nb::handle out) -> nb::object {
         std::string who = std::string(kWho) + ".kth_slices";
