@@ -242,7 +242,14 @@ class OrderStatistics(metaclass=BackendMeta):
         a.insert(i, x)
 
     def evict(self, x: Any) -> None:
-        """Remove one value equal to *x*; MissingValueError (nothing changes) if none. O(n)."""
+        """Remove one value equal to *x*; MissingValueError (nothing changes) if none, and
+        ValueOrderError for NaN (equal to nothing; bisecting for it would find the smallest
+        value). O(n)."""
+        if x != x:
+            raise ValueOrderError(
+                f"{_WHO} refuses {x!r}: it is not equal to itself (NaN), so it has no place "
+                "in the order; drop or repair the record first"
+            )
         a = self._a
         i = bisect_left(a, x)
         if i == len(a) or x < a[i]:
@@ -329,10 +336,12 @@ class OrderStatistics(metaclass=BackendMeta):
             for y in [] if gone is None else read_values(gone, who):
                 try:
                     self.evict(y)
-                except MissingValueError:
+                except Exception as e:  # absent, NaN, or a comparison that raised
                     for z in done:  # undo this step
                         self.insert(z)
                     self.evict(x)
+                    if not isinstance(e, MissingValueError):
+                        raise
                     raise MissingValueError(
                         f"{_WHO}.slide (step {i}): {y!r} is not in the multiset; evict only "
                         "values that were inserted"

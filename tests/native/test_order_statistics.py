@@ -117,6 +117,28 @@ def test_errors_change_nothing(backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("form", ["single", "lists", "f64 rows", "f64 flat"])
+def test_evicting_nan_is_refused_and_undone(backend: str, form: str) -> None:
+    """NaN equals nothing: evicting it raises ValueOrderError and changes nothing (a search
+    for it would otherwise stop at the smallest value and remove that)."""
+    s = make(backend)
+    s.bulk_insert([1.0, 2.0, 3.0])
+    nan = float("nan")
+    with pytest.raises(ValueOrderError, match="NaN"):
+        if form == "single":
+            s.evict(nan)
+        elif form == "lists":
+            s.slide([4.0, 5.0], evict=[[1.0], [2.0, nan]], q=0.5)
+        elif form == "f64 rows":
+            s.slide(np.array([4.0, 5.0]), evict=np.array([[1.0, 2.0], [3.0, nan]]), q=0.5)
+        else:
+            s.slide(np.array([4.0, 5.0]), evict=np.array([1.0, nan]), q=0.5)
+    done = {"single": [1.0, 2.0, 3.0], "lists": [2.0, 3.0, 4.0]}
+    assert list(s) == done.get(form, [3.0, 4.0] if form == "f64 rows" else [2.0, 3.0, 4.0])
+    s._check()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kind", ["list", "f64", "i64"])
 def test_slide_equals_stepwise(backend: str, kind: str) -> None:
     rng = random.Random(7)

@@ -109,6 +109,8 @@ struct OS {
         obj.insert(nb::borrow(x));
     }
     bool erase_num(const Num& k) {
+        // NaN equals nothing: without this check the search would stop at the smallest key
+        if (k.tag == Num::FLT && std::isnan(k.d)) unordered(nb::steal(PyFloat_FromDouble(k.d)));
         if (mode == FLT) {
             if (k.tag == Num::FLT) return flt.erase(k.d);
             to_num();
@@ -405,15 +407,26 @@ struct Evictions {
     // step (the evictions before it and that insert) and raises MissingValueError.
     void apply(OS& s, std::size_t i, const Values& values) const {
         if (has_view) {
+            auto at_key = [&](std::size_t at) {
+                return kind == 'd' ? Num::of_flt(static_cast<const double*>(view.buf)[at])
+                                   : Num::of_int(static_cast<const int64_t*>(view.buf)[at]);
+            };
             for (std::size_t j = 0; j < per; ++j) {
                 std::size_t at = i * per + j;
-                Num k = kind == 'd' ? Num::of_flt(static_cast<const double*>(view.buf)[at])
-                                    : Num::of_int(static_cast<const int64_t*>(view.buf)[at]);
-                if (s.erase_num(k)) continue;
-                for (std::size_t u = i * per; u < at; ++u)  // undo this step
-                    s.insert_num(kind == 'd' ? Num::of_flt(static_cast<const double*>(view.buf)[u])
-                                             : Num::of_int(static_cast<const int64_t*>(view.buf)[u]));
-                s.erase(values.object(i));
+                Num k = at_key(at);
+                auto undo = [&] {  // this step's evictions before j, then its insert
+                    for (std::size_t u = i * per; u < at; ++u) s.insert_num(at_key(u));
+                    s.erase(values.object(i));
+                };
+                bool ok;
+                try {
+                    ok = s.erase_num(k);
+                } catch (...) {  // NaN (ValueOrderError): nothing was erased
+                    undo();
+                    throw;
+                }
+                if (ok) continue;
+                undo();
                 missing(num_to_py(k), ".slide (step " + std::to_string(i) + ")");
             }
             return;
@@ -422,14 +435,22 @@ struct Evictions {
         if (e == Py_None) return;
         Values gone(e, who);
         for (std::size_t j = 0; j < gone.n; ++j) {
+            auto undo = [&] {
+                for (std::size_t u = 0; u < j; ++u) s.insert(gone.object(u));
+                s.erase(values.object(i));
+            };
             bool ok;
-            if (gone.kind == Values::F64) ok = s.erase_num(Num::of_flt(gone.f64[j]));
-            else if (gone.kind == Values::I64) ok = s.erase_num(Num::of_int(gone.i64[j]));
-            else ok = s.erase(gone.item(j));
+            try {
+                if (gone.kind == Values::F64) ok = s.erase_num(Num::of_flt(gone.f64[j]));
+                else if (gone.kind == Values::I64) ok = s.erase_num(Num::of_int(gone.i64[j]));
+                else ok = s.erase(gone.item(j));
+            } catch (...) {  // NaN, or a comparison that raised: nothing was erased
+                undo();
+                throw;
+            }
             if (!ok) {
                 nb::object x = gone.object(j);
-                for (std::size_t u = 0; u < j; ++u) s.insert(gone.object(u));  // undo this step
-                s.erase(values.object(i));
+                undo();
                 missing(x, ".slide (step " + std::to_string(i) + ")");
             }
         }
