@@ -264,6 +264,7 @@ def _jsonable(v: Any) -> Any:
 
 
 _UNIT_TO_MICROS = {"s": -1_000_000, "ms": -1_000, "us": 1, "ns": 1_000}
+_NAT = int(np.iinfo(np.int64).min)  # NaT as int64
 
 
 def _all_good(
@@ -287,7 +288,7 @@ def _all_good(
     if not pd.api.types.is_datetime64_any_dtype(s.dtype):
         return None
     i8 = np.asarray(s.array.asi8, dtype=np.int64)
-    if (i8 == np.iinfo(np.int64).min).any():  # NaT
+    if (i8 == _NAT).any():
         return None
     scale = _UNIT_TO_MICROS[s.dt.unit]
     if scale == 1:
@@ -332,6 +333,17 @@ def validate(
     clean = _all_good(pdf, keys, time, value_columns)
     if clean is not None:
         return np.ones(len(pdf), dtype=bool), clean[0], clean[1], _empty_rejects()
+    return _validate_rows(pdf, keys, time, value_columns, time_unit)
+
+
+def _validate_rows(
+    pdf: pd.DataFrame,
+    keys: Sequence[str],
+    time: str,
+    value_columns: Sequence[str],
+    time_unit: str,
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], pd.DataFrame]:
+    """:func:`validate`'s general path: a reason per row, for any column types. O(n)."""
     n = len(pdf)
     reason = np.full(n, None, dtype=object)
     unset = np.ones(n, dtype=bool)  # rows without a reason yet
