@@ -67,14 +67,19 @@ def _source(t_env, csv: str, delay_s: float) -> None:  # type: ignore[no-untyped
 
 
 def _interval(seconds: int) -> str:
-    """A Flink SQL interval literal (a leading field has at most 2 digits by default, so
-    longer ones state their precision: ``INTERVAL '10000' SECOND(5)``)."""
+    """A Flink SQL interval literal (a leading field has at most 2 digits by default, and
+    Flink plans no leading precision above 3, so others are written ``DAY TO SECOND``:
+    ``INTERVAL '0 02:46:40' DAY TO SECOND`` for 10,000 s)."""
     if seconds <= 0:
         raise SystemExit(f"an interval must be positive, got {seconds} s")
     for unit, n in (("DAY", 86_400), ("HOUR", 3_600), ("MINUTE", 60), ("SECOND", 1)):
         if seconds % n == 0 and seconds // n < 100:
             return f"INTERVAL '{seconds // n}' {unit}"
-    return f"INTERVAL '{seconds}' SECOND({len(str(seconds))})"
+    d, rest = divmod(seconds, 86_400)
+    if d >= 100:
+        raise SystemExit(f"{seconds} s is 100 days or more: not a Flink SQL interval literal")
+    h, rest = divmod(rest, 3_600)
+    return f"INTERVAL '{d} {h:02d}:{rest // 60:02d}:{rest % 60:02d}' DAY TO SECOND"
 
 
 def _query(name: str, size_s: int, slide_s: int) -> str:
