@@ -20,7 +20,24 @@ on the same session (local[2]); reported: median seconds per query, events/s, th
 * Fixed cost per micro-batch at 100 keys: the same query over files of one event per key
   (100 events per micro-batch); median of Spark's ``triggerExecution`` per micro-batch.
 
-Run: ``python -m benchmarks.bench_spark_stream [--events N] [--batch B] [--repeats R]``.
+Per-event mode (``--mode over``): per-event windows ``(t - size, t]`` of max, sum, count,
+complete by event time (``stream_window_agg(..., size=..., emit="watermark")``, every window
+emitted when the key's watermark passes its event) against Flink SQL ``OVER (PARTITION BY k
+ORDER BY rt RANGE BETWEEN INTERVAL size PRECEDING AND CURRENT ROW)`` (``--flink`` needed;
+Spark has no streaming per-event window). For each density D in ``--densities`` (events per
+window): ``max(1, N // (10 D))`` keys, one event per key per second on average, a window of
+D seconds, event times jittered +-2 s on a 3 ms grid (so no two events of a key are exactly
+D seconds apart: Flink's ``RANGE`` includes ``t - size``, windowagg's window excludes it),
+watermark delay 5 s for both. Same events for both (parquet micro-batches of ``--batch``
+events / one CSV). Before the timed runs, one untimed run of each into a collecting sink
+checks the answers on a sample (events whose ``ts`` in microseconds is a multiple of 97):
+count and max equal, sum within 1e-9 relative, over the events both emitted (windowagg does
+not emit the last ~5 s of each key: its watermark never passes them). Reported per density:
+median seconds, events/s, ``Flink time / this``; once per run, Flink's fixed cost per job
+(the same query over 3 events).
+
+Run: ``python -m benchmarks.bench_spark_stream [--events N] [--batch B] [--repeats R]
+[--mode hop|over] [--densities 100,1000,10000] [--flink PYTHON]``.
 """
 
 from __future__ import annotations
@@ -131,20 +148,198 @@ def run_flink(python: str, csv: Path, state: str) -> dict[str, Any]:
     return {"seconds": float(lines[-1]["seconds"]), "median_batch_s": float("nan")}
 
 
+OVER_AGGS = ["max(value)", "sum(value)", "count"]
+OVER_DELAY_S = 5
+SAMPLE_MOD = 97
+
+
+def write_over_files(folder: Path, n: int, per_file: int, density: int, seed: int = 11) -> int:
+    """*n* events for a per-event density of *density* events per *density*-second window:
+    ``max(1, n // (10 density))`` keys at ~1 event/s each, times on a 3 ms grid, arrival
+    order, parquet files of *per_file* events. Returns the number of keys."""
+    rng = np.random.default_rng(seed)
+    keys = max(1, n // (10 * density))
+    folder.mkdir(parents=True)
+    arrival = np.sort(rng.uniform(0, n / keys, n))  # seconds: ~1 event per key per second
+    ms = 3 * np.round((arrival + rng.uniform(-2, 2, n)) * 1000 / 3).astype(np.int64)
+    pdf = pd.DataFrame(
+        {
+            "key": rng.integers(0, keys, n).astype("int32"),
+            "event_time": pd.to_datetime(
+                ms * 1000 + pd.Timestamp("2024-01-01").value // 1000, unit="us", utc=True
+            ),
+            "value": rng.gamma(2.0, 10.0, n),
+        }
+    )
+    for i, lo in enumerate(range(0, n, per_file)):
+        p = folder / f"part-{i:05d}.parquet"
+        pdf.iloc[lo : lo + per_file].to_parquet(p, index=False, coerce_timestamps="us")
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))
+    return keys
+
+
+def over_query(spark: Any, src: Path, density: int, api: str) -> Any:
+    from windowagg.spark.streaming import stream_window_agg
+
+    sdf = (
+        spark.readStream.schema("key int, event_time timestamp, value double")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(str(src))
+    )
+    return stream_window_agg(
+        sdf, "key", "event_time", OVER_AGGS, size=f"{density} seconds",
+        max_out_of_orderness=f"{OVER_DELAY_S} seconds", api=api, emit="watermark",
+    )  # fmt: skip
+
+
+def run_over(spark: Any, src: Path, ck: Path, density: int, api: str) -> dict[str, Any]:
+    """One timed ``availableNow`` run of windowagg's per-event query into ``noop``."""
+    t0 = time.perf_counter()
+    q = (
+        over_query(spark, src, density, api)
+        .writeStream.format("noop")
+        .outputMode("append")
+        .option("checkpointLocation", str(ck))
+        .trigger(availableNow=True)
+        .start()
+    )
+    q.awaitTermination()
+    return {"seconds": time.perf_counter() - t0}
+
+
+def over_sample(spark: Any, src: Path, ck: Path, density: int, api: str) -> pd.DataFrame:
+    """windowagg's per-event answers (untimed; also a warm-up) and its reject count."""
+    out = over_query(spark, src, density, api)
+    name = f"over_check_{density}_{api[:4]}"
+    q = (
+        out.writeStream.format("memory")
+        .queryName(name)
+        .outputMode("append")
+        .option("checkpointLocation", str(ck))
+        .trigger(availableNow=True)
+        .start()
+    )
+    q.awaitTermination()
+    everything = spark.table(name).toPandas()
+    got = everything[everything["kind"] == "window"]
+    rejects = len(everything) - len(got)
+    end = pd.to_datetime(got["window_end"])  # naive in the session's time zone (UTC)
+    end = end.dt.tz_convert(None) if end.dt.tz is not None else end
+    ts = end.astype("datetime64[us]").astype("int64")
+    return pd.DataFrame(
+        {
+            "k": got["key"].astype(str),
+            "ts": ts,
+            "mx": got["max_value"],
+            "sm": got["sum_value"],
+            "n": got["count"].astype("int64"),
+            "rejects": rejects,
+        }
+    )
+
+
+def flink_over(
+    python: str, csv: Path, state: str, density: int, sample: bool = False
+) -> dict[str, Any]:
+    """One Flink SQL ``OVER ... RANGE`` job over *csv* (and, if *sample*, its sampled rows)."""
+    script = Path(__file__).with_name("flink_sql.py")
+    cmd = [python, str(script), "--csv", str(csv), "--query", "over", "--state", state,
+           "--delay-s", str(OVER_DELAY_S), "--size-s", str(density), "--repeats", "1"]  # fmt: skip
+    if sample:
+        cmd += ["--sample-mod", str(SAMPLE_MOD)]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
+    rows = [x["sample"] for x in lines if "sample" in x]
+    timed = [x for x in lines if "seconds" in x]
+    return {
+        "seconds": float(timed[-1]["seconds"]),
+        "sample": pd.DataFrame(rows, columns=["k", "ts", "mx", "sm", "n"]),
+    }
+
+
+def check_over(wa: pd.DataFrame, fl: pd.DataFrame) -> str:
+    """Compare the sampled per-event answers; raise if any differ. Returns a summary."""
+    w = wa[wa["ts"] % SAMPLE_MOD == 0].drop_duplicates(["k", "ts"])
+    f = fl.drop_duplicates(["k", "ts"])
+    both = w.merge(f, on=["k", "ts"], suffixes=("_wa", "_fl"))
+    only_wa = len(w) - len(both)
+    bad = (both["n_wa"] != both["n_fl"]) | (both["mx_wa"] != both["mx_fl"])
+    bad |= ~np.isclose(both["sm_wa"], both["sm_fl"], rtol=1e-9, atol=0)
+    if bad.any() or only_wa or len(both) == 0:
+        raise SystemExit(
+            f"per-event answers differ: {int(bad.sum())} of {len(both)} sampled events, "
+            f"{only_wa} emitted by windowagg only:\n{both[bad].head()}"
+        )
+    rejects = int(wa["rejects"].iloc[0]) if len(wa) else 0
+    return (
+        f"checked {len(both)} sampled events equal (count, max, sum), {len(f) - len(both)} "
+        f"in Flink's tail only, windowagg rejects {rejects}; median count per window "
+        f"{float(np.median(w['n'])):,.0f}"
+    )
+
+
+def main_over(spark: Any, work: Path, args: Any) -> None:
+    apis = args.apis.split(",")
+    states = ["hashmap", "rocksdb"]
+    tiny = work / "tiny.csv"  # Flink's fixed cost per job: the same query over 3 events
+    tiny.write_text("0,1704067200003000,1.0\n0,1704067201005000,2.0\n1,1704067200006000,3.0\n")
+    floor = flink_over(args.flink, tiny, "hashmap", 100)["seconds"]
+    print(f"Flink SQL OVER job over 3 events (its fixed cost per job): {floor:.1f} s")
+    for density in [int(x) for x in args.densities.split(",")]:
+        src = work / f"over-{density}"
+        keys = write_over_files(src, args.events, args.batch, density)
+        csv = work / f"over-{density}.csv"
+        write_csv(src, csv)
+        fl = flink_over(args.flink, csv, "hashmap", density, sample=True)
+        for api in apis:  # untimed: the answers, and a warm-up
+            wa = over_sample(spark, src, work / f"ck-check-{density}-{api}", density, api)
+            print(f"density {density} {api}: {check_over(wa, fl['sample'])}")
+        got: dict[str, list[float]] = {w: [] for w in apis + states}
+        for r in range(args.repeats):  # interleaved
+            for api in apis:
+                ck = work / f"ck-over-{density}-{api}-{r}"
+                got[api].append(run_over(spark, src, ck, density, api)["seconds"])
+            for st in states:
+                got[st].append(flink_over(args.flink, csv, st, density)["seconds"])
+        med = {w: float(np.median(v)) for w, v in got.items()}
+        print(
+            f"\n{args.events:,} events, {keys} keys, per-event windows of {density} s "
+            f"(~{density} events each), micro-batches of {args.batch:,} events, medians of "
+            f"{args.repeats}; loadavg {Path('/proc/loadavg').read_text().strip()}"
+        )
+        print(f"{'contender':34} {'seconds':>8} {'events/s':>10} {'Flink hashmap/this':>19}")
+        for w in apis + states:
+            name = w if w in apis else f"flink-{w}"
+            print(
+                f"{name:34} {med[w]:8.1f} {args.events / med[w]:10,.0f} "
+                f"{med['hashmap'] / med[w]:19.2f}"
+            )
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--fixed-batches", type=int, default=20)
-    ap.add_argument("--flink", default=None, help="PyFlink's python: add Flink SQL HOP")
+    ap.add_argument("--flink", default=None, help="PyFlink's python: add Flink SQL")
+    ap.add_argument("--mode", choices=["hop", "over"], default="hop")
+    ap.add_argument("--densities", default="100,1000,10000", help="over: events per window")
+    ap.add_argument(
+        "--apis", default="applyInPandasWithState,transformWithStateInPandas", help="over mode"
+    )
     args = ap.parse_args(argv)
+    if args.mode == "over" and not args.flink:
+        ap.error("--mode over compares with Flink SQL OVER: give --flink PYTHON")
     from windowagg.spark import session
 
     print("loadavg before:", Path("/proc/loadavg").read_text().strip())
     spark = session("local[2]", "bench-spark-stream", driver_memory="3g")
     work = Path(tempfile.mkdtemp(prefix="windowagg-bench-stream-"))
     try:
+        if args.mode == "over":
+            main_over(spark, work, args)
+            return 0
         src = work / "in"
         files = write_files(src, args.events, args.batch)
         small = work / "small"

@@ -13,15 +13,18 @@ event-time watermark ``ts - max_out_of_orderness`` (``--delay-s``) and runs:
 
 ``hop``   ``HOP`` window table function, ``size`` / ``slide`` seconds, ``MAX/SUM/COUNT/AVG``
           of ``v`` per key and window (windowagg's hopping ``window_agg``)
-``over``  ``MAX(v), SUM(v) OVER (PARTITION BY k ORDER BY rt RANGE BETWEEN INTERVAL size
-          PRECEDING AND CURRENT ROW)`` (per-event trailing windows, emitted when the watermark
-          passes each row)
+``over``  ``MAX(v), SUM(v), COUNT(*) OVER (PARTITION BY k ORDER BY rt RANGE BETWEEN
+          INTERVAL size PRECEDING AND CURRENT ROW)`` (per-event trailing windows, emitted when
+          the watermark passes each row; ``RANGE`` includes both ends, ``[t - size, t]``)
 
 Rows go to Flink's ``blackhole`` sink (nothing is printed or collected), and the script
 prints one JSON line per repetition: ``{"query", "state", "seconds", "rows"}`` where
 ``seconds`` is the job's wall time from submission to completion (the JVM and the table
 environment are started before the clock starts) and ``rows`` the input row count.
 ``--count-output`` runs the query once more into a counting sink and adds ``output_rows``.
+``--sample-mod M`` (``over`` only) runs it once more, untimed, and prints the output rows whose
+``ts`` is a multiple of *M* as JSON lines ``{"sample": [k, ts, max, sum, count]}``, for
+checking the answers against another engine.
 """
 
 from __future__ import annotations
@@ -64,11 +67,19 @@ def _source(t_env, csv: str, delay_s: float) -> None:  # type: ignore[no-untyped
 
 
 def _interval(seconds: int) -> str:
-    """A Flink SQL interval literal (a leading field has at most 2 digits by default)."""
+    """A Flink SQL interval literal (a leading field has at most 2 digits by default, and
+    Flink plans no leading precision above 3, so others are written ``DAY TO SECOND``:
+    ``INTERVAL '0 02:46:40' DAY TO SECOND`` for 10,000 s)."""
+    if seconds <= 0:
+        raise SystemExit(f"an interval must be positive, got {seconds} s")
     for unit, n in (("DAY", 86_400), ("HOUR", 3_600), ("MINUTE", 60), ("SECOND", 1)):
         if seconds % n == 0 and seconds // n < 100:
             return f"INTERVAL '{seconds // n}' {unit}"
-    raise SystemExit(f"{seconds} s is not a whole number (< 100) of days, hours, minutes or s")
+    d, rest = divmod(seconds, 86_400)
+    if d >= 100:
+        raise SystemExit(f"{seconds} s is 100 days or more: not a Flink SQL interval literal")
+    h, rest = divmod(rest, 3_600)
+    return f"INTERVAL '{d} {h:02d}:{rest // 60:02d}:{rest % 60:02d}' DAY TO SECOND"
 
 
 def _query(name: str, size_s: int, slide_s: int) -> str:
@@ -81,7 +92,7 @@ def _query(name: str, size_s: int, slide_s: int) -> str:
         """
     if name == "over":
         return f"""
-            SELECT k, rt, MAX(v) OVER w, SUM(v) OVER w
+            SELECT k, ts, MAX(v) OVER w, SUM(v) OVER w, COUNT(*) OVER w
             FROM events
             WINDOW w AS (PARTITION BY k ORDER BY rt
                          RANGE BETWEEN {_interval(size_s)} PRECEDING AND CURRENT ROW)
@@ -96,7 +107,7 @@ def _sink(t_env, name: str, connector: str) -> str:  # type: ignore[no-untyped-d
             "k STRING, ws TIMESTAMP(3), we TIMESTAMP(3), mx DOUBLE, sm DOUBLE, n BIGINT, av DOUBLE"
         )
     else:
-        cols = "k STRING, rt TIMESTAMP_LTZ(3), mx DOUBLE, sm DOUBLE"
+        cols = "k STRING, ts BIGINT, mx DOUBLE, sm DOUBLE, n BIGINT"
     t_env.execute_sql(f"CREATE TABLE {name} ({cols}) WITH ('connector' = '{connector}')")
     return name
 
@@ -112,6 +123,7 @@ def main() -> None:
     p.add_argument("--parallelism", type=int, default=2)
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--count-output", action="store_true")
+    p.add_argument("--sample-mod", type=int, default=0)
     a = p.parse_args()
     with open(a.csv, "rb") as f:
         rows = sum(1 for _ in f)
@@ -128,6 +140,11 @@ def main() -> None:
         with t_env.execute_sql(f"SELECT k FROM ({select})").collect() as results:
             n = sum(1 for _ in results)
         print(json.dumps({"query": a.query, "state": a.state, "output_rows": n, "rows": rows}))
+    if a.sample_mod and a.query == "over":
+        sampled = f"SELECT * FROM ({select}) WHERE MOD(ts, {a.sample_mod}) = 0"
+        with t_env.execute_sql(sampled).collect() as results:
+            for r in results:
+                print(json.dumps({"sample": [str(r[0]), int(r[1]), r[2], r[3], int(r[4])]}))
 
 
 if __name__ == "__main__":

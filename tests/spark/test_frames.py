@@ -248,3 +248,61 @@ def test_parse_times_datetime_columns_floor_to_utc_micros(unit, tz):
     good = why.isna().to_numpy()
     assert why.tolist()[2] == "null timestamp" and good.sum() == 4
     assert micros[good].tolist() == ref[good].tolist()
+
+
+_cells = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64), st.just(0.5), st.just(1.0)
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.integers(-5, 5), st.none()),  # key (None: a nullable Int32 NA)
+            st.one_of(st.integers(0, 10**12), st.none()),  # event time us (None: NaT)
+            _cells,
+            st.booleans(),  # the value's Spark null flag
+        ),
+        max_size=12,
+    ),
+    st.sampled_from(["us", "ms", "ns"]),
+    st.booleans(),
+    st.sampled_from(["as drawn", "all good", "one null flag", "one NaN", "one NaT", "one NA"]),
+)
+def test_validate_fast_path_equals_the_row_by_row_path(rows, unit, nullable_key, make):
+    """``validate`` answers by a numpy-only path when every row is good; it must answer
+    exactly as the general path does (good rows, times, values, no rejects), and fall back
+    to it whenever a row has a reason."""
+    from windowagg.spark.rejects import _validate_rows, null_flag
+
+    if make != "as drawn":  # mostly good rows, at most one bad: the fast path's edge
+        rows = [(k or 0, 0 if t is None else t, v if np.isfinite(v) else 1.0, False)
+                for k, t, v, _ in rows]  # fmt: skip
+        spoil = {"one null flag": 3, "one NaN": 2, "one NaT": 1, "one NA": 0}.get(make)
+        if rows and spoil is not None:
+            bad = list(rows[-1])
+            bad[spoil] = {3: True, 2: float("nan"), 1: None, 0: None}[spoil]
+            rows[-1] = tuple(bad)
+    keys = [r[0] for r in rows]
+    if nullable_key:
+        key = pd.array(keys, dtype="Int32")
+    else:
+        key = np.array([0 if k is None else k for k in keys], dtype=np.int64)
+    t = pd.to_datetime(pd.Series([r[1] for r in rows], dtype="float64"), unit="us", utc=True)
+    pdf = pd.DataFrame(
+        {
+            "k": key,
+            "t": t.astype(f"datetime64[{unit}, UTC]"),
+            "v": np.array([r[2] for r in rows], dtype=np.float64),
+            null_flag("v"): np.array([r[3] for r in rows], dtype=bool),
+        }
+    )
+    got = validate(pdf, ["k"], "t", ["v"])
+    want = _validate_rows(pdf, ["k"], "t", ["v"], "s")
+    np.testing.assert_array_equal(got[0], want[0])
+    good = want[0]
+    np.testing.assert_array_equal(got[1][good], want[1][good])
+    np.testing.assert_array_equal(got[2]["v"][good], want[2]["v"][good])
+    pd.testing.assert_frame_equal(
+        got[3].reset_index(drop=True), want[3].reset_index(drop=True), check_dtype=False
+    )

@@ -110,7 +110,7 @@ def _stream_batches(
                 chunks = list(d.rewrite)
             if d.chunk is not None:
                 chunks.append(d.chunk)
-        rejects += [p[p["reason"].notna()] for p in packed]
+        rejects += [p[p["reason"].notna()] for p in packed if p["reason"].notna().any()]
     return pd.concat(rejects, ignore_index=True)
 
 
