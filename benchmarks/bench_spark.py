@@ -200,6 +200,10 @@ def main(argv: list[str]) -> int:
     df = (
         spark.read.parquet(str(work / "events.parquet"))
         .withColumn("event_time", F.col("event_time").cast("timestamp"))
+        # evenly over the 2 cores: the file is one Parquet row group, which Spark reads as
+        # one full and one empty partition; F.window's map side (Expand, partial
+        # aggregation) then ran on one core while windowagg's ran after its shuffle on two
+        .repartition(2)
         .cache()
     )
     df.count()

@@ -58,29 +58,44 @@ def interleaved(
     ours_fn: Callable[[], Any],
     repeats: int,
     rows: list[list[Any]],
+    floor_fn: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
-    """Time Spark's job and ours alternately; medians, ratio, load before and after."""
+    """Time Spark's job and ours alternately; medians, ratio, load before and after.
+
+    *floor_fn*, when given, is timed in the same rounds: the Spark-side floor of our job
+    (the same shuffle and columns into ``applyInArrow``, a function that returns nothing).
+    """
     before = load()
-    spark_fn()  # untimed: Python workers, JIT, caches
-    ours_fn()
     ts: list[float] = []
     to: list[float] = []
+    tf: list[float] = []
+    jobs: list[tuple[Callable[[], Any], list[float]]] = [(spark_fn, ts), (ours_fn, to)]
+    if floor_fn is not None:
+        jobs.append((floor_fn, tf))
+    for fn, _ in jobs:
+        fn()  # untimed: Python workers, JIT, caches
     for _ in range(repeats):
-        for fn, out in ((spark_fn, ts), (ours_fn, to)):
+        for fn, out in jobs:
             t0 = time.perf_counter()
             fn()
             out.append(time.perf_counter() - t0)
     after = load()
     ms, mo = median(ts), median(to)
+    floor = (
+        f"; floor (identity applyInArrow) median {median(tf):.2f} s "
+        f"{[round(x, 2) for x in tf]}, Spark / floor {ms / median(tf):.2f}x"
+        if tf
+        else ""
+    )
     print(
         f"  {name}: {spark_label} median {ms:.2f} s {[round(x, 2) for x in ts]}; "
-        f"{ours_label} median {mo:.2f} s {[round(x, 2) for x in to]}; ratio {ms / mo:.2f}x; "
-        f"load {before} -> {after}",
+        f"{ours_label} median {mo:.2f} s {[round(x, 2) for x in to]}; ratio {ms / mo:.2f}x"
+        f"{floor}; load {before} -> {after}",
         flush=True,
     )
     rows.append([f"{name}: {spark_label}", ms, len(ts)])
     rows.append([f"{name}: {ours_label}", mo, len(to)])
-    return {
+    res = {
         "spark_s": ms,
         "windowagg_s": mo,
         "ratio": ms / mo,
@@ -89,6 +104,29 @@ def interleaved(
         "load_before": before,
         "load_after": after,
     }
+    if tf:
+        rows.append([f"{name}: floor, identity applyInArrow", median(tf), len(tf)])
+        res.update(floor_s=median(tf), floor_samples=tf, spark_over_floor=ms / median(tf))
+    return res
+
+
+def floor_job(df: Any, keys: list[str], time_col: str, aggs: list[str], **kw: Any) -> Any:
+    """Spark's part of ``window_agg`` alone: the same prepared columns (row id included),
+    the same shuffle and sort into ``groupBy(keys).applyInArrow``, with a Python function
+    that reads each key's table and returns no row. No windowagg design built on this
+    operator can be faster than this job."""
+    import pyarrow as pa
+
+    from windowagg.pandas import parse
+    from windowagg.spark.batch import prepare
+
+    prepared = prepare(df, keys, time_col, parse(aggs), row_index=True, null_flags=False)
+    schema = pa.schema([pa.field("n", pa.int64())])
+
+    def nothing(table: pa.Table) -> pa.Table:
+        return pa.table({"n": pa.array([], pa.int64())}, schema=schema)
+
+    return prepared.groupBy(*keys).applyInArrow(nothing, schema="n bigint")
 
 
 def per_event_data(n: int, keys: int = 10, per_window: int = 10_000, seed: int = 7) -> Any:
@@ -141,6 +179,9 @@ def batch_suite(
         lambda: noop(ope.output),
         repeats,
         rows,
+        floor_fn=lambda: noop(
+            floor_job(pe, ["key"], "event_time", ["max(value)", "sum(value)", "count"])
+        ),
     )
     a = spe.toPandas().sort_values(["key", "event_time", "max_value"], kind="stable")
     b = ope.results.toPandas().sort_values(["key", "window_end", "max_value"], kind="stable")
@@ -232,6 +273,7 @@ def batch_suite(
         lambda: noop(ours.output),
         repeats,
         rows,
+        floor_fn=lambda: noop(floor_job(df, ["key"], "event_time", AGGS)),
     )
     a = spark_window().toPandas().sort_values(["key", "window_start"]).reset_index(drop=True)
     b = ours.results.toPandas().sort_values(["key", "window_start"]).reset_index(drop=True)

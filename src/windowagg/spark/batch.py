@@ -57,6 +57,7 @@ from windowagg.spark.rejects import ROW_COLUMN, _rows_json, null_flag  # noqa: E
 __all__ = [
     "ID_COLUMN",
     "WindowAgg",
+    "add_null_flags",
     "arrow_output",
     "clean_arrays",
     "make_spec",
@@ -152,11 +153,17 @@ def prepare(
     *,
     row_columns: Sequence[str] | str | None = None,
     row_index: str | bool | None = None,
+    null_flags: bool = True,
 ) -> DataFrame:
     """Select and cast what the per-key function needs (Spark-side, no data movement).
 
     Timestamps without time zone become ``timestamp`` (session time zone), numeric value
     columns become ``double``; text stays text and is validated row by row in pandas.
+    ``null_flags`` adds a boolean column per numeric value column marking its nulls
+    (:func:`~windowagg.spark.rejects.null_flag`), for operators that hand pandas frames to
+    Python (a null double arrives as NaN); an Arrow operator reads the nulls from the
+    column's validity instead (:func:`add_null_flags`): every column shipped to Python
+    costs ~0.3-0.4 s of CPU per million rows on local[2] (docs/performance/spark.md).
     ``row_columns`` (``"*"`` or names) adds the original row as JSON for the rejects.
     ``row_index`` adds :data:`ID_COLUMN`, each row's identity: ``True`` for Spark's
     ``monotonically_increasing_id()`` (increasing in input order), a column name for that
@@ -178,8 +185,8 @@ def prepare(
             continue
         if isinstance(fields[c], T.NumericType | T.BooleanType):
             cols.append(F.col(c).cast("double").alias(c))
-            # pandas sees a null double as NaN: the flag keeps "null" apart from NaN
-            cols.append(F.col(c).isNull().alias(null_flag(c)))
+            if null_flags:  # pandas sees a null double as NaN: the flag keeps "null" apart
+                cols.append(F.col(c).isNull().alias(null_flag(c)))
         else:
             cols.append(F.col(c).cast("string").alias(c))
     if frames.CORRUPT_COLUMN in fields:
@@ -308,6 +315,16 @@ def clean_arrays(
     return tuple(kvals), micros, values
 
 
+def add_null_flags(table: pa.Table, pdf: Any, value_columns: Sequence[str]) -> None:
+    """Add to *pdf* (``table.to_pandas()``) the :func:`~windowagg.spark.rejects.null_flag`
+    column of every ``double`` value column of *table*, read from the Arrow validity (the
+    pandas frame holds NaN for null and for NaN alike). O(n)."""
+    for c in value_columns:
+        col = table.column(c)
+        if col.type == pa.float64() and null_flag(c) not in pdf.columns:
+            pdf[null_flag(c)] = col.is_null().to_numpy(zero_copy_only=False)
+
+
 def split(output: DataFrame) -> tuple[DataFrame, DataFrame]:
     """``(results, rejects)`` views of a combined output (batch or streaming).
 
@@ -403,6 +420,7 @@ def window_agg(
         agg_list,
         row_columns=row_columns,
         row_index=row_index if row_index is not None else True,
+        null_flags=False,  # read from the Arrow validity in per_key: one column less
     )
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
@@ -427,6 +445,7 @@ def window_agg(
             fw = grouped_windows(groups, micros, arrays, agg_list, shape, lateness=lateness)
         else:
             pdf = table.to_pandas()
+            add_null_flags(table, pdf, values)
             fw = frame_windows(
                 pdf, key_list, time, agg_list, shape, time_unit=time_unit, lateness=lateness
             )
