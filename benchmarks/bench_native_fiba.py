@@ -1,4 +1,5 @@
-"""Native FiBA figures (issue 11): ``python -m benchmarks native_fiba [--quick]``.
+"""Native FiBA figures (issue 11): ``python -m benchmarks native_fiba [--quick] [--repeats R]
+[--cases single,slide,matmul,range,memory]``.
 
 Every figure interleaves the native and the pure-Python FiBA run for run and reports
 medians; the load average is printed beside them (the machine is shared).
@@ -15,6 +16,7 @@ medians; the load average is printed beside them (the machine is shared).
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from typing import Any
@@ -98,10 +100,26 @@ def memory(n: int, mu: int) -> dict[str, float]:
     return {"bulk_node_B": bulk, "bulk_rss_B": grown, "slide_node_B": slid}
 
 
+GROUPS = ("single", "slide", "matmul", "range", "memory")
+
+
 def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
+    ap = argparse.ArgumentParser(prog="python -m benchmarks native_fiba")
+    ap.add_argument("--quick", action="store_true", help="w = 10^5, results not saved")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--cases",
+        default=",".join(GROUPS),
+        help=f"comma-separated figure groups to run, of {', '.join(GROUPS)} (default: all)",
+    )
+    args = ap.parse_args(argv)
+    quick, reps = args.quick, args.repeats
+    chosen = set(args.cases.split(","))
+    if not chosen <= set(GROUPS):
+        ap.error(
+            f"unknown --cases {sorted(chosen - set(GROUPS))}; choose among {', '.join(GROUPS)}"
+        )
     w = 10**5 if quick else 10**6
-    reps = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else 3
     print(f"load average {os.getloadavg()}; w={w}, min_arity={MU}, medians of {reps}")
     res: dict[str, Any] = {"machine": machine(), "w": w, "load_start": os.getloadavg()}
     rows = []
@@ -116,26 +134,34 @@ def main(argv: list[str]) -> int:
         return median(nat), (median(py) if py else float("nan"))
 
     for name, m in (("Sum", Sum()), ("Max", Max())):
-        nat, py = pair(lambda b, r, m=m: single_calls(m, b, w, r), 200_000, 20_000)
-        rows.append([f"{name} single calls (rounds/s)", nat, py, 3 * nat])
-        s0 = median([slide_rate(m, "native", w, 10**6, 0) for _ in range(reps)])
-        rows.append([f"{name} slide d=0 (events/s)", s0, "", ""])
-        for d in (10**3, 10**5):
-            sd = median([slide_rate(m, "native", w, 10**6 // 4, d) for _ in range(reps)])
-            rows.append([f"{name} slide d={d} (events/s)", sd, "", sd / s0])
-    mm_n, mm_p = pair(lambda b, r: matmul_rate(b, 10**4, r), 20_000, 20_000)
-    rows.append(["MatMul2x2 single calls (rounds/s)", mm_n, mm_p, mm_n / mm_p])
-    rq, rq_p = pair(lambda b, q: range_rate(b, 10**5, q), 10**5, 10**4)
-    rows.append(["range_query_many Composite(Max,Sum) (queries/s)", rq, rq_p, rq / rq_p])
+        if "single" in chosen:
+            nat, py = pair(lambda b, r, m=m: single_calls(m, b, w, r), 200_000, 20_000)
+            rows.append([f"{name} single calls (rounds/s)", nat, py, 3 * nat])
+        if "slide" in chosen:
+            s0 = median([slide_rate(m, "native", w, 10**6, 0) for _ in range(reps)])
+            rows.append([f"{name} slide d=0 (events/s)", s0, "", ""])
+            for d in (10**3, 10**5):
+                sd = median([slide_rate(m, "native", w, 10**6 // 4, d) for _ in range(reps)])
+                rows.append([f"{name} slide d={d} (events/s)", sd, "", sd / s0])
+    if "matmul" in chosen:
+        mm_n, mm_p = pair(lambda b, r: matmul_rate(b, 10**4, r), 20_000, 20_000)
+        rows.append(["MatMul2x2 single calls (rounds/s)", mm_n, mm_p, mm_n / mm_p])
+    if "range" in chosen:
+        rq, rq_p = pair(lambda b, q: range_rate(b, 10**5, q), 10**5, 10**4)
+        rows.append(["range_query_many Composite(Max,Sum) (queries/s)", rq, rq_p, rq / rq_p])
     res["rows"] = rows
-    mem = {f"mu={mu}": memory(10**6 if not quick else 10**5, mu) for mu in (4, 32)}
+    mem = (
+        {f"mu={mu}": memory(10**6 if not quick else 10**5, mu) for mu in (4, 32)}
+        if "memory" in chosen
+        else {}
+    )
     res["memory"] = mem
     res["load_end"] = os.getloadavg()
     print_table("native FiBA", ["figure", "native", "python", "ratio (or calls/s)"], rows)
     for k, v in mem.items():
         print(f"memory {k}: " + ", ".join(f"{a}={b:.1f}" for a, b in v.items()))
     print(f"load average at the end {os.getloadavg()}")
-    if not quick:
+    if not quick and chosen == set(GROUPS):  # a partial run does not replace the saved figures
         save_results("native_fiba", res)
     return 0
 

@@ -67,7 +67,9 @@ def test_float_sum_stage_lockstep(seq: list[tuple[Any, ...]], mu: int) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(ops(st.one_of(FLOATS, FLOATS, OTHER)), st.sampled_from([2, 4]))
-def test_float_sum_stage_deoptimises_with_every_answer_unchanged(seq: list[tuple[Any, ...]], mu: int) -> None:
+def test_float_sum_stage_deoptimises_with_every_answer_unchanged(
+    seq: list[tuple[Any, ...]], mu: int
+) -> None:
     lockstep(Sum(), mu, seq)
 
 
@@ -138,3 +140,76 @@ def test_fast_methods_take_positional_and_keyword_arguments() -> None:
     with pytest.raises(TypeError):
         w.query(1)  # type: ignore[call-arg]
     assert w.query() == 7.0
+
+
+# Composite of two among Sum, Max, Min: a first stage of two doubles, then CompositeAdapterT<2>.
+# Ints far from every float of UNTIED (no tie between 3 and 3.0), None (Max/Min's identity).
+FAR_INTS = st.sampled_from([2**60 + 1, -(2**61) - 3, None, True])
+COMPOSITES = [
+    Composite(Max(), Sum(), fan_out=True),
+    Composite(Sum(), Min(), fan_out=True),
+    Composite(Min(), Max(), fan_out=True),
+]
+
+
+def lockstep_errors(m: Any, mu: int, seq: list[tuple[Any, ...]]) -> Any:
+    """lockstep, where an operation may raise: both backends raise the same error type."""
+    py = FiBA(m, min_arity=mu, backend="python")
+    nat = FiBA(m, min_arity=mu, backend="native")
+    for op, *args in seq:
+        res = []
+        for w in (py, nat):
+            try:
+                res.append(repr(getattr(w, op)(*args)))
+            except Exception as e:  # both backends must raise alike
+                res.append(type(e).__name__)
+        assert res[1] == res[0], (op, args)
+        nat._check()
+        assert repr(nat.query()) == repr(py.query())
+        assert repr(list(nat)) == repr(list(py))
+    return nat
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops(UNTIED), st.sampled_from([2, 4]), st.sampled_from(COMPOSITES))
+def test_float_composite_stage_lockstep(seq: list[tuple[Any, ...]], mu: int, m: Any) -> None:
+    nat = lockstep_errors(m, mu, seq)
+    assert nat._path == "int64 keys, native monoid"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    ops(st.one_of(UNTIED, UNTIED, FAR_INTS)), st.sampled_from([2, 4]), st.sampled_from(COMPOSITES)
+)
+def test_float_composite_stage_deoptimises_with_every_answer_unchanged(
+    seq: list[tuple[Any, ...]], mu: int, m: Any
+) -> None:
+    lockstep_errors(m, mu, seq)
+
+
+def test_float_composite_stage_tuples_dicts_and_buffers() -> None:
+    for m, vals in [
+        (Composite(Max(), Sum()), [(1.5, 2.0), [0.25, -1.0], (7.5, 3)]),
+        (
+            Composite(hi=Max(), total=Sum()),
+            [{"hi": 1.5, "total": 2.0}, {"hi": 0.5, "total": 1.0}],
+        ),
+    ]:
+        nat, py = FiBA(m, backend="native"), FiBA(m, backend="python")
+        assert repr(nat.query()) == repr(py.query())
+        for t, v in enumerate(vals):
+            nat.insert(t, v)
+            py.insert(t, v)
+            assert repr(nat.query()) == repr(py.query()) and repr(list(nat)) == repr(list(py))
+            assert repr(nat.range_query(1, 5)) == repr(py.range_query(1, 5))
+            nat._check()
+    m = Composite(Max(), Sum(), fan_out=True)
+    nat, py = FiBA(m, backend="native"), FiBA(m, backend="python")
+    ts, vs = np.arange(50, dtype=np.int64), np.linspace(-3.0, 4.0, 50)
+    for w in (nat, py):
+        w.bulk_insert(ts, vs)
+    lo, hi = np.array([0, 5, 40, 60, 9]), np.array([10, 5, 49, 70, 3])
+    assert repr(nat.range_query_many(lo, hi)) == repr(py.range_query_many(lo, hi))
+    with pytest.raises(MonoidInputError):
+        nat.insert(99, float("nan"))
+    assert repr(list(nat)) == repr(list(py)) and nat._path == "int64 keys, native monoid"

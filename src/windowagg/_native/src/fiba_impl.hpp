@@ -21,6 +21,8 @@
 #include "adapters.hpp"
 #include "fiba_keys.hpp"
 #include "inputs.hpp"
+#include "composite_f64.hpp"
+#include "minmax_f64.hpp"
 #include "sum_f64.hpp"
 
 namespace windowagg::py {
@@ -251,15 +253,18 @@ struct FibaImplT final : FibaImpl {
         }
     }
 
-    // The next stage: F64SumAdapter -> SumAdapter (int64 keys) -> GenericAdapter (int64 or
+    // The next stage: a float64 first stage (F64SumAdapter, F64MaxAdapter, F64MinAdapter,
+    // F64Composite2Adapter) -> its tagged adapter (int64 keys) -> GenericAdapter (int64 or
     // Python-object keys). The tree is copied node for node (assign_mapped), so its shape,
     // hence the order of every later combine, is what it would have been without the change.
     std::unique_ptr<FibaImpl> to_generic(bool object_keys) const override {
-        if constexpr (std::is_same_v<A, F64SumAdapter>) {
+        if constexpr (requires { typename A::Tagged; }) {  // a float64 first stage
             if (!object_keys) {
-                auto s = std::make_unique<FibaImplT<SumAdapter, int64_t>>(monoid, SumAdapter(monoid), mu);
-                s->tree.assign_mapped(tree, [](int64_t k) { return k; }, [](double p) {
-                    return SumAdapter::partial_type{F64SumAdapter::is_id(p) ? Num::of_int(0) : Num::of_flt(p)};
+                using T = typename A::Tagged;
+                auto s = std::make_unique<FibaImplT<T, int64_t>>(monoid, T(monoid), mu);
+                s->tree.assign_mapped(tree, [](int64_t k) { return k; }, [this](const P& p) {
+                    if constexpr (requires { A::tagged(p); }) return A::tagged(p);
+                    else return A::tagged_of(ad(), p);
                 });
                 return s;
             }
@@ -444,6 +449,12 @@ inline std::unique_ptr<FibaImpl> make_fiba_impl(nb::handle monoid, int mu, bool 
     if (generic) return std::make_unique<FibaImplT<GenericAdapter, int64_t>>(monoid, GenericAdapter(monoid), mu);
     if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Sum)  // first stage: floats only
         return std::make_unique<FibaImplT<F64SumAdapter, int64_t>>(monoid, F64SumAdapter(monoid), mu);
+    if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Max)
+        return std::make_unique<FibaImplT<F64MaxAdapter, int64_t>>(monoid, F64MaxAdapter(monoid), mu);
+    if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Min)
+        return std::make_unique<FibaImplT<F64MinAdapter, int64_t>>(monoid, F64MinAdapter(monoid), mu);
+    if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Composite && F64Composite2Adapter::supports(monoid))
+        return std::make_unique<FibaImplT<F64Composite2Adapter, int64_t>>(monoid, F64Composite2Adapter(monoid), mu);
     if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Composite && CompositeAdapterT<2>::supports(monoid))
         return std::make_unique<FibaImplT<CompositeAdapterT<2>, int64_t>>(monoid, CompositeAdapterT<2>(monoid), mu);
     return visit_adapter(monoid, [&](auto a) -> std::unique_ptr<FibaImpl> {

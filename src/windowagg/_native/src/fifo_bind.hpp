@@ -12,6 +12,8 @@
 #include "fifo_impl.hpp"
 #include "inputs.hpp"
 #include "slices.hpp"
+#include "windowagg/daba_lite.hpp"
+#include "windowagg/two_stacks_lite.hpp"
 
 namespace windowagg::py {
 
@@ -60,8 +62,24 @@ struct FastFifo {
 };
 
 // Build FifoImplT<Alg, adapter-for-monoid>(extra constructor arguments).
+// The algorithms that start Sum, Max and Min on a float64 first stage (sum_f64.hpp,
+// minmax_f64.hpp); the others start on the tagged adapters.
+template <template <class> class Alg>
+inline constexpr bool kF64FirstStage = false;
+template <>
+inline constexpr bool kF64FirstStage<windowagg::TwoStacksLite> = true;
+template <>
+inline constexpr bool kF64FirstStage<windowagg::DABALite> = true;
+
 template <template <class> class Alg, class... X>
 std::unique_ptr<FifoImpl> make_fifo_impl(nb::handle monoid, X... x) {
+    if constexpr (kF64FirstStage<Alg>) {
+        PyObject* t = (PyObject*)Py_TYPE(monoid.ptr());
+        const Builtins& b = builtins();
+        if (t == b.Sum) return std::make_unique<FifoImplT<Alg, F64SumAdapter>>(monoid, F64SumAdapter(monoid), x...);
+        if (t == b.Max) return std::make_unique<FifoImplT<Alg, F64MaxAdapter>>(monoid, F64MaxAdapter(monoid), x...);
+        if (t == b.Min) return std::make_unique<FifoImplT<Alg, F64MinAdapter>>(monoid, F64MinAdapter(monoid), x...);
+    }
     return visit_adapter(monoid, [&](auto a) -> std::unique_ptr<FifoImpl> {
         using A = decltype(a);
         return std::make_unique<FifoImplT<Alg, A>>(monoid, std::move(a), x...);

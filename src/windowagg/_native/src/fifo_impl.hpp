@@ -16,7 +16,9 @@
 
 #include "adapters.hpp"
 #include "inputs.hpp"
+#include "minmax_f64.hpp"
 #include "slices.hpp"
+#include "sum_f64.hpp"
 
 namespace windowagg::py {
 
@@ -59,6 +61,12 @@ struct FifoImpl {
 
 template <class Alg>
 inline constexpr bool atomic_bulk_evict_v = requires { requires Alg::atomic_bulk_evict; };
+
+// A float64 first stage (F64SumAdapter, F64MaxAdapter, F64MinAdapter): partial = double,
+// combine never throws, and the next stage is the tagged adapter A::Tagged.
+template <class A>
+concept F64Stage = std::is_same_v<typename A::partial_type, double> && nothrow_combine_v<A> &&
+                   requires(double p) { A::tagged(p); };
 
 template <template <class> class Alg, class A>
 struct FifoImplT final : FifoImpl {
@@ -205,7 +213,14 @@ struct FifoImplT final : FifoImpl {
         return alg.check(eq);
     }
     bool generic() const override { return A::generic; }
+    // The next stage: a float64 first stage -> its tagged adapter -> GenericAdapter, the
+    // window copied partial for partial with the same layout (so the same later combines).
     std::unique_ptr<FifoImpl> to_generic() const override {
+        if constexpr (F64Stage<A>) {
+            using T = typename A::Tagged;
+            Alg<T> x(T(monoid), alg, [](double p) { return A::tagged(p); });
+            return std::make_unique<FifoImplT<Alg, T>>(monoid, std::move(x));
+        }
         GenericAdapter g(monoid);
         const A& a = ad();
         Alg<GenericAdapter> x(g, alg, [&](const P& p) { return a.to_py(p); });
@@ -221,6 +236,13 @@ struct FifoImplT final : FifoImpl {
         }
     }
     void slide(const Values& v, const Counts& c, Out& out, Progress& pr) override {
+        if constexpr (F64Stage<A>) {
+            if (v.kind == Values::F64 && out.kind == Out::F64 && c.constant && c.k == 1 && !pr.evicted &&
+                !pr.inserted) {
+                slide_f64(v.f64, out, v.n, pr.i);
+                return;
+            }
+        }
         for (; pr.i < v.n; ++pr.i, pr.evicted = 0, pr.inserted = false) {
             auto e = static_cast<std::size_t>(c.at(pr.i));
             if (e == 1 && pr.evicted == 0) {  // as the reference: evict(), else bulk_evict(e)
@@ -239,6 +261,27 @@ struct FifoImplT final : FifoImpl {
             }
             out.put(ad(), pr.i, alg.query());
         }
+    }
+    // slide(values, 1, out) over float64 buffers on a float64 first stage: the loop above
+    // with nothing that cannot happen here (no Deopt: lift_f64 accepts every float or
+    // raises the twin's MonoidInputError; combine never throws; no per-step count or kind
+    // dispatch). Same operations in the same order, so the same answers and, on a raising
+    // lift, the same state as the reference (steps before it done, its eviction done).
+    WINDOWAGG_NOINLINE void slide_f64(const double* x, Out& out, std::size_t n, std::size_t& i0) {
+        const A& a = ad();
+        double* o = out.f64;
+        for (std::size_t i = i0; i < n; ++i) {
+            alg.evict();
+            double p;
+            a.lift_f64(x[i], p);
+            alg.insert(p);
+            double q = alg.query();
+            if (A::is_id(q)) [[unlikely]]
+                out.put(a, i, q);  // not reached (the window holds x[i]); the general rule
+            else
+                o[i] = q;
+        }
+        i0 = n;
     }
     // An empty window of the same algorithm and parameters.
     Alg<A> fresh() const {

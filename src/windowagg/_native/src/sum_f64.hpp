@@ -1,6 +1,6 @@
-// FiBA's first stage for Sum(): partial = one double (8 bytes, no tag), for windows whose
-// values are all exact floats (or float64 buffers). Same answers as the tagged SumAdapter,
-// bit for bit: every partial is a float or the identity (the int 0), and Python computes
+// The first stage for Sum() (FiBA, TwoStacksLite, DABALite): partial = one double (8 bytes,
+// no tag), for windows whose values are all exact floats (or float64 buffers). Same answers
+// as the tagged SumAdapter, bit for bit: every partial is a float or the identity (the int 0), and Python computes
 // `a + b` of two floats as one IEEE addition, `0 + x` as `0.0 + x`.
 //
 // The identity (int 0) is a quiet NaN with a private payload (kIdBits). Lifted values are
@@ -9,7 +9,7 @@
 // for the identity (then computes as Python would: 0 + 0 is the int 0, 0 + x is 0.0 + x).
 //
 // Specialise, then deoptimise: an int, a bool or anything else that is not an exact float
-// makes lift / from_py return false; the owner (FibaHandle) then moves the window to the
+// makes lift / from_py return false; the owner (FibaHandle, FifoHandle) then moves the window to the
 // tagged SumAdapter (ints within int64, floats, overflow checks), and from there to the
 // generic path, with every answer unchanged.
 #pragma once
@@ -26,6 +26,7 @@ namespace windowagg::py {
 
 struct F64SumAdapter {
     using partial_type = double;
+    using Tagged = SumAdapter;  // the next stage
     static constexpr bool generic = false;
     static constexpr bool nothrow_combine = true;  // a double addition never throws
     static constexpr std::uint64_t kIdBits = 0x7FF80000DEAD5E1DULL;
@@ -71,6 +72,8 @@ struct F64SumAdapter {
         return num_to_py(n);
     }
     nb::object to_py(const partial_type& p) const { return lower(p); }
+    // The tagged adapter's partial for p (the deoptimisation's mapping).
+    static SumAdapter::partial_type tagged(double p) { return {is_id(p) ? Num::of_int(0) : Num::of_flt(p)}; }
     // The twin's partial: a finite float, or the int 0 (the identity, which behaves as it).
     bool from_py(nb::handle h, partial_type& out) const {
         PyObject* o = h.ptr();
