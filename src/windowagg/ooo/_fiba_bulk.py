@@ -37,7 +37,14 @@ class _FiBABulk(_FiBATree):
             check_timestamp(t, None)
             return
         self._validate(t)
-        if t < self._lf.times[0]:
+        lt = self._lf.times
+        if t < lt[0]:
+            return
+        if len(lt) >= 2 and t < lt[1]:
+            # only the oldest entry goes (a sliding window's usual step): the single evict,
+            # as the native FiBA does; both must leave the same shape, since the shape
+            # fixes how floats are associated
+            self.evict(lt[0])
             return
         levels = self._boundary(t)
         mink = self._mink
