@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from windowagg._time import check_timestamp
 from windowagg.ooo._fiba_tree import _NONE, _FiBATree, _Node
@@ -28,6 +28,10 @@ class _FiBABulk(_FiBATree):
     """Bulk eviction and bulk insertion (a base of :class:`windowagg.ooo.FiBA`)."""
 
     __slots__ = ()
+
+    if TYPE_CHECKING:  # defined by FiBA (ooo/fiba.py): the single evict, d = 0 fast path
+
+        def evict(self, t: Any) -> None: ...
 
     # ------------------------------------------------------------------ bulk evict
     def _bulk_evict(self, t: Any) -> None:
