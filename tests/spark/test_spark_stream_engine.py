@@ -90,17 +90,10 @@ def final_revisions(res: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 
 def final_sessions(res: pd.DataFrame) -> pd.DataFrame:
-    """The sessions no session of a higher revision contains (a late event bridging two
-    sessions supersedes them with the merged one)."""
-    keep = []
-    for r in res.itertuples():
-        over = res[
-            (res["key"] == r.key)
-            & (res["window_start"] <= r.window_start)
-            & (res["window_end"] >= r.window_end)
-        ]
-        keep.append(not (over["revision"] > r.revision).any())
-    final = res[np.asarray(keep, dtype=bool)]
+    """The sessions no session of a higher revision of the same key contains."""
+    from tests.windows.engine_oracle import superseded_sessions_dropped
+
+    final = superseded_sessions_dropped(res, "window_start", "window_end", by=["key"])
     return final.sort_values(["key", "window_end"]).reset_index(drop=True)
 
 

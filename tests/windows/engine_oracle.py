@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
@@ -108,3 +109,17 @@ def reference(df: pd.DataFrame, shape: dict[str, int], admitted: list[int]) -> p
                 if w:
                     rows.append([k, a, a + size, *summary([e[2] for e in w])])
     return pd.DataFrame(rows, columns=["k", "start", "end", *COLUMNS])
+
+
+def superseded_sessions_dropped(
+    df: pd.DataFrame, start: str, end: str, by: list[str] | None = None
+) -> pd.DataFrame:
+    """The emitted sessions that no session of a higher revision (of the same *by* group)
+    contains: a late event bridging two sessions supersedes them with the merged one."""
+    keep = []
+    for _, r in df.iterrows():
+        over = (df[start] <= r[start]) & (df[end] >= r[end])
+        for c in by or []:
+            over &= df[c] == r[c]
+        keep.append(not (df.loc[over, "revision"] > r["revision"]).any())
+    return df[np.asarray(keep, dtype=bool)]

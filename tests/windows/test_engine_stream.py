@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.windows.engine_oracle import AGGS, COLUMNS, SHAPES
+from tests.windows.engine_oracle import AGGS, COLUMNS, SHAPES, superseded_sessions_dropped
 
 from windowagg.errors import ArgumentError, CodecError
 from windowagg.pandas import parse, window_agg
@@ -95,11 +95,8 @@ def _final(rows: list[dict[str, Any]], kind: str) -> pd.DataFrame:
     """The last revision of every window (sessions: those no higher revision contains)."""
     df = pd.DataFrame(rows, columns=["start", "end", "revision", *COLUMNS, "id"])
     if kind == "session":
-        keep = []
-        for _, r in df.iterrows():
-            over = df[(df["start"] <= r["start"]) & (df["end"] >= r["end"])]
-            keep.append(not (over["revision"] > r["revision"]).any())
-        return df[np.asarray(keep, dtype=bool)].sort_values("start").reset_index(drop=True)
+        final = superseded_sessions_dropped(df, "start", "end")
+        return final.sort_values("start").reset_index(drop=True)
     # a window's revisions come out in order, 0, 1, 2, ...
     for _, g in df.groupby("id"):
         assert g["revision"].tolist() == list(range(len(g)))
