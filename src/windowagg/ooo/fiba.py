@@ -162,10 +162,11 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=Bac
         # tables: Sum, Max and Min check their input in lift, so it is always called)
         hlift, _, hlower = hot_ops(monoid)
         comb = self._combine
-        # flip(a, b) = b ⊗ a, for the right-to-left suffix scan of the left finger
-        self._flip = (
-            comb if getattr(monoid, "commutative", False) is True else (lambda a, b: comb(b, a))
-        )
+        # flip(a, b) = b ⊗ a, for the right-to-left suffix scan of the left finger. Only
+        # Sum's operator.add skips the flip (a + b and b + a are the same bits); a monoid
+        # declared commutative may still tell equal values apart (Max of 0.0 and -0.0, of
+        # 3 and 3.0), and the native FiBA always combines in time order.
+        self._flip = comb if comb is operator.add else (lambda a, b: comb(b, a))
         self._hlift = hlift  # None: identity, skip the call
         self._hlower = hlower
         self._one = monoid.identity
