@@ -273,9 +273,7 @@ class OrderStatistics(metaclass=BackendMeta):
 
     def kth(self, k: int) -> Any:
         """The *k*-th smallest value, 0-based. O(1) here, O(log n) natively."""
-        if isinstance(k, bool):
-            raise TypeError(f"{_WHO}.kth needs an integer index, got a bool")
-        i = operator.index(k)
+        i = _index(k, f"{_WHO}.kth", "index")
         n = len(self._a)
         if not 0 <= i < n:
             raise EmptyWindowError(

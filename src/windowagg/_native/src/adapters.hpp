@@ -242,7 +242,7 @@ struct KernelCtx {
 [[noreturn]] inline void refuse_non_finite(const KernelCtx& c, double v) {
     nb::object f = nb::steal(PyFloat_FromDouble(v));
     raise("MonoidInputError", c.who + " refuses non-finite value " + repr_str(f) +
-                                  ": drop or repair the record before inserting it");
+                                  ": drop or repair the record (a windows policy can route it to the rejects)");
 }
 
 inline void k_identity(Kind k, Num* p) {
