@@ -18,7 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowagg import OrderStatistics, native_available
-from windowagg.errors import EmptyWindowError, MissingValueError, ValueOrderError
+from windowagg.errors import (
+    ArgumentTypeError,
+    EmptyWindowError,
+    MissingValueError,
+    ValueOrderError,
+)
 
 BACKENDS = ["python", "native"]
 ints = st.integers(-50, 50)
@@ -110,6 +115,9 @@ def test_errors_change_nothing(backend: str) -> None:
             s.quantile(bad)
     with pytest.raises(EmptyWindowError):
         s.kth(3)
+    for bad_k in (0.5, None, True, "1"):
+        with pytest.raises(ArgumentTypeError, match="kth needs an integer index"):
+            s.kth(bad_k)
     with pytest.raises(MissingValueError, match="step 1"):
         s.slide([4, 5], evict=[[1], [9]], q=0.5)
     assert list(s) == [2, 3, 4]  # step 0 done, step 1 undone
