@@ -47,7 +47,7 @@ from typing import Any
 from windowagg._backend import Backend, BackendMeta
 from windowagg.errors import ArgumentError, EmptyWindowError
 from windowagg.fifo._common import check_count, empty_error, invariant, same
-from windowagg.fifo.log_mta import _MTABase
+from windowagg.fifo._mta_base import _MTABase
 from windowagg.fifo.wsp import Policy
 from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 from windowagg.storage.base import KVStore
