@@ -280,7 +280,9 @@ def check_over(wa: pd.DataFrame, fl: pd.DataFrame) -> str:
 
 def main_over(spark: Any, work: Path, args: Any) -> None:
     apis = args.apis.split(",")
-    states = ["hashmap", "rocksdb"]
+    states = args.flink_states.split(",")
+    if "hashmap" not in states:
+        raise SystemExit("--flink-states must include hashmap (the ratios are to it)")
     tiny = work / "tiny.csv"  # Flink's fixed cost per job: the same query over 3 events
     tiny.write_text("0,1704067200003000,1.0\n0,1704067201005000,2.0\n1,1704067200006000,3.0\n")
     floor = flink_over(args.flink, tiny, "hashmap", 100)["seconds"]
@@ -293,14 +295,16 @@ def main_over(spark: Any, work: Path, args: Any) -> None:
         fl = flink_over(args.flink, csv, "hashmap", density, sample=True)
         for api in apis:  # untimed: the answers, and a warm-up
             wa = over_sample(spark, src, work / f"ck-check-{density}-{api}", density, api)
-            print(f"density {density} {api}: {check_over(wa, fl['sample'])}")
+            print(f"density {density} {api}: {check_over(wa, fl['sample'])}", flush=True)
         got: dict[str, list[float]] = {w: [] for w in apis + states}
         for r in range(args.repeats):  # interleaved
             for api in apis:
                 ck = work / f"ck-over-{density}-{api}-{r}"
                 got[api].append(run_over(spark, src, ck, density, api)["seconds"])
+                print(f"  run {r}: {api} {got[api][-1]:.1f} s", flush=True)
             for st in states:
                 got[st].append(flink_over(args.flink, csv, st, density)["seconds"])
+                print(f"  run {r}: flink-{st} {got[st][-1]:.1f} s", flush=True)
         med = {w: float(np.median(v)) for w, v in got.items()}
         print(
             f"\n{args.events:,} events, {keys} keys, per-event windows of {density} s "
@@ -327,6 +331,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--densities", default="100,1000,10000", help="over: events per window")
     ap.add_argument(
         "--apis", default="applyInPandasWithState,transformWithStateInPandas", help="over mode"
+    )
+    ap.add_argument(
+        "--flink-states", default="hashmap,rocksdb", help="over mode: Flink state backends"
     )
     args = ap.parse_args(argv)
     if args.mode == "over" and not args.flink:
