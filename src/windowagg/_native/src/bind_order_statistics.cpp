@@ -62,9 +62,33 @@ struct OS {
     windowagg::OrderStatistics<double, FltLess> flt;
     windowagg::OrderStatistics<Num, NumLess> num;
     windowagg::OrderStatistics<nb::object, ObjLess> obj;
+    int depth = 0;         // mutations running (a comparison may run Python code)
+    bool gone = false;     // cleared by the garbage collector (gc.hpp)
+
+    // Every mutator holds one: refuses a cleared multiset, keeps the GC off the tree.
+    struct Op {
+        OS& s;
+        explicit Op(OS& o) : s(o) {
+            if (s.gone) cleared(kWho, "multiset");
+            ++s.depth;
+        }
+        ~Op() { --s.depth; }
+    };
+    void traverse(GcVisit& v) const {
+        if (mode == OBJ && !depth) obj.for_each_owned(v);
+    }
+    void clear() {
+        if (depth) return;
+        gone = true;
+        auto keys = std::move(obj);  // obj is empty before the keys' destructors run
+    }
 
     bool generic() const { return mode == OBJ; }
-    int64_t size() const { return mode == FLT ? flt.size() : mode == NUM ? num.size() : obj.size(); }
+    int64_t size() const {
+        if (gone) [[unlikely]]
+            cleared(kWho, "multiset");
+        return mode == FLT ? flt.size() : mode == NUM ? num.size() : obj.size();
+    }
 
     // x as a numeric key: true; false when it needs the generic keys. NaN raises.
     static bool key(nb::handle x, Num& k) {
@@ -74,6 +98,7 @@ struct OS {
     }
     // FLT -> NUM (the tree is rebuilt first: a failure leaves the float keys in place)
     void to_num() {
+        Op op(*this);
         if (mode != FLT) return;
         windowagg::OrderStatistics<Num, NumLess> t;
         flt.for_each([&](double k, int64_t c) { t.insert(Num::of_flt(k), c); });
@@ -83,6 +108,7 @@ struct OS {
     }
     // -> OBJ
     void deopt() {
+        Op op(*this);
         if (mode == OBJ) return;
         windowagg::OrderStatistics<nb::object, ObjLess> o;
         if (mode == FLT) flt.for_each([&](double k, int64_t c) { o.insert(nb::steal(PyFloat_FromDouble(k)), c); });
@@ -93,6 +119,7 @@ struct OS {
         mode = OBJ;
     }
     void insert_num(const Num& k) {
+        Op op(*this);
         if (k.tag == Num::FLT && std::isnan(k.d)) unordered(nb::steal(PyFloat_FromDouble(k.d)));
         if (mode == FLT) {
             if (k.tag == Num::FLT) { flt.insert(k.d); return; }
@@ -102,6 +129,7 @@ struct OS {
         else obj.insert(num_to_py(k));
     }
     void insert(nb::handle x) {
+        Op op(*this);
         Num k;
         if (mode != OBJ && key(x, k)) { insert_num(k); return; }
         refuse_unordered(x);
@@ -109,6 +137,7 @@ struct OS {
         obj.insert(nb::borrow(x));
     }
     bool erase_num(const Num& k) {
+        Op op(*this);
         // NaN equals nothing: without this check the search would stop at the smallest key
         if (k.tag == Num::FLT && std::isnan(k.d)) unordered(nb::steal(PyFloat_FromDouble(k.d)));
         if (mode == FLT) {
@@ -119,12 +148,14 @@ struct OS {
         return obj.erase(num_to_py(k));
     }
     bool erase(nb::handle x) {
+        Op op(*this);
         Num k;
         if (mode != OBJ && key(x, k)) return erase_num(k);
         deopt();
         return obj.erase(nb::borrow(x));
     }
     int64_t rank(nb::handle x) {
+        Op op(*this);
         Num k;
         if (mode != OBJ && key(x, k)) {
             if (mode == FLT && k.tag == Num::FLT) return flt.rank(k.d);
@@ -156,6 +187,10 @@ struct OS {
 
 struct OSObj {
     OS s;
+
+    // cyclic GC (gc.hpp): object keys (after the first non-number) are Python references
+    void traverse(GcVisit& v) const { s.traverse(v); }
+    void clear() { s.clear(); }
 };
 
 // Nearest rank, as DuckDB's quantile_disc: index max(ceil(q * n) - 1, 0).
@@ -460,7 +495,7 @@ struct Evictions {
 }  // namespace
 
 void bind_order_statistics(nb::module_& m) {
-    nb::class_<OSObj> cls(m, "OrderStatistics");
+    nb::class_<OSObj> cls(m, "OrderStatistics", nb::type_slots(gc_slots<OSObj>));
     cls
         .def(nb::init<>())
         .def("insert", [](OSObj& o, nb::handle x) { o.s.insert(x); }, nb::arg("x").none(),
@@ -505,7 +540,10 @@ void bind_order_statistics(nb::module_& m) {
             }
         })
         .def_prop_ro("_generic", [](OSObj& o) { return o.s.generic(); })
-        .def("__repr__", [](OSObj& o) { return std::string(kWho) + "(n=" + std::to_string(o.s.size()) + ")"; })
+        .def("__repr__", [](OSObj& o) {
+            if (o.s.gone) return "<" + std::string(kWho) + " cleared by the garbage collector>";
+            return std::string(kWho) + "(n=" + std::to_string(o.s.size()) + ")";
+        })
         .def("bulk_insert", [](OSObj& o, nb::handle values) {
             Values v(values, std::string(kWho) + ".bulk_insert");
             for (std::size_t i = 0; i < v.n; ++i) {
