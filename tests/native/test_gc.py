@@ -325,20 +325,28 @@ def test_a_module_global_window_with_a_main_monoid_is_not_reported_leaked(name: 
 # ------------------------------------------------------------------ no over-visiting
 
 
-@pytest.mark.parametrize("name", WINDOWS)
-@pytest.mark.parametrize("seed", [1, 2])
-def test_collecting_inside_operations_keeps_every_answer(name: str, seed: int) -> None:
+def lockstep_with_collections(name: str, seed: int) -> list[weakref.ref[Any]]:
+    """Random operations on native windows and their Python twins, collecting inside the
+    monoid's combine (in the middle of operations) and between them; windows in cycles are
+    made and dropped meanwhile. Every value refers back to its native window, so a partial
+    that a traversal visited twice would make CPython take the window for reachable (or free
+    live objects). Returns weak references to the monoids of the native windows, every one
+    of them in a cycle by the time this returns."""
     rnd = random.Random(seed)
-    pairs = [
-        (window(name, Lists(collect_every=53)), window(name, Lists(), "python")) for _ in range(6)
-    ]
-    garbage: list[weakref.ref[Any]] = []
+    pairs = []
+    monoids: list[weakref.ref[Any]] = []
+    for _ in range(6):
+        m = Lists(collect_every=53)
+        nat = window(name, m)
+        m.back = nat
+        pairs.append((nat, window(name, Lists(), "python"), Holder(nat)))
+        monoids.append(weakref.ref(m))
     for step in range(500):
-        nat, ref = pairs[rnd.randrange(len(pairs))]
+        nat, ref, h = pairs[rnd.randrange(len(pairs))]
         op = rnd.random()
         if name == "FiBA":
             t = rnd.randrange(60) if step % 2 else rnd.randrange(60) / 4  # int, then object keys
-            v = [step, (step,)]
+            v: Any = [step, (step, h)]
             for w in (nat, ref):
                 if op < 0.6:
                     w.insert(t, v)
@@ -348,7 +356,7 @@ def test_collecting_inside_operations_keeps_every_answer(name: str, seed: int) -
                     w.bulk_evict(t)
             assert nat.range_query(5, 40) == ref.range_query(5, 40)
         else:
-            v = [step, {"s": step}]
+            v = [step, {"s": step, "h": h}]
             k = rnd.randrange(len(ref) + 1)
             for w in (nat, ref):
                 if op < 0.6 or not len(ref):
@@ -362,21 +370,30 @@ def test_collecting_inside_operations_keeps_every_answer(name: str, seed: int) -
             m = Lists(collect_every=5)
             g = window(name, m)
             m.back = g
+            hg = Holder(g)
             for i in range(12):
-                put(g, name, i, [i])
-            garbage.append(weakref.ref(m))
-            del m, g
+                put(g, name, i, [i, hg])
+            monoids.append(weakref.ref(m))
         if step % 100 == 0:
             gc.collect()
-    for nat, ref in pairs:
+    for nat, ref, _ in pairs:
         nat._check()
         assert list(nat) == list(ref)
-    gc.collect()
-    assert all(r() is None for r in garbage)
+    return monoids
 
 
+@pytest.mark.parametrize("name", WINDOWS)
 @pytest.mark.parametrize("seed", [1, 2])
-def test_collecting_inside_order_statistics_keeps_every_answer(seed: int) -> None:
+def test_collecting_inside_operations_keeps_every_answer(name: str, seed: int) -> None:
+    monoids = lockstep_with_collections(name, seed)
+    gc.collect()
+    assert all(r() is None for r in monoids)
+
+
+def order_statistics_with_collections(seed: int) -> weakref.ref[Any]:
+    """As lockstep_with_collections, for OrderStatistics over values that refer back to it
+    (collecting inside their comparisons); returns a weak reference to one of them."""
+
     class Collecting(Val):
         __slots__ = ()
 
@@ -405,3 +422,11 @@ def test_collecting_inside_order_statistics_keeps_every_answer(seed: int) -> Non
             gc.collect()
     nat._check()
     assert list(nat) == list(ref)
+    return weakref.ref(held[0])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_collecting_inside_order_statistics_keeps_every_answer(seed: int) -> None:
+    r = order_statistics_with_collections(seed)
+    gc.collect()
+    assert r() is None
