@@ -62,10 +62,11 @@ struct OS {
     windowagg::OrderStatistics<double, FltLess> flt;
     windowagg::OrderStatistics<Num, NumLess> num;
     windowagg::OrderStatistics<nb::object, ObjLess> obj;
-    int depth = 0;         // mutations running (a comparison may run Python code)
-    bool gone = false;     // cleared by the garbage collector (gc.hpp)
+    int depth = 0;      // operations on the object keys running (a comparison runs Python code)
+    bool gone = false;  // cleared by the garbage collector (gc.hpp); mode is then OBJ
 
-    // Every mutator holds one: refuses a cleared multiset, keeps the GC off the tree.
+    // Held around every use of the object keys: refuses a cleared multiset and keeps the
+    // GC off the tree while it changes. The numeric modes hold no Python object: no cost.
     struct Op {
         OS& s;
         explicit Op(OS& o) : s(o) {
@@ -80,6 +81,7 @@ struct OS {
     void clear() {
         if (depth) return;
         gone = true;
+        mode = OBJ;  // every call reaches an Op
         auto keys = std::move(obj);  // obj is empty before the keys' destructors run
     }
 
@@ -98,7 +100,6 @@ struct OS {
     }
     // FLT -> NUM (the tree is rebuilt first: a failure leaves the float keys in place)
     void to_num() {
-        Op op(*this);
         if (mode != FLT) return;
         windowagg::OrderStatistics<Num, NumLess> t;
         flt.for_each([&](double k, int64_t c) { t.insert(Num::of_flt(k), c); });
@@ -108,7 +109,6 @@ struct OS {
     }
     // -> OBJ
     void deopt() {
-        Op op(*this);
         if (mode == OBJ) return;
         windowagg::OrderStatistics<nb::object, ObjLess> o;
         if (mode == FLT) flt.for_each([&](double k, int64_t c) { o.insert(nb::steal(PyFloat_FromDouble(k)), c); });
@@ -119,25 +119,27 @@ struct OS {
         mode = OBJ;
     }
     void insert_num(const Num& k) {
-        Op op(*this);
         if (k.tag == Num::FLT && std::isnan(k.d)) unordered(nb::steal(PyFloat_FromDouble(k.d)));
         if (mode == FLT) {
             if (k.tag == Num::FLT) { flt.insert(k.d); return; }
             to_num();
         }
-        if (mode == NUM) num.insert(k);
-        else obj.insert(num_to_py(k));
+        if (mode == NUM) {
+            num.insert(k);
+            return;
+        }
+        Op op(*this);
+        obj.insert(num_to_py(k));
     }
     void insert(nb::handle x) {
-        Op op(*this);
         Num k;
         if (mode != OBJ && key(x, k)) { insert_num(k); return; }
         refuse_unordered(x);
         deopt();
+        Op op(*this);
         obj.insert(nb::borrow(x));
     }
     bool erase_num(const Num& k) {
-        Op op(*this);
         // NaN equals nothing: without this check the search would stop at the smallest key
         if (k.tag == Num::FLT && std::isnan(k.d)) unordered(nb::steal(PyFloat_FromDouble(k.d)));
         if (mode == FLT) {
@@ -145,17 +147,17 @@ struct OS {
             to_num();
         }
         if (mode == NUM) return num.erase(k);
+        Op op(*this);
         return obj.erase(num_to_py(k));
     }
     bool erase(nb::handle x) {
-        Op op(*this);
         Num k;
         if (mode != OBJ && key(x, k)) return erase_num(k);
         deopt();
+        Op op(*this);
         return obj.erase(nb::borrow(x));
     }
     int64_t rank(nb::handle x) {
-        Op op(*this);
         Num k;
         if (mode != OBJ && key(x, k)) {
             if (mode == FLT && k.tag == Num::FLT) return flt.rank(k.d);
@@ -164,6 +166,7 @@ struct OS {
         }
         refuse_unordered(x);
         deopt();
+        Op op(*this);
         return obj.rank(nb::borrow(x));
     }
     nb::object kth(int64_t i) const {
