@@ -179,7 +179,17 @@ void bind_fifo_class(nb::module_& m, const char* name) {
             return nb::steal(PyObject_GetIter(l.ptr()));
         })
         .def("_check", [](Obj& o) {
-            std::string e = o.h.get().check();
+            // a refold in another association can leave int64 (Deopt): verify a generic copy
+            std::unique_ptr<FifoImpl> copy;
+            std::string e;
+            for (;;) {
+                try {
+                    e = (copy ? *copy : o.h.get()).check();
+                    break;
+                } catch (const Deopt&) {
+                    copy = (copy ? *copy : o.h.get()).to_generic();
+                }
+            }
             if (!e.empty()) {
                 nb::object cls = nb::module_::import_("windowagg.fifo._common").attr("InvariantError");
                 PyErr_SetString(cls.ptr(), (o.who + ": invariant broken: " + e).c_str());
