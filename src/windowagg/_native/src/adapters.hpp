@@ -43,6 +43,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "gc.hpp"
 #include "windowagg/monoid.hpp"
 #include "windowagg/ring.hpp"  // WINDOWAGG_INLINE / WINDOWAGG_NOINLINE
 
@@ -489,6 +490,9 @@ struct GenericAdapter {
     explicit GenericAdapter(nb::handle m)
         : monoid(nb::borrow(m)), id(m.attr("identity")), lift_fn(m.attr("lift")),
           combine_fn(m.attr("combine")), lower_fn(m.attr("lower")), commutative(py_commutative(m)) {}
+    void gc_traverse(GcVisit& v) const {
+        v(monoid), v(id), v(lift_fn), v(combine_fn), v(lower_fn);
+    }
 
     static nb::object call1(const nb::object& f, PyObject* a) {
         PyObject* r = PyObject_CallOneArg(f.ptr(), a);
@@ -524,6 +528,7 @@ struct ArgAdapter {
     struct partial_type {
         Num key;          // NONE: the identity (None)
         nb::object pair;  // the twin's partial: a (key, value) tuple
+        void gc_traverse(GcVisit& v) const { v(pair); }
     };
     static constexpr bool generic = false;
     nb::object key_fn;  // None, or the monoid's key function
@@ -532,6 +537,7 @@ struct ArgAdapter {
 
     explicit ArgAdapter(nb::handle m)
         : key_fn(m.attr("key")), who(IsMax ? "ArgMax" : "ArgMin"), commutative(py_commutative(m)) {}
+    void gc_traverse(GcVisit& v) const { v(key_fn); }
     partial_type identity() const { return {Num::none(), nb::none()}; }
     partial_type combine(const partial_type& a, const partial_type& b) const {
         if (a.key.tag == Num::NONE) return b;
@@ -641,6 +647,7 @@ struct CompositeAdapterT {
         }
         return total <= kMaxCells;
     }
+    void gc_traverse(GcVisit& v) const { v(names); }
     explicit CompositeAdapterT(nb::handle m)
         : fan_out(nb::cast<bool>(m.attr("fan_out"))), names(m.attr("names")), commutative(py_commutative(m)) {
         nb::tuple comps = nb::borrow<nb::tuple>(m.attr("components"));

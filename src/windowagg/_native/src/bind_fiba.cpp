@@ -19,6 +19,21 @@ struct FiBAObj {
     FibaHandle h;
     nb::object monoid;
     int mu;
+
+    // cyclic GC (gc.hpp)
+    void traverse(GcVisit& v) const {
+        v(monoid);
+        h.traverse(v);
+    }
+    void clear() {
+        if (h.busy) return;
+        h.clear();
+        nb::object m = std::move(monoid);
+    }
+    const nb::object& live_monoid() const {
+        h.get();
+        return monoid;
+    }
 };
 
 const char* kWho = "ooo.FiBA";
@@ -152,7 +167,7 @@ PyMethodDef fast_defs[4] = {
 }  // namespace
 
 void bind_fiba(nb::module_& m) {
-    auto cls = nb::class_<FiBAObj>(m, "FiBA");
+    auto cls = nb::class_<FiBAObj>(m, "FiBA", nb::type_slots(gc_slots<FiBAObj>));
     cls
         .def("__init__", [](FiBAObj* self, nb::handle monoid, nb::handle min_arity) {
             int mu = check_mu(min_arity);
@@ -224,10 +239,10 @@ void bind_fiba(nb::module_& m) {
             return out.is_none() ? nb::object(res.list) : nb::borrow(out);
         }, nb::arg("times").none(), nb::arg("values").none(), nb::arg("evict_upto").none() = nb::none(),
            nb::arg("out").none() = nb::none())
-        .def("oldest", [](FiBAObj& o) { return o.h.impl->oldest(); })
-        .def("youngest", [](FiBAObj& o) { return o.h.impl->youngest(); })
-        .def("__len__", [](FiBAObj& o) { return o.h.impl->size(); })
-        .def("__bool__", [](FiBAObj& o) { return o.h.impl->size() != 0; })
+        .def("oldest", [](FiBAObj& o) { return o.h.get().oldest(); })
+        .def("youngest", [](FiBAObj& o) { return o.h.get().youngest(); })
+        .def("__len__", [](FiBAObj& o) { return o.h.get().size(); })
+        .def("__bool__", [](FiBAObj& o) { return o.h.get().size() != 0; })
         .def("to_partials", [](FiBAObj& o) { return o.h.run([&](FibaImpl& i) { return i.partials(); }); })
         .def("__iter__", [](FiBAObj& o) {
             nb::list l = o.h.run([&](FibaImpl& i) { return i.partials(); });
@@ -248,17 +263,18 @@ void bind_fiba(nb::module_& m) {
                 throw Deopt{};
             });
         })
-        .def_prop_ro("monoid", [](FiBAObj& o) { return o.monoid; })
+        .def_prop_ro("monoid", [](FiBAObj& o) { return o.live_monoid(); })
         .def_prop_ro("min_arity", [](FiBAObj& o) { return o.mu; })
         .def_prop_ro("backend", [](FiBAObj&) { return "native"; })
         .def_prop_ro("_path", [](FiBAObj& o) {
-            std::string s = o.h.impl->int_keys() ? "int64 keys" : "object keys";
-            return s + (o.h.impl->generic() ? ", generic" : ", native monoid");
+            std::string s = o.h.get().int_keys() ? "int64 keys" : "object keys";
+            return s + (o.h.get().generic() ? ", generic" : ", native monoid");
         })
-        .def_prop_ro("_node_bytes", [](FiBAObj& o) { return o.h.impl->node_bytes(); })
+        .def_prop_ro("_node_bytes", [](FiBAObj& o) { return o.h.get().node_bytes(); })
         .def("__repr__", [](FiBAObj& o) {
+            if (!o.h.impl) return std::string("<ooo.FiBA cleared by the garbage collector, backend='native'>");
             return "ooo.FiBA(" + repr_str(o.monoid) + ", min_arity=" + std::to_string(o.mu) +
-                   ", n=" + std::to_string(o.h.impl->size()) + ", backend='native')";
+                   ", n=" + std::to_string(o.h.get().size()) + ", backend='native')";
         });
     for (PyMethodDef& d : fast_defs) install_method(cls, &d);
 }

@@ -62,9 +62,35 @@ struct OS {
     windowagg::OrderStatistics<double, FltLess> flt;
     windowagg::OrderStatistics<Num, NumLess> num;
     windowagg::OrderStatistics<nb::object, ObjLess> obj;
+    int depth = 0;      // operations on the object keys running (a comparison runs Python code)
+    bool gone = false;  // cleared by the garbage collector (gc.hpp); mode is then OBJ
+
+    // Held around every use of the object keys: refuses a cleared multiset and keeps the
+    // GC off the tree while it changes. The numeric modes hold no Python object: no cost.
+    struct Op {
+        OS& s;
+        explicit Op(OS& o) : s(o) {
+            if (s.gone) cleared(kWho, "multiset");
+            ++s.depth;
+        }
+        ~Op() { --s.depth; }
+    };
+    void traverse(GcVisit& v) const {
+        if (mode == OBJ && !depth) obj.for_each_owned(v);
+    }
+    void clear() {
+        if (depth) return;
+        gone = true;
+        mode = OBJ;  // every call reaches an Op
+        auto keys = std::move(obj);  // obj is empty before the keys' destructors run
+    }
 
     bool generic() const { return mode == OBJ; }
-    int64_t size() const { return mode == FLT ? flt.size() : mode == NUM ? num.size() : obj.size(); }
+    int64_t size() const {
+        if (gone) [[unlikely]]
+            cleared(kWho, "multiset");
+        return mode == FLT ? flt.size() : mode == NUM ? num.size() : obj.size();
+    }
 
     // x as a numeric key: true; false when it needs the generic keys. NaN raises.
     static bool key(nb::handle x, Num& k) {
@@ -98,14 +124,19 @@ struct OS {
             if (k.tag == Num::FLT) { flt.insert(k.d); return; }
             to_num();
         }
-        if (mode == NUM) num.insert(k);
-        else obj.insert(num_to_py(k));
+        if (mode == NUM) {
+            num.insert(k);
+            return;
+        }
+        Op op(*this);
+        obj.insert(num_to_py(k));
     }
     void insert(nb::handle x) {
         Num k;
         if (mode != OBJ && key(x, k)) { insert_num(k); return; }
         refuse_unordered(x);
         deopt();
+        Op op(*this);
         obj.insert(nb::borrow(x));
     }
     bool erase_num(const Num& k) {
@@ -116,12 +147,14 @@ struct OS {
             to_num();
         }
         if (mode == NUM) return num.erase(k);
+        Op op(*this);
         return obj.erase(num_to_py(k));
     }
     bool erase(nb::handle x) {
         Num k;
         if (mode != OBJ && key(x, k)) return erase_num(k);
         deopt();
+        Op op(*this);
         return obj.erase(nb::borrow(x));
     }
     int64_t rank(nb::handle x) {
@@ -133,6 +166,7 @@ struct OS {
         }
         refuse_unordered(x);
         deopt();
+        Op op(*this);
         return obj.rank(nb::borrow(x));
     }
     nb::object kth(int64_t i) const {
@@ -156,6 +190,10 @@ struct OS {
 
 struct OSObj {
     OS s;
+
+    // cyclic GC (gc.hpp): object keys (after the first non-number) are Python references
+    void traverse(GcVisit& v) const { s.traverse(v); }
+    void clear() { s.clear(); }
 };
 
 // Nearest rank, as DuckDB's quantile_disc: index max(ceil(q * n) - 1, 0).
@@ -460,7 +498,7 @@ struct Evictions {
 }  // namespace
 
 void bind_order_statistics(nb::module_& m) {
-    nb::class_<OSObj> cls(m, "OrderStatistics");
+    nb::class_<OSObj> cls(m, "OrderStatistics", nb::type_slots(gc_slots<OSObj>));
     cls
         .def(nb::init<>())
         .def("insert", [](OSObj& o, nb::handle x) { o.s.insert(x); }, nb::arg("x").none(),
@@ -505,7 +543,10 @@ void bind_order_statistics(nb::module_& m) {
             }
         })
         .def_prop_ro("_generic", [](OSObj& o) { return o.s.generic(); })
-        .def("__repr__", [](OSObj& o) { return std::string(kWho) + "(n=" + std::to_string(o.s.size()) + ")"; })
+        .def("__repr__", [](OSObj& o) {
+            if (o.s.gone) return "<" + std::string(kWho) + " cleared by the garbage collector>";
+            return std::string(kWho) + "(n=" + std::to_string(o.s.size()) + ")";
+        })
         .def("bulk_insert", [](OSObj& o, nb::handle values) {
             Values v(values, std::string(kWho) + ".bulk_insert");
             for (std::size_t i = 0; i < v.n; ++i) {

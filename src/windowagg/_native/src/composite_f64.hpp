@@ -43,6 +43,7 @@ struct F64Composite2Adapter {
         }
         return true;
     }
+    void gc_traverse(GcVisit& v) const { v(names); }
     explicit F64Composite2Adapter(nb::handle m)
         : fan_out(nb::cast<bool>(m.attr("fan_out"))), names(m.attr("names")), commutative(py_commutative(m)) {
         nb::tuple comps = nb::borrow<nb::tuple>(m.attr("components"));

@@ -60,6 +60,8 @@ struct FibaImpl {
     // Replace the contents by the twin's strictly increasing (t, partial) entries (tuples of
     // two equal-length tuples); false: this adapter/key type cannot hold them (deoptimise).
     virtual bool load(nb::handle ts, nb::handle ps) = 0;
+    // Visit every Python reference held (gc.hpp); never during an operation.
+    virtual void traverse(GcVisit& v) const = 0;
 };
 
 // The tree for `monoid`: its native adapter with int64 keys, or (generic) GenericAdapter with
@@ -132,6 +134,10 @@ struct FibaImplT final : FibaImpl {
     bool generic() const override { return A::generic; }
     bool int_keys() const override { return kIntKeys; }
     std::size_t node_bytes() const override { return tree.node_bytes(); }
+    void traverse(GcVisit& v) const override {
+        v(monoid);
+        tree.for_each_owned(v);
+    }
 
     void insert(nb::handle t, nb::handle v) override {
         K k;
@@ -464,9 +470,25 @@ inline std::unique_ptr<FibaImpl> make_fiba_impl(nb::handle monoid, int mu, bool 
 }
 
 // Owner of a FibaImpl: runs each operation, deoptimising (values, then keys) as asked.
+// impl is null once the garbage collector cleared the window (gc.hpp).
 struct FibaHandle {
     std::unique_ptr<FibaImpl> impl;
     bool busy = false;
+
+    FibaImpl& get() const {
+        if (!impl) [[unlikely]]
+            cleared("ooo.FiBA");
+        return *impl;
+    }
+    void traverse(GcVisit& v) const {
+        if (impl && !busy) impl->traverse(v);
+    }
+    // Drop the tree (and with it every Python reference) unless an operation runs; the
+    // pointer is null before the tree's destructor runs Python code.
+    void clear() {
+        if (busy) return;
+        std::unique_ptr<FibaImpl> gone = std::move(impl);
+    }
 
     template <class F>
     decltype(auto) run(F&& f) {
@@ -474,6 +496,7 @@ struct FibaHandle {
             raise_builtin(PyExc_RuntimeError,
                           "ooo.FiBA: re-entrant call (a monoid method called back into the same window); "
                           "do not use the window from inside its own monoid");
+        get();
         struct Guard {
             bool& b;
             ~Guard() { b = false; }

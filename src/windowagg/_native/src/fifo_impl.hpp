@@ -57,6 +57,8 @@ struct FifoImpl {
     virtual void query_slices(const Values& v, const Slices& s, Out& out) const = 0;
     // Append the twin's partials (no lift); false at the first one this adapter cannot read.
     virtual bool load(nb::handle partials, std::size_t& i) = 0;
+    // Visit every Python reference held (gc.hpp); never during an operation.
+    virtual void traverse(GcVisit& v) const = 0;
 };
 
 template <class Alg>
@@ -96,6 +98,10 @@ struct FifoImplT final : FifoImpl {
     }
 
     std::size_t size() const override { return alg.size(); }
+    void traverse(GcVisit& v) const override {
+        v(monoid);
+        alg.for_each_owned(v);
+    }
     void insert(nb::handle v) override {
         P p;
         lift_or_deopt(v, p);
@@ -340,10 +346,31 @@ struct FifoImplT final : FifoImpl {
     }
 };
 
-// Owner of a FifoImpl: runs each operation, deoptimising once when it asks to.
+// Owner of a FifoImpl: runs each operation, deoptimising once when it asks to. impl and
+// monoid are null once the garbage collector cleared the window (gc.hpp); `who` names the
+// class (static storage), `depth` counts the operations running (a monoid may call back).
 struct FifoHandle {
     std::unique_ptr<FifoImpl> impl;
     nb::object monoid;
+    const char* who = "";
+    int depth = 0;
+
+    FifoImpl& get() const {
+        if (!impl) [[unlikely]]
+            cleared(std::string("fifo.") + who);
+        return *impl;
+    }
+    void traverse(GcVisit& v) const {
+        v(monoid);
+        if (impl && !depth) impl->traverse(v);
+    }
+    // Drop every Python reference unless an operation runs; the fields are null before the
+    // destructors run Python code.
+    void clear() {
+        if (depth) return;
+        std::unique_ptr<FifoImpl> gone = std::move(impl);
+        nb::object m = std::move(monoid);
+    }
 
     void deopt() {
         if (impl->generic()) raise_builtin(PyExc_RuntimeError, "windowagg native core: generic path deoptimised");
@@ -354,6 +381,11 @@ struct FifoHandle {
     template <class F>
     auto run(F&& f, bool resumable = false) -> decltype(f(*impl)) {
         using R = decltype(f(*impl));
+        get();
+        struct Depth {
+            int& d;
+            ~Depth() { --d; }
+        } guard{++depth};
         for (;;) {
             try {
                 return f(*impl);

@@ -127,6 +127,21 @@ struct AMTA {
         }
     }
 
+    // fn(x) for the monoid and every partial held (both slots of a pair, whether in use or
+    // not, and the scratch stack), once each: the binding's garbage-collector traversal. O(n).
+    template <class Fn> void for_each_owned(Fn&& fn) const {
+        fn(m);
+        for (const auto& r : lv)
+            r.for_each([&](const Pair& p) {
+                fn(p.a);
+                fn(p.b);
+            });
+        for (const P& x : S) fn(x);
+        for (const P& x : scratch) fn(x);
+        fn(R0);
+        fn(R1);
+    }
+
     P agg(const Pair& p) const { return !p.ha ? p.b : (!p.hb ? p.a : m.combine(p.a, p.b)); }
     static Pair single(P v, int64_t end) {
         Pair p;

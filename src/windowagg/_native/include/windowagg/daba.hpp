@@ -57,6 +57,11 @@ struct DABA {
     template <class Fn> void for_each(Fn&& fn) const {
         for (std::size_t i = 0; i < vals.size(); ++i) fn(vals[i]);
     }
+    // fn(x) for the monoid and every partial held, once each (garbage-collector traversal). O(n).
+    template <class Fn> void for_each_owned(Fn&& fn) const {
+        fn(m);
+        for (const Ring<P>* r : {&vals, &fa, &la, &rv, &ra, &aa, &bv, &ba}) r->for_each(fn);
+    }
 
     void reserve_all() {
         vals.reserve_one(); fa.reserve_one(); la.reserve_one(); rv.reserve_one(); ra.reserve_one();

@@ -57,6 +57,13 @@ struct DABALite {
     template <class Fn> void for_each(Fn&& fn) const {
         for (std::size_t i = 0; i < vals.size(); ++i) fn(vals[i]);
     }
+    // fn(x) for the monoid and every partial held, once each (garbage-collector traversal). O(n).
+    template <class Fn> void for_each_owned(Fn&& fn) const {
+        fn(m);
+        for (const Ring<P>* r : {&vals, &front, &ll, &rr, &aa, &bb}) r->for_each(fn);
+        fn(agg_ra);
+        fn(agg_b);
+    }
 
     void insert(P p) {
         vals.reserve_one(); front.reserve_one(); aa.reserve_one(); bb.reserve_one(); ll.reserve_one();

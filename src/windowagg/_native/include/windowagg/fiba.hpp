@@ -107,6 +107,20 @@ class FiBA {
     template <class F>
     void for_each(F&& f) const { walk(root_, f); }
 
+    // fn(x) for the monoid and every key and partial held: each node's aggregates and all its
+    // slots (a slot past n holds a default or moved-from value), the finger suffixes, scratch
+    // and, after an error, the saved entries and discarded nodes; once each, for the
+    // binding's garbage-collector traversal. O(n). Not during an operation (nodes move).
+    template <class Fn>
+    void for_each_owned(Fn&& fn) const {
+        fn(m_);
+        owned(root_, fn);
+        for (Node* y : graveyard_) owned(y, fn);
+        for (const P& x : lsuf_) fn(x);
+        for (const P& x : suf_scratch_) fn(x);
+        for (const auto& e : saved_) fn(e.first), fn(e.second);
+    }
+
     std::vector<std::pair<K, P>> to_partials() const {
         std::vector<std::pair<K, P>> out;
         out.reserve(size_);
@@ -354,6 +368,15 @@ class FiBA {
             f(keys(y)[i], vals(y)[i]);
         }
         walk(kids(y)[y->n], f);
+    }
+
+    template <class F>
+    void owned(Node* y, F& f) const {
+        f(y->agg);
+        f(y->loc);
+        for (std::uint32_t i = 0; i < cap_; ++i) f(keys(y)[i]), f(vals(y)[i]);
+        if (!y->leaf)
+            for (std::uint32_t i = 0; i <= y->n; ++i) owned(kids(y)[i], f);
     }
 
     bool eq(const K& a, const K& b) const { return !less_(a, b) && !less_(b, a); }

@@ -179,6 +179,9 @@ class OrderStatistics {
 
     // fn(key, count) for every distinct key, smallest first.
     template <class Fn> void for_each(Fn&& fn) const { walk(root_, fn); }
+    // fn(key) for every key slot of every node (separators and unused slots included), once
+    // each: the binding's garbage-collector traversal. O(n). Not during an operation.
+    template <class Fn> void for_each_owned(Fn&& fn) const { owned(root_, fn); }
 
     void clear() {
         free_tree(root_);
@@ -369,6 +372,12 @@ class OrderStatistics {
         r->n = m;
         t->n = h;
         return r;
+    }
+    template <class Fn> static void owned(const Node* t, Fn& fn) {
+        if (!t) return;
+        for (int i = 0; i < B; ++i) fn(t->keys[i]);
+        if (!t->leaf)
+            for (int i = 0; i < t->n; ++i) owned(kids(t)[i], fn);
     }
     template <class Fn> static void walk(const Node* t, Fn& fn) {
         if (!t) return;

@@ -100,6 +100,11 @@ class Ring {
         std::swap(mask_, o.mask_);
         std::swap(cap_, o.cap_);
     }
+    // f(x) for every element, oldest first (popped slots hold T{}: nothing to visit there).
+    template <class F>
+    void for_each(F&& f) const {
+        for (std::size_t i = 0; i < n_; ++i) f((*this)[i]);
+    }
     // A copy with every element mapped through f (for deoptimisation: same layout).
     template <class U, class F>
     static Ring<U> map(const Ring& r, F&& f) {

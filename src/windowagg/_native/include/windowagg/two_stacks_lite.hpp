@@ -53,6 +53,15 @@ struct TwoStacksLite {
     template <class Fn> void for_each(Fn&& fn) const {
         for (std::size_t i = 0; i < vals.size(); ++i) fn(vals[i]);
     }
+    // fn(x) for the monoid and every partial held (scratch included), once each: the
+    // binding's garbage-collector traversal. O(n).
+    template <class Fn> void for_each_owned(Fn&& fn) const {
+        fn(m);
+        vals.for_each(fn);
+        for (const P& x : front) fn(x);
+        for (const P& x : scratch) fn(x);
+        fn(agg_b);
+    }
 
     void insert(P p) {
         vals.reserve_one();
