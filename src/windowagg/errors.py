@@ -34,6 +34,7 @@ __all__ = [
     "MonoidTypeError",
     "NativeUnavailableError",
     "OutOfOrderError",
+    "StateError",
     "StorageError",
     "TimestampError",
     "ValueOrderError",
@@ -141,3 +142,9 @@ class MissingValueError(WindowaggError, ValueError):
 
 class ValueOrderError(WindowaggError, ValueError):
     """A value has no place in an order (NaN, or any value not equal to itself)."""
+
+
+class StateError(WindowaggError, RuntimeError):
+    """A call the structure cannot take in its present state: a re-entrant call (its own
+    monoid calling back into the same native window), or a native object the garbage
+    collector cleared because it was part of an unreachable reference cycle."""

@@ -16,7 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowagg import codec
-from windowagg.errors import CodecError, MonoidInputError, TimestampError, WindowaggError
+from windowagg.errors import (
+    CodecError,
+    MonoidInputError,
+    StateError,
+    TimestampError,
+    WindowaggError,
+)
 from windowagg.monoids import (
     Composite,
     Concat,
@@ -309,7 +315,7 @@ def test_reentrant_use_is_refused() -> None:
     w = FiBA(Sneaky(), backend="native")
     w.insert(1, "a")
     holder.append(w)
-    with pytest.raises(RuntimeError, match="re-entrant"):
+    with pytest.raises(StateError, match="re-entrant"):
         w.insert(2, "b")
     holder.clear()
     w._check()

@@ -28,6 +28,7 @@ import pytest
 import windowagg
 from windowagg import OrderStatistics
 from windowagg._backend import native_core
+from windowagg.errors import StateError
 from windowagg.fifo import AMTA, DABA, DABALite, TwoStacksLite
 from windowagg.monoids import ArgMax
 from windowagg.ooo import FiBA
@@ -278,7 +279,7 @@ def test_a_cleared_object_raises_on_every_call(name: str) -> None:
     tp_clear(obj)
     assert CLEARED in repr(obj)
     for call in calls(name):
-        with pytest.raises(RuntimeError, match=CLEARED):
+        with pytest.raises(StateError, match=CLEARED):
             call(obj)
     assert gc.get_referents(obj) == [type(obj)]
     tp_clear(obj)  # twice: nothing left to drop

@@ -493,8 +493,8 @@ struct FibaHandle {
     template <class F>
     decltype(auto) run(F&& f) {
         if (busy)
-            raise_builtin(PyExc_RuntimeError,
-                          "ooo.FiBA: re-entrant call (a monoid method called back into the same window); "
+            raise("StateError",
+                  "ooo.FiBA: re-entrant call (a monoid method called back into the same window); "
                           "do not use the window from inside its own monoid");
         get();
         struct Guard {

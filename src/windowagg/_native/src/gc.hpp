@@ -39,13 +39,13 @@ struct GcVisit {
     }
 };
 
-// The error of any call on an object that tp_clear emptied.
+[[noreturn]] inline void raise(const char* cls, const std::string& msg);  // adapters.hpp
+
+// The error of any call on an object that tp_clear emptied: windowagg.errors.StateError.
 [[noreturn]] inline void cleared(const std::string& who, const char* what = "aggregator") {
-    PyErr_SetString(PyExc_RuntimeError,
-                    (who + ": this " + what + " was cleared by the garbage collector (it was part of an unreachable "
-                           "reference cycle); build a new one")
-                        .c_str());
-    throw nb::python_error();
+    raise("StateError", who + ": this " + what +
+                            " was cleared by the garbage collector (it was part of an unreachable reference cycle); "
+                            "build a new one");
 }
 
 template <class Obj>
