@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from windowagg.errors import MonoidInputError
@@ -111,8 +111,24 @@ def test_float_stage_deoptimises_with_every_answer_unchanged(
     lockstep(cls, m, seq, check=not isinstance(m, Sum))
 
 
+# _check refolds in another association, so a Sum must stay exact in any order: an int past
+# int64 (2**70) next to fractional floats does not (2**70 + 0.125 rounds), so it is drawn
+# among ints only; floats meet the small ints.
+SMALL_OTHER = st.sampled_from([0, 1, 3, -3, True, None])
+HUGE_INTS = st.one_of(st.integers(-(2**20), 2**20), st.sampled_from([2**70, -(2**66), True]))
+
+
 @settings(max_examples=100, deadline=None)
-@given(ops(st.one_of(EXACT, EXACT, OTHER)), st.sampled_from(CLASSES), st.sampled_from(MONOIDS))
+@given(
+    st.one_of(ops(st.one_of(EXACT, EXACT, SMALL_OTHER)), ops(HUGE_INTS)),
+    st.sampled_from(CLASSES),
+    st.sampled_from(MONOIDS),
+)
+@example(  # CI's case, with Max (with Sum, 2**70 among fractional floats rounds on a refold)
+    seq=[("bulk_insert", [0.0, 0.0, 0.0, 2**70, 0.0, 0.0, 1 / 8, 131072.0])],
+    cls=DABALite,
+    m=Max(),
+)
 def test_float_stage_deoptimises_with_invariants_kept(
     seq: list[tuple[Any, ...]], cls: Any, m: Any
 ) -> None:
