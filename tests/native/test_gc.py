@@ -235,6 +235,8 @@ def calls(name: str) -> list[Callable[[Any], Any]]:
             lambda s: s.rank(Val(2)),
             len,
             lambda s: s.bulk_insert([1.0]),
+            lambda s: list(s),
+            lambda s: s._check(),
         ]
     common: list[Callable[[Any], Any]] = [
         lambda w: w.query(),

@@ -181,11 +181,17 @@ struct OS {
     }
     // fn(python value, count) for every distinct value, smallest first
     template <class Fn> void for_each(Fn&& fn) const {
+        if (gone) [[unlikely]]
+            cleared(kWho, "multiset");
         if (mode == FLT) flt.for_each([&](double k, int64_t c) { fn(nb::steal(PyFloat_FromDouble(k)), c); });
         else if (mode == NUM) num.for_each([&](const Num& k, int64_t c) { fn(num_to_py(k), c); });
         else obj.for_each([&](const nb::object& k, int64_t c) { fn(k, c); });
     }
-    std::string check() const { return mode == FLT ? flt.check() : mode == NUM ? num.check() : obj.check(); }
+    std::string check() const {
+        if (gone) [[unlikely]]
+            cleared(kWho, "multiset");
+        return mode == FLT ? flt.check() : mode == NUM ? num.check() : obj.check();
+    }
 };
 
 struct OSObj {
