@@ -20,7 +20,8 @@ namespace windowagg::py {
 template <template <class> class Alg>
 struct FifoObj {
     FifoHandle h;
-    std::string who;
+
+    std::string who() const { return h.who; }
 
     // cyclic GC (gc.hpp)
     void traverse(GcVisit& v) const { h.traverse(v); }
@@ -46,7 +47,7 @@ struct FastFifo {
         return guarded_call([&]() -> PyObject* {
             Obj* o = self_ptr<Obj>(self);
             if (!o) return nullptr;
-            if (!o->h.get().size()) empty_window(o->who, "evict()");
+            if (!o->h.get().size()) empty_window(o->who(), "evict()");
             o->h.run([&](FifoImpl& i) { i.evict(); });
             Py_RETURN_NONE;
         });
@@ -125,52 +126,51 @@ inline std::size_t check_count(nb::handle count, std::size_t n, const std::strin
 template <template <class> class Alg, bool WithBulkAfter = false>
 void bind_fifo_class(nb::module_& m, const char* name) {
     using Obj = FifoObj<Alg>;
-    std::string cls = name;
     nb::class_<Obj> c(m, name, nb::type_slots(gc_slots<Obj>));
     if constexpr (WithBulkAfter) {
-        c.def("__init__", [cls, name](Obj* self, nb::handle monoid, double bulk_after) {
+        c.def("__init__", [name](Obj* self, nb::handle monoid, double bulk_after) {
             if (!(bulk_after >= 0))
                 raise("ArgumentError", "bulk_after must be >= 0 (or math.inf), got " +
                                                     repr_str(nb::steal(PyFloat_FromDouble(bulk_after))));
-            new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid, bulk_after), nb::borrow(monoid), name}, cls};
+            new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid, bulk_after), nb::borrow(monoid), name}};
         }, nb::arg("monoid").none(), nb::arg("bulk_after") = 1.0);
         c.def("aggregate", [](Obj& o) { return o.h.run([&](FifoImpl& i) { return i.aggregate(); }); },
               "The partial aggregate of the window, R0 (x) R1. O(1), at most one combine.");
         c.def("_amta_state", [](Obj& o) { return o.h.get().amta_state(); }, "(R0, R1, S) as the twin's partials.");
     } else {
-        c.def("__init__", [cls, name](Obj* self, nb::handle monoid) {
-            new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid), nb::borrow(monoid), name}, cls};
+        c.def("__init__", [name](Obj* self, nb::handle monoid) {
+            new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid), nb::borrow(monoid), name}};
         }, nb::arg("monoid").none());
     }
     c.def("insert", [](Obj& o, nb::handle v) { o.h.run([&](FifoImpl& i) { i.insert(v); }); }, nb::arg("v").none(),
              "Append lift(v) as the youngest entry.")
         .def("evict", [](Obj& o) {
-            if (!o.h.get().size()) empty_window(o.who, "evict()");
+            if (!o.h.get().size()) empty_window(o.who(), "evict()");
             o.h.run([&](FifoImpl& i) { i.evict(); });
         }, "Remove the oldest entry (EmptyWindowError when empty).")
         .def("bulk_evict", [](Obj& o, nb::handle count) {
-            std::size_t k = check_count(count, o.h.get().size(), o.who);
+            std::size_t k = check_count(count, o.h.get().size(), o.who());
             std::size_t done = 0;  // resumable: a Deopt keeps the evictions done (see evict_loop)
             o.h.run([&](FifoImpl& i) { i.bulk_evict(k, done); }, true);
         }, nb::arg("count").none(), "Remove the count oldest entries.")
         .def("query", [](Obj& o) { return o.h.run([&](FifoImpl& i) { return i.query(); }); },
              "lower() of the window's aggregate, oldest to youngest.")
         .def("oldest_partial", [](Obj& o) {
-            if (!o.h.get().size()) empty_window(o.who, "oldest_partial()");
+            if (!o.h.get().size()) empty_window(o.who(), "oldest_partial()");
             return o.h.get().oldest();
         }, "The oldest entry's partial (EmptyWindowError when empty). O(1).")
         .def("youngest_partial", [](Obj& o) {
-            if (!o.h.get().size()) empty_window(o.who, "youngest_partial()");
+            if (!o.h.get().size()) empty_window(o.who(), "youngest_partial()");
             return o.h.get().youngest();
         }, "The youngest entry's partial (EmptyWindowError when empty). O(1).")
         .def("oldest", [](Obj& o) {
-            deprecated_end(o.who, "oldest", "smallest");
-            if (!o.h.get().size()) empty_window(o.who, "oldest_partial()");
+            deprecated_end(o.who(), "oldest", "smallest");
+            if (!o.h.get().size()) empty_window(o.who(), "oldest_partial()");
             return o.h.get().oldest();
         }, "Deprecated alias of oldest_partial() (removed in windowagg 0.3).")
         .def("youngest", [](Obj& o) {
-            deprecated_end(o.who, "youngest", "largest");
-            if (!o.h.get().size()) empty_window(o.who, "youngest_partial()");
+            deprecated_end(o.who(), "youngest", "largest");
+            if (!o.h.get().size()) empty_window(o.who(), "youngest_partial()");
             return o.h.get().youngest();
         }, "Deprecated alias of youngest_partial() (removed in windowagg 0.3).")
         .def("__len__", [](Obj& o) { return o.h.get().size(); })
@@ -192,7 +192,7 @@ void bind_fifo_class(nb::module_& m, const char* name) {
             }
             if (!e.empty()) {
                 nb::object cls = nb::module_::import_("windowagg.fifo._common").attr("InvariantError");
-                PyErr_SetString(cls.ptr(), (o.who + ": invariant broken: " + e).c_str());
+                PyErr_SetString(cls.ptr(), (o.who() + ": invariant broken: " + e).c_str());
                 throw nb::python_error();
             }
         }, "Verify every invariant (O(n)); InvariantError names what broke.")
@@ -203,19 +203,19 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         .def_prop_ro("_generic", [](Obj& o) { return o.h.get().generic(); },
                      "True once the structure runs on the generic (Python-monoid) path.")
         .def("__repr__", [](Obj& o) {
-            if (!o.h.impl) return "<fifo." + o.who + " cleared by the garbage collector>";
-            return "fifo." + o.who + "(" + repr_str(o.h.monoid) + ", n=" + std::to_string(o.h.get().size()) + ")";
+            if (!o.h.impl) return "<fifo." + o.who() + " cleared by the garbage collector>";
+            return "fifo." + o.who() + "(" + repr_str(o.h.monoid) + ", n=" + std::to_string(o.h.get().size()) + ")";
         })
         .def("bulk_insert", [](Obj& o, nb::handle values) {
-            Values v(values, o.who + ".bulk_insert");
+            Values v(values, o.who() + ".bulk_insert");
             std::size_t i = 0;
             o.h.run([&](FifoImpl& impl) { impl.bulk_insert(v, i); }, true);
         }, nb::arg("values").none(), "insert() every value, in order.")
         .def("slide", [](Obj& o, nb::handle values, nb::handle evict, nb::handle out) -> nb::object {
-            Values v(values, o.who + ".slide");
-            Counts c(evict, v.n, o.who + ".slide");
-            c.validate(o.h.get().size(), v.n, o.who);
-            Out res(out, v.n, o.who + ".slide");  // checked after the counts, as the reference
+            Values v(values, o.who() + ".slide");
+            Counts c(evict, v.n, o.who() + ".slide");
+            c.validate(o.h.get().size(), v.n, o.who());
+            Out res(out, v.n, o.who() + ".slide");  // checked after the counts, as the reference
             Progress pr;
             o.h.run([&](FifoImpl& impl) { impl.slide(v, c, res, pr); }, true);
             if (res.kind == Out::LIST) return res.list;
@@ -223,7 +223,7 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         }, nb::arg("values").none(), nb::arg("evict").none() = 1, nb::arg("out").none() = nb::none(),
            "For each value: evict `evict` entries, insert it, record query().")
         .def("query_slices", [](Obj& o, nb::handle values, nb::handle lo, nb::handle hi, nb::handle out) -> nb::object {
-            std::string who = o.who + ".query_slices";
+            std::string who = o.who() + ".query_slices";
             Values v(values, who);
             Slices s(lo, hi, v.n, who);
             Out res(out, s.r, who);
@@ -235,7 +235,7 @@ void bind_fifo_class(nb::module_& m, const char* name) {
            "(bounds non-decreasing); this window is neither read nor changed.")
         .def("_partials", [](Obj& o) { return o.h.get().partials(); })
         .def("to_bytes", [](Obj& o) {
-            return nb::module_::import_("windowagg.fifo._verbs").attr("dump_state")(o.who, o.h.get().partials());
+            return nb::module_::import_("windowagg.fifo._verbs").attr("dump_state")(o.who(), o.h.get().partials());
         }, "The window's partials, oldest first, as windowagg.codec bytes (read by either backend).")
         .def("_load_partials", [](Obj& o, nb::handle partials) {
             nb::object t = nb::steal(PySequence_Tuple(partials.ptr()));
