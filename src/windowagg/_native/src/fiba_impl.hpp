@@ -395,7 +395,7 @@ struct FibaImplT final : FibaImpl {
                         pr.evicted = true;
                     }
                     if (!pr.inserted) {
-                        P p;
+                        P p{};
                         vs.lift(ad(), pr.i, p);
                         tree.insert(ts.i64[pr.i], std::move(p));
                         pr.inserted = true;
@@ -495,7 +495,7 @@ struct FibaHandle {
         if (busy)
             raise("StateError",
                   "ooo.FiBA: re-entrant call (a monoid method called back into the same window); "
-                          "do not use the window from inside its own monoid");
+                  "do not use the window from inside its own monoid");
         get();
         struct Guard {
             bool& b;
