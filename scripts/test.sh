@@ -20,6 +20,7 @@ echo "== mypy --strict src/"
 .venv/bin/mypy --strict src/windowagg
 echo "== ruff"
 .venv/bin/ruff check src tests benchmarks
+.venv/bin/ruff format --check src tests benchmarks
 # Both backends pass the whole suite: first the default (the compiled core wherever it has a
 # twin), then the pure-Python reference implementations.
 .venv/bin/python -c 'import windowagg, sys; sys.exit(0 if windowagg.native_available() else "the compiled core did not build")'

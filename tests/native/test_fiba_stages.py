@@ -88,9 +88,7 @@ TIES = st.sampled_from([0.0, -0.0, 3, 3.0, -3, -3.0, 0, True, 1, 1.0])
 @settings(max_examples=200, deadline=None)
 @given(ops(st.one_of(TIES, FLOATS)), st.sampled_from([2, 3, 4]), st.sampled_from([Max, Min]))
 @example(seq=[("insert", 0, 0.0), ("insert", 1, -0.0)], mu=2, m=Max)
-def test_max_min_ties_resolve_as_the_reference(
-    seq: list[tuple[Any, ...]], mu: int, m: Any
-) -> None:
+def test_max_min_ties_resolve_as_the_reference(seq: list[tuple[Any, ...]], mu: int, m: Any) -> None:
     lockstep(m(), mu, seq)
 
 
@@ -187,9 +185,7 @@ def test_float_composite_stage_lockstep(seq: list[tuple[Any, ...]], mu: int, m: 
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    ops(st.one_of(FLOATS, TIES, FAR_INTS)), st.sampled_from([2, 4]), st.sampled_from(COMPOSITES)
-)
+@given(ops(st.one_of(FLOATS, TIES, FAR_INTS)), st.sampled_from([2, 4]), st.sampled_from(COMPOSITES))
 def test_float_composite_stage_deoptimises_with_every_answer_unchanged(
     seq: list[tuple[Any, ...]], mu: int, m: Any
 ) -> None:

@@ -24,8 +24,8 @@ if _core is not None:  # pragma: no branch - only imported when the core is buil
     # the class-level builders of the facade, on the native type too (same signatures),
     # so that code holding a window can rebuild one of its own kind: type(w).from_...
     _core.FiBA.from_sorted_partials = classmethod(
-        lambda cls, monoid, pairs, min_arity=None, *, backend="native": (
-            FiBA.from_sorted_partials(monoid, pairs, min_arity, backend=backend)
+        lambda cls, monoid, pairs, min_arity=None, *, backend="native": FiBA.from_sorted_partials(
+            monoid, pairs, min_arity, backend=backend
         )
     )
     _core.FiBA.from_bytes = classmethod(

@@ -82,7 +82,6 @@ __all__ = ["FiBA"]
 DEFAULT_MIN_ARITY = 8  # benchmarks/bench_ooo.py, docs/performance/ooo.md
 
 
-
 def check_args(monoid: Any, min_arity: int | None) -> int:
     """Check FiBA's constructor arguments (either backend); the min_arity to use. O(1)."""
     if isinstance(monoid, type):
