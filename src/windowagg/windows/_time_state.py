@@ -73,7 +73,20 @@ class _State:
         "panes",
         "bad_value",
     )
-    _N_DYN = 10
+    #: the watermark clock's fields, in the order of the state's ``dyn`` tuple
+    _DYN_FIELDS = (
+        "_E0",
+        "_ref",
+        "_max",
+        "_wm",
+        "_bound",
+        "_j_open",
+        "_next_end",
+        "_has_witness",
+        "_witness",
+        "_closed",
+    )
+    _N_DYN = len(_DYN_FIELDS)
 
     def _config(self) -> tuple[Any, ...]:
         return (
@@ -103,18 +116,7 @@ class _State:
         (b'WAGC', True)
         """
         self._flush()
-        dyn = (
-            self._E0,
-            self._ref,
-            self._max,
-            self._wm,
-            self._bound,
-            self._j_open,
-            self._next_end,
-            self._has_witness,
-            self._witness,
-            self._closed,
-        )
+        dyn = tuple(getattr(self, name) for name in self._DYN_FIELDS)
         return dump_state(
             type(self).__name__,
             self._m,
@@ -142,18 +144,8 @@ class _State:
 
     def _restore(self, state: dict[str, Any]) -> None:
         st: LoadedState = state["loaded"]
-        (
-            self._E0,
-            self._ref,
-            self._max,
-            self._wm,
-            self._bound,
-            self._j_open,
-            self._next_end,
-            self._has_witness,
-            self._witness,
-            self._closed,
-        ) = st.dyn
+        for name, value in zip(self._DYN_FIELDS, st.dyn, strict=True):
+            setattr(self, name, value)
         if self._ref is not None:
             ref, self._ref = self._ref, None
             self._init_time(ref)
