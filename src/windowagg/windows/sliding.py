@@ -46,7 +46,6 @@ from datetime import timedelta
 from typing import Any, Generic
 
 from windowagg import codec
-from windowagg._time import check_timestamp
 from windowagg.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -63,12 +62,9 @@ from windowagg.windows._common import (
     Counted,
     Rejected,
     WindowResult,
-    bad_value_error,
-    bad_value_reason,
     check_bad_value_policy,
     check_duration,
     check_late_policy,
-    check_value,
     duration_gcd,
     floordiv,
     late_error,
@@ -80,6 +76,7 @@ from windowagg.windows._common import (
     succ_for,
     zero_like,
 )
+from windowagg.windows._time_admission import _Admission
 from windowagg.windows._time_emission import _Emission
 from windowagg.windows._time_state import _State
 
@@ -92,14 +89,7 @@ def _first(item: tuple[Any, Any]) -> Any:
     return item[0]
 
 
-def _float_in_int_stream(t: float) -> TimestampError:
-    return TimestampError(
-        f"float timestamp {t!r} in a window of int timestamps; use one timestamp type per "
-        "window (or panes=True, where any mix of numbers works)"
-    )
-
-
-class _TimeWindows(_Emission[Out], _State, Generic[In, P, Out]):
+class _TimeWindows(_Emission[Out], _State, _Admission, Generic[In, P, Out]):
     """The engine behind :class:`SlidingWindows` and :class:`~windowagg.windows.SharedWindows`.
 
     It handles several window sizes over one aggregator: all windows share the grid of
@@ -364,78 +354,6 @@ class _TimeWindows(_Emission[Out], _State, Generic[In, P, Out]):
         # datetimes: naive and aware ones share a type)
         self._ttype = type(t) if type(t) in (int, float) and not self._closed else None
 
-    def _admit_time(self, t: Any, v: Any) -> bool:
-        """The slow path of the timestamp check (a new type, NaN, or the first event). O(1).
-
-        Validates *t*, fixes the stream's time type on the first event, and refuses floats
-        in an exact-int stream; a bad timestamp is routed to ``rejected`` and False returned.
-        The hot loops call it only when ``type(t)`` differs from the stream's type or t is NaN.
-        """
-        try:
-            check_timestamp(t, self._ref)
-            if self._ref is None:
-                self._init_time(t)
-            elif self._int_only and isinstance(t, float):
-                raise _float_in_int_stream(t)
-        except TimestampError as e:
-            self._reject(t, v, BAD_TIMESTAMP, str(e))
-            return False
-        return True
-
-    def _reject(self, t: Any, v: Any, code: str, detail: str) -> None:
-        self._counts[code] += 1
-        self.rejected.append(Rejected(t, v, f"{code}: {detail}"))
-
-    def _bad_value(self, t: Any, v: Any, e: BaseException) -> None:
-        """A value the monoid refused with *e*: counted, then per the ``bad_value`` policy."""
-        self._counts[BAD_VALUE] += 1
-        if self._bad == "side":
-            self.rejected.append(Rejected(t, v, bad_value_reason(e)))
-        elif self._bad == "raise":  # only if the up-front check missed it (see _precheck_values)
-            raise bad_value_error(type(self).__name__, t, v, e) from e
-
-    def _precheck_values(self, items: list[tuple[Any, Any]], *, sequential: bool) -> None:
-        """``bad_value="raise"``: raise MonoidInputError if a value that would be aggregated
-        is refused by the monoid (``lift`` + one ``combine``); change nothing. O(m) lifts.
-
-        Events with a bad timestamp, late events and events in a gap are skipped (their
-        own outcome comes first, as in the ingestion loops); *sequential* simulates the
-        watermark event by event (per-event mode), else the burst's bound is fixed.
-        """
-        bound, mx, ref = self._bound, self._max, self._ref
-        witness = self._witness if self._has_witness else self._m.identity
-        for t, v in items:
-            try:
-                check_timestamp(t, ref)
-                if ref is None:
-                    ref = t
-                if bound is not None and t < bound:
-                    continue
-                if self._gaps and self._E0 is not None and self._in_gap(t):
-                    continue
-            except (TimestampError, TypeError):
-                continue
-            try:
-                check_value(self._m, witness, v)
-            except Exception as e:
-                raise bad_value_error(type(self).__name__, t, v, e) from e
-            if sequential and (mx is None or t > mx):
-                mx = t
-                b = t - self._ooo - self._L
-                if bound is None or b > bound:
-                    bound = b
-
-    def _lift(self, v: Any) -> Any:
-        """``lift(v)``, checked by one ``combine`` with an earlier partial; raises on bad values."""
-        p = self._m.lift(v)
-        self._validate(p)
-        return p
-
-    def _late_event(self, t: Any, v: Any) -> None:
-        self._counts[LATE] += 1
-        if self._late == "side":
-            self.rejected.append(Rejected(t, v, f"{LATE}: {t!r} < lateness bound {self._bound!r}"))
-
     def _in_gap(self, t: Any) -> bool:
         j = self._first_end_after(t)
         return bool(self._end(j) - self._S > t)
@@ -528,15 +446,6 @@ class _TimeWindows(_Emission[Out], _State, Generic[In, P, Out]):
         if self._slide is None:
             self._emit_event(t, out)
         return out
-
-    def _validate(self, p: Any) -> None:
-        """One ``combine`` of a new partial with an earlier one: raises on values the monoid rejects."""
-        if self._has_witness:
-            self._combine(self._witness, p)
-        else:
-            self._combine(self._m.identity, p)
-            self._witness = p
-            self._has_witness = True
 
     def _flush(self) -> None:
         """Hand the pending entries to the aggregator: one sort and one ``bulk_insert``."""
@@ -639,30 +548,6 @@ class _TimeWindows(_Emission[Out], _State, Generic[In, P, Out]):
             if wm0 is None or wm > wm0:
                 self._advance(wm, out)
         return out
-
-    def _precheck_late(self, items: list[tuple[Any, Any]], *, sequential: bool = False) -> None:
-        """Raise LateEventError if any event of *items* would be late; change nothing.
-
-        With *sequential*, the watermark is simulated event by event (per-event mode).
-        """
-        bound = self._bound
-        mx = self._max
-        ref = self._ref
-        for t, _ in items:
-            try:
-                check_timestamp(t, ref)
-                if ref is None:
-                    ref = t
-                is_late = bound is not None and t < bound
-                if sequential and not is_late and (mx is None or t > mx):
-                    mx = t
-                    b = t - self._ooo - self._L
-                    if bound is None or b > bound:
-                        bound = b
-            except (TimestampError, TypeError):
-                continue
-            if is_late:
-                raise late_error(t, bound)
 
 
 class SlidingWindows(_TimeWindows[In, P, Out]):
