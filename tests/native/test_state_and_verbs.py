@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fifo.fifo_family import NATIVE_CLASSES
@@ -105,6 +105,11 @@ partials = st.recursive(
 )
 @settings(max_examples=40)
 @given(ps=st.lists(partials, max_size=8))
+# non-finite partials (found in CI: the Python TwoStacksLite over Sum lifted them while
+# loading, so it refused what every other class and the native one load as they are)
+@example(ps=[float("inf")])
+@example(ps=[1.5, float("-inf"), 2])
+@example(ps=[float("nan")])
 def test_load_partials_fuzz_never_crashes(cls_name: str, monoid: Any, ps: list[Any]) -> None:
     """Whatever the partials, the native window loads them (deoptimising when its native
     form cannot hold them) and then behaves exactly as the Python class over them."""

@@ -38,6 +38,7 @@ subclass (``python -m benchmarks targets``, docs/performance.md).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import accumulate, islice
 from typing import Any
 
@@ -226,6 +227,15 @@ class _TwoStacksLiteSum(TwoStacksLite[Any, Any, Any]):
             v = self._m.lift(v)  # v - v is nan (true) for nan and ±inf
         self._agg_b = self._agg_b + v
         self._vals.append(v)
+
+    def _load_partials(self, partials: Iterable[Any]) -> None:
+        """Append *partials* as they are, as the base class does (its ``insert`` skips lift
+        while loading; this class's ``insert`` inlines ``Sum.lift``'s checks, which would
+        refuse a partial the other classes load). O(m) additions."""
+        vals = self._vals
+        for p in partials:
+            self._agg_b = self._agg_b + p
+            vals.append(p)
 
     def query(self) -> Any:
         """``Σ_F + Σ_B`` (``Σ_B`` alone when the front is empty). O(1) worst case."""
