@@ -265,14 +265,16 @@ _cells = st.one_of(
         ),
         max_size=12,
     ),
-    st.sampled_from(["us", "ms", "ns"]),
+    st.sampled_from(["s", "ms", "us", "ns"]),
     st.booleans(),
     st.sampled_from(["as drawn", "all good", "one null flag", "one NaN", "one NaT", "one NA"]),
+    st.sampled_from(["UTC", None]),
 )
-def test_validate_fast_path_equals_the_row_by_row_path(rows, unit, nullable_key, make):
+def test_validate_fast_path_equals_the_row_by_row_path(rows, unit, nullable_key, make, tz):
     """``validate`` answers by a numpy-only path when every row is good; it must answer
     exactly as the general path does (good rows, times, values, no rejects), and fall back
-    to it whenever a row has a reason."""
+    to it whenever a row has a reason. Time columns of every unit, zoned (pandas) or naive
+    (numpy datetime64, as PySpark hands them over)."""
     from windowagg.spark.rejects import _validate_rows, null_flag
 
     if make != "as drawn":  # mostly good rows, at most one bad: the fast path's edge
@@ -292,7 +294,9 @@ def test_validate_fast_path_equals_the_row_by_row_path(rows, unit, nullable_key,
     pdf = pd.DataFrame(
         {
             "k": key,
-            "t": t.astype(f"datetime64[{unit}, UTC]"),
+            "t": t.astype(f"datetime64[{unit}, UTC]")
+            if tz
+            else t.dt.tz_localize(None).astype(f"datetime64[{unit}]"),
             "v": np.array([r[2] for r in rows], dtype=np.float64),
             null_flag("v"): np.array([r[3] for r in rows], dtype=bool),
         }

@@ -326,3 +326,39 @@ def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     out, deltas, timer = hopping.timed((1,), iter([bad]), None, [], 0)
     assert deltas is None and timer is None  # only a reject: nothing to keep
     assert windows(out) == [] and [r for f in out for r in f["reason"]] == ["null timestamp"]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        np.int32(7),
+        "a",
+        2.5,
+        pd.Timestamp("2024-01-01 12:00", tz="UTC"),
+        pd.Timestamp("2024-01-01 12:00"),
+        np.datetime64("2024-01-01T12:00", "us"),
+        __import__("datetime").date(2024, 1, 1),
+    ],
+    ids=repr,
+)
+def test_packed_row_has_the_frame_pandas_would_infer(key):
+    """``_one_row`` skips pandas' dtype inference for speed: its frame must equal the one
+    pandas infers from the same cells (a datetime-like key becomes a datetime column, which
+    PySpark converts with the session's time zone), for every kind of key."""
+    from windowagg.spark.spec import parse_aggs
+    from windowagg.spark.streaming import _one_row
+
+    aggs = parse_aggs(["max(value)", "count"])
+    cols = {
+        "start": np.array([0, 5], np.int64),
+        "end": np.array([10, 15], np.int64),
+        "max_value": np.array([1.5, 2.5]),
+        "count": np.array([1, 2], np.int64),
+        "revision": None,
+    }
+    got = _one_row(["k"], [key], aggs, cols, 2)
+    row = np.empty((1, got.shape[1]), dtype=object)
+    for i, c in enumerate(got.iloc[0].tolist()):
+        row[0, i] = c
+    pd.testing.assert_frame_equal(got, pd.DataFrame(row, columns=list(got.columns)))
+    assert got["_ws"].iloc[0] == [0, 5] and got["count"].iloc[0] == [1, 2]

@@ -267,6 +267,13 @@ _UNIT_TO_MICROS = {"s": -1_000_000, "ms": -1_000, "us": 1, "ns": 1_000}
 _NAT = int(np.iinfo(np.int64).min)  # NaT as int64
 
 
+def _datetime_unit(dtype: Any) -> str:
+    """``"s"``, ``"ms"``, ``"us"`` or ``"ns"`` of a numpy datetime64 or a pandas
+    ``DatetimeTZDtype`` (without the ``.dt`` accessor, which costs ~15 us per call)."""
+    unit = getattr(dtype, "unit", None)  # DatetimeTZDtype
+    return str(unit) if unit is not None else str(np.datetime_data(dtype)[0])
+
+
 def _all_good(
     pdf: pd.DataFrame, keys: Sequence[str], time: str, value_columns: Sequence[str]
 ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
@@ -290,7 +297,7 @@ def _all_good(
     i8 = np.asarray(s.array.asi8, dtype=np.int64)
     if (i8 == _NAT).any():
         return None
-    scale = _UNIT_TO_MICROS[s.dt.unit]
+    scale = _UNIT_TO_MICROS[_datetime_unit(s.dtype)]
     if scale == 1:
         micros = i8.copy()
     elif scale > 0:

@@ -39,6 +39,8 @@ one event-time timer per key that closes its windows and finally drops its state
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -230,8 +232,21 @@ def _one_row(
     row = np.empty((1, len(cells)), dtype=object)
     for i, c in enumerate(cells):  # one by one: numpy would broadcast the lists
         row[0, i] = c
-    names = [*keys, "_ws", "_we", *[a.alias for a in aggs], "_rev", "reason", "event_time", "row"]
-    return pd.DataFrame(row, columns=names, copy=False)
+    names = _packed_names(tuple(keys), tuple(a.alias for a in aggs))
+    if any(isinstance(v, _DATETIME_LIKE) for v in key_values):  # pandas infers its dtype
+        return pd.DataFrame(row, columns=names, copy=False)
+    # No cell pandas would infer as datetimes: keep the block as it is, with a ready Index
+    # (~15 instead of ~90 us per key, measured in-process, 2026-11-27)
+    return pd.DataFrame(row, columns=names, dtype=object, copy=False)
+
+
+_DATETIME_LIKE = (dt.date, dt.timedelta, np.datetime64, np.timedelta64)
+
+
+@functools.lru_cache(maxsize=64)
+def _packed_names(keys: tuple[str, ...], aliases: tuple[str, ...]) -> pd.Index:
+    """The :func:`packed_schema` column names as one (immutable) pandas Index."""
+    return pd.Index([*keys, "_ws", "_we", *aliases, "_rev", "reason", "event_time", "row"])
 
 
 def _one_burst(pdfs: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
