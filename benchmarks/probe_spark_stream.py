@@ -10,12 +10,21 @@ shuffle partitions for every contender). Contenders, interleaved, ``--repeats`` 
   cost for this operator (shuffle, Arrow -> pandas per key, state store commit, planning);
 * ``spark``: ``F.window`` + ``withWatermark`` (append).
 
+``--mode over`` probes the per-event bench instead (:func:`benchmarks.bench_spark_stream.
+write_over_files`, ``--density`` events per window, one key per ``10 * density`` events):
+``windowagg`` (per-event windows, ``emit="watermark"``), ``noop-apws`` as above, and
+``echo-apws``: the same operator storing a state value of ``--state-bytes`` per key and
+returning the packed row windowagg returns (one window per row read, through the same
+``unpack``), with no windows computed: Spark's cost for the input, state and output
+windowagg has, the floor under any engine on this operator.
+
 Printed per contender: the medians over the warm micro-batches (the first micro-batch of
 each query, which pays planning and worker start, is left out) of Spark's progress
 ``durationMs`` (``triggerExecution``, ``addBatch``, ``queryPlanning``) and of the state
 operator's ``allUpdatesTimeMs`` and ``commitTimeMs``.
 
-Run: ``python -m benchmarks.probe_spark_stream [--events N] [--batch B] [--repeats R]``.
+Run: ``python -m benchmarks.probe_spark_stream [--events N] [--batch B] [--repeats R]
+[--mode over --density D]``.
 """
 
 from __future__ import annotations
@@ -32,13 +41,50 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchmarks.bench_spark_stream import AGGS, SIZE, SLIDE, write_files
+from benchmarks.bench_spark_stream import (
+    AGGS,
+    OVER_AGGS,
+    SIZE,
+    SLIDE,
+    over_query,
+    write_files,
+    write_over_files,
+)
 
 FIELDS = ["triggerExecution", "addBatch", "queryPlanning"]
 STATE = ["allUpdatesTimeMs", "commitTimeMs"]
 
 
-def query(spark: Any, src: Path, who: str) -> Any:
+def echo(sdf: Any, state_bytes: int) -> Any:
+    """``echo-apws``: windowagg's operator, state size and output, without its windows."""
+    from pyspark.sql import types as T
+    from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+
+    from windowagg.spark.spec import parse_aggs
+    from windowagg.spark.streaming import APWS_STATE_SCHEMA, _one_row, packed_schema, unpack
+
+    aggs = parse_aggs(OVER_AGGS)
+    blob = bytes(state_bytes)
+
+    def fn(
+        key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: GroupState
+    ) -> Iterator[pd.DataFrame]:
+        n = sum(len(p) for p in pdfs)
+        state.update((blob,))
+        if n:
+            ends = np.arange(n, dtype=np.int64)
+            cols: dict[str, Any] = {"start": ends, "end": ends, "revision": None}
+            cols.update({a.alias: np.ones(n) for a in aggs})
+            yield _one_row(["key"], list(key), aggs, cols, n)
+
+    schema = packed_schema([T.StructField("key", T.IntegerType(), True)], aggs)
+    packed = sdf.groupBy("key").applyInPandasWithState(
+        fn, schema, APWS_STATE_SCHEMA, "append", GroupStateTimeout.NoTimeout
+    )
+    return unpack(packed, ["key"], aggs)
+
+
+def query(spark: Any, src: Path, who: str, args: Any = None) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
     from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
@@ -48,6 +94,11 @@ def query(spark: Any, src: Path, who: str) -> Any:
         .option("maxFilesPerTrigger", 1)
         .parquet(str(src))
     )
+    over = args is not None and args.mode == "over"
+    if who == "echo-apws":
+        return echo(sdf, args.state_bytes)
+    if who == "windowagg" and over:
+        return over_query(spark, src, args.density, "applyInPandasWithState")
     if who == "spark":
         return (
             sdf.withWatermark("event_time", "30 seconds")
@@ -76,10 +127,10 @@ def query(spark: Any, src: Path, who: str) -> Any:
     )  # fmt: skip
 
 
-def run(spark: Any, src: Path, ck: Path, who: str) -> dict[str, Any]:
+def run(spark: Any, src: Path, ck: Path, who: str, args: Any = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     q = (
-        query(spark, src, who)
+        query(spark, src, who, args)
         .writeStream.format("noop")
         .outputMode("append")
         .option("checkpointLocation", str(ck))
@@ -105,6 +156,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--events", type=int, default=60_000)
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--mode", choices=["hop", "over"], default="hop")
+    ap.add_argument("--density", type=int, default=100, help="over: events per window")
+    ap.add_argument("--state-bytes", type=int, default=3_500, help="echo-apws: per key")
     args = ap.parse_args(argv)
     from windowagg.spark import session
 
@@ -112,17 +166,23 @@ def main(argv: list[str]) -> int:
     spark = session("local[2]", "probe-spark-stream", driver_memory="3g")
     print("spark.sql.shuffle.partitions =", spark.conf.get("spark.sql.shuffle.partitions"))
     work = Path(tempfile.mkdtemp(prefix="windowagg-probe-stream-"))
-    who = ["windowagg", "noop-apws", "spark"]
+    over = args.mode == "over"
+    who = ["windowagg", "noop-apws", "echo-apws"] if over else ["windowagg", "noop-apws", "spark"]
     try:
         src = work / "in"
-        write_files(src, args.events, args.batch)
+        if over:
+            keys = write_over_files(src, args.events, args.batch, args.density)
+        else:
+            keys = 100
+            write_files(src, args.events, args.batch)
         for w in who:  # untimed warm-up (worker start, imports)
-            run(spark, src, work / f"ck-warm-{w}", w)
+            run(spark, src, work / f"ck-warm-{w}", w, args)
         got: dict[str, list[dict[str, Any]]] = {w: [] for w in who}
         for r in range(args.repeats):  # interleaved
             for w in who:
-                got[w].append(run(spark, src, work / f"ck-{w}-{r}", w))
-        print(f"\nmedian seconds per warm micro-batch of {args.batch:,} events, 100 keys, "
+                got[w].append(run(spark, src, work / f"ck-{w}-{r}", w, args))
+                print(f"  run {r}: {w} {got[w][-1]['seconds']:.2f} s", flush=True)
+        print(f"\nmedian seconds per warm micro-batch of {args.batch:,} events, {keys} keys, "
               f"{args.repeats} interleaved repeats")  # fmt: skip
         head = " ".join(f"{k:>17}" for k in FIELDS + STATE)
         print(f"{'contender':10} {head} {'query s':>8} {'partitions':>10}")
