@@ -142,11 +142,14 @@ class InOrderMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def bulk_insert(self, data: st.DataObject) -> None:
         keys = self._keys()
-        hi = (keys[-1] if keys else 0) + 20
+        # other rules insert below -5 too (at a distance from the oldest key): the range
+        # reaches past both ends of what is stored, never empty
+        lo = min(-5, keys[0] - 5) if keys else -5
+        hi = max(lo, (keys[-1] if keys else 0) + 20)
         ts = (
-            st.integers(-5, hi)
+            st.integers(lo, hi)
             if not keys
-            else st.one_of(st.integers(-5, hi), st.sampled_from(keys))
+            else st.one_of(st.integers(lo, hi), st.sampled_from(keys))
         )
         times = data.draw(st.lists(ts, max_size=40), label="times")
         self._do("bulk_insert", [(t, self._next()) for t in times])
@@ -157,7 +160,8 @@ class InOrderMachine(RuleBasedStateMachine):
         if keys and data.draw(st.booleans()):
             t = keys[data.draw(st.integers(0, min(len(keys) - 1, 60)))]
         else:
-            t = data.draw(st.integers(-5, (keys[-1] if keys else 0) + 5))
+            lo = min(-5, keys[0] - 5) if keys else -5
+            t = data.draw(st.integers(lo, max(lo, (keys[-1] if keys else 0) + 5)))
         self._do("bulk_evict", t)
 
     @precondition(lambda self: self.name == "sum_int" and len(self.r) > 0)
