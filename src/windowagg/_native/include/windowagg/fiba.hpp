@@ -10,7 +10,8 @@
 // bulk_evict(t)      O(log m) amortized (cuts whole subtrees), O(log n) worst case
 // bulk_insert        O(log d + m (1 + log(d/m))) amortized for a sorted bulk of m entries
 // space              O(n): one allocation per node (keys, partials and, for inner nodes,
-//                    child pointers in one block of capacity 2μ); leaves hold no child array
+//                    child pointers in one block of capacity 2μ); leaves hold no child array;
+//                    up to 16 freed blocks of each kind are kept for the next split
 // paper              Tangwongsan, Hirzel, Schneider, VLDB 2019 (FiBA) and VLDB 2023 (bulk FiBA)
 // =================  ==========================================================================
 //
@@ -38,11 +39,13 @@
 #include <functional>
 #include <new>
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "monoid.hpp"
+#include "spare_blocks.hpp"
 
 namespace windowagg {
 
@@ -76,6 +79,8 @@ class FiBA {
         off_kids_ = round_up(off_vals_ + cap_ * sizeof(P), alignof(Node*));
         leaf_bytes_ = round_up(off_kids_, alignof(std::max_align_t));
         inner_bytes_ = round_up(off_kids_ + (cap_ + 1) * sizeof(Node*), alignof(std::max_align_t));
+        spare_leaves_.set_bytes(leaf_bytes_);
+        spare_inner_.set_bytes(inner_bytes_);
         root_ = lf_ = rf_ = new_node(true, nullptr);
         root_->agg = m_.identity();
         lsuf_.reserve(cap_ + 1);
@@ -108,9 +113,10 @@ class FiBA {
     void for_each(F&& f) const { walk(root_, f); }
 
     // fn(x) for the monoid and every key and partial held: each node's aggregates and all its
-    // slots (a slot past n holds a default or moved-from value), the finger suffixes, scratch
-    // and, after an error, the saved entries and discarded nodes; once each, for the
-    // binding's garbage-collector traversal. O(n). Not during an operation (nodes move).
+    // slots (past n: a default or moved-from value; for numbers, whatever was last there),
+    // the finger suffixes, scratch and, after an error, the saved entries and discarded
+    // nodes; once each, for the binding's garbage-collector traversal. O(n). Not during an
+    // operation (nodes move).
     template <class Fn>
     void for_each_owned(Fn&& fn) const {
         fn(m_);
@@ -300,10 +306,17 @@ class FiBA {
     }
 
     Node* new_node(bool leaf, Node* parent) {
-        void* mem = ::operator new(leaf ? leaf_bytes_ : inner_bytes_);
+        // a freed node's block when one waits (spare_blocks.hpp)
+        void* mem = (leaf ? spare_leaves_ : spare_inner_).take();
         Node* y = ::new (mem) Node{parent, m_.identity(), m_.identity(), 0, leaf, false, false};
-        std::uninitialized_value_construct_n(keys(y), cap_);
-        std::uninitialized_value_construct_n(vals(y), cap_);
+        if constexpr (std::is_trivially_destructible_v<K> && std::is_trivially_destructible_v<P>) {
+            // numbers: no slot past n is read before it is written (see clear_slots)
+            std::uninitialized_default_construct_n(keys(y), cap_);
+            std::uninitialized_default_construct_n(vals(y), cap_);
+        } else {
+            std::uninitialized_value_construct_n(keys(y), cap_);
+            std::uninitialized_value_construct_n(vals(y), cap_);
+        }
         if (!leaf) std::uninitialized_fill_n(kids(y), cap_ + 1, nullptr);
         ++nodes_;
         return y;
@@ -319,8 +332,9 @@ class FiBA {
     void delete_node(Node* y) {
         std::destroy_n(keys(y), cap_);
         std::destroy_n(vals(y), cap_);
+        bool leaf = y->leaf;
         y->~Node();
-        ::operator delete(y);
+        (leaf ? spare_leaves_ : spare_inner_).give(y);
         --nodes_;
     }
     // Free discarded subtrees (their entries were already subtracted from size_).
@@ -412,8 +426,18 @@ class FiBA {
         P* vs = vals(y);
         std::move(ks + i + c, ks + y->n, ks + i);
         std::move(vs + i + c, vs + y->n, vs + i);
-        for (std::uint32_t j = y->n - c; j < y->n; ++j) { ks[j] = K(); vs[j] = P(); }
+        clear_slots(y, y->n - c, y->n);
         y->n -= c;
+    }
+    // Slots [b, e) of y (past its entries) back to default values, so they keep no Python
+    // object alive; keys and partials with nothing to release (numbers) are left as they
+    // are: no slot past n is read before it is written.
+    void clear_slots(Node* y, std::uint32_t b, std::uint32_t e) {
+        if constexpr (!std::is_trivially_destructible_v<K> || !std::is_trivially_destructible_v<P>) {
+            K* ks = keys(y);
+            P* vs = vals(y);
+            for (std::uint32_t j = b; j < e; ++j) { ks[j] = K(); vs[j] = P(); }
+        }
     }
     // kids of y: an array of n+1 pointers (call after changing n accordingly)
     void insert_kid(Node* y, std::uint32_t i, Node* c, std::uint32_t count_before) {
@@ -795,6 +819,7 @@ class FiBA {
     int mu_, mink_, maxk_;
     std::uint32_t cap_;
     std::size_t off_keys_ = 0, off_vals_ = 0, off_kids_ = 0, leaf_bytes_ = 0, inner_bytes_ = 0;
+    SpareBlocks spare_leaves_, spare_inner_;  // freed node blocks, reused by new_node
     Node* root_ = nullptr;
     Node* lf_ = nullptr;
     Node* rf_ = nullptr;

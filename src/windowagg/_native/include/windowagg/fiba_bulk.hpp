@@ -317,7 +317,7 @@ void FiBA<M, K, Less>::merge_not_sibling(Node* node, Node* nb, Node* anc) {
         }
     }
     nb->n = bn + sh;
-    for (std::uint32_t i = 0; i < nn; ++i) { keys(node)[i] = K(); vals(node)[i] = P(); }
+    clear_slots(node, 0, nn);
     node->n = 0;
     Node* p = node->parent;
     kids(p)[p->n] = nullptr;  // pop node off its parent
@@ -610,10 +610,7 @@ void FiBA<M, K, Less>::fill(Node* y, std::vector<K>& nt, std::vector<P>& nv, std
                             std::size_t cnt, std::vector<Node*>* nk) {
     std::move(nt.begin() + from, nt.begin() + from + cnt, keys(y));
     std::move(nv.begin() + from, nv.begin() + from + cnt, vals(y));
-    for (std::uint32_t i = static_cast<std::uint32_t>(cnt); i < y->n; ++i) {
-        keys(y)[i] = K();
-        vals(y)[i] = P();
-    }
+    clear_slots(y, static_cast<std::uint32_t>(cnt), y->n);
     if (nk) {
         Node** ks = kids(y);
         for (std::size_t i = 0; i <= cnt; ++i) {

@@ -27,7 +27,7 @@ void FiBA<M, K, Less>::split(Node* y) {
     z->n = zn;
     K st = std::move(keys(y)[mu]);
     P sv = std::move(vals(y)[mu]);
-    for (std::uint32_t i = mu; i < y->n; ++i) { keys(y)[i] = K(); vals(y)[i] = P(); }
+    clear_slots(y, mu, y->n);
     y->n = mu;
     std::uint32_t pkids = p->n + 1;
     insert_entry(p, j, std::move(st), std::move(sv));
@@ -115,7 +115,7 @@ void FiBA<M, K, Less>::move(Node* p, std::uint32_t rec_i, std::uint32_t giv_i, s
             }
         }
         rec->n = rn + count;
-        for (std::uint32_t i = gn - count; i < gn; ++i) { keys(giv)[i] = K(); vals(giv)[i] = P(); }
+        clear_slots(giv, gn - count, gn);
         giv->n = gn - count;
     }
     fix_if_up(rec);
@@ -221,7 +221,7 @@ void FiBA<M, K, Less>::split_rf(Node* rf) {
     z->n = zn;
     K st = std::move(keys(rf)[mu]);
     P sv = std::move(vals(rf)[mu]);
-    for (std::uint32_t i = mu; i < rf->n; ++i) { keys(rf)[i] = K(); vals(rf)[i] = P(); }
+    clear_slots(rf, mu, rf->n);
     rf->n = mu;
     rf->rs = false;
     z->rs = true;
