@@ -273,7 +273,11 @@ struct FifoImplT final : FifoImpl {
     // raises the twin's MonoidInputError; combine never throws; no per-step count or kind
     // dispatch). Same operations in the same order, so the same answers and, on a raising
     // lift, the same state as the reference (steps before it done, its eviction done).
-    WINDOWAGG_NOINLINE void slide_f64(const double* x, Out& out, std::size_t n, std::size_t& i0) {
+    // Flattened: g++ kept DABALite's insert and evict out of line here (perf, 2026-11-27);
+    // inlined into the loop, DABALite's slide of 3M events at w = 10^6 went from 56.5 to
+    // 67.4M events/s (Sum) and 60.2 to 68.2M (Max), medians of 5 alternating processes.
+    WINDOWAGG_NOINLINE WINDOWAGG_FLATTEN void slide_f64(const double* x, Out& out, std::size_t n,
+                                                        std::size_t& i0) {
         const A& a = ad();
         double* o = out.f64;
         for (std::size_t i = i0; i < n; ++i) {

@@ -14,12 +14,15 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define WINDOWAGG_INLINE __attribute__((always_inline)) inline
 #define WINDOWAGG_NOINLINE __attribute__((noinline))
+#define WINDOWAGG_FLATTEN __attribute__((flatten))
 #elif defined(_MSC_VER)
 #define WINDOWAGG_INLINE __forceinline
 #define WINDOWAGG_NOINLINE __declspec(noinline)
+#define WINDOWAGG_FLATTEN
 #else
 #define WINDOWAGG_INLINE inline
 #define WINDOWAGG_NOINLINE
+#define WINDOWAGG_FLATTEN
 #endif
 
 namespace windowagg {
