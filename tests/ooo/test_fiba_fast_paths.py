@@ -50,6 +50,12 @@ def _value(name: str, i: int) -> Any:
     return (1, i % 7 + 1, 0, 1) if i % 2 else (1, 0, i % 5 + 1, 1)
 
 
+def _low(keys: list[Any]) -> int:
+    """The low end of a drawn time: other rules insert below -5 too (at a distance from the
+    oldest key), so the range reaches past both ends of what is stored and is never empty."""
+    return min(-5, keys[0] - 5) if keys else -5
+
+
 class InOrderMachine(RuleBasedStateMachine):
     """FiBA vs Recalc, mostly d = 0 rounds, with every other kind of operation mixed in."""
 
@@ -142,9 +148,7 @@ class InOrderMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def bulk_insert(self, data: st.DataObject) -> None:
         keys = self._keys()
-        # other rules insert below -5 too (at a distance from the oldest key): the range
-        # reaches past both ends of what is stored, never empty
-        lo = min(-5, keys[0] - 5) if keys else -5
+        lo = _low(keys)
         hi = max(lo, (keys[-1] if keys else 0) + 20)
         ts = (
             st.integers(lo, hi)
@@ -160,7 +164,7 @@ class InOrderMachine(RuleBasedStateMachine):
         if keys and data.draw(st.booleans()):
             t = keys[data.draw(st.integers(0, min(len(keys) - 1, 60)))]
         else:
-            lo = min(-5, keys[0] - 5) if keys else -5
+            lo = _low(keys)
             t = data.draw(st.integers(lo, max(lo, (keys[-1] if keys else 0) + 5)))
         self._do("bulk_evict", t)
 

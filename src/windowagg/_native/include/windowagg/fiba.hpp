@@ -59,6 +59,10 @@ class FiBA {
   public:
     using P = typename M::partial_type;
     static constexpr bool kNothrow = nothrow_combine_v<M>;
+    // Keys and partials with nothing to release (numbers): slots past a node's entries are
+    // neither zeroed nor cleared, and no slot past n is read before it is written.
+    static constexpr bool kPlainSlots =
+        std::is_trivially_destructible_v<K> && std::is_trivially_destructible_v<P>;
 
     struct Node {
         Node* parent;
@@ -309,8 +313,7 @@ class FiBA {
         // a freed node's block when one waits (spare_blocks.hpp)
         void* mem = (leaf ? spare_leaves_ : spare_inner_).take();
         Node* y = ::new (mem) Node{parent, m_.identity(), m_.identity(), 0, leaf, false, false};
-        if constexpr (std::is_trivially_destructible_v<K> && std::is_trivially_destructible_v<P>) {
-            // numbers: no slot past n is read before it is written (see clear_slots)
+        if constexpr (kPlainSlots) {
             std::uninitialized_default_construct_n(keys(y), cap_);
             std::uninitialized_default_construct_n(vals(y), cap_);
         } else {
@@ -430,10 +433,9 @@ class FiBA {
         y->n -= c;
     }
     // Slots [b, e) of y (past its entries) back to default values, so they keep no Python
-    // object alive; keys and partials with nothing to release (numbers) are left as they
-    // are: no slot past n is read before it is written.
+    // object alive (nothing to do for kPlainSlots).
     void clear_slots(Node* y, std::uint32_t b, std::uint32_t e) {
-        if constexpr (!std::is_trivially_destructible_v<K> || !std::is_trivially_destructible_v<P>) {
+        if constexpr (!kPlainSlots) {
             K* ks = keys(y);
             P* vs = vals(y);
             for (std::uint32_t j = b; j < e; ++j) { ks[j] = K(); vs[j] = P(); }

@@ -36,14 +36,13 @@ class SpareBlocks {
     SpareBlocks& operator=(const SpareBlocks&) = delete;
     ~SpareBlocks() { release(); }
 
-    std::size_t bytes() const { return bytes_; }
     // the block size; only while no block waits
     void set_bytes(std::size_t bytes) {
         release();
         bytes_ = bytes;
     }
 
-    // A block of bytes() bytes: a waiting one, or a new one (may throw std::bad_alloc).
+    // A block of the set size: a waiting one, or a new one (may throw std::bad_alloc).
     void* take() {
         if (blocks_.empty()) return ::operator new(bytes_);
         void* mem = blocks_.back();
