@@ -1,0 +1,159 @@
+"""How low can a Spark batch job behind a Python operator go? Floors under the two batch
+targets of issue 12 that ``bench_spark_batch`` does not meet.
+
+Same session and data as :mod:`benchmarks.bench_spark_batch` (local[2], the session's
+shuffle partitions, Arrow batches of 10,000 rows): per-event ``(t - 10 min, t]``
+max/sum/count over 10 keys at 10^4 events per window, and hopping 10 min / 10 s
+max/sum/count/mean over 100 keys. Contenders, interleaved ``--repeats`` times after one
+untimed run of each, every job forced with the ``noop`` sink:
+
+* the Spark operator of the target (``rangeBetween`` with the segment tree; ``F.window``);
+* ``windowagg``: ``windowagg.spark.window_agg``;
+* ``applyInArrow floor``: :func:`benchmarks.bench_spark_batch.floor_job` (windowagg's
+  prepared columns, its shuffle and sort, a function that returns no row);
+* ``repartition + mapInArrow``: the prepared columns hash-partitioned by key (a shuffle
+  without the sort) into ``mapInArrow`` reading every batch and returning one count;
+* ``mapInArrow, no shuffle``: the prepared columns into ``mapInArrow`` as they are
+  partitioned, no exchange at all: the cost of moving the rows through Python once, under
+  any design that reads them in a Python worker.
+
+Printed: medians, and the target operator's time over each contender's (the best ratio a
+design on that data path could reach). Run:
+``python -m benchmarks.probe_spark_batch [--events N] [--repeats R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from benchmarks.bench_spark import generate
+from benchmarks.bench_spark_batch import AGGS, SIZE, SLIDE, floor_job, load, noop, per_event_data
+from benchmarks.harness import median
+
+PE_AGGS = ["max(value)", "sum(value)", "count"]
+
+
+def _count_rows(batches: Iterator[Any]) -> Iterator[Any]:
+    import pyarrow as pa
+
+    n = 0
+    for b in batches:
+        n += b.num_rows
+    yield pa.record_batch({"n": pa.array([n], pa.int64())})
+
+
+def _map_jobs(df: Any, aggs: list[str]) -> dict[str, Callable[[], None]]:
+    from windowagg.pandas import parse
+    from windowagg.spark.batch import prepare
+
+    prepared = prepare(df, ["key"], "event_time", parse(aggs), row_index=True, null_flags=False)
+    parts = prepared.rdd.getNumPartitions()
+    return {
+        "applyInArrow floor": lambda: noop(floor_job(df, ["key"], "event_time", aggs)),
+        "repartition + mapInArrow": lambda: noop(
+            prepared.repartition(parts, "key").mapInArrow(_count_rows, "n bigint")
+        ),
+        "mapInArrow, no shuffle": lambda: noop(prepared.mapInArrow(_count_rows, "n bigint")),
+    }
+
+
+def _run(title: str, target: str, jobs: dict[str, Callable[[], None]], repeats: int) -> None:
+    print(title)
+    for fn in jobs.values():  # untimed: plans, worker start
+        fn()
+    times: dict[str, list[float]] = {k: [] for k in jobs}
+    before = load()
+    for _ in range(repeats):
+        for k, fn in jobs.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    after = load()
+    base = median(times[target])
+    for k, v in times.items():
+        print(
+            f"  {k:28s} {median(v):6.3f} s   {target} / this {base / median(v):5.2f}x   "
+            f"{[round(x, 2) for x in v]}"
+        )
+    print(f"  load {before} -> {after}")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.probe_spark_batch")
+    ap.add_argument("--events", type=int, default=1_000_000, help="hopping events")
+    ap.add_argument("--per-event-events", type=int, default=300_000)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args(argv)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from windowagg.spark import session, window_agg
+
+    spark = session(
+        "local[2]",
+        "windowagg-probe-batch",
+        driver_memory="6g",
+        conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"},
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+
+    pe = spark.createDataFrame(per_event_data(args.per_event_events)).repartition(2).cache()
+    pe.count()
+    spark.conf.set("spark.sql.window.segmentTree.enabled", "true")
+    wr = Window.partitionBy("key").orderBy(F.unix_micros("event_time"))
+    wr = wr.rangeBetween(-(600_000_000 - 1), 0)
+    spe = pe.select(
+        "key",
+        "event_time",
+        F.max("value").over(wr).alias("max_value"),
+        F.sum("value").over(wr).alias("sum_value"),
+        F.count("*").over(wr).alias("count"),
+    )
+    ope = window_agg(pe, "key", "event_time", PE_AGGS, size=SIZE)
+    jobs = {"rangeBetween": lambda: noop(spe), "windowagg": lambda: noop(ope.output)}
+    jobs.update(_map_jobs(pe, PE_AGGS))
+    _run(
+        f"per-event, 10 keys, 10^4 events per window, {args.per_event_events:,} events",
+        "rangeBetween",
+        jobs,
+        args.repeats,
+    )
+    spark.conf.set("spark.sql.window.segmentTree.enabled", "false")
+    pe.unpersist()
+
+    work = Path(tempfile.mkdtemp(prefix="wa-probe-batch-"))
+    generate(args.events).to_parquet(work / "events.parquet", index=False, coerce_timestamps="us")
+    df = (
+        spark.read.parquet(str(work / "events.parquet"))
+        .withColumn("event_time", F.col("event_time").cast("timestamp"))
+        .repartition(2)
+        .cache()
+    )
+    df.count()
+    sw = df.groupBy("key", F.window("event_time", SIZE, SLIDE)).agg(
+        F.max("value"), F.sum("value"), F.count("*"), F.avg("value")
+    )
+    ours = window_agg(df, "key", "event_time", AGGS, size=SIZE, slide=SLIDE)
+    jobs = {"F.window": lambda: noop(sw), "windowagg": lambda: noop(ours.output)}
+    jobs.update(_map_jobs(df, AGGS))
+    _run(
+        f"hopping 10 min / 10 s, 100 keys, {args.events:,} events",
+        "F.window",
+        jobs,
+        args.repeats,
+    )
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
