@@ -165,6 +165,39 @@ def stream_suite(
     return stats
 
 
+def bench_session(name: str) -> Any:
+    """The benchmarks' session: local[2], the session's shuffle partitions (its local
+    default, one per core), Arrow batches of 10,000 rows, quiet logs."""
+    from windowagg.spark import session
+
+    spark = session(
+        "local[2]",
+        name,
+        driver_memory="6g",
+        conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"},
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def hopping_frame(spark: Any, pdf: pd.DataFrame, work: Path) -> Any:
+    """*pdf* through a Parquet file in *work* into a cached DataFrame of 2 even partitions."""
+    from pyspark.sql import functions as F
+
+    pdf.to_parquet(work / "events.parquet", index=False, coerce_timestamps="us")
+    df = (
+        spark.read.parquet(str(work / "events.parquet"))
+        .withColumn("event_time", F.col("event_time").cast("timestamp"))
+        # evenly over the 2 cores: the file is one Parquet row group, which Spark reads as
+        # one full and one empty partition; F.window's map side (Expand, partial
+        # aggregation) then ran on one core while windowagg's ran after its shuffle on two
+        .repartition(2)
+        .cache()
+    )
+    df.count()
+    return df
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks spark")
     ap.add_argument("--quick", action="store_true", help="200k events, 1 repeat")
@@ -180,33 +213,12 @@ def main(argv: list[str]) -> int:
     repeats = args.repeats or (1 if args.quick else 3)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-    from pyspark.sql import functions as F
-
-    from windowagg.spark import session
-
     t0 = time.perf_counter()
-    # shuffle partitions: the session's local default (one per core of local[2])
-    spark = session(
-        "local[2]",
-        "windowagg-bench",
-        driver_memory="6g",
-        conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"},
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = bench_session("windowagg-bench")
     print(f"Spark session: {time.perf_counter() - t0:.1f} s; {n:,} events, repeats {repeats}")
     work = Path(tempfile.mkdtemp(prefix="wa-bench-spark-"))
     pdf = generate(n)
-    pdf.to_parquet(work / "events.parquet", index=False, coerce_timestamps="us")
-    df = (
-        spark.read.parquet(str(work / "events.parquet"))
-        .withColumn("event_time", F.col("event_time").cast("timestamp"))
-        # evenly over the 2 cores: the file is one Parquet row group, which Spark reads as
-        # one full and one empty partition; F.window's map side (Expand, partial
-        # aggregation) then ran on one core while windowagg's ran after its shuffle on two
-        .repartition(2)
-        .cache()
-    )
-    df.count()
+    df = hopping_frame(spark, pdf, work)
     results: dict[str, Any] = {"events": n, "repeats": repeats, "note": "shared 2-core VM, noisy"}
     rows: list[list[Any]] = []
     if args.stream_only:

@@ -145,11 +145,41 @@ def per_event_data(n: int, keys: int = 10, per_window: int = 10_000, seed: int =
     )
 
 
+def per_event_frame(spark: Any, n: int) -> Any:
+    """:func:`per_event_data` as a cached DataFrame of 2 partitions."""
+    pe = spark.createDataFrame(per_event_data(n)).repartition(2).cache()
+    pe.count()
+    return pe
+
+
+def range_window() -> Any:
+    """Spark's per-event frame ``(t - 10 min, t]`` per key (``rangeBetween`` on microseconds)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    wr = Window.partitionBy("key").orderBy(F.unix_micros("event_time"))
+    return wr.rangeBetween(-(600_000_000 - 1), 0)
+
+
+def range_between_job(pe: Any) -> Any:
+    """Spark's per-event max/sum/count over *pe* in :func:`range_window` (the caller turns
+    the segment tree on)."""
+    from pyspark.sql import functions as F
+
+    wr = range_window()
+    return pe.select(
+        "key",
+        "event_time",
+        F.max("value").over(wr).alias("max_value"),
+        F.sum("value").over(wr).alias("sum_value"),
+        F.count("*").over(wr).alias("count"),
+    )
+
+
 def batch_suite(
     spark: Any, df: Any, repeats: int, quick: bool, rows: list[list[Any]]
 ) -> dict[str, Any]:
     """The four comparisons above; *df* is the cached hopping input (100 keys)."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from windowagg.spark import window_agg
@@ -157,19 +187,10 @@ def batch_suite(
     out: dict[str, Any] = {}
     n_pe = 100_000 if quick else 300_000
     print(f"batch, per-event (t - 10 min, t], 10 keys, 10^4 events per window, {n_pe:,} events")
-    pe_pdf = per_event_data(n_pe)
-    pe = spark.createDataFrame(pe_pdf).repartition(2).cache()
-    pe.count()
+    pe = per_event_frame(spark, n_pe)
     spark.conf.set("spark.sql.window.segmentTree.enabled", "true")
-    wr = Window.partitionBy("key").orderBy(F.unix_micros("event_time"))
-    wr = wr.rangeBetween(-(600_000_000 - 1), 0)
-    spe = pe.select(
-        "key",
-        "event_time",
-        F.max("value").over(wr).alias("max_value"),
-        F.sum("value").over(wr).alias("sum_value"),
-        F.count("*").over(wr).alias("count"),
-    )
+    wr = range_window()
+    spe = range_between_job(pe)
     ope = window_agg(pe, "key", "event_time", ["max(value)", "sum(value)", "count"], size=SIZE)
     out["per_event"] = interleaved(
         "per-event",

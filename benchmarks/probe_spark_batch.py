@@ -33,8 +33,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_spark import generate
-from benchmarks.bench_spark_batch import AGGS, SIZE, SLIDE, floor_job, load, noop, per_event_data
+from benchmarks.bench_spark import bench_session, generate, hopping_frame
+from benchmarks.bench_spark_batch import (
+    AGGS,
+    SIZE,
+    SLIDE,
+    floor_job,
+    load,
+    noop,
+    per_event_frame,
+    range_between_job,
+)
 from benchmarks.harness import median
 
 PE_AGGS = ["max(value)", "sum(value)", "count"]
@@ -93,31 +102,14 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from windowagg.spark import session, window_agg
+    from windowagg.spark import window_agg
 
-    spark = session(
-        "local[2]",
-        "windowagg-probe-batch",
-        driver_memory="6g",
-        conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"},
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-
-    pe = spark.createDataFrame(per_event_data(args.per_event_events)).repartition(2).cache()
-    pe.count()
+    spark = bench_session("windowagg-probe-batch")
+    pe = per_event_frame(spark, args.per_event_events)
     spark.conf.set("spark.sql.window.segmentTree.enabled", "true")
-    wr = Window.partitionBy("key").orderBy(F.unix_micros("event_time"))
-    wr = wr.rangeBetween(-(600_000_000 - 1), 0)
-    spe = pe.select(
-        "key",
-        "event_time",
-        F.max("value").over(wr).alias("max_value"),
-        F.sum("value").over(wr).alias("sum_value"),
-        F.count("*").over(wr).alias("count"),
-    )
+    spe = range_between_job(pe)
     ope = window_agg(pe, "key", "event_time", PE_AGGS, size=SIZE)
     jobs = {"rangeBetween": lambda: noop(spe), "windowagg": lambda: noop(ope.output)}
     jobs.update(_map_jobs(pe, PE_AGGS))
@@ -130,27 +122,16 @@ def main(argv: list[str]) -> int:
     spark.conf.set("spark.sql.window.segmentTree.enabled", "false")
     pe.unpersist()
 
-    work = Path(tempfile.mkdtemp(prefix="wa-probe-batch-"))
-    generate(args.events).to_parquet(work / "events.parquet", index=False, coerce_timestamps="us")
-    df = (
-        spark.read.parquet(str(work / "events.parquet"))
-        .withColumn("event_time", F.col("event_time").cast("timestamp"))
-        .repartition(2)
-        .cache()
+    df = hopping_frame(
+        spark, generate(args.events), Path(tempfile.mkdtemp(prefix="wa-probe-batch-"))
     )
-    df.count()
     sw = df.groupBy("key", F.window("event_time", SIZE, SLIDE)).agg(
         F.max("value"), F.sum("value"), F.count("*"), F.avg("value")
     )
     ours = window_agg(df, "key", "event_time", AGGS, size=SIZE, slide=SLIDE)
     jobs = {"F.window": lambda: noop(sw), "windowagg": lambda: noop(ours.output)}
     jobs.update(_map_jobs(df, AGGS))
-    _run(
-        f"hopping 10 min / 10 s, 100 keys, {args.events:,} events",
-        "F.window",
-        jobs,
-        args.repeats,
-    )
+    _run(f"hopping 10 min / 10 s, 100 keys, {args.events:,} events", "F.window", jobs, args.repeats)
     spark.stop()
     return 0
 
