@@ -7,7 +7,9 @@ medians; the load average is printed beside them (the machine is shared).
 * single Python calls, w = 10^6, min_arity 4, Sum and Max: rounds of evict + insert +
   query (calls/s = 3 x rounds/s);
 * ``slide`` (numpy buffers) over the same window: events/s, at d = 0, 10^3 and 10^5
-  (the paper's generator: every insert lands d entries before the youngest);
+  (the paper's generator: every insert lands d entries before the youngest), over a tree
+  packed by ``bulk_insert``; at d = 0 also in the steady state (after one untimed
+  ``slide`` of as many events);
 * a Python 2x2-matrix monoid (MatMul2x2, generic path) through native vs pure Python;
 * ``range_query_many`` over a 10^5-entry FiBA with Composite(Max(), Sum());
 * memory: node bytes per entry at 10^6 (Sum), built by ``bulk_insert`` and by sliding,
@@ -54,15 +56,27 @@ def single_calls(m: Any, backend: Any, w: int, rounds: int) -> float:
     return rounds / time_once(run)
 
 
-def slide_rate(m: Any, backend: Any, w: int, rounds: int, d: int) -> float:
+def slide_rate(m: Any, backend: Any, w: int, rounds: int, d: int, warm: bool = False) -> float:
+    """Events/s of one ``slide`` of *rounds* events over a fresh tree packed by
+    ``bulk_insert``; *warm*: over the same tree after one untimed ``slide`` of *rounds*
+    events, when its nodes have the fill that appends and evictions leave (a running
+    stream's steady state: the packed tree's first slide splits more nodes than it frees)."""
     f = FiBA(m, min_arity=MU, backend=backend)
     big = 10**12
     base = np.arange(w - d, dtype=np.int64)
     f.bulk_insert(np.concatenate([base, big + np.arange(d, dtype=np.int64)]), np.ones(w))
-    times = np.arange(w - d, w - d + rounds, dtype=np.int64)  # lands d before the youngest
-    upto = np.arange(rounds, dtype=np.int64)  # evict the oldest each step
     vals = np.ones(rounds)
     out = np.empty(rounds)
+
+    def steps(start: int) -> tuple[Any, Any]:
+        """Each step lands d before the youngest and evicts the oldest."""
+        times = np.arange(w - d + start, w - d + start + rounds, dtype=np.int64)
+        return times, np.arange(start, start + rounds, dtype=np.int64)
+
+    if warm:
+        times, upto = steps(0)
+        f.slide(times, vals, evict_upto=upto, out=out)
+    times, upto = steps(rounds if warm else 0)
     return rounds / time_once(lambda: f.slide(times, vals, evict_upto=upto, out=out))
 
 
@@ -140,6 +154,8 @@ def main(argv: list[str]) -> int:
         if "slide" in chosen:
             s0 = median([slide_rate(m, "native", w, 10**6, 0) for _ in range(reps)])
             rows.append([f"{name} slide d=0 (events/s)", s0, "", ""])
+            steady = median([slide_rate(m, "native", w, 10**6, 0, True) for _ in range(reps)])
+            rows.append([f"{name} slide d=0, steady (events/s)", steady, "", ""])
             for d in (10**3, 10**5):
                 sd = median([slide_rate(m, "native", w, 10**6 // 4, d) for _ in range(reps)])
                 rows.append([f"{name} slide d={d} (events/s)", sd, "", sd / s0])
