@@ -309,21 +309,8 @@ class FiBA {
         return reinterpret_cast<Node**>(reinterpret_cast<char*>(y) + off_kids_);
     }
 
-    Node* new_node(bool leaf, Node* parent) {
-        // a freed node's block when one waits (spare_blocks.hpp)
-        void* mem = (leaf ? spare_leaves_ : spare_inner_).take();
-        Node* y = ::new (mem) Node{parent, m_.identity(), m_.identity(), 0, leaf, false, false};
-        if constexpr (kPlainSlots) {
-            std::uninitialized_default_construct_n(keys(y), cap_);
-            std::uninitialized_default_construct_n(vals(y), cap_);
-        } else {
-            std::uninitialized_value_construct_n(keys(y), cap_);
-            std::uninitialized_value_construct_n(vals(y), cap_);
-        }
-        if (!leaf) std::uninitialized_fill_n(kids(y), cap_ + 1, nullptr);
-        ++nodes_;
-        return y;
-    }
+    // node storage (fiba_nodes.hpp)
+    Node* new_node(bool leaf, Node* parent);
     void prefetch_node(const Node* y) const {
 #if defined(__GNUC__) || defined(__clang__)
         const char* c = reinterpret_cast<const char*>(y);
@@ -332,69 +319,17 @@ class FiBA {
         (void)y;
 #endif
     }
-    void delete_node(Node* y) {
-        std::destroy_n(keys(y), cap_);
-        std::destroy_n(vals(y), cap_);
-        bool leaf = y->leaf;
-        y->~Node();
-        (leaf ? spare_leaves_ : spare_inner_).give(y);
-        --nodes_;
-    }
-    // Free discarded subtrees (their entries were already subtracted from size_).
-    void free_subtree(Node* y) {
-        if (!y) return;
-        if (!y->leaf) {
-            Node** ks = kids(y);
-            for (std::uint32_t i = 0; i <= y->n; ++i) free_subtree(ks[i]);
-        }
-        delete_node(y);
-    }
-    std::size_t count_subtree(Node* y) const {
-        if (!y) return 0;
-        std::size_t c = y->n;
-        if (!y->leaf)
-            for (std::uint32_t i = 0; i <= y->n; ++i) c += count_subtree(kids(y)[i]);
-        return c;
-    }
-    std::size_t bytes_of(Node* y) const {
-        std::size_t c = y->leaf ? leaf_bytes_ : inner_bytes_;
-        if (!y->leaf)
-            for (std::uint32_t i = 0; i <= y->n; ++i) c += bytes_of(kids(y)[i]);
-        return c;
-    }
-    void discard(Node* y) {
-        size_ -= count_subtree(y);
-        graveyard_.push_back(y);
-    }
-    void flush() {
-        while (!graveyard_.empty()) {
-            Node* y = graveyard_.back();
-            graveyard_.pop_back();
-            free_subtree(y);
-        }
-    }
+    void delete_node(Node* y);
+    void free_subtree(Node* y);  // discarded subtrees (entries already subtracted)
+    std::size_t count_subtree(Node* y) const;
+    std::size_t bytes_of(Node* y) const;
+    void discard(Node* y);
+    void flush();
 
     template <class F>
-    void walk(Node* y, F& f) const {
-        if (y->leaf) {
-            for (std::uint32_t i = 0; i < y->n; ++i) f(keys(y)[i], vals(y)[i]);
-            return;
-        }
-        for (std::uint32_t i = 0; i < y->n; ++i) {
-            walk(kids(y)[i], f);
-            f(keys(y)[i], vals(y)[i]);
-        }
-        walk(kids(y)[y->n], f);
-    }
-
+    void walk(Node* y, F& f) const;  // f(key, partial) in key order
     template <class F>
-    void owned(Node* y, F& f) const {
-        f(y->agg);
-        f(y->loc);
-        for (std::uint32_t i = 0; i < cap_; ++i) f(keys(y)[i]), f(vals(y)[i]);
-        if (!y->leaf)
-            for (std::uint32_t i = 0; i <= y->n; ++i) owned(kids(y)[i], f);
-    }
+    void owned(Node* y, F& f) const;  // f(x) for every aggregate, key and partial slot
 
     bool eq(const K& a, const K& b) const { return !less_(a, b) && !less_(b, a); }
     std::uint32_t lower(Node* y, const K& t) const {
@@ -414,45 +349,12 @@ class FiBA {
         return h;
     }
 
-    // -------------------------------------------------- array helpers (no combine, no throw)
-    void insert_entry(Node* y, std::uint32_t i, K t, P v) {
-        K* ks = keys(y);
-        P* vs = vals(y);
-        std::move_backward(ks + i, ks + y->n, ks + y->n + 1);
-        std::move_backward(vs + i, vs + y->n, vs + y->n + 1);
-        ks[i] = std::move(t);
-        vs[i] = std::move(v);
-        ++y->n;
-    }
-    void erase_entries(Node* y, std::uint32_t i, std::uint32_t c) {
-        K* ks = keys(y);
-        P* vs = vals(y);
-        std::move(ks + i + c, ks + y->n, ks + i);
-        std::move(vs + i + c, vs + y->n, vs + i);
-        clear_slots(y, y->n - c, y->n);
-        y->n -= c;
-    }
-    // Slots [b, e) of y (past its entries) back to default values, so they keep no Python
-    // object alive (nothing to do for kPlainSlots).
-    void clear_slots(Node* y, std::uint32_t b, std::uint32_t e) {
-        if constexpr (!kPlainSlots) {
-            K* ks = keys(y);
-            P* vs = vals(y);
-            for (std::uint32_t j = b; j < e; ++j) { ks[j] = K(); vs[j] = P(); }
-        }
-    }
-    // kids of y: an array of n+1 pointers (call after changing n accordingly)
-    void insert_kid(Node* y, std::uint32_t i, Node* c, std::uint32_t count_before) {
-        Node** ks = kids(y);
-        std::move_backward(ks + i, ks + count_before, ks + count_before + 1);
-        ks[i] = c;
-        c->parent = y;
-    }
-    void erase_kids(Node* y, std::uint32_t i, std::uint32_t c, std::uint32_t count_before) {
-        Node** ks = kids(y);
-        std::move(ks + i + c, ks + count_before, ks + i);
-        std::fill(ks + count_before - c, ks + count_before, nullptr);
-    }
+    // array helpers, no combine, no throw (fiba_nodes.hpp)
+    void insert_entry(Node* y, std::uint32_t i, K t, P v);
+    void erase_entries(Node* y, std::uint32_t i, std::uint32_t c);
+    void clear_slots(Node* y, std::uint32_t b, std::uint32_t e);
+    void insert_kid(Node* y, std::uint32_t i, Node* c, std::uint32_t count_before);
+    void erase_kids(Node* y, std::uint32_t i, std::uint32_t c, std::uint32_t count_before);
 
     // ------------------------------------------------------------------ aggregates
     template <class It>
@@ -835,6 +737,7 @@ class FiBA {
 
 }  // namespace windowagg
 
+#include "fiba_nodes.hpp"
 #include "fiba_rebalance.hpp"
 #include "fiba_bulk.hpp"
 #include "fiba_check.hpp"
