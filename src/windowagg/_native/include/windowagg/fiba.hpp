@@ -327,7 +327,7 @@ class FiBA {
     void flush();
 
     template <class F>
-    void walk(Node* y, F& f) const;  // f(key, partial) in key order
+    void walk(Node* y, F& f) const;  // f(key, partial) in key order; nothing for null
     template <class F>
     void owned(Node* y, F& f) const;  // f(x) for every aggregate, key and partial slot
 
@@ -647,21 +647,8 @@ class FiBA {
     std::vector<std::pair<K, P>> to_partials_any() const {
         std::vector<std::pair<K, P>> out;
         auto f = [&](const K& k, const P& p) { out.emplace_back(k, p); };
-        walk_any(root_, f);
+        walk(root_, f);
         return out;
-    }
-    template <class F>
-    void walk_any(Node* y, F& f) const {
-        if (!y) return;
-        if (y->leaf) {
-            for (std::uint32_t i = 0; i < y->n; ++i) f(keys(y)[i], vals(y)[i]);
-            return;
-        }
-        for (std::uint32_t i = 0; i < y->n; ++i) {
-            walk_any(kids(y)[i], f);
-            f(keys(y)[i], vals(y)[i]);
-        }
-        walk_any(kids(y)[y->n], f);
     }
     void rebuild(std::vector<std::pair<K, P>>& es) {
         std::vector<K> ts;

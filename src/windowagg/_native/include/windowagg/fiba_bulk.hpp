@@ -119,7 +119,7 @@ std::size_t FiBA<M, K, Less>::bulk_evict(const K& t) {
             for (auto& e : saved_) es.push_back(std::move(e));
             saved_.clear();
             auto f = [&](const K& k, const P& p) { es.emplace_back(k, p); };
-            for (Node* y : graveyard_) walk_any(y, f);
+            for (Node* y : graveyard_) walk(y, f);
             sort_entries(es);
             rebuild(es);
             throw;

@@ -84,6 +84,7 @@ void FiBA<M, K, Less>::flush() {
 template <Monoid M, class K, class Less>
 template <class F>
 void FiBA<M, K, Less>::walk(Node* y, F& f) const {
+    if (!y) return;  // an empty kid slot of a tree mid-restructuring (the error paths)
     if (y->leaf) {
         for (std::uint32_t i = 0; i < y->n; ++i) f(keys(y)[i], vals(y)[i]);
         return;
