@@ -305,7 +305,7 @@ def test_key_forms_switch_keeping_counts(backend: str) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("switch", ["floats", "then ints", "then objects"])
 def test_large_tree_against_sorted_list(backend: str, switch: str) -> None:
-    """Thousands of values (native: a tree of several levels, nodes splitting and emptying),
+    """Thousands of values (native: a tree of several levels, nodes splitting, evening out and merging),
     duplicates among them, against a sorted list; natively the keys switch form mid-way."""
     rng = random.Random(11)
     pool = [rng.uniform(-1e3, 1e3) for _ in range(2500)]
