@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
+from windowagg._time import check_timestamp
 from windowagg.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -210,6 +211,50 @@ def check_value(monoid: Monoid[Any, Any, Any], witness: Any, v: Any) -> None:
     *witness* is an earlier partial (or the identity). Changes nothing.
     """
     monoid.combine(witness, monoid.lift(v))
+
+
+def precheck_values(
+    kind: str,
+    monoid: Monoid[Any, Any, Any],
+    witness: Any,
+    items: list[tuple[Any, Any]],
+    *,
+    ref: Any,
+    bound: Any,
+    mx: Any,
+    ooo: Any,
+    lateness: Any,
+    skip: Callable[[Any], bool] | None = None,
+) -> None:
+    """``bad_value="raise"``: raise MonoidInputError if a value that would be aggregated is
+    refused by the monoid (``lift`` + one ``combine`` with *witness*); change nothing. O(m).
+
+    Events with a bad timestamp, late ones (below the lateness bound) and those *skip*
+    says no to are passed over: their own outcome comes first, as in the ingestion loops.
+    With *ooo* (max_out_of_orderness) the bound, largest time seen - *ooo* - *lateness*,
+    follows the events one by one as the loops move it; with None it stays *bound*.
+    *ref*, *bound* and *mx* are the window's state before the burst.
+    """
+    for t, v in items:
+        try:
+            check_timestamp(t, ref)
+            if ref is None:
+                ref = t
+            if bound is not None and t < bound:
+                continue
+            if skip is not None and skip(t):
+                continue
+        except (TimestampError, TypeError):
+            continue
+        try:
+            check_value(monoid, witness, v)
+        except Exception as e:
+            raise bad_value_error(kind, t, v, e) from e
+        if ooo is not None and (mx is None or t > mx):
+            mx = t
+            b = t - ooo - lateness
+            if bound is None or b > bound:
+                bound = b
 
 
 def late_error(t: Any, bound: Any) -> LateEventError:

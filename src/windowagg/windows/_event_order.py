@@ -29,11 +29,11 @@ from windowagg.windows._common import (
     bad_value_reason,
     check_bad_value_policy,
     check_late_policy,
-    check_value,
     dump_state,
     late_error,
     load_state,
     make_aggregator,
+    precheck_values,
     restore_aggregator,
 )
 
@@ -190,25 +190,20 @@ class _EventOrderWindows(Generic[In, P, Out]):
 
     def _precheck_values(self, items: list[tuple[Any, Any]]) -> None:
         """``bad_value="raise"``: raise MonoidInputError if a value that :meth:`insert`
-        would aggregate is refused by the monoid; change nothing. O(m) lifts.
+        would aggregate is refused by the monoid; change nothing (:func:`precheck_values`).
+        O(m) lifts.
         """
-        mx, bound, ref = self._max, self._bound, self._ref
-        witness = self._witness if self._has_witness else self._m.identity
-        for t, v in items:
-            try:
-                check_timestamp(t, ref)
-                if bound is not None and t < bound:
-                    continue
-            except (TimestampError, TypeError):
-                continue
-            try:
-                check_value(self._m, witness, v)
-            except Exception as e:
-                raise bad_value_error(type(self).__name__, t, v, e) from e
-            ref = t if ref is None else ref
-            if self._ooo is not None and (mx is None or t > mx):
-                mx = t
-                bound = t - self._ooo - self._L
+        precheck_values(
+            type(self).__name__,
+            self._m,
+            self._witness if self._has_witness else self._m.identity,
+            items,
+            ref=self._ref,
+            bound=self._bound,
+            mx=self._max,
+            ooo=self._ooo,
+            lateness=self._L,
+        )
 
     def insert_many(self, pairs: Iterable[tuple[Any, In]]) -> list[WindowResult[Out]]:
         """Add a burst event by event in arrival order (every event is an emission point).

@@ -20,8 +20,8 @@ from windowagg.windows._common import (
     Rejected,
     bad_value_error,
     bad_value_reason,
-    check_value,
     late_error,
+    precheck_values,
 )
 
 
@@ -89,34 +89,23 @@ class _Admission:
 
     def _precheck_values(self, items: list[tuple[Any, Any]], *, sequential: bool) -> None:
         """``bad_value="raise"``: raise MonoidInputError if a value that would be aggregated
-        is refused by the monoid (``lift`` + one ``combine``); change nothing. O(m) lifts.
+        is refused by the monoid; change nothing (:func:`precheck_values`). O(m) lifts.
 
-        Events with a bad timestamp, late events and events in a gap are skipped (their
-        own outcome comes first, as in the ingestion loops); *sequential* simulates the
-        watermark event by event (per-event mode), else the burst's bound is fixed.
+        Events in a gap are skipped too; *sequential* simulates the watermark event by
+        event (per-event mode), else the burst's bound is fixed.
         """
-        bound, mx, ref = self._bound, self._max, self._ref
-        witness = self._witness if self._has_witness else self._m.identity
-        for t, v in items:
-            try:
-                check_timestamp(t, ref)
-                if ref is None:
-                    ref = t
-                if bound is not None and t < bound:
-                    continue
-                if self._gaps and self._E0 is not None and self._in_gap(t):
-                    continue
-            except (TimestampError, TypeError):
-                continue
-            try:
-                check_value(self._m, witness, v)
-            except Exception as e:
-                raise bad_value_error(type(self).__name__, t, v, e) from e
-            if sequential and (mx is None or t > mx):
-                mx = t
-                b = t - self._ooo - self._L
-                if bound is None or b > bound:
-                    bound = b
+        precheck_values(
+            type(self).__name__,
+            self._m,
+            self._witness if self._has_witness else self._m.identity,
+            items,
+            ref=self._ref,
+            bound=self._bound,
+            mx=self._max,
+            ooo=self._ooo if sequential else None,
+            lateness=self._L,
+            skip=self._in_gap if self._gaps and self._E0 is not None else None,
+        )
 
     def _lift(self, v: Any) -> Any:
         """``lift(v)``, checked by one ``combine`` with an earlier partial; raises on bad values."""
