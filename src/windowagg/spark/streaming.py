@@ -63,6 +63,7 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
 from windowagg.pandas import parse, shape_of  # noqa: E402
 from windowagg.spark.batch import _type, prepare  # noqa: E402
 from windowagg.spark.rejects import (  # noqa: E402
+    REJECT_COLUMNS,
     _empty_rejects,
     _rows_json,
     readable_reason,
@@ -96,6 +97,17 @@ def _has_null_key(key: tuple[Any, ...]) -> bool:
     return any(k is None or (isinstance(k, float) and k != k) for k in key)
 
 
+#: The packed layout's own array columns: window starts, window ends (before the
+#: aggregations' arrays) and revisions (after them); the reject columns close each row.
+_WS, _WE, _REV = "_ws", "_we", "_rev"
+
+
+@functools.lru_cache(maxsize=64)
+def _packed_names(keys: tuple[str, ...], aliases: tuple[str, ...]) -> pd.Index:
+    """The :func:`packed_schema` column names in order, as one (immutable) pandas Index."""
+    return pd.Index([*keys, _WS, _WE, *aliases, _REV, *REJECT_COLUMNS])
+
+
 def packed_schema(key_fields: Sequence[T.StructField], aggs: Sequence[Agg]) -> T.StructType:
     """What the Python side of the streaming operator returns: one row per key and
     micro-batch holding all its windows as arrays, plus one row per reject.
@@ -106,19 +118,12 @@ def packed_schema(key_fields: Sequence[T.StructField], aggs: Sequence[Agg]) -> T
     on reject rows only, whose arrays are null). :func:`unpack` turns it into the
     :func:`~windowagg.spark.batch.output_schema` rows plus ``revision``.
     """
-    fields = [T.StructField(f.name, f.dataType, True) for f in key_fields]
-    fields += [
-        T.StructField("_ws", T.ArrayType(T.LongType(), False), True),
-        T.StructField("_we", T.ArrayType(T.LongType(), False), True),
-    ]
-    fields += [T.StructField(a.alias, T.ArrayType(_type(a.dtype), True), True) for a in aggs]
-    fields += [T.StructField("_rev", T.ArrayType(T.LongType(), False), True)]
-    fields += [
-        T.StructField("reason", T.StringType(), True),
-        T.StructField("event_time", T.TimestampType(), True),
-        T.StructField("row", T.StringType(), True),
-    ]
-    return T.StructType(fields)
+    longs = T.ArrayType(T.LongType(), False)
+    types = [f.dataType for f in key_fields] + [longs, longs]
+    types += [T.ArrayType(_type(a.dtype), True) for a in aggs]
+    types += [longs, T.StringType(), T.TimestampType(), T.StringType()]  # _rev, the rejects'
+    names = _packed_names(tuple(f.name for f in key_fields), tuple(a.alias for a in aggs))
+    return T.StructType([T.StructField(n, t, True) for n, t in zip(names, types, strict=True)])
 
 
 def _col(name: str) -> Any:
@@ -132,12 +137,10 @@ def unpack(packed: DataFrame, keys: Sequence[str], aggs: Sequence[Agg]) -> DataF
     One ``explode_outer(arrays_zip(...))`` in the JVM: a window row per array element,
     and each reject row once (its arrays are null). O(rows), no Python.
     """
-    zipped = F.arrays_zip(_col("_ws"), _col("_we"), *[_col(a.alias) for a in aggs], _col("_rev"))
+    zipped = F.arrays_zip(_col(_WS), _col(_WE), *[_col(a.alias) for a in aggs], _col(_REV))
     rows = packed.select(
         *[_col(k) for k in keys],
-        _col("reason"),
-        _col("event_time"),
-        _col("row"),
+        *[_col(c) for c in REJECT_COLUMNS],
         F.explode_outer(zipped).alias("_z"),
     )
     is_window = F.col("reason").isNull()
@@ -145,13 +148,11 @@ def unpack(packed: DataFrame, keys: Sequence[str], aggs: Sequence[Agg]) -> DataF
     return rows.select(
         F.when(is_window, F.lit("window")).otherwise(F.lit("reject")).alias("kind"),
         *[_col(k) for k in keys],
-        F.timestamp_micros(z.getField("_ws")).alias("window_start"),
-        F.timestamp_micros(z.getField("_we")).alias("window_end"),
+        F.timestamp_micros(z.getField(_WS)).alias("window_start"),
+        F.timestamp_micros(z.getField(_WE)).alias("window_end"),
         *[z.getField(a.alias).alias(a.alias) for a in aggs],
-        z.getField("_rev").cast("int").alias("revision"),
-        _col("reason"),
-        _col("event_time"),
-        _col("row"),
+        z.getField(_REV).cast("int").alias("revision"),
+        *[_col(c) for c in REJECT_COLUMNS],
     )
 
 
@@ -187,25 +188,23 @@ def pack(
     if m == 0:
         return _one_row(keys, key_values, aggs, cols, n)
     lead = 1 if n else 0
-    data: dict[str, Any] = {}
-    for k, kv in zip(keys, key_values, strict=True):
-        data[k] = [kv] * lead + [None] * m
+    columns: list[Any] = [[kv] * lead + [None] * m for kv in key_values]  # in _packed_names order
     starts = np.asarray(cols["start"], dtype=np.int64).tolist()
     ends = np.asarray(cols["end"], dtype=np.int64).tolist()
-    data["_ws"] = [starts] * lead + [None] * m
-    data["_we"] = [ends] * lead + [None] * m
-    for a in aggs:
-        data[a.alias] = ([_array_values(a, cols[a.alias])] if lead else []) + [None] * m
+    columns += [[starts] * lead + [None] * m, [ends] * lead + [None] * m]
+    columns += [([_array_values(a, cols[a.alias])] if lead else []) + [None] * m for a in aggs]
     rev = cols.get("revision")
     revs = np.zeros(n, np.int64) if rev is None else np.asarray(rev, dtype=np.int64)
-    data["_rev"] = [revs.tolist()] * lead + [None] * m
-    data["reason"] = [None] * lead + rejects["reason"].tolist()
+    columns.append([revs.tolist()] * lead + [None] * m)
+    reason, event_time, row = REJECT_COLUMNS
+    columns.append([None] * lead + rejects[reason].tolist())
     ev = np.full(lead + m, np.datetime64("NaT", "us"))
     if m:
-        ev[lead:] = rejects["event_time"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
-    data["event_time"] = pd.Series(ev).dt.tz_localize("UTC")
-    data["row"] = [None] * lead + rejects["row"].tolist()
-    return pd.DataFrame(data)
+        ev[lead:] = rejects[event_time].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+    columns.append(pd.Series(ev).dt.tz_localize("UTC"))
+    columns.append([None] * lead + rejects[row].tolist())
+    names = _packed_names(tuple(keys), tuple(a.alias for a in aggs))
+    return pd.DataFrame(dict(zip(names, columns, strict=True)))
 
 
 def _one_row(
@@ -241,12 +240,6 @@ def _one_row(
 
 
 _DATETIME_LIKE = (dt.date, dt.timedelta, np.datetime64, np.timedelta64)
-
-
-@functools.lru_cache(maxsize=64)
-def _packed_names(keys: tuple[str, ...], aliases: tuple[str, ...]) -> pd.Index:
-    """The :func:`packed_schema` column names as one (immutable) pandas Index."""
-    return pd.Index([*keys, "_ws", "_we", *aliases, "_rev", "reason", "event_time", "row"])
 
 
 def _one_burst(pdfs: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
