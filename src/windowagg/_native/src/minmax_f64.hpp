@@ -22,19 +22,17 @@
 #include <limits>
 
 #include "adapters.hpp"
+#include "f64_stage.hpp"
 
 namespace windowagg::py {
 
 template <bool IsMax>
-struct F64ExtremeAdapter {
-    using partial_type = double;
+struct F64ExtremeAdapter : F64StageBase<F64ExtremeAdapter<IsMax>> {
+    using Base = F64StageBase<F64ExtremeAdapter<IsMax>>;
+    using typename Base::partial_type;
     using Tagged = NumAdapter<IsMax ? Kind::MAX : Kind::MIN>;  // the next stage
-    static constexpr bool generic = false;
-    static constexpr bool nothrow_combine = true;  // a comparison never throws
-    KernelCtx ctx;
-    bool commutative;
 
-    explicit F64ExtremeAdapter(nb::handle monoid) : commutative(py_commutative(monoid)) { ctx.who = repr_str(monoid); }
+    using Base::Base;
 
     static constexpr double id_value() noexcept {
         return IsMax ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
@@ -46,27 +44,10 @@ struct F64ExtremeAdapter {
         if constexpr (IsMax) return a < b ? b : a;
         else return b < a ? b : a;
     }
-    bool lift(nb::handle x, partial_type& out) const {
-        PyObject* o = x.ptr();
-        if (!PyFloat_CheckExact(o)) return false;
-        return lift_f64(PyFloat_AS_DOUBLE(o), out);
-    }
-    WINDOWAGG_INLINE bool lift_f64(double x, partial_type& out) const {
-        if (!std::isfinite(x)) refuse_non_finite(ctx, x);
-        out = x;
-        return true;
-    }
-    bool lift_i64(int64_t, partial_type&) const { return false; }
     WINDOWAGG_INLINE bool lower_num(const partial_type& p, Num& out) const {
         out = is_id(p) ? Num::none() : Num::of_flt(p);
         return true;
     }
-    nb::object lower(const partial_type& p) const {
-        Num n;
-        lower_num(p, n);
-        return num_to_py(n);
-    }
-    nb::object to_py(const partial_type& p) const { return lower(p); }
     // The tagged adapter's partial for p (the deoptimisation's mapping).
     static typename Tagged::partial_type tagged(double p) {
         return {is_id(p) ? Num::none() : Num::of_flt(p)};

@@ -21,19 +21,15 @@
 #include <cstdint>
 
 #include "adapters.hpp"
+#include "f64_stage.hpp"
 
 namespace windowagg::py {
 
-struct F64SumAdapter {
-    using partial_type = double;
+struct F64SumAdapter : F64StageBase<F64SumAdapter> {
     using Tagged = SumAdapter;  // the next stage
-    static constexpr bool generic = false;
-    static constexpr bool nothrow_combine = true;  // a double addition never throws
     static constexpr std::uint64_t kIdBits = 0x7FF80000DEAD5E1DULL;
-    KernelCtx ctx;
-    bool commutative;
 
-    explicit F64SumAdapter(nb::handle monoid) : commutative(py_commutative(monoid)) { ctx.who = repr_str(monoid); }
+    using F64StageBase::F64StageBase;
 
     static double id_value() noexcept { return std::bit_cast<double>(kIdBits); }
     static bool is_id(double x) noexcept { return std::bit_cast<std::uint64_t>(x) == kIdBits; }
@@ -51,27 +47,10 @@ struct F64SumAdapter {
         if (ia && ib) return id_value();
         return (ia ? 0.0 : a) + (ib ? 0.0 : b);
     }
-    bool lift(nb::handle x, partial_type& out) const {
-        PyObject* o = x.ptr();
-        if (!PyFloat_CheckExact(o)) return false;
-        return lift_f64(PyFloat_AS_DOUBLE(o), out);
-    }
-    WINDOWAGG_INLINE bool lift_f64(double x, partial_type& out) const {
-        if (!std::isfinite(x)) refuse_non_finite(ctx, x);
-        out = x;
-        return true;
-    }
-    bool lift_i64(int64_t, partial_type&) const { return false; }
     WINDOWAGG_INLINE bool lower_num(const partial_type& p, Num& out) const {
         out = is_id(p) ? Num::of_int(0) : Num::of_flt(p);
         return true;
     }
-    nb::object lower(const partial_type& p) const {
-        Num n;
-        lower_num(p, n);
-        return num_to_py(n);
-    }
-    nb::object to_py(const partial_type& p) const { return lower(p); }
     // The tagged adapter's partial for p (the deoptimisation's mapping).
     static SumAdapter::partial_type tagged(double p) { return {is_id(p) ? Num::of_int(0) : Num::of_flt(p)}; }
     // The twin's partial: a finite float, or the int 0 (the identity, which behaves as it).
