@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -29,6 +30,22 @@ def test_protocol_and_empty_window(name: str) -> None:
     # built-in fast paths are private subclasses: the repr names the public class
     public = next(c for c in type(w).__mro__ if not c.__name__.startswith("_"))
     assert public.__name__ in repr(w)
+
+
+@pytest.mark.parametrize("name", sorted(FAMILY))
+@pytest.mark.parametrize("fill", ["_load_partials", "_refill"])
+def test_partials_go_in_as_they_are(name: str, fill: str) -> None:
+    """Loading partials (a state) and the error path's refill take them as they are, the
+    built-in fast classes included: ``Sum.lift`` refuses inf, a partial a state may hold."""
+    w = _make(name)
+    if not hasattr(w, fill):
+        pytest.skip(f"{name} has no {fill}")
+    w.insert(2)
+    getattr(w, fill)([1.5, math.inf])
+    held = [1.5, math.inf] if fill == "_refill" else [2, 1.5, math.inf]
+    assert list(w) == held and len(w) == len(held)
+    assert w.query() == math.inf
+    w._check()
 
 
 @pytest.mark.parametrize("name", sorted(FAMILY))

@@ -199,16 +199,11 @@ class _FifoBase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
     def _refill(self, partials: list[Any]) -> None:
         """Error path: make this window hold *partials* (already lifted), oldest first.
 
-        Builds a fresh window by inserting the partials with ``lift`` switched off, then
-        takes over its state slot by slot. O(n) inserts.
+        A fresh window loads them (:meth:`_load_partials`), then this one takes over its
+        state slot by slot. O(n) inserts.
         """
         fresh = self._fresh()
-        lift = fresh._lift
-        fresh._lift = None  # the partials are lifted already
-        insert = fresh.insert
-        for p in partials:
-            insert(p)
-        fresh._lift = lift
+        fresh._load_partials(partials)
         self._adopt(fresh)
 
     if TYPE_CHECKING:
@@ -216,7 +211,13 @@ class _FifoBase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
         def oldest_partial(self) -> P: ...
 
     def _load_partials(self, partials: Iterable[Any]) -> None:
-        """Append *partials* (already lifted) as the youngest entries. O(m) inserts."""
+        """Append *partials* (already lifted) as the youngest entries. O(m) inserts.
+
+        The one way partials enter a window as they are (loading a state, the error path's
+        :meth:`_refill`): ``insert`` runs with ``lift`` switched off, which every class's
+        ``insert`` honours by skipping lift when ``_lift`` is None. A class whose ``insert``
+        inlines its monoid's lift instead (``_TwoStacksLiteSum``) overrides this method.
+        """
         saved = self._lift
         self._lift = None  # insert skips lift when it is None: the partials go in as they are
         try:
