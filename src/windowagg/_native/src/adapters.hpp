@@ -40,167 +40,17 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "gc.hpp"
+#include "num.hpp"
+#include "py_errors.hpp"
 #include "windowagg/monoid.hpp"
 #include "windowagg/ring.hpp"  // WINDOWAGG_INLINE / WINDOWAGG_NOINLINE
 
 namespace windowagg::py {
 
 namespace nb = nanobind;
-
-// ------------------------------------------------------------------------- errors
-
-// The class `name` of windowagg.errors (looked up once, kept for the process lifetime).
-inline PyObject* error_class(const char* name) {
-    static std::unordered_map<std::string, PyObject*> cache;
-    auto it = cache.find(name);
-    if (it != cache.end()) return it->second;
-    nb::object cls = nb::module_::import_("windowagg.errors").attr(name);
-    PyObject* p = cls.release().ptr();  // one reference kept forever (module lifetime)
-    cache.emplace(name, p);
-    return p;
-}
-
-// Raise windowagg.errors.<cls>(msg) as a C++ exception (nb::python_error).
-[[noreturn]] inline void raise(const char* cls, const std::string& msg) {
-    PyErr_SetString(error_class(cls), msg.c_str());
-    throw nb::python_error();
-}
-
-// Raise a built-in exception type (PyExc_TypeError, ...).
-[[noreturn]] inline void raise_builtin(PyObject* type, const std::string& msg) {
-    PyErr_SetString(type, msg.c_str());
-    throw nb::python_error();
-}
-
-[[noreturn]] inline void throw_if_error() { throw nb::python_error(); }
-
-// `getattr(m, "commutative", False) is True`, as windowagg.fifo._common.flip_op reads it:
-// the FIFO algorithms fold a flip as acc (x) older for such a monoid (same floats as the twin).
-inline bool py_commutative(nb::handle m) {
-    PyObject* v = PyObject_GetAttrString(m.ptr(), "commutative");
-    if (!v) { PyErr_Clear(); return false; }
-    bool r = v == Py_True;
-    Py_DECREF(v);
-    return r;
-}
-
-inline std::string repr_str(nb::handle h) {
-    nb::str s = nb::repr(h);
-    return std::string(s.c_str());
-}
-
-// Thrown by a numeric adapter's combine when the result leaves what it can represent
-// (int64 overflow): the algorithm keeps its structure unchanged (strong guarantee) and the
-// binding layer deoptimises to GenericAdapter, then redoes the operation. (One type for the
-// headers and the bindings: windowagg::Deopt of include/windowagg/monoid.hpp.)
-using Deopt = windowagg::Deopt;
-
-// ------------------------------------------------------------------------- Num
-
-// A Python int (within int64) or float, or "nothing" (None / NOTHING, the identity of
-// Max, Min, First and Last). Arithmetic and comparisons follow Python's exactly.
-struct Num {
-    enum Tag : uint8_t { NONE = 0, INT = 1, FLT = 2 };
-    union {
-        int64_t i;
-        double d;
-    };
-    Tag tag;
-
-    static Num none() { Num n; n.i = 0; n.tag = NONE; return n; }
-    static Num of_int(int64_t v) { Num n; n.i = v; n.tag = INT; return n; }
-    static Num of_flt(double v) { Num n; n.d = v; n.tag = FLT; return n; }
-    double as_double() const { return tag == FLT ? d : static_cast<double>(i); }
-};
-
-// Python's int(a) < float(b), exactly (no rounding of the int). NaN compares false.
-inline bool int_lt_flt(int64_t a, double b) {
-    if (std::isnan(b)) return false;
-    if (b >= 0x1p63) return true;
-    if (b < -0x1p63) return false;
-    double t = std::trunc(b);
-    auto ti = static_cast<int64_t>(t);
-    if (a != ti) return a < ti;
-    return t < b;
-}
-
-// Python's float(a) < int(b), exactly.
-inline bool flt_lt_int(double a, int64_t b) {
-    if (std::isnan(a)) return false;
-    if (a >= 0x1p63) return false;
-    if (a < -0x1p63) return true;
-    double t = std::trunc(a);
-    auto ti = static_cast<int64_t>(t);
-    if (ti != b) return ti < b;
-    return a < t;
-}
-
-// a < b for two numbers (neither NONE).
-WINDOWAGG_INLINE bool num_lt(const Num& a, const Num& b) {
-    if (a.tag == Num::INT) return b.tag == Num::INT ? a.i < b.i : int_lt_flt(a.i, b.d);
-    return b.tag == Num::FLT ? a.d < b.d : flt_lt_int(a.d, b.i);
-}
-
-[[noreturn]] WINDOWAGG_NOINLINE inline void throw_deopt() { throw Deopt{}; }
-
-// r = a + b; true on int64 overflow (r unspecified). GCC / Clang builtin, portable elsewhere.
-WINDOWAGG_INLINE bool add_overflows(int64_t a, int64_t b, int64_t* r) {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_add_overflow(a, b, r);
-#else
-    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return true;
-    *r = a + b;
-    return false;
-#endif
-}
-
-// a + b as Python computes it; int64 overflow throws Deopt (Python would make a big int).
-WINDOWAGG_INLINE Num num_add(const Num& a, const Num& b) {
-    if (a.tag == Num::INT && b.tag == Num::INT) {
-        int64_t r;
-        if (add_overflows(a.i, b.i, &r)) [[unlikely]]
-            throw_deopt();
-        return Num::of_int(r);
-    }
-    return Num::of_flt(a.as_double() + b.as_double());
-}
-
-WINDOWAGG_INLINE int64_t checked_add(int64_t a, int64_t b) {
-    int64_t r;
-    if (add_overflows(a, b, &r)) [[unlikely]]
-        throw_deopt();
-    return r;
-}
-
-// An exact Python int (not bool, within int64) or exact float into a Num; false otherwise.
-inline bool num_from_py(PyObject* o, Num& out) {
-    if (PyLong_CheckExact(o)) {
-        int overflow = 0;
-        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) return false;
-        if (v == -1 && PyErr_Occurred()) throw_if_error();
-        out = Num::of_int(v);
-        return true;
-    }
-    if (PyFloat_CheckExact(o)) {
-        out = Num::of_flt(PyFloat_AS_DOUBLE(o));
-        return true;
-    }
-    return false;
-}
-
-// A Num as the Python object it stands for (NONE -> `none`, a borrowed object).
-inline nb::object num_to_py(const Num& n, PyObject* none = Py_None) {
-    switch (n.tag) {
-        case Num::INT: return nb::steal(PyLong_FromLongLong(n.i));
-        case Num::FLT: return nb::steal(PyFloat_FromDouble(n.d));
-        default: return nb::borrow(none);
-    }
-}
 
 // ------------------------------------------------------------------------- Python types
 
