@@ -1,14 +1,15 @@
 """The state half of the time windows: ``to_bytes``, restoring, and ``_check``.
 
 A mixin of :class:`windowagg.windows.sliding._TimeWindows`; the format is the versioned
-codec of docs/windows.md §9 (no pickle). ``SlidingWindows.from_bytes`` builds the object
-and calls ``_restore``.
+codec of docs/windows.md §9 (no pickle). ``_from_bytes`` (behind the subclasses'
+``from_bytes``) builds the object from the state's config and calls ``_restore``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from windowagg import codec
 from windowagg.errors import InvariantError
 from windowagg.monoids.base import Monoid
 from windowagg.windows._common import (
@@ -141,6 +142,34 @@ class _State:
             config_defaults=("side",),  # bad_value: state written before the policy existed
         )
         return {"config": dict(zip(cls._CONFIG_KEYS, st.config, strict=True)), "loaded": st}
+
+    @classmethod
+    def _from_bytes(
+        cls, data: bytes, monoid: Monoid[Any, Any, Any], aggregator: AggregatorSpec, sizes: Any
+    ) -> Any:
+        """``from_bytes`` of the subclasses: the window of the state's config, restored.
+
+        *sizes* maps the config's list of sizes to the class's positional size argument
+        (``SlidingWindows``: its one size; ``SharedWindows``: the list). O(n).
+        """
+        with codec.decoding(f"{cls.__name__}.from_bytes"):
+            state = cls._load_state(data, monoid)
+            cfg = state["config"]
+            make: Any = cls
+            w = make(
+                monoid,
+                sizes(cfg["sizes"]),
+                cfg["slide"],
+                origin=cfg["origin"],
+                max_out_of_orderness=cfg["max_out_of_orderness"],
+                allowed_lateness=cfg["allowed_lateness"],
+                late=cfg["late"],
+                aggregator=aggregator,
+                panes=cfg["panes"],
+                bad_value=cfg["bad_value"],
+            )
+            w._restore(state)
+            return w
 
     def _restore(self, state: dict[str, Any]) -> None:
         st: LoadedState = state["loaded"]

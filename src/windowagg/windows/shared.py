@@ -33,7 +33,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from windowagg import codec
 from windowagg.errors import ArgumentError
 from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.windows._common import AggregatorSpec
@@ -137,23 +136,10 @@ class SharedWindows(_TimeWindows[In, P, Out]):
         >>> SharedWindows.from_bytes(w.to_bytes(), Sum(), aggregator="recalc").close() == w.close()
         True
         """
-        with codec.decoding(f"{cls.__name__}.from_bytes"):
-            state = cls._load_state(data, monoid)
-            cfg = state["config"]
-            w = cls(
-                monoid,
-                cfg["sizes"],
-                cfg["slide"],
-                origin=cfg["origin"],
-                max_out_of_orderness=cfg["max_out_of_orderness"],
-                allowed_lateness=cfg["allowed_lateness"],
-                late=cfg["late"],
-                aggregator=aggregator,
-                panes=cfg["panes"],
-                bad_value=cfg["bad_value"],
-            )
-            w._restore(state)
-            return w
+        w: SharedWindows[In, P, Out] = cls._from_bytes(
+            data, monoid, aggregator, lambda sizes: sizes
+        )
+        return w
 
     def __repr__(self) -> str:
         return (

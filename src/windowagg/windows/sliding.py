@@ -45,7 +45,6 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any, Generic
 
-from windowagg import codec
 from windowagg.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -675,23 +674,10 @@ class SlidingWindows(_TimeWindows[In, P, Out]):
         ...
         windowagg.errors.CodecError: SlidingWindows.from_bytes: the state was written with monoid 'sum', not 'max'
         """
-        with codec.decoding(f"{cls.__name__}.from_bytes"):
-            state = cls._load_state(data, monoid)
-            cfg = state["config"]
-            w = cls(
-                monoid,
-                cfg["sizes"][0],
-                cfg["slide"],
-                origin=cfg["origin"],
-                max_out_of_orderness=cfg["max_out_of_orderness"],
-                allowed_lateness=cfg["allowed_lateness"],
-                late=cfg["late"],
-                aggregator=aggregator,
-                panes=cfg["panes"],
-                bad_value=cfg["bad_value"],
-            )
-            w._restore(state)
-            return w
+        w: SlidingWindows[In, P, Out] = cls._from_bytes(
+            data, monoid, aggregator, lambda sizes: sizes[0]
+        )
+        return w
 
     def __repr__(self) -> str:
         return (
