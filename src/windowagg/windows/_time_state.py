@@ -7,6 +7,7 @@ codec of docs/windows.md §9 (no pickle). ``_from_bytes`` (behind the subclasses
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from windowagg import codec
@@ -145,7 +146,11 @@ class _State:
 
     @classmethod
     def _from_bytes(
-        cls, data: bytes, monoid: Monoid[Any, Any, Any], aggregator: AggregatorSpec, sizes: Any
+        cls,
+        data: bytes,
+        monoid: Monoid[Any, Any, Any],
+        aggregator: AggregatorSpec,
+        sizes: Callable[[list[Any]], Any],
     ) -> Any:
         """``from_bytes`` of the subclasses: the window of the state's config, restored.
 
