@@ -394,20 +394,7 @@ class OrderStatistics {
     void merge(Node* p, int li) {
         Node* l = kids(p)[li];
         Node* r = kids(p)[li + 1];
-        if (l->leaf) {
-            for (int u = 0; u < r->n; ++u) {
-                l->keys[l->n + u] = std::move(r->keys[u]);
-                l->cnt[l->n + u] = r->cnt[u];
-            }
-        } else {
-            l->keys[l->n - 1] = std::move(p->keys[li]);  // the separator comes down
-            for (int u = 0; u < r->n; ++u) {
-                kids(l)[l->n + u] = kids(r)[u];
-                l->cnt[l->n + u] = r->cnt[u];
-            }
-            for (int u = 0; u + 1 < r->n; ++u) l->keys[l->n + u] = std::move(r->keys[u]);
-        }
-        l->n += r->n;
+        append_front(p, li, l, r, r->n);
         r->n = 0;
         p->cnt[li] += p->cnt[li + 1];
         remove_child(p, li + 1);  // also drops separator li (moved from above when inner)
@@ -423,18 +410,8 @@ class OrderStatistics {
         int64_t w = 0;  // values moved
         if (l->n < goal) {  // the first s slots of r go to the end of l
             const int s = goal - l->n;
-            for (int u = 0; u < s; ++u) {
-                w += r->cnt[u];
-                l->cnt[l->n + u] = r->cnt[u];
-                if (leaf) l->keys[l->n + u] = std::move(r->keys[u]);
-                else kids(l)[l->n + u] = kids(r)[u];
-            }
-            if (!leaf) {  // separators: p's comes down, r's (s - 1)th goes up
-                l->keys[l->n - 1] = std::move(p->keys[li]);
-                for (int u = 0; u + 1 < s; ++u) l->keys[l->n + u] = std::move(r->keys[u]);
-                p->keys[li] = std::move(r->keys[s - 1]);
-            }
-            l->n += s;
+            w = append_front(p, li, l, r, s);
+            if (!leaf) p->keys[li] = std::move(r->keys[s - 1]);  // r's (s - 1)th separator goes up
             shift_down(r, s);
             p->cnt[li] += w;
             p->cnt[li + 1] -= w;
@@ -461,6 +438,24 @@ class OrderStatistics {
             p->cnt[li + 1] += w;
         }
         if (leaf) p->keys[li] = r->keys[0];  // any key in (max l, min r] separates them
+    }
+    // Append the first s slots of r (child li + 1 of p) to l (child li); between inner nodes
+    // p's separator li comes down first, then r's first s - 1 separators follow. r keeps
+    // its slots (moved-from); the caller drops or frees them. Returns the values moved.
+    static int64_t append_front(Node* p, int li, Node* l, Node* r, int s) {
+        int64_t w = 0;
+        for (int u = 0; u < s; ++u) {
+            w += r->cnt[u];
+            l->cnt[l->n + u] = r->cnt[u];
+            if (l->leaf) l->keys[l->n + u] = std::move(r->keys[u]);
+            else kids(l)[l->n + u] = kids(r)[u];
+        }
+        if (!l->leaf) {
+            l->keys[l->n - 1] = std::move(p->keys[li]);
+            for (int u = 0; u + 1 < s; ++u) l->keys[l->n + u] = std::move(r->keys[u]);
+        }
+        l->n += s;
+        return w;
     }
     // Drop the first s slots of t (and its first s separators when inner), moving the rest
     // to the front; the freed slots at the end are reset.
