@@ -9,10 +9,12 @@ untimed run of each, every job forced with the ``noop`` sink:
 
 * the Spark operator of the target (``rangeBetween`` with the segment tree; ``F.window``);
 * ``windowagg``: ``windowagg.spark.window_agg``;
-* ``applyInArrow floor``: :func:`benchmarks.bench_spark_batch.floor_job` (windowagg's
-  prepared columns, its shuffle and sort, a function that returns no row);
-* ``repartition + mapInArrow``: the prepared columns hash-partitioned by key (a shuffle
-  without the sort) into ``mapInArrow`` reading every batch and returning one count;
+* ``groupBy + applyInArrow``: the prepared columns through the shuffle, sort and per-key
+  grouping of ``groupBy(key).applyInArrow`` (windowagg's operator until 2026-11-27), a
+  function that returns no row;
+* ``repartition + mapInArrow``: :func:`benchmarks.bench_spark_batch.floor_job`, windowagg's
+  operator: the prepared columns hash-partitioned by key (a shuffle without the sort) into
+  ``mapInArrow`` reading every batch and returning one count;
 * ``mapInArrow, no shuffle``: the prepared columns into ``mapInArrow`` as they are
   partitioned, no exchange at all: the cost of moving the rows through Python once, under
   any design that reads them in a Python worker.
@@ -29,7 +31,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,7 @@ from benchmarks.bench_spark_batch import (
     AGGS,
     SIZE,
     SLIDE,
+    count_rows,
     floor_job,
     load,
     noop,
@@ -49,27 +52,23 @@ from benchmarks.harness import median
 PE_AGGS = ["max(value)", "sum(value)", "count"]
 
 
-def _count_rows(batches: Iterator[Any]) -> Iterator[Any]:
+def _map_jobs(df: Any, aggs: list[str]) -> dict[str, Callable[[], None]]:
     import pyarrow as pa
 
-    n = 0
-    for b in batches:
-        n += b.num_rows
-    yield pa.record_batch({"n": pa.array([n], pa.int64())})
-
-
-def _map_jobs(df: Any, aggs: list[str]) -> dict[str, Callable[[], None]]:
     from windowagg.pandas import parse
     from windowagg.spark.batch import prepare
 
     prepared = prepare(df, ["key"], "event_time", parse(aggs), row_index=True, null_flags=False)
-    parts = prepared.rdd.getNumPartitions()
+
+    def nothing(table: pa.Table) -> pa.Table:
+        return pa.table({"n": pa.array([], pa.int64())})
+
     return {
-        "applyInArrow floor": lambda: noop(floor_job(df, ["key"], "event_time", aggs)),
-        "repartition + mapInArrow": lambda: noop(
-            prepared.repartition(parts, "key").mapInArrow(_count_rows, "n bigint")
+        "groupBy + applyInArrow": lambda: noop(
+            prepared.groupBy("key").applyInArrow(nothing, schema="n bigint")
         ),
-        "mapInArrow, no shuffle": lambda: noop(prepared.mapInArrow(_count_rows, "n bigint")),
+        "repartition + mapInArrow": lambda: noop(floor_job(df, ["key"], "event_time", aggs)),
+        "mapInArrow, no shuffle": lambda: noop(prepared.mapInArrow(count_rows, "n bigint")),
     }
 
 

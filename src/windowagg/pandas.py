@@ -55,6 +55,7 @@ __all__ = [
     "FrameWindows",
     "WindowAgg",
     "frame_windows",
+    "group_rows",
     "grouped_windows",
     "parse",
     "shape_of",
@@ -270,7 +271,7 @@ def frame_windows(
     """Validate the rows of *sub*, group them by key and run the engine per key.
 
     The one function between a frame and the window columns: ``window_agg`` calls it on
-    the whole input, ``windowagg.spark.window_agg`` on each key's Arrow batch (as pandas).
+    the whole input, ``windowagg.spark.window_agg`` on each partition's rows (as pandas).
     Row positions are the rows' identity: a rejected row is reported by its position in
     *sub* (validation rejects first, then those the engine refused), never found again by
     value. *lateness* = ``(max_out_of_orderness, allowed_lateness)`` in microseconds
@@ -285,7 +286,7 @@ def frame_windows(
     bad_rows = np.flatnonzero(~good)
     bad_ev = bad["event_time"]
     return grouped_windows(
-        _groups(sub, keys, np.flatnonzero(good)),
+        group_rows(sub, keys, np.flatnonzero(good)),
         micros,
         values,
         aggs,
@@ -319,8 +320,8 @@ def grouped_windows(
     *groups* are ``(key values, row positions in input order)``; *micros* and *values*
     the validated event times and value columns of every row; *bad* the rows validation
     rejected (positions, reasons, event times, event time unreadable). The Spark adapter
-    calls it directly, without pandas, for a key's Arrow batch that validation would pass
-    whole (no nulls, a timestamp event time, finite doubles). O(per key ``window_key``).
+    calls it directly, without pandas, for a partition's Arrow rows that validation would
+    pass whole (no nulls, a timestamp event time, finite doubles). O(per key ``window_key``).
     """
     planned = plan(aggs)
     make = _reusing(factory)
@@ -366,7 +367,7 @@ def grouped_windows(
     )
 
 
-def _groups(
+def group_rows(
     sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray
 ) -> list[tuple[tuple[Any, ...], np.ndarray]]:
     """``[(key values, row positions ascending)]`` of the rows *idx*, ordered by key. O(n log n).

@@ -1,6 +1,7 @@
-"""``batch.clean_arrays`` (a clean key's Arrow batch straight to the engine, no pandas) gives
-what ``windowagg.pandas.frame_windows`` gives for the same batch, and declines any batch in
-which validation would find a reject. No Spark session needed."""
+"""``batch.clean_arrays`` (a clean partition's Arrow rows straight to the engine, no pandas
+for the values) gives what ``windowagg.pandas.frame_windows`` gives for the same rows, one
+key or many, and declines any batch in which validation would find a reject. No Spark
+session needed."""
 
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ def test_clean_path_equals_the_pandas_path(key: Any, tz: str | None, shape: Shap
     table = _table(2000, key, tz)
     clean = clean_arrays(table, ["k"], "t", ["v"])
     assert clean is not None
-    kv, micros, values = clean
-    fast = grouped_windows([(kv, np.arange(len(micros)))], micros, values, AGGS, shape)
+    groups, micros, values = clean
+    fast = grouped_windows(groups, micros, values, AGGS, shape)
     slow = frame_windows(table.to_pandas(), ["k"], "t", AGGS, shape)
     assert fast.keys == slow.keys and len(fast.rejected) == len(slow.rejected) == 0
     (a,), (b,) = fast.parts, slow.parts
@@ -66,8 +67,8 @@ def test_clean_path_declines_input_with_rejects() -> None:
     t[3] = None
     bad_t = table.set_column(1, "t", pa.array(t, type=pa.timestamp("us", tz="UTC")))
     assert clean_arrays(bad_t, ["k"], "t", ["v"]) is None
-    two_keys = table.set_column(0, "k", pa.array([1, 2] * 50))
-    assert clean_arrays(two_keys, ["k"], "t", ["v"]) is None
+    null_key = table.set_column(0, "k", pa.array([1, None] * 50))
+    assert clean_arrays(null_key, ["k"], "t", ["v"]) is None
     float_key = table.set_column(0, "k", pa.array([1.5] * 100))
     assert clean_arrays(float_key, ["k"], "t", ["v"]) is None
     text = table.set_column(1, "t", pa.array(["2024-01-01"] * 100))
@@ -76,3 +77,26 @@ def test_clean_path_declines_input_with_rejects() -> None:
     assert clean_arrays(corrupt, ["k"], "t", ["v"]) is None
     fw = frame_windows(bad_t.to_pandas(), ["k"], "t", AGGS, SHAPES[0])
     assert fw.reasons == ["null timestamp"] and fw.rejected.tolist() == [3]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_many_keys_in_one_partition(shape: Shape) -> None:
+    """A partition holds many keys, in no order: the same groups, keys and columns as the
+    pandas path, over one and two key columns."""
+    rng = np.random.default_rng(3)
+    base = _table(3000, 0, "UTC", seed=3)
+    table = base.set_column(0, "k", pa.array(rng.choice(["b", "a", "c"], 3000)))
+    table = table.append_column("k2", pa.array(rng.integers(0, 4, 3000).astype(np.int32)))
+    for keys in (["k"], ["k", "k2"]):
+        clean = clean_arrays(table, keys, "t", ["v"])
+        assert clean is not None
+        groups, micros, values = clean
+        assert sorted(np.concatenate([g for _, g in groups]).tolist()) == list(range(3000))
+        fast = grouped_windows(groups, micros, values, AGGS, shape)
+        slow = frame_windows(table.to_pandas(), keys, "t", AGGS, shape)
+        assert fast.keys == slow.keys and len(fast.keys) == (3 if keys == ["k"] else 12)
+        assert fast.firsts == slow.firsts
+        for a, b in zip(fast.parts, slow.parts, strict=True):
+            assert a.keys() == b.keys()
+            for c in a:
+                np.testing.assert_array_equal(np.asarray(a[c]), np.asarray(b[c]))

@@ -161,3 +161,34 @@ def test_default_row_index_is_the_input_order(spark: Any) -> None:
     got = got.sort_values("row_index").reset_index(drop=True)
     assert got["row_index"].tolist() == want["row_index"].tolist()
     assert got["row"].tolist() == want["row"].tolist()
+
+
+@pytest.mark.parametrize("keys", [["k", "k2"], []])
+def test_many_keys_in_a_partition_and_no_key(spark: Any, keys: list[str]) -> None:
+    """Clean rows of 300 keys (two key columns) share each partition: the workers group them
+    (no Spark sort), equal to windowagg.pandas; with no key column, one group of all rows."""
+    from windowagg.pandas import window_agg as local
+    from windowagg.spark import window_agg
+
+    rng = np.random.default_rng(11)
+    n = 3_000
+    pdf = pd.DataFrame(
+        {
+            "k": rng.choice(["x", "y", "z"], n),
+            "k2": rng.integers(0, 100, n),
+            "t": pd.Timestamp("2024-03-01") + pd.to_timedelta(rng.integers(0, 3_600, n), "s"),
+            "v": rng.integers(0, 300, n).astype(float),
+        }
+    )
+    df = spark.createDataFrame(pdf).repartition(4)
+    aggs = ["max(v)", "sum(v)", "count", "p95(v)"]
+    for kw in ({"size": "90 seconds"}, {"size": "5 minutes", "slide": "1 minute"}):
+        want = local(pdf, keys, "t", aggs, **kw).results
+        got = window_agg(df, keys, "t", aggs, **kw).results.toPandas()
+        order = [*keys, "window_end", "window_start", "max_v", "sum_v"]
+        w = want.sort_values(order).reset_index(drop=True)
+        g = got.sort_values(order).reset_index(drop=True)
+        assert len(g) == len(w) > 50
+        assert (g["window_end"].to_numpy() == w["window_end"].dt.tz_localize(None).to_numpy()).all()
+        for c in [*keys, "max_v", "sum_v", "count", "p95_v"]:
+            assert g[c].tolist() == w[c].tolist(), c

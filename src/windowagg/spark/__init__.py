@@ -8,7 +8,7 @@ when pyspark, pandas or pyarrow is missing.
 Entry points
 ------------
 ``window_agg(df, keys, time, aggs, size=, slide=)``
-    batch, per key, through ``applyInArrow``: the windows engine, as
+    batch, per key, through ``repartition(keys).mapInArrow``: the windows engine, as
     ``windowagg.pandas.window_agg`` (:mod:`windowagg.spark.batch`).
 ``stream_window_agg(sdf, keys, time, aggs, size=, slide=, api=)``
     Structured Streaming through ``transformWithStateInPandas`` (RocksDB state store) or

@@ -1,7 +1,7 @@
 """One key's windows, end to end: admission, assignment, the aggregators, emission.
 
-This is the per-key function every front end calls (``windowagg.pandas.window_agg`` now;
-the Spark adapter's ``applyInArrow`` function next, see ``docs/engine.md``).
+This is the per-key function every front end calls: ``windowagg.pandas.window_agg``, and
+``windowagg.spark.window_agg`` per key of each ``mapInArrow`` partition (``docs/engine.md``).
 """
 
 from __future__ import annotations
