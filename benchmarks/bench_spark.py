@@ -247,6 +247,11 @@ def main(argv: list[str]) -> int:
             batch["user_monoid"]["ratio"],
             ">= 1x",
         ],
+        [
+            "per-event, ~10 events per key: rangeBetween / windowagg",
+            batch["many_keys"]["ratio"],
+            "-",
+        ],
     ]
     if args.batch_only:
         results["table"] = print_table(

@@ -15,6 +15,8 @@ per-event ``(t - 10 min, t]`` max/sum/count, 10 keys,  >= 3x ``Window.rangeBetwe
 per-event user Python monoid ("first value above      >= 1x ``first(when(v > 60, v),
 60"), same data                                       ignorenulls)`` over ``rangeBetween``
                                                       (segment tree on)
+per-event ``(t - 1 h, t]`` max/sum/count, N events    no target: the cost per key against
+over N/10 keys                                        ``rangeBetween`` (segment tree on)
 ====================================================  ======================================
 
 Run: ``python -m benchmarks spark_batch [--quick] [--repeats R] [--events N]``.
@@ -180,6 +182,59 @@ def range_between_job(pe: Any) -> Any:
     )
 
 
+def many_keys(spark: Any, n: int, repeats: int, rows: list[list[Any]]) -> dict[str, Any]:
+    """Per-event ``(t - 1 h, t]`` max/sum/count over n/10 keys (~10 events each), against
+    ``rangeBetween`` (the caller turns the segment tree on): the cost per key."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from windowagg.spark import window_agg
+
+    keys = n // 10
+    print(f"batch, per-event (t - 1 h, t], {n:,} events over {keys:,} keys")
+    rng = np.random.default_rng(1)
+    pdf = pd.DataFrame(
+        {
+            "key": rng.integers(0, keys, n).astype(np.int64),
+            "event_time": pd.to_datetime(
+                1_700_000_000_000_000 + rng.integers(0, 86_400_000_000, n), unit="us"
+            ),
+            "value": rng.gamma(2.0, 10.0, n).round(3),
+        }
+    )
+    df = spark.createDataFrame(pdf).repartition(2).cache()
+    df.count()
+    wr = Window.partitionBy("key").orderBy(F.unix_micros("event_time"))
+    wr = wr.rangeBetween(-(3_600_000_000 - 1), 0)
+    sj = df.select(
+        "key",
+        "event_time",
+        F.max("value").over(wr).alias("max_value"),
+        F.sum("value").over(wr).alias("sum_value"),
+        F.count("*").over(wr).alias("count"),
+    )
+    oj = window_agg(df, "key", "event_time", ["max(value)", "sum(value)", "count"], size="1 hour")
+    res = interleaved(
+        "many keys",
+        "Spark rangeBetween (segment tree)",
+        lambda: noop(sj),
+        "windowagg per event",
+        lambda: noop(oj.output),
+        repeats,
+        rows,
+    )
+    a = sj.toPandas().sort_values(["key", "event_time", "max_value", "count"], kind="stable")
+    b = oj.results.toPandas().sort_values(["key", "window_end", "max_value", "count"])
+    res["identical_max_count"] = bool(
+        len(a) == len(b)
+        and (a["max_value"].to_numpy() == b["max_value"].to_numpy()).all()
+        and (a["count"].to_numpy() == b["count"].to_numpy()).all()
+    )
+    print(f"  max/count identical to rangeBetween: {res['identical_max_count']}")
+    df.unpersist()
+    return res
+
+
 def batch_suite(
     spark: Any, df: Any, repeats: int, quick: bool, rows: list[list[Any]]
 ) -> dict[str, Any]:
@@ -265,8 +320,9 @@ def batch_suite(
         len(a) == len(b) and (np.sort(a) == np.sort(b)).all()
     )
     print(f"  same answers (as a multiset): {out['user_monoid']['same_answers_as_multiset']}")
-    spark.conf.set("spark.sql.window.segmentTree.enabled", "false")
     pe.unpersist()
+    out["many_keys"] = many_keys(spark, 200_000 if quick else 1_000_000, repeats, rows)
+    spark.conf.set("spark.sql.window.segmentTree.enabled", "false")
     n = df.count()
     print(f"batch, hopping 10 min / 10 s, {n:,} events, 100 keys: max, sum, count, mean")
 
