@@ -158,21 +158,22 @@ def per_event_frame(spark: Any, n: int) -> Any:
     return pe
 
 
-def range_window() -> Any:
-    """Spark's per-event frame ``(t - 10 min, t]`` per key (``rangeBetween`` on microseconds)."""
+def range_window(size_us: int = 600_000_000) -> Any:
+    """Spark's per-event frame ``(t - size, t]`` per key (``rangeBetween`` on microseconds;
+    10 minutes by default)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     wr = Window.partitionBy("key").orderBy(F.unix_micros("event_time"))
-    return wr.rangeBetween(-(600_000_000 - 1), 0)
+    return wr.rangeBetween(-(size_us - 1), 0)
 
 
-def range_between_job(pe: Any) -> Any:
+def range_between_job(pe: Any, size_us: int = 600_000_000) -> Any:
     """Spark's per-event max/sum/count over *pe* in :func:`range_window` (the caller turns
     the segment tree on)."""
     from pyspark.sql import functions as F
 
-    wr = range_window()
+    wr = range_window(size_us)
     return pe.select(
         "key",
         "event_time",
@@ -185,9 +186,6 @@ def range_between_job(pe: Any) -> Any:
 def many_keys(spark: Any, n: int, repeats: int, rows: list[list[Any]]) -> dict[str, Any]:
     """Per-event ``(t - 1 h, t]`` max/sum/count over n/10 keys (~10 events each), against
     ``rangeBetween`` (the caller turns the segment tree on): the cost per key."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
     from windowagg.spark import window_agg
 
     keys = n // 10
@@ -204,15 +202,7 @@ def many_keys(spark: Any, n: int, repeats: int, rows: list[list[Any]]) -> dict[s
     )
     df = spark.createDataFrame(pdf).repartition(2).cache()
     df.count()
-    wr = Window.partitionBy("key").orderBy(F.unix_micros("event_time"))
-    wr = wr.rangeBetween(-(3_600_000_000 - 1), 0)
-    sj = df.select(
-        "key",
-        "event_time",
-        F.max("value").over(wr).alias("max_value"),
-        F.sum("value").over(wr).alias("sum_value"),
-        F.count("*").over(wr).alias("count"),
-    )
+    sj = range_between_job(df, 3_600_000_000)
     oj = window_agg(df, "key", "event_time", ["max(value)", "sum(value)", "count"], size="1 hour")
     res = interleaved(
         "many keys",
