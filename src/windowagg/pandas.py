@@ -49,10 +49,11 @@ import pandas as pd
 
 from windowagg.spark import frames, rejects
 from windowagg.spark.spec import Agg, parse_aggs, to_micros
-from windowagg.windows.engine import Shape, WatermarkClock, plan, window_key
+from windowagg.windows.engine import Shape, window_groups
 
 __all__ = [
     "FrameWindows",
+    "Groups",
     "WindowAgg",
     "frame_windows",
     "group_rows",
@@ -200,8 +201,8 @@ def window_agg(
     WindowAgg
         ``results`` ordered by key then window end, ``rejects`` ordered by ``row_index``.
 
-    Complexity: O(n log n) validation and grouping, then per key
-    :func:`windowagg.windows.engine.window_key`.
+    Complexity: O(n log n) validation and grouping, then
+    :func:`windowagg.windows.engine.window_groups` over every key in one pass.
     """
     pdf, kind = _to_pandas(df)
     key_list = [keys] if isinstance(keys, str) else list(keys)
@@ -233,7 +234,7 @@ def window_agg(
         lateness=lateness,
         factory=factory,
     )
-    results = _results(sub, key_list, agg_list, fw.firsts, fw.parts)
+    results = _results(sub, key_list, agg_list, fw)
     rejects = _rejects(pdf, fw, row_cols)
     return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
 
@@ -245,8 +246,10 @@ class FrameWindows(NamedTuple):
     """The key values of every group, in key order."""
     firsts: list[int]
     """A row position (in the frame) of every group: where its key values are."""
-    parts: list[dict[str, Any]]
-    """Per group: the engine's columns (``start``, ``end`` int64 us, one per alias)."""
+    columns: dict[str, Any]
+    """The engine's columns (``start``, ``end`` int64 us, one per alias), group by group."""
+    sizes: np.ndarray
+    """The number of windows of every group (int64), in ``columns``' order."""
     rejected: np.ndarray
     """Positions (in the frame) of the rejected rows, ascending: their identity."""
     reasons: list[str]
@@ -268,7 +271,7 @@ def frame_windows(
     lateness: tuple[int, int] | None = None,
     factory: Any = None,
 ) -> FrameWindows:
-    """Validate the rows of *sub*, group them by key and run the engine per key.
+    """Validate the rows of *sub*, group them by key and run the engine on every key.
 
     The one function between a frame and the window columns: ``window_agg`` calls it on
     the whole input, ``windowagg.spark.window_agg`` on each partition's rows (as pandas).
@@ -277,8 +280,8 @@ def frame_windows(
     value. *lateness* = ``(max_out_of_orderness, allowed_lateness)`` in microseconds
     judges the rows in *sub*'s order per key (None: nothing is late).
 
-    Complexity: O(n log n) validation and grouping, then per key
-    :func:`windowagg.windows.engine.window_key`.
+    Complexity: O(n log n) validation and grouping, then
+    :func:`windowagg.windows.engine.window_groups` over every key in one pass.
     """
     value_cols = frames.value_columns(aggs)
     good, micros, values, bad = frames.validate(sub, keys, time, value_cols, time_unit=time_unit)
@@ -305,7 +308,7 @@ def frame_windows(
 
 
 def grouped_windows(
-    groups: Sequence[tuple[tuple[Any, ...], np.ndarray]],
+    groups: Groups,
     micros: np.ndarray,
     values: dict[str, np.ndarray],
     aggs: Sequence[Agg],
@@ -315,38 +318,29 @@ def grouped_windows(
     factory: Any = None,
     bad: tuple[np.ndarray, list[str], np.ndarray, np.ndarray] | None = None,
 ) -> FrameWindows:
-    """The engine per key over validated rows: the second half of :func:`frame_windows`.
+    """The engine over validated rows, every group in one pass: the second half of
+    :func:`frame_windows`.
 
-    *groups* are ``(key values, row positions in input order)``; *micros* and *values*
+    *groups* are the rows by key (:func:`group_rows`); *micros* and *values*
     the validated event times and value columns of every row; *bad* the rows validation
     rejected (positions, reasons, event times, event time unreadable). The Spark adapter
     calls it directly, without pandas, for a partition's Arrow rows that validation would
-    pass whole (no nulls, a timestamp event time, finite doubles). O(per key ``window_key``).
+    pass whole (no nulls, a timestamp event time, finite doubles). The groups' rows go
+    end to end through :func:`windowagg.windows.engine.window_groups`. O(n log n) +
+    the engine's O(n + windows + groups).
     """
-    planned = plan(aggs)
-    make = _reusing(factory)
-    kvals: list[tuple[Any, ...]] = []
-    firsts: list[int] = []
-    parts: list[dict[str, Any]] = []
-    refused_rows: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
-    refused_why: list[str] = []
-    for kv, rows_k in groups:
-        clock = WatermarkClock(*lateness) if lateness is not None else None
-        r = window_key(
-            micros[rows_k],
-            {c: v[rows_k] for c, v in values.items()},
-            aggs,
-            shape,
-            clock=clock,
-            factory=make,
-            planned=planned,
-        )
-        kvals.append(kv)
-        firsts.append(int(rows_k[0]))
-        parts.append(r.columns)
-        refused_rows.append(rows_k[r.refused])
-        refused_why.extend(r.reasons)
-    refused = np.concatenate(refused_rows)
+    rows = groups.rows
+    res = window_groups(
+        micros[rows],
+        {c: v[rows] for c, v in values.items()},
+        groups.starts,
+        aggs,
+        shape,
+        lateness=lateness,
+        factory=factory,
+    )
+    refused = rows[res.refused]
+    refused_why = res.reasons
     if bad is None:
         e = np.empty(0, np.int64)
         bad = (e, [], e, np.empty(0, bool))
@@ -357,9 +351,10 @@ def grouped_windows(
     ev_null = np.concatenate([bad_ev_null, np.zeros(len(refused), bool)])
     order = np.argsort(rejected, kind="stable")
     return FrameWindows(
-        kvals,
-        firsts,
-        parts,
+        groups.keys,
+        rows[groups.starts[:-1]].tolist(),
+        res.columns,
+        res.sizes,
         rejected[order],
         [reasons[i] for i in order.tolist()],
         ev[order],
@@ -367,18 +362,32 @@ def grouped_windows(
     )
 
 
-def group_rows(
-    sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray
-) -> list[tuple[tuple[Any, ...], np.ndarray]]:
-    """``[(key values, row positions ascending)]`` of the rows *idx*, ordered by key. O(n log n).
+class Groups(NamedTuple):
+    """Rows grouped by key: :func:`group_rows`."""
+
+    keys: list[tuple[Any, ...]]
+    """The key values of every group, in key order."""
+    rows: np.ndarray
+    """Row positions (int64), group by group, ascending within a group."""
+    starts: np.ndarray
+    """Where each group begins in ``rows`` (int64, ``len(keys) + 1`` entries)."""
+
+
+def group_rows(sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray) -> Groups:
+    """The rows *idx* of *sub* grouped by key, groups ordered by key. O(n log n).
 
     As ``groupby(keys, sort=True).indices``: each key column factorized in sorted order,
     the codes combined, one stable sort.
+
+    >>> g = group_rows(pd.DataFrame({"k": ["b", "a", "b"]}), ["k"], np.arange(3))
+    >>> g.keys, g.rows.tolist(), g.starts.tolist()
+    ([('a',), ('b',)], [1, 0, 2], [0, 1, 3])
     """
+    idx = np.asarray(idx, dtype=np.int64)
     if not len(idx):
-        return []
+        return Groups([], idx, np.zeros(1, dtype=np.int64))
     if not keys:
-        return [((), idx)]
+        return Groups([()], idx, np.array([0, len(idx)], dtype=np.int64))
     code = np.zeros(len(idx), dtype=np.int64)
     uniques = []
     for k in keys:
@@ -394,66 +403,34 @@ def group_rows(
         code = code * len(uniq_k) + codes_k
         code, _ = pd.factorize(code, sort=True)  # compact: no overflow with many keys
     # few groups fit 16 bits, where numpy's stable sort is a radix sort (same order)
-    small = code.astype(np.int16) if len(code) and int(code.max()) < 2**15 else code
+    small = code.astype(np.int16) if int(code.max()) < 2**15 else code
     order = np.argsort(small, kind="stable")
-    bounds = np.flatnonzero(np.diff(code[order])) + 1
-    out = []
-    for part in np.split(order, bounds):
-        first = int(part[0])
-        kv = tuple(uniq[int(codes[first])] for codes, uniq in uniques)
-        out.append((kv, idx[part]))
-    return out
-
-
-def _reusing(factory: Any) -> Any:
-    """*factory* (default ``fifo.TwoStacksLite``), making one aggregator per monoid for all
-    keys when it has ``query_slices`` (which never reads or changes the aggregator it is
-    called on); an aggregator without it is made anew for each key."""
-    from windowagg.fifo import TwoStacksLite
-
-    make = factory or TwoStacksLite
-    made: dict[int, Any] = {}
-
-    def get(monoid: Any) -> Any:
-        agg = made.get(id(monoid))
-        if agg is None:
-            agg = make(monoid)
-            if not hasattr(agg, "query_slices"):
-                return agg
-            made[id(monoid)] = agg
-        return agg
-
-    return get
+    sorted_code = code[order]
+    bounds = np.flatnonzero(np.diff(sorted_code)) + 1
+    starts = np.concatenate([[0], bounds, [len(idx)]]).astype(np.int64)
+    firsts = order[starts[:-1]]
+    columns = [list(uniq[codes[firsts]]) for codes, uniq in uniques]
+    return Groups(list(zip(*columns, strict=True)), idx[order], starts)
 
 
 def _results(
-    sub: pd.DataFrame,
-    keys: Sequence[str],
-    aggs: Sequence[Agg],
-    firsts: list[int],
-    parts: list[dict[str, Any]],
+    sub: pd.DataFrame, keys: Sequence[str], aggs: Sequence[Agg], fw: FrameWindows
 ) -> pd.DataFrame:
-    """The results frame: per key its windows' columns, concatenated once per column; the
-    key columns repeat a row of each key (its values and dtype, no Python object per
-    window). O(windows)."""
-    sizes = np.array([len(p["end"]) for p in parts], dtype=np.int64)
+    """The results frame: the engine's columns as they are; the key columns repeat a row of
+    each key (its values and dtype, no Python object per window). O(windows)."""
     data: dict[str, Any] = {}
     for k in keys:
-        data[k] = sub[k].take(firsts).repeat(sizes).array
-
-    def cat(name: str, dtype: Any) -> np.ndarray:
-        arrays = [np.asarray(p[name], dtype=dtype) for p in parts]
-        return np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
-
-    data["window_start"] = _utc(cat("start", np.int64))
-    data["window_end"] = _utc(cat("end", np.int64))
+        data[k] = sub[k].take(fw.firsts).repeat(fw.sizes).array
+    data["window_start"] = _utc(np.asarray(fw.columns["start"], dtype=np.int64))
+    data["window_end"] = _utc(np.asarray(fw.columns["end"], dtype=np.int64))
     for a in aggs:
+        col = fw.columns[a.alias]
         if a.dtype == "bigint":
-            data[a.alias] = cat(a.alias, np.int64)
+            data[a.alias] = np.asarray(col, dtype=np.int64)
         elif a.dtype == "double":
-            data[a.alias] = cat(a.alias, np.float64)
+            data[a.alias] = np.asarray(col, dtype=np.float64)
         else:
-            data[a.alias] = [v for p in parts for v in p[a.alias]]
+            data[a.alias] = list(col)
     return pd.DataFrame(data, copy=False)  # the columns are fresh arrays: no copy
 
 

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from windowagg.pandas import frame_windows, grouped_windows, parse
+from windowagg.pandas import FrameWindows, frame_windows, grouped_windows, parse
 from windowagg.spark.batch import clean_arrays
 from windowagg.windows.engine import Shape
 
@@ -50,10 +50,7 @@ def test_clean_path_equals_the_pandas_path(key: Any, tz: str | None, shape: Shap
     fast = grouped_windows(groups, micros, values, AGGS, shape)
     slow = frame_windows(table.to_pandas(), ["k"], "t", AGGS, shape)
     assert fast.keys == slow.keys and len(fast.rejected) == len(slow.rejected) == 0
-    (a,), (b,) = fast.parts, slow.parts
-    assert a.keys() == b.keys()
-    for c in a:
-        np.testing.assert_array_equal(np.asarray(a[c]), np.asarray(b[c]))
+    _same_windows(fast, slow)
 
 
 def test_clean_path_declines_input_with_rejects() -> None:
@@ -91,12 +88,16 @@ def test_many_keys_in_one_partition(shape: Shape) -> None:
         clean = clean_arrays(table, keys, "t", ["v"])
         assert clean is not None
         groups, micros, values = clean
-        assert sorted(np.concatenate([g for _, g in groups]).tolist()) == list(range(3000))
+        assert sorted(groups.rows.tolist()) == list(range(3000))
         fast = grouped_windows(groups, micros, values, AGGS, shape)
         slow = frame_windows(table.to_pandas(), keys, "t", AGGS, shape)
         assert fast.keys == slow.keys and len(fast.keys) == (3 if keys == ["k"] else 12)
         assert fast.firsts == slow.firsts
-        for a, b in zip(fast.parts, slow.parts, strict=True):
-            assert a.keys() == b.keys()
-            for c in a:
-                np.testing.assert_array_equal(np.asarray(a[c]), np.asarray(b[c]))
+        _same_windows(fast, slow)
+
+
+def _same_windows(a: FrameWindows, b: FrameWindows) -> None:
+    assert a.columns.keys() == b.columns.keys()
+    assert a.sizes.tolist() == b.sizes.tolist()
+    for c in a.columns:
+        np.testing.assert_array_equal(np.asarray(a.columns[c]), np.asarray(b.columns[c]))

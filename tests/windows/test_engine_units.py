@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -10,7 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from windowagg.windows.engine import Shape, WatermarkClock, assign
+from windowagg.windows.engine.admission import admit, admit_groups
+from windowagg.windows.engine.assign import assign_groups
 from windowagg.windows.engine.ranks import nearest_rank, slide_select
+
+# the module (the package's ``assign`` is the function)
+assign_module = importlib.import_module("windowagg.windows.engine.assign")
+admission_module = importlib.import_module("windowagg.windows.engine.admission")
 
 
 @st.composite
@@ -131,3 +138,92 @@ def test_slide_windows_answers_every_slice_in_order(
     assert seqs == [tuple(vals[a:b]) for a, b in zip(lo, hi, strict=True)]
     peaks = slide_windows(lambda: TwoStacksLite(Max()), x, lo_a, hi_a, np.float64)
     assert peaks.tolist() == [max(vals[a:b]) for a, b in zip(lo, hi, strict=True)]
+
+
+_SHAPES = [
+    Shape(size=7, slide=3, start_time=2),
+    Shape(size=6, slide=6),
+    Shape(size=5),
+    Shape(rows=3, every=2),
+    Shape(rows=1),
+    Shape(gap=4),
+]
+
+
+@given(
+    st.lists(st.lists(st.integers(-30, 30), max_size=12), max_size=6),
+    st.sampled_from(_SHAPES),
+    st.sampled_from([1, 10**17, 2**60]),
+    st.booleans(),
+)
+def test_assign_groups_is_assign_per_key(
+    groups: list[list[int]], shape: Shape, spread: int, per_key_search: bool
+) -> None:
+    """Many keys in one pass = each key alone (bounds shifted by the key's start), with keys
+    that have no events, times far apart (``spread``: the shifted ranges pass 2**62 at
+    2**60) and the per-key search forced."""
+    parts = [np.sort(np.array(g, dtype=np.int64)) + (i - 2) * spread for i, g in enumerate(groups)]
+    t = np.concatenate([np.empty(0, np.int64), *parts])
+    starts = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+    limit = assign_module._CODE_LIMIT
+    try:
+        if per_key_search:
+            assign_module._CODE_LIMIT = 0.0
+        got, sizes = assign_groups(shape, t, starts)
+    finally:
+        assign_module._CODE_LIMIT = limit
+    singles = [assign(shape, p) for p in parts]
+    assert sizes.tolist() == [len(w.lo) for w in singles]
+    for field in ("start", "end", "key_lo", "key_hi"):
+        want = np.concatenate([np.empty(0, np.int64), *[getattr(w, field) for w in singles]])
+        assert getattr(got, field).tolist() == want.tolist(), field
+    for field in ("lo", "hi"):
+        want = np.concatenate(
+            [
+                np.empty(0, np.int64),
+                *[getattr(w, field) + s for w, s in zip(singles, starts[:-1], strict=True)],
+            ]
+        )
+        assert getattr(got, field).tolist() == want.tolist(), field
+    keys = np.concatenate([np.empty(0, np.int64), *[w.keys for w in singles]])
+    assert got.keys.tolist() == keys.tolist()
+    assert np.all(np.diff(got.lo) >= 0) and np.all(np.diff(got.hi) >= 0)
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.integers(-20, 20), st.sampled_from([1.0, 2.0, math.inf])), max_size=10
+        ),
+        max_size=5,
+    ),
+    st.sampled_from([None, (0, 0), (3, 2)]),
+    st.booleans(),
+)
+def test_admit_groups_is_admit_per_key(
+    groups: list[list[tuple[int, float]]], lateness: tuple[int, int] | None, lexsort: bool
+) -> None:
+    """Admitting many keys at once = each key alone with a clock of its own (positions
+    shifted by the key's start), with the lexicographic sort forced."""
+    t = np.array([x for g in groups for x, _ in g], dtype=np.int64)
+    v = np.array([y for g in groups for _, y in g], dtype=np.float64)
+    starts = np.concatenate([[0], np.cumsum([len(g) for g in groups])]).astype(np.int64)
+    limit = admission_module._SHIFT_LIMIT
+    try:
+        if lexsort:
+            admission_module._SHIFT_LIMIT = 0.0
+        got = admit_groups(t, {"v": v}, starts, lateness)
+    finally:
+        admission_module._SHIFT_LIMIT = limit
+    order: list[int] = []
+    refused: list[int] = []
+    reasons: list[str] = []
+    for a, b in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True):
+        clock = WatermarkClock(*lateness) if lateness is not None else None
+        one = admit(t[a:b], {"v": v[a:b]}, clock)
+        order += (one.order + a).tolist()
+        refused += (one.refused + a).tolist()
+        reasons += one.reasons
+    assert got.order.tolist() == order
+    assert got.refused.tolist() == refused
+    assert got.reasons == reasons

@@ -1,4 +1,4 @@
-"""Batch sliding windows on Spark: per key, the windows engine over the key's rows.
+"""Batch sliding windows on Spark: per partition, the windows engine over its keys' rows.
 
 =================  ==========================================================================
 Spark operator     ``repartition(keys).mapInArrow(f, schema)``: one hash shuffle by key, no
@@ -10,8 +10,9 @@ Spark operator     ``repartition(keys).mapInArrow(f, schema)``: one hash shuffle
 per partition      its rows (every row of its keys) in row-id order, grouped by key
                    (:func:`windowagg.pandas.group_rows`), then, as ``windowagg.pandas.
                    window_agg`` in-process: validation (rejects) and
-                   :func:`windowagg.windows.engine.window_key` (admission, window
-                   assignment, the aggregators, emission) per key, for every window shape
+                   :func:`windowagg.windows.engine.window_groups` (admission, window
+                   assignment, the aggregators, emission) over all its keys in one pass,
+                   for every window shape
 row identity       each input row gets an id before the shuffle (``row_index``: Spark's
                    ``monotonically_increasing_id()``, or a column you name); a key's rows
                    are processed in id order (= input order) and a rejected row is
@@ -54,6 +55,7 @@ from pyspark.sql.pandas.types import to_arrow_schema  # noqa: E402
 
 from windowagg.pandas import (  # noqa: E402
     FrameWindows,
+    Groups,
     frame_windows,
     group_rows,
     grouped_windows,
@@ -231,7 +233,7 @@ def arrow_output(
     aggs: Sequence[Agg],
     schema: pa.Schema,
 ) -> pa.Table:
-    """The combined output of one key's :func:`~windowagg.pandas.frame_windows` as Arrow.
+    """The combined output of :func:`~windowagg.pandas.frame_windows` as Arrow.
 
     *rows* are the rejected rows' JSON and *ids* their identities (``row_index``; None when
     *schema* has no such column), both aligned with ``fw.rejected``. Built column by column
@@ -239,17 +241,13 @@ def arrow_output(
     strings a ``take`` of two values), several times cheaper for Spark to ingest than a
     pandas frame with object columns. O(rows).
     """
-    sizes = [len(p["end"]) for p in fw.parts]
-    n, m = sum(sizes), len(fw.rejected)
+    sizes = fw.sizes
+    n, m = int(sizes.sum()), len(fw.rejected)
     by_name = {f.name: f.type for f in schema}
     ts = pa.timestamp("us", tz="UTC")
 
     def stack(first: pa.Array, second: pa.Array) -> pa.Array:
         return pa.concat_arrays([first, second]) if m and n else (first if n else second)
-
-    def cat(name: str) -> Any:
-        parts = [np.asarray(p[name]) for p in fw.parts]
-        return np.concatenate(parts) if parts else np.empty(0)
 
     arrays: dict[str, pa.Array] = {}
     if "kind" in by_name:
@@ -262,17 +260,17 @@ def arrow_output(
         )
         arrays[k] = stack(col, pa.nulls(m, typ))
     for c, src in (("window_start", "start"), ("window_end", "end")):
-        col = pa.array(cat(src).astype(np.int64), type=pa.int64()).cast(ts)
+        col = pa.array(np.asarray(fw.columns[src], np.int64), type=pa.int64()).cast(ts)
         arrays[c] = stack(col, pa.nulls(m, ts))
     for a in aggs:
         typ = by_name[a.alias]
         if typ in (pa.float64(), pa.int64()):
-            vals = cat(a.alias)
+            vals = np.asarray(fw.columns[a.alias])
             if vals.dtype == object:
                 vals = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
             col = pa.array(vals.astype(typ.to_pandas_dtype()), type=typ, from_pandas=True)
         else:
-            py = [v for p in fw.parts for v in p[a.alias]]
+            py = list(fw.columns[a.alias])
             col = pa.array(
                 [None if v is None else (list(v) if isinstance(v, tuple) else v) for v in py],
                 type=typ,
@@ -290,7 +288,7 @@ def arrow_output(
 
 def clean_arrays(
     table: pa.Table, keys: Sequence[str], time: str, value_columns: Sequence[str]
-) -> tuple[list[tuple[tuple[Any, ...], np.ndarray]], np.ndarray, dict[str, np.ndarray]] | None:
+) -> tuple[Groups, np.ndarray, dict[str, np.ndarray]] | None:
     """``(key groups, int64 us times, float64 values)`` of an Arrow batch (any number of
     keys) that :func:`~windowagg.spark.rejects.validate` would pass whole, else None.
     O(n log n).
@@ -367,7 +365,7 @@ def window_agg(
     """Sliding-window aggregation per key, computed by windowagg inside Spark (batch).
 
     The call, semantics and output of :func:`windowagg.pandas.window_agg` (the same
-    function runs per key), as Spark DataFrames.
+    function runs on each partition's keys), as Spark DataFrames.
 
     Parameters
     ----------
@@ -412,8 +410,8 @@ def window_agg(
         ``window_end``, one column per aggregation) and ``rejects`` (``reason``,
         ``event_time``, ``row``, ``row_index``).
 
-    Complexity: one shuffle by key; per key O(n log n) validation and sort, then
-    :func:`windowagg.windows.engine.window_key` (O(n + windows) aggregator operations).
+    Complexity: one shuffle by key; per partition O(n log n) validation and sort, then
+    :func:`windowagg.windows.engine.window_groups` (O(n + windows) aggregator operations).
     """
     key_list = [keys] if isinstance(keys, str) else list(keys)
     agg_list = parse(aggs)

@@ -2,18 +2,21 @@
 
 =================  ==========================================================================
 admission          :mod:`.admission` — non-finite values and late events refused, with a
-                   reason, by position (identity); events sorted by time
+                   reason, by position (identity); events sorted by (key,) time
 watermark clock    :mod:`.clock` — per-key event-time watermark and lateness bound
 assignment         :mod:`.assign` — hopping/tumbling, per-event ``(t - size, t]``, count
                    (``rows``/``every``) and session (``gap``) windows as slices of the
-                   sorted events (and key ranges for an out-of-order aggregator)
+                   sorted events (and key ranges for an out-of-order aggregator), for
+                   many keys in one pass
 state              :mod:`.state` — one FIFO aggregator per aggregation driven by its
                    ``slide`` verb over the sorted events (every window a new event opens
                    or that only lost events), the rest by insert/evict/query per window;
                    one ``OrderStatistics`` per column for its exact quantiles
                    (:mod:`.ranks`)
-emission           :mod:`.emit` — typed columns per key
-per key            :func:`window_key` (:mod:`.core`) — the function every front end calls
+emission           :mod:`.emit` — typed columns
+batch              :func:`window_groups` (:mod:`.core`) — every key of a frame or a Spark
+                   partition in one pass, the function every batch front end calls
+                   (:func:`window_key` for one key)
 streaming          :class:`~.stream.KeyStream` (:mod:`.stream`) — one key's state across
                    micro-batches (event chunks + metadata as deltas), emitting closed
                    windows and revisions through the same admission, assignment, state
@@ -31,15 +34,16 @@ See ``docs/engine.md`` for the data path.
 
 from __future__ import annotations
 
-from windowagg.windows.engine.admission import Admitted, admit
-from windowagg.windows.engine.assign import Shape, Windows, assign
+from windowagg.windows.engine.admission import Admitted, admit, admit_groups
+from windowagg.windows.engine.assign import Shape, Windows, assign, assign_groups
 from windowagg.windows.engine.clock import WatermarkClock
-from windowagg.windows.engine.core import KeyResult, window_key
+from windowagg.windows.engine.core import GroupsResult, KeyResult, window_groups, window_key
 from windowagg.windows.engine.state import Plan, plan, quantile_fraction
 from windowagg.windows.engine.stream import KeyStream
 
 __all__ = [
     "Admitted",
+    "GroupsResult",
     "KeyResult",
     "KeyStream",
     "Plan",
@@ -47,8 +51,11 @@ __all__ = [
     "WatermarkClock",
     "Windows",
     "admit",
+    "admit_groups",
     "assign",
+    "assign_groups",
     "plan",
     "quantile_fraction",
+    "window_groups",
     "window_key",
 ]

@@ -12,6 +12,8 @@ refused here       a non-finite value (``inf``/``-inf``): the built-in monoids r
 output             the admitted positions sorted by event time (ties in arrival order)
                    and the refused positions with one reason each
 time               O(m log m) (one stable sort), plus one ``lift`` per event and probe
+many keys          :func:`admit_groups`: the keys' events end to end, judged in one pass
+                   (a clock per key), admitted sorted by key, then time
 =================  ==========================================================================
 
 Positions are indexes into the caller's arrays: the caller maps them back to its input rows,
@@ -35,7 +37,7 @@ import numpy as np
 from windowagg.windows._common import bad_value_reason
 from windowagg.windows.engine.clock import WatermarkClock
 
-__all__ = ["Admitted", "admit"]
+__all__ = ["Admitted", "admit", "admit_groups"]
 
 
 class Admitted(NamedTuple):
@@ -71,6 +73,45 @@ def admit(
     ([1], ['bad_value: ZeroDivisionError: division by zero'])
     """
     t = np.asarray(t, dtype=np.int64)
+    ok, reason = _refusals(t, values, probes)
+    if clock is not None:
+        _judge_late(t, ok, reason, clock)
+    return _admitted(t, ok, reason, None)
+
+
+def admit_groups(
+    t: np.ndarray,
+    values: Mapping[str, np.ndarray],
+    starts: np.ndarray,
+    lateness: tuple[int, int] | None = None,
+    probes: Sequence[tuple[str | None, Callable[[Any], Any]]] = (),
+) -> Admitted:
+    """:func:`admit` for many keys at once: key g's events are ``t[starts[g]:starts[g + 1]]``
+    (arrival order), each key judged by a clock of its own (``WatermarkClock(*lateness)``;
+    None: nothing is late). Admitted positions come sorted by key, then time (ties in
+    arrival order). O(m log m) + one ``lift`` per event and probe (+ O(keys) with a clock).
+
+    >>> a = admit_groups(np.array([5, 3, 9, 2]), {"v": np.ones(4)}, np.array([0, 2, 4]), (2, 0))
+    >>> a.order.tolist(), a.refused.tolist(), a.reasons
+    ([1, 0, 2], [3], ['late: 2 < lateness bound 7'])
+    """
+    t = np.asarray(t, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)
+    ok, reason = _refusals(t, values, probes)
+    if lateness is not None:
+        for a, b in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True):
+            if b > a:
+                _judge_late(t, ok, reason, WatermarkClock(*lateness), a, b)
+    return _admitted(t, ok, reason, _by_key(t, starts))
+
+
+def _refusals(
+    t: np.ndarray,
+    values: Mapping[str, np.ndarray],
+    probes: Sequence[tuple[str | None, Callable[[Any], Any]]],
+) -> tuple[np.ndarray, dict[int, str]]:
+    """``(admissible mask, {refused position: reason})`` before lateness: non-finite values,
+    then values a probe's ``lift`` refuses. O(m) + one ``lift`` per event and probe."""
     ok = np.ones(len(t), dtype=bool)
     reason: dict[int, str] = {}  # refused position -> why (the first reason found)
     for column, v in values.items():
@@ -89,17 +130,67 @@ def admit(
             except Exception as e:  # the monoid's own refusal, whatever its type
                 reason[j] = bad_value_reason(e)
                 ok[j] = False
-    if clock is not None:
-        pos = np.flatnonzero(ok)
-        sub = t[pos]
-        bounds = clock.bounds(sub)
-        late = clock.observe(sub)
-        for i, b in zip(pos[late].tolist(), bounds[late].tolist(), strict=True):
-            reason[i] = f"late: {int(t[i])} < lateness bound {b}"
-        ok[pos[late]] = False
+    return ok, reason
+
+
+def _judge_late(
+    t: np.ndarray,
+    ok: np.ndarray,
+    reason: dict[int, str],
+    clock: WatermarkClock,
+    a: int = 0,
+    b: int | None = None,
+) -> None:
+    """Refuse (in *ok* and *reason*) the admissible events of ``t[a:b]`` that *clock*
+    finds late, in arrival order; a refused event does not move the clock."""
+    pos = a + np.flatnonzero(ok[a:b])
+    sub = t[pos]
+    bounds = clock.bounds(sub)
+    late = clock.observe(sub)
+    for i, bound in zip(pos[late].tolist(), bounds[late].tolist(), strict=True):
+        reason[i] = f"late: {int(t[i])} < lateness bound {bound}"
+    ok[pos[late]] = False
+
+
+def _by_key(t: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """A sort key of the keys' times end to end that orders by key, then time: each key's
+    times shifted past the previous key's (a nearly sorted array, cheap to sort stably);
+    if the shifted times would not fit in int64, a lexicographic key (a 2-row array)."""
+    counts = np.diff(starts)
+    has = np.flatnonzero(counts)
+    if not len(has):
+        return t
+    lo = np.zeros(len(counts), dtype=np.int64)
+    hi = np.zeros(len(counts), dtype=np.int64)
+    lo[has] = np.minimum.reduceat(t, starts[has])
+    hi[has] = np.maximum.reduceat(t, starts[has])
+    if float(np.sum(hi.astype(np.float64) - lo + 1.0)) < _SHIFT_LIMIT:
+        width = hi - lo + 1
+        shift = np.cumsum(width) - width - lo
+        shifted: np.ndarray = t + np.repeat(shift, counts)
+        return shifted
+    return np.stack([t, np.repeat(np.arange(len(counts), dtype=np.int64), counts)])
+
+
+#: Largest total of the keys' time spans :func:`_by_key` shifts into one int64 array.
+_SHIFT_LIMIT = float(2**62)
+
+
+def _admitted(
+    t: np.ndarray, ok: np.ndarray, reason: dict[int, str], key: np.ndarray | None
+) -> Admitted:
+    """The admitted positions sorted by *key* (default: the time), stable, and the refused
+    with reasons. *key* is one sort key per event, or rows of one, the last the primary."""
     if not reason:  # everything admitted
-        return Admitted(np.argsort(t, kind="stable"), np.empty(0, dtype=np.int64), [])
-    keep = np.flatnonzero(ok)
-    order = keep[np.argsort(t[keep], kind="stable")]
-    refused = np.flatnonzero(~ok)
+        keep = np.arange(len(t), dtype=np.int64)
+        refused = np.empty(0, dtype=np.int64)
+    else:
+        keep = np.flatnonzero(ok)
+        refused = np.flatnonzero(~ok)
+    if key is None:
+        key = t
+    if key.ndim == 1:
+        order = keep[np.argsort(key[keep], kind="stable")]
+    else:
+        order = keep[np.lexsort(key[:, keep])]
     return Admitted(order, refused, [reason[i] for i in refused.tolist()])

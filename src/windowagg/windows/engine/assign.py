@@ -1,7 +1,9 @@
-"""Window assignment: which events every window of a shape holds, for one key's sorted events.
+"""Window assignment: which events every window of a shape holds, for one key's sorted events
+or for many keys' at once.
 
 =================  ==========================================================================
-input              one key's admitted event times, sorted (ties keep input order)
+input              one key's admitted event times, sorted (ties keep input order); or many
+                   keys' laid end to end, each key's sorted (:func:`assign_groups`)
 shapes             hopping/tumbling ``size`` + ``slide`` (``[start, start + size)``,
                    ``start = start_time + k * slide``, as Spark's ``F.window``); per-event
                    ``(t - size, t]`` (``slide=None``); count windows (the last ``rows``
@@ -14,12 +16,17 @@ output             per window: its output bounds and the slice ``[lo, hi)`` of s
 keys               hopping: the pane ``(t - start_time) // gcd(size, slide)`` (equal keys
                    combine in ``ooo.FiBA``: pane pre-aggregation by the aggregator
                    itself); per-event and sessions: the time; count windows: the position
-time               O(n + windows) numpy index arithmetic (no aggregate is computed here)
+time               O(n + windows) numpy index arithmetic (no aggregate is computed here),
+                   the same number of numpy calls for one key as for 100,000
+many keys          window bounds never cross a key: each key's times are searched as
+                   ``offset(key) + t``, one ``searchsorted`` for all keys (the offsets
+                   leave a gap of the window's reach between keys; a per-key search
+                   instead if they would pass int64)
 =================  ==========================================================================
 
 Only windows holding at least one event exist (as with ``F.window``). Every shape's windows
-come out ordered by their end, and both ``lo`` and ``hi`` are non-decreasing: a window
-sequence the aggregators can also *slide* through.
+come out ordered by key, then by their end, and both ``lo`` and ``hi`` are non-decreasing: a
+window sequence the aggregators can also *slide* through, across keys.
 
 Examples
 --------
@@ -30,6 +37,12 @@ Examples
 >>> s = assign(Shape(gap=5), np.array([1, 3, 9, 14, 30]))
 >>> s.start.tolist(), s.end.tolist(), s.lo.tolist(), s.hi.tolist()
 ([1, 9, 30], [8, 19, 35], [0, 2, 4], [2, 4, 5])
+
+Two keys, events ``[0, 5]`` and ``[3]`` laid end to end (``starts`` = where each begins):
+
+>>> g, sizes = assign_groups(Shape(size=10), np.array([0, 5, 3]), np.array([0, 2, 3]))
+>>> g.lo.tolist(), g.hi.tolist(), sizes.tolist()
+([0, 0, 2], [1, 2, 3], [2, 1])
 """
 
 from __future__ import annotations
@@ -40,7 +53,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Shape", "Windows", "assign"]
+__all__ = ["Shape", "Windows", "assign", "assign_groups"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +109,8 @@ class Shape:
 
 
 class Windows(NamedTuple):
-    """The windows of one key (int64 arrays, one entry per window unless said otherwise)."""
+    """The windows of one key, or of many keys laid end to end (int64 arrays, one entry per
+    window unless said otherwise; ``keys``, ``key_lo`` and ``key_hi`` are each key's own)."""
 
     start: np.ndarray
     """Output ``window_start``."""
@@ -107,7 +121,7 @@ class Windows(NamedTuple):
     hi: np.ndarray
     """One past the last sorted event in the window."""
     keys: np.ndarray
-    """Aggregator key of every sorted event (non-decreasing; one entry per event)."""
+    """Aggregator key of every sorted event (non-decreasing within a key; one per event)."""
     key_lo: np.ndarray
     """Inclusive lower key bound of the window."""
     key_hi: np.ndarray
@@ -115,96 +129,192 @@ class Windows(NamedTuple):
 
 
 def assign(shape: Shape, t: np.ndarray) -> Windows:
-    """The windows of *shape* over the sorted int64 times *t*. O(n + windows)."""
+    """The windows of *shape* over one key's sorted int64 times *t*. O(n + windows)."""
     t = np.asarray(t, dtype=np.int64)
+    return assign_groups(shape, t, np.array([0, len(t)], dtype=np.int64))[0]
+
+
+def assign_groups(shape: Shape, t: np.ndarray, starts: np.ndarray) -> tuple[Windows, np.ndarray]:
+    """The windows of *shape* over many keys' times at once, and how many each key has.
+
+    *t* holds the keys' int64 times end to end, key ``g``'s sorted in
+    ``t[starts[g]:starts[g + 1]]`` (``starts`` non-decreasing, from 0 to ``len(t)``; a key
+    may have none). Returns the windows ordered by key, then end (``lo``/``hi`` index *t*),
+    and the number of windows of every key. O(n + windows + keys) in a fixed number of
+    numpy calls.
+    """
+    t = np.asarray(t, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)
+    counts = np.diff(starts)
     kind = shape.kind
     if kind == "hopping":
         assert shape.size is not None and shape.slide is not None
-        return _hopping(t, shape.size, shape.slide, shape.start_time)
+        return _hopping(t, starts, counts, shape.size, shape.slide, shape.start_time)
     if kind == "per_event":
         assert shape.size is not None
-        return _per_event(t, shape.size)
+        return _per_event(t, starts, counts, shape.size), counts
     if kind == "count":
         assert shape.rows is not None
-        return _count(t, shape.rows, shape.every)
+        return _count(t, starts, counts, shape.rows, shape.every)
     assert shape.gap is not None
-    return _session(t, shape.gap)
+    return _session(t, starts, counts, shape.gap)
 
 
-def _hopping(t: np.ndarray, size: int, slide: int, start_time: int) -> Windows:
+def _search(
+    v: np.ndarray,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    q: np.ndarray,
+    qcounts: np.ndarray,
+    reach: int,
+    side: str,
+) -> np.ndarray:
+    """``searchsorted`` of every query in its own key's sorted values: index into *v*.
+
+    Key g's values are ``v[starts[g]:starts[g + 1]]`` and its queries the next
+    ``qcounts[g]`` of *q*, each within *reach* of the key's values. Each key's values and
+    queries are shifted to a range of their own (its span plus twice the reach), so one
+    search answers all keys; if those ranges would not fit in int64, one search per key.
+    """
+    if not len(v):  # no events, hence no windows
+        return np.zeros(len(q), dtype=np.int64)
+    has = counts > 0
+    first = np.where(has, v[np.minimum(starts[:-1], len(v) - 1)], 0)
+    last = np.where(has, v[np.maximum(starts[1:] - 1, 0)], 0)
+    width = np.where(has, last.astype(np.float64) - first + 2.0 * reach + 1.0, 0.0)
+    if float(width.sum()) + 2.0 * reach < _CODE_LIMIT:
+        span = np.where(has, last - first + (2 * reach + 1), 0)
+        shift = np.cumsum(span) - span - first + reach  # key g's values -> [off_g, off_g + span)
+        codes = v + np.repeat(shift, counts)
+        found: np.ndarray = np.searchsorted(codes, q + np.repeat(shift, qcounts), side)  # type: ignore[call-overload]
+        return found.astype(np.int64)
+    out = np.empty(len(q), dtype=np.int64)
+    qstarts = np.concatenate([[0], np.cumsum(qcounts)])
+    for g in np.flatnonzero(qcounts).tolist():
+        a, b = int(starts[g]), int(starts[g + 1])
+        c, d = int(qstarts[g]), int(qstarts[g + 1])
+        out[c:d] = a + np.searchsorted(v[a:b], q[c:d], side)  # type: ignore[call-overload]
+    return out
+
+
+#: Largest total of the keys' shifted ranges :func:`_search` encodes in one int64 array.
+_CODE_LIMIT = float(2**62)
+
+
+def _firsts(starts: np.ndarray, counts: np.ndarray, n: int) -> np.ndarray:
+    """True at the first position of every key with events (length *n*)."""
+    mark = np.zeros(n, dtype=bool)
+    mark[starts[:-1][counts > 0]] = True
+    return mark
+
+
+def _hopping(
+    t: np.ndarray, starts: np.ndarray, counts: np.ndarray, size: int, slide: int, start_time: int
+) -> tuple[Windows, np.ndarray]:
     g = gcd(size, slide)
     w, s = size // g, slide // g  # a window is w panes; windows start s panes apart
     panes = (t - start_time) // g
-    # panes of sorted times are sorted: their distinct values without np.unique's sort
-    distinct = panes[np.flatnonzero(np.diff(panes, prepend=panes[:1] - 1))] if len(t) else panes
+    n, keys = len(t), len(counts)
+    head = _firsts(starts, counts, n)
+    # panes of sorted times are sorted within a key: their distinct values (per key)
+    # without np.unique's sort
+    new = head.copy()
+    if n > 1:
+        new[1:] |= panes[1:] != panes[:-1]
+    at = np.flatnonzero(new)
+    distinct = panes[at]
+    opens = head[at]  # the first distinct pane of each key with events
     # pane p lies in windows k with k*s <= p < k*s + w
     k_first = -((w - 1 - distinct) // s)  # ceil((p - w + 1) / s)
     k_last = distinct // s
     if len(distinct):
-        # drop the windows an earlier pane already produced (both bounds are sorted)
-        prev = np.concatenate([[k_first[0] - 1], k_last[:-1]])
-        k_first = np.maximum(k_first, prev + 1)
-    counts = np.maximum(k_last - k_first + 1, 0)
-    total = int(counts.sum())
-    offsets = np.cumsum(counts) - counts
-    ks = np.repeat(k_first - offsets, counts) + np.arange(total, dtype=np.int64)
+        # drop the windows an earlier pane of the same key already produced (both bounds
+        # are sorted within a key)
+        prev = np.concatenate([[0], k_last[:-1]])
+        k_first = np.where(opens, k_first, np.maximum(k_first, prev + 1))
+    per = np.maximum(k_last - k_first + 1, 0)
+    total = int(per.sum())
+    offsets = np.cumsum(per) - per
+    ks = np.repeat(k_first - offsets, per) + np.arange(total, dtype=np.int64)
     key_lo = ks * s
     key_hi = key_lo + (w - 1)
     start = start_time + ks * slide
-    return Windows(
-        start=start,
-        end=start + size,
-        lo=np.searchsorted(panes, key_lo, "left").astype(np.int64),
-        hi=np.searchsorted(panes, key_hi, "right").astype(np.int64),
-        keys=panes,
-        key_lo=key_lo,
-        key_hi=key_hi,
+    sizes = np.zeros(keys, dtype=np.int64)
+    if len(distinct):
+        sizes[counts > 0] = np.add.reduceat(per, np.flatnonzero(opens))
+    reach = w + s
+    return (
+        Windows(
+            start=start,
+            end=start + size,
+            lo=_search(panes, starts, counts, key_lo, sizes, reach, "left"),
+            hi=_search(panes, starts, counts, key_hi, sizes, reach, "right"),
+            keys=panes,
+            key_lo=key_lo,
+            key_hi=key_hi,
+        ),
+        sizes,
     )
 
 
-def _per_event(t: np.ndarray, size: int) -> Windows:
+def _per_event(t: np.ndarray, starts: np.ndarray, counts: np.ndarray, size: int) -> Windows:
     return Windows(
         start=t - size,
         end=t.copy(),
-        lo=np.searchsorted(t, t - size, "right").astype(np.int64),
-        hi=np.searchsorted(t, t, "right").astype(np.int64),
+        lo=_search(t, starts, counts, t - size, counts, size, "right"),
+        hi=_search(t, starts, counts, t, counts, size, "right"),
         keys=t,
         key_lo=t - (size - 1),
         key_hi=t.copy(),
     )
 
 
-def _count(t: np.ndarray, rows: int, every: int) -> Windows:
-    n = len(t)
-    last = np.arange(every - 1, n, every, dtype=np.int64)
-    first = np.maximum(last - (rows - 1), 0)
-    return Windows(
-        start=t[first],
-        end=t[last],
-        lo=first,
-        hi=last + 1,
-        keys=np.arange(n, dtype=np.int64),
-        key_lo=first,
-        key_hi=last,
+def _count(
+    t: np.ndarray, starts: np.ndarray, counts: np.ndarray, rows: int, every: int
+) -> tuple[Windows, np.ndarray]:
+    sizes = counts // every
+    total = int(sizes.sum())
+    base = np.repeat(starts[:-1], sizes)  # each window's key's first position
+    j = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    last = base + (j + 1) * every - 1
+    first = np.maximum(last - (rows - 1), base)
+    position = np.arange(len(t), dtype=np.int64) - np.repeat(starts[:-1], counts)
+    return (
+        Windows(
+            start=t[first],
+            end=t[last],
+            lo=first,
+            hi=last + 1,
+            keys=position,
+            key_lo=first - base,
+            key_hi=last - base,
+        ),
+        sizes,
     )
 
 
-def _session(t: np.ndarray, gap: int) -> Windows:
+def _session(
+    t: np.ndarray, starts: np.ndarray, counts: np.ndarray, gap: int
+) -> tuple[Windows, np.ndarray]:
     n = len(t)
-    if n == 0:
-        e = np.empty(0, dtype=np.int64)
-        return Windows(e, e, e, e, t, e, e)
-    # an event at most `gap` after the previous one extends its session (windows
-    # [t, t + gap) that touch merge, as Flink's session windows)
-    breaks = np.flatnonzero(np.diff(t) > gap) + 1
-    first = np.concatenate([[0], breaks]).astype(np.int64)
-    last = np.concatenate([breaks - 1, [n - 1]]).astype(np.int64)
-    return Windows(
-        start=t[first],
-        end=t[last] + gap,
-        lo=first,
-        hi=last + 1,
-        keys=t,
-        key_lo=t[first],
-        key_hi=t[last],
+    # an event at most `gap` after the previous one of its key extends its session
+    # (windows [t, t + gap) that touch merge, as Flink's session windows)
+    head = _firsts(starts, counts, n)
+    if n > 1:
+        head[1:] |= np.diff(t) > gap
+    first = np.flatnonzero(head).astype(np.int64)
+    last = np.concatenate([first[1:] - 1, [n - 1]]).astype(np.int64) if n else first
+    key_of = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    sizes = np.bincount(key_of[first], minlength=len(counts)).astype(np.int64)
+    return (
+        Windows(
+            start=t[first],
+            end=t[last] + gap,
+            lo=first,
+            hi=last + 1,
+            keys=t,
+            key_lo=t[first],
+            key_hi=t[last],
+        ),
+        sizes,
     )

@@ -1,7 +1,11 @@
-"""One key's windows, end to end: admission, assignment, the aggregators, emission.
+"""Windows end to end, for one key or many at once: admission, assignment, the
+aggregators, emission.
 
-This is the per-key function every front end calls: ``windowagg.pandas.window_agg``, and
-``windowagg.spark.window_agg`` per key of each ``mapInArrow`` partition (``docs/engine.md``).
+This is the function every batch front end calls: ``windowagg.pandas.window_agg`` with all
+the keys of the input, ``windowagg.spark.window_agg`` with all the keys of each
+``mapInArrow`` partition (``docs/engine.md``). The keys' events are laid end to end and
+go through each stage in one pass: a fixed number of numpy calls and one aggregator verb
+per aggregation, however many keys (window bounds never cross a key).
 """
 
 from __future__ import annotations
@@ -11,13 +15,25 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from windowagg.windows.engine.admission import admit
-from windowagg.windows.engine.assign import Shape, assign
-from windowagg.windows.engine.clock import WatermarkClock
+from windowagg.windows.engine.admission import admit_groups
+from windowagg.windows.engine.assign import Shape, assign_groups
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.state import Factory, Plan, evaluate, plan
 
-__all__ = ["KeyResult", "window_key"]
+__all__ = ["GroupsResult", "KeyResult", "window_groups", "window_key"]
+
+
+class GroupsResult(NamedTuple):
+    """The output of :func:`window_groups`: every key's windows, end to end."""
+
+    columns: dict[str, Any]
+    """``start``, ``end`` (int64) and one column per aggregation alias; key by key."""
+    sizes: np.ndarray
+    """The number of windows of every key (int64)."""
+    refused: np.ndarray
+    """Positions (into the caller's arrays) of the events refused at admission."""
+    reasons: list[str]
+    """One reason per refused position."""
 
 
 class KeyResult(NamedTuple):
@@ -31,57 +47,92 @@ class KeyResult(NamedTuple):
     """One reason per refused position."""
 
 
+def window_groups(
+    t: np.ndarray,
+    values: Mapping[str, np.ndarray],
+    starts: np.ndarray,
+    aggs: Sequence[Any],
+    shape: Shape,
+    *,
+    lateness: tuple[int, int] | None = None,
+    factory: Factory | None = None,
+    planned: Plan | None = None,
+) -> GroupsResult:
+    """All windows of many keys' events and the events refused, in one pass.
+
+    Parameters
+    ----------
+    t
+        int64 event times of every key, end to end: key g's in ``t[starts[g]:starts[g+1]]``,
+        each key's in arrival order.
+    values
+        float64 value columns, aligned with *t*.
+    starts
+        Where each key's events begin (non-decreasing, from 0 to ``len(t)``).
+    aggs
+        ``Agg``-like objects (alias, monoid, column, kind, dtype).
+    shape
+        The windows to compute.
+    lateness
+        ``(max_out_of_orderness, allowed_lateness)``: judge each key's events in arrival
+        order with a clock of its own (None: every valid event is on time, as in batch).
+    factory
+        ``monoid -> FIFO aggregator`` (default ``fifo.TwoStacksLite``).
+    planned
+        ``plan(aggs)`` computed once by a caller that calls again.
+
+    Returns
+    -------
+    GroupsResult
+        Windows key by key, each key's ordered by end (per-event windows: one per admitted
+        event, in time order, ties in arrival order); refused positions ascending.
+
+    Complexity: O(n log n) admission + O(n + windows + keys) assignment + the aggregators'
+    verbs (amortized O(1) per event and per window) + O(log w) per event and per window
+    for each column with exact quantiles.
+
+    Examples
+    --------
+    >>> from windowagg.spark.spec import parse_aggs
+    >>> r = window_groups(np.array([3, 1, 12, 4]), {"v": np.array([2.0, 5.0, 1.0, 7.0])},
+    ...                   np.array([0, 3, 4]), parse_aggs(["max(v)", "count"]),
+    ...                   Shape(size=10, slide=10))
+    >>> r.sizes.tolist(), r.columns["end"].tolist(), r.columns["max_v"].tolist()
+    ([2, 1], [10, 20, 10], [5.0, 1.0, 7.0])
+    """
+    p = planned if planned is not None else plan(aggs)
+    a = admit_groups(t, values, starts, lateness, p.probes)
+    ts = np.asarray(t, dtype=np.int64)[a.order]
+    sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
+    # admitted events per key (a.order is sorted by key)
+    key = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
+    admitted = np.bincount(key[a.order], minlength=len(starts) - 1)
+    new_starts = np.concatenate([[0], np.cumsum(admitted)]).astype(np.int64)
+    w, sizes = assign_groups(shape, ts, new_starts)
+    results = evaluate(p, w, sorted_values, factory)
+    return GroupsResult(columns(w, results, aggs), sizes, a.refused, a.reasons)
+
+
 def window_key(
     t: np.ndarray,
     values: Mapping[str, np.ndarray],
     aggs: Sequence[Any],
     shape: Shape,
     *,
-    clock: WatermarkClock | None = None,
+    lateness: tuple[int, int] | None = None,
     factory: Factory | None = None,
     planned: Plan | None = None,
 ) -> KeyResult:
-    """All windows of one key's events (arrival order) and the events refused.
+    """:func:`window_groups` for one key's events (arrival order).
 
-    Parameters
-    ----------
-    t
-        int64 event times, in arrival order.
-    values
-        float64 value columns, aligned with *t*.
-    aggs
-        ``Agg``-like objects (alias, monoid, column, kind, dtype).
-    shape
-        The windows to compute.
-    clock
-        Judge lateness in arrival order (None: every valid event is on time, as in batch).
-    factory
-        ``monoid -> FIFO aggregator`` (default ``fifo.TwoStacksLite``).
-    planned
-        ``plan(aggs)`` computed once by a caller that runs many keys.
-
-    Returns
-    -------
-    KeyResult
-        Windows ordered by end (per-event windows: one per admitted event, in time order,
-        ties in arrival order); refused positions ascending.
-
-    Complexity: O(n log n) admission + O(n + windows) assignment + the aggregators' verbs
-    (amortized O(1) per event and per window) + O(log w) per event and per window for
-    each column with exact quantiles.
-
-    Examples
-    --------
     >>> from windowagg.spark.spec import parse_aggs
     >>> r = window_key(np.array([3, 1, 12]), {"v": np.array([2.0, 5.0, 1.0])},
     ...                parse_aggs(["max(v)", "count"]), Shape(size=10, slide=10))
     >>> r.columns["end"].tolist(), r.columns["max_v"].tolist(), r.columns["count"].tolist()
     ([10, 20], [5.0, 1.0], [2, 1])
     """
-    p = planned if planned is not None else plan(aggs)
-    a = admit(t, values, clock, p.probes)
-    ts = np.asarray(t, dtype=np.int64)[a.order]
-    sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
-    w = assign(shape, ts)
-    results = evaluate(p, w, sorted_values, factory)
-    return KeyResult(columns(w, results, aggs), a.refused, a.reasons)
+    starts = np.array([0, len(t)], dtype=np.int64)
+    r = window_groups(
+        t, values, starts, aggs, shape, lateness=lateness, factory=factory, planned=planned
+    )
+    return KeyResult(r.columns, r.refused, r.reasons)
