@@ -20,6 +20,11 @@ Ratio = the peer's time / windowagg's time (above 1: windowagg is faster).
    first event, so it is timed only). windowagg's window count, max/count and p99 are
    compared with DuckDB's.
 
+4. many small keys: per-event ``(t - 1 h, t]`` max/sum/count, 1M events over 100,000 keys
+   (~10 events per key and window; 100k over 10,000 with ``--quick``), out of order by up
+   to 30 s. DuckDB: the RANGE frame ``PARTITION BY k``; polars: ``rolling_*_by(...)
+   .over("k")``. Max and count compared with DuckDB's.
+
 DuckDB and polars run on ``--threads`` threads (default 1: windowagg is one thread).
 
 Run: ``.venv/bin/python -m benchmarks engine [--quick] [--repeats R] [--only NAME]
@@ -119,6 +124,12 @@ def _polars_per_event(pl: Any, pdf: Any, w_us: int) -> Any:
     )
 
 
+def _ratios(label: str, n: int, med: dict[str, float]) -> list[Any]:
+    """A table row: label, windowagg's events/s and seconds, DuckDB's and polars' ratios."""
+    wa = med["windowagg"]
+    return [label, n / wa, wa, med["duckdb"] / wa, med.get("polars", float("nan")) / wa]
+
+
 def _by_time(t: np.ndarray, *cols: np.ndarray) -> list[np.ndarray]:
     order = np.lexsort((cols[0], t))
     return [t[order], *[c[order] for c in cols]]
@@ -144,13 +155,7 @@ def bench_per_event(con: Any, pl: Any, densities: list[int], n: int, repeats: in
         b = _by_time(dk["t"].to_numpy(), dk.iloc[:, 1].to_numpy(), dk.iloc[:, 2].to_numpy())
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]), "max differs"
         np.testing.assert_allclose(a[2], b[2], rtol=1e-9)
-        row = [
-            f"max+sum, ~{d:,}/window",
-            n / med["windowagg"],
-            med["windowagg"],
-            med["duckdb"] / med["windowagg"],
-        ]
-        row.append(med["polars"] / med["windowagg"] if "polars" in med else float("nan"))
+        row = _ratios(f"max+sum, ~{d:,}/window", n, med)
         rows.append(row)
         print(f"  per-event {d}: {med} (load {_load()})", flush=True)
     return rows
@@ -257,23 +262,50 @@ def bench_hopping(con: Any, pl: Any, n: int, keys: int, repeats: int) -> list[An
         assert np.array_equal(wa["max_v"].to_numpy(), dk["mx"].to_numpy())
         if quantile:
             assert np.array_equal(wa["p99_v"].to_numpy(), dk["p99"].to_numpy())
-        row = [
-            f"hopping {label}, {n:,} ev, {keys} keys",
-            n / med["windowagg"],
-            med["windowagg"],
-            med["duckdb"] / med["windowagg"],
-        ]
-        row.append(med["polars"] / med["windowagg"] if "polars" in med else float("nan"))
+        row = _ratios(f"hopping {label}, {n:,} ev, {keys} keys", n, med)
         rows.append(row)
         print(f"  hopping {label}: {med} (load {_load()})", flush=True)
     return rows
+
+
+def bench_many_keys(con: Any, pl: Any, n: int, keys: int, repeats: int) -> list[Any]:
+    df = hopping_data(n, keys)
+    con.register("df", df)
+    pdf = pl.from_pandas(df) if pl is not None else None
+    w_us = 3600 * US
+    frame = f"PARTITION BY k ORDER BY t RANGE BETWEEN {w_us - 1} PRECEDING AND CURRENT ROW"
+    contenders: dict[str, Callable[[], Any]] = {
+        "windowagg": lambda: _wa_per_event(df, w_us, ["max(v)", "sum(v)", "count"]),
+        "duckdb": lambda: con.execute(
+            f"SELECT k, t, max(v) OVER w AS mx, sum(v) OVER w AS sm, count(*) OVER w AS n "
+            f"FROM df WINDOW w AS ({frame})"
+        ).df(),
+    }
+    if pl is not None:
+        size = f"{w_us}i"
+        contenders["polars"] = lambda: pdf.sort("t").select(
+            pl.col("k"),
+            pl.col("t"),
+            pl.col("v").rolling_max_by("t", window_size=size, closed="right").over("k").alias("mx"),
+            pl.col("v").rolling_sum_by("t", window_size=size, closed="right").over("k").alias("sm"),
+        )
+    med, ans = interleave(contenders, repeats)
+    wa, dk = ans["windowagg"], ans["duckdb"].sort_values(["k", "t"], kind="stable")
+    t_wa = wa["window_end"].astype("datetime64[us, UTC]").astype("int64").to_numpy()
+    order = np.lexsort((wa["max_v"].to_numpy(), t_wa, wa["k"].to_numpy()))
+    d_order = np.lexsort((dk["mx"].to_numpy(), dk["t"].to_numpy(), dk["k"].to_numpy()))
+    assert np.array_equal(wa["max_v"].to_numpy()[order], dk["mx"].to_numpy()[d_order])
+    assert np.array_equal(wa["count"].to_numpy()[order], dk["n"].to_numpy()[d_order])
+    row = _ratios(f"per-event 1 h max/sum/count, {n:,} ev, {keys:,} keys", n, med)
+    print(f"  many keys: {med} (load {_load()})", flush=True)
+    return [row]
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks engine")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--only", choices=["per_event", "p95", "hopping"], default=None)
+    ap.add_argument("--only", choices=["per_event", "p95", "hopping", "many_keys"], default=None)
     ap.add_argument("--threads", type=int, default=1, help="DuckDB and polars threads")
     args = ap.parse_args(argv)
     os.environ.setdefault("POLARS_MAX_THREADS", str(args.threads))
@@ -317,6 +349,11 @@ def main(argv: list[str]) -> int:
         rows = bench_hopping(con, pl, 100_000 if q else 1_000_000, 10 if q else 100, args.repeats)
         tables["hopping"] = rows
         print_table("hopping 10 min / 10 s", headers, rows)
+    if args.only in (None, "many_keys"):
+        n, keys = (100_000, 10_000) if q else (1_000_000, 100_000)
+        rows = bench_many_keys(con, pl, n, keys, args.repeats)
+        tables["many_keys"] = rows
+        print_table("many small keys", headers, rows)
     print(f"load average after: {_load()} (started {started} UTC)", flush=True)
     if not q:
         save_results("engine", {"started_utc": started, "repeats": args.repeats, **tables})

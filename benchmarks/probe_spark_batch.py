@@ -17,7 +17,11 @@ untimed run of each, every job forced with the ``noop`` sink:
   ``mapInArrow`` reading every batch and returning one count;
 * ``mapInArrow, no shuffle``: the prepared columns into ``mapInArrow`` as they are
   partitioned, no exchange at all: the cost of moving the rows through Python once, under
-  any design that reads them in a Python worker.
+  any design that reads them in a Python worker;
+* ``... + output rows`` (hopping only): ``repartition + mapInArrow`` returning as many rows
+  as windowagg does (one per key and non-empty window, counted from each key's first and
+  last event), in windowagg's output schema, filled by numpy without computing a window:
+  the floor of this operator for a job that has to hand its windows to the JVM.
 
 Printed: medians, and the target operator's time over each contender's (the best ratio a
 design on that data path could reach). Run:
@@ -72,6 +76,59 @@ def _map_jobs(df: Any, aggs: list[str]) -> dict[str, Callable[[], None]]:
     }
 
 
+def _output_floor(df: Any, aggs: list[str], size_us: int, slide_us: int) -> Any:
+    """``repartition(key) + mapInArrow`` returning windowagg's number of output rows in its
+    schema, without computing a window (the hopping data are dense: every window between a
+    key's first and last event holds an event)."""
+    import numpy as np
+    import pyarrow as pa
+    from pyspark.sql import types as T
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from windowagg.pandas import parse
+    from windowagg.spark.batch import output_schema, prepare
+
+    agg_list = parse(aggs)
+    prepared = prepare(df, ["key"], "event_time", agg_list, row_index=True, null_flags=False)
+    keyf = [f for f in prepared.schema.fields if f.name == "key"]
+    full = output_schema(keyf, agg_list, row_index=True)
+    inner = T.StructType([f for f in full.fields if f.name != "kind"])
+    schema = to_arrow_schema(inner, timezone="UTC")
+
+    def rows(batches: Any) -> Any:
+        table = pa.Table.from_batches([b for b in batches if b.num_rows])
+        if not table.num_rows:
+            return
+        keys = table.column("key").to_numpy()
+        t = table.column("event_time").cast(pa.int64()).to_numpy()
+        order = np.lexsort((t, keys))
+        ks, t = keys[order], t[order]
+        first = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+        last = np.r_[first[1:], len(ks)] - 1
+        lo = (t[first] - size_us) // slide_us + 1
+        hi = t[last] // slide_us
+        counts = hi - lo + 1
+        n = int(counts.sum())
+        starts = (
+            np.repeat(lo - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(n)
+        ) * slide_us
+        cols: dict[str, Any] = {}
+        for f in schema:
+            if f.name == "key":
+                cols[f.name] = pa.array(np.repeat(ks[first], counts), f.type)
+            elif f.name == "window_start":
+                cols[f.name] = pa.array(starts, pa.int64()).cast(f.type)
+            elif f.name == "window_end":
+                cols[f.name] = pa.array(starts + size_us, pa.int64()).cast(f.type)
+            elif f.name in {a.alias for a in agg_list}:
+                cols[f.name] = pa.array(np.arange(n).astype(f.type.to_pandas_dtype()), f.type)
+            else:
+                cols[f.name] = pa.nulls(n, f.type)
+        yield from pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema).to_batches()
+
+    return prepared.repartition("key").mapInArrow(rows, schema=inner)
+
+
 def _run(title: str, target: str, jobs: dict[str, Callable[[], None]], repeats: int) -> None:
     print(title)
     for fn in jobs.values():  # untimed: plans, worker start
@@ -98,14 +155,21 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--events", type=int, default=1_000_000, help="hopping events")
     ap.add_argument("--per-event-events", type=int, default=300_000)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--only", choices=["per-event", "hopping"], help="one of the two jobs")
     args = ap.parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = bench_session("windowagg-probe-batch")
+    if args.only != "hopping":
+        _per_event(spark, args)
+    if args.only != "per-event":
+        _hopping(spark, args)
+    spark.stop()
+    return 0
 
-    from pyspark.sql import functions as F
 
+def _per_event(spark: Any, args: argparse.Namespace) -> None:
     from windowagg.spark import window_agg
 
-    spark = bench_session("windowagg-probe-batch")
     pe = per_event_frame(spark, args.per_event_events)
     spark.conf.set("spark.sql.window.segmentTree.enabled", "true")
     spe = range_between_job(pe)
@@ -121,6 +185,12 @@ def main(argv: list[str]) -> int:
     spark.conf.set("spark.sql.window.segmentTree.enabled", "false")
     pe.unpersist()
 
+
+def _hopping(spark: Any, args: argparse.Namespace) -> None:
+    from pyspark.sql import functions as F
+
+    from windowagg.spark import window_agg
+
     df = hopping_frame(
         spark, generate(args.events), Path(tempfile.mkdtemp(prefix="wa-probe-batch-"))
     )
@@ -130,9 +200,13 @@ def main(argv: list[str]) -> int:
     ours = window_agg(df, "key", "event_time", AGGS, size=SIZE, slide=SLIDE)
     jobs = {"F.window": lambda: noop(sw), "windowagg": lambda: noop(ours.output)}
     jobs.update(_map_jobs(df, AGGS))
+    size_us, slide_us = 600_000_000, 10_000_000
+    jobs["repartition + mapInArrow + output rows"] = lambda: noop(
+        _output_floor(df, AGGS, size_us, slide_us)
+    )
+    floor_rows = _output_floor(df, AGGS, size_us, slide_us).count()
+    print(f"  output rows: windowagg {ours.results.count():,}, output floor {floor_rows:,}")
     _run(f"hopping 10 min / 10 s, 100 keys, {args.events:,} events", "F.window", jobs, args.repeats)
-    spark.stop()
-    return 0
 
 
 if __name__ == "__main__":
