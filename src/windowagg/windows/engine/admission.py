@@ -1,4 +1,4 @@
-"""Admission: which of one key's valid-looking events enter the windows, and why not.
+"""Admission: which valid-looking events (of one key, or many) enter the windows, and why not.
 
 =================  ==========================================================================
 input              one key's events in arrival order: int64 times and float64 value

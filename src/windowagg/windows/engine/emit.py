@@ -1,4 +1,4 @@
-"""Emission: one key's window results as typed columns.
+"""Emission: window results (one key's, or many keys' end to end) as typed columns.
 
 ``start`` / ``end`` stay int64 (the caller's time unit); each aggregation becomes an int64
 array (``bigint``), a float64 array (``double``; an empty answer, ``None``, becomes NaN)

@@ -1,4 +1,4 @@
-"""State: the aggregators one key's windows are computed by, and the verb that drives them.
+"""State: the aggregators the windows are computed by (one key's or many keys'), and their verb.
 
 =================  ==========================================================================
 aggregators        one FIFO aggregator per monoid aggregation (``fifo.TwoStacksLite`` by
