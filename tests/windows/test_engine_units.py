@@ -17,7 +17,6 @@ from windowagg.windows.engine.ranks import nearest_rank, slide_select
 
 # the module (the package's ``assign`` is the function)
 assign_module = importlib.import_module("windowagg.windows.engine.assign")
-admission_module = importlib.import_module("windowagg.windows.engine.admission")
 
 
 @st.composite
@@ -165,13 +164,13 @@ def test_assign_groups_is_assign_per_key(
     parts = [np.sort(np.array(g, dtype=np.int64)) + (i - 2) * spread for i, g in enumerate(groups)]
     t = np.concatenate([np.empty(0, np.int64), *parts])
     starts = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
-    limit = assign_module._CODE_LIMIT
+    limit = assign_module._SHIFT_LIMIT
     try:
         if per_key_search:
-            assign_module._CODE_LIMIT = 0.0
+            assign_module._SHIFT_LIMIT = 0.0
         got, sizes = assign_groups(shape, t, starts)
     finally:
-        assign_module._CODE_LIMIT = limit
+        assign_module._SHIFT_LIMIT = limit
     singles = [assign(shape, p) for p in parts]
     assert sizes.tolist() == [len(w.lo) for w in singles]
     for field in ("start", "end", "key_lo", "key_hi"):
@@ -208,13 +207,13 @@ def test_admit_groups_is_admit_per_key(
     t = np.array([x for g in groups for x, _ in g], dtype=np.int64)
     v = np.array([y for g in groups for _, y in g], dtype=np.float64)
     starts = np.concatenate([[0], np.cumsum([len(g) for g in groups])]).astype(np.int64)
-    limit = admission_module._SHIFT_LIMIT
+    limit = assign_module._SHIFT_LIMIT
     try:
         if lexsort:
-            admission_module._SHIFT_LIMIT = 0.0
+            assign_module._SHIFT_LIMIT = 0.0
         got = admit_groups(t, {"v": v}, starts, lateness)
     finally:
-        admission_module._SHIFT_LIMIT = limit
+        assign_module._SHIFT_LIMIT = limit
     order: list[int] = []
     refused: list[int] = []
     reasons: list[str] = []

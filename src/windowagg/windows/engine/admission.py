@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from windowagg.windows._common import bad_value_reason
+from windowagg.windows.engine.assign import key_shifts
 from windowagg.windows.engine.clock import WatermarkClock
 
 __all__ = ["Admitted", "admit", "admit_groups"]
@@ -154,26 +155,22 @@ def _judge_late(
 
 def _by_key(t: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """A sort key of the keys' times end to end that orders by key, then time: each key's
-    times shifted past the previous key's (a nearly sorted array, cheap to sort stably);
-    if the shifted times would not fit in int64, a lexicographic key (a 2-row array)."""
+    times shifted past the previous key's (:func:`~.assign.key_shifts`; a nearly sorted
+    array, cheap to sort stably); if the shifted times would not fit in int64, a
+    lexicographic key (a 2-row array)."""
     counts = np.diff(starts)
     has = np.flatnonzero(counts)
     if not len(has):
         return t
     lo = np.zeros(len(counts), dtype=np.int64)
-    hi = np.zeros(len(counts), dtype=np.int64)
+    hi = np.full(len(counts), -1, dtype=np.int64)
     lo[has] = np.minimum.reduceat(t, starts[has])
     hi[has] = np.maximum.reduceat(t, starts[has])
-    if float(np.sum(hi.astype(np.float64) - lo + 1.0)) < _SHIFT_LIMIT:
-        width = hi - lo + 1
-        shift = np.cumsum(width) - width - lo
+    shift = key_shifts(lo, hi)
+    if shift is not None:
         shifted: np.ndarray = t + np.repeat(shift, counts)
         return shifted
     return np.stack([t, np.repeat(np.arange(len(counts), dtype=np.int64), counts)])
-
-
-#: Largest total of the keys' time spans :func:`_by_key` shifts into one int64 array.
-_SHIFT_LIMIT = float(2**62)
 
 
 def _admitted(

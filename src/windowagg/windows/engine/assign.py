@@ -53,7 +53,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Shape", "Windows", "assign", "assign_groups"]
+__all__ = ["Shape", "Windows", "assign", "assign_groups", "key_shifts"]
 
 
 @dataclass(frozen=True)
@@ -160,6 +160,26 @@ def assign_groups(shape: Shape, t: np.ndarray, starts: np.ndarray) -> tuple[Wind
     return _session(t, starts, counts, shape.gap)
 
 
+def key_shifts(lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
+    """Per key, the shift that moves its inclusive int64 range ``[lo, hi]`` just past the
+    previous key's, so that ``value + shift`` orders every key's values by key, then value
+    (a key with nothing to place has ``hi = lo - 1``); None when the ranges laid end to end
+    would pass 2**62 (int64 arithmetic on the shifted values could overflow). O(keys).
+
+    >>> key_shifts(np.array([10, 0, 5]), np.array([12, -1, 5])).tolist()
+    [-10, 3, -2]
+    """
+    if float(np.sum(hi.astype(np.float64) - lo + 1.0)) >= _SHIFT_LIMIT:
+        return None
+    width = hi - lo + 1
+    shift: np.ndarray = np.cumsum(width) - width - lo
+    return shift
+
+
+#: Largest total of the keys' ranges :func:`key_shifts` lays end to end in int64.
+_SHIFT_LIMIT = float(2**62)
+
+
 def _search(
     v: np.ndarray,
     starts: np.ndarray,
@@ -173,18 +193,16 @@ def _search(
 
     Key g's values are ``v[starts[g]:starts[g + 1]]`` and its queries the next
     ``qcounts[g]`` of *q*, each within *reach* of the key's values. Each key's values and
-    queries are shifted to a range of their own (its span plus twice the reach), so one
-    search answers all keys; if those ranges would not fit in int64, one search per key.
+    queries are shifted to a range of their own (:func:`key_shifts`), so one search
+    answers all keys; if those ranges would not fit in int64, one search per key.
     """
     if not len(v):  # no events, hence no windows
         return np.zeros(len(q), dtype=np.int64)
     has = counts > 0
-    first = np.where(has, v[np.minimum(starts[:-1], len(v) - 1)], 0)
-    last = np.where(has, v[np.maximum(starts[1:] - 1, 0)], 0)
-    width = np.where(has, last.astype(np.float64) - first + 2.0 * reach + 1.0, 0.0)
-    if float(width.sum()) + 2.0 * reach < _CODE_LIMIT:
-        span = np.where(has, last - first + (2 * reach + 1), 0)
-        shift = np.cumsum(span) - span - first + reach  # key g's values -> [off_g, off_g + span)
+    first = np.where(has, v[np.minimum(starts[:-1], len(v) - 1)] - reach, 0)
+    last = np.where(has, v[np.maximum(starts[1:] - 1, 0)] + reach, -1)
+    shift = key_shifts(first, last)
+    if shift is not None:
         codes = v + np.repeat(shift, counts)
         found: np.ndarray = np.searchsorted(codes, q + np.repeat(shift, qcounts), side)  # type: ignore[call-overload]
         return found.astype(np.int64)
@@ -195,10 +213,6 @@ def _search(
         c, d = int(qstarts[g]), int(qstarts[g + 1])
         out[c:d] = a + np.searchsorted(v[a:b], q[c:d], side)  # type: ignore[call-overload]
     return out
-
-
-#: Largest total of the keys' shifted ranges :func:`_search` encodes in one int64 array.
-_CODE_LIMIT = float(2**62)
 
 
 def _firsts(starts: np.ndarray, counts: np.ndarray, n: int) -> np.ndarray:
