@@ -82,18 +82,13 @@ def _output_floor(df: Any, aggs: list[str], size_us: int, slide_us: int) -> Any:
     key's first and last event holds an event)."""
     import numpy as np
     import pyarrow as pa
-    from pyspark.sql import types as T
-    from pyspark.sql.pandas.types import to_arrow_schema
 
     from windowagg.pandas import parse
-    from windowagg.spark.batch import output_schema, prepare
+    from windowagg.spark.batch import prepare, worker_schema
 
     agg_list = parse(aggs)
     prepared = prepare(df, ["key"], "event_time", agg_list, row_index=True, null_flags=False)
-    keyf = [f for f in prepared.schema.fields if f.name == "key"]
-    full = output_schema(keyf, agg_list, row_index=True)
-    inner = T.StructType([f for f in full.fields if f.name != "kind"])
-    schema = to_arrow_schema(inner, timezone="UTC")
+    inner, schema = worker_schema(prepared, ["key"], agg_list)
 
     def rows(batches: Any) -> Any:
         table = pa.Table.from_batches([b for b in batches if b.num_rows])

@@ -76,6 +76,7 @@ __all__ = [
     "prepare",
     "split",
     "window_agg",
+    "worker_schema",
 ]
 
 #: Column carrying each input row's identity (``row_index`` of the rejects) to the workers.
@@ -154,6 +155,20 @@ def output_schema(
     if row_index:
         fields.append(T.StructField("row_index", T.LongType(), True))
     return T.StructType(fields)
+
+
+def worker_schema(
+    prepared: DataFrame, keys: Sequence[str], aggs: Sequence[Agg]
+) -> tuple[T.StructType, pa.Schema]:
+    """The schema of what :func:`window_agg`'s Python side returns for *prepared* (a frame
+    :func:`prepare` made), as Spark and as Arrow: :func:`output_schema` (with ``row_index``)
+    without ``kind``, which the JVM adds from ``reason`` (a constant string per row is
+    cheaper to make in Spark than to ship through Arrow). O(columns)."""
+    key_fields = [f for f in prepared.schema.fields if f.name in keys]
+    key_fields.sort(key=lambda f: list(keys).index(f.name))
+    schema = output_schema(key_fields, aggs, row_index=True)
+    inner = T.StructType([f for f in schema.fields if f.name != "kind"])
+    return inner, to_arrow_schema(inner, timezone="UTC")
 
 
 def prepare(
@@ -428,13 +443,7 @@ def window_agg(
         row_index=row_index if row_index is not None else True,
         null_flags=False,  # read from the Arrow validity in windows_of: one column less
     )
-    key_fields = [f for f in prepared.schema.fields if f.name in key_list]
-    key_fields.sort(key=lambda f: key_list.index(f.name))
-    schema = output_schema(key_fields, agg_list, row_index=True)
-    # the Python side sends everything but ``kind``; the JVM adds it from ``reason`` (a
-    # constant string per row is cheaper to make in Spark than to ship through Arrow)
-    inner = T.StructType([f for f in schema.fields if f.name != "kind"])
-    arrow_schema = to_arrow_schema(inner, timezone="UTC")
+    inner, arrow_schema = worker_schema(prepared, key_list, agg_list)
     values = frames.value_columns(agg_list)
     read = list(dict.fromkeys([*key_list, time, *values]))
 
