@@ -24,6 +24,13 @@ if [ "$mode" = release ]; then
   dest=src/windowagg/_native/$(basename "$so")
   cp "$so" "$dest.tmp" && mv -f "$dest.tmp" "$dest"
   echo "built $(basename "$so") into src/windowagg/_native/"
+  # An editable install (scripts/setup.sh) maps windowagg._native._core to its own copy in
+  # site-packages, which wins over src/: refresh that copy too, or Python keeps the old one.
+  mapped=$("$PY" -c 'import importlib.util as u; s = u.find_spec("windowagg._native._core"); print(s.origin if s else "")' 2>/dev/null || true)
+  if [ -n "$mapped" ] && [ "$mapped" != "$PWD/$dest" ] && [ "$(basename "$mapped")" = "$(basename "$so")" ]; then
+    cp "$so" "$mapped.tmp" && mv -f "$mapped.tmp" "$mapped"
+    echo "refreshed the editable install's copy: $mapped"
+  fi
 else
   echo "built $so (sanitized)"
 fi
