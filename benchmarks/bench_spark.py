@@ -18,7 +18,7 @@ end to end (query start, i.e. before the first read, to the last commit, first
 micro-batch included), events/s after the first micro-batch, and Spark's ``durationMs`` of
 the largest micro-batch with the state operator's ``allUpdatesTimeMs``/``commitTimeMs``.
 
-Run: ``.venv/bin/python -m benchmarks spark [--quick] [--repeats R] [--batch-only]
+Run: ``.venv/bin/python -m benchmarks spark [--quick] [--repeats R]
 [--stream-only] [--stream-events N]``.
 """
 
@@ -36,27 +36,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchmarks.bench_spark_batch import batch_suite
+from benchmarks.bench_spark_batch import batch_ratios, batch_suite
 from benchmarks.harness import print_table, save_results
+from benchmarks.spark_data import bench_session, generate, hopping_frame
 
 SIZE, SLIDE = "10 minutes", "10 seconds"
 APWS = "applyInPandasWithState"
 TWS = "transformWithStateInPandas"
-
-
-def generate(n: int, keys: int = 100, seed: int = 42) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    day = 24 * 3600 * 1_000_000
-    base = np.linspace(0, day, n, endpoint=False).astype(np.int64)
-    jitter = rng.integers(-30_000_000, 30_000_001, n)
-    t = base + jitter + 1_700_000_000_000_000 // day * day
-    return pd.DataFrame(
-        {
-            "key": rng.integers(0, keys, n).astype("int32"),
-            "event_time": pd.to_datetime(t, unit="us"),
-            "value": rng.gamma(2.0, 10.0, n),
-        }
-    )
 
 
 def noop(df: Any) -> None:
@@ -165,39 +151,6 @@ def stream_suite(
     return stats
 
 
-def bench_session(name: str) -> Any:
-    """The benchmarks' session: local[2], the session's shuffle partitions (its local
-    default, one per core), Arrow batches of 10,000 rows, quiet logs."""
-    from windowagg.spark import session
-
-    spark = session(
-        "local[2]",
-        name,
-        driver_memory="6g",
-        conf={"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"},
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
-def hopping_frame(spark: Any, pdf: pd.DataFrame, work: Path) -> Any:
-    """*pdf* through a Parquet file in *work* into a cached DataFrame of 2 even partitions."""
-    from pyspark.sql import functions as F
-
-    pdf.to_parquet(work / "events.parquet", index=False, coerce_timestamps="us")
-    df = (
-        spark.read.parquet(str(work / "events.parquet"))
-        .withColumn("event_time", F.col("event_time").cast("timestamp"))
-        # evenly over the 2 cores: the file is one Parquet row group, which Spark reads as
-        # one full and one empty partition; F.window's map side (Expand, partial
-        # aggregation) then ran on one core while windowagg's ran after its shuffle on two
-        .repartition(2)
-        .cache()
-    )
-    df.count()
-    return df
-
-
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks spark")
     ap.add_argument("--quick", action="store_true", help="200k events, 1 repeat")
@@ -207,7 +160,6 @@ def main(argv: list[str]) -> int:
         "--stream-events", type=int, default=1_000_000, help="events for the streaming runs"
     )
     ap.add_argument("--stream-only", action="store_true", help="only the streaming runs")
-    ap.add_argument("--batch-only", action="store_true", help="only the batch comparisons")
     args = ap.parse_args(argv)
     n = args.events or (200_000 if args.quick else 1_000_000)
     repeats = args.repeats or (1 if args.quick else 3)
@@ -238,37 +190,7 @@ def main(argv: list[str]) -> int:
     # ---------------------------------------------------------------- batch (interleaved)
     batch = batch_suite(spark, df, repeats, args.quick, rows)
     results.update(batch)
-    ratio_rows = [
-        ["hopping max/sum/count/mean: F.window / windowagg", batch["hopping"]["ratio"], ">= 10x"],
-        ["hopping p99: F.window+percentile_approx / windowagg", batch["p99"]["ratio"], ">= 20x"],
-        ["per-event 10^4/window: rangeBetween / windowagg", batch["per_event"]["ratio"], ">= 3x"],
-        [
-            "per-event user monoid: first over rangeBetween / windowagg",
-            batch["user_monoid"]["ratio"],
-            ">= 1x",
-        ],
-        [
-            "per-event, ~10 events per key: rangeBetween / windowagg",
-            batch["many_keys"]["ratio"],
-            "-",
-        ],
-    ]
-    if args.batch_only:
-        results["table"] = print_table(
-            f"Spark batch, {n:,} events, local[2] (median seconds; shared VM)",
-            ["job", "seconds", "runs"],
-            rows,
-        )
-        results["ratios"] = print_table(
-            "Ratios measured in the same run (Spark / windowagg)",
-            ["comparison", "ratio", "target"],
-            ratio_rows,
-        )
-        save_results("spark_batch" + ("_quick" if args.quick else ""), results)
-        shutil.rmtree(work, ignore_errors=True)
-        spark.stop()
-        return 0
-
+    ratio_rows = batch_ratios(batch)
     # ---------------------------------------------------------------- streaming
     stream_stats = stream_suite(spark, pdf, work, min(n, args.stream_events), args.quick, rows)
     results["streaming"] = stream_stats

@@ -39,7 +39,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_spark import bench_session, generate, hopping_frame
 from benchmarks.bench_spark_batch import (
     AGGS,
     SIZE,
@@ -52,6 +51,7 @@ from benchmarks.bench_spark_batch import (
     range_between_job,
 )
 from benchmarks.harness import median
+from benchmarks.spark_data import bench_session, generate, hopping_frame
 
 PE_AGGS = ["max(value)", "sum(value)", "count"]
 
