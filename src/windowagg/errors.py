@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 __all__ = [
+    "AggregationError",
     "ArgumentError",
     "ArgumentTypeError",
     "BackendError",
@@ -148,3 +149,9 @@ class StateError(WindowaggError, RuntimeError):
     """A call the structure cannot take in its present state: a re-entrant call (its own
     monoid calling back into the same native window), or a native object the garbage
     collector cleared because it was part of an unreachable reference cycle."""
+
+
+class AggregationError(WindowaggError, RuntimeError):
+    """A user monoid raised while a window was computed by ``window_agg`` (any front end):
+    the message names the aggregation, the key and the window, and the monoid's own
+    exception is chained as ``__cause__``."""
