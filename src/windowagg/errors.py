@@ -154,4 +154,24 @@ class StateError(WindowaggError, RuntimeError):
 class AggregationError(WindowaggError, RuntimeError):
     """A user monoid raised while a window was computed by ``window_agg`` (any front end):
     the message names the aggregation, the key and the window, and the monoid's own
-    exception is chained as ``__cause__``."""
+    exception is chained as ``__cause__``.
+
+    ``alias`` is the aggregation, ``window`` the index of the failing window among those
+    computed (None if unknown), ``key`` its key (the engine: the key's index; a front end:
+    its values) and ``reason`` the monoid's ``"<error type>: <message>"``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        alias: str | None = None,
+        window: int | None = None,
+        key: object = None,
+        reason: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.alias = alias
+        self.window = window
+        self.key = key
+        self.reason = reason

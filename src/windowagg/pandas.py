@@ -47,9 +47,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from windowagg.errors import AggregationError, ArgumentError
 from windowagg.spark import frames, rejects
+from windowagg.spark.rejects import check_time_unit, iso_micros, readable_reason, utc_micros
 from windowagg.spark.spec import Agg, parse_aggs, to_micros
 from windowagg.windows.engine import Shape, window_groups
+from windowagg.windows.engine.state import aggregation_message
 
 __all__ = [
     "FrameWindows",
@@ -58,6 +61,7 @@ __all__ = [
     "frame_windows",
     "group_rows",
     "grouped_windows",
+    "lateness_of",
     "parse",
     "shape_of",
     "window_agg",
@@ -146,12 +150,27 @@ def shape_of(
     600000000
     """
     return Shape(
-        size=None if size is None else to_micros(size),
-        slide=None if slide is None else to_micros(slide),
+        size=None if size is None else to_micros(size, "size"),
+        slide=None if slide is None else to_micros(slide, "slide"),
         rows=rows,
         every=every,
-        gap=None if gap is None else to_micros(gap),
-        start_time=to_micros(start_time),
+        gap=None if gap is None else to_micros(gap, "gap"),
+        start_time=to_micros(start_time, "start_time"),
+    )
+
+
+def lateness_of(max_out_of_orderness: Any, allowed_lateness: Any) -> tuple[int, int] | None:
+    """``(max_out_of_orderness, allowed_lateness)`` in microseconds, or None when neither
+    is given (nothing is late). O(1).
+
+    >>> lateness_of("1 min", None), lateness_of(None, None)
+    ((60000000, 0), None)
+    """
+    if max_out_of_orderness is None and allowed_lateness is None:
+        return None
+    return (
+        to_micros(max_out_of_orderness or 0, "max_out_of_orderness"),
+        to_micros(allowed_lateness or 0, "allowed_lateness"),
     )
 
 
@@ -204,13 +223,12 @@ def window_agg(
     Complexity: O(n log n) validation and grouping, then
     :func:`windowagg.windows.engine.window_groups` over every key in one pass.
     """
+    check_time_unit(time_unit)
     pdf, kind = _to_pandas(df)
     key_list = [keys] if isinstance(keys, str) else list(keys)
     agg_list = parse(aggs)
     shape = shape_of(size, slide, rows, every, gap, start_time)
-    lateness = None
-    if max_out_of_orderness is not None or allowed_lateness is not None:
-        lateness = (to_micros(max_out_of_orderness or 0), to_micros(allowed_lateness or 0))
+    lateness = lateness_of(max_out_of_orderness, allowed_lateness)
     value_cols = frames.value_columns(agg_list)
     needed = list(dict.fromkeys([*key_list, time, *value_cols]))
     for c in needed:
@@ -222,6 +240,7 @@ def window_agg(
         row_cols = [str(c) for c in pdf.columns]
     else:
         row_cols = list(row_columns)
+    _check_unique(pdf, [*needed, *row_cols])
     extra = [frames.CORRUPT_COLUMN] if frames.CORRUPT_COLUMN in pdf.columns else []
     sub = pdf[list(dict.fromkeys([*needed, *extra]))].reset_index(drop=True)
     fw = frame_windows(
@@ -237,6 +256,17 @@ def window_agg(
     results = _results(sub, key_list, agg_list, fw)
     rejects = _rejects(pdf, fw, row_cols)
     return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
+
+
+def _check_unique(pdf: pd.DataFrame, used: Sequence[Any]) -> None:
+    """``ArgumentError`` if a column the call reads appears more than once. O(columns)."""
+    counts = pd.Series(list(pdf.columns)).value_counts()
+    for c in dict.fromkeys(used):
+        if counts.get(c, 0) > 1:
+            raise ArgumentError(
+                f"column {c!r} appears {int(counts[c])} times in the DataFrame; give each "
+                "column a unique name (e.g. df.columns = [...]) before calling window_agg"
+            )
 
 
 class FrameWindows(NamedTuple):
@@ -299,7 +329,7 @@ def frame_windows(
         bad=(
             bad_rows,
             bad["reason"].tolist(),
-            bad_ev.to_numpy(dtype="datetime64[us]").astype(np.int64)
+            bad_ev.dt.tz_localize(None).to_numpy(dtype="datetime64[us]").astype(np.int64)
             if len(bad_rows)
             else np.empty(0, np.int64),
             bad_ev.isna().to_numpy(),
@@ -330,17 +360,20 @@ def grouped_windows(
     the engine's O(n + windows + groups).
     """
     rows = groups.rows
-    res = window_groups(
-        micros[rows],
-        {c: v[rows] for c, v in values.items()},
-        groups.starts,
-        aggs,
-        shape,
-        lateness=lateness,
-        factory=factory,
-    )
+    try:
+        res = window_groups(
+            micros[rows],
+            {c: v[rows] for c, v in values.items()},
+            groups.starts,
+            aggs,
+            shape,
+            lateness=lateness,
+            factory=factory,
+        )
+    except AggregationError as err:
+        raise _named(err, groups, aggs) from err.__cause__
     refused = rows[res.refused]
-    refused_why = res.reasons
+    refused_why = [readable_reason(r) for r in res.reasons]
     if bad is None:
         e = np.empty(0, np.int64)
         bad = (e, [], e, np.empty(0, bool))
@@ -359,6 +392,29 @@ def grouped_windows(
         [reasons[i] for i in order.tolist()],
         ev[order],
         ev_null[order],
+    )
+
+
+def _named(e: AggregationError, groups: Groups, aggs: Sequence[Agg]) -> AggregationError:
+    """*e* with its key's values and its window in ISO times (the engine knows the key's
+    index and the window's microseconds). O(1)."""
+    if not isinstance(e.key, int) or e.window is None or e.alias is None:
+        return e
+    key = groups.keys[e.key]
+    monoid = next(a.monoid for a in aggs if a.alias == e.alias)
+    m = re.search(r" in the window \(window_start (-?\d+), window_end (-?\d+)\)", str(e))
+    window = ""
+    if m is not None:
+        start, end = iso_micros(int(m.group(1))), iso_micros(int(m.group(2)))
+        window = f" (window_start {start}, window_end {end})"
+    return AggregationError(
+        aggregation_message(
+            e.alias, monoid, e.reason or "", f" in the window{window} of key {key!r}"
+        ),
+        alias=e.alias,
+        window=e.window,
+        key=key,
+        reason=e.reason,
     )
 
 
@@ -438,19 +494,17 @@ _NS_LIMIT = np.iinfo(np.int64).max // 1000
 
 
 def _utc(us: np.ndarray) -> Any:
-    """Microseconds since the epoch as a ``datetime64[ns, UTC]`` index (as
-    ``pd.to_datetime(us, unit="us", utc=True)``, which checks the range, without its cost)."""
+    """Microseconds since the epoch as a UTC datetime index: ``datetime64[ns, UTC]`` when
+    every value fits in nanoseconds (years 1677-2262), else ``datetime64[us, UTC]`` (every
+    int64 microsecond fits), never a conversion error. O(n)."""
     if len(us) and (int(us.max()) > _NS_LIMIT or int(us.min()) < -_NS_LIMIT):
-        return pd.to_datetime(us, unit="us", utc=True)  # raises OutOfBoundsDatetime
+        return pd.DatetimeIndex(us.astype("datetime64[us]")).tz_localize("UTC")
     return pd.DatetimeIndex((us * 1000).view("datetime64[ns]")).tz_localize("UTC")
 
 
 def _rejects(pdf: pd.DataFrame, fw: FrameWindows, row_cols: list[str]) -> pd.DataFrame:
     """The rejects frame, ordered by ``row_index`` (the rows' positions in *pdf*)."""
-    event_time = pd.Series(pd.to_datetime(fw.event_time, unit="us", utc=True)).astype(
-        "datetime64[us, UTC]"
-    )
-    event_time[fw.event_time_null] = pd.NaT
+    event_time = utc_micros(fw.event_time, fw.event_time_null)
     mask = np.zeros(len(pdf), dtype=bool)
     mask[fw.rejected] = True
     rows = rejects._rows_json(pdf[row_cols].reset_index(drop=True), mask) if mask.any() else []

@@ -67,6 +67,40 @@ def late_rows(df: pd.DataFrame, rows: list[int], ooo: int, allowed: int) -> set[
     return late
 
 
+def hopping_gaps(df: pd.DataFrame, shape: dict[str, int], rows: list[int]) -> set[int]:
+    """Rows whose time lies in no hopping window (``size < slide``: between two windows)."""
+    if "slide" not in shape or shape.get("slide") is None or shape["size"] >= shape["slide"]:
+        return set()
+    size, slide, st = shape["size"], shape["slide"], shape.get("start_time", 0)
+    out = set()
+    for i in rows:
+        t = int(df["t"].iloc[i])
+        # no k with st + k * slide <= t < st + k * slide + size
+        if not any(st + kk * slide <= t < st + kk * slide + size for kk in range(-50, 50)):
+            out.add(i)
+    return out
+
+
+def count_gaps(df: pd.DataFrame, shape: dict[str, int], rows: list[int]) -> set[int]:
+    """Rows that no count window holds: each key's last events after its last window
+    (fewer than ``every``) and, with ``rows < every``, those between windows."""
+    if "rows" not in shape:
+        return set()
+    n, every = shape["rows"], shape["every"]
+    by_key: dict[Any, list[tuple[int, int]]] = {}
+    for i in rows:
+        by_key.setdefault(df["k"].iloc[i], []).append((int(df["t"].iloc[i]), i))
+    out = set()
+    for ev in by_key.values():
+        ev.sort()  # by time, then input position
+        held = set()
+        for j in range(len(ev)):
+            if (j + 1) % every == 0:
+                held.update(range(max(0, j - n + 1), j + 1))
+        out.update(ev[j][1] for j in range(len(ev)) if j not in held)
+    return out
+
+
 def reference(df: pd.DataFrame, shape: dict[str, int], admitted: list[int]) -> pd.DataFrame:
     """One row per window: k, start, end (seconds) and the COLUMNS, by key then end."""
     rows: list[list[Any]] = []

@@ -13,7 +13,16 @@ import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.windows.engine_oracle import AGGS, COLUMNS, SHAPES, late_rows, reference, valid_rows
+from tests.windows.engine_oracle import (
+    AGGS,
+    COLUMNS,
+    SHAPES,
+    count_gaps,
+    hopping_gaps,
+    late_rows,
+    reference,
+    valid_rows,
+)
 
 from windowagg.pandas import window_agg
 
@@ -40,8 +49,12 @@ def _seconds(s: pd.Series) -> list[int]:
     )
 
 
-def check(df: pd.DataFrame, shape: dict[str, Any], out: Any, admitted: list[int]) -> None:
-    ref = reference(df, shape, admitted)
+def check(df: pd.DataFrame, shape: dict[str, Any], out: Any, kept: list[int]) -> None:
+    """*out* against the reference over the rows admission *kept* (valid, not late, in a
+    hopping window); of those, the rows no count window holds are rejects too."""
+    ref = reference(df, shape, kept)  # count windows: positions among every kept row
+    gaps = count_gaps(df, shape, kept)
+    admitted = [i for i in kept if i not in gaps]
     res = out.results
     assert list(res.columns) == ["k", "window_start", "window_end", *COLUMNS]
     assert len(res) == len(ref), (res, ref)
@@ -68,16 +81,21 @@ def check(df: pd.DataFrame, shape: dict[str, Any], out: Any, admitted: list[int]
     )
     if kind in ("per_event",) or (kind == "count" and shape["every"] == 1):
         assert len(res) == len(admitted)
-    if kind == "session" or (kind == "hopping" and shape["size"] == shape["slide"]):
+    if kind == "session" or (kind == "hopping" and shape["size"] <= shape["slide"]):
         assert int(res["count"].sum()) == len(admitted)
 
 
 @given(frames(), SHAPES)
 def test_every_shape_matches_the_reference(df: pd.DataFrame, shape: dict[str, Any]) -> None:
     out = window_agg(df, "k", "t", AGGS, **shape)
-    check(df, shape, out, valid_rows(df))
+    valid = valid_rows(df)
+    gaps = hopping_gaps(df, shape, valid)
+    check(df, shape, out, [i for i in valid if i not in gaps])
     for i, reason in zip(out.rejects["row_index"], out.rejects["reason"], strict=True):
-        assert reason.startswith(("null key", "null value", "bad_value: non-finite value")), reason
+        assert reason.startswith(("null key", "null value", "bad_value: non-finite value")) == (
+            i not in valid
+        ), reason
+        assert reason.startswith("in no window: ") == (i in valid), reason
         assert (
             f'"t": {df["t"].iloc[i]}' in out.rejects["row"][out.rejects["row_index"] == i].iloc[0]
         )
@@ -91,6 +109,8 @@ def test_lateness_is_judged_in_input_order_per_key(
         df, "k", "t", AGGS, max_out_of_orderness=ooo, allowed_lateness=allowed, **shape
     )
     valid = valid_rows(df)
+    gaps = hopping_gaps(df, shape, valid)  # refused before the clock sees them
+    valid = [i for i in valid if i not in gaps]
     late = late_rows(df, valid, ooo, allowed)
     check(df, shape, out, [i for i in valid if i not in late])
     late_rej = out.rejects[out.rejects["reason"].str.startswith("late")]["row_index"].tolist()

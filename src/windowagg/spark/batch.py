@@ -59,11 +59,12 @@ from windowagg.pandas import (  # noqa: E402
     frame_windows,
     group_rows,
     grouped_windows,
+    lateness_of,
     parse,
     shape_of,
 )
 from windowagg.spark import frames  # noqa: E402
-from windowagg.spark.rejects import ROW_COLUMN, _rows_json, null_flag  # noqa: E402
+from windowagg.spark.rejects import ROW_COLUMN, _rows_json, check_time_unit, null_flag  # noqa: E402
 
 __all__ = [
     "ID_COLUMN",
@@ -428,12 +429,11 @@ def window_agg(
     Complexity: one shuffle by key; per partition O(n log n) validation and sort, then
     :func:`windowagg.windows.engine.window_groups` (O(n + windows) aggregator operations).
     """
+    check_time_unit(time_unit)
     key_list = [keys] if isinstance(keys, str) else list(keys)
     agg_list = parse(aggs)
     shape = shape_of(size, slide, rows, every, gap, start_time)
-    lateness = None
-    if max_out_of_orderness is not None or allowed_lateness is not None:
-        lateness = (to_micros(max_out_of_orderness or 0), to_micros(allowed_lateness or 0))
+    lateness = lateness_of(max_out_of_orderness, allowed_lateness)
     prepared = prepare(
         df,
         key_list,

@@ -17,16 +17,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from windowagg.errors import ArgumentError
+from windowagg.spark.spec import MAX_MICROS, MIN_MICROS
+
 __all__ = [
     "CORRUPT_COLUMN",
+    "MAX_MICROS",
+    "MIN_MICROS",
     "NULL_FLAG",
     "REJECT_COLUMNS",
     "ROW_COLUMN",
+    "TIME_UNITS",
+    "check_time_unit",
     "iso_micros",
     "non_finite_reason",
     "null_flag",
     "parse_times",
     "readable_reason",
+    "utc_micros",
     "validate",
 ]
 
@@ -73,43 +81,139 @@ def _kind_of(x: Any) -> str:
     return type(x).__name__
 
 
+#: Microseconds per unit of a numeric event time (``time_unit``).
+TIME_UNITS = {"s": 1_000_000, "ms": 1_000, "us": 1}
+_EPOCH = dt.datetime(1970, 1, 1)
+_US = dt.timedelta(microseconds=1)
+
+
+def check_time_unit(time_unit: Any) -> int:
+    """Microseconds per ``time_unit`` (``"s"``, ``"ms"``, ``"us"``); ``ArgumentError``
+    otherwise. O(1).
+
+    >>> check_time_unit("ms")
+    1000
+    >>> check_time_unit("ns")
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.ArgumentError: time_unit='ns' is not a unit of numeric event times; use 's', 'ms' or 'us' (times are microseconds: divide nanosecond epochs by 1000 and pass time_unit='us')
+    """
+    unit = TIME_UNITS.get(time_unit) if isinstance(time_unit, str) else None
+    if unit is None:
+        raise ArgumentError(
+            f"time_unit={time_unit!r} is not a unit of numeric event times; use 's', 'ms' or "
+            "'us' (times are microseconds: divide nanosecond epochs by 1000 and pass "
+            "time_unit='us')"
+        )
+    return unit
+
+
+def _out_of_range(value: Any, unit: str | None = None) -> str:
+    """The reject reason of an event time outside years 0001-9999 (*unit*: of a number)."""
+    what = f"{value!r}" if unit is None else f"{value!r} {unit} since the epoch"
+    hint = " (check time_unit)" if unit is not None else ""
+    return (
+        f"timestamp out of range: {what} is outside the years 0001-9999 that windowagg and "
+        f"Spark take{hint}"
+    )
+
+
+def _object_micros(x: Any) -> int | None:
+    """One datetime-like object (``datetime``, ``date``, ``pandas.Timestamp``,
+    ``numpy.datetime64``) or ISO 8601 text as epoch microseconds (UTC; naive read as UTC),
+    floored to the microsecond; None if it is not readable. OverflowError if it is outside
+    years 0001-9999. O(1), no nanosecond step."""
+    if isinstance(x, str):
+        try:
+            x = dt.datetime.fromisoformat(x.strip())
+        except ValueError:
+            return None
+    elif isinstance(x, np.datetime64):
+        if np.isnat(x):
+            return None
+        unit = np.datetime_data(x.dtype)[0]
+        if unit == "ns":  # always inside the range; floor to microseconds
+            return int(x.astype(np.int64)) // 1000
+        x = x.astype("datetime64[us]").astype(object) if unit in ("s", "ms", "us") else x
+        if not isinstance(x, dt.date):
+            raise OverflowError("outside the datetime range")
+    elif isinstance(x, pd.Timestamp):
+        x = x.to_pydatetime(warn=False)  # drops nanoseconds: a floor
+    if isinstance(x, dt.datetime):
+        if x.tzinfo is not None:
+            x = x.astimezone(dt.UTC).replace(tzinfo=None)
+    elif isinstance(x, dt.date):
+        x = dt.datetime(x.year, x.month, x.day)
+    else:
+        return None
+    us: int = (x - _EPOCH) // _US
+    return us
+
+
 def parse_times(s: pd.Series, time_unit: str = "s") -> tuple[np.ndarray, pd.Series]:
     """Event times as int64 microseconds since the epoch (UTC), and a reason per bad row.
 
     ``time_unit`` is the unit of *numeric* event times (``"s"``, ``"ms"``, ``"us"``). Naive
-    datetimes and text are read as UTC. Returns ``(micros, reasons)`` where ``reasons`` is
-    None for good rows (their ``micros`` are meaningful only there). O(n).
+    datetimes and text are read as UTC. Times go to microseconds directly, never through
+    pandas nanoseconds: every time of the years 0001-9999 (Spark's range) is read, and a
+    time outside them is a reject (``timestamp out of range: ...``), never wrapped. Text is
+    read by :meth:`datetime.datetime.fromisoformat` (ISO 8601). Returns ``(micros,
+    reasons)`` where ``reasons`` is None for good rows (their ``micros`` are meaningful
+    only there). O(n).
 
     >>> us, why = parse_times(pd.Series(["2024-01-01T00:00:01", "soon", 5, None]))
     >>> int(us[0]), why.tolist()
     (1704067201000000, [None, "unparsable timestamp 'soon'", 'mixed-type timestamp: number 5 in a column of text', 'null timestamp'])
+    >>> us, why = parse_times(pd.Series(["3000-01-01T00:00:00", "0001-01-01"]))
+    >>> us.tolist(), why.tolist()
+    ([32503680000000000, -62135596800000000], [None, None])
+    >>> parse_times(pd.Series([2**62, 5]))[1].tolist()
+    ['timestamp out of range: 4611686018427387904 s since the epoch is outside the years 0001-9999 that windowagg and Spark take (check time_unit)', None]
     """
     n = len(s)
     reasons = np.full(n, None, dtype=object)
-    unit = {"s": 1_000_000, "ms": 1_000, "us": 1}[time_unit]
+    unit = check_time_unit(time_unit)
     if pd.api.types.is_datetime64_any_dtype(s.dtype):
         # the int64 epoch values in the column's unit (UTC for tz-aware columns, wall time
         # read as UTC for naive ones), floored to microseconds as numpy's unit cast does:
         # one array operation instead of four pandas conversions (~1 ms per key and batch)
         i8 = np.asarray(s.array.asi8, dtype=np.int64)
         bad = s.isna().to_numpy()
-        micros = _epoch_micros(i8, s.dtype)
-        micros[bad] = 0
+        micros, inside = _epoch_micros(i8, s.dtype)
         reasons[bad] = "null timestamp"
+        m8 = f"datetime64[{_datetime_unit(s.dtype)}]"
+        for i in np.flatnonzero(~inside & ~bad).tolist():
+            reasons[i] = _out_of_range(str(i8[i : i + 1].view(m8)[0]))
+        micros[bad | ~inside] = 0
         return micros, pd.Series(reasons, index=s.index, dtype=object)
     if pd.api.types.is_bool_dtype(s.dtype):
         reasons[:] = "mixed-type timestamp: bool is not a time"
         return np.zeros(n, dtype=np.int64), pd.Series(reasons, index=s.index, dtype=object)
     if pd.api.types.is_numeric_dtype(s.dtype):
-        f = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        bad = ~np.isfinite(f)
         micros = np.zeros(n, dtype=np.int64)
+        null = s.isna().to_numpy()
         if pd.api.types.is_integer_dtype(s.dtype):
-            micros[~bad] = s.to_numpy()[~bad].astype(np.int64) * unit
+            np_dtype = s.dtype if isinstance(s.dtype, np.dtype) else s.dtype.numpy_dtype
+            raw = s.to_numpy(dtype=np_dtype, na_value=0)
+            # the range in the column's own integer type: nothing is cast before the check
+            lo, hi = -(-MIN_MICROS // unit), MAX_MICROS // unit
+            inside = raw <= hi if raw.dtype.kind == "u" else (raw >= lo) & (raw <= hi)
+            ok = inside & ~null
+            micros[ok] = raw[ok].astype(np.int64) * unit
+            bad_range = ~inside & ~null
         else:
-            micros[~bad] = np.round(f[~bad] * unit).astype(np.int64)
-        reasons[bad & s.isna().to_numpy()] = "null timestamp"
-        reasons[bad & ~s.isna().to_numpy()] = "NaN timestamp (not finite)"
+            f = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            finite = np.isfinite(f)
+            with np.errstate(invalid="ignore", over="ignore"):
+                scaled = np.round(f * unit)
+                inside = finite & (scaled >= MIN_MICROS) & (scaled <= MAX_MICROS)
+            micros[inside] = scaled[inside].astype(np.int64)
+            reasons[~finite & ~null] = "NaN timestamp (not finite)"
+            bad_range = finite & ~inside
+        reasons[null] = "null timestamp"
+        values = s.to_numpy(dtype=object)
+        for i in np.flatnonzero(bad_range).tolist():
+            reasons[i] = _out_of_range(values[i], time_unit)
         return micros, pd.Series(reasons, index=s.index, dtype=object)
     # object / string columns: classify every value, keep the majority type
     kinds = s.map(_kind_of)
@@ -119,28 +223,35 @@ def parse_times(s: pd.Series, time_unit: str = "s") -> tuple[np.ndarray, pd.Seri
     is_null = (kinds == "null").to_numpy()
     reasons[is_null] = "null timestamp"
     other = ~is_null & (kinds != major).to_numpy()
-    for i in np.flatnonzero(other):
+    for i in np.flatnonzero(other).tolist():
         reasons[i] = f"mixed-type timestamp: {kinds.iloc[i]} {s.iloc[i]!r} in a column of {major}"
     ok = (~is_null) & (~other)
     if major == "number":
-        sub = s[ok].astype(np.float64)
-        fin = np.isfinite(sub.to_numpy())
-        micros[np.flatnonzero(ok)[fin]] = np.round(sub.to_numpy()[fin] * unit).astype(np.int64)
-        reasons[np.flatnonzero(ok)[~fin]] = "NaN timestamp (not finite)"
-    elif major in ("text", "datetime"):
-        sub = s[ok]
-        if major == "text":
-            parsed = pd.to_datetime(sub, format="ISO8601", utc=True, errors="coerce")
-        else:
-            parsed = pd.to_datetime(sub, utc=True, errors="coerce")
-        bad = parsed.isna().to_numpy()
         pos = np.flatnonzero(ok)
-        good_micros = (
-            parsed.dt.tz_localize(None).astype("datetime64[us]").to_numpy().astype(np.int64)
-        )
-        micros[pos[~bad]] = good_micros[~bad]
-        for i in pos[bad]:
-            reasons[i] = f"unparsable timestamp {s.iloc[i]!r}"
+        sub = s[ok].astype(np.float64).to_numpy()
+        fin = np.isfinite(sub)
+        with np.errstate(invalid="ignore", over="ignore"):
+            scaled = np.round(sub * unit)
+            inside = fin & (scaled >= MIN_MICROS) & (scaled <= MAX_MICROS)
+        micros[pos[inside]] = scaled[inside].astype(np.int64)
+        reasons[pos[~fin]] = "NaN timestamp (not finite)"
+        for i in pos[fin & ~inside].tolist():
+            reasons[i] = _out_of_range(s.iloc[i], time_unit)
+    elif major in ("text", "datetime"):
+        values = s.to_numpy(dtype=object)
+        for i in np.flatnonzero(ok).tolist():
+            x = values[i]
+            try:
+                us = _object_micros(x)
+            except OverflowError:
+                reasons[i] = _out_of_range(x)
+                continue
+            if us is None:
+                reasons[i] = f"unparsable timestamp {x!r}"
+            elif not MIN_MICROS <= us <= MAX_MICROS:  # an offset past year 9999
+                reasons[i] = _out_of_range(x)
+            else:
+                micros[i] = us
     elif major != "null":
         reasons[ok] = f"unsupported timestamp type {major}"
     return micros, pd.Series(reasons, index=s.index, dtype=object)
@@ -209,30 +320,60 @@ def _rows_json(pdf: pd.DataFrame, mask: np.ndarray) -> list[str]:
 
 
 _LATE = re.compile(r"^late: (-?\d+) < lateness bound (-?\d+)$")
+_GAP = re.compile(
+    r"^in no window: (-?\d+) lies between the hopping windows \[(-?\d+), (-?\d+)\) and "
+    r"\[(-?\d+), (-?\d+)\)(.*)$"
+)
+
+
+def utc_micros(us: np.ndarray, null: np.ndarray | None = None) -> pd.Series:
+    """Epoch microseconds as a ``datetime64[us, UTC]`` Series (NaT where *null*), without a
+    nanosecond step: every int64 microsecond is representable. O(n).
+
+    >>> utc_micros(np.array([32503680000000000, 0]), np.array([False, True])).tolist()
+    [Timestamp('3000-01-01 00:00:00+0000', tz='UTC'), NaT]
+    """
+    ev = np.asarray(us, dtype=np.int64).astype("datetime64[us]")
+    if null is not None:
+        ev[null] = np.datetime64("NaT")
+    return pd.Series(ev, dtype="datetime64[us]").dt.tz_localize("UTC")
 
 
 def iso_micros(us: int) -> str:
-    """Microseconds since the epoch as an ISO 8601 UTC time (``Z``; fractions only if any).
+    """Microseconds since the epoch as an ISO 8601 UTC time (``Z``; fractions only if any);
+    outside years 0001-9999 (a bound far before any event), the microseconds as they are.
 
     >>> iso_micros(1359998340000000), iso_micros(1_500_000)
     ('2013-02-04T17:19:00Z', '1970-01-01T00:00:01.500000Z')
     """
-    t = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=int(us))
+    try:
+        t = _EPOCH + dt.timedelta(microseconds=int(us))
+    except OverflowError:
+        return f"{int(us)} us"
     return t.isoformat() + "Z"
 
 
 def readable_reason(reason: str) -> str:
-    """A window's reject reason with its event times (microseconds) written as ISO times.
+    """An engine's reject reason with its event times (microseconds) written as ISO times,
+    as every front end shows them (``late: ...``, ``in no window: ...``).
 
     >>> readable_reason("late: 1359998340000000 < lateness bound 1360000000000000")
     'late: 2013-02-04T17:19:00Z < lateness bound 2013-02-04T17:46:40Z'
+    >>> readable_reason("in no window: 15000000 lies between the hopping windows [0, 10000000) "
+    ...                 "and [20000000, 30000000) (size < slide ...)")
+    'in no window: 1970-01-01T00:00:15Z lies between the hopping windows [1970-01-01T00:00:00Z, 1970-01-01T00:00:10Z) and [1970-01-01T00:00:20Z, 1970-01-01T00:00:30Z) (size < slide ...)'
     >>> readable_reason("bad_value: ValueError: negative")
     'bad_value: ValueError: negative'
     """
     m = _LATE.match(reason)
-    if m is None:
-        return reason
-    return f"late: {iso_micros(int(m.group(1)))} < lateness bound {iso_micros(int(m.group(2)))}"
+    if m is not None:
+        t, bound = iso_micros(int(m.group(1))), iso_micros(int(m.group(2)))
+        return f"late: {t} < lateness bound {bound}"
+    m = _GAP.match(reason)
+    if m is not None:
+        t, a, b, c, d = (iso_micros(int(m.group(i))) for i in range(1, 6))
+        return f"in no window: {t} lies between the hopping windows [{a}, {b}) and [{c}, {d}){m.group(6)}"
+    return reason
 
 
 def _jsonable(v: Any) -> Any:
@@ -268,16 +409,24 @@ def _datetime_unit(dtype: Any) -> str:
     return str(unit) if unit is not None else str(np.datetime_data(dtype)[0])
 
 
-def _epoch_micros(i8: np.ndarray, dtype: Any) -> np.ndarray:
+def _epoch_micros(i8: np.ndarray, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
     """A datetime64 column's int64 values *i8* (in its *dtype*'s unit) as epoch
-    microseconds, floored as numpy's unit cast does; a new array. O(n)."""
+    microseconds, floored as numpy's unit cast does (a new array), and the mask of the
+    values inside years 0001-9999 (outside it the microseconds are 0; NaT is outside).
+    Nothing overflows: seconds and milliseconds are range-checked before scaling. O(n)."""
     scale = _UNIT_TO_MICROS[_datetime_unit(dtype)]
     if scale == 1:
-        return i8.copy()
-    if scale > 0:
-        out: np.ndarray = np.floor_divide(i8, scale)
-        return out
-    return i8 * -scale
+        micros = i8.copy()
+    elif scale > 0:
+        micros = np.floor_divide(i8, scale)
+    else:
+        lo, hi = -(MIN_MICROS // scale), MAX_MICROS // -scale  # in the column's unit
+        fits = (i8 >= lo) & (i8 <= hi)
+        micros = np.where(fits, i8, 0) * -scale
+        micros[~fits] = MAX_MICROS + 1  # outside: caught below
+    inside = (micros >= MIN_MICROS) & (micros <= MAX_MICROS)
+    micros[~inside] = 0
+    return micros, inside
 
 
 def _all_good(
@@ -303,7 +452,9 @@ def _all_good(
     i8 = np.asarray(s.array.asi8, dtype=np.int64)
     if (i8 == _NAT).any():
         return None
-    micros = _epoch_micros(i8, s.dtype)
+    micros, inside = _epoch_micros(i8, s.dtype)
+    if not inside.all():  # times outside years 0001-9999: rejects
+        return None
     values: dict[str, np.ndarray] = {}
     for c in value_columns:
         vc = pdf[c]
@@ -382,17 +533,12 @@ def _validate_rows(
         mark(why_v)
     bad = ~unset
     if bad.any():
-        ev = pd.Series(micros[bad], dtype="int64")
-        ev_ts = pd.to_datetime(ev, unit="us", utc=True).where(why_t[bad].isna().to_numpy())
         rejects = pd.DataFrame(
             {
                 "reason": reason[bad],
-                "event_time": ev_ts.to_numpy(),
+                "event_time": utc_micros(micros[bad], ~why_t[bad].isna().to_numpy()),
                 "row": _rows_json(pdf, bad),
             }
-        )
-        rejects["event_time"] = pd.to_datetime(rejects["event_time"], utc=True).astype(
-            "datetime64[us, UTC]"
         )
     else:
         rejects = _empty_rejects()

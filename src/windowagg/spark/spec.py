@@ -23,6 +23,7 @@ Examples
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,9 @@ from typing import Any
 
 __all__ = [
     "COLUMN_AGGREGATIONS",
+    "MAX_DURATION",
+    "MAX_MICROS",
+    "MIN_MICROS",
     "QUANTILE_EPS",
     "Agg",
     "WindowSpec",
@@ -96,35 +100,72 @@ _UNITS = {
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$")
 
 
-def to_micros(d: Any) -> int:
-    """A duration as integer microseconds. O(1).
+#: The event times every front end takes: Spark's timestamp range, years 0001-9999 (UTC), as
+#: int64 microseconds since the epoch (Python's ``datetime`` range too).
+MIN_MICROS = -62_135_596_800_000_000  # 0001-01-01T00:00:00Z
+MAX_MICROS = 253_402_300_799_999_999  # 9999-12-31T23:59:59.999999Z
+#: The longest duration: the span of that range (longer windows hold nothing more).
+MAX_DURATION = MAX_MICROS - MIN_MICROS
+
+
+def to_micros(d: Any, what: str = "duration") -> int:
+    """A duration as integer microseconds (windowagg's time resolution). O(1).
 
     Accepts a :class:`datetime.timedelta`, a number of **seconds** (int or float), or a
     string like ``"10 seconds"``, ``"3 hours"``, ``"10min"``, ``"500ms"`` (Spark's interval
-    words, singular or plural).
+    words, singular or plural). *what* names the argument in errors: a duration that is
+    not finite, longer than the years 0001-9999 span, or not zero but under 1 microsecond
+    is an ``ArgumentError``.
 
     >>> to_micros(dt.timedelta(minutes=1)), to_micros("500ms")
     (60000000, 500000)
     >>> to_micros("ten minutes")
     Traceback (most recent call last):
     ...
-    ValueError: cannot read the duration 'ten minutes'; write e.g. '10 minutes', '3h', '500ms' or a timedelta
+    windowagg.errors.ArgumentError: cannot read the duration 'ten minutes'; write e.g. '10 minutes', '3h', '500ms' or a timedelta
+    >>> to_micros(1e-7, "size")
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.ArgumentError: size=1e-07 s is under windowagg's time resolution of 1 microsecond (it would be 0); give at least 1e-6 s ('1us')
     """
+    from windowagg.errors import ArgumentError
+
     if isinstance(d, dt.timedelta):
-        return (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
-    if isinstance(d, bool):
-        raise ValueError(f"cannot read the duration {d!r}")
-    if isinstance(d, int | float):
-        if d != d:
-            raise ValueError("a duration cannot be NaN")
-        return round(d * 1_000_000)
-    if isinstance(d, str):
-        m = _DURATION.match(d)
-        if m and m.group(2).lower() in _UNITS:
-            return round(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    raise ValueError(
-        f"cannot read the duration {d!r}; write e.g. '10 minutes', '3h', '500ms' or a timedelta"
-    )
+        us = (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
+        shown, given = repr(d), 0.0  # whole microseconds: nothing rounds to 0
+    elif isinstance(d, bool):
+        raise ArgumentError(
+            f"cannot read the {what} {d!r}; give seconds, '10 minutes' or a timedelta"
+        )
+    elif isinstance(d, int | float):
+        if not math.isfinite(d):
+            raise ArgumentError(
+                f"{what}={d!r} is not finite; give a finite number of seconds, a text such as "
+                "'10 minutes', or a timedelta"
+            )
+        shown, given = f"{d!r} s", float(d)
+        us = round(d * 1_000_000) if abs(d) <= 2 * MAX_DURATION else 2 * MAX_DURATION
+    else:
+        m = _DURATION.match(d) if isinstance(d, str) else None
+        if not (m and m.group(2).lower() in _UNITS):
+            raise ArgumentError(
+                f"cannot read the {what} {d!r}; write e.g. '10 minutes', '3h', '500ms' or a "
+                "timedelta"
+            )
+        given = float(m.group(1)) * _UNITS[m.group(2).lower()]
+        us = round(given) if given <= 2 * MAX_DURATION else 2 * MAX_DURATION
+        shown = repr(d)
+    if abs(us) > MAX_DURATION:
+        raise ArgumentError(
+            f"{what}={shown} is longer than the 10,000 years event times can span (years "
+            f"0001-9999, {MAX_DURATION} us); give a shorter duration"
+        )
+    if us == 0 and given != 0:
+        raise ArgumentError(
+            f"{what}={shown} is under windowagg's time resolution of 1 microsecond (it would "
+            "be 0); give at least 1e-6 s ('1us')"
+        )
+    return int(us)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -60,17 +61,22 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
     StatefulProcessorHandle,
 )
 
-from windowagg.pandas import parse, shape_of  # noqa: E402
+from windowagg.errors import AggregationError  # noqa: E402
+from windowagg.pandas import lateness_of, parse, shape_of  # noqa: E402
 from windowagg.spark.batch import _type, prepare  # noqa: E402
 from windowagg.spark.rejects import (  # noqa: E402
     REJECT_COLUMNS,
     _empty_rejects,
     _rows_json,
+    check_time_unit,
+    iso_micros,
     readable_reason,
+    utc_micros,
     validate,
 )
-from windowagg.spark.spec import Agg, WindowSpec, to_micros  # noqa: E402
+from windowagg.spark.spec import Agg, WindowSpec  # noqa: E402
 from windowagg.windows.engine import KeyStream, Shape, plan  # noqa: E402
+from windowagg.windows.engine.state import aggregation_message  # noqa: E402
 from windowagg.windows.engine.stream import Delta  # noqa: E402
 
 __all__ = [
@@ -267,9 +273,7 @@ def _refused_rows(
     return pd.DataFrame(
         {
             "reason": [readable_reason(r) for r in why],
-            "event_time": pd.to_datetime(micros[rows], unit="us", utc=True).astype(
-                "datetime64[us, UTC]"
-            ),
+            "event_time": utc_micros(micros[rows]),
             "row": [by_pos[int(r)] for r in rows.tolist()],
         }
     )
@@ -342,7 +346,10 @@ class _Step:
         cols = _no_windows()
         deltas: list[Delta] = []
         if len(idx):
-            res, delta = ks.feed(micros[idx], {c: v[idx] for c, v in values.items()})
+            try:
+                res, delta = ks.feed(micros[idx], {c: v[idx] for c, v in values.items()})
+            except AggregationError as e:
+                raise _named(e, tuple(key_values), self.aggs) from e.__cause__
             cols, deltas = res.columns, [delta]
             if len(res.refused):
                 late = _refused_rows(batch, micros, idx[res.refused], res.reasons)
@@ -388,6 +395,23 @@ class _Step:
                 return out, None, None
             deadline = own  # wait until the global watermark has caught up with the key's
         return out, deltas, -(-deadline // 1000)
+
+
+def _named(e: AggregationError, key: tuple[Any, ...], aggs: Sequence[Agg]) -> AggregationError:
+    """*e* (from the key's engine) with the key's values and the window in ISO times."""
+    m = re.search(r" in the window \(window_start (-?\d+), window_end (-?\d+)\)", str(e))
+    if e.alias is None or m is None:
+        return e
+    monoid = next(a.monoid for a in aggs if a.alias == e.alias)
+    start, end = iso_micros(int(m.group(1))), iso_micros(int(m.group(2)))
+    where = f" in the window (window_start {start}, window_end {end}) of key {key!r}"
+    return AggregationError(
+        aggregation_message(e.alias, monoid, e.reason or "", where),
+        alias=e.alias,
+        window=e.window,
+        key=key,
+        reason=e.reason,
+    )
 
 
 def _no_windows() -> dict[str, Any]:
@@ -549,7 +573,7 @@ def _with_global_watermark(df: DataFrame, time: str, time_unit: str, delay_us: i
     if isinstance(tt, T.TimestampType):
         ts = col
     elif isinstance(tt, T.NumericType):
-        unit = {"s": 1_000_000, "ms": 1_000, "us": 1}[time_unit]
+        unit = check_time_unit(time_unit)
         ts = F.timestamp_micros((col * F.lit(unit)).cast("long"))
     elif isinstance(tt, T.StringType):
         ts = F.to_timestamp(col)
@@ -626,17 +650,19 @@ def stream_window_agg(
     numpy plus the engine's aggregators over the emitted windows; the state written is the
     batch's events and a small metadata record (plus, amortized, O(1) rewrites per event).
     """
+    check_time_unit(time_unit)
     key_list = [keys] if isinstance(keys, str) else list(keys)
     agg_list = parse(aggs)
     shape = shape_of(size, slide, rows, every, gap, start_time)
+    ooo_us, lateness_us = lateness_of(max_out_of_orderness or 0, allowed_lateness or 0) or (0, 0)
     step = _Step(
         key_list,
         time,
         agg_list,
         shape,
         time_unit,
-        max_out_of_orderness=to_micros(max_out_of_orderness),
-        allowed_lateness=to_micros(allowed_lateness),
+        max_out_of_orderness=ooo_us,
+        allowed_lateness=lateness_us,
         emit=emit,
     )
     step.stream(None, [])  # checks the options now (emit, lateness), not on a worker
@@ -655,9 +681,7 @@ def stream_window_agg(
         )
     prepared = prepare(sdf, key_list, time, agg_list, row_columns=row_columns)
     if event_time_timers:
-        prepared = _with_global_watermark(
-            prepared, time, time_unit, to_micros(max_out_of_orderness)
-        )
+        prepared = _with_global_watermark(prepared, time, time_unit, ooo_us)
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
     schema = packed_schema(key_fields, agg_list)
@@ -689,8 +713,8 @@ def stream_window_agg(
                 time_unit,
                 event_time_timers=event_time_timers,
                 columns=keyed.columns,
-                max_out_of_orderness=to_micros(max_out_of_orderness),
-                allowed_lateness=to_micros(allowed_lateness),
+                max_out_of_orderness=ooo_us,
+                allowed_lateness=lateness_us,
                 emit=emit,
             ),
             outputStructType=schema,

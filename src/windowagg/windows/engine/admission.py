@@ -7,8 +7,9 @@ input              one key's events in arrival order: int64 times and float64 va
 refused here       a non-finite value (``inf``/``-inf``): the built-in monoids refuse it at
                    lift, so it is turned into a reject row instead of an error; a value a
                    user (or structured) monoid's ``lift`` refuses (``bad_value: <error
-                   type>: <message>``, tried with ``probes``); a late event
-                   (:class:`~windowagg.windows.engine.clock.WatermarkClock`)
+                   type>: <message>``, tried with ``probes``); a time in no window of a
+                   hopping shape with ``size < slide`` (``in no window: ...``); a late
+                   event (:class:`~windowagg.windows.engine.clock.WatermarkClock`)
 output             the admitted positions sorted by event time (ties in arrival order)
                    and the refused positions with one reason each
 time               O(m log m) (one stable sort), plus one ``lift`` per event and probe
@@ -35,7 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from windowagg.windows._common import bad_value_reason
-from windowagg.windows.engine.assign import key_shifts
+from windowagg.windows.engine.assign import Shape, key_shifts
 from windowagg.windows.engine.clock import WatermarkClock
 
 __all__ = ["Admitted", "admit", "admit_groups"]
@@ -57,6 +58,7 @@ def admit(
     values: Mapping[str, np.ndarray],
     clock: WatermarkClock | None = None,
     probes: Sequence[tuple[str | None, Callable[[Any], Any]]] = (),
+    shape: Shape | None = None,
 ) -> Admitted:
     """Admit one key's events (arrival order); refuse non-finite values, values a monoid
     refuses and late events.
@@ -66,15 +68,19 @@ def admit(
     on ``0.0``): each admitted value is lifted once here, and an exception makes the event
     a ``bad_value`` reject instead of an error in the middle of a window. The first reason
     found wins (non-finite, then refused, then late); a refused event does not move the
-    clock. O(m log m) + one ``lift`` per event and probe.
+    clock. With a hopping *shape* whose ``size < slide``, an event in a gap between two
+    windows is refused too (``in no window: ...``, after the value checks, before the
+    clock). O(m log m) + one ``lift`` per event and probe.
 
     >>> a = admit(np.array([1, 2]), {"v": np.array([4.0, -1.0])},
     ...           probes=[("v", lambda x: x if x >= 0 else 1 / 0)])
     >>> a.refused.tolist(), a.reasons
     ([1], ['bad_value: ZeroDivisionError: division by zero'])
+    >>> admit(np.array([3, 7]), {}, shape=Shape(size=5, slide=10)).reasons
+    ['in no window: 7 lies between the hopping windows [0, 5) and [10, 15) (size < slide leaves gaps); make slide <= size to cover every time']
     """
     t = np.asarray(t, dtype=np.int64)
-    ok, reason = _refusals(t, values, probes)
+    ok, reason = _refusals(t, values, probes, shape)
     if clock is not None:
         _judge_late(t, ok, reason, clock)
     return _admitted(t, ok, reason, None)
@@ -86,6 +92,7 @@ def admit_groups(
     starts: np.ndarray,
     lateness: tuple[int, int] | None = None,
     probes: Sequence[tuple[str | None, Callable[[Any], Any]]] = (),
+    shape: Shape | None = None,
 ) -> Admitted:
     """:func:`admit` for many keys at once: key g's events are ``t[starts[g]:starts[g + 1]]``
     (arrival order), each key judged by a clock of its own (``WatermarkClock(*lateness)``;
@@ -98,7 +105,7 @@ def admit_groups(
     """
     t = np.asarray(t, dtype=np.int64)
     starts = np.asarray(starts, dtype=np.int64)
-    ok, reason = _refusals(t, values, probes)
+    ok, reason = _refusals(t, values, probes, shape)
     if lateness is not None:
         for a, b in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True):
             if b > a:
@@ -110,9 +117,11 @@ def _refusals(
     t: np.ndarray,
     values: Mapping[str, np.ndarray],
     probes: Sequence[tuple[str | None, Callable[[Any], Any]]],
+    shape: Shape | None = None,
 ) -> tuple[np.ndarray, dict[int, str]]:
     """``(admissible mask, {refused position: reason})`` before lateness: non-finite values,
-    then values a probe's ``lift`` refuses. O(m) + one ``lift`` per event and probe."""
+    then values a probe's ``lift`` refuses, then times in no window of *shape*. O(m) + one
+    ``lift`` per event and probe."""
     ok = np.ones(len(t), dtype=bool)
     reason: dict[int, str] = {}  # refused position -> why (the first reason found)
     for column, v in values.items():
@@ -131,7 +140,28 @@ def _refusals(
             except Exception as e:  # the monoid's own refusal, whatever its type
                 reason[j] = bad_value_reason(e)
                 ok[j] = False
+    if shape is not None and shape.kind == "hopping":
+        _refuse_gaps(t, ok, reason, shape)
     return ok, reason
+
+
+def _refuse_gaps(t: np.ndarray, ok: np.ndarray, reason: dict[int, str], shape: Shape) -> None:
+    """Refuse the times no hopping window holds: with ``size < slide``, those whose offset
+    into their slide is ``>= size`` (a property of the time alone, so a stream refuses
+    them on arrival, as a batch does). O(m)."""
+    size, slide = shape.size, shape.slide
+    assert size is not None and slide is not None
+    if size >= slide:
+        return
+    phase = (t - shape.start_time) % slide
+    for i in np.flatnonzero(ok & (phase >= size)).tolist():
+        a = int(t[i]) - int(phase[i])
+        reason[i] = (
+            f"in no window: {int(t[i])} lies between the hopping windows [{a}, {a + size}) "
+            f"and [{a + slide}, {a + slide + size}) (size < slide leaves gaps); make "
+            "slide <= size to cover every time"
+        )
+        ok[i] = False
 
 
 def _judge_late(

@@ -15,8 +15,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from windowagg.errors import AggregationError
 from windowagg.windows.engine.admission import admit_groups
-from windowagg.windows.engine.assign import Shape, assign_groups
+from windowagg.windows.engine.assign import Shape, Windows, assign_groups
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.state import Factory, Plan, evaluate, plan
 
@@ -101,7 +102,7 @@ def window_groups(
     ([2, 1], [10, 20, 10], [5.0, 1.0, 7.0])
     """
     p = planned if planned is not None else plan(aggs)
-    a = admit_groups(t, values, starts, lateness, p.probes)
+    a = admit_groups(t, values, starts, lateness, p.probes, shape)
     ts = np.asarray(t, dtype=np.int64)[a.order]
     sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
     # admitted events per key (a.order is sorted by key)
@@ -109,8 +110,69 @@ def window_groups(
     admitted = np.bincount(key[a.order], minlength=len(starts) - 1)
     new_starts = np.concatenate([[0], np.cumsum(admitted)]).astype(np.int64)
     w, sizes = assign_groups(shape, ts, new_starts)
-    results = evaluate(p, w, sorted_values, factory)
-    return GroupsResult(columns(w, results, aggs), sizes, a.refused, a.reasons)
+    try:
+        results = evaluate(p, w, sorted_values, factory)
+    except AggregationError as e:
+        raise _with_key(e, sizes) from e.__cause__
+    refused, reasons = a.refused, a.reasons
+    if shape.kind == "count":  # events no count window holds: rejects, never dropped
+        refused, reasons = _uncounted(shape, w, new_starts, a.order, refused, reasons)
+    return GroupsResult(columns(w, results, aggs), sizes, refused, reasons)
+
+
+def _with_key(e: AggregationError, sizes: np.ndarray) -> AggregationError:
+    """*e* (a window index among all keys' windows) with its key's index. O(keys)."""
+    if e.window is None:
+        return e
+    g = int(np.searchsorted(np.cumsum(sizes), e.window, "right"))
+    return AggregationError(
+        f"{e} (key #{g} in key order)", alias=e.alias, window=e.window, key=g, reason=e.reason
+    )
+
+
+def _uncounted(
+    shape: Shape,
+    w: Windows,
+    starts: np.ndarray,
+    order: np.ndarray,
+    refused: np.ndarray,
+    reasons: list[str],
+) -> tuple[np.ndarray, list[str]]:
+    """The refused positions and reasons plus the admitted events no count window holds:
+    a key's last events after its last window (fewer than ``every``), and with ``rows <
+    every`` the events between windows (``in no window: ...``). O(n + windows)."""
+    n = len(order)
+    if not n:
+        return refused, reasons
+    depth = np.cumsum(np.bincount(w.lo, minlength=n + 1) - np.bincount(w.hi, minlength=n + 1))
+    out = np.flatnonzero(depth[:n] == 0)
+    if not len(out):
+        return refused, reasons
+    assert shape.rows is not None
+    rows, every = shape.rows, shape.every
+    counts = np.diff(starts)
+    key = np.searchsorted(starts, out, "right") - 1
+    position = out - starts[key]  # in the key's (time, arrival) order
+    count = counts[key]
+    full = count // every * every  # the key's events up to its last window
+    why = []
+    for p, f, c in zip(position.tolist(), full.tolist(), count.tolist(), strict=True):
+        if p >= f:
+            why.append(
+                f"in no window: one of its key's last {c - f} events in time order, which "
+                f"complete no count window (one closes every {every} events); use every=1 "
+                "for a window per event, or a time window"
+            )
+        else:
+            why.append(
+                f"in no window: count windows of the last {rows} of every {every} events "
+                "skip it (rows < every leaves events out); make rows >= every to cover every "
+                "event"
+            )
+    all_refused = np.concatenate([refused, order[out]]).astype(np.int64)
+    all_reasons = [*reasons, *why]
+    by_position = np.argsort(all_refused, kind="stable")
+    return all_refused[by_position], [all_reasons[i] for i in by_position.tolist()]
 
 
 def window_key(

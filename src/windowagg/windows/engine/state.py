@@ -26,12 +26,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from windowagg.errors import AggregationError, ArgumentError
 from windowagg.windows.engine.assign import Windows
 from windowagg.windows.engine.ranks import slide_select
 
 __all__ = [
     "Group",
     "Plan",
+    "aggregation_message",
     "evaluate",
     "plan",
     "quantile_fraction",
@@ -175,6 +177,68 @@ def slide_windows(
     return query_slices(make(), values, lo, hi, buffer)
 
 
+def _aggregator(make: Factory, monoid: Any, user: bool) -> Any:
+    """``make(monoid)``, checked to be a FIFO aggregator the engine can drive. O(1)."""
+    agg = make(monoid)
+    if hasattr(agg, "query_slices") or all(
+        hasattr(agg, verb) for verb in ("insert", "bulk_evict", "query")
+    ):
+        return agg
+    who = "factory" if user else "the default factory"
+    raise ArgumentError(
+        f"{who} returned {type(agg).__name__!r} for the monoid {type(monoid).__name__}, not a "
+        "FIFO aggregator (it needs query_slices, or insert, bulk_evict and query); pass a "
+        "windowagg.fifo class such as factory=fifo.TwoStacksLite, or a function returning one"
+    )
+
+
+def _window_error(
+    make: Factory, g: Group, col: np.ndarray, windows: Windows, e: Exception
+) -> AggregationError:
+    """The error of an aggregation whose monoid raised *e*: the windows are replayed one
+    at a time on a new aggregator to find the first that raises (``window`` attribute:
+    its index, None if the replay does not raise). O(n + windows), on the error path."""
+    window: int | None = None
+    try:
+        agg = make(g.monoid)
+        source, held_lo, held_hi = col.tolist(), 0, 0
+        for j, (a, b) in enumerate(zip(windows.lo.tolist(), windows.hi.tolist(), strict=True)):
+            window = j
+            if a >= held_hi:
+                agg.bulk_evict(held_hi - held_lo) if held_hi > held_lo else None
+                held_lo = held_hi = a
+            elif a > held_lo:
+                agg.bulk_evict(a - held_lo)
+                held_lo = a
+            for i in range(held_hi, b):
+                agg.insert(source[i])
+            held_hi = max(held_hi, b)
+            agg.query()
+        window = None  # the replay went through: the failure did not repeat
+    except Exception:  # the window that raises (the user's error is chained from *e*)
+        pass
+    where = ""
+    if window is not None:
+        start, end = int(windows.start[window]), int(windows.end[window])
+        where = f" in the window (window_start {start}, window_end {end})"
+    return AggregationError(
+        aggregation_message(g.alias, g.monoid, f"{type(e).__name__}: {e}", where),
+        alias=g.alias,
+        window=window,
+        reason=f"{type(e).__name__}: {e}",
+    )
+
+
+def aggregation_message(alias: str, monoid: Any, reason: str, where: str) -> str:
+    """The message of an :class:`~windowagg.errors.AggregationError` (*where*: the window
+    and key, as the caller knows them)."""
+    return (
+        f"aggregation {alias!r} (monoid {type(monoid).__name__}) raised {reason}{where}; fix "
+        "the monoid (its exception is chained below), or make its lift refuse the values it "
+        "cannot combine (a lift error is a bad_value reject, not a failure)"
+    )
+
+
 def evaluate(
     p: Plan,
     windows: Windows,
@@ -193,7 +257,11 @@ def evaluate(
     out: dict[str, Any] = {}
     for g in p.groups:
         col = values[g.column] if g.column is not None else np.zeros(n, dtype=np.float64)
-        out[g.alias] = query_slices(make(g.monoid), col, lo, hi, g.buffer)
+        agg = _aggregator(make, g.monoid, factory is not None)
+        try:
+            out[g.alias] = query_slices(agg, col, lo, hi, g.buffer)
+        except Exception as e:  # a user monoid's combine / lower: name the window
+            raise _window_error(make, g, col, windows, e) from e
     for column, qs in p.quantiles.items():
         cols = slide_select(values[column], lo, hi, [(a, b) for _, a, b in qs])
         for (alias, _, _), c in zip(qs, cols, strict=True):

@@ -9,8 +9,9 @@ state              the key's retained events as arrays (int64 event time, int64 
                    events compaction dropped, the revisions of windows emitted more than
                    once)
 per micro-batch    admission (:func:`~.admission.admit` with the key's
-                   :class:`~.clock.WatermarkClock`: late and non-finite events refused by
-                   position, with a reason), merge into the retained events, assignment
+                   :class:`~.clock.WatermarkClock`: late and non-finite events, and times
+                   in no hopping window (``size < slide``), refused by position, with a
+                   reason), merge into the retained events, assignment
                    (:func:`~.assign.assign`) and the aggregators (:func:`~.state.evaluate`)
                    for exactly the windows to emit: those the watermark closed in this
                    batch (``revision`` 0) and the closed ones a late-but-accepted event
@@ -228,6 +229,15 @@ class KeyStream:
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
         if judge not in ("arrival", "batch"):
             raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
+        if shape.kind == "count":
+            assert shape.rows is not None
+            if shape.rows < shape.every:
+                raise ArgumentError(
+                    f"count windows of rows={shape.rows} every={shape.every} events leave "
+                    "events out of every window, and a stream cannot reject them on arrival "
+                    "(a later event may still shift their position); use rows >= every in "
+                    "streaming, or a batch front end, which rejects them ('in no window: ...')"
+                )
         self._judge = judge
         self._plan = planned if planned is not None else plan(aggs)
         if emit == "arrival" and (shape.kind != "per_event" or self._plan.quantiles):
@@ -398,14 +408,14 @@ class KeyStream:
             return (
                 self._admit_batch(t, vals)
                 if self._judge == "batch"
-                else admit(t, vals, self._clock)
+                else admit(t, vals, self._clock, shape=self._shape)
             )
         ok = np.setdiff1d(np.arange(len(t)), np.asarray(bad, dtype=np.int64))
         sub_vals = {c: v[ok] for c, v in vals.items()}
         if self._judge == "batch":
             a = self._admit_batch(t[ok], sub_vals)
         else:
-            a = admit(t[ok], sub_vals, self._clock)
+            a = admit(t[ok], sub_vals, self._clock, shape=self._shape)
         refused = np.concatenate([ok[a.refused], np.asarray(bad, dtype=np.int64)])
         reasons = a.reasons + why
         order = np.argsort(refused, kind="stable")
@@ -413,7 +423,7 @@ class KeyStream:
 
     def _admit_batch(self, t: np.ndarray, vals: Mapping[str, np.ndarray]) -> Admitted:
         """Admission with every event judged against the bound before the batch. O(m log m)."""
-        a = admit(t, vals)  # non-finite values only
+        a = admit(t, vals, shape=self._shape)  # non-finite values, times in no window
         b = self._clock.bound
         if b is None or not len(a.order):
             self._clock.observe(t[a.order])
