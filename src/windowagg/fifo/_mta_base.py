@@ -38,11 +38,39 @@ _FORMAT = 1
 Accept = Callable[[int, int, Any], bool]
 
 
+class _ReadOnlyMiddle:
+    """The middle sections as a shadow window sees them (see ``_MTABase._shadow``): reads
+    go through, ``drop`` and ``drop_level`` do nothing, ``fetch`` is a side-effect free
+    read. A shadow never inserts, so ``push`` is absent."""
+
+    __slots__ = ("_mid",)
+
+    def __init__(self, mid: LocalLevels | StoredLevels) -> None:
+        self._mid = mid
+
+    def fetch(self, level: int, pos: int, limit: int) -> list[Any]:
+        a, b = self._mid.peek(level, pos)
+        return [a, b]
+
+    def peek(self, level: int, pos: int) -> tuple[Any, Any]:
+        return self._mid.peek(level, pos)
+
+    def scan(self, level: int, lo: int, hi: int) -> Iterator[tuple[Any, Any]]:
+        return self._mid.scan(level, lo, hi)
+
+    def drop(self, level: int, new_lo: int) -> None:
+        pass
+
+    def drop_level(self, level: int, hi: int) -> None:
+        pass
+
+
 class _MTABase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
     """Level queues, positions, storage, descent and checkpoints shared by LogMTA and AMTA."""
 
     _WHO = "MTA"
     _FOREST = False
+    _shadowed = False  # True on a twin made by _shadow(): its operations commit nothing
 
     def __init__(
         self,
@@ -213,6 +241,72 @@ class _MTABase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
     def _reset(self) -> None:
         while self._first:
             self._drop_top()
+
+    # -- atomic operations: run on a shadow, then commit ---------------------------------
+    def _shadow(self) -> Any:
+        """A twin holding copies of the local state (heads, tails, positions, and the
+        subclass's extras) over a read-only view of the middle sections. O(levels).
+
+        An operation whose combines (or policy calls) run after it has started changing
+        the levels runs on the twin; :meth:`_commit` then takes the twin's state over. If
+        anything raises on the twin, this window has not changed at all: the middle
+        sections are only read (the twin's ``drop``/``drop_level`` do nothing).
+        """
+        twin: Any = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        first = [list(p) for p in self._first]
+        twin._first = first
+        twin._last = [
+            first[lv] if p is self._first[lv] else list(p) for lv, p in enumerate(self._last)
+        ]
+        twin._lo = list(self._lo)
+        twin._hi = list(self._hi)
+        twin._base = list(self._base)
+        twin._next = list(self._next)
+        twin._mid = _ReadOnlyMiddle(self._mid)
+        twin._shadowed = True
+        self._shadow_extra(twin)
+        return twin
+
+    def _shadow_extra(self, twin: Any) -> None:
+        """Copy the subclass's mutable extras into *twin* (AMTA's stack). O(levels)."""
+
+    def _commit(self, twin: Any) -> None:
+        """Take over the state of *twin* (from :meth:`_shadow`), replaying on the middle
+        sections what the twin's operation did to them: levels dropped from the top, and
+        heads that moved (the dead positions before them, and the store's head cache).
+        No combine runs here. O(levels)."""
+        mid = self._mid
+        lo, hi = self._lo, self._hi
+        for lv in range(len(lo) - 1, len(twin._lo) - 1, -1):
+            mid.drop_level(lv, hi[lv])
+        for lv, new_lo in enumerate(twin._lo):
+            if new_lo != lo[lv]:
+                lo[lv] = new_lo  # StoredLevels reads this list
+                mid.drop(lv, new_lo)
+                new_hi = twin._hi[lv]
+                if new_lo < new_hi - 1:
+                    mid.fetch(lv, new_lo, new_hi - 1)  # the head leaves the store's cache
+        lo[:] = twin._lo  # same list object: StoredLevels holds it
+        hi[:] = twin._hi
+        self._base[:] = twin._base
+        self._next[:] = twin._next
+        self._first[:] = twin._first
+        self._last[:] = twin._last
+        self._commit_extra(twin)
+
+    def _commit_extra(self, twin: Any) -> None:
+        """Take over the subclass's extras from *twin*. O(levels)."""
+
+    def _atomic(self, op: Callable[..., None], *args: Any) -> None:
+        """Run ``op(window, *args)`` on a shadow and commit it: if *op* raises (a combine,
+        a policy), this window is unchanged. On a shadow itself, run it in place."""
+        if self._shadowed:
+            op(self, *args)
+            return
+        twin = self._shadow()
+        op(twin, *args)
+        self._commit(twin)
 
     def _leaf_hi(self) -> int:
         return 2 * (self._hi[0] - 1) + (1 if self._last[0][1] is EMPTY else 2) + self._base[0]

@@ -346,7 +346,69 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
     # -- single eviction (Alg. 6 + 7, fixed) ---------------------------------------------
     def evict(self) -> None:
         """Remove the oldest entry. Amortized O(1), O(log n) worst case (when the leftmost
-        tree vanishes). EmptyWindowError when empty."""
+        tree vanishes). EmptyWindowError when empty.
+
+        Atomic: the common cases compute their combines before they write; the others run
+        on a shadow of the local state (O(log n) copies, see ``_MTABase._shadow``) that is
+        committed once every combine succeeded, so a combine that raises changes nothing."""
+        first = self._first
+        try:  # zero-cost in CPython >= 3.11 when the window is not empty
+            p = first[0]
+        except IndexError:
+            raise empty_error(self._WHO, "evict()") from None
+        S = self._S
+        if p[0] is not EMPTY and p[1] is not EMPTY:  # the common case: no combine
+            self._R0 = S.pop() if S else self._identity
+            p[0] = EMPTY  # keep the pair; ancestors stay stale on purpose
+            return
+        lo, hi = self._lo, self._hi
+        chunks = self._chunks
+        top = len(first) - 1
+        if top and chunks is not None and not self._shadowed:
+            # the common cases of Alg. 7 inlined (as in _evict_raw), with their combines
+            # first: the new stack top is y (then y1) combined with S without its top
+            new_lo = lo[0] + 1
+            h = hi[0]
+            p1 = first[1]
+            if new_lo < h - 1 and new_lo & 255:
+                if p1[0] is not EMPTY and p1[1] is not EMPTY:
+                    x, y = chunks[0][new_lo >> 8][new_lo & 255]
+                    ns = len(S)
+                    s_new = self._combine(y, S[-2]) if ns > 1 else y
+                    self._R0 = S.pop() if ns else self._identity
+                    lo[0] = new_lo
+                    first[0] = [x, y]  # a mutable copy (cheaper than list())
+                    p1[0] = EMPTY
+                    S.append(s_new)
+                    return
+                if top > 1:
+                    new_lo1 = lo[1] + 1
+                    p2 = first[2]
+                    if (
+                        new_lo1 < hi[1] - 1
+                        and new_lo1 & 255
+                        and p2[0] is not EMPTY
+                        and p2[1] is not EMPTY
+                    ):
+                        x, y = chunks[0][new_lo >> 8][new_lo & 255]
+                        x1, y1 = chunks[1][new_lo1 >> 8][new_lo1 & 255]
+                        comb = self._combine
+                        ns = len(S)
+                        s1 = comb(y1, S[-2]) if ns > 1 else y1
+                        s2 = comb(y, s1)
+                        self._R0 = S.pop() if ns else self._identity
+                        lo[0] = new_lo
+                        first[0] = [x, y]
+                        lo[1] = new_lo1
+                        first[1] = [x1, y1]
+                        p2[0] = EMPTY
+                        S.append(s1)
+                        S.append(s2)
+                        return
+        self._atomic(AMTA._evict_raw)
+
+    def _evict_raw(self) -> None:
+        """:meth:`evict` as the paper's steps (writes, then combines): run on a shadow."""
         first = self._first
         try:  # zero-cost in CPython >= 3.11 when the window is not empty
             p = first[0]
@@ -443,7 +505,7 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
                 y = new_heads.pop()
                 S.append(comb(y, S[-1]) if S else y)
 
-    _evict_one = evict
+    _evict_one = _evict_raw  # bulk_evict and enforce run on a shadow already
 
     # -- bulk eviction and enforcement ---------------------------------------------------
     def bulk_evict(self, count: int) -> None:
@@ -457,6 +519,10 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
             if k:
                 self._reset()
             return
+        if k:
+            self._atomic(AMTA._bulk_evict_raw, k, n)
+
+    def _bulk_evict_raw(self, k: int, n: int) -> None:
         if k <= self._limit(n):
             for _ in range(k):
                 self._evict_one()
@@ -465,6 +531,9 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
         self._after_bulk()
 
     def _enforce(self, policy: Policy) -> None:
+        self._atomic(AMTA._enforce_raw, policy)
+
+    def _enforce_raw(self, policy: Policy) -> None:
         total = self.aggregate()
         if policy(total, total):
             self._reset()
@@ -499,6 +568,14 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
             return
         self._compute_left()
         self._compute_right()
+
+    def _shadow_extra(self, twin: Any) -> None:
+        twin._S = list(self._S)
+
+    def _commit_extra(self, twin: Any) -> None:
+        self._S[:] = twin._S
+        self._R0 = twin._R0
+        self._R1 = twin._R1
 
     # -- local state for checkpoints -----------------------------------------------------
     def _extra_local(self) -> int:

@@ -151,10 +151,17 @@ class LogMTA(_MTABase[In, P, Out]):
                 p[1] = val
 
     def evict(self) -> None:
-        """Remove the oldest entry. O(log n). EmptyWindowError when empty."""
-        first = self._first
-        if not first:
+        """Remove the oldest entry. O(log n). EmptyWindowError when empty.
+
+        The left spine's refresh combines after the levels changed, so the eviction runs
+        on a shadow of the local state (O(log n) copies) and is committed when every
+        combine succeeded: a combine that raises changes nothing."""
+        if not self._first:
             raise empty_error(self._WHO, "evict()")
+        self._atomic(LogMTA._evict_raw)
+
+    def _evict_raw(self) -> None:
+        first = self._first
         top = len(first) - 1
         lv = 0
         while True:  # remove the oldest leaf and every ancestor left without a node
@@ -178,10 +185,16 @@ class LogMTA(_MTABase[In, P, Out]):
         if k == len(self):
             self._reset()
             return
+        self._atomic(LogMTA._bulk_evict_raw, k)
+
+    def _bulk_evict_raw(self, k: int) -> None:
         self._descend(self._count_accept(self._leaf_lo() + k), False)
         self._after_descent()
 
     def _enforce(self, policy: Policy) -> None:
+        self._atomic(LogMTA._enforce_raw, policy)
+
+    def _enforce_raw(self, policy: Policy) -> None:
         acc: list[Any] = [EMPTY]
         self._descend(self._policy_accept(policy, self.aggregate(), acc), False)
         self._after_descent()

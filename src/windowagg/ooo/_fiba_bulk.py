@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from windowagg._time import check_timestamp
-from windowagg.ooo._fiba_tree import _NONE, _FiBATree, _Node
+from windowagg.ooo._fiba_tree import _FIRST, _NONE, _FiBATree, _Node
 
 
 class _FiBABulk(_FiBATree):
@@ -50,6 +50,33 @@ class _FiBABulk(_FiBATree):
             # fixes how floats are associated
             self.evict(lt[0])
             return
+        # Atomic: the entries that go are either cut off whole (the graveyard keeps them
+        # until drained) or deleted in place (recorded in _cut), and every move and merge
+        # finishes before its combines; if a combine raises, the window is rebuilt from
+        # them and the tree's entries (O(n), only on that error path).
+        ndead = len(self._dead)
+        cut: list[tuple[Any, Any]] = []
+        self._cut = cut
+        try:
+            self._bulk_evict_cut(t)
+        except BaseException:
+            gone = list(cut)
+            stack = self._dead[ndead:]  # cut-off subtrees (a kids list may be emptied)
+            while stack:
+                y = stack.pop()
+                gone.extend(zip(y.times, y.vals, strict=True))
+                stack.extend(y.kids or ())
+            self._cut = None
+            # the count still holds the cut-off entries and no longer the deleted ones;
+            # entries above the failing level may still be <= t, so sort all (two runs)
+            pairs = sorted([*self._entries(), *sorted(gone, key=_FIRST)], key=_FIRST)
+            self._rebuild(pairs, -len(gone))
+            raise
+        finally:
+            self._cut = None
+
+    def _bulk_evict_cut(self, t: Any) -> None:
+        """The cut of ``bulk_evict(t)`` (*t* valid, the window not empty)."""
         levels = self._boundary(t)
         mink = self._mink
         skip_until: _Node | None = None
@@ -143,6 +170,8 @@ class _FiBABulk(_FiBATree):
         if k < len(times) and times[k] == t:
             k += 1
         if k:
+            if self._cut is not None:
+                self._cut.extend(zip(times[:k], y.vals[:k], strict=True))
             kids = y.kids
             if kids is not None:
                 self._discard(kids[:k])
@@ -216,6 +245,8 @@ class _FiBABulk(_FiBATree):
         node.parent = None
         ak = anc.kids
         assert ak is not None
+        if self._cut is not None:  # anc's entries before the separator go
+            self._cut.extend(zip(anc.times[:a], anc.vals[:a], strict=True))
         self._discard(ak[: a + 1])
         self._size -= a  # anc's entries before the separator; the separator moved to nb
         del ak[: a + 1]
@@ -258,7 +289,7 @@ class _FiBABulk(_FiBATree):
             try:
                 self._build(ts, ps)
             except BaseException:
-                self._rebuild([])  # it was empty
+                self._rebuild([], len(ts))  # it was empty
                 raise
         else:
             self._bulk_insert_sorted(ts, ps)  # leaves the window as it was if a combine raises
@@ -299,7 +330,7 @@ class _FiBABulk(_FiBATree):
                 pieces = self._place(rf, rf.times + ts, rf.vals + ps, None, pre_nxt)
                 self._pass_up([], [{}], pieces, pre_nxt)
             except BaseException:  # a combine refused a new value: take them all out
-                self._rebuild([e for e in self._entries() if e[0] <= youngest])
+                self._rebuild([e for e in self._entries() if e[0] <= youngest], len(ts))
                 raise
             return
         # Step 1: insertion-site search with a finger, climbing only to the common ancestor.
@@ -339,7 +370,7 @@ class _FiBABulk(_FiBATree):
                     continue
                 j = bisect_left(undo_ts, t)
                 kept.append((t, undo[j][1] if j < len(undo_ts) and undo_ts[j] == t else p))
-            self._rebuild(kept)
+            self._rebuild(kept, added)
             raise
 
     def _bulk_step1(
@@ -418,24 +449,38 @@ class _FiBABulk(_FiBATree):
         *groups* are the level-0 targets with their new members; *pre_changed* and
         *pre_nxt* carry a level-0 node that was already given its entries (append path).
         """
-        # Step 2: level-by-level pass up (interleave, split), coalescing by target node.
+        # Step 2a: level-by-level pass up (interleave, split), coalescing by target node.
+        # Structure only, no combine: the keys are whole before any combine runs, so an
+        # error path can read every entry back from the tree (bulk_insert's atomicity).
+        pieces: list[list[_Node]] = []  # per level: the nodes that absorbed members
+        level = 0
+        cur = groups
+        while cur or (level == 0 and pre_changed):
+            nxt: list[list[Any]] = pre_nxt if level == 0 else []
+            changed: list[_Node] = list(pre_changed) if level == 0 else []
+            for y, members in cur:
+                changed.extend(self._absorb(y, members, nxt))
+            pieces.append(changed)
+            cur = nxt
+            level += 1
+        # Step 2b: the aggregates, bottom-up: the changed nodes, and the parents of every
+        # node whose aggregate changed (spine nodes wait for step 3).
         top_l: _Node | None = None
         top_r: _Node | None = None
         root_touched = False
         level = 0
-        cur = groups
-        while cur or pre_changed or level < len(recomp):
-            nxt: list[list[Any]] = pre_nxt if level == 0 else []
-            rc = recomp[level] if level < len(recomp) else {}
+        while level < len(pieces) or level < len(recomp):
+            todo: dict[int, _Node] = {}
+            for y in pieces[level] if level < len(pieces) else ():
+                todo[id(y)] = y
+            if level < len(recomp):
+                todo.update(recomp[level])
+            if not todo and not any(recomp[level:]) and level >= len(pieces):
+                break
             if len(recomp) <= level + 1:
                 recomp.append({})
             up_rc = recomp[level + 1]
-            changed: list[_Node] = list(pre_changed) if level == 0 else []
-            for y, members in cur:
-                rc.pop(id(y), None)
-                changed.extend(self._absorb(y, members, nxt))
-            changed.extend(rc.values())
-            for y in changed:
+            for y in todo.values():
                 p = y.parent
                 if p is None:
                     root_touched = True
@@ -447,11 +492,7 @@ class _FiBABulk(_FiBATree):
                 else:
                     self._fix(y)
                     up_rc[id(p)] = p
-            cur = nxt
             level += 1
-            pre_changed = []
-            if not cur and not any(recomp[level:]):
-                break
         # Step 3: pass down the spines that were touched.
         fix = self._fix
         root = self._root

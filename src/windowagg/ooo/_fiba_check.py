@@ -117,14 +117,3 @@ class _FiBACheck(_FiBATree):
             raise InvariantError("FiBA: right finger is not the rightmost leaf")
         if seen[0] != count:
             raise InvariantError(f"FiBA: size {count} but the tree holds {seen[0]} entries")
-
-    def _pending(self) -> int:
-        """Entries still counted in ``_size`` but held by the graveyard. O(pending)."""
-        n = 0
-        stack = list(self._dead)
-        while stack:
-            y = stack.pop()
-            n += len(y.times)
-            if y.kids is not None:
-                stack.extend(y.kids)
-        return n

@@ -16,7 +16,7 @@ spine level; the left finger keeps its suffix aggregates (``_lsuf``).
 from __future__ import annotations
 
 import operator
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from functools import reduce
 from itertools import accumulate
 from typing import Any
@@ -26,6 +26,7 @@ from windowagg.monoids.base import Monoid
 from windowagg.ooo._pack import pack_levels
 
 _AGG = operator.attrgetter("agg")
+_FIRST = operator.itemgetter(0)
 _NONE: Any = object()  # "no accumulator yet" (None is a legitimate partial, e.g. Max's identity)
 
 
@@ -54,6 +55,7 @@ class _FiBATree:
 
     __slots__ = (
         "_combine",
+        "_cut",
         "_dead",
         "_flip",
         "_hlift",
@@ -91,6 +93,7 @@ class _FiBATree:
     _root: _Node
     _size: int  # entries, those of the graveyard's nodes included until drained
     _tcls: type | None  # the class of the first timestamp of a non-empty window
+    _cut: list[tuple[Any, Any]] | None  # during bulk_evict: the entries deleted in place
 
     def _reset(self) -> None:
         """Make the window empty: one empty leaf as root and fingers, no graveyard."""
@@ -102,6 +105,7 @@ class _FiBATree:
         self._lsuf = []
         self._size = 0
         self._dead = []
+        self._cut = None
 
     # ------------------------------------------------------------------ timestamps
     def _validate(self, t: Any, where: str = "timestamp") -> None:
@@ -434,9 +438,15 @@ class _FiBATree:
     def _insert_at(self, node: _Node, i: int, found: bool, t: Any, v: Any) -> None:
         """Put the partial v at position i of node (combined in place if found); repair."""
         if found:
-            node.vals[i] = self._combine(node.vals[i], v)
-            self._fix_if_up(node)
-            self._repair(*self._rebalance_insert(node))
+            old = node.vals[i]
+            node.vals[i] = self._combine(old, v)
+            try:
+                self._fix_if_up(node)
+                self._repair(*self._rebalance_insert(node))
+            except BaseException:  # a repair's combine: the old value, rebuilt (O(n))
+                node.vals[i] = old
+                self._rebuild(self._entries())
+                raise
             return
         times = node.times
         n = len(times)
@@ -458,19 +468,34 @@ class _FiBATree:
             # (splits finish before any combine) but aggregates may be stale, so take
             # the entry out again by rebuilding from the other entries (O(n), only on
             # this error path): the window is exactly as before the call
-            self._rebuild([e for e in self._entries() if e[0] != t])
+            self._rebuild([e for e in self._entries() if e[0] != t], 1)
             raise
 
-    def _rebuild(self, pairs: list[tuple[Any, Any]]) -> None:
+    def _rebuild(self, pairs: list[tuple[Any, Any]], less: int = 0) -> None:
         """Replace this window's state by a fresh build of sorted ``pairs``. O(n).
 
         The recovery of an operation that failed half-way (a ``combine`` that raised):
         ``pairs`` hold the old partials, whose combines succeeded before. The graveyard is
-        dropped with the old tree; the timestamp class is kept.
+        dropped with the old tree; the timestamp class is kept. The size is not taken from
+        ``pairs`` but kept from the count (minus the *less* entries the failed operation
+        had counted in), so that a recovery that lost an entry fails ``_check()``.
         """
+        size = self._size - self._pending() - less
         self._reset()
         if pairs:
             self._build([t for t, _ in pairs], [p for _, p in pairs])
+        self._size = size
+
+    def _pending(self) -> int:
+        """Entries still counted in ``_size`` but held by the graveyard. O(pending)."""
+        n = 0
+        stack = list(self._dead)
+        while stack:
+            y = stack.pop()
+            n += len(y.times)
+            if y.kids is not None:
+                stack.extend(y.kids)
+        return n
 
     def _evict_general(self, t: Any) -> None:
         """evict() off the fast path (t is valid, the window is not empty)."""
@@ -479,14 +504,24 @@ class _FiBATree:
         node, i, found = self._search(t)
         if not found:
             return
+        gone = (t, node.vals[i])
         self._size -= 1
-        if node.kids is None:
-            del node.times[i]
-            del node.vals[i]
-            self._fix_if_up(node)
-            self._repair(*self._rebalance_evict(node, None))
-        else:
-            self._repair(*self._evict_inner(node, i))
+        try:
+            if node.kids is None:
+                del node.times[i]
+                del node.vals[i]
+                self._fix_if_up(node)
+                self._repair(*self._rebalance_evict(node, None))
+            else:
+                self._repair(*self._evict_inner(node, i))
+        except BaseException:
+            # a combine of the repair raised: the keys are whole (every move, merge and
+            # split finishes before its combines), so rebuild with the entry put back
+            # (O(n), only on this error path)
+            pairs = self._entries()
+            insort(pairs, gone, key=_FIRST)
+            self._rebuild(pairs, -1)
+            raise
 
     def _split_rf(self, rf: _Node) -> None:
         """Split the overflowing right finger after an append (the d = 0 insert path).

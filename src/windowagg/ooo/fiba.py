@@ -230,7 +230,11 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=Bac
             rf.vals.append(x)
             self._size += 1
             if len(times) > self._maxk:
-                self._split_rf(rf)
+                try:
+                    self._split_rf(rf)
+                except BaseException:  # the split's combines: take the entry out again
+                    self._rebuild([e for e in self._entries() if e[0] != t], 1)
+                    raise
             return
         self._insert_generic(t, x)  # rolls back itself if a combine raises
 
@@ -250,6 +254,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=Bac
         # suffix aggregate, no combine. No timestamp check needed: t equals a stored
         # timestamp (None and NaN never do).
         if times and times[0] == t:
+            v0 = lf.vals[0]
             del times[0]
             del lf.vals[0]
             self._size -= 1
@@ -261,7 +266,11 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=Bac
                 p = lf.parent
                 lf.agg = p.agg if p is not None and p.parent is not None else self._one
             if len(times) < self._mink and lf.parent is not None:
-                self._lf_underflow(lf)
+                try:
+                    self._lf_underflow(lf)
+                except BaseException:  # the rebalance's combines: put the entry back
+                    self._rebuild([(t, v0), *self._entries()], -1)
+                    raise
             return
         if t.__class__ is not int or self._tcls is not int:
             if self._root.kids is None and not self._root.times:
