@@ -18,7 +18,13 @@ windows            ``size`` + ``slide`` (hopping/tumbling, Spark's ``F.window``)
                    ``window_end`` = last event + ``gap``)
 rejects            every input row is aggregated or rejected: ``reason``, ``event_time``,
                    ``row`` (the original row as JSON) and ``row_index`` (its position in
-                   the input: rows are carried by identity, never matched by value)
+                   the input: rows are carried by identity, never matched by value); rows
+                   in no window (hopping ``size < slide``, count windows' gaps and last
+                   events) are rejects ``in no window: ...``
+times              int64 microseconds of the years 0001-9999 end to end (others are
+                   rejects); ``window_start`` / ``window_end`` are ``datetime64[ns, UTC]``
+                   when every bound fits in nanoseconds (1677-2262), else
+                   ``datetime64[us, UTC]``; rejects' ``event_time`` ``datetime64[us, UTC]``
 lateness           none by default (batch: every valid row is on time); with
                    ``max_out_of_orderness`` / ``allowed_lateness`` the rows are judged in
                    input order per key, as a stream would judge them, and late rows are

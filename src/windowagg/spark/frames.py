@@ -15,6 +15,8 @@ reason (prefix)             when
 ``null timestamp``          the event time is null / NaT (e.g. a cancelled flight)
 ``NaN timestamp``           a numeric event time is NaN or infinite
 ``unparsable timestamp``    a text event time is not ISO 8601
+``timestamp out of range``  an event time outside the years 0001-9999 (Spark's range;
+                            e.g. an epoch number past int64 microseconds): never wrapped
 ``mixed-type timestamp``    the value's type differs from the column's majority type
 ``null value``              a value column used by an aggregation is null
 ``not a number``            a value column holds text that is not a number
@@ -23,9 +25,13 @@ reason (prefix)             when
                             value column (``bad_value: non-finite value in 'x': inf``),
                             or a value whose monoid ``lift`` raised (``bad_value:
                             ValueError: ...``, the monoid's own error text)
-``late``                    (streaming) older than the key's watermark minus the
-                            allowed lateness (``late: 2013-02-04T17:59:00Z < lateness
-                            bound 2013-02-04T18:00:00Z``, ISO times in UTC)
+``late``                    older than the key's watermark minus the allowed lateness
+                            (streaming; batch with lateness arguments) (``late:
+                            2013-02-04T17:59:00Z < lateness bound 2013-02-04T18:00:00Z``,
+                            ISO times in UTC, on every front end)
+``in no window``            (the engine) a row no window holds: hopping windows with
+                            ``size < slide``, count windows' last events or, with
+                            ``rows < every``, the events between them (docs/engine.md)
 ==========================  ===========================================================
 
 Each reject carries the original row (``row``): one flat JSON object of the input's

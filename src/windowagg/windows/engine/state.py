@@ -21,7 +21,7 @@ Nothing here picks an algorithm by size or by shape: every window goes the same 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -150,9 +150,15 @@ def query_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray, b
         if buffer is not None:
             return verb(values, lo, hi, np.empty(r, dtype=buffer))
         return verb(values, lo, hi)
+    out = list(_one_by_one(agg, values, lo, hi))
+    return out if buffer is None else np.asarray(out, dtype=buffer)
+
+
+def _one_by_one(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Iterator[Any]:
+    """:func:`query_slices` one aggregator call at a time: per window, evict what left,
+    insert what entered, yield ``query()``. O(n + windows) aggregator operations."""
     source = values.tolist()
     drop, query, insert = agg.bulk_evict, agg.query, agg.insert  # bound methods: hot loop
-    out = []
     held_lo = held_hi = 0
     for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
         if a >= held_hi:
@@ -165,8 +171,7 @@ def query_slices(agg: Any, values: np.ndarray, lo: np.ndarray, hi: np.ndarray, b
         for i in range(held_hi, b):
             insert(source[i])
         held_hi = max(held_hi, b)
-        out.append(query())
-    return out if buffer is None else np.asarray(out, dtype=buffer)
+        yield query()
 
 
 def slide_windows(
@@ -198,25 +203,13 @@ def _window_error(
     """The error of an aggregation whose monoid raised *e*: the windows are replayed one
     at a time on a new aggregator to find the first that raises (``window`` attribute:
     its index, None if the replay does not raise). O(n + windows), on the error path."""
-    window: int | None = None
+    done = 0  # windows the replay answered
     try:
-        agg = make(g.monoid)
-        source, held_lo, held_hi = col.tolist(), 0, 0
-        for j, (a, b) in enumerate(zip(windows.lo.tolist(), windows.hi.tolist(), strict=True)):
-            window = j
-            if a >= held_hi:
-                agg.bulk_evict(held_hi - held_lo) if held_hi > held_lo else None
-                held_lo = held_hi = a
-            elif a > held_lo:
-                agg.bulk_evict(a - held_lo)
-                held_lo = a
-            for i in range(held_hi, b):
-                agg.insert(source[i])
-            held_hi = max(held_hi, b)
-            agg.query()
+        for _ in _one_by_one(make(g.monoid), col, windows.lo, windows.hi):
+            done += 1
         window = None  # the replay went through: the failure did not repeat
-    except Exception:  # the window that raises (the user's error is chained from *e*)
-        pass
+    except Exception:  # window `done` raised (the user's error is chained from e)
+        window = done
     where = ""
     if window is not None:
         start, end = int(windows.start[window]), int(windows.end[window])
