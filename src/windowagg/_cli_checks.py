@@ -11,6 +11,7 @@ import contextlib
 import csv
 import difflib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +19,56 @@ import click
 
 from windowagg.spark.spec import Agg, to_micros
 
-__all__ = ["FORMATS", "check_columns", "input_columns", "input_kind", "one_line", "window_args"]
+__all__ = [
+    "FORMATS",
+    "check_columns",
+    "csv_header",
+    "input_columns",
+    "input_kind",
+    "one_line",
+    "window_args",
+]
 
 FORMATS = {"csv": "csv", "tsv": "csv", "txt": "csv", "json": "json", "jsonl": "json"}
 FORMATS |= {"ndjson": "json", "parquet": "parquet", "pq": "parquet"}
 
 
 def one_line(e: BaseException) -> str:
-    """An exception as one line for the console (``--verbose`` shows the traceback)."""
+    """An exception as one line for the console (``--verbose`` shows the traceback).
+
+    A class named just ``Error`` is named with its module, so that click's ``Error:``
+    prefix is not doubled:
+
+    >>> import csv
+    >>> one_line(csv.Error("bad quote")), one_line(ValueError("first line" + chr(10) + "more"))
+    ('csv.Error: bad quote', 'ValueError: first line')
+    """
     text = str(e).strip().splitlines()
     first = text[0] if text else ""
-    return f"{type(e).__name__}: {first}" if first else type(e).__name__
+    name = type(e).__name__
+    if name == "Error":
+        name = f"{type(e).__module__.lstrip('_').split('.')[0]}.Error"
+    return f"{name}: {first}" if first else name
+
+
+def csv_header(path: Path, sep: str) -> tuple[list[str], int] | None:
+    """The first non-empty record of a CSV file (names stripped) and the number of
+    physical lines up to and including it; None for a file without one. O(header).
+
+    No field-size limit (the csv module's default is 131,072 characters). A UTF-8 BOM is
+    not part of the first name.
+    """
+    limit = csv.field_size_limit()
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    try:
+        with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+            reader = csv.reader(fh, delimiter=sep)
+            for record in reader:
+                if record:
+                    return [h.strip() for h in record], reader.line_num
+        return None
+    finally:
+        csv.field_size_limit(limit)
 
 
 def input_kind(path: str, fmt: str | None) -> str:
@@ -72,9 +112,8 @@ def input_columns(path: str, kind: str) -> list[str] | None:
 
             return list(pq.read_schema(first).names)
         if fam == "csv":
-            with open(first, newline="", encoding="utf-8-sig") as fh:  # a BOM is not a name
-                header = next(csv.reader(fh, delimiter="\t" if kind == "tsv" else ","), [])
-            return [h.strip() for h in header]
+            found = csv_header(first, "\t" if kind == "tsv" else ",")
+            return found[0] if found is not None else []
         names: dict[str, None] = {}
         with open(first) as fh:
             for i, line in enumerate(fh):

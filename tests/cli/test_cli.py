@@ -306,3 +306,25 @@ def test_local_and_spark_engines_write_the_same_files(spark, tmp_path, window):
     # the original rows too (Spark fills a malformed line's fields as far as it read them)
     ok = (x["reason"] != "malformed record").to_numpy()
     assert [json.loads(r) for r in x["row"][ok]] == [json.loads(r) for r in y["row"][ok]]
+
+
+@pytest.mark.spark
+def test_spark_engine_takes_a_field_over_the_csv_modules_limit(spark, tmp_path):
+    """A 200,000-character key and value (issue 26): a result and a reject, a short label."""
+    long = 200_000
+    csv = tmp_path / "long.csv"
+    rows = [
+        "sensor,ts,reading",
+        "s0,2024-03-01T00:00:01,1.5",
+        "s1,2024-03-01T00:00:02," + "x" * long,
+    ]
+    rows.append("k" * long + ",2024-03-01T00:00:03,2.5")
+    csv.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out"
+    r = _run_engine(csv, out, "spark", ["--size", "1 minute"])
+    assert r.exit_code == 0, r.output
+    res = pd.read_parquet(out / "results.parquet")
+    rej = pd.read_parquet(out / "rejects.parquet")
+    assert sorted(res["sensor"].str.len()) == [2, long]
+    assert rej["reason"].tolist() == ["not a number in 'reading': '" + "x" * long + "'"]
+    assert rej["row_index"].tolist() == [1]

@@ -1,0 +1,235 @@
+"""``run --engine local``'s reader (pyarrow): every row read or a reject at its position,
+no field-size limit, Spark's types; the plot from arrays with bounded labels."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+import windowagg.cli as cli
+from windowagg._cli_local import read_local
+from windowagg.cli import main
+
+LONG = 200_000  # over the csv module's field limit (131,072)
+
+
+def _py(s):
+    """A column's values with None for every null (pandas shows NA in nullable columns)."""
+    return [None if x is pd.NA else x for x in s.tolist()]
+
+
+def _no_spark(*args, **kwargs):
+    raise AssertionError("the local engine started Spark")
+
+
+def _run_local(path, out, *extra):
+    argv = ["run", str(path), "--key", "k", "--time", "t", "--agg", "max(v)", "--agg", "count"]
+    argv += ["--size", "1 minute", "--out", str(out), "--engine", "local", *extra]
+    return CliRunner().invoke(main, argv)
+
+
+def test_a_field_over_the_csv_modules_limit_is_a_value_not_a_failed_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "_spark", _no_spark)
+    path = tmp_path / "long.csv"
+    rows = ["k,t,v,note", "a,2024-03-01T00:00:01,1.5," + "n" * LONG]
+    rows += ["b,2024-03-01T00:00:02," + "x" * LONG + ",", "k" * LONG + ",2024-03-01T00:00:03,2.5,"]
+    path.write_text("\n".join(rows) + "\n")
+    r = _run_local(path, tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    assert "Error" not in r.output
+    res = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    rej = pd.read_parquet(tmp_path / "out" / "rejects.parquet")
+    assert sorted(res["k"].str.len()) == [1, LONG] and res["count"].sum() == 2
+    assert rej["row_index"].tolist() == [1]
+    assert rej["reason"][0] == "not a number in 'v': '" + "x" * LONG + "'"
+    assert "not a number in 'v'" in " ".join(r.output.split())  # the class, not the value
+
+
+def test_a_row_longer_than_a_reader_block_is_read(tmp_path):
+    path = tmp_path / "big.csv"
+    big = "y" * (5 << 20)  # over the first block of 4 MiB
+    path.write_text(f"k,t,v\na,1,1\n{big},2,2\na,3,\n")
+    df = read_local(str(path), "csv")
+    assert _py(df["k"]) == ["a", big, "a"] and df["v"].isna().tolist() == [False] * 2 + [True]
+    jpath = tmp_path / "big.jsonl"
+    jpath.write_text(json.dumps({"k": big, "t": 1}) + "\n" + json.dumps({"k": "a", "t": 2}) + "\n")
+    assert _py(read_local(str(jpath), "jsonl")["k"]) == [big, "a"]
+
+
+def test_malformed_rows_are_rejects_at_their_position_with_their_raw_text(tmp_path):
+    path = tmp_path / "bad.csv"
+    text = (
+        "\ufeffk , t,v\r\n"  # BOM, spaces around names, CRLF
+        "a,1,1\r\n"
+        "\r\n"  # a blank line is no row
+        'b,2,"two\r\nlines"\r\n'  # a quoted field may hold a newline
+        "c,3\r\n"  # too few fields
+        "d,4,4,extra\r\n"  # too many
+        'e,"5",""\r\n'  # quoted empty: null
+        '"f,6\r\n'  # an unterminated quote takes the rest of the file
+    )
+    path.write_bytes(text.encode())
+    df = read_local(str(path), "csv")
+    assert list(df.columns) == ["k", "t", "v", "_corrupt_record"]
+    assert _py(df["_corrupt_record"]) == [None, None, "c,3", "d,4,4,extra", None, '"f,6']
+    assert _py(df["k"]) == ["a", "b", None, None, "e", None]
+    assert _py(df["t"]) == [1, 2, None, None, 5, None]
+    assert _py(df["v"]) == ["1", "two\r\nlines", None, None, None, None]
+
+
+def test_types_are_sparks_infer_schema(tmp_path):
+    path = tmp_path / "types.csv"
+    path.write_text(
+        "i,f,s,h,n,big\n1,1.5,x,0x10,,1\n-2,NaN,2,7,,99999999999999999999\n+3,inf,y,8,,3\n,,,,,\n"
+    )
+    df = read_local(str(path), "csv")
+    assert [str(t) for t in df.dtypes] == [
+        "Int64",
+        "Float64",
+        "object",
+        "object",
+        "Int64",
+        "Float64",
+    ]
+    assert _py(df["i"])[:3] == [1, -2, 3] and df["i"].isna().tolist() == [False] * 3 + [True]
+    f = df["f"]  # a NaN cell is a value (a bad_value reject), an empty field a null
+    assert f.isna().tolist() == [False, False, False, True] and np.isnan(f[1]) and f[2] == np.inf
+    assert _py(df["h"]) == ["0x10", "7", "8", None]  # hex is text, as in Spark
+
+
+def test_iso_times_are_read_as_utc_timestamps_and_other_times_as_text(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("k,t,u\na,2024-03-01T00:00:01,2024-03-01 01:00:00+01:00\nb,,x\n")
+    df = read_local(str(path), "csv", times=["t", "u"])
+    assert str(df["t"].dtype) == "datetime64[us, UTC]" and df["t"].isna().tolist() == [False, True]
+    assert df["t"][0] == pd.Timestamp("2024-03-01T00:00:01Z")
+    assert _py(df["u"]) == ["2024-03-01 01:00:00+01:00", "x"]  # not every value a time
+    assert _py(read_local(str(path), "csv")["t"])[0] == "2024-03-01T00:00:01"
+
+
+def test_parquet_nulls_are_nulls_not_nan(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "_spark", _no_spark)
+    path = tmp_path / "in.parquet"
+    t = pa.table(
+        {
+            "k": ["a", "a", "a"],
+            "t": pa.array([1, 2, 3], pa.timestamp("s")),
+            "v": pa.array([1.0, None, float("nan")]),
+        }
+    )
+    pq.write_table(t, path)
+    r = _run_local(path, tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    rej = pd.read_parquet(tmp_path / "out" / "rejects.parquet")
+    assert rej["reason"].tolist() == [
+        "null value in 'v'",
+        "bad_value: non-finite value in 'v': nan",
+    ]
+    assert rej["row_index"].tolist() == [1, 2]
+
+
+def test_json_lines_that_are_not_objects_are_malformed_at_their_position(tmp_path):
+    path = tmp_path / "in.jsonl"
+    lines = ['{"k": "a", "t": 1, "v": 1}', "[1, 2]", "", '{"k": "b", "t": 2, "v": "x"}', "nope"]
+    path.write_text("\n".join(lines) + "\n")
+    df = read_local(str(path), "jsonl")
+    assert _py(df["_corrupt_record"]) == [None, "[1, 2]", None, "nope"]
+    assert _py(df["k"]) == ["a", None, "b", None] and _py(df["v"]) == [1, None, "x", None]
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"k": "a", "t": 1, "v": 1.5}\n{"k": null, "t": 2, "v": null}\n')
+    df = read_local(str(good), "jsonl")
+    assert _py(df["k"]) == ["a", None] and df["v"].isna().tolist() == [False, True]
+
+
+# ----------------------------------------------------------------- against the csv module
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?(inf|infinity|nan)", re.IGNORECASE)
+
+
+def _oracle_type(cells):
+    """Spark's inferSchema on the csv module's fields: int, else float, else text."""
+    present = [c for c in cells if c is not None]
+    if all(_INT.fullmatch(c) for c in present):
+        return "int"
+    try:  # floats as Spark writes them: no spaces, no underscores
+        for c in present:
+            if not c.isascii() or any(x.isspace() or x == "_" for x in c):
+                raise ValueError(c)
+            float(c)
+    except ValueError:
+        return "text"
+    return "float"
+
+
+_field = st.text(alphabet='ab1.-e,"\n ', max_size=6)
+
+
+@given(
+    width=st.integers(1, 3),
+    rows=st.lists(st.lists(_field, min_size=0, max_size=4), max_size=8),
+)
+def test_csv_reader_agrees_with_the_csv_module(tmp_path_factory, width, rows):
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([f"c{j}" for j in range(width)])
+    for r in rows:
+        w.writerow(r)
+    path = tmp_path_factory.mktemp("csv") / "h.csv"
+    path.write_text(buf.getvalue())
+    records = [r for r in csv.reader(io.StringIO(buf.getvalue()))][1:]
+    records = [r for r in records if r]  # a blank line is no row
+    df = read_local(str(path), "csv")
+    assert len(df) == len(records)
+    bad = [len(r) != width for r in records]
+    if any(bad):
+        assert df["_corrupt_record"].notna().tolist() == bad
+    else:
+        assert "_corrupt_record" not in df.columns
+    for j in range(width):
+        cells = [None if b else (r[j] or None) for r, b in zip(records, bad, strict=True)]
+        got = df[f"c{j}"]
+        kind = _oracle_type(cells)
+        assert {"int": "Int64", "float": "Float64", "text": "object"}[kind] == str(got.dtype)
+        want = [
+            None if c is None else int(c) if kind == "int" else float(c) if kind == "float" else c
+            for c in cells
+        ]
+        have = [None if x is pd.NA else x for x in got.tolist()]
+        for a, b in zip(have, want, strict=True):
+            same = a == b or (isinstance(a, float) and np.isnan(a) and np.isnan(b))
+            assert same, (j, have, want)
+
+
+# ---------------------------------------------------------------------------- the plot
+
+
+def test_plot_labels_are_short_whatever_the_key(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    seen: list[str] = []
+    save = matplotlib.figure.Figure.savefig
+
+    def spy(self, *args, **kwargs):
+        for ax in self.axes:
+            if ax.get_legend() is not None:
+                seen.extend(t.get_text() for t in ax.get_legend().get_texts())
+        return save(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    ends = pd.to_datetime(["2024-03-01T00:01:00Z", "2024-03-01T00:02:00Z"] * 2)
+    pdf = pd.DataFrame({"k": ["a", "a", "k" * 5_000, "k" * 5_000], "window_end": ends})
+    pdf["max_v"] = [1.0, 2.0, 3.0, None]
+    cli._plot(pdf, ["k"], ["max_v"], tmp_path / "p.png", "t")
+    assert seen == ["a", "k" * 39 + "\u2026"]
+    assert (tmp_path / "p.png").stat().st_size > 1_000
