@@ -348,9 +348,8 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
         """Remove the oldest entry. Amortized O(1), O(log n) worst case (when the leftmost
         tree vanishes). EmptyWindowError when empty.
 
-        Atomic: the common cases compute their combines before they write; the others run
-        on a shadow of the local state (O(log n) copies, see ``_MTABase._shadow``) that is
-        committed once every combine succeeded, so a combine that raises changes nothing."""
+        Atomic: every case computes its combines before it writes, so a combine that
+        raises changes nothing."""
         first = self._first
         try:  # zero-cost in CPython >= 3.11 when the window is not empty
             p = first[0]
@@ -364,9 +363,9 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
         lo, hi = self._lo, self._hi
         chunks = self._chunks
         top = len(first) - 1
-        if top and chunks is not None and not self._shadowed:
-            # the common cases of Alg. 7 inlined (as in _evict_raw), with their combines
-            # first: the new stack top is y (then y1) combined with S without its top
+        if top and chunks is not None:
+            # the common cases of Alg. 7 inlined, with their combines first: the new
+            # stack top is y (then y1) combined with S without its top
             new_lo = lo[0] + 1
             h = hi[0]
             p1 = first[1]
@@ -405,107 +404,86 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
                         S.append(s1)
                         S.append(s2)
                         return
-        self._atomic(AMTA._evict_raw)
+        self._evict_general(first, S, top)
 
-    def _evict_raw(self) -> None:
-        """:meth:`evict` as the paper's steps (writes, then combines): run on a shadow."""
-        first = self._first
-        try:  # zero-cost in CPython >= 3.11 when the window is not empty
-            p = first[0]
-        except IndexError:
-            raise empty_error(self._WHO, "evict()") from None
-        S = self._S
-        try:
-            self._R0 = S.pop()
-        except IndexError:  # zero-cost in CPython >= 3.11: S is rarely empty
-            self._R0 = self._identity
-        if p[0] is not EMPTY and p[1] is not EMPTY:  # the common case
-            p[0] = EMPTY  # keep the pair; ancestors stay stale on purpose
-            return
-        # The oldest leaf's pair holds only it: drop pairs up the left spine until a pair
-        # keeps a node; new full head pairs feed the stack (Alg. 7).
-        lo, hi = self._lo, self._hi
+    def _evict_general(self, first: list[list[Any]], S: list[Any], top: int) -> None:
+        """:meth:`evict` when the oldest leaf's pair holds only it (Alg. 7): drop pairs up
+        the left spine until a pair keeps a node; new full head pairs feed the stack. In
+        three phases, so that a combine that raises changes nothing: read the new heads,
+        combine (the stack, or R0, R1 and S when the leftmost tree vanishes), write."""
+        lo, hi, last = self._lo, self._hi, self._last
         chunks = self._chunks
-        top = len(first) - 1
-        if top and chunks is not None:
-            # the common case, inlined: drop the leaf head pair, the next one comes from
-            # the in-process middle and is full, and the level-1 head pair keeps a node
-            new_lo = lo[0] + 1
-            h = hi[0]
-            p1 = first[1]
-            if new_lo < h - 1 and new_lo & 255:
-                if p1[0] is not EMPTY and p1[1] is not EMPTY:
-                    lo[0] = new_lo
-                    x, y = chunks[0][new_lo >> 8][new_lo & 255]
-                    first[0] = [x, y]  # a mutable copy (cheaper than list())
-                    p1[0] = EMPTY
-                    S.append(self._combine(y, S[-1]) if S else y)
-                    return
-                if top > 1:
-                    # the next most common case: the level-1 head pair holds a single
-                    # node and goes too; the next level-1 pair comes from the middle and
-                    # the level-2 head pair keeps a node
-                    new_lo1 = lo[1] + 1
-                    p2 = first[2]
-                    if (
-                        new_lo1 < hi[1] - 1
-                        and new_lo1 & 255
-                        and p2[0] is not EMPTY
-                        and p2[1] is not EMPTY
-                    ):
-                        lo[0] = new_lo
-                        x, y = chunks[0][new_lo >> 8][new_lo & 255]
-                        first[0] = [x, y]
-                        lo[1] = new_lo1
-                        x1, y1 = chunks[1][new_lo1 >> 8][new_lo1 & 255]
-                        first[1] = [x1, y1]
-                        p2[0] = EMPTY
-                        comb = self._combine
-                        S.append(comb(y1, S[-1]) if S else y1)
-                        S.append(comb(y, S[-1]))
-                        return
+        mid = self._mid
+        # 1. the plan: per level from the leaves up, its new head position and pair (None
+        # when the level empties), until a head pair keeps a node (stop) or the top
+        steps: list[tuple[int, Any]] = []
         new_heads: list[Any] = []  # right nodes of the new full head pairs, bottom first
+        stop = -1
         lv = 0
         while True:
             new_lo = lo[lv] + 1
-            lo[lv] = new_lo
             h = hi[lv]
+            q: Any = None
             if new_lo < h - 1:
-                if chunks is not None:  # LocalLevels.fetch, inlined
-                    if not new_lo & 255:
-                        self._mid.drop(lv, new_lo)
+                if chunks is not None:
                     x, y = chunks[lv][new_lo >> 8][new_lo & 255]
-                    first[lv] = [x, y]
                 else:
-                    q = first[lv] = self._mid.fetch(lv, new_lo, h - 1)
-                    x, y = q
-                if x is not EMPTY and y is not EMPTY:
-                    new_heads.append(y)
+                    x, y = mid.peek(lv, new_lo)
+                q = [x, y]
             elif new_lo == h - 1:
-                q = first[lv] = self._last[lv]
+                q = last[lv]
                 x, y = q
-                if x is not EMPTY and y is not EMPTY:
-                    new_heads.append(y)
+            if q is not None and x is not EMPTY and y is not EMPTY:
+                new_heads.append(y)
+            steps.append((new_lo, q))
             lv += 1
-            if lv > top:  # ran off the top: the leftmost tree vanished
-                self._drop_empty_top()
-                if not self._first:
-                    self._reset()
-                    return
-                self._compute_left()
-                self._compute_right()
-                return
+            if lv > top:
+                break
             p = first[lv]
             if p[0] is not EMPTY and p[1] is not EMPTY:
-                p[0] = EMPTY  # keep the pair; ancestors stay stale on purpose
+                stop = lv
                 break
-        if new_heads:
-            comb = self._combine
-            while new_heads:
-                y = new_heads.pop()
-                S.append(comb(y, S[-1]) if S else y)
+        # 2. the combines
+        comb = self._combine
+        if stop < 0:  # ran off the top: the leftmost tree vanished
+            keep = top + 1
+            while keep and steps[keep - 1][0] == hi[keep - 1]:
+                keep -= 1
+            if not keep:
+                self._reset()
+                return
+            heads = [q if q is not None else first[k] for k, (_, q) in enumerate(steps[:keep])]
+            s_new, r0 = self._left_of(heads)
+            r1 = self._right_of(last[: keep - 1])
+        else:
+            adds: list[Any] = []
+            acc = S[-2] if len(S) > 1 else EMPTY  # the stack's top once R0 is popped
+            for y in reversed(new_heads):
+                acc = y if acc is EMPTY else comb(y, acc)
+                adds.append(acc)
+        # 3. the writes
+        for k, (new_lo, q) in enumerate(steps):
+            lo[k] = new_lo
+            if q is None:
+                continue
+            h = hi[k]
+            if new_lo < h - 1:
+                if chunks is None:
+                    q = mid.fetch(k, new_lo, h - 1)  # the store's head cache moves on
+                elif not new_lo & 255:
+                    mid.drop(k, new_lo)
+            first[k] = q
+        if stop < 0:
+            self._drop_empty_top()
+            S[:] = s_new
+            self._R0 = r0
+            self._R1 = r1
+            return
+        self._R0 = S.pop() if S else self._identity
+        first[stop][0] = EMPTY  # keep the pair; ancestors stay stale on purpose
+        S.extend(adds)
 
-    _evict_one = _evict_raw  # bulk_evict and enforce run on a shadow already
+    _evict_one = evict
 
     # -- bulk eviction and enforcement ---------------------------------------------------
     def bulk_evict(self, count: int) -> None:
@@ -519,14 +497,33 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
             if k:
                 self._reset()
             return
-        if k:
-            self._atomic(AMTA._bulk_evict_raw, k, n)
-
-    def _bulk_evict_raw(self, k: int, n: int) -> None:
-        if k <= self._limit(n):
-            for _ in range(k):
-                self._evict_one()
+        if not k:
             return
+        if k <= self._limit(n):
+            self._evict_loop(k)
+            return
+        # the descent's combines (the spine, R0, R1, S) run after the levels changed: on
+        # a shadow, committed when they all succeeded
+        self._atomic(AMTA._bulk_descend, k)
+
+    def _evict_loop(self, k: int) -> None:
+        """*k* single (atomic) evictions; if one raises, the ones done are undone by
+        rebuilding the window from its partials (O(n), on that error path only)."""
+        oldest, evict = self.oldest_partial, self._evict_one  # cached: called k times
+        gone: list[Any] = []
+        try:
+            for _ in range(k):
+                gone.append(oldest())
+                evict()
+        except BaseException:
+            gone.pop()  # the failed evict() changed nothing
+            if gone:
+                partials = [*gone, *self]
+                self._reset()
+                self._load_partials(partials)
+            raise
+
+    def _bulk_descend(self, k: int) -> None:
         self._descend(self._count_accept(self._leaf_lo() + k), True)
         self._after_bulk()
 
