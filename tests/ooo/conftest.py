@@ -1,4 +1,4 @@
-"""Fixtures of the out-of-order tests: FiBA's backends."""
+"""Fixtures of the out-of-order tests: FiBA's backends (the twins: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,5 @@ def python_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WINDOWAGG_BACKEND", "python")
 
 
-@pytest.fixture(params=["python", "native"])
-def each_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run the test once per backend: every FiBA built without ``backend=`` uses it."""
-    if request.param == "native" and not native_available():
-        pytest.skip("windowagg's compiled core is not built")
-    monkeypatch.setenv("WINDOWAGG_BACKEND", str(request.param))
-    return str(request.param)
+# ``each_backend`` (every test once per backend, the default set for it) is tests/conftest.py's
+# autouse fixture: a test here may still name it (``usefixtures("each_backend")``).
