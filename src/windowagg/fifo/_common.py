@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from windowagg._invariants import invariant, same
+from windowagg._invariants import Slack, close, invariant, same
 from windowagg.errors import ArgumentTypeError, EmptyWindowError, InvariantError
 from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
 
@@ -21,8 +21,10 @@ __all__ = [
     "DeprecatedEnds",
     "FoldChecks",
     "InvariantError",
+    "Slack",
     "check_count",
     "check_lemma_4_1",
+    "close",
     "empty_error",
     "flip_op",
     "hot_ops",
@@ -85,7 +87,9 @@ class FoldChecks:
     """Compare stored prefix / suffix aggregates with folds of the partials (for ``_check``).
 
     *vals* are the window's partials, oldest first; positions are indices into it. Each
-    check costs O(end - lo) combines and names the region and entry that differ.
+    check costs O(end - lo) combines and names the region and entry that differ. Stored
+    and refolded aggregates are compared with :func:`~windowagg._invariants.close` (the
+    stored ones were built in another association: floats may differ in the last bits).
 
     >>> from windowagg.monoids import Concat
     >>> m = Concat()
@@ -100,7 +104,7 @@ class FoldChecks:
     windowagg.errors.InvariantError: DABA: invariant broken: l_A entry 0: ('x',) != ('c',)
     """
 
-    __slots__ = ("_combine", "_identity", "_vals", "_who")
+    __slots__ = ("_combine", "_identity", "_vals", "_who", "slack")
 
     def __init__(
         self, combine: Callable[[Any, Any], Any], identity: Any, vals: list[Any], who: str
@@ -109,6 +113,11 @@ class FoldChecks:
         self._identity = identity
         self._vals = vals
         self._who = who
+        self.slack = Slack(vals)  # the float tolerance of the comparisons, O(n)
+
+    def agrees(self, stored: Any, refold: Any) -> bool:
+        """*stored* equals *refold* up to the float rounding of a regrouped fold."""
+        return close(stored, refold, self.slack)
 
     def fold(self, lo: int, hi: int) -> Any:
         """``v[lo] ⊗ ... ⊗ v[hi-1]`` (the identity when ``lo >= hi``). O(hi - lo)."""
@@ -124,7 +133,11 @@ class FoldChecks:
         for p in range(hi - 1, lo - 1, -1):
             acc = combine(vals[p], acc)
             got = stored[p - lo]
-            invariant(same(got, acc), self._who, f"{region} entry {p - lo}: {got!r} != {acc!r}")
+            invariant(
+                close(got, acc, self.slack),
+                self._who,
+                f"{region} entry {p - lo}: {got!r} != {acc!r}",
+            )
 
     def prefixes(self, stored: Sequence[Any], lo: int, hi: int, region: str) -> None:
         """``stored[p - lo] == v[lo] ⊗ ... ⊗ v[p]`` for ``p`` in ``[lo, hi)``."""
@@ -133,7 +146,11 @@ class FoldChecks:
         for p in range(lo, hi):
             acc = combine(acc, vals[p])
             got = stored[p - lo]
-            invariant(same(got, acc), self._who, f"{region} entry {p - lo}: {got!r} != {acc!r}")
+            invariant(
+                close(got, acc, self.slack),
+                self._who,
+                f"{region} entry {p - lo}: {got!r} != {acc!r}",
+            )
 
 
 def empty_error(who: str, op: str) -> EmptyWindowError:

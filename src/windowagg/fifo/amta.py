@@ -46,7 +46,7 @@ from typing import Any
 
 from windowagg._backend import Backend, BackendMeta
 from windowagg.errors import ArgumentError, EmptyWindowError
-from windowagg.fifo._common import check_count, empty_error, invariant, same
+from windowagg.fifo._common import Slack, check_count, close, empty_error, invariant, same
 from windowagg.fifo._mta_base import _MTABase
 from windowagg.fifo.wsp import Policy
 from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
@@ -612,6 +612,7 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
             )
             return
         leaves = [x for a, b in levels[0] for x in (a, b) if x is not EMPTY]
+        slack = Slack(leaves)  # R0, R1 and S were grouped otherwise than a left fold
         # leaves of the trees rooted at the tails of levels 0..top-1 (newest last)
         right = 0
         for lv in range(len(levels) - 1):
@@ -619,12 +620,12 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
             right += ((a is not EMPTY) + (b is not EMPTY)) << lv
         left_leaves, right_leaves = leaves[: len(leaves) - right], leaves[len(leaves) - right :]
         invariant(
-            same(fold(left_leaves), self._R0),
+            close(self._R0, fold(left_leaves), slack),
             who,
             f"R0 = {self._R0!r:.60} but the leftmost tree folds to {fold(left_leaves)!r:.60}",
         )
         invariant(
-            same(fold(right_leaves), self._R1),
+            close(self._R1, fold(right_leaves), slack),
             who,
             f"R1 = {self._R1!r:.60} but the other trees fold to {fold(right_leaves)!r:.60}",
         )
@@ -634,7 +635,9 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
         fresh = list(self._S)
         self._S[:] = saved_s
         self._R0 = saved_r0
-        invariant(same(saved_s, fresh), who, f"stack {saved_s!r:.80} != recomputed {fresh!r:.80}")
+        invariant(
+            close(saved_s, fresh, slack), who, f"stack {saved_s!r:.80} != recomputed {fresh!r:.80}"
+        )
 
     def __repr__(self) -> str:
         where = "" if self._store is None else f", store={self._store!r}"

@@ -50,7 +50,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from windowagg.errors import ArgumentError
-from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant, same
+from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
 from windowagg.fifo.base import _FifoBase
 from windowagg.monoids.base import In, Monoid, Out, P
 
@@ -473,5 +473,7 @@ class DABAChunked(_FifoBase[In, P, Out]):
             folds.prefixes(aggs[lo - f : hi - f], lo - f, hi - f, region)
         if b < e:
             invariant(
-                same(self._sb, aggs[e - 1 - f]), _WHO, f"cached Σ_B {self._sb!r} != aggs[E-1]"
+                folds.agrees(self._sb, aggs[e - 1 - f]),
+                _WHO,
+                f"cached Σ_B {self._sb!r} != aggs[E-1]",
             )

@@ -50,7 +50,7 @@ from collections import deque
 from typing import Any
 
 from windowagg._backend import Backend, BackendMeta
-from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant, same
+from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
 from windowagg.fifo.base import _DequeFifo
 from windowagg.monoids.base import In, Monoid, Out, P
 
@@ -262,5 +262,11 @@ class DABALite(_DequeFifo[In, P, Out], metaclass=BackendMeta):
                 invariant(got is vals[lo + i], _WHO, f"{region} entry {i} is not the raw partial")
         if n_l:
             got = self._agg_ra
-            invariant(same(got, fold(cut[2], cut[4])), _WHO, f"agg_ra {got!r} != Σ(l_R ++ l_A)")
-        invariant(same(self._agg_b, fold(cut[4], cut[5])), _WHO, f"agg_b {self._agg_b!r} != Σ(l_B)")
+            invariant(
+                folds.agrees(got, fold(cut[2], cut[4])), _WHO, f"agg_ra {got!r} != Σ(l_R ++ l_A)"
+            )
+        invariant(
+            folds.agrees(self._agg_b, fold(cut[4], cut[5])),
+            _WHO,
+            f"agg_b {self._agg_b!r} != Σ(l_B)",
+        )

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from windowagg.fifo._common import empty_error, invariant, same
+from windowagg.fifo._common import Slack, close, empty_error, invariant, same
 from windowagg.fifo.base import _FifoBase
 from windowagg.monoids.base import In, Monoid, Out, P
 
@@ -203,18 +203,21 @@ class _OkasakiFifo(_FifoBase[In, P, Out]):
         invariant(nb <= nf, who, f"|B| = {nb} > |F| = {nf}")
         invariant(k == nb, who, f"|N| = {nf - k} != |F| - |B| = {nf - nb}")
         combine, ident = self._combine, self._identity
+        slack = Slack(front + back)  # stored aggregates were built in another grouping
         acc, suffix = ident, [ident] * (nf + 1)
         for i in range(nf - 1, -1, -1):
             acc = combine(front[i], acc)
             suffix[i] = acc
         for i, agg in enumerate(front_aggs):
-            invariant(same(agg, suffix[i]), who, f"front cell {i}: agg {agg!r} != {suffix[i]!r}")
+            invariant(
+                close(agg, suffix[i], slack), who, f"front cell {i}: agg {agg!r} != {suffix[i]!r}"
+            )
         acc, prefix = ident, []
         for p in reversed(back):
             acc = combine(acc, p)
             prefix.append(acc)
         for j, agg in enumerate(back_aggs):
-            invariant(same(agg, prefix[nb - 1 - j]), who, f"back cell {j}: agg {agg!r}")
+            invariant(close(agg, prefix[nb - 1 - j], slack), who, f"back cell {j}: agg {agg!r}")
         if self._n:
             invariant(same(self._last, back[0] if back else front[-1]), who, "youngest partial")
 

@@ -43,7 +43,7 @@ from itertools import accumulate, islice
 from typing import Any
 
 from windowagg._backend import Backend, BackendMeta
-from windowagg.fifo._common import check_count, empty_error, flip_op, invariant, same
+from windowagg.fifo._common import Slack, check_count, close, empty_error, flip_op, invariant
 from windowagg.fifo.base import _DequeFifo
 from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.monoids.builtins import Sum
@@ -187,17 +187,22 @@ class TwoStacksLite(_DequeFifo[In, P, Out], metaclass=BackendMeta):
             f"{len(front)} front aggregates for only {len(vals)} partials",
         )
         combine = self._combine
+        slack = Slack(vals)  # stored aggregates may be grouped otherwise
         nf = len(front)
         acc = self._identity
         for depth in range(nf):  # front[depth] covers vals[nf-1-depth .. nf-1]
             acc = combine(vals[nf - 1 - depth], acc)
             invariant(
-                same(acc, front[depth]), _WHO, f"front agg at depth {depth}: {front[depth]!r}"
+                close(front[depth], acc, slack),
+                _WHO,
+                f"front agg at depth {depth}: {front[depth]!r}",
             )
         acc = self._identity
         for p in vals[nf:]:
             acc = combine(acc, p)
-        invariant(same(acc, self._agg_b), _WHO, f"Σ_B {self._agg_b!r} != fold of back {acc!r}")
+        invariant(
+            close(self._agg_b, acc, slack), _WHO, f"Σ_B {self._agg_b!r} != fold of back {acc!r}"
+        )
 
 
 class _TwoStacksLiteSum(TwoStacksLite[Any, Any, Any]):
