@@ -49,7 +49,11 @@ def test_uint64_and_float_times_outside_the_range_are_rejects() -> None:
     out = window_agg(df, "k", "t", ["count"], size=10, slide=10)
     assert out.results["count"].tolist() == [2]
     assert out.rejects["row_index"].tolist() == [0, 2]
-    assert "18446744073709551615" in out.rejects["reason"].iloc[0]
+    assert (
+        out.rejects["reason"]
+        .iloc[0]
+        .startswith("timestamp out of range: 18446744073709551615 s since the epoch")
+    )
     floats = pd.DataFrame({"k": ["a", "a"], "t": [1e300, 3.0], "v": [1.0, 1.0]})
     out = window_agg(floats, "k", "t", ["count"], size=10, time_unit="ms")
     assert out.rejects["reason"].str.startswith("timestamp out of range: 1e+300 ms").tolist() == [

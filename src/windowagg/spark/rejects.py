@@ -110,6 +110,8 @@ def check_time_unit(time_unit: Any) -> int:
 
 def _out_of_range(value: Any, unit: str | None = None) -> str:
     """The reject reason of an event time outside years 0001-9999 (*unit*: of a number)."""
+    if isinstance(value, np.generic):  # a numpy scalar: its plain Python value
+        value = value.item()
     what = f"{value!r}" if unit is None else f"{value!r} {unit} since the epoch"
     hint = " (check time_unit)" if unit is not None else ""
     return (
@@ -211,9 +213,8 @@ def parse_times(s: pd.Series, time_unit: str = "s") -> tuple[np.ndarray, pd.Seri
             reasons[~finite & ~null] = "NaN timestamp (not finite)"
             bad_range = finite & ~inside
         reasons[null] = "null timestamp"
-        values = s.to_numpy(dtype=object)
         for i in np.flatnonzero(bad_range).tolist():
-            reasons[i] = _out_of_range(values[i], time_unit)
+            reasons[i] = _out_of_range(s.iloc[i], time_unit)
         return micros, pd.Series(reasons, index=s.index, dtype=object)
     # object / string columns: classify every value, keep the majority type
     kinds = s.map(_kind_of)
