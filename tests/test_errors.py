@@ -221,3 +221,94 @@ def test_sum_of_two_number_types_that_do_not_add_names_both(name: str) -> None:
     w.insert(1, Decimal(1))
     _raises(lambda: w.insert(1, 0.5), TypeError, "Sum()", "Decimal('1')", "0.5")
     assert list(w) == [(1, Decimal(1))]
+
+
+# -- issue 26 defect 8: structure-level errors that named nothing ----------------------------
+
+
+def _err(call: Callable[[], Any], builtin: type[BaseException], *names: str) -> BaseException:
+    """:func:`_raises`, returning the error."""
+    with pytest.raises(WindowaggError) as info:
+        call()
+    assert isinstance(info.value, builtin), (type(info.value).__mro__, builtin)
+    for name in names:
+        assert name in str(info.value), (name, str(info.value))
+    return info.value
+
+
+def _python_and_native() -> list[Any]:
+    from windowagg import native_available
+
+    marks = [] if native_available() else [pytest.mark.skip(reason="compiled core not built")]
+    return ["python", pytest.param("native", marks=marks)]
+
+
+@pytest.mark.parametrize("op", ["insert", "evict", "rank"])
+def test_order_statistics_value_that_does_not_compare_is_named(op: str) -> None:
+    """``OrderStatistics.insert('x')`` after floats raised a bare TypeError."""
+    from windowagg.order_statistics import OrderStatistics
+
+    s = OrderStatistics(backend="python")
+    s.bulk_insert([1.0, 2.5])
+    err = _err(lambda: getattr(s, op)("x"), TypeError, "OrderStatistics", op, "'x'", "str", "float")
+    assert isinstance(err, ArgumentTypeError)
+    assert "one comparable value type" in str(err)
+    assert list(s) == [1.0, 2.5]
+    s._check()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 26 defect 8, native half: _core.OrderStatistics lets the bare TypeError "
+    "of '<' through; it needs the Python class's ArgumentTypeError (the native code is "
+    "another helper's)",
+)
+def test_native_order_statistics_value_that_does_not_compare_is_named() -> None:
+    from windowagg import native_available
+    from windowagg.order_statistics import OrderStatistics
+
+    if not native_available():
+        pytest.skip("compiled core not built")
+    s = OrderStatistics(backend="native")
+    s.bulk_insert([1.0, 2.5])
+    err = _err(lambda: s.insert("x"), TypeError, "OrderStatistics", "'x'", "str")
+    assert isinstance(err, ArgumentTypeError)
+
+
+@pytest.mark.parametrize("backend", _python_and_native())
+@pytest.mark.parametrize("structure", ["DABA", "AMTA", "FiBA"])
+def test_mean_of_a_number_beyond_float64_is_refused_by_name(structure: str, backend: str) -> None:
+    """``Mean`` over ``10**400`` raised a bare OverflowError (from combine or lower)."""
+    from windowagg.monoids import Mean
+
+    if structure == "FiBA":
+        w: Any = ooo.FiBA(Mean(), backend=backend)
+        w.insert(0, 1.5)
+        call: Callable[[], Any] = lambda: w.insert(1, 10**400)  # noqa: E731
+    else:
+        w = getattr(fifo, structure)(Mean(), backend=backend)
+        w.insert(1.5)
+        call = lambda: w.insert(10**400)  # noqa: E731
+    err = _err(call, ValueError, "Mean()", "401 digits", "float64", "scale the values")
+    assert isinstance(err, MonoidInputError)
+    assert len(w) == 1 and w.query() == 1.5
+
+
+@pytest.mark.parametrize("backend", _python_and_native())
+def test_mean_of_an_int_sum_beyond_float64_meeting_a_float_is_named(backend: str) -> None:
+    from windowagg.monoids import Mean
+
+    w = fifo.AMTA(Mean(), backend=backend)
+    w.insert(10**308)
+    w.insert(10**308)
+    err = _err(lambda: w.insert(0.5), ValueError, "Mean()", "float64", "scale the values")
+    assert isinstance(err, MonoidInputError)
+    assert len(w) == 2 and w.query() == 1e308
+
+
+def test_variance_of_a_number_beyond_float64_says_so() -> None:
+    """It said "non-finite value" for 10**400, which is finite."""
+    from windowagg.monoids import Variance
+
+    err = _err(lambda: Variance().lift(10**400), ValueError, "Variance()", "float64")
+    assert "non-finite" not in str(err)

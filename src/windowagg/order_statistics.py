@@ -30,7 +30,10 @@ Equal values (neither ``<`` the other, such as ``1`` and ``1.0``) are interchang
 the multiset keeps the one inserted first while any equal value remains, and ``kth``
 returns it. A value not equal to itself (NaN) is refused with
 :class:`~windowagg.errors.ValueOrderError`; evicting an absent value raises
-:class:`~windowagg.errors.MissingValueError` and changes nothing.
+:class:`~windowagg.errors.MissingValueError` and changes nothing; a value that ``<`` cannot
+compare with the values held (``'x'`` among floats) raises
+:class:`~windowagg.errors.ArgumentTypeError` (a ``TypeError``) naming both types, and
+changes nothing.
 
 The native twin keeps int64/float64 values in place and switches once, for good, to
 Python objects compared with ``<`` when any other value arrives (a str, a Decimal, a
@@ -82,6 +85,16 @@ def nearest_rank(q: float, n: int) -> int:
     [0, 0, 1, 4, 9]
     """
     return max(math.ceil(q * n) - 1, 0)
+
+
+def _unordered(a: list[Any], x: Any, op: str, err: TypeError) -> ArgumentTypeError:
+    """The error for a value *x* that ``<`` cannot compare with the values held in *a*."""
+    held = ", ".join(sorted({type(v).__name__ for v in (a[0], a[-1])})) if a else "none"
+    return ArgumentTypeError(
+        f"{_WHO}.{op}({x!r:.60}): a {type(x).__name__} cannot be ordered among the values "
+        f"held ({held}; {err}); keep one comparable value type per multiset: convert the "
+        "values first (e.g. float(x)) or route the record to the rejects"
+    )
 
 
 def _check_q(q: Any) -> float:
@@ -236,9 +249,12 @@ class OrderStatistics(metaclass=BackendMeta):
                 "in the order; drop or repair the record first"
             )
         a = self._a
-        i = bisect_left(a, x)
-        if i < len(a) and not x < a[i]:  # an equal value is there: keep its object
-            x = a[i]
+        try:
+            i = bisect_left(a, x)
+            if i < len(a) and not x < a[i]:  # an equal value is there: keep its object
+                x = a[i]
+        except TypeError as e:  # x and the values held do not compare: nothing changed
+            raise _unordered(a, x, "insert", e) from e
         a.insert(i, x)
 
     def evict(self, x: Any) -> None:
@@ -251,8 +267,12 @@ class OrderStatistics(metaclass=BackendMeta):
                 "in the order; drop or repair the record first"
             )
         a = self._a
-        i = bisect_left(a, x)
-        if i == len(a) or x < a[i]:
+        try:
+            i = bisect_left(a, x)
+            absent = i == len(a) or x < a[i]
+        except TypeError as e:
+            raise _unordered(a, x, "evict", e) from e
+        if absent:
             raise MissingValueError(
                 f"{_WHO}.evict: {x!r} is not in the multiset; evict only values that were inserted"
             )
@@ -269,7 +289,10 @@ class OrderStatistics(metaclass=BackendMeta):
                 f"{_WHO} refuses {x!r}: it is not equal to itself (NaN), so it has no place "
                 "in the order; drop or repair the record first"
             )
-        return bisect_left(self._a, x)
+        try:
+            return bisect_left(self._a, x)
+        except TypeError as e:
+            raise _unordered(self._a, x, "rank", e) from e
 
     def kth(self, k: int) -> Any:
         """The *k*-th smallest value, 0-based. O(1) here, O(log n) natively."""

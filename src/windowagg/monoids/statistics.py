@@ -16,6 +16,39 @@ from windowagg.errors import ArgumentError, MonoidInputError, MonoidTypeError
 from windowagg.monoids._checks import _non_finite, _number
 
 
+def _too_large(x: Any, who: str) -> MonoidInputError:
+    """The error for a finite number beyond the float64 range (``10**400``)."""
+    digits = f"an int of {len(str(abs(x)))} digits" if type(x) is int else repr(x)[:40]
+    return MonoidInputError(
+        f"{who}() refuses {digits}: it is beyond the float64 range (about ±1.8e308), and "
+        f"{who}'s result is a float; scale the values down first (e.g. divide by 1e300), "
+        "or aggregate them with Sum, which keeps ints exact"
+    )
+
+
+def _float_range(x: Any, who: str) -> Any:
+    """*x* unchanged unless it is a number too large for a float (MonoidInputError)."""
+    if type(x) is int:
+        if x.bit_length() <= 1023:
+            return x
+    elif type(x) is float:
+        return x
+    try:
+        float(x)
+    except OverflowError:
+        raise _too_large(x, who) from None
+    except (TypeError, ValueError):  # complex and the like: no float form, no range
+        pass
+    return x
+
+
+def _overflow(who: str, what: str) -> MonoidInputError:
+    return MonoidInputError(
+        f"{who}(): {what} is beyond the float64 range (about ±1.8e308); scale the values "
+        "down first (e.g. divide by 1e300)"
+    )
+
+
 def _real(x: Any, who: str) -> float:
     """*x* as a finite float; MonoidInputError for NaN, ±inf or a real too large for a
     float, MonoidTypeError naming *who* for bools, strings and the like."""
@@ -26,7 +59,9 @@ def _real(x: Any, who: str) -> float:
     if not isinstance(x, bool) and isinstance(x, (numbers.Real, Decimal)):
         try:
             v = float(x)
-        except (OverflowError, ValueError):
+        except OverflowError:
+            raise _too_large(x, who) from None
+        except ValueError:
             raise _non_finite(x, who) from None
         if v - v == 0.0:
             return v
@@ -39,7 +74,8 @@ class Mean:
 
     ===========  ====================================================
     identity     ``(0, 0)``
-    lift(x)      ``(x, 1)``; NaN and ±inf raise :class:`MonoidInputError`
+    lift(x)      ``(x, 1)``; NaN, ±inf and numbers beyond float64 (``10**400``) raise
+                 :class:`MonoidInputError`
     combine      ``(s1 + s2, n1 + n2)``
     lower(a)     ``s / n``; ``None`` when ``n == 0`` (empty window)
     inverse(a)   ``(-s, -n)``
@@ -66,13 +102,19 @@ class Mean:
     identity: Final[tuple[Any, int]] = (0, 0)
 
     def lift(self, x: float) -> tuple[float, int]:
-        return (_number(x, "Mean"), 1)
+        return (_float_range(_number(x, "Mean"), "Mean"), 1)
 
     def combine(self, a: tuple[float, int], b: tuple[float, int]) -> tuple[float, int]:
-        return (a[0] + b[0], a[1] + b[1])
+        try:
+            return (a[0] + b[0], a[1] + b[1])
+        except OverflowError:  # an exact int sum beyond float64, meeting a float
+            raise _overflow("Mean", "the exact int sum of the window, added to a float,") from None
 
     def lower(self, a: tuple[float, int]) -> float | None:
-        return a[0] / a[1] if a[1] else None
+        try:
+            return a[0] / a[1] if a[1] else None
+        except OverflowError:  # an exact int sum whose mean is beyond float64
+            raise _overflow("Mean", f"the mean of {a[1]} values (an exact int sum)") from None
 
     def inverse(self, a: tuple[float, int]) -> tuple[float, int]:
         return (-a[0], -a[1])
