@@ -60,7 +60,7 @@ def echo(sdf: Any, state_bytes: int) -> Any:
     from pyspark.sql import types as T
     from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
-    from windowagg.spark.spec import parse_aggs
+    from windowagg.aggs import parse_aggs
     from windowagg.spark.streaming import APWS_STATE_SCHEMA, _one_row, packed_schema, unpack
 
     aggs = parse_aggs(OVER_AGGS)

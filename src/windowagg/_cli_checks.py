@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from windowagg.spark.spec import Agg, to_micros
+from windowagg.aggs import Agg, to_micros
 
 __all__ = [
     "FORMATS",

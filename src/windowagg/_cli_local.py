@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 
 from windowagg._cli_checks import FORMATS, csv_header
 from windowagg.errors import WindowaggError
-from windowagg.spark.rejects import CORRUPT_COLUMN
+from windowagg.rejects import CORRUPT_COLUMN
 
 __all__ = ["read_local", "run_local"]
 

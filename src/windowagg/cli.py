@@ -48,7 +48,7 @@ from windowagg._cli_checks import (
     one_line,
     window_args,
 )
-from windowagg.spark.spec import Agg, column_aggregations_help
+from windowagg.aggs import Agg, column_aggregations_help
 
 __all__ = ["main"]
 
@@ -537,7 +537,7 @@ def demo(
     OUT/rejects.parquet, OUT/plot.png and OUT/summary.md.
     """
     try:
-        from windowagg.spark.flights import load_flights
+        from windowagg.datasets import load_flights
     except ImportError as e:
         raise click.ClickException(f"the demo needs pandas: {e}") from e
     try:

@@ -53,10 +53,18 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from windowagg.aggs import Agg, parse_aggs, to_micros
 from windowagg.errors import AggregationError, ArgumentError
-from windowagg.spark import frames, rejects
-from windowagg.spark.rejects import check_time_unit, iso_micros, readable_reason, utc_micros
-from windowagg.spark.spec import Agg, parse_aggs, to_micros
+from windowagg.rejects import (
+    CORRUPT_COLUMN,
+    _rows_json,
+    check_time_unit,
+    iso_micros,
+    readable_reason,
+    utc_micros,
+    validate,
+    value_columns,
+)
 from windowagg.windows.engine import Shape, window_groups
 from windowagg.windows.engine.state import aggregation_message
 
@@ -90,7 +98,7 @@ _SPECIAL = re.compile(
 
 
 def parse(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
-    """:func:`windowagg.spark.spec.parse_aggs`, plus ``median(x)`` and ``approx_pNN(x)``.
+    """:func:`windowagg.aggs.parse_aggs`, plus ``median(x)`` and ``approx_pNN(x)``.
 
     ``pNN`` and ``median`` are exact quantiles in this engine; ``approx_pNN`` is the
     q-digest. O(len(aggs)).
@@ -235,7 +243,7 @@ def window_agg(
     agg_list = parse(aggs)
     shape = shape_of(size, slide, rows, every, gap, start_time)
     lateness = lateness_of(max_out_of_orderness, allowed_lateness)
-    value_cols = frames.value_columns(agg_list)
+    value_cols = value_columns(agg_list)
     needed = list(dict.fromkeys([*key_list, time, *value_cols]))
     for c in needed:
         if c not in pdf.columns:
@@ -247,7 +255,7 @@ def window_agg(
     else:
         row_cols = list(row_columns)
     _check_unique(pdf, [*needed, *row_cols])
-    extra = [frames.CORRUPT_COLUMN] if frames.CORRUPT_COLUMN in pdf.columns else []
+    extra = [CORRUPT_COLUMN] if CORRUPT_COLUMN in pdf.columns else []
     sub = pdf[list(dict.fromkeys([*needed, *extra]))].reset_index(drop=True)
     fw = frame_windows(
         sub,
@@ -319,8 +327,8 @@ def frame_windows(
     Complexity: O(n log n) validation and grouping, then
     :func:`windowagg.windows.engine.window_groups` over every key in one pass.
     """
-    value_cols = frames.value_columns(aggs)
-    good, micros, values, bad = frames.validate(sub, keys, time, value_cols, time_unit=time_unit)
+    value_cols = value_columns(aggs)
+    good, micros, values, bad = validate(sub, keys, time, value_cols, time_unit=time_unit)
     # validate lists the bad rows in input order: their positions are their identity
     bad_rows = np.flatnonzero(~good)
     bad_ev = bad["event_time"]
@@ -513,7 +521,7 @@ def _rejects(pdf: pd.DataFrame, fw: FrameWindows, row_cols: list[str]) -> pd.Dat
     event_time = utc_micros(fw.event_time, fw.event_time_null)
     mask = np.zeros(len(pdf), dtype=bool)
     mask[fw.rejected] = True
-    rows = rejects._rows_json(pdf[row_cols].reset_index(drop=True), mask) if mask.any() else []
+    rows = _rows_json(pdf[row_cols].reset_index(drop=True), mask) if mask.any() else []
     return pd.DataFrame(
         {
             "reason": np.asarray(fw.reasons, dtype=object),

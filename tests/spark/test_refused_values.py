@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from windowagg import monoids
+from windowagg.aggs import Agg, parse_aggs
 from windowagg.monoids import Sum
 from windowagg.pandas import window_agg
-from windowagg.spark.spec import Agg, parse_aggs
 from windowagg.windows.engine import Shape
 
 N = 2_000

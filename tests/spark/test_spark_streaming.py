@@ -146,8 +146,8 @@ def test_packed_output_unpacks_to_the_combined_rows(spark):
     events (carried by identity: their own rows) and bad values included."""
     from pyspark.sql import types as T
 
-    from windowagg.spark.rejects import validate
-    from windowagg.spark.spec import parse_aggs
+    from windowagg.aggs import parse_aggs
+    from windowagg.rejects import validate
     from windowagg.spark.streaming import _Step, packed_schema, unpack
     from windowagg.windows.engine import KeyStream, Shape
 
@@ -287,7 +287,7 @@ def test_event_time_timers_refuse_what_they_cannot_do(spark):
 def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     """_Step.timed without Spark: the timer follows the key's deadline, and the state goes
     only when nothing in it can change and the global watermark has reached the key's own."""
-    from windowagg.spark.spec import parse_aggs
+    from windowagg.aggs import parse_aggs
     from windowagg.spark.streaming import _Step
     from windowagg.windows.engine import Shape
 
@@ -345,7 +345,7 @@ def test_packed_row_has_the_frame_pandas_would_infer(key):
     """``_one_row`` skips pandas' dtype inference for speed: its frame must equal the one
     pandas infers from the same cells (a datetime-like key becomes a datetime column, which
     PySpark converts with the session's time zone), for every kind of key."""
-    from windowagg.spark.spec import parse_aggs
+    from windowagg.aggs import parse_aggs
     from windowagg.spark.streaming import _one_row
 
     aggs = parse_aggs(["max(value)", "count"])

@@ -27,7 +27,7 @@ from tests.windows.engine_oracle import (
 
 from windowagg.errors import ArgumentError, CodecError
 from windowagg.pandas import parse, window_agg
-from windowagg.spark.rejects import readable_reason
+from windowagg.rejects import readable_reason
 from windowagg.windows.engine import Shape
 from windowagg.windows.engine.stream import KeyStream
 

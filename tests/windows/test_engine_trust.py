@@ -161,7 +161,7 @@ def test_count_windows_reject_the_tail_and_the_rows_they_skip() -> None:
 
 
 def test_a_stream_rejects_hopping_gaps_and_refuses_count_windows_with_gaps() -> None:
-    from windowagg.spark.spec import parse_aggs
+    from windowagg.aggs import parse_aggs
 
     s = KeyStream(parse_aggs(["count"]), Shape(size=10, slide=20))
     res, _ = s.feed(np.array([1, 15, 25]), {})

@@ -19,8 +19,9 @@ Entry points
     the private module ``windowagg.spark._session``, so that no submodule named
     ``session`` can shadow the function).
 
-The pandas functions underneath (:mod:`windowagg.pandas`, :mod:`windowagg.spark.frames`)
-need only pandas and run without Spark.
+Nothing else lives here: the aggregation vocabulary (:mod:`windowagg.aggs`), row validation
+and rejects (:mod:`windowagg.rejects`) and the engine (:mod:`windowagg.windows.engine`,
+through :mod:`windowagg.pandas`) are the library's, need no pyspark and run without Spark.
 """
 
 from __future__ import annotations
@@ -58,4 +59,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*__all__, "batch", "frames", "spec", "streaming"])
+    return sorted([*__all__, "batch", "streaming"])

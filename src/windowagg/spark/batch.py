@@ -40,8 +40,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
+from windowagg.aggs import Agg
 from windowagg.spark._deps import require_pyspark
-from windowagg.spark.spec import Agg, WindowSpec, to_micros
 
 require_pyspark("windowagg.spark")
 
@@ -63,8 +63,14 @@ from windowagg.pandas import (  # noqa: E402
     parse,
     shape_of,
 )
-from windowagg.spark import frames  # noqa: E402
-from windowagg.spark.rejects import ROW_COLUMN, _rows_json, check_time_unit, null_flag  # noqa: E402
+from windowagg.rejects import (  # noqa: E402
+    CORRUPT_COLUMN,
+    ROW_COLUMN,
+    _rows_json,
+    check_time_unit,
+    null_flag,
+    value_columns,
+)
 
 __all__ = [
     "ID_COLUMN",
@@ -72,7 +78,6 @@ __all__ = [
     "add_null_flags",
     "arrow_output",
     "clean_arrays",
-    "make_spec",
     "output_schema",
     "prepare",
     "split",
@@ -95,27 +100,6 @@ class WindowAgg(NamedTuple):
     output: DataFrame
     results: DataFrame
     rejects: DataFrame
-
-
-def make_spec(
-    size: Any = None,
-    slide: Any = None,
-    rows: int | None = None,
-    every: int = 1,
-    start_time: Any = 0,
-    max_out_of_orderness: Any = 0,
-    allowed_lateness: Any = 0,
-) -> WindowSpec:
-    """A :class:`WindowSpec` from durations given as text, seconds or timedeltas. O(1)."""
-    return WindowSpec(
-        size=None if size is None else to_micros(size),
-        slide=None if slide is None else to_micros(slide),
-        rows=rows,
-        every=every,
-        start_time=to_micros(start_time),
-        max_out_of_orderness=to_micros(max_out_of_orderness),
-        allowed_lateness=to_micros(allowed_lateness),
-    )
 
 
 _DDL = {
@@ -187,7 +171,7 @@ def prepare(
     Timestamps without time zone become ``timestamp`` (session time zone), numeric value
     columns become ``double``; text stays text and is validated row by row in pandas.
     ``null_flags`` adds a boolean column per numeric value column marking its nulls
-    (:func:`~windowagg.spark.rejects.null_flag`), for operators that hand pandas frames to
+    (:func:`~windowagg.rejects.null_flag`), for operators that hand pandas frames to
     Python (a null double arrives as NaN); an Arrow operator reads the nulls from the
     column's validity instead (:func:`add_null_flags`): every column shipped to Python
     costs ~0.3-0.4 s of CPU per million rows on local[2] (docs/performance/spark.md).
@@ -198,7 +182,7 @@ def prepare(
     """
     fields = {f.name: f.dataType for f in df.schema.fields}
     named = [row_index] if isinstance(row_index, str) else []
-    for c in [*keys, time, *frames.value_columns(aggs), *named]:
+    for c in [*keys, time, *value_columns(aggs), *named]:
         if c not in fields:
             raise ValueError(f"column {c!r} is not in the DataFrame (columns: {list(fields)})")
     cols: list[Column] = [F.col(k) for k in keys]
@@ -207,7 +191,7 @@ def prepare(
         cols.append(F.col(time).cast("timestamp").alias(time))
     else:
         cols.append(F.col(time))
-    for c in frames.value_columns(aggs):
+    for c in value_columns(aggs):
         if c in keys or c == time:
             continue
         if isinstance(fields[c], T.NumericType | T.BooleanType):
@@ -216,14 +200,12 @@ def prepare(
                 cols.append(F.col(c).isNull().alias(null_flag(c)))
         else:
             cols.append(F.col(c).cast("string").alias(c))
-    if frames.CORRUPT_COLUMN in fields:
-        cols.append(F.col(frames.CORRUPT_COLUMN))
+    if CORRUPT_COLUMN in fields:
+        cols.append(F.col(CORRUPT_COLUMN))
     if row_columns:
         names = list(fields) if row_columns == "*" else list(row_columns)
-        names = [n for n in names if n != frames.ROW_COLUMN]
-        cols.append(
-            F.to_json(F.struct(*[F.col(n) for n in names]), _ROW_JSON).alias(frames.ROW_COLUMN)
-        )
+        names = [n for n in names if n != ROW_COLUMN]
+        cols.append(F.to_json(F.struct(*[F.col(n) for n in names]), _ROW_JSON).alias(ROW_COLUMN))
     if row_index is True:
         cols.append(F.monotonically_increasing_id().alias(ID_COLUMN))
     elif isinstance(row_index, str):
@@ -306,7 +288,7 @@ def clean_arrays(
     table: pa.Table, keys: Sequence[str], time: str, value_columns: Sequence[str]
 ) -> tuple[Groups, np.ndarray, dict[str, np.ndarray]] | None:
     """``(key groups, int64 us times, float64 values)`` of an Arrow batch (any number of
-    keys) that :func:`~windowagg.spark.rejects.validate` would pass whole, else None.
+    keys) that :func:`~windowagg.rejects.validate` would pass whole, else None.
     O(n log n).
 
     Clean: keys without nulls (and not floats, whose NaN validation rejects), a non-null
@@ -317,7 +299,7 @@ def clean_arrays(
     :func:`windowagg.pandas.frame_windows` forms them.
     """
     n = table.num_rows
-    if n == 0 or frames.CORRUPT_COLUMN in table.column_names:
+    if n == 0 or CORRUPT_COLUMN in table.column_names:
         return None
     tcol = table.column(time)
     if not pa.types.is_timestamp(tcol.type) or tcol.type.unit != "us" or tcol.null_count:
@@ -338,7 +320,7 @@ def clean_arrays(
 
 
 def add_null_flags(table: pa.Table, pdf: Any, value_columns: Sequence[str]) -> None:
-    """Add to *pdf* (``table.to_pandas()``) the :func:`~windowagg.spark.rejects.null_flag`
+    """Add to *pdf* (``table.to_pandas()``) the :func:`~windowagg.rejects.null_flag`
     column of every ``double`` value column of *table*, read from the Arrow validity (the
     pandas frame holds NaN for null and for NaN alike). O(n)."""
     for c in value_columns:
@@ -395,7 +377,7 @@ def window_agg(
     aggs
         ``["max(v)", "mean(v)", "p99(v)", "median(v)", "approx_p99(v)", "count"]``
         (``pNN`` / ``median`` exact by nearest rank, ``approx_pNN`` the q-digest; see
-        :func:`windowagg.pandas.parse`), :class:`~windowagg.spark.spec.Agg` objects, or
+        :func:`windowagg.pandas.parse`), :class:`~windowagg.aggs.Agg` objects, or
         ``(alias, monoid, column[, ddl_type])`` tuples for user monoids.
     size, slide
         Window length and hop (``"10 minutes"``, seconds, or timedelta): windows
@@ -444,7 +426,7 @@ def window_agg(
         null_flags=False,  # read from the Arrow validity in windows_of: one column less
     )
     inner, arrow_schema = worker_schema(prepared, key_list, agg_list)
-    values = frames.value_columns(agg_list)
+    values = value_columns(agg_list)
     read = list(dict.fromkeys([*key_list, time, *values]))
 
     def windows_of(table: pa.Table) -> pa.Table:

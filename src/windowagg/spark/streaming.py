@@ -61,10 +61,10 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
     StatefulProcessorHandle,
 )
 
+from windowagg.aggs import Agg  # noqa: E402
 from windowagg.errors import AggregationError  # noqa: E402
 from windowagg.pandas import lateness_of, parse, shape_of  # noqa: E402
-from windowagg.spark.batch import _type, prepare  # noqa: E402
-from windowagg.spark.rejects import (  # noqa: E402
+from windowagg.rejects import (  # noqa: E402
     REJECT_COLUMNS,
     _empty_rejects,
     _rows_json,
@@ -74,7 +74,7 @@ from windowagg.spark.rejects import (  # noqa: E402
     utc_micros,
     validate,
 )
-from windowagg.spark.spec import Agg, WindowSpec  # noqa: E402
+from windowagg.spark.batch import _type, prepare  # noqa: E402
 from windowagg.windows.engine import KeyStream, Shape, plan  # noqa: E402
 from windowagg.windows.engine.state import aggregation_message  # noqa: E402
 from windowagg.windows.engine.stream import Delta  # noqa: E402
@@ -428,8 +428,7 @@ class WindowAggProcessor(StatefulProcessor):
     element and rewrites the small metadata: its writes cost what changed.
 
     *spec* is a :class:`windowagg.windows.engine.Shape` (lateness and ``emit`` as keywords,
-    in microseconds) or, as before, a :class:`~windowagg.spark.spec.WindowSpec` (lateness
-    inside it). Use it through :func:`stream_window_agg`, or directly with
+    in microseconds). Use it through :func:`stream_window_agg`, or directly with
     ``unpack(groupBy(keys).transformWithStateInPandas(WindowAggProcessor(...),
     outputStructType=packed_schema(...), outputMode="Append", timeMode="None"), keys,
     aggs)``: it returns :func:`packed_schema` rows (one per key and micro-batch).
@@ -440,7 +439,7 @@ class WindowAggProcessor(StatefulProcessor):
         keys: Sequence[str],
         time: str,
         aggs: Sequence[Agg],
-        spec: Shape | WindowSpec,
+        spec: Shape,
         time_unit: str = "s",
         event_time_timers: bool = False,
         columns: Sequence[str] | None = None,
@@ -449,16 +448,6 @@ class WindowAggProcessor(StatefulProcessor):
         allowed_lateness: int = 0,
         emit: str = "watermark",
     ) -> None:
-        if isinstance(spec, WindowSpec):  # the previous signature: lateness in the spec
-            max_out_of_orderness = spec.max_out_of_orderness
-            allowed_lateness = spec.allowed_lateness
-            spec = Shape(
-                size=spec.size,
-                slide=spec.slide,
-                rows=spec.rows,
-                every=spec.every,
-                start_time=spec.start_time,
-            )
         self._step = _Step(
             keys,
             time,

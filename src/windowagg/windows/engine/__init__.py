@@ -25,7 +25,7 @@ streaming          :class:`~.stream.KeyStream` (:mod:`.stream`) — one key's st
 See ``docs/engine.md`` for the data path.
 
 >>> import numpy as np
->>> from windowagg.spark.spec import parse_aggs
+>>> from windowagg.aggs import parse_aggs
 >>> r = window_key(np.array([0, 4, 9]), {"v": np.array([1.0, 3.0, 2.0])},
 ...                parse_aggs(["sum(v)", "p50(v)"]), Shape(size=5))
 >>> r.columns["sum_v"], r.columns["p50_v"].tolist()

@@ -94,7 +94,7 @@ def window_groups(
 
     Examples
     --------
-    >>> from windowagg.spark.spec import parse_aggs
+    >>> from windowagg.aggs import parse_aggs
     >>> r = window_groups(np.array([3, 1, 12, 4]), {"v": np.array([2.0, 5.0, 1.0, 7.0])},
     ...                   np.array([0, 3, 4]), parse_aggs(["max(v)", "count"]),
     ...                   Shape(size=10, slide=10))
@@ -187,7 +187,7 @@ def window_key(
 ) -> KeyResult:
     """:func:`window_groups` for one key's events (arrival order).
 
-    >>> from windowagg.spark.spec import parse_aggs
+    >>> from windowagg.aggs import parse_aggs
     >>> r = window_key(np.array([3, 1, 12]), {"v": np.array([2.0, 5.0, 1.0])},
     ...                parse_aggs(["max(v)", "count"]), Shape(size=10, slide=10))
     >>> r.columns["end"].tolist(), r.columns["max_v"].tolist(), r.columns["count"].tolist()

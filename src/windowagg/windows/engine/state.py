@@ -96,7 +96,7 @@ _TAKES_ANY_FLOAT = frozenset({"sum", "max", "min", "mean", "count"})
 
 
 def plan(aggs: Sequence[Any]) -> Plan:
-    """Group *aggs* (``windowagg.spark.spec.Agg``-like: alias, monoid, column, kind). O(a).
+    """Group *aggs* (``windowagg.aggs.Agg``-like: alias, monoid, column, kind). O(a).
 
     One aggregator per monoid aggregation (the built-ins keep their own fast paths: two
     aggregators of ``Max`` and ``Sum`` run twice as fast in Python as one over

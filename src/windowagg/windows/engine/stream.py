@@ -44,7 +44,7 @@ time               per micro-batch of m rows over r retained events: O(m log m +
 Examples
 --------
 >>> import numpy as np
->>> from windowagg.spark.spec import parse_aggs
+>>> from windowagg.aggs import parse_aggs
 >>> s = KeyStream(parse_aggs(["sum(v)"]), Shape(size=10, slide=10), allowed_lateness=20)
 >>> out, delta = s.feed(np.array([1, 12, 25]), {"v": np.array([1.0, 2.0, 3.0])})
 >>> out.columns["end"].tolist(), out.columns["sum_v"].tolist(), out.columns["revision"].tolist()

@@ -26,7 +26,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "MIN_MICROS",
     "QUANTILE_EPS",
     "Agg",
-    "WindowSpec",
     "parse_aggs",
     "to_micros",
 ]
@@ -325,54 +324,3 @@ def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
     if not out:
         raise ValueError("give at least one aggregation, e.g. ['count', 'max(value)']")
     return out
-
-
-@dataclass(frozen=True)
-class WindowSpec:
-    """Which windows to compute (all times in integer microseconds).
-
-    Exactly one of two shapes:
-
-    - time windows: ``size`` with ``slide`` (hopping/tumbling, aligned like Spark's
-      ``F.window(ts, size, slide, startTime)``: window starts are ``start_time + k*slide``)
-      or ``slide=None`` (one result per event over ``(t - size, t]``);
-    - count windows: ``rows`` (the last ``rows`` events in event-time order), one result
-      every ``every`` events.
-
-    ``max_out_of_orderness`` and ``allowed_lateness`` define lateness in streaming (the
-    per-key watermark is the key's largest event time minus ``max_out_of_orderness``; an
-    event older than ``watermark - allowed_lateness`` is late and goes to the rejects).
-    """
-
-    size: int | None = None
-    slide: int | None = None
-    rows: int | None = None
-    every: int = 1
-    start_time: int = 0
-    max_out_of_orderness: int = 0
-    allowed_lateness: int = 0
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
-
-    def __post_init__(self) -> None:
-        if (self.size is None) == (self.rows is None):
-            raise ValueError("give either a time window (size, slide) or a count window (rows)")
-        if self.size is not None and self.size <= 0:
-            raise ValueError(f"window size must be positive, got {self.size} us")
-        if self.slide is not None and (self.size is None or self.slide <= 0):
-            raise ValueError("slide needs a time window and must be positive")
-        if self.rows is not None and (self.rows <= 0 or self.every <= 0):
-            raise ValueError("rows and every must be positive")
-        if self.max_out_of_orderness < 0 or self.allowed_lateness < 0:
-            raise ValueError("max_out_of_orderness and allowed_lateness cannot be negative")
-
-    @property
-    def origin(self) -> int:
-        """Alignment of window *ends* (windowagg.windows' ``origin``) for Spark's start_time."""
-        if self.size is None or self.slide is None:
-            return 0
-        return (self.start_time + self.size) % self.slide
-
-    @property
-    def per_event(self) -> bool:
-        """True when every event yields one result (no slide, or count windows)."""
-        return self.slide is None

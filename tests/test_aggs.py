@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from windowagg import monoids
+from windowagg.aggs import COLUMN_AGGREGATIONS, parse_aggs
 from windowagg.pandas import window_agg
-from windowagg.spark.spec import COLUMN_AGGREGATIONS, parse_aggs
 
 
 def _names() -> list[str]:

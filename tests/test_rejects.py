@@ -14,10 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from windowagg.aggs import Agg, parse_aggs, to_micros
 from windowagg.monoids import Concat
 from windowagg.pandas import window_agg
-from windowagg.spark.frames import parse_times, validate
-from windowagg.spark.spec import Agg, WindowSpec, parse_aggs, to_micros
+from windowagg.rejects import parse_times, validate
+from windowagg.windows.engine import Shape
 
 
 def window_frame(pdf, keys, time, aggs, spec, time_unit="s"):
@@ -71,7 +72,7 @@ def test_hopping_windows_equal_brute_force(evs, size_slide, start_time):
     ts = [e[1] for e in evs]
     vs = [e[2] for e in evs]
     pdf = frame(keys, ts, vs)
-    spec = WindowSpec(size=size, slide=slide, start_time=start_time)
+    spec = Shape(size=size, slide=slide, start_time=start_time)
     aggs = parse_aggs(VECTOR_AGGS)
     res, rej = window_frame(pdf, ["k"], "t", aggs, spec, time_unit="us")
     # size < slide: the rows between windows are rejects, never dropped
@@ -102,7 +103,7 @@ def test_windows_keep_event_time_order_for_a_non_commutative_monoid(evs):
     vs = [v for _, v in evs]
     pdf = pd.DataFrame({"k": ["x"] * len(evs), "t": ts, "v": vs})
     aggs = [Agg("seq", Concat(), "v", "string")]
-    res, _ = window_frame(pdf, ["k"], "t", aggs, WindowSpec(size=15, slide=5), time_unit="us")
+    res, _ = window_frame(pdf, ["k"], "t", aggs, Shape(size=15, slide=5), time_unit="us")
     got = {int(r.window_start.value // 1000): tuple(r.seq) for r in res.itertuples()}
     assert len(got) == len(res)
     want = {s: tuple(float(x) for x in v) for (s, _), v in brute_windows(ts, vs, 15, 5).items()}
@@ -115,7 +116,7 @@ def test_per_event_and_count_windows(evs):
     vs = [float(v) for _, v in evs]
     pdf = pd.DataFrame({"k": ["x"] * len(evs), "t": ts, "v": vs})
     aggs = parse_aggs(["sum(v)", "count"])
-    per_event, _ = window_frame(pdf, ["k"], "t", aggs, WindowSpec(size=10), time_unit="us")
+    per_event, _ = window_frame(pdf, ["k"], "t", aggs, Shape(size=10), time_unit="us")
     order = np.argsort(ts, kind="stable")
     for r, i in zip(per_event.itertuples(), order, strict=True):
         t = ts[i]
@@ -123,7 +124,7 @@ def test_per_event_and_count_windows(evs):
         # the window (t - 10, t], complete by event time: every event at t included
         seen = [j for j in order if t - 10 < ts[j] <= t]
         assert r.count == len(seen) and r.sum_v == sum(vs[j] for j in seen)
-    counts, _ = window_frame(pdf, ["k"], "t", aggs, WindowSpec(rows=3), time_unit="us")
+    counts, _ = window_frame(pdf, ["k"], "t", aggs, Shape(rows=3), time_unit="us")
     assert len(counts) == len(evs)
     for n, r in enumerate(counts.itertuples()):
         last = [vs[j] for j in order[max(0, n - 2) : n + 1]]
@@ -166,9 +167,7 @@ def test_every_bad_row_is_a_reject_with_its_reason_and_row():
     rows = [json.loads(r) for r in rejects["row"]]
     assert rows[2]["t"] == "yesterday" and rows[5]["v"] == "abc"
     assert rejects["event_time"].isna().tolist() == [False, True, True, True] + [False] * 4
-    res, rej = window_frame(
-        pdf, ["k"], "t", parse_aggs(["sum(v)"]), WindowSpec(size=10**6, slide=10**6)
-    )
+    res, rej = window_frame(pdf, ["k"], "t", parse_aggs(["sum(v)"]), Shape(size=10**6, slide=10**6))
     assert res["sum_v"].tolist() == [1.0] and len(rej) == 8
 
 
@@ -194,7 +193,7 @@ def test_quantiles_exact_and_approximate_within_the_sketch_error():
         ["k"],
         "t",
         ["p99(v)", "approx_p99(v)", "count"],
-        WindowSpec(size=200, slide=100),
+        Shape(size=200, slide=100),
         time_unit="us",
     )
     for r in res.itertuples():
@@ -210,8 +209,8 @@ def test_quantiles_exact_and_approximate_within_the_sketch_error():
 
 
 def test_spec_errors():
-    with pytest.raises(ValueError, match="either a time window"):
-        WindowSpec()
+    with pytest.raises(ValueError, match="exactly one"):
+        Shape()
     with pytest.raises(ValueError, match="needs a column"):
         parse_aggs(["max"])
     with pytest.raises(ValueError, match="is not an aggregation"):
@@ -221,7 +220,7 @@ def test_spec_errors():
 
 def test_importing_windowagg_never_imports_pyspark_and_missing_extra_is_clear():
     code = (
-        "import sys, windowagg, windowagg.spark, windowagg.spark.frames; "
+        "import sys, windowagg, windowagg.spark, windowagg.rejects; "
         "assert 'pyspark' not in sys.modules, 'pyspark imported'; "
         "sys.modules['pyspark'] = None\n"
         "try:\n"
@@ -278,7 +277,7 @@ def test_validate_fast_path_equals_the_row_by_row_path(rows, unit, nullable_key,
     exactly as the general path does (good rows, times, values, no rejects), and fall back
     to it whenever a row has a reason. Time columns of every unit, zoned (pandas) or naive
     (numpy datetime64, as PySpark hands them over)."""
-    from windowagg.spark.rejects import _validate_rows, null_flag
+    from windowagg.rejects import _validate_rows, null_flag
 
     if make != "as drawn":  # mostly good rows, at most one bad: the fast path's edge
         rows = [(k or 0, 0 if t is None else t, v if np.isfinite(v) else 1.0, False)
