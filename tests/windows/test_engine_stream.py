@@ -187,7 +187,8 @@ def test_final_revisions_equal_the_batch_answer(
         bad = [i for i in range(len(ts)) if not np.isfinite(vs[i]) or i in gaps]
         assert sorted(refused) == sorted(bad + late)
         assert all(by_row[i].startswith("late: ") for i in late)
-        assert all(by_row[i].startswith("in no window: ") for i in gaps if i not in late)
+        # (a non-finite value is found first)
+        assert all(by_row[i].startswith("in no window: ") for i in gaps if np.isfinite(vs[i]))
 
 
 def _batch_shape(shape: dict[str, int]) -> dict[str, Any]:
