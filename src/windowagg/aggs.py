@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import re
@@ -36,6 +37,7 @@ __all__ = [
     "MIN_MICROS",
     "QUANTILE_EPS",
     "Agg",
+    "parse",
     "parse_aggs",
     "to_micros",
 ]
@@ -323,4 +325,43 @@ def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
         seen.add(agg.alias)
     if not out:
         raise ValueError("give at least one aggregation, e.g. ['count', 'max(value)']")
+    return out
+
+
+_SPECIAL = re.compile(
+    r"^\s*(?P<name>median|approx_p\d+(?:\.\d+)?)\s*\(\s*(?P<col>[^()]*?)\s*\)"
+    r"(?:\s+as\s+(?P<alias>[A-Za-z_][A-Za-z0-9_]*))?\s*$",
+    re.IGNORECASE,
+)
+
+
+def parse(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
+    """:func:`parse_aggs`, plus ``median(x)`` and ``approx_pNN(x)``.
+
+    ``pNN`` and ``median`` are exact quantiles in this engine; ``approx_pNN`` is the
+    q-digest. O(len(aggs)).
+
+    >>> [(a.alias, a.kind) for a in parse(["median(v)", "approx_p99(v)", "p95(v)"])]
+    [('median_v', 'median'), ('approx_p99_v', 'approx_p99'), ('p95_v', 'p95')]
+    """
+    out: list[Agg] = []
+    for a in aggs:
+        m = _SPECIAL.match(a) if isinstance(a, str) else None
+        if m is None:
+            out.extend(parse_aggs([a]))
+            continue
+        name, col, alias = m.group("name").lower(), m.group("col"), m.group("alias")
+        if not col or col == "*":
+            raise ValueError(f"aggregation {a!r} needs a column, e.g. '{name}(value)'")
+        q = "p50" if name == "median" else name[len("approx_") :]
+        kind = name
+        (base,) = parse_aggs([f"{q}({col})"])
+        out.append(
+            dataclasses.replace(base, alias=alias or f"{kind.replace('.', '_')}_{col}", kind=kind)
+        )
+    seen: set[str] = set()
+    for agg in out:
+        if agg.alias in seen:
+            raise ValueError(f"two aggregations are named {agg.alias!r}; give one an alias")
+        seen.add(agg.alias)
     return out

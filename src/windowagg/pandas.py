@@ -45,7 +45,6 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -53,12 +52,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from windowagg.aggs import Agg, parse_aggs, to_micros
+from windowagg.aggs import Agg, parse
+from windowagg.call import parse_call
 from windowagg.errors import AggregationError, ArgumentError
 from windowagg.rejects import (
     CORRUPT_COLUMN,
     _rows_json,
-    check_time_unit,
     iso_micros,
     readable_reason,
     utc_micros,
@@ -75,9 +74,7 @@ __all__ = [
     "frame_windows",
     "group_rows",
     "grouped_windows",
-    "lateness_of",
     "parse",
-    "shape_of",
     "window_agg",
 ]
 
@@ -88,45 +85,6 @@ class WindowAgg(NamedTuple):
 
     results: Any
     rejects: Any
-
-
-_SPECIAL = re.compile(
-    r"^\s*(?P<name>median|approx_p\d+(?:\.\d+)?)\s*\(\s*(?P<col>[^()]*?)\s*\)"
-    r"(?:\s+as\s+(?P<alias>[A-Za-z_][A-Za-z0-9_]*))?\s*$",
-    re.IGNORECASE,
-)
-
-
-def parse(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
-    """:func:`windowagg.aggs.parse_aggs`, plus ``median(x)`` and ``approx_pNN(x)``.
-
-    ``pNN`` and ``median`` are exact quantiles in this engine; ``approx_pNN`` is the
-    q-digest. O(len(aggs)).
-
-    >>> [(a.alias, a.kind) for a in parse(["median(v)", "approx_p99(v)", "p95(v)"])]
-    [('median_v', 'median'), ('approx_p99_v', 'approx_p99'), ('p95_v', 'p95')]
-    """
-    out: list[Agg] = []
-    for a in aggs:
-        m = _SPECIAL.match(a) if isinstance(a, str) else None
-        if m is None:
-            out.extend(parse_aggs([a]))
-            continue
-        name, col, alias = m.group("name").lower(), m.group("col"), m.group("alias")
-        if not col or col == "*":
-            raise ValueError(f"aggregation {a!r} needs a column, e.g. '{name}(value)'")
-        q = "p50" if name == "median" else name[len("approx_") :]
-        kind = name
-        (base,) = parse_aggs([f"{q}({col})"])
-        out.append(
-            dataclasses.replace(base, alias=alias or f"{kind.replace('.', '_')}_{col}", kind=kind)
-        )
-    seen: set[str] = set()
-    for agg in out:
-        if agg.alias in seen:
-            raise ValueError(f"two aggregations are named {agg.alias!r}; give one an alias")
-        seen.add(agg.alias)
-    return out
 
 
 def _to_pandas(df: Any) -> tuple[pd.DataFrame, str]:
@@ -152,40 +110,6 @@ def _from_pandas(pdf: pd.DataFrame, kind: str) -> Any:
     import polars as pl
 
     return pl.from_pandas(pdf)
-
-
-def shape_of(
-    size: Any, slide: Any, rows: int | None, every: int, gap: Any, start_time: Any
-) -> Shape:
-    """The engine's :class:`~windowagg.windows.engine.Shape` from ``window_agg``'s arguments
-    (durations as text, seconds or timedeltas), as every front end reads them. O(1).
-
-    >>> shape_of("10 min", "10 s", None, 1, None, 0).size
-    600000000
-    """
-    return Shape(
-        size=None if size is None else to_micros(size, "size"),
-        slide=None if slide is None else to_micros(slide, "slide"),
-        rows=rows,
-        every=every,
-        gap=None if gap is None else to_micros(gap, "gap"),
-        start_time=to_micros(start_time, "start_time"),
-    )
-
-
-def lateness_of(max_out_of_orderness: Any, allowed_lateness: Any) -> tuple[int, int] | None:
-    """``(max_out_of_orderness, allowed_lateness)`` in microseconds, or None when neither
-    is given (nothing is late). O(1).
-
-    >>> lateness_of("1 min", None), lateness_of(None, None)
-    ((60000000, 0), None)
-    """
-    if max_out_of_orderness is None and allowed_lateness is None:
-        return None
-    return (
-        to_micros(max_out_of_orderness or 0, "max_out_of_orderness"),
-        to_micros(allowed_lateness or 0, "allowed_lateness"),
-    )
 
 
 def window_agg(
@@ -237,12 +161,22 @@ def window_agg(
     Complexity: O(n log n) validation and grouping, then
     :func:`windowagg.windows.engine.window_groups` over every key in one pass.
     """
-    check_time_unit(time_unit)
+    wc = parse_call(
+        keys,
+        time,
+        aggs,
+        size=size,
+        slide=slide,
+        rows=rows,
+        every=every,
+        gap=gap,
+        start_time=start_time,
+        time_unit=time_unit,
+        max_out_of_orderness=max_out_of_orderness,
+        allowed_lateness=allowed_lateness,
+    )
+    key_list, agg_list, shape, lateness = wc.keys, wc.aggs, wc.shape, wc.lateness
     pdf, kind = _to_pandas(df)
-    key_list = [keys] if isinstance(keys, str) else list(keys)
-    agg_list = parse(aggs)
-    shape = shape_of(size, slide, rows, every, gap, start_time)
-    lateness = lateness_of(max_out_of_orderness, allowed_lateness)
     value_cols = value_columns(agg_list)
     needed = list(dict.fromkeys([*key_list, time, *value_cols]))
     for c in needed:

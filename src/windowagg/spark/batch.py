@@ -41,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from windowagg.aggs import Agg
+from windowagg.call import parse_call
 from windowagg.spark._deps import require_pyspark
 
 require_pyspark("windowagg.spark")
@@ -59,15 +60,11 @@ from windowagg.pandas import (  # noqa: E402
     frame_windows,
     group_rows,
     grouped_windows,
-    lateness_of,
-    parse,
-    shape_of,
 )
 from windowagg.rejects import (  # noqa: E402
     CORRUPT_COLUMN,
     ROW_COLUMN,
     _rows_json,
-    check_time_unit,
     null_flag,
     value_columns,
 )
@@ -411,11 +408,21 @@ def window_agg(
     Complexity: one shuffle by key; per partition O(n log n) validation and sort, then
     :func:`windowagg.windows.engine.window_groups` (O(n + windows) aggregator operations).
     """
-    check_time_unit(time_unit)
-    key_list = [keys] if isinstance(keys, str) else list(keys)
-    agg_list = parse(aggs)
-    shape = shape_of(size, slide, rows, every, gap, start_time)
-    lateness = lateness_of(max_out_of_orderness, allowed_lateness)
+    wc = parse_call(
+        keys,
+        time,
+        aggs,
+        size=size,
+        slide=slide,
+        rows=rows,
+        every=every,
+        gap=gap,
+        start_time=start_time,
+        time_unit=time_unit,
+        max_out_of_orderness=max_out_of_orderness,
+        allowed_lateness=allowed_lateness,
+    )
+    key_list, agg_list, shape, lateness = wc.keys, wc.aggs, wc.shape, wc.lateness
     prepared = prepare(
         df,
         key_list,

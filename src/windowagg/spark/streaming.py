@@ -62,8 +62,8 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
 )
 
 from windowagg.aggs import Agg  # noqa: E402
+from windowagg.call import parse_call  # noqa: E402
 from windowagg.errors import AggregationError  # noqa: E402
-from windowagg.pandas import lateness_of, parse, shape_of  # noqa: E402
 from windowagg.rejects import (  # noqa: E402
     REJECT_COLUMNS,
     _empty_rejects,
@@ -587,8 +587,8 @@ def stream_window_agg(
     every: int = 1,
     gap: Any = None,
     start_time: Any = 0,
-    max_out_of_orderness: Any = 0,
-    allowed_lateness: Any = 0,
+    max_out_of_orderness: Any = None,
+    allowed_lateness: Any = None,
     time_unit: str = "s",
     row_columns: Sequence[str] | str | None = None,
     api: str | None = None,
@@ -639,11 +639,22 @@ def stream_window_agg(
     numpy plus the engine's aggregators over the emitted windows; the state written is the
     batch's events and a small metadata record (plus, amortized, O(1) rewrites per event).
     """
-    check_time_unit(time_unit)
-    key_list = [keys] if isinstance(keys, str) else list(keys)
-    agg_list = parse(aggs)
-    shape = shape_of(size, slide, rows, every, gap, start_time)
-    ooo_us, lateness_us = lateness_of(max_out_of_orderness or 0, allowed_lateness or 0) or (0, 0)
+    wc = parse_call(
+        keys,
+        time,
+        aggs,
+        size=size,
+        slide=slide,
+        rows=rows,
+        every=every,
+        gap=gap,
+        start_time=start_time,
+        time_unit=time_unit,
+        max_out_of_orderness=max_out_of_orderness,
+        allowed_lateness=allowed_lateness,
+    )
+    key_list, agg_list, shape = wc.keys, wc.aggs, wc.shape
+    ooo_us, lateness_us = wc.lateness or (0, 0)  # a stream always has a watermark
     step = _Step(
         key_list,
         time,
