@@ -164,8 +164,8 @@ def test_packed_output_unpacks_to_the_combined_rows(spark):
     step = _Step(["key"], "t", aggs, shape, "s", max_out_of_orderness=2_000_000)
     first, rest = pdf.iloc[:3], pdf.iloc[3:].reset_index(drop=True)
     _, deltas = step((7,), iter([first]), None)
-    assert len(deltas) == 1 and deltas[0].chunk is not None
-    packed, deltas2 = step((7,), iter([rest]), deltas[0].meta, [deltas[0].chunk])
+    assert len(deltas) == 1 and len(deltas[0].put) == 1  # per-event: one chunk of events
+    packed, deltas2 = step((7,), iter([rest]), deltas[0].meta, deltas[0].put)
     key_field = T.StructField("key", T.IntegerType(), True)
     got = unpack(
         spark.createDataFrame(packed[0], schema=packed_schema([key_field], aggs)), ["key"], aggs
@@ -193,7 +193,7 @@ def test_packed_output_unpacks_to_the_combined_rows(spark):
     # the late rows are the rows themselves (identity), not found again by value
     assert ['"value": 4.0' in r for r in rej["row"]] == [True, False]
     assert ['"value": 7.0' in r for r in rej["row"]] == [False, True]
-    assert deltas2[0].chunk is not None and deltas2[0].rewrite is None  # appended
+    assert len(deltas2[0].put) == 1 and not deltas2[0].delete  # one more chunk
 
 
 def test_event_time_timers_close_quiet_keys_and_route_late_rows(spark, tmp_path):
@@ -294,17 +294,15 @@ def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     def windows(out, column="count"):  # the packed rows' window arrays, flattened
         return [int(x) for f in out for arr in f[column] if arr is not None for x in arr]
 
-    def stored(deltas, before=()):  # the chunks list after the deltas, and the meta
-        chunks = list(before)
+    def stored(deltas):  # the pieces after the deltas, and the meta
+        pieces = {}
         for d in deltas:
-            chunks = (
-                list(d.rewrite) if d.rewrite is not None else chunks + [d.chunk] * bool(d.chunk)
-            )
-        return deltas[-1].meta, chunks
+            d.apply(pieces)
+        return deltas[-1].meta, pieces
 
     per_event = _Step(["key"], "t", parse_aggs(["count"]), Shape(size=10 * 10**6), "s")
     rows = pd.DataFrame({"key": [1, 1], "t": [100, 105]})
-    out, deltas, timer = per_event.timed((1,), iter([rows]), None, [], 0)
+    out, deltas, timer = per_event.timed((1,), iter([rows]), None, {}, 0)
     assert deltas is not None and timer == (105 + 10) * 1000  # youngest + size, in ms
     assert windows(out) == [1, 2]  # one per-event window each, closed by the watermark
     meta, chunks = stored(deltas)
@@ -314,7 +312,7 @@ def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     assert (deltas3, timer3, out) == (None, None, [])  # all dead and covered: dropped
 
     hopping = _Step(["key"], "t", parse_aggs(["count"]), Shape(size=10**7, slide=5 * 10**6), "s")
-    out, deltas, timer = hopping.timed((1,), iter([rows]), None, [], 0)
+    out, deltas, timer = hopping.timed((1,), iter([rows]), None, {}, 0)
     # the key's own watermark (105) closed [95, 105); [100, 110) is next
     assert deltas is not None and timer == 110_000
     assert windows(out) == [1]
@@ -323,7 +321,7 @@ def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     assert deltas is None and timer is None  # the timer closed the last two windows
     assert windows(out) == [2, 1]
     bad = pd.DataFrame({"key": [1], "t": [None]}, dtype=object)
-    out, deltas, timer = hopping.timed((1,), iter([bad]), None, [], 0)
+    out, deltas, timer = hopping.timed((1,), iter([bad]), None, {}, 0)
     assert deltas is None and timer is None  # only a reject: nothing to keep
     assert windows(out) == [] and [r for f in out for r in f["reason"]] == ["null timestamp"]
 
