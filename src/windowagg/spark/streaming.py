@@ -290,7 +290,7 @@ class _Step:
     """One key, one micro-batch: stored state + rows -> packed output + the state's delta.
 
     The windows come from :class:`windowagg.windows.engine.KeyStream` (the batch engine,
-    with the key's clock, revisions and chunked state); Spark only stores its bytes.
+    with the key's clock, revisions and its state in pieces); Spark only stores its bytes.
     """
 
     def __init__(
@@ -659,9 +659,14 @@ def stream_window_agg(
         ``event_time``, ``row``); write it with ``outputMode("append")`` and a checkpoint
         location, and split it with :func:`windowagg.spark.split`.
 
-    Complexity: per key and micro-batch of m events over r stored events, O(m log m + r)
-    numpy plus the engine's aggregators over the emitted windows; the state written is the
-    batch's events and a small metadata record (plus, amortized, O(1) rewrites per event).
+    Complexity: per key and micro-batch of m events. Hopping windows of monoids (pane
+    partials): O(m log m) numpy, one fold per event, O(log P) per touched pane and emitted
+    window over P stored panes (O(window / slide)); the state written is the touched panes
+    and a small metadata record. Every other shape or exact quantiles (the event log), over
+    r stored events: O(m log m + r) numpy plus the engine's aggregators over the emitted
+    windows; the state written is the batch's events and the metadata (plus, amortized,
+    O(1) rewrites per event). ``transformWithStateInPandas`` reads the key's pieces and
+    writes only those; ``applyInPandasWithState`` reads and rewrites the whole state.
     """
     check_time_unit(time_unit)
     key_list = [keys] if isinstance(keys, str) else list(keys)
