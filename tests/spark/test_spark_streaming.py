@@ -360,3 +360,96 @@ def test_packed_row_has_the_frame_pandas_would_infer(key):
         row[0, i] = c
     pd.testing.assert_frame_equal(got, pd.DataFrame(row, columns=list(got.columns)))
     assert got["_ws"].iloc[0] == [0, 5] and got["count"].iloc[0] == [1, 2]
+
+
+class _CountingState:
+    """A fake of PySpark's ValueState and MapState (no JVM) counting the bytes that go
+    through it, as the state server's socket would carry them."""
+
+    def __init__(self) -> None:
+        self.value: tuple | None = None
+        self.map: dict[tuple, tuple] = {}
+        self.read = self.written = 0
+
+    # ValueState
+    def get(self):
+        if self.value is not None:
+            self.read += len(self.value[0])
+        return self.value
+
+    def update(self, v):
+        self.written += len(v[0])
+        self.value = v
+
+    # MapState
+    def iterator(self):
+        for k, v in list(self.map.items()):
+            self.read += 8 + len(v[0])
+            yield k, v
+
+    def updateValue(self, k, v):
+        self.written += 8 + len(v[0])
+        self.map[k] = v
+
+    def removeKey(self, k):
+        self.written += 8
+        del self.map[k]
+
+    def clear(self):
+        self.value = None
+        self.map.clear()
+
+
+class _Handle:
+    def __init__(self) -> None:
+        self.meta, self.pieces = _CountingState(), _CountingState()
+
+    def getValueState(self, name, schema):
+        return self.meta
+
+    def getMapState(self, name, key_schema, value_schema):
+        return self.pieces
+
+
+def _state_io(shape, batches: int) -> list[tuple[int, int, int]]:
+    """(input, read, written) bytes per micro-batch of WindowAggProcessor on one key:
+    micro-batches of 200 events, 30 s of event time each."""
+    from windowagg.spark.spec import parse_aggs
+    from windowagg.spark.streaming import WindowAggProcessor
+
+    proc = WindowAggProcessor(
+        ["key"], "t", parse_aggs(["max(value)", "sum(value)", "count"]), shape, "s",
+        allowed_lateness=60_000_000,
+    )  # fmt: skip
+    h = _Handle()
+    proc.init(h)
+    rng = np.random.default_rng(3)
+    out = []
+    for b in range(batches):
+        us = np.sort(rng.integers(b * 30_000_000, (b + 1) * 30_000_000, 200))
+        pdf = pd.DataFrame(
+            {"key": 1, "t": pd.to_datetime(us, unit="us", utc=True), "value": rng.random(200)}
+        )
+        before = [(s.read, s.written) for s in (h.meta, h.pieces)]
+        list(proc.handleInputRows((1,), iter([pdf]), None))
+        read = sum(s.read - r for s, (r, _) in zip((h.meta, h.pieces), before, strict=True))
+        written = sum(s.written - w for s, (_, w) in zip((h.meta, h.pieces), before, strict=True))
+        out.append((16 * len(us), read, written))
+    return out
+
+
+def test_the_processor_writes_only_touched_panes_and_reads_what_the_window_needs():
+    """Through a fake state API: with the pane layout the bytes written per micro-batch
+    stay flat and far below the input, and the bytes read stop growing once the window
+    (60 panes) is full, although the retained events keep growing; the event log (per-
+    event windows) reads every retained event each micro-batch."""
+    from windowagg.windows.engine import Shape
+
+    panes = _state_io(Shape(size=3_600_000_000, slide=60_000_000), 180)  # 90 minutes
+    inp = panes[0][0]
+    assert all(w <= 0.25 * inp for _, _, w in panes[1:])  # meta + ~2 panes touched
+    assert max(w for _, _, w in panes[-15:]) <= 1.5 * max(w for _, _, w in panes[1:15])
+    full = [r for _, r, _ in panes[-40:]]  # the last 20 minutes: the window is full
+    assert max(full) <= 1.05 * min(full) and max(full) <= 2 * inp
+    events = _state_io(Shape(size=3_600_000_000), 60)  # per-event windows: the event log
+    assert events[-1][1] > 4 * events[10][1] and events[-1][1] > 50 * panes[-1][1]
