@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from windowagg import codec
-from windowagg.errors import CodecError
+from windowagg.errors import AggregationError, CodecError
 from windowagg.monoids.builtins import Count, Max, Min, Sum
 from windowagg.ooo import FiBA
 from windowagg.windows.engine.assign import Shape, Windows, assign
@@ -80,7 +80,13 @@ from windowagg.windows.engine.records import (
     sorted_events,
     take_events,
 )
-from windowagg.windows.engine.state import Factory, Plan, plan, query_slices
+from windowagg.windows.engine.state import (
+    Factory,
+    Plan,
+    aggregation_message,
+    plan,
+    query_slices,
+)
 
 __all__ = ["PaneStream", "fits"]
 
@@ -361,17 +367,52 @@ class PaneStream:
                 old = self._open.get(p)
                 ev = part if old is None else sorted_events(concat_events([old, part], self._cols))
                 self._open[p] = ev
-                for f, v in zip(self._fibas, self._fold_events(ev), strict=True):
+                for i, v in enumerate(self._guarded(self._fold_events, p, ev)):
+                    f = self._fibas[i]
                     f.evict(p)
                     f.insert(p, v)
         else:
             ps = touched.tolist()
-            for g, m, f in zip(self._plan.groups, self._monoids, self._fibas, strict=True):
+            for i, (g, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
                 col = new.values[g.column] if g.column is not None else np.zeros(len(new.t))
-                for p, v in zip(ps, _fold(m, col, lo, hi, self._make), strict=True):
-                    f.insert(p, v)  # old ⊗ new: the monoid is commutative
+                ins = self._fibas[i].insert
+                parts = self._guarded(_fold, ps[0], m, col, lo, hi, self._make, i=i)
+                for p, v in zip(ps, parts, strict=True):
+                    self._guarded(ins, p, p, v, i=i)  # old ⊗ new: the monoid is commutative
         self._keys = np.union1d(self._keys, touched).astype(np.int64)
         return touched
+
+    def _guarded(self, fn: Any, pane: int, *args: Any, i: int | None = None) -> Any:
+        """``fn(*args)``; a monoid's exception becomes an ``AggregationError`` naming the
+        aggregation (*i*, or the one that raises when refolded) and pane *pane*."""
+        try:
+            return fn(*args)
+        except Exception as e:
+            alias, monoid = self._culprit(i, pane)
+            st = self._shape.start_time + pane * self._g
+            where = f" in the pane [{st}, {st + self._g})"
+            reason = f"{type(e).__name__}: {e}"
+            raise AggregationError(
+                aggregation_message(alias, monoid, reason, where), alias=alias, reason=reason
+            ) from e
+
+    def _culprit(self, i: int | None, pane: int) -> tuple[str, Any]:
+        """The aggregation that raised: *i*, else the first whose fold of the open pane
+        raises (O(events of the pane), on the error path)."""
+        groups = self._plan.groups
+        if i is None:
+            ev = self._open.get(pane)
+            for j, (g, m) in enumerate(zip(groups, self._monoids, strict=True)):
+                try:
+                    if ev is not None:
+                        col = ev.values[g.column] if g.column is not None else np.zeros(len(ev.t))
+                        lo, hi = np.zeros(1, np.int64), np.full(1, len(ev.t), np.int64)
+                        _fold(m, col, lo, hi, self._make)
+                except Exception:
+                    i = j
+                    break
+        g = groups[i if i is not None else 0]
+        return g.alias, g.monoid
 
     def _windows(self) -> Windows:
         """The windows over the stored panes, in pane units (start ``k*s``, end ``k*s +
@@ -422,9 +463,23 @@ class PaneStream:
         results: dict[str, Any] = {}
         for grp, m, f in zip(self._plan.groups, self._monoids, self._fibas, strict=True):
             rq, lower = f.range_query, m.lower  # bound methods: one call per window
-            results[grp.alias] = [lower(rq(p, p + span)) for p in lo_p]
-        e = np.zeros(len(start), dtype=np.int64)
-        out = columns(Windows(start, end, e, e, e, e, e), results, self._aggs)
+            res: list[Any] = []
+            try:
+                for p in lo_p:
+                    res.append(lower(rq(p, p + span)))
+            except Exception as exc:  # a user monoid's combine / lower: name the window
+                j = len(res)
+                where = f" in the window (window_start {int(start[j])}, window_end {int(end[j])})"
+                reason = f"{type(exc).__name__}: {exc}"
+                raise AggregationError(
+                    aggregation_message(grp.alias, m, reason, where),
+                    alias=grp.alias,
+                    window=j,
+                    reason=reason,
+                ) from exc
+            results[grp.alias] = res
+        z = np.zeros(len(start), dtype=np.int64)
+        out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
         return out, np.asarray(start, dtype=np.int64)
 
