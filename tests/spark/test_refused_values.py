@@ -99,21 +99,18 @@ def _stream_batches(
     aggs: list[Agg], shape: Shape, batches: list[pd.DataFrame], keys: list[str], time: str
 ) -> pd.DataFrame:
     """Feed *batches* to one key's streaming step, its state through the stored bytes
-    (meta + appended chunks) between micro-batches; the rejects it packed."""
+    (meta + pieces) between micro-batches; the rejects it packed."""
     from windowagg.spark.streaming import _Step
 
     step = _Step(keys, time, aggs, shape, "s", max_out_of_orderness=60_000_000)
     meta: bytes | None = None
-    chunks: list[bytes] = []
+    pieces: dict[int, bytes] = {}
     rejects = []
     for batch in batches:
-        packed, deltas = step.feed(step.stream(meta, chunks), batch)
+        packed, deltas = step.feed(step.stream(meta, pieces), batch)
         for d in deltas:
             meta = d.meta
-            if d.rewrite is not None:
-                chunks = list(d.rewrite)
-            if d.chunk is not None:
-                chunks.append(d.chunk)
+            d.apply(pieces)
         rejects += [p[p["reason"].notna()] for p in packed if p["reason"].notna().any()]
     return pd.concat(rejects, ignore_index=True)
 

@@ -1,7 +1,8 @@
 """Streaming on the batch engine, on a real local SparkSession: with late-but-accepted
 events, the final revision of every window equals ``windowagg.pandas.window_agg`` (hopping
-and per-event windows), and the state is stored as deltas (Spark's state reader shows one
-ListState element per micro-batch, holding exactly that batch's events)."""
+and per-event windows), and the state is stored as deltas in a MapState (Spark's state reader
+shows, for hopping windows of monoids, one piece per pane holding its partial aggregates; for
+the event log, one piece per micro-batch holding exactly that batch's events)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ pytestmark = pytest.mark.spark
 pyspark = pytest.importorskip("pyspark")
 
 AGGS = ["max(value)", "sum(value)", "count", "p95(value)", "median(value)"]
+#: Monoids only: hopping windows keep pane partials (windows.engine.panes)
+MONOIDS = ["max(value)", "sum(value)", "count", "mean(value)"]
 FILES = 4
 
 
@@ -47,7 +50,7 @@ def write_input(folder: str, seed: int = 5, stragglers: bool = True) -> pd.DataF
     return pd.concat(parts, ignore_index=True)
 
 
-def run(spark, tmp_path, name: str, stragglers: bool = True, **shape):
+def run(spark, tmp_path, name: str, stragglers: bool = True, aggs=AGGS, **shape):
     from windowagg.spark import split, stream_window_agg
 
     folder = str(tmp_path / f"in-{name}")
@@ -61,7 +64,7 @@ def run(spark, tmp_path, name: str, stragglers: bool = True, **shape):
         sdf,
         "key",
         "t",
-        AGGS,
+        aggs,
         max_out_of_orderness="30 seconds",
         allowed_lateness="1 hour",
         api="transformWithStateInPandas",
@@ -97,11 +100,11 @@ def final_sessions(res: pd.DataFrame) -> pd.DataFrame:
     return final.sort_values(["key", "window_end"]).reset_index(drop=True)
 
 
-def batch_closed(pdf: pd.DataFrame, **shape) -> pd.DataFrame:
+def batch_closed(pdf: pd.DataFrame, aggs=AGGS, **shape) -> pd.DataFrame:
     """The batch answer for the windows the per-key watermark (max t - 30 s) closed."""
     from windowagg.pandas import window_agg
 
-    b = window_agg(pdf.drop(columns="file"), "key", "t", AGGS, **shape).results
+    b = window_agg(pdf.drop(columns="file"), "key", "t", aggs, **shape).results
     wm = pdf.groupby("key")["t"].max() - pd.Timedelta(seconds=30)
     b = b[b["window_end"] <= b["key"].map(wm)]
     for c in ("window_start", "window_end"):
@@ -109,8 +112,11 @@ def batch_closed(pdf: pd.DataFrame, **shape) -> pd.DataFrame:
     return b.sort_values(["key", "window_end"]).reset_index(drop=True)
 
 
-def assert_equal(final: pd.DataFrame, batch: pd.DataFrame, at_least: int = 40) -> None:
-    cols = ["key", "window_start", "window_end", "max_value", "count", "p95_value", "median_value"]
+def assert_equal(
+    final: pd.DataFrame, batch: pd.DataFrame, at_least: int = 40, quantiles: bool = True
+) -> None:
+    cols = ["key", "window_start", "window_end", "max_value", "count"]
+    cols += ["p95_value", "median_value"] if quantiles else ["mean_value"]
     assert len(final) == len(batch) > at_least
     pd.testing.assert_frame_equal(
         final[cols].astype({"key": "int64"}),
@@ -121,36 +127,56 @@ def assert_equal(final: pd.DataFrame, batch: pd.DataFrame, at_least: int = 40) -
 
 
 @pytest.mark.parametrize(
-    "shape",
-    [{"size": "10 minutes", "slide": "1 minute"}, {"size": "2 minutes"}],
-    ids=["hopping", "per_event"],
+    ("shape", "aggs"),
+    [
+        ({"size": "10 minutes", "slide": "1 minute"}, MONOIDS),
+        ({"size": "10 minutes", "slide": "1 minute"}, AGGS),
+        ({"size": "2 minutes"}, AGGS),
+    ],
+    ids=["hopping-panes", "hopping-quantiles", "per_event"],
 )
-def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, tmp_path, shape):
-    name = "hop" if "slide" in shape else "event"
-    pdf, res, rej, ckpt = run(spark, tmp_path, name, **shape)
+def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, tmp_path, shape, aggs):
+    name = ("hop" if "slide" in shape else "event") + str(len(aggs))
+    pdf, res, rej, ckpt = run(spark, tmp_path, name, aggs=aggs, **shape)
     assert rej.empty  # every straggler is within the allowed lateness
     by = ["key", "window_start"] if "slide" in shape else ["key", "window_end"]
     assert (res["revision"] > 0).sum() > 5  # the stragglers revised emitted windows
-    assert_equal(final_revisions(res, by), batch_closed(pdf, **shape))
-    # the state: one ListState element per micro-batch (no event is dead yet: the allowed
-    # lateness is 1 hour), each holding that batch's events of the key, nothing more
-    from windowagg.windows.engine.stream import decode_chunk
+    panes = aggs is MONOIDS
+    assert_equal(final_revisions(res, by), batch_closed(pdf, aggs, **shape), quantiles=not panes)
+    from windowagg import codec
+    from windowagg.windows.engine.records import decode_events
 
     for batch_id in range(FILES):
         state = (
             spark.read.format("statestore")
-            .option("stateVarName", "chunks")
+            .option("stateVarName", "pieces")
             .option("batchId", batch_id)
             .load(ckpt)
             .toPandas()
         )
         for key in (1, 2):
-            chunks = [r["chunk"] for k, r in zip(state["key"], state["list_element"], strict=True)
-                      if k["key"] == key]  # fmt: skip
-            assert len(chunks) == batch_id + 1
-            sizes = [len(decode_chunk(bytes(c), ["value"]).t) for c in chunks]
-            per_file = pdf[pdf["key"] == key].groupby("file").size().tolist()
-            assert sorted(sizes) == sorted(per_file[: batch_id + 1])
+            mine = [
+                (int(k["piece"]), bytes(v["bytes"]))
+                for g, k, v in zip(
+                    state["key"], state["user_map_key"], state["user_map_value"], strict=True
+                )
+                if g["key"] == key
+            ]
+            seen = pdf[(pdf["key"] == key) & (pdf["file"] <= batch_id)]
+            if panes:
+                # one piece per pane (1 minute) holding its partials: max, sum, count, mean
+                # (nothing is evicted yet: the allowed lateness is 1 hour)
+                us = seen["t"].dt.tz_localize(None).astype("datetime64[us]").astype("int64")
+                minutes = (us // 60_000_000).value_counts()
+                counts = {p: codec.loads(b)[1][2] for p, b in mine}
+                assert counts == minutes.to_dict()
+            else:
+                # the event log: one piece per micro-batch (no event is dead yet) holding
+                # that batch's events of the key, nothing more
+                assert len(mine) == batch_id + 1
+                sizes = [len(decode_events(b, ["value"]).t) for _, b in mine]
+                per_file = pdf[pdf["key"] == key].groupby("file").size().tolist()
+                assert sorted(sizes) == sorted(per_file[: batch_id + 1])
 
 
 def test_sessions_and_count_windows_end_as_the_batch_answer(spark, tmp_path):

@@ -164,8 +164,8 @@ def test_packed_output_unpacks_to_the_combined_rows(spark):
     step = _Step(["key"], "t", aggs, shape, "s", max_out_of_orderness=2_000_000)
     first, rest = pdf.iloc[:3], pdf.iloc[3:].reset_index(drop=True)
     _, deltas = step((7,), iter([first]), None)
-    assert len(deltas) == 1 and deltas[0].chunk is not None
-    packed, deltas2 = step((7,), iter([rest]), deltas[0].meta, [deltas[0].chunk])
+    assert len(deltas) == 1 and len(deltas[0].put) == 1  # per-event: one chunk of events
+    packed, deltas2 = step((7,), iter([rest]), deltas[0].meta, deltas[0].put)
     key_field = T.StructField("key", T.IntegerType(), True)
     got = unpack(
         spark.createDataFrame(packed[0], schema=packed_schema([key_field], aggs)), ["key"], aggs
@@ -193,7 +193,7 @@ def test_packed_output_unpacks_to_the_combined_rows(spark):
     # the late rows are the rows themselves (identity), not found again by value
     assert ['"value": 4.0' in r for r in rej["row"]] == [True, False]
     assert ['"value": 7.0' in r for r in rej["row"]] == [False, True]
-    assert deltas2[0].chunk is not None and deltas2[0].rewrite is None  # appended
+    assert len(deltas2[0].put) == 1 and not deltas2[0].delete  # one more chunk
 
 
 def test_event_time_timers_close_quiet_keys_and_route_late_rows(spark, tmp_path):
@@ -294,17 +294,15 @@ def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     def windows(out, column="count"):  # the packed rows' window arrays, flattened
         return [int(x) for f in out for arr in f[column] if arr is not None for x in arr]
 
-    def stored(deltas, before=()):  # the chunks list after the deltas, and the meta
-        chunks = list(before)
+    def stored(deltas):  # the pieces after the deltas, and the meta
+        pieces = {}
         for d in deltas:
-            chunks = (
-                list(d.rewrite) if d.rewrite is not None else chunks + [d.chunk] * bool(d.chunk)
-            )
-        return deltas[-1].meta, chunks
+            d.apply(pieces)
+        return deltas[-1].meta, pieces
 
     per_event = _Step(["key"], "t", parse_aggs(["count"]), Shape(size=10 * 10**6), "s")
     rows = pd.DataFrame({"key": [1, 1], "t": [100, 105]})
-    out, deltas, timer = per_event.timed((1,), iter([rows]), None, [], 0)
+    out, deltas, timer = per_event.timed((1,), iter([rows]), None, {}, 0)
     assert deltas is not None and timer == (105 + 10) * 1000  # youngest + size, in ms
     assert windows(out) == [1, 2]  # one per-event window each, closed by the watermark
     meta, chunks = stored(deltas)
@@ -314,7 +312,7 @@ def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     assert (deltas3, timer3, out) == (None, None, [])  # all dead and covered: dropped
 
     hopping = _Step(["key"], "t", parse_aggs(["count"]), Shape(size=10**7, slide=5 * 10**6), "s")
-    out, deltas, timer = hopping.timed((1,), iter([rows]), None, [], 0)
+    out, deltas, timer = hopping.timed((1,), iter([rows]), None, {}, 0)
     # the key's own watermark (105) closed [95, 105); [100, 110) is next
     assert deltas is not None and timer == 110_000
     assert windows(out) == [1]
@@ -323,7 +321,7 @@ def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():
     assert deltas is None and timer is None  # the timer closed the last two windows
     assert windows(out) == [2, 1]
     bad = pd.DataFrame({"key": [1], "t": [None]}, dtype=object)
-    out, deltas, timer = hopping.timed((1,), iter([bad]), None, [], 0)
+    out, deltas, timer = hopping.timed((1,), iter([bad]), None, {}, 0)
     assert deltas is None and timer is None  # only a reject: nothing to keep
     assert windows(out) == [] and [r for f in out for r in f["reason"]] == ["null timestamp"]
 
@@ -362,3 +360,96 @@ def test_packed_row_has_the_frame_pandas_would_infer(key):
         row[0, i] = c
     pd.testing.assert_frame_equal(got, pd.DataFrame(row, columns=list(got.columns)))
     assert got["_ws"].iloc[0] == [0, 5] and got["count"].iloc[0] == [1, 2]
+
+
+class _CountingState:
+    """A fake of PySpark's ValueState and MapState (no JVM) counting the bytes that go
+    through it, as the state server's socket would carry them."""
+
+    def __init__(self) -> None:
+        self.value: tuple | None = None
+        self.map: dict[tuple, tuple] = {}
+        self.read = self.written = 0
+
+    # ValueState
+    def get(self):
+        if self.value is not None:
+            self.read += len(self.value[0])
+        return self.value
+
+    def update(self, v):
+        self.written += len(v[0])
+        self.value = v
+
+    # MapState
+    def iterator(self):
+        for k, v in list(self.map.items()):
+            self.read += 8 + len(v[0])
+            yield k, v
+
+    def updateValue(self, k, v):
+        self.written += 8 + len(v[0])
+        self.map[k] = v
+
+    def removeKey(self, k):
+        self.written += 8
+        del self.map[k]
+
+    def clear(self):
+        self.value = None
+        self.map.clear()
+
+
+class _Handle:
+    def __init__(self) -> None:
+        self.meta, self.pieces = _CountingState(), _CountingState()
+
+    def getValueState(self, name, schema):
+        return self.meta
+
+    def getMapState(self, name, key_schema, value_schema):
+        return self.pieces
+
+
+def _state_io(shape, batches: int) -> list[tuple[int, int, int]]:
+    """(input, read, written) bytes per micro-batch of WindowAggProcessor on one key:
+    micro-batches of 200 events, 30 s of event time each."""
+    from windowagg.spark.spec import parse_aggs
+    from windowagg.spark.streaming import WindowAggProcessor
+
+    proc = WindowAggProcessor(
+        ["key"], "t", parse_aggs(["max(value)", "sum(value)", "count"]), shape, "s",
+        allowed_lateness=60_000_000,
+    )  # fmt: skip
+    h = _Handle()
+    proc.init(h)
+    rng = np.random.default_rng(3)
+    out = []
+    for b in range(batches):
+        us = np.sort(rng.integers(b * 30_000_000, (b + 1) * 30_000_000, 200))
+        pdf = pd.DataFrame(
+            {"key": 1, "t": pd.to_datetime(us, unit="us", utc=True), "value": rng.random(200)}
+        )
+        before = [(s.read, s.written) for s in (h.meta, h.pieces)]
+        list(proc.handleInputRows((1,), iter([pdf]), None))
+        read = sum(s.read - r for s, (r, _) in zip((h.meta, h.pieces), before, strict=True))
+        written = sum(s.written - w for s, (_, w) in zip((h.meta, h.pieces), before, strict=True))
+        out.append((16 * len(us), read, written))
+    return out
+
+
+def test_the_processor_writes_only_touched_panes_and_reads_what_the_window_needs():
+    """Through a fake state API: with the pane layout the bytes written per micro-batch
+    stay flat and far below the input, and the bytes read stop growing once the window
+    (60 panes) is full, although the retained events keep growing; the event log (per-
+    event windows) reads every retained event each micro-batch."""
+    from windowagg.windows.engine import Shape
+
+    panes = _state_io(Shape(size=3_600_000_000, slide=60_000_000), 180)  # 90 minutes
+    inp = panes[0][0]
+    assert all(w <= 0.25 * inp for _, _, w in panes[1:])  # meta + ~2 panes touched
+    assert max(w for _, _, w in panes[-15:]) <= 1.5 * max(w for _, _, w in panes[1:15])
+    full = [r for _, r, _ in panes[-40:]]  # the last 20 minutes: the window is full
+    assert max(full) <= 1.05 * min(full) and max(full) <= 2 * inp
+    events = _state_io(Shape(size=3_600_000_000), 60)  # per-event windows: the event log
+    assert events[-1][1] > 4 * events[10][1] and events[-1][1] > 50 * panes[-1][1]

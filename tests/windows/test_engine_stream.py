@@ -26,10 +26,11 @@ from tests.windows.engine_oracle import (
 )
 
 from windowagg.errors import ArgumentError, CodecError
+from windowagg.monoids import Concat
 from windowagg.pandas import parse, window_agg
 from windowagg.rejects import readable_reason
 from windowagg.windows.engine import Shape
-from windowagg.windows.engine.stream import KeyStream
+from windowagg.windows.engine.stream import Delta, KeyStream
 
 VALUES = st.one_of(st.integers(-20, 20).map(float), st.sampled_from([0.5, -1.25, float("inf")]))
 
@@ -62,7 +63,7 @@ def _run(
     aggs = parse(AGGS)
     kw: dict[str, Any] = {"max_out_of_orderness": ooo, "allowed_lateness": allowed, "judge": judge}
     meta: bytes | None = None
-    chunks: list[bytes] = []
+    pieces: dict[int, bytes] = {}
     s = KeyStream(aggs, _shape(shape), **kw)
     rows: list[dict[str, Any]] = []
     refused: list[int] = []
@@ -79,20 +80,17 @@ def _run(
 
     for lo, hi in itertools.pairwise(bounds):
         if through_bytes:
-            s = KeyStream.restore(meta, chunks, aggs, _shape(shape), **kw)
+            s = KeyStream.restore(meta, pieces, aggs, _shape(shape), **kw)
             s._check()
         res, delta = s.feed(ts[lo:hi], {"v": vs[lo:hi]})
         s._check()
-        if delta.rewrite is not None:
-            chunks = list(delta.rewrite)
-        elif delta.chunk is not None:
-            chunks.append(delta.chunk)
+        delta.apply(pieces)
         meta = delta.meta
         collect(res)
         refused.extend((lo + res.refused).tolist())
         reasons.extend(res.reasons)
     if through_bytes:
-        s = KeyStream.restore(meta, chunks, aggs, _shape(shape), **kw)
+        s = KeyStream.restore(meta, pieces, aggs, _shape(shape), **kw)
     res, _ = s.advance(10**6)
     collect(res)
     return rows, refused, reasons
@@ -227,45 +225,64 @@ def test_arrival_answers_each_event_as_of_its_arrival(
         assert (res.columns["revision"] == 0).all()
 
 
-def test_late_event_revises_an_emitted_window_and_chunks_are_deltas() -> None:
+def test_late_event_revises_an_emitted_window_and_pieces_are_deltas() -> None:
     aggs = parse(["sum(v)", "count"])
-    s = KeyStream(aggs, Shape(size=10, slide=10), allowed_lateness=30)
+    shape = Shape(size=10, slide=10)
+    s = KeyStream(aggs, shape, allowed_lateness=30)
+    assert s.layout == "panes"
+    store: dict[int, bytes] = {}
     res, d1 = s.feed(np.array([1, 2, 15]), {"v": np.array([1.0, 2.0, 3.0])})
     assert res.columns["end"].tolist() == [10] and res.columns["revision"].tolist() == [0]
-    assert d1.rewrite is None and d1.chunk is not None
+    assert sorted(d1.put) == [0, 1] and d1.delete == ()  # one piece per pane
+    d1.apply(store)
     res, d2 = s.feed(np.array([3, 22]), {"v": np.array([4.0, 5.0])})
     # [0, 10) again with the late event (revision 1), [10, 20) for the first time
     assert res.columns["end"].tolist() == [10, 20]
     assert res.columns["revision"].tolist() == [1, 0]
     assert res.columns["sum_v"].tolist() == [7.0, 3.0]
-    assert d2.chunk is not None and d2.rewrite is None  # only the new events appended
-    s2 = KeyStream.restore(d2.meta, [d1.chunk, d2.chunk], aggs, Shape(size=10, slide=10),
-                           allowed_lateness=30)  # fmt: skip
-    assert s2.meta_bytes() == s.meta_bytes() and s2.chunk_bytes() == s.chunk_bytes()
-    res, _ = s2.feed(np.array([4]), {"v": np.array([1.0])})
-    assert res.columns["revision"].tolist() == [2] and res.columns["sum_v"].tolist() == [8.0]
+    assert sorted(d2.put) == [0, 2] and d2.delete == ()  # only the panes the batch touched
+    d2.apply(store)
+    s2 = KeyStream.restore(d2.meta, store, aggs, shape, allowed_lateness=30)
+    assert s2.meta_bytes() == s.meta_bytes() and s2.pieces() == s.pieces() == store
+    res, d3 = s2.feed(np.array([4, 45]), {"v": np.array([1.0, 0.0])})
+    assert res.columns["end"].tolist() == [10, 30]  # [0, 10) again, [20, 30) closes
+    assert res.columns["revision"].tolist() == [2, 0]
+    assert res.columns["sum_v"].tolist() == [8.0, 5.0]
+    assert d3.delete == (0,)  # the bound (45 - 30) passed the end of pane 0's last window
 
 
 def test_compaction_rewrites_the_chunks_when_half_are_dead() -> None:
     aggs = parse(["sum(v)"])
-    s = KeyStream(aggs, Shape(size=10, slide=5))
+    s = KeyStream(aggs, Shape(size=10))  # per-event windows: the event log
+    assert s.layout == "events"
+    store: dict[int, bytes] = {}
     rewrites = 0
     for b in range(20):
         t = np.arange(b * 10, b * 10 + 10)
         _, d = s.feed(t, {"v": np.ones(10)})
-        rewrites += d.rewrite is not None
+        rewrites += bool(d.delete)
+        d.apply(store)
         assert len(s) <= 40  # only the live events (and at most as many dead ones)
+        assert len(store) <= 3
     assert 5 <= rewrites <= 20
+    again = KeyStream.restore(d.meta, store, aggs, Shape(size=10))
+    assert len(again) == len(s) and again.meta_bytes() == s.meta_bytes()
 
 
 def test_state_of_another_configuration_is_refused() -> None:
     aggs = parse(["sum(v)"])
-    s = KeyStream(aggs, Shape(size=10, slide=10))
-    _, d = s.feed(np.array([1]), {"v": np.array([1.0])})
-    with pytest.raises(CodecError, match="checkpoint"):
-        KeyStream.restore(d.meta, [d.chunk or b""], aggs, Shape(size=20, slide=10))
-    with pytest.raises(CodecError):
-        KeyStream.restore(d.meta, [b"garbage"], aggs, Shape(size=10, slide=10))
+    for shape in (Shape(size=10, slide=10), Shape(size=10)):
+        s = KeyStream(aggs, shape)
+        _, d = s.feed(np.array([1]), {"v": np.array([1.0])})
+        with pytest.raises(CodecError, match="checkpoint"):
+            KeyStream.restore(d.meta, d.put, aggs, Shape(size=20, slide=10))
+        if s.layout == "panes":  # partials of another aggregation (events hold any)
+            with pytest.raises(CodecError, match="checkpoint"):
+                KeyStream.restore(d.meta, d.put, parse(["max(v)"]), shape)
+        with pytest.raises(CodecError):
+            KeyStream.restore(d.meta, {0: b"garbage"}, aggs, shape)
+        with pytest.raises(CodecError):
+            KeyStream.restore(b"garbage", d.put, aggs, shape)
     with pytest.raises(ArgumentError, match="emit='watermark'"):
         KeyStream(aggs, Shape(size=10, slide=10), emit="arrival")
 
@@ -292,3 +309,226 @@ def test_a_late_event_bridging_sessions_supersedes_them() -> None:
     assert res.columns["count"].tolist() == [4] and res.columns["revision"].tolist() == [1]
     res, _ = s.feed(np.array([12]), {"v": np.array([1.0])})  # extends it again
     assert (res.columns["end"].tolist(), res.columns["revision"].tolist()) == ([15], [2])
+
+
+# ---------------------------------------------------------------- the pane layout
+#: Monoids only (no exact quantile): hopping windows take the pane layout. ``cat_v``
+#: (Concat) is not commutative: the open panes keep their events, in (time, arrival) order.
+PANE_AGGS: list[list[Any]] = [
+    ["sum(v)", "count", "max(v)", "min(v)", "mean(v)", "variance(v)"],
+    ["sum(v)", "count", "max(v)", ("cat_v", Concat(), "v", "array<double>"), "first(v)"],
+]
+HOPPING = st.builds(
+    lambda size, slide, start: Shape(size=size, slide=slide, start_time=start),
+    st.integers(1, 12),
+    st.integers(1, 12),
+    st.integers(-5, 5),
+)
+
+
+def _feed_all(
+    aggs: list[Any],
+    shape: Shape,
+    ts: np.ndarray,
+    vs: np.ndarray,
+    cuts: list[int],
+    kw: dict[str, Any],
+    through_bytes: bool,
+) -> tuple[list[dict[str, Any]], list[int], list[Delta]]:
+    """Feed the micro-batches (through a dict store and restore when *through_bytes*),
+    then flush; every emitted row, the refused positions and the deltas."""
+    store: dict[int, bytes] = {}
+    meta: bytes | None = None
+    s = KeyStream(aggs, shape, **kw)
+    assert s.layout == "panes"
+    rows: list[dict[str, Any]] = []
+    refused: list[int] = []
+    deltas: list[Delta] = []
+    names = [a.alias for a in aggs]
+
+    def collect(res: Any) -> None:
+        for j in range(len(res.columns["end"])):
+            row = {c: res.columns[c][j] for c in ["start", "end", "revision", *names]}
+            row["id"] = int(res.ids[j])
+            rows.append(row)
+
+    for lo, hi in itertools.pairwise([0, *cuts, len(ts)]):
+        if through_bytes:
+            s = KeyStream.restore(meta, store, aggs, shape, **kw)
+            s._check()
+        res, d = s.feed(ts[lo:hi], {"v": vs[lo:hi]})
+        s._check()
+        d.apply(store)
+        assert store == s.pieces()  # the deltas keep the store equal to the state
+        meta = d.meta
+        deltas.append(d)
+        collect(res)
+        refused.extend((lo + res.refused).tolist())
+    if through_bytes:
+        s = KeyStream.restore(meta, store, aggs, shape, **kw)
+    res, d = s.advance(10**6)
+    d.apply(store)
+    assert store == {}  # every pane evicted once nothing can change
+    collect(res)
+    return rows, refused, deltas
+
+
+@given(
+    streams(),
+    HOPPING,
+    st.integers(0, 10),
+    st.integers(0, 10),
+    st.booleans(),
+    st.sampled_from(["arrival", "batch"]),
+    st.sampled_from(range(len(PANE_AGGS))),
+)
+def test_pane_layout_final_revisions_equal_the_batch_answer(
+    data: tuple[np.ndarray, np.ndarray, list[int]],
+    shape: Shape,
+    ooo: int,
+    allowed: int,
+    through_bytes: bool,
+    judge: str,
+    which: int,
+) -> None:
+    ts, vs, cuts = data
+    spec = PANE_AGGS[which]
+    aggs = parse(spec)
+    kw: dict[str, Any] = {"max_out_of_orderness": ooo, "allowed_lateness": allowed, "judge": judge}
+    rows, refused, _ = _feed_all(aggs, shape, ts, vs, cuts, kw, through_bytes)
+    df = pd.DataFrame({"k": "a", "t": ts, "v": vs})
+    shape_kw = {"size": shape.size, "slide": shape.slide, "start_time": shape.start_time}
+    gaps = sorted(hopping_gaps(df, shape_kw, list(range(len(ts)))))  # size < slide
+    if judge == "arrival":
+        lateness = {"max_out_of_orderness": ooo * 10**-6, "allowed_lateness": allowed * 10**-6}
+        late: list[int] = []
+    else:
+        lateness = {}
+        late = _late_per_batch(ts, vs, cuts, ooo + allowed, gaps)
+    kept = df.drop(index=late).reset_index(drop=True)
+    batch = window_agg(kept, "k", "t", spec, time_unit="us", **lateness, **_batch_shape(shape_kw))
+    final = _final_of(rows, [a.alias for a in aggs])
+    want = batch.results
+    us = want["window_end"].astype("datetime64[ns, UTC]").astype("int64") // 1000
+    assert final["end"].tolist() == us.tolist()
+    for a in aggs:
+        if a.dtype == "double":
+            np.testing.assert_allclose(
+                final[a.alias].to_numpy(float), want[a.alias].to_numpy(float), atol=1e-9
+            )
+        else:
+            got = [tuple(x) if isinstance(x, (tuple, list)) else x for x in final[a.alias]]
+            exp = [tuple(x) if isinstance(x, (tuple, list)) else x for x in want[a.alias]]
+            assert got == exp
+    if judge == "arrival":
+        assert sorted(refused) == batch.rejects["row_index"].tolist()
+
+
+def _final_of(rows: list[dict[str, Any]], names: list[str]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=["start", "end", "revision", *names, "id"])
+    for _, g in df.groupby("id"):
+        assert g["revision"].tolist() == list(range(len(g)))
+    return df.groupby("id").tail(1).sort_values("id").reset_index(drop=True)
+
+
+def test_a_non_commutative_pane_folds_its_events_in_time_order_then_freezes() -> None:
+    aggs = parse([("cat_v", Concat(), "v", "array<double>"), "count"])
+    shape = Shape(size=20, slide=10)
+    s = KeyStream(aggs, shape, allowed_lateness=15)
+    store: dict[int, bytes] = {}
+    got: dict[int, Any] = {}  # window end -> its last revision's cat_v
+
+    def collect(res: Any) -> None:
+        got.update(zip(res.columns["end"].tolist(), res.columns["cat_v"], strict=True))
+
+    # pane [0, 10) receives 5, 3 then (late, within the lateness) 4 and 1: out of order
+    for t, v in (([5, 3, 12], [5.0, 3.0, 12.0]), ([4, 1, 21], [4.0, 1.0, 21.0])):
+        res, d = s.feed(np.array(t), {"v": np.array(v)})
+        d.apply(store)
+        s._check()
+        collect(res)
+    assert len(s) == 3 + 6  # three panes and the events of the open ones: 0 (4), 1, 2
+    res, d = s.feed(np.array([33]), {"v": np.array([33.0])})  # bound 18: pane 0 freezes
+    d.apply(store)
+    s._check()
+    collect(res)
+    assert 0 in d.put and len(s) == 4 + 3  # pane 0 is a partial now
+    s = KeyStream.restore(d.meta, store, aggs, shape, allowed_lateness=15)
+    res, _ = s.advance(100)
+    collect(res)
+    assert got[20] == (1.0, 3.0, 4.0, 5.0, 12.0)  # [0, 20): time order, not arrival order
+    df = pd.DataFrame({"k": "a", "t": [5, 3, 12, 4, 1, 21, 33], "v": [5, 3, 12, 4, 1, 21, 33.0]})
+    want = window_agg(df, "k", "t", aggs, size=20e-6, slide=10e-6, time_unit="us").results
+    ends = want["window_end"].astype("datetime64[ns, UTC]").astype("int64") // 1000
+    assert {e: tuple(c) for e, c in zip(ends.tolist(), want["cat_v"], strict=True)} == got
+
+
+def test_pane_state_bytes_do_not_grow_with_retained_events() -> None:
+    """Bytes written per micro-batch (the Delta) and read on restore (the store) follow
+    the panes, not the events: a 10x denser stream over the same time writes and keeps
+    the same bytes, and the last micro-batches write what the first ones did."""
+    aggs = parse(["max(v)", "sum(v)", "count"])
+    shape = Shape(size=600, slide=10)  # 60 panes per window
+
+    def run(rate: int) -> tuple[list[int], list[int]]:
+        s = KeyStream(aggs, shape, allowed_lateness=10)
+        rng = np.random.default_rng(7)
+        store: dict[int, bytes] = {}
+        written, read = [], []
+        for b in range(40):  # 40 micro-batches of 30 time units: 2x the window
+            t = np.sort(rng.integers(b * 30, b * 30 + 30, 30 * rate))
+            t[::7] -= 5  # some out of order, within the lateness
+            _, d = s.feed(t, {"v": rng.random(len(t))})
+            d.apply(store)
+            written.append(d.nbytes)
+            read.append(sum(len(v) + 8 for v in store.values()) + len(d.meta))
+            s = KeyStream.restore(d.meta, store, aggs, shape, allowed_lateness=10)
+        return written, read
+
+    w1, r1 = run(1)
+    w10, r10 = run(10)
+    # after the first window, state read stays at ~the window's panes (<= 62 pieces)
+    assert max(r1[25:]) <= 1.1 * min(r1[25:]) and max(r10[25:]) <= 1.1 * min(r10[25:])
+    # same time, 10x the events: the same pieces (their values differ, not their size)
+    assert max(r10) <= 1.05 * max(r1) and max(w10) <= 1.05 * max(w1)
+    # the last quarter writes what the first quarter wrote (pieces of ~4 panes + meta)
+    assert max(w10[30:]) <= 1.5 * max(w10[:10])
+
+
+class _Fussy:
+    """A user monoid whose combine raises on a sum above 100, and whose lower raises on
+    exactly 50 (lift accepts every value, so admission lets them in)."""
+
+    identity = 0.0
+    commutative = True
+
+    def lift(self, x: float) -> float:
+        return x
+
+    def combine(self, a: float, b: float) -> float:
+        if a + b > 100:
+            raise OverflowError(f"{a} + {b} is too much")
+        return a + b
+
+    def lower(self, a: float) -> float:
+        if a == 50:
+            raise ValueError("fifty")
+        return a
+
+
+@pytest.mark.parametrize("commutative", [True, False])
+def test_a_raising_user_monoid_names_its_aggregation_and_window(commutative: bool) -> None:
+    from windowagg.errors import AggregationError
+
+    fussy = _Fussy()
+    fussy.commutative = commutative  # type: ignore[misc]
+    aggs = parse([("f", fussy, "v"), "count"])
+    s = KeyStream(aggs, Shape(size=10, slide=10), allowed_lateness=100)
+    assert s.layout == "panes"
+    with pytest.raises(AggregationError, match=r"aggregation 'f' \(monoid _Fussy\)") as e:
+        s.feed(np.array([1, 2]), {"v": np.array([60.0, 70.0])})  # one pane: 130 > 100
+    assert e.value.alias == "f" and "OverflowError" in str(e.value)
+    s = KeyStream(aggs, Shape(size=10, slide=10), allowed_lateness=100)
+    with pytest.raises(AggregationError, match=r"window_start 0, window_end 10") as e:
+        s.feed(np.array([1, 2, 15]), {"v": np.array([20.0, 30.0, 1.0])})  # lower(50)
+    assert e.value.alias == "f" and "ValueError: fifty" in str(e.value)

@@ -9,11 +9,14 @@ engine             the batch engine's per-key streaming state,
                    :class:`windowagg.windows.engine.KeyStream`: admission with the key's
                    watermark clock, assignment, the aggregators, emission
 per key state      TWS: a ``ValueState`` of metadata (clock, emission, revisions) and a
-                   ``ListState`` of event chunks (one per micro-batch: its admitted events),
-                   so a micro-batch *appends* its events (compaction rewrites the list when
-                   at least half the stored events are dead); APWS: the same bytes in one
-                   ``binary`` value, rewritten each micro-batch. ``windowagg.codec`` bytes,
-                   never pickle
+                   ``MapState`` of *pieces* (``bigint`` key -> ``binary``): for hopping
+                   windows of monoids one piece per pane (its partial aggregates,
+                   ``windows.engine.panes``), else one per chunk of events (the event
+                   log); a micro-batch reads the key's pieces and writes only the pieces
+                   it changed (:class:`~windowagg.windows.engine.stream.Delta`). APWS
+                   (the fallback for stores without TWS): the metadata and every piece in
+                   one ``binary`` value, rewritten each micro-batch. ``windowagg.codec``
+                   bytes, never pickle
 per micro-batch    validate rows (bad ones -> rejects), admit (late ones -> rejects, by
                    position), emit the windows the key's watermark closed (``revision`` 0)
                    and the emitted ones a late-but-accepted event changed (``revision`` + 1)
@@ -42,10 +45,11 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from windowagg import codec
+from windowagg.errors import CodecError
 from windowagg.spark._deps import require_pyspark
 
 require_pyspark("windowagg.spark.streaming")
@@ -81,8 +85,9 @@ from windowagg.windows.engine.stream import Delta  # noqa: E402
 
 __all__ = [
     "APWS_STATE_SCHEMA",
-    "CHUNK_SCHEMA",
     "META_SCHEMA",
+    "PIECE_KEY_SCHEMA",
+    "PIECE_SCHEMA",
     "WindowAggProcessor",
     "pack",
     "packed_schema",
@@ -92,9 +97,11 @@ __all__ = [
 
 #: transformWithStateInPandas, per key: a ValueState of the metadata record (codec bytes)
 META_SCHEMA = T.StructType([T.StructField("meta", T.BinaryType(), False)])
-#: ... and a ListState of event chunks (codec bytes), one element per micro-batch
-CHUNK_SCHEMA = T.StructType([T.StructField("chunk", T.BinaryType(), False)])
-#: applyInPandasWithState keeps one state value per key: ``codec.dumps((meta, [chunk...]))``
+#: ... and a MapState of pieces: the piece's key (a pane number or a chunk number) ...
+PIECE_KEY_SCHEMA = T.StructType([T.StructField("piece", T.LongType(), False)])
+#: ... to its codec bytes (a pane's partials, or a chunk of events)
+PIECE_SCHEMA = T.StructType([T.StructField("bytes", T.BinaryType(), False)])
+#: applyInPandasWithState keeps one state value per key: ``codec.dumps((meta, {key: piece}))``
 #: (PySpark 4.3 cannot store an ``array<binary>`` state field: ``KeyError: 'elementType'``)
 APWS_STATE_SCHEMA = T.StructType([T.StructField("state", T.BinaryType(), False)])
 
@@ -283,7 +290,7 @@ class _Step:
     """One key, one micro-batch: stored state + rows -> packed output + the state's delta.
 
     The windows come from :class:`windowagg.windows.engine.KeyStream` (the batch engine,
-    with the key's clock, revisions and chunked state); Spark only stores its bytes.
+    with the key's clock, revisions and its state in pieces); Spark only stores its bytes.
     """
 
     def __init__(
@@ -312,16 +319,16 @@ class _Step:
             "planned": plan(self.aggs),
         }
 
-    def stream(self, meta: bytes | None, chunks: Sequence[bytes]) -> KeyStream:
-        """The key's state from its stored bytes (None: a new key). O(stored events)."""
-        return KeyStream.restore(meta, chunks, self.aggs, self.shape, **self.options)
+    def stream(self, meta: bytes | None, pieces: Mapping[int, bytes]) -> KeyStream:
+        """The key's state from its stored bytes (None: a new key). O(stored pieces)."""
+        return KeyStream.restore(meta, pieces, self.aggs, self.shape, **self.options)
 
     def __call__(
         self,
         key: tuple[Any, ...],
         pdfs: Iterator[pd.DataFrame],
         meta: bytes | None,
-        chunks: Sequence[bytes] = (),
+        pieces: Mapping[int, bytes] | None = None,
     ) -> tuple[list[pd.DataFrame], list[Delta]]:
         """Feed the key's rows; returns the packed output and the deltas to store."""
         out: list[pd.DataFrame] = []
@@ -334,7 +341,7 @@ class _Step:
             )
             packed = pack(self.keys, [None] * len(self.keys), self.aggs, _no_windows(), rejects)
             return ([packed] if packed is not None else []), []
-        return self.feed(self.stream(meta, chunks), batch)
+        return self.feed(self.stream(meta, pieces or {}), batch)
 
     def feed(self, ks: KeyStream, batch: pd.DataFrame) -> tuple[list[pd.DataFrame], list[Delta]]:
         """Validate *batch* (bad rows -> rejects) and feed the good rows to *ks*."""
@@ -362,7 +369,7 @@ class _Step:
         key: tuple[Any, ...],
         pdfs: Iterator[pd.DataFrame],
         meta: bytes | None,
-        chunks: Sequence[bytes],
+        pieces: Mapping[int, bytes],
         wm: int,
     ) -> tuple[list[pd.DataFrame], list[Delta] | None, int | None]:
         """One key under Spark's global event-time watermark *wm* (us; <= 0: none yet).
@@ -374,7 +381,7 @@ class _Step:
         it can be emitted or revised any more and the global watermark has reached the
         key's own: a fresh state then judges every later event exactly as the old one.
         """
-        ks = self.stream(meta, chunks)
+        ks = self.stream(meta, pieces)
         out: list[pd.DataFrame] = []
         deltas: list[Delta] = []
         if wm > 0:  # a new key starts at the global watermark too
@@ -422,10 +429,12 @@ class WindowAggProcessor(StatefulProcessor):
     """A ``StatefulProcessor`` keeping each key's windows state as deltas.
 
     Per key: a ``ValueState`` ``meta`` (:data:`META_SCHEMA`: the clock, the emission
-    bookkeeping, the revisions) and a ``ListState`` ``chunks`` (:data:`CHUNK_SCHEMA`: one
-    element per micro-batch holding that batch's admitted events; compaction replaces the
-    list when at least half of the stored events are dead). A micro-batch appends one
-    element and rewrites the small metadata: its writes cost what changed.
+    bookkeeping, the revisions) and a ``MapState`` ``pieces`` (:data:`PIECE_KEY_SCHEMA`
+    -> :data:`PIECE_SCHEMA`): one piece per pane of partial aggregates (hopping windows of
+    monoids) or per chunk of events (every other shape). A micro-batch reads the key's
+    pieces, then writes the metadata and only the pieces its
+    :class:`~windowagg.windows.engine.stream.Delta` names (put or removed): its writes
+    cost what changed.
 
     *spec* is a :class:`windowagg.windows.engine.Shape` (lateness and ``emit`` as keywords,
     in microseconds). Use it through :func:`stream_window_agg`, or directly with
@@ -461,30 +470,34 @@ class WindowAggProcessor(StatefulProcessor):
         self._timers = event_time_timers
         self._columns = list(columns) if columns is not None else None
         self._meta: Any = None
-        self._chunks: Any = None
+        self._pieces: Any = None
         self._handle: Any = None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self._handle = handle
         self._meta = handle.getValueState("meta", META_SCHEMA)
-        self._chunks = handle.getListState("chunks", CHUNK_SCHEMA)
+        self._pieces = handle.getMapState("pieces", PIECE_KEY_SCHEMA, PIECE_SCHEMA)
 
-    def _load(self) -> tuple[bytes | None, list[bytes]]:
+    def _load(self) -> tuple[bytes | None, dict[int, bytes]]:
         got = self._meta.get()  # one round trip: None when the key has no state yet
         if got is None:
-            return None, []
-        return bytes(got[0]), [bytes(r[0]) for r in self._chunks.get()]
+            return None, {}
+        return bytes(got[0]), {int(k[0]): bytes(v[0]) for k, v in self._pieces.iterator()}
 
     def _apply(self, deltas: Sequence[Delta]) -> None:
-        """Write the deltas: append the new chunks (or replace the list), update the meta."""
-        for d in deltas:
-            if d.rewrite is not None:
-                if d.rewrite:
-                    self._chunks.put([(c,) for c in d.rewrite])
-                else:
-                    self._chunks.clear()
-            elif d.chunk is not None:
-                self._chunks.appendValue((d.chunk,))
+        """Write the deltas: remove and put the pieces they name, update the meta."""
+        put: dict[int, bytes] = {}
+        gone: set[int] = set()
+        for d in deltas:  # several deltas (a timer's advance, then the rows): net changes
+            for k in d.delete:
+                put.pop(k, None)
+                gone.add(k)
+            put.update(d.put)
+            gone.difference_update(d.put)
+        for k in sorted(gone):
+            self._pieces.removeKey((k,))
+        for k, v in put.items():
+            self._pieces.updateValue((k,), (v,))
         if deltas:
             self._meta.update((deltas[-1].meta,))
 
@@ -492,16 +505,16 @@ class WindowAggProcessor(StatefulProcessor):
         self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame], timerValues: Any
     ) -> Iterator[pd.DataFrame]:
         rows = self._named(rows)
-        meta, chunks = self._load()
+        meta, pieces = self._load()
         if self._timers:
             wm = int(timerValues.getCurrentWatermarkInMs()) * 1000
-            out, deltas, timer = self._step.timed(key, rows, meta, chunks, wm)
+            out, deltas, timer = self._step.timed(key, rows, meta, pieces, wm)
             # one timer per key: drop the old one first (a stale timer would fire too)
             for old in list(self._handle.listTimers()):
                 self._handle.deleteTimer(old)
             self._store(deltas, timer)
         else:
-            out, deltas = self._step(key, rows, meta, chunks)
+            out, deltas = self._step(key, rows, meta, pieces)
             self._apply(deltas)
         yield from out
 
@@ -523,7 +536,7 @@ class WindowAggProcessor(StatefulProcessor):
     def _store(self, deltas: list[Delta] | None, timer: int | None) -> None:
         if deltas is None:
             self._meta.clear()
-            self._chunks.clear()
+            self._pieces.clear()
         else:
             self._apply(deltas)
         if timer is not None:
@@ -534,11 +547,11 @@ class WindowAggProcessor(StatefulProcessor):
     ) -> Iterator[pd.DataFrame]:
         # Spark's global watermark passed this key's deadline: close what it closes, even
         # if the key has had no rows since (the expired timer is already gone)
-        meta, chunks = self._load()
+        meta, pieces = self._load()
         if meta is None:
             return
         wm = int(timerValues.getCurrentWatermarkInMs()) * 1000
-        out, deltas, timer = self._step.timed(key, iter([]), meta, chunks, wm)
+        out, deltas, timer = self._step.timed(key, iter([]), meta, pieces, wm)
         self._store(deltas, timer)
         yield from out
 
@@ -635,9 +648,14 @@ def stream_window_agg(
         ``event_time``, ``row``); write it with ``outputMode("append")`` and a checkpoint
         location, and split it with :func:`windowagg.spark.split`.
 
-    Complexity: per key and micro-batch of m events over r stored events, O(m log m + r)
-    numpy plus the engine's aggregators over the emitted windows; the state written is the
-    batch's events and a small metadata record (plus, amortized, O(1) rewrites per event).
+    Complexity: per key and micro-batch of m events. Hopping windows of monoids (pane
+    partials): O(m log m) numpy, one fold per event, O(log P) per touched pane and emitted
+    window over P stored panes (O(window / slide)); the state written is the touched panes
+    and a small metadata record. Every other shape or exact quantiles (the event log), over
+    r stored events: O(m log m + r) numpy plus the engine's aggregators over the emitted
+    windows; the state written is the batch's events and the metadata (plus, amortized,
+    O(1) rewrites per event). ``transformWithStateInPandas`` reads the key's pieces and
+    writes only those; ``applyInPandasWithState`` reads and rewrites the whole state.
     """
     wc = parse_call(
         keys,
@@ -665,7 +683,7 @@ def stream_window_agg(
         allowed_lateness=lateness_us,
         emit=emit,
     )
-    step.stream(None, [])  # checks the options now (emit, lateness), not on a worker
+    step.stream(None, {})  # checks the options now (emit, lateness), not on a worker
     if api is None:
         api = "transformWithStateInPandas" if event_time_timers else "applyInPandasWithState"
     if event_time_timers and api != "transformWithStateInPandas":
@@ -726,18 +744,20 @@ def stream_window_agg(
         def fn(
             key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: GroupState
         ) -> Iterator[pd.DataFrame]:
-            meta, chunks = None, []
+            meta, pieces = None, {}
             if state.exists:
                 with codec.decoding("a windowagg applyInPandasWithState state"):
-                    meta, chunks = codec.loads(bytes(state.get[0]))
-            out, deltas = step(key, pdfs, meta, chunks)
-            if deltas:  # one state value: the metadata and every chunk, rewritten
+                    meta, pieces = codec.loads(bytes(state.get[0]))
+                if not isinstance(pieces, dict):
+                    raise CodecError(
+                        "not a windowagg applyInPandasWithState state of this version: "
+                        "clear the query's checkpoint"
+                    )
+            out, deltas = step(key, pdfs, meta, pieces)
+            if deltas:  # the fallback: one state value, metadata and every piece rewritten
                 for d in deltas:
-                    if d.rewrite is not None:
-                        chunks = list(d.rewrite)
-                    elif d.chunk is not None:
-                        chunks.append(d.chunk)
-                state.update((codec.dumps((deltas[-1].meta, chunks)),))
+                    d.apply(pieces)
+                state.update((codec.dumps((deltas[-1].meta, pieces)),))
             yield from out
 
         stateful = grouped.applyInPandasWithState(

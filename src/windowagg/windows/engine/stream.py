@@ -1,21 +1,30 @@
-"""One key's streaming state over the windows engine: an append log of events, the clock, revisions.
+"""One key's streaming state over the windows engine: pane partials or an event log, the clock,
+revisions.
 
 =================  ==========================================================================
-state              the key's retained events as arrays (int64 event time, int64 arrival
-                   sequence number = row id, float64 value columns), sorted by (time,
-                   arrival), kept as *chunks*: one chunk per micro-batch (its admitted
-                   events), plus a small metadata record (the clock's newest event time, the
-                   watermark of the last emission, the next sequence number, how many
-                   events compaction dropped, the revisions of windows emitted more than
-                   once)
-per micro-batch    admission (:func:`~.admission.admit` with the key's
+layouts            chosen by the shape and the aggregations, never by a size
+                   (:attr:`KeyStream.layout`):
+                   ``"panes"`` (:mod:`.panes`): hopping and tumbling windows whose
+                   aggregations are all monoids: per aggregation an ``ooo.FiBA`` of pane
+                   partials (pane = ``gcd(size, slide)``), O(window / slide) per key
+                   whatever the event rate; ``"events"`` (this module's :class:`EventLog`):
+                   per-event, count and session windows, exact quantiles, ``emit="arrival"``:
+                   the key's retained events
+event log          the retained events as arrays (int64 event time, int64 arrival sequence
+                   number = row id, float64 value columns), sorted by (time, arrival),
+                   stored as *chunks*: one per micro-batch (its admitted events)
+metadata           one small record: the configuration, the clock's newest event time, the
+                   watermark of the last emission, the next sequence number, the
+                   revisions of windows emitted more than once (event log: also the next
+                   chunk key, how many events compaction dropped, emitted sessions)
+per micro-batch    admission (:func:`~.records.admit_key` with the key's
                    :class:`~.clock.WatermarkClock`: late and non-finite events, and times
                    in no hopping window (``size < slide``), refused by position, with a
-                   reason), merge into the retained events, assignment
-                   (:func:`~.assign.assign`) and the aggregators (:func:`~.state.evaluate`)
-                   for exactly the windows to emit: those the watermark closed in this
-                   batch (``revision`` 0) and the closed ones a late-but-accepted event
-                   changed (``revision`` + 1)
+                   reason), then the layout's update, and the windows to
+                   emit: those the watermark closed in this batch (``revision`` 0) and the
+                   closed ones a late-but-accepted event changed (``revision`` + 1). Event
+                   log: merge into the retained events, assignment (:func:`~.assign.assign`)
+                   and the aggregators (:func:`~.state.evaluate`) for exactly those windows
 emission           ``emit="watermark"`` (default): a window when the key's watermark passes
                    its end (per-event windows ``(t - size, t]``: when it passes ``t``), so
                    the final revision of every window equals the batch answer
@@ -26,19 +35,21 @@ sessions           a late event that bridges or extends sessions gives one sessi
                    *supersedes* the emitted ones it contains: its revision is one more than
                    theirs; the final answer is the emitted sessions not contained in one of
                    higher revision
-deltas             :class:`Delta` per micro-batch: the new chunk to append (the batch's
-                   admitted events), the new metadata, and, only at compaction, the whole
-                   list of chunks to rewrite
-compaction         events that no window still to be emitted or revised can hold (hopping,
-                   per-event: ``t <= bound - size``; sessions: sessions ending before the
-                   bound; count windows: before the first window a later event can shift)
-                   are dropped when they are at least half of the stored events, so each
-                   event is rewritten O(1) times amortized
+deltas             :class:`~.records.Delta` per micro-batch: the metadata, the pieces to put
+                   and the pieces to delete, by integer key (panes: the panes touched or
+                   frozen, and the panes evicted; event log: the new chunk, or at
+                   compaction every chunk replaced by one)
+compaction         (event log) events that no window still to be emitted or revised can
+                   hold (per-event: ``t <= bound - size``; sessions: sessions ending before
+                   the bound; count windows: before the first window a later event can
+                   shift) are dropped when they are at least half of the stored events, so
+                   each event is rewritten O(1) times amortized
 bytes              the versioned ``windowagg.codec`` (numpy buffers as ``bytes``), never
                    pickle; a state written for another configuration raises ``CodecError``
-time               per micro-batch of m rows over r retained events: O(m log m + r) numpy
-                   (sort, merge, assignment) + the aggregators over the emitted windows
-                   (O(1) amortized per event and window; O(log w) per quantile)
+time               event log, per micro-batch of m rows over r retained events: O(m log m +
+                   r) numpy (sort, merge, assignment) + the aggregators over the emitted
+                   windows (O(1) amortized per event and window; O(log w) per quantile).
+                   Panes: see :mod:`.panes` (no term in the retained events)
 =================  ==========================================================================
 
 Examples
@@ -57,120 +68,45 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from windowagg import codec
 from windowagg.errors import ArgumentError, CodecError
-from windowagg.windows.engine.admission import Admitted, admit
 from windowagg.windows.engine.assign import Shape, Windows, assign
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
+from windowagg.windows.engine.panes import PaneStream, fits
+from windowagg.windows.engine.records import (
+    STATE_VERSION,
+    Delta,
+    Events,
+    StepResult,
+    admit_key,
+    check_config,
+    concat_events,
+    decode_events,
+    empty_events,
+    encode_events,
+    sorted_events,
+    take_events,
+)
 from windowagg.windows.engine.state import Factory, Plan, evaluate, plan
 
-__all__ = ["STATE_VERSION", "Delta", "KeyStream", "StepResult"]
+__all__ = ["STATE_VERSION", "Delta", "EventLog", "KeyStream", "StepResult"]
 
-#: Version of the chunk and metadata records (inside the codec's own version).
-STATE_VERSION = 1
-
-_I64 = np.dtype("<i8")
-_F64 = np.dtype("<f8")
-
-
-class StepResult(NamedTuple):
-    """One micro-batch's output for one key."""
-
-    columns: dict[str, Any]
-    """``start``, ``end``, one column per aggregation alias, ``revision`` (int64)."""
-    refused: np.ndarray
-    """Positions (into the batch's arrays) of the events refused, ascending."""
-    reasons: list[str]
-    """One reason per refused position."""
-    ids: np.ndarray
-    """Each emitted window's identity (int64): hopping its start, per-event its event's
-    arrival sequence number, count windows their ordinal, sessions their start."""
+_Events = Events
+_empty = empty_events
+_concat = concat_events
+_take = take_events
+_sorted = sorted_events
+encode_chunk = encode_events
+decode_chunk = decode_events
 
 
-class Delta(NamedTuple):
-    """What changed in the stored state: write *meta*; append *chunk*, or replace the list
-    by *rewrite* when it is not None (compaction)."""
-
-    meta: bytes
-    chunk: bytes | None
-    rewrite: list[bytes] | None
-
-
-class _Events(NamedTuple):
-    t: np.ndarray
-    seq: np.ndarray
-    values: dict[str, np.ndarray]
-
-
-def _empty(cols: Sequence[str]) -> _Events:
-    return _Events(
-        np.empty(0, np.int64), np.empty(0, np.int64), {c: np.empty(0, np.float64) for c in cols}
-    )
-
-
-def _concat(parts: Sequence[_Events], cols: Sequence[str]) -> _Events:
-    if not parts:
-        return _empty(cols)
-    if len(parts) == 1:
-        return parts[0]
-    return _Events(
-        np.concatenate([p.t for p in parts]),
-        np.concatenate([p.seq for p in parts]),
-        {c: np.concatenate([p.values[c] for p in parts]) for c in cols},
-    )
-
-
-def _take(e: _Events, idx: Any) -> _Events:
-    return _Events(e.t[idx], e.seq[idx], {c: v[idx] for c, v in e.values.items()})
-
-
-def _sorted(e: _Events) -> _Events:
-    order = np.lexsort((e.seq, e.t))
-    return _take(e, order)
-
-
-def encode_chunk(e: _Events) -> bytes:
-    """One chunk of events as codec bytes (little-endian int64 / float64 buffers). O(n)."""
-    return codec.dumps(
-        (
-            STATE_VERSION,
-            e.t.astype(_I64).tobytes(),
-            e.seq.astype(_I64).tobytes(),
-            {c: v.astype(_F64).tobytes() for c, v in e.values.items()},
-        )
-    )
-
-
-def decode_chunk(data: bytes, cols: Sequence[str]) -> _Events:
-    """The inverse of :func:`encode_chunk`; ``CodecError`` for anything else. O(n)."""
-    with codec.decoding("a windowagg stream chunk"):
-        rec = codec.loads(data)
-    if not (isinstance(rec, tuple) and len(rec) == 4 and rec[0] == STATE_VERSION):
-        raise CodecError(
-            f"not a windowagg stream chunk of version {STATE_VERSION}: clear the query's "
-            "checkpoint or run the windowagg version that wrote it"
-        )
-    _, tb, sb, vals = rec
-    if not isinstance(vals, dict) or set(vals) != set(cols) or len(tb) != len(sb):
-        raise CodecError(
-            f"stream chunk columns {sorted(vals) if isinstance(vals, dict) else vals!r} differ "
-            f"from the aggregation's {sorted(cols)}: the checkpoint belongs to another query"
-        )
-    n = len(tb) // 8
-    out = {c: np.frombuffer(vals[c], dtype=_F64).astype(np.float64) for c in cols}
-    if any(len(v) != n for v in out.values()) or len(tb) % 8:
-        raise CodecError("stream chunk buffers of different lengths: the state is corrupted")
-    t = np.frombuffer(tb, dtype=_I64).astype(np.int64)
-    return _Events(t, np.frombuffer(sb, dtype=_I64).astype(np.int64), out)
-
-
-class KeyStream:
-    """One key's streaming windows over the engine (see the module docstring).
+class EventLog:
+    """One key's streaming windows over its retained events (see the module docstring).
 
     Parameters
     ----------
@@ -195,7 +131,6 @@ class KeyStream:
 
     __slots__ = (
         "_aggs",
-        "_chunks",
         "_clock",
         "_cols",
         "_dropped",
@@ -205,7 +140,9 @@ class KeyStream:
         "_factory",
         "_judge",
         "_lateness",
+        "_next",
         "_ooo",
+        "_pieces",
         "_plan",
         "_revs",
         "_seq",
@@ -256,7 +193,8 @@ class KeyStream:
         self._clock = WatermarkClock(self._ooo, self._lateness)
         self._cols = list(dict.fromkeys(a.column for a in aggs if a.column is not None))
         self._events = _empty(self._cols)  # every stored event, sorted by (t, seq)
-        self._chunks = 0  # how many chunks the stored list holds
+        self._pieces: list[int] = []  # the keys of the stored chunks
+        self._next = 0  # the key of the next chunk
         self._seq = 0  # the next arrival sequence number
         self._dropped = 0  # events compaction removed (all older than every stored one)
         self._emitted_wm: int | None = None
@@ -281,74 +219,61 @@ class KeyStream:
         return len(self._events.t)
 
     # ------------------------------------------------------------------ state bytes
-    def _config(self) -> tuple[Any, ...]:
+    def config(self) -> tuple[Any, ...]:
+        """What a stored state must have been written for (checked by :meth:`restore`)."""
         s = self._shape
         return (
-            s.size, s.slide, s.rows, s.every, s.gap, s.start_time,
+            "events", s.size, s.slide, s.rows, s.every, s.gap, s.start_time,
             self._ooo, self._lateness, self._emit, self._judge, tuple(self._cols),
         )  # fmt: skip
 
     def meta_bytes(self) -> bytes:
         """The metadata record (codec bytes): configuration, clock, emission, revisions.
 
-        O(revisable windows).
+        O(revisable windows + stored chunks).
         """
         clock_max = None if self._clock.watermark is None else self._clock.watermark + self._ooo
         return codec.dumps(
             (
                 STATE_VERSION,
-                self._config(),
+                self.config(),
                 clock_max,
                 self._emitted_wm,
                 self._seq,
                 self._dropped,
-                self._chunks,
+                self._next,
                 [(k, e, r) for k, (e, r) in self._revs.items()],
                 list(self._sessions),
             )
         )
 
-    def chunk_bytes(self) -> list[bytes]:
-        """The stored events as one chunk (what a compaction writes). O(n)."""
-        return [encode_chunk(self._events)] if len(self._events.t) else []
+    def pieces(self) -> dict[int, bytes]:
+        """The stored events as one chunk (what a compaction writes), by its key. O(n)."""
+        if not len(self._events.t):
+            return {}
+        return {self._next - 1 if self._pieces else self._next: encode_chunk(self._events)}
 
     @classmethod
     def restore(
-        cls,
-        meta: bytes | None,
-        chunks: Sequence[bytes],
-        aggs: Sequence[Any],
-        shape: Shape,
-        **kwargs: Any,
-    ) -> KeyStream:
-        """A key's stream from its stored metadata and chunks (None: a new key). O(n log n)."""
-        s = cls(aggs, shape, **kwargs)
-        if meta is None:
-            return s
-        with codec.decoding("a windowagg stream state"):
-            rec = codec.loads(meta)
-        if not (isinstance(rec, tuple) and len(rec) == 9 and rec[0] == STATE_VERSION):
-            raise CodecError(
-                f"not a windowagg stream state of version {STATE_VERSION}: clear the query's "
-                "checkpoint or run the windowagg version that wrote it"
-            )
-        _, config, clock_max, emitted_wm, seq, dropped, _, revs, sessions = rec
-        if tuple(config) != s._config():
-            raise CodecError(
-                f"stream state written for {tuple(config)!r}, not {s._config()!r} (size, slide, "
-                "rows, every, gap, start_time, lateness, emit, judge, columns): use a new checkpoint "
-                "location for a changed query"
-            )
+        cls, meta: Any, pieces: Mapping[int, bytes], aggs: Sequence[Any], shape: Shape, **kw: Any
+    ) -> EventLog:
+        """A key's stream from its decoded metadata tuple and its chunks. O(n log n)."""
+        s = cls(aggs, shape, **kw)
+        if not (isinstance(meta, tuple) and len(meta) == 9):
+            raise CodecError("not a windowagg event-log state: clear the query's checkpoint")
+        _, config, clock_max, emitted_wm, seq, dropped, nxt, revs, sessions = meta
+        check_config(config, s.config())
         if clock_max is not None:
             s._clock.observe(np.array([clock_max], dtype=np.int64))
         s._emitted_wm = emitted_wm
         s._seq = int(seq)
         s._dropped = int(dropped)
+        s._next = int(nxt)
         s._revs = {int(k): (int(e), int(r)) for k, e, r in revs}
         s._sessions = [(int(a), int(b), int(r)) for a, b, r in sessions]
-        parts = [decode_chunk(bytes(c), s._cols) for c in chunks]
+        s._pieces = sorted(int(k) for k in pieces)
+        parts = [decode_chunk(bytes(pieces[k]), s._cols) for k in s._pieces]
         s._events = _sorted(_concat(parts, s._cols))
-        s._chunks = len(parts)
         return s
 
     # ------------------------------------------------------------------ the verbs
@@ -360,7 +285,7 @@ class KeyStream:
         """
         t = np.asarray(t, dtype=np.int64)
         vals = {c: np.asarray(values[c], dtype=np.float64) for c in self._cols}
-        a = self._admit(t, vals)
+        a = admit_key(self._plan, self._clock, self._judge, t, vals, self._shape)
         new = _Events(
             t[a.order],
             self._seq + a.order.astype(np.int64),
@@ -377,64 +302,22 @@ class KeyStream:
         is_new = order >= old_n
         if cols is None:
             cols, ids = self._close(is_new, old_n, merged.t[:old_n])
-        chunk = encode_chunk(new) if len(new.t) else None
-        if chunk is not None:
-            self._chunks += 1
-        rewrite = self._compact()
-        if rewrite is not None:
-            chunk = None
-        return StepResult(cols, a.refused, a.reasons, ids), Delta(self.meta_bytes(), chunk, rewrite)
-
-    def _admit(self, t: np.ndarray, vals: Mapping[str, np.ndarray]) -> Admitted:
-        """Admission (the clock per ``judge``), after the values a monoid's ``lift`` refuses
-        (user monoids: ``bad_value: <error type>: <message>``; they do not move the clock).
-        """
-        bad: list[int] = []
-        why: list[str] = []
-        for g in self._plan.groups:
-            if g.buffer is not None or g.column is None:
-                continue  # the built-ins take every finite float (non-finite: admit)
-            lift = g.monoid.lift
-            for i, v in enumerate(vals[g.column].tolist()):
-                if v != v or v in (float("inf"), float("-inf")):
-                    continue
-                try:
-                    lift(v)
-                except Exception as e:
-                    if i not in bad:
-                        bad.append(i)
-                        why.append(f"bad_value: {type(e).__name__}: {e}")
-        if not bad:
-            return (
-                self._admit_batch(t, vals)
-                if self._judge == "batch"
-                else admit(t, vals, self._clock, shape=self._shape)
-            )
-        ok = np.setdiff1d(np.arange(len(t)), np.asarray(bad, dtype=np.int64))
-        sub_vals = {c: v[ok] for c, v in vals.items()}
-        if self._judge == "batch":
-            a = self._admit_batch(t[ok], sub_vals)
-        else:
-            a = admit(t[ok], sub_vals, self._clock, shape=self._shape)
-        refused = np.concatenate([ok[a.refused], np.asarray(bad, dtype=np.int64)])
-        reasons = a.reasons + why
-        order = np.argsort(refused, kind="stable")
-        return Admitted(ok[a.order], refused[order], [reasons[i] for i in order.tolist()])
-
-    def _admit_batch(self, t: np.ndarray, vals: Mapping[str, np.ndarray]) -> Admitted:
-        """Admission with every event judged against the bound before the batch. O(m log m)."""
-        a = admit(t, vals, shape=self._shape)  # non-finite values, times in no window
-        b = self._clock.bound
-        if b is None or not len(a.order):
-            self._clock.observe(t[a.order])
-            return a
-        late = t[a.order] < b
-        keep = a.order[~late]
-        self._clock.observe(t[keep])
-        refused = np.concatenate([a.refused, a.order[late]])
-        why = a.reasons + [f"late: {int(x)} < lateness bound {b}" for x in t[a.order[late]]]
-        order = np.argsort(refused, kind="stable")
-        return Admitted(keep, refused[order], [why[i] for i in order.tolist()])
+        put: dict[int, bytes] = {}
+        delete: tuple[int, ...] = ()
+        if len(new.t):
+            put[self._next] = encode_chunk(new)
+            self._pieces.append(self._next)
+            self._next += 1
+        if self._compact():  # one chunk of the live events replaces every stored chunk
+            delete = tuple(k for k in self._pieces if k not in put)
+            put = {}
+            self._pieces = []
+            if len(self._events.t):
+                put[self._next] = encode_chunk(self._events)
+                self._pieces = [self._next]
+                self._next += 1
+        delta = Delta(self.meta_bytes(), put, delete)
+        return StepResult(cols, a.refused, a.reasons, ids), delta
 
     def advance(self, watermark: int) -> tuple[StepResult, Delta]:
         """Raise the key's watermark to *watermark* (e.g. Spark's global one) and emit
@@ -605,9 +488,9 @@ class KeyStream:
         p = self._dropped + int(np.searchsorted(t, b, "left"))
         return int(min(max(0, p - s.rows + 1 - self._dropped), len(t)))
 
-    def _compact(self) -> list[bytes] | None:
+    def _compact(self) -> bool:
         """Drop the dead prefix when it is at least half the stored events; prune the
-        revisions no later event can change. Returns the chunks to rewrite, or None."""
+        revisions no later event can change. Returns whether the events were rewritten."""
         b = self._clock.bound
         if b is not None:
             if self._shape.kind != "hopping":
@@ -619,12 +502,10 @@ class KeyStream:
         dead = self._dead()
         n = len(self._events.t)
         if not dead or 2 * dead < n:
-            return None
+            return False
         self._events = _take(self._events, slice(dead, None))
         self._dropped += dead
-        rewrite = self.chunk_bytes()
-        self._chunks = len(rewrite)
-        return rewrite
+        return True
 
     def _live_sessions(self, b: int) -> list[tuple[int, int, int]]:
         """Emitted sessions still inside a session a later event can change."""
@@ -666,9 +547,149 @@ class KeyStream:
         e = self._events
         order = np.lexsort((e.seq, e.t))
         if not np.array_equal(order, np.arange(len(e.t))):
-            raise AssertionError("KeyStream: stored events are not sorted by (time, arrival)")
+            raise AssertionError("EventLog: stored events are not sorted by (time, arrival)")
         if len(np.unique(e.seq)) != len(e.seq):
-            raise AssertionError("KeyStream: two stored events share a sequence number")
+            raise AssertionError("EventLog: two stored events share a sequence number")
+
+
+class KeyStream:
+    """One key's streaming windows over the engine: it holds the state layout its shape and
+    aggregations call for and forwards to it (see the module docstring).
+
+    Parameters
+    ----------
+    aggs
+        ``Agg``-like objects (alias, monoid, column, kind, dtype), as :func:`~.state.plan`.
+    shape
+        The windows (hopping, per-event, count or session).
+    max_out_of_orderness, allowed_lateness
+        The key's :class:`~.clock.WatermarkClock`.
+    emit
+        ``"watermark"`` (default) or ``"arrival"`` (per-event windows of monoid
+        aggregations only; see the module docstring).
+    judge
+        Lateness: ``"arrival"`` (default) judges each event against the watermark before
+        it, in arrival order (as :func:`windowagg.pandas.window_agg` with lateness);
+        ``"batch"`` judges every event of a micro-batch against the watermark before the
+        micro-batch (as Spark judges rows: the order of rows inside a micro-batch is not
+        defined there).
+    factory
+        ``monoid -> FIFO aggregator`` for the engine (default ``fifo.TwoStacksLite``).
+    """
+
+    __slots__ = ("_state",)
+
+    def __init__(
+        self,
+        aggs: Sequence[Any],
+        shape: Shape,
+        *,
+        max_out_of_orderness: int = 0,
+        allowed_lateness: int = 0,
+        emit: str = "watermark",
+        judge: str = "arrival",
+        factory: Factory | None = None,
+        planned: Plan | None = None,
+    ) -> None:
+        if emit not in ("watermark", "arrival"):
+            raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
+        if judge not in ("arrival", "batch"):
+            raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
+        p = planned if planned is not None else plan(aggs)
+        lateness = {"max_out_of_orderness": max_out_of_orderness,
+                    "allowed_lateness": allowed_lateness}  # fmt: skip
+        self._state: PaneStream | EventLog
+        if fits(shape, p, emit):
+            self._state = PaneStream(
+                aggs, shape, judge=judge, factory=factory, planned=p, **lateness
+            )
+        else:
+            self._state = EventLog(
+                aggs, shape, emit=emit, judge=judge, factory=factory, planned=p, **lateness
+            )
+
+    @property
+    def layout(self) -> str:
+        """``"panes"`` (hopping windows of monoids: :mod:`.panes`) or ``"events"`` (the
+        event log: every other shape, exact quantiles, ``emit="arrival"``). O(1)."""
+        return "panes" if isinstance(self._state, PaneStream) else "events"
+
+    @property
+    def watermark(self) -> int | None:
+        """The key's watermark (None before its first event). O(1)."""
+        return self._state.watermark
+
+    @property
+    def bound(self) -> int | None:
+        """Events older than this are late (``watermark - allowed_lateness``). O(1)."""
+        return self._state.bound
+
+    def __len__(self) -> int:
+        """Entries stored: events (event log), or panes and open panes' events. O(1)."""
+        return len(self._state)
+
+    def meta_bytes(self) -> bytes:
+        """The metadata record (codec bytes). O(revisable windows)."""
+        return self._state.meta_bytes()
+
+    def pieces(self) -> dict[int, bytes]:
+        """Every stored piece by key: an equivalent of what a store holds. O(state)."""
+        return self._state.pieces()
+
+    @classmethod
+    def restore(
+        cls,
+        meta: bytes | None,
+        pieces: Mapping[int, bytes],
+        aggs: Sequence[Any],
+        shape: Shape,
+        **kwargs: Any,
+    ) -> KeyStream:
+        """A key's stream from its stored metadata and pieces (None: a new key).
+
+        O(stored pieces): the event log also sorts its events (O(n log n)).
+        """
+        s = cls(aggs, shape, **kwargs)
+        if meta is None:
+            return s
+        with codec.decoding("a windowagg stream state"):
+            rec = codec.loads(meta)
+        if not (isinstance(rec, tuple) and len(rec) >= 2 and rec[0] == STATE_VERSION):
+            raise CodecError(
+                f"not a windowagg stream state of version {STATE_VERSION}: clear the query's "
+                "checkpoint or run the windowagg version that wrote it"
+            )
+        kw = {k: v for k, v in kwargs.items() if k != "emit" or s.layout == "events"}
+        kw["planned"] = s._state._plan
+        if isinstance(s._state, PaneStream):
+            s._state = PaneStream.restore(rec, pieces, aggs, shape, **kw)
+        else:
+            s._state = EventLog.restore(rec, pieces, aggs, shape, **kw)
+        return s
+
+    def feed(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
+        """Admit one micro-batch (arrival order) and emit what it closed or revised.
+
+        Returns the windows and refused positions, and the :class:`Delta` to store. The
+        event log: O(m log m + n) numpy + the aggregators over the emitted windows; the
+        panes: O(m log m + (q + r) log P + P) (:mod:`.panes`).
+        """
+        return self._state.feed(t, values)
+
+    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
+        """Raise the key's watermark to *watermark* (e.g. Spark's global one) and emit
+        what that closes. No-op below the key's own watermark."""
+        return self._state.advance(watermark)
+
+    def deadline(self) -> int | None:
+        """When the key's watermark next matters (an event-time timer), or None when the
+        state can go: the end of the oldest window not emitted yet; else the watermark at
+        which nothing stored can be emitted or revised any more. O(stored)."""
+        return self._state.deadline()
+
+    def _check(self) -> None:
+        """The layout's invariants (O(stored))."""
+        self._state._check()
 
 
 def _count(t: np.ndarray, rows: int, every: int, offset: int) -> Windows:

@@ -1,0 +1,183 @@
+"""Streaming state per key (issue 28): ``KeyStream`` before and after the pane layout.
+
+One key, events over 2 days in arrival order (each event up to 30 s late, so some arrive
+out of order), 100 micro-batches, hopping windows with max, sum and count, allowed lateness
+1 minute. Per case and code version, in a subprocess each (the old code is ``git archive``
+of ``--old-ref`` with this checkout's compiled core), interleaved over ``--reps`` rounds:
+
+- ms per micro-batch, median over the first and the last quarter of the micro-batches;
+- bytes written per micro-batch (the ``Delta``: metadata + pieces put + keys deleted; the
+  old code: metadata + the new chunk, or the whole rewrite at compaction) against the
+  micro-batch's input bytes (int64 time + float64 value = 16 bytes per event);
+- bytes a store holds for the key after the micro-batch (what a restore reads);
+- ``--rates``: the same window at 1x, 10x and 100x the event rate over 2 hours of events
+  (state must not follow the rate: O(window / slide)).
+
+``python -m benchmarks stream_state [--quick] [--reps N] [--old-ref REF] [--out FILE]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+MIN = 60_000_000  # microseconds
+DAY = 24 * 60 * MIN
+
+
+def _events(n: int, span: int, seed: int = 28) -> tuple[np.ndarray, np.ndarray]:
+    """*n* event times over *span* us in arrival order (each up to 30 s late), values."""
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.integers(0, span, n))
+    arrival = t + rng.integers(0, 30_000_000, n)
+    order = np.argsort(arrival, kind="stable")
+    return t[order].astype(np.int64), rng.random(n)
+
+
+def _written(d: Any) -> int:
+    if hasattr(d, "nbytes"):
+        return int(d.nbytes)
+    rewrite = d.rewrite or []
+    return len(d.meta) + len(d.chunk or b"") + sum(len(c) for c in rewrite)
+
+
+def worker(case: dict[str, Any]) -> dict[str, Any]:
+    """Run one case with the windowagg on ``sys.path``; returns its measurements."""
+    from windowagg.pandas import parse
+    from windowagg.windows.engine import KeyStream, Shape
+
+    t, v = _events(case["n"], case["span"])
+    shape = Shape(size=case["size"], slide=case["slide"])
+    s = KeyStream(parse(["max(v)", "sum(v)", "count"]), shape, allowed_lateness=MIN)
+    store: dict[Any, bytes] = {}
+    chunks: list[bytes] = []
+    ms, written, held, inputs = [], [], [], []
+    for part in np.array_split(np.arange(len(t)), case["batches"]):
+        tb, vb = t[part], v[part]
+        t0 = time.perf_counter()
+        _, d = s.feed(tb, {"v": vb})
+        ms.append((time.perf_counter() - t0) * 1e3)
+        written.append(_written(d))
+        inputs.append(16 * len(tb))
+        if hasattr(d, "apply"):
+            d.apply(store)
+            held.append(len(d.meta) + sum(len(x) + 8 for x in store.values()))
+        else:
+            chunks = (
+                list(d.rewrite) if d.rewrite is not None else chunks + [d.chunk] * bool(d.chunk)
+            )
+            held.append(len(d.meta) + sum(len(x) for x in chunks))
+    q = len(ms) // 4
+    return {
+        "ms_first_quarter": float(np.median(ms[:q])),
+        "ms_last_quarter": float(np.median(ms[-q:])),
+        "written_over_input_last_quarter": float(np.median(np.divide(written, inputs)[-q:])),
+        "written_bytes_last_quarter": float(np.median(written[-q:])),
+        "input_bytes_per_batch": float(np.median(inputs)),
+        "held_bytes_last": int(held[-1]),
+        "held_bytes_max": int(max(held)),
+        "layout": getattr(s, "layout", "events"),
+    }
+
+
+def _cases(quick: bool, rates: bool) -> dict[str, dict[str, Any]]:
+    n = 100_000 if quick else 1_000_000
+    out = {
+        "1d/1min": {"n": n, "span": 2 * DAY, "size": DAY, "slide": MIN, "batches": 100},
+        "1h/1min": {"n": n, "span": 2 * DAY, "size": 60 * MIN, "slide": MIN, "batches": 100},
+    }
+    if rates:  # the 1x rate of the cases above (1M events / 2 days) over 2 hours
+        base = n // 24
+        for r in (1, 10, 100):
+            out[f"1h/1min rate x{r}"] = {
+                "n": base * r, "span": 2 * 60 * MIN, "size": 60 * MIN, "slide": MIN,
+                "batches": 100,
+            }  # fmt: skip
+    return out
+
+
+def _old_tree(ref: str) -> str:
+    """``ref``'s ``src`` in a temporary folder, with this checkout's compiled core."""
+    tmp = tempfile.mkdtemp(prefix="windowagg-old-")
+    arch = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "src"], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", tmp], input=arch, check=True)
+    native = ROOT / "src" / "windowagg" / "_native"
+    for so in native.glob("_core*.so"):
+        shutil.copy(so, Path(tmp) / "src" / "windowagg" / "_native" / so.name)
+    return str(Path(tmp) / "src")
+
+
+def _run(src: str, case: dict[str, Any]) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=f"{src}{os.pathsep}{ROOT}")
+    # an editable install's import hook would load the checkout it was installed from
+    code = (
+        "import json, sys; "
+        "sys.meta_path[:] = [f for f in sys.meta_path "
+        "if not type(f).__module__.startswith('_editable')]; "
+        "from benchmarks.bench_stream_state import worker; "
+        "import windowagg; assert windowagg.__file__.startswith(sys.argv[2]), windowagg.__file__; "
+        "print(json.dumps(worker(json.loads(sys.argv[1]))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(case), src],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    res: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return res
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks stream_state")
+    ap.add_argument("--quick", action="store_true", help="100k events instead of 1M")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--old-ref", default="38cf56e", help="git ref of the event-log code")
+    ap.add_argument("--no-old", action="store_true", help="measure this checkout only")
+    ap.add_argument("--rates", action="store_true", help="also 1x/10x/100x the event rate")
+    ap.add_argument("--out", default=None, help="write the medians as JSON here")
+    args = ap.parse_args(argv)
+    cases = _cases(args.quick, args.rates)
+    versions = {"new": str(ROOT / "src")}
+    if not args.no_old:
+        versions["old"] = _old_tree(args.old_ref)
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    load = os.getloadavg()
+    for _ in range(args.reps):
+        for name, case in cases.items():
+            for ver, src in versions.items():  # interleaved: old and new back to back
+                runs.setdefault((name, ver), []).append(_run(src, case))
+    report: dict[str, Any] = {"loadavg_start": load, "loadavg_end": os.getloadavg(), "cases": {}}
+    for (name, ver), rs in runs.items():
+        med = {k: float(np.median([r[k] for r in rs])) for k in rs[0] if k != "layout"}
+        med["layout"] = rs[0]["layout"]
+        report["cases"].setdefault(name, {})[ver] = med
+        ratio = med["ms_last_quarter"] / med["ms_first_quarter"]
+        print(
+            f"{name:22s} {ver:3s} {med['layout']:6s} ms/batch {med['ms_first_quarter']:7.2f} -> "
+            f"{med['ms_last_quarter']:7.2f} ({ratio:4.2f}x)  written/input "
+            f"{med['written_over_input_last_quarter']:6.3f}  held "
+            f"{med['held_bytes_last'] / 1e3:9.1f} kB"
+        )
+    print(f"loadavg {load} -> {os.getloadavg()}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

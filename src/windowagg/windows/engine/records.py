@@ -1,0 +1,242 @@
+"""Streaming records shared by one key's two state layouts (:mod:`.stream`, :mod:`.panes`).
+
+=================  ==========================================================================
+:class:`Delta`     what one micro-batch changed in a key's stored state: the metadata record
+                   (always rewritten, small) and *pieces* by integer key, to put and to
+                   delete: a store (Spark's ``MapState``, a dict, a KVS) writes exactly those
+:class:`StepResult` one micro-batch's output for one key (windows, refused positions)
+event arrays       :class:`Events` (int64 time, int64 arrival sequence number, float64
+                   value columns) and their codec bytes (:func:`encode_events`)
+admission          :func:`admit_key`: the clock (judged per arrival or per micro-batch) after
+                   the values a user monoid's ``lift`` refuses
+bytes              the versioned ``windowagg.codec`` (numpy buffers as ``bytes``), never
+                   pickle; the codec checks every length before it allocates
+=================  ==========================================================================
+
+>>> d = Delta(b"m", {3: b"abc"}, (1,))
+>>> pieces = {1: b"old", 2: b"x"}
+>>> d.apply(pieces); sorted(pieces.items()), d.nbytes
+([(2, b'x'), (3, b'abc')], 20)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from windowagg import codec
+from windowagg.errors import CodecError
+from windowagg.windows.engine.admission import Admitted, admit
+from windowagg.windows.engine.assign import Shape
+from windowagg.windows.engine.clock import WatermarkClock
+from windowagg.windows.engine.state import Plan
+
+__all__ = [
+    "STATE_VERSION",
+    "Delta",
+    "Events",
+    "StepResult",
+    "admit_key",
+    "decode_events",
+    "encode_events",
+]
+
+#: Version of the metadata and piece records (inside the codec's own version). Version 1
+#: kept a list of event chunks for every shape; version 2 keeps integer-keyed pieces
+#: (pane partials for hopping windows of monoids, event chunks for the rest).
+STATE_VERSION = 2
+
+_I64 = np.dtype("<i8")
+_F64 = np.dtype("<f8")
+
+
+class StepResult(NamedTuple):
+    """One micro-batch's output for one key."""
+
+    columns: dict[str, Any]
+    """``start``, ``end``, one column per aggregation alias, ``revision`` (int64)."""
+    refused: np.ndarray
+    """Positions (into the batch's arrays) of the events refused, ascending."""
+    reasons: list[str]
+    """One reason per refused position."""
+    ids: np.ndarray
+    """Each emitted window's identity (int64): hopping its start, per-event its event's
+    arrival sequence number, count windows their ordinal, sessions their start."""
+
+
+class Delta(NamedTuple):
+    """What one micro-batch changed in a key's stored state.
+
+    Write *meta* (the metadata record); store every ``put`` piece under its integer key
+    (new or replaced); remove the pieces keyed in *delete*. Nothing else changed.
+    """
+
+    meta: bytes
+    put: dict[int, bytes]
+    delete: tuple[int, ...] = ()
+
+    def apply(self, pieces: MutableMapping[int, bytes]) -> None:
+        """Apply the piece changes to *pieces* (a dict standing for the store). O(changes)."""
+        for k in self.delete:
+            pieces.pop(k, None)
+        pieces.update(self.put)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this delta writes: metadata, pieces and an 8-byte key per piece put or
+        deleted (what a key-value store receives). O(changes)."""
+        return len(self.meta) + sum(len(v) + 8 for v in self.put.values()) + 8 * len(self.delete)
+
+
+class Events(NamedTuple):
+    """Events as arrays: int64 time, int64 arrival sequence number, float64 columns."""
+
+    t: np.ndarray
+    seq: np.ndarray
+    values: dict[str, np.ndarray]
+
+
+def empty_events(cols: Sequence[str]) -> Events:
+    """No events, with the columns *cols*. O(1)."""
+    return Events(
+        np.empty(0, np.int64), np.empty(0, np.int64), {c: np.empty(0, np.float64) for c in cols}
+    )
+
+
+def concat_events(parts: Sequence[Events], cols: Sequence[str]) -> Events:
+    """*parts* end to end. O(n)."""
+    if not parts:
+        return empty_events(cols)
+    if len(parts) == 1:
+        return parts[0]
+    return Events(
+        np.concatenate([p.t for p in parts]),
+        np.concatenate([p.seq for p in parts]),
+        {c: np.concatenate([p.values[c] for p in parts]) for c in cols},
+    )
+
+
+def take_events(e: Events, idx: Any) -> Events:
+    """The events at *idx* (an index array or a slice). O(len(idx))."""
+    return Events(e.t[idx], e.seq[idx], {c: v[idx] for c, v in e.values.items()})
+
+
+def sorted_events(e: Events) -> Events:
+    """*e* sorted by (time, arrival). O(n log n)."""
+    return take_events(e, np.lexsort((e.seq, e.t)))
+
+
+def encode_events(e: Events) -> bytes:
+    """Events as codec bytes (little-endian int64 / float64 buffers). O(n)."""
+    return codec.dumps(
+        (
+            STATE_VERSION,
+            e.t.astype(_I64).tobytes(),
+            e.seq.astype(_I64).tobytes(),
+            {c: v.astype(_F64).tobytes() for c, v in e.values.items()},
+        )
+    )
+
+
+def decode_events(data: bytes, cols: Sequence[str]) -> Events:
+    """The inverse of :func:`encode_events`; ``CodecError`` for anything else. O(n)."""
+    with codec.decoding("a windowagg stream chunk"):
+        rec = codec.loads(data)
+    if not (isinstance(rec, tuple) and len(rec) == 4 and rec[0] == STATE_VERSION):
+        raise CodecError(
+            f"not a windowagg stream chunk of version {STATE_VERSION}: clear the query's "
+            "checkpoint or run the windowagg version that wrote it"
+        )
+    _, tb, sb, vals = rec
+    if not (
+        isinstance(tb, bytes)
+        and isinstance(sb, bytes)
+        and isinstance(vals, dict)
+        and set(vals) == set(cols)
+        and len(tb) == len(sb)
+    ):
+        raise CodecError(
+            f"stream chunk columns {sorted(vals) if isinstance(vals, dict) else vals!r} differ "
+            f"from the aggregation's {sorted(cols)}: the checkpoint belongs to another query"
+        )
+    n = len(tb) // 8
+    out = {c: np.frombuffer(vals[c], dtype=_F64).astype(np.float64) for c in cols}
+    if any(len(v) != n for v in out.values()) or len(tb) % 8:
+        raise CodecError("stream chunk buffers of different lengths: the state is corrupted")
+    t = np.frombuffer(tb, dtype=_I64).astype(np.int64)
+    return Events(t, np.frombuffer(sb, dtype=_I64).astype(np.int64), out)
+
+
+def admit_key(
+    p: Plan,
+    clock: WatermarkClock,
+    judge: str,
+    t: np.ndarray,
+    vals: Mapping[str, np.ndarray],
+    shape: Shape | None = None,
+) -> Admitted:
+    """One key's admission: the values a monoid's ``lift`` refuses (user monoids:
+    ``bad_value: <error type>: <message>``; they do not move the clock), times in no
+    window of a hopping *shape* with ``size < slide``, then the clock per *judge*
+    (``"arrival"``: each event against the bound before it; ``"batch"``: every event
+    against the bound before the micro-batch). O(m log m) + one ``lift`` per probe.
+    """
+    bad: list[int] = []
+    why: list[str] = []
+    for g in p.groups:
+        if g.buffer is not None or g.column is None:
+            continue  # the built-ins take every finite float (non-finite: admit)
+        lift = g.monoid.lift
+        for i, v in enumerate(vals[g.column].tolist()):
+            if v != v or v in (float("inf"), float("-inf")):
+                continue
+            try:
+                lift(v)
+            except Exception as e:
+                if i not in bad:
+                    bad.append(i)
+                    why.append(f"bad_value: {type(e).__name__}: {e}")
+    if not bad:
+        if judge == "batch":
+            return _admit_batch(clock, t, vals, shape)
+        return admit(t, vals, clock, shape=shape)
+    ok = np.setdiff1d(np.arange(len(t)), np.asarray(bad, dtype=np.int64))
+    sub_vals = {c: v[ok] for c, v in vals.items()}
+    if judge == "batch":
+        a = _admit_batch(clock, t[ok], sub_vals, shape)
+    else:
+        a = admit(t[ok], sub_vals, clock, shape=shape)
+    refused = np.concatenate([ok[a.refused], np.asarray(bad, dtype=np.int64)])
+    reasons = a.reasons + why
+    order = np.argsort(refused, kind="stable")
+    return Admitted(ok[a.order], refused[order], [reasons[i] for i in order.tolist()])
+
+
+def _admit_batch(
+    clock: WatermarkClock, t: np.ndarray, vals: Mapping[str, np.ndarray], shape: Shape | None
+) -> Admitted:
+    """Admission with every event judged against the bound before the batch. O(m log m)."""
+    a = admit(t, vals, shape=shape)  # non-finite values, times in no window
+    b = clock.bound
+    if b is None or not len(a.order):
+        clock.observe(t[a.order])
+        return a
+    late = t[a.order] < b
+    keep = a.order[~late]
+    clock.observe(t[keep])
+    refused = np.concatenate([a.refused, a.order[late]])
+    why = a.reasons + [f"late: {int(x)} < lateness bound {b}" for x in t[a.order[late]]]
+    order = np.argsort(refused, kind="stable")
+    return Admitted(keep, refused[order], [why[i] for i in order.tolist()])
+
+
+def check_config(config: Any, want: tuple[Any, ...]) -> None:
+    """``CodecError`` unless a stored configuration equals this stream's. O(1)."""
+    if not isinstance(config, tuple) or config != want:
+        raise CodecError(
+            f"stream state written for {config!r}, not {want!r} (layout, size, slide, rows, "
+            "every, gap, start_time, lateness, emit, judge, columns, aggregations): use a new "
+            "checkpoint location for a changed query"
+        )
