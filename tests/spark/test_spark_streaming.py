@@ -414,7 +414,7 @@ class _Handle:
 def _state_io(shape, batches: int) -> list[tuple[int, int, int]]:
     """(input, read, written) bytes per micro-batch of WindowAggProcessor on one key:
     micro-batches of 200 events, 30 s of event time each."""
-    from windowagg.spark.spec import parse_aggs
+    from windowagg.aggs import parse_aggs
     from windowagg.spark.streaming import WindowAggProcessor
 
     proc = WindowAggProcessor(

@@ -40,7 +40,7 @@ space              O(window / slide + panes of the lateness) partials per key, p
 Examples
 --------
 >>> import numpy as np
->>> from windowagg.spark.spec import parse_aggs
+>>> from windowagg.aggs import parse_aggs
 >>> s = PaneStream(parse_aggs(["sum(v)", "count"]), Shape(size=10, slide=5), allowed_lateness=20)
 >>> out, d = s.feed(np.array([1, 7, 12]), {"v": np.array([1.0, 2.0, 3.0])})
 >>> out.columns["end"].tolist(), out.columns["sum_v"].tolist(), sorted(d.put)  # panes 0, 1, 2
