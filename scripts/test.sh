@@ -17,11 +17,14 @@
 #      Spark starts its own Python workers, so these run once, on the default backend; the
 #      engine they drive is covered on both backends by step 2.
 #   4. one closing line adding up both runs (scripts/pytest_totals.py).
-# Measured (2-core machine shared with other sessions; commands and loads in issue 29's
-# report): step 2 about 9-12 min at load ~2 (it was about 2 x 16 min as two whole-suite
-# passes, one per backend), step 3 about 3-4 min (was 2 x ~4 min), step 1 about 1.5 min once
-# the venv exists. .ci/run adds the sanitizer step (build with ASan+UBSan, then tests/native
-# and the native FIFO tests).
+# Times (2-core machine shared with other sessions, so every figure is inflated; issue 29's
+# report has the commands). Before, each pass ran the whole suite and CI ran two: tests/fifo
+# + tests/ooo took 419 s + 234 s for ONE pass at load 4-12 (1306 s for CI's two); in this
+# layout (step 2's command on those two directories) they take 641 s in all at load 14-17,
+# the 59 [python] twins that run costing 113 s of 1202 s of test time (645 are skipped).
+# Spark, the CLI's Spark tests and the doctests now run once instead of twice. Expected on an
+# idle 2-core machine: step 2 about 6-8 min, step 3 about 4 min, step 1 about 1 min once the
+# venv exists (a fresh clone adds the set-up and the compiled core's build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

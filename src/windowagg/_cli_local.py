@@ -147,6 +147,8 @@ def _place_malformed(table: pa.Table, bad: list[tuple[int, str]]) -> tuple[pa.Ta
     """*table*'s rows with a null row at each malformed row's position, and the
     ``_corrupt_record`` column (the raw text there, null elsewhere). O(n)."""
     n = table.num_rows + len(bad)
+    if not bad:
+        return table, pa.nulls(n, pa.string())
     pos = np.array([p for p, _ in bad], dtype=np.int64)
     if len(pos) and (pos[0] < 0 or pos[-1] >= n or (np.diff(pos) <= 0).any()):
         raise WindowaggError(  # pragma: no cover - pyarrow's row numbers, checked

@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -55,6 +56,14 @@ __all__ = ["main"]
 console = Console()
 
 DEMO_AGGS = ("max(dep_delay)", "mean(dep_delay)", "p95(dep_delay)", "count")
+#: The demo's streaming settings: RocksDB commits a changelog of each micro-batch's state
+#: updates and a full snapshot only every few batches (Spark's default uploads a snapshot,
+#: with a file sync, at every commit), and the progress of every micro-batch is kept for
+#: OUT/progress.json.
+DEMO_CONF = {
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+    "spark.sql.streaming.numRecentProgressUpdates": "10000",
+}
 
 
 @contextlib.contextmanager
@@ -80,11 +89,17 @@ def _jvm_stderr(log: Path | None) -> Iterator[None]:
         os.close(fd)
 
 
-def _spark(master: str, shuffle_partitions: int | None = None, *, log: Path | None = None) -> Any:
+def _spark(
+    master: str,
+    shuffle_partitions: int | None = None,
+    *,
+    log: Path | None = None,
+    conf: dict[str, str] | None = None,
+) -> Any:
     """A SparkSession; Spark logs at ERROR, into *log* unless ``--verbose`` (log=None)."""
     from windowagg.spark._session import session
 
-    conf = {"spark.log.level": "ERROR"} if log is not None else {}
+    conf = {**({"spark.log.level": "ERROR"} if log is not None else {}), **(conf or {})}
     if log is not None:
         os.environ.setdefault("PYTHONWARNINGS", "ignore")  # the Python workers' warnings
         warnings.filterwarnings("ignore", module="pyspark")
@@ -177,6 +192,19 @@ def _utc_times(times: Any) -> Any:
     if idx.tz is not None:
         idx = idx.tz_convert("UTC").tz_localize(None)
     return idx.to_numpy()
+
+
+def _import_matplotlib() -> None:
+    with contextlib.suppress(ImportError):  # the plot says what is missing
+        import matplotlib.backends.backend_agg
+        import matplotlib.figure  # noqa: F401
+
+
+def _import_matplotlib_aside() -> None:
+    """Import matplotlib on a thread while the main thread reads the input: pyarrow's
+    reader runs in C++ without the GIL, so the import (~0.5 s) overlaps the read instead of
+    following the windows. The plot's own import waits for this one if it is not done."""
+    threading.Thread(target=_import_matplotlib, name="windowagg-import", daemon=True).start()
 
 
 def _figure(size: tuple[float, float]) -> Any:
@@ -380,6 +408,7 @@ def _run_local(
     """``run --engine local``: the same files in-process. Returns (rows, windows, rejects)."""
     from windowagg._cli_local import run_local
 
+    _import_matplotlib_aside()
     with console.status("computing windows (in-process)"):
         n_in, results, rejects = run_local(
             input_path, kind, keys, time_col, agg_list, window, time_unit, out
@@ -557,7 +586,7 @@ def demo(
         f"(event time = departure, order = arrival)"
     )
     log = None if verbose else out / "spark.log"
-    spark = _spark(master, shuffle_partitions=3, log=log)  # 3 origin airports
+    spark = _spark(master, shuffle_partitions=3, log=log, conf=DEMO_CONF)  # 3 origin airports
     from pyspark.sql import functions as F
 
     from windowagg.spark.batch import split
@@ -616,6 +645,10 @@ def demo(
                 seen.add(p["batchId"])
                 rows_in += int(p["numInputRows"])
         progress.update(task, completed=len(seen))
+    # Spark's own account of each micro-batch (durationMs: planning, addBatch, commits)
+    (out / "progress.json").write_text(
+        json.dumps([json.loads(p.json) for p in query.recentProgress], indent=1) + "\n"
+    )
     if query.exception() is not None:
         raise click.ClickException(f"the streaming query failed: {query.exception()}")
     results, rejects = split(spark.read.parquet(str(sink)))
@@ -749,7 +782,11 @@ def _demo_plot(res: Any, path: Path) -> None:
     axes[0].set_ylabel("p95 delay (min)\n(daily mean of windows)")
     axes[1].set_ylabel("mean delay (min)\n(daily mean of windows)")
     if daily_all:
-        worst_day = pd.concat(daily_all, axis=1).mean(axis=1).idxmax()
+        # the day of the highest mean of the origins' daily p95, grouped in long form:
+        # pandas 2.3 aligns daily indexes of unit "us" wrongly in concat(axis=1) (two rows,
+        # one of them in 2015), which picked 2013-01-01 instead
+        days = pd.concat([d.rename("p95").reset_index() for d in daily_all])
+        worst_day = days.groupby("window_end")["p95"].mean().idxmax()
         lo, hi = worst_day - pd.Timedelta(days=1), worst_day + pd.Timedelta(days=2)
         for origin, g in res.groupby("origin"):
             z = g[(g["window_end"] >= lo) & (g["window_end"] <= hi)]

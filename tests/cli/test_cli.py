@@ -202,6 +202,9 @@ def test_demo_on_a_subset_writes_its_files(spark, tmp_path):
     assert sum(summary["rejects"].values()) == len(rej)
     assert summary["emitted_rows"] == len(res) == summary["windows"] + summary["revisions"]
     assert (out / "plot.png").stat().st_size > 10_000 and (out / "summary.md").exists()
+    progress = json.loads((out / "progress.json").read_text())  # Spark's, per micro-batch
+    assert sum(p["numInputRows"] for p in progress) == 4000
+    assert all("addBatch" in p["durationMs"] for p in progress if p["numInputRows"])
 
 
 @pytest.mark.spark

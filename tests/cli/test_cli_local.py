@@ -233,3 +233,32 @@ def test_plot_labels_are_short_whatever_the_key(tmp_path, monkeypatch):
     cli._plot(pdf, ["k"], ["max_v"], tmp_path / "p.png", "t")
     assert seen == ["a", "k" * 39 + "\u2026"]
     assert (tmp_path / "p.png").stat().st_size > 1_000
+
+
+def test_demo_plot_finds_the_worst_day_when_origins_end_on_different_days(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    titles: list[str] = []
+    save = matplotlib.figure.Figure.savefig
+
+    def spy(self, *args, **kwargs):
+        titles.extend(ax.get_title() for ax in self.axes)
+        return save(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    frames = []
+    for origin, days in (("EWR", 6), ("JFK", 6), ("LGA", 5)):  # LGA lacks the last day
+        ends = pd.date_range("2013-01-01", periods=days * 144, freq="10min", tz="UTC")
+        p95 = np.where(ends.day == 3, 300.0, 10.0)  # the worst day: 2013-01-03
+        frames.append(
+            pd.DataFrame(
+                {
+                    "origin": origin,
+                    "window_end": ends.astype("datetime64[us, UTC]"),
+                    "p95_dep_delay": p95,
+                    "mean_dep_delay": p95 / 3,
+                }
+            )
+        )
+    cli._demo_plot(pd.concat(frames, ignore_index=True), tmp_path / "demo.png")
+    assert "every 10-min window around the worst day (2013-01-03)" in titles

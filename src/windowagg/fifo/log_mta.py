@@ -153,12 +153,75 @@ class LogMTA(_MTABase[In, P, Out]):
     def evict(self) -> None:
         """Remove the oldest entry. O(log n). EmptyWindowError when empty.
 
-        The left spine's refresh combines after the levels changed, so the eviction runs
-        on a shadow of the local state (O(log n) copies) and is committed when every
-        combine succeeded: a combine that raises changes nothing."""
-        if not self._first:
+        Atomic: the common case reads the new head pairs and computes the refreshed left
+        spine before it writes; when levels drop or re-root it runs on a shadow of the
+        local state (O(log n) copies) committed when every combine succeeded. Either way
+        a combine that raises changes nothing."""
+        first = self._first
+        if not first:
             raise empty_error(self._WHO, "evict()")
-        self._atomic(LogMTA._evict_raw)
+        plan = self._plan_evict()
+        if plan is None:  # levels drop or re-root: the general steps, on a shadow
+            self._atomic(LogMTA._evict_raw)
+            return
+        stop, spine = plan
+        for lv in range(stop):
+            self._drop_first(lv, 1)
+        first[stop][0] = EMPTY
+        for lv in range(1, len(first)):
+            q = first[lv]
+            if q[0] is not EMPTY:
+                q[0] = spine[lv - 1]
+            else:
+                q[1] = spine[lv - 1]
+
+    def _plan_evict(self) -> tuple[int, list[Any]] | None:
+        """The common eviction, planned without a mutation: the oldest leaf goes, the head
+        pairs of the levels below the first full head pair (level *stop*) go with it, and
+        ``_after_descent`` only refreshes the left spine (no level empties, drops or is
+        re-rooted). Returns *stop* and the spine values of levels 1.. (its combines, in
+        ``_refresh_left_spine``'s order), or None when the general steps are needed.
+        O(log n)."""
+        first, last, lo, hi = self._first, self._last, self._lo, self._hi
+        top = len(first) - 1
+        heads: list[Any] = []  # the post-eviction head pair of every level
+        lv = 0
+        while True:
+            p = first[lv]
+            if p[0] is not EMPTY and p[1] is not EMPTY:
+                heads.append([EMPTY, p[1]])
+                break
+            new_lo = lo[lv] + 1
+            h = hi[lv]
+            if new_lo < h - 1:
+                a, b = self._mid.peek(lv, new_lo)
+                heads.append([a, b])
+            elif new_lo == h - 1:
+                heads.append(last[lv])
+            else:
+                return None  # the level empties
+            lv += 1
+            if lv > top:
+                return None
+        stop = lv
+        heads.extend(first[stop + 1 :])
+        t = heads[top]
+        if top and (t[0] is EMPTY or t[1] is EMPTY):
+            return None  # height control would drop the top
+        for k in range(top):
+            n = hi[k] - lo[k] - (k < stop)
+            if n == 2 and heads[k][0] is EMPTY and last[k][1] is EMPTY:
+                return None  # re-rooting
+        comb = self._combine  # cached: called once per level
+        a, b = heads[0]
+        val = b if a is EMPTY else (a if b is EMPTY else comb(a, b))
+        spine: list[Any] = []
+        for k in range(1, top + 1):
+            spine.append(val)  # goes into the pair's left slot, or its right if that is empty
+            a, b = heads[k]
+            if a is not EMPTY and b is not EMPTY:
+                val = comb(val, b)
+        return stop, spine
 
     def _evict_raw(self) -> None:
         first = self._first
