@@ -262,7 +262,10 @@ def frame_windows(
     :func:`windowagg.windows.engine.window_groups` over every key in one pass.
     """
     value_cols = value_columns(aggs)
-    good, micros, values, bad = validate(sub, keys, time, value_cols, time_unit=time_unit)
+    # the rejects' rows are written once, by window_agg, for every reject
+    good, micros, values, bad = validate(
+        sub, keys, time, value_cols, time_unit=time_unit, rows=False
+    )
     # validate lists the bad rows in input order: their positions are their identity
     bad_rows = np.flatnonzero(~good)
     bad_ev = bad["event_time"]

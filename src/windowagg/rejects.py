@@ -529,8 +529,12 @@ def validate(
     value_columns: Sequence[str],
     *,
     time_unit: str = "s",
+    rows: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], pd.DataFrame]:
     """Split *pdf* into good rows and rejects. O(n).
+
+    ``rows=False`` leaves the rejects' ``row`` null, for a caller that writes the rows
+    itself (``windowagg.pandas`` writes them once, for every reject, with its own columns).
 
     Returns
     -------
@@ -543,7 +547,7 @@ def validate(
     clean = _all_good(pdf, keys, time, value_columns)
     if clean is not None:
         return np.ones(len(pdf), dtype=bool), clean[0], clean[1], _empty_rejects()
-    return _validate_rows(pdf, keys, time, value_columns, time_unit)
+    return _validate_rows(pdf, keys, time, value_columns, time_unit, rows)
 
 
 def _validate_rows(
@@ -552,6 +556,7 @@ def _validate_rows(
     time: str,
     value_columns: Sequence[str],
     time_unit: str,
+    rows: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], pd.DataFrame]:
     """:func:`validate`'s general path: a reason per row, for any column types. O(n)."""
     n = len(pdf)
@@ -589,7 +594,7 @@ def _validate_rows(
             {
                 "reason": reason[bad],
                 "event_time": utc_micros(micros[bad], ~why_t[bad].isna().to_numpy()),
-                "row": _rows_json(pdf, bad),
+                "row": _rows_json(pdf, bad) if rows else [None] * int(bad.sum()),
             }
         )
     else:
