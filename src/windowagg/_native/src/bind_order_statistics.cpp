@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "adapters.hpp"
+#include "call_guard.hpp"
 #include "fast_methods.hpp"
 #include "inputs.hpp"
 #include "slices.hpp"
@@ -62,24 +63,26 @@ struct OS {
     windowagg::OrderStatistics<double, FltLess> flt;
     windowagg::OrderStatistics<Num, NumLess> num;
     windowagg::OrderStatistics<nb::object, ObjLess> obj;
-    int depth = 0;      // operations on the object keys running (a comparison runs Python code)
+    CallGuard guard;    // operations on the object keys running (a comparison runs Python code)
     bool gone = false;  // cleared by the garbage collector (gc.hpp); mode is then OBJ
 
-    // Held around every use of the object keys: refuses a cleared multiset and keeps the
-    // GC off the tree while it changes. The numeric modes hold no Python object: no cost.
+    // Held around every use of the object keys: refuses a cleared multiset, keeps the GC off
+    // the tree while it changes, and (call_guard.hpp) refuses a change from inside a
+    // comparison of the same thread (a value's `<` calling back into the multiset), or waits
+    // for another thread's operation. The numeric modes run no Python code: no cost there.
     struct Op {
         OS& s;
-        explicit Op(OS& o) : s(o) {
+        Enter e;
+        explicit Op(OS& o, Access a = Access::Write)
+            : s(o), e(o.guard, a, kWho, a == Access::Write ? "insert() or evict()" : "a read") {
             if (s.gone) cleared(kWho, "multiset");
-            ++s.depth;
         }
-        ~Op() { --s.depth; }
     };
     void traverse(GcVisit& v) const {
-        if (mode == OBJ && !depth) obj.for_each_owned(v);
+        if (mode == OBJ && !guard.depth) obj.for_each_owned(v);
     }
     void clear() {
-        if (depth) return;
+        if (guard.depth) return;
         gone = true;
         mode = OBJ;  // every call reaches an Op
         auto keys = std::move(obj);  // obj is empty before the keys' destructors run
@@ -166,7 +169,7 @@ struct OS {
         }
         refuse_unordered(x);
         deopt();
-        Op op(*this);
+        Op op(*this, Access::Read);
         return obj.rank(nb::borrow(x));
     }
     nb::object kth(int64_t i) const {
@@ -187,10 +190,12 @@ struct OS {
         else if (mode == NUM) num.for_each([&](const Num& k, int64_t c) { fn(num_to_py(k), c); });
         else obj.for_each([&](const nb::object& k, int64_t c) { fn(k, c); });
     }
-    std::string check() const {
+    std::string check() {
         if (gone) [[unlikely]]
             cleared(kWho, "multiset");
-        return mode == FLT ? flt.check() : mode == NUM ? num.check() : obj.check();
+        if (mode != OBJ) return mode == FLT ? flt.check() : num.check();
+        Op op(*this, Access::Read);  // the check compares (Python code)
+        return obj.check();
     }
 };
 

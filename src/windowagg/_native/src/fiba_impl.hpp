@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "adapters.hpp"
+#include "call_guard.hpp"
 #include "fiba_keys.hpp"
 #include "inputs.hpp"
 #include "composite_f64.hpp"
@@ -50,6 +51,10 @@ struct FibaImpl {
     virtual nb::object youngest() const = 0;
     virtual nb::list partials() const = 0;
     virtual void check() const = 0;
+    // After an error path whose rebuild met a raising combine: aggregates to recompute
+    // (windowagg::FiBA::stale); refresh() does it or raises, still stale.
+    virtual bool stale() const = 0;
+    virtual void refresh() = 0;
     virtual bool generic() const = 0;
     virtual bool int_keys() const = 0;
     virtual std::size_t node_bytes() const = 0;
@@ -132,6 +137,8 @@ struct FibaImplT final : FibaImpl {
 
     std::size_t size() const override { return tree.size(); }
     bool generic() const override { return A::generic; }
+    bool stale() const override { return tree.stale(); }
+    void refresh() override { tree.refresh(); }
     bool int_keys() const override { return kIntKeys; }
     std::size_t node_bytes() const override { return tree.node_bytes(); }
     void traverse(GcVisit& v) const override {
@@ -470,12 +477,20 @@ inline std::unique_ptr<FibaImpl> make_fiba_impl(nb::handle monoid, int mu, bool 
 }
 
 // Owner of a FibaImpl: runs each operation, deoptimising (values, then keys) as asked.
-// impl is null once the garbage collector cleared the window (gc.hpp).
+// impl is null once the garbage collector cleared the window (gc.hpp). Every call through
+// run() holds `guard` (call_guard.hpp): the tree is mid-restructuring while its monoid's
+// methods run, so any call from inside them on the same thread raises StateError (reads
+// too, except len() and the ends, which read no aggregate), and a call from another thread
+// waits for the running one. `busy` is true while run() runs (the GC slots read it).
 struct FibaHandle {
     std::unique_ptr<FibaImpl> impl;
     bool busy = false;
+    mutable CallGuard guard{};
 
+    // The tree, for a read that runs no Python code (len, the ends): after the call that
+    // another thread is running, if any.
     FibaImpl& get() const {
+        wait_other_threads(guard);
         if (!impl) [[unlikely]]
             cleared("ooo.FiBA");
         return *impl;
@@ -492,18 +507,22 @@ struct FibaHandle {
 
     template <class F>
     decltype(auto) run(F&& f) {
-        if (busy)
+        if (guard.depth && guard.owner == PyThread_get_thread_ident())
             raise("StateError",
-                  "ooo.FiBA: re-entrant call (a monoid method called back into the same window); "
-                  "do not use the window from inside its own monoid");
+                  "ooo.FiBA: re-entrant call (a monoid method or a timestamp's comparison called back into the "
+                  "same window, which is mid-restructuring there); do not use the window from inside its own "
+                  "monoid: collect what to do and do it after the outer call returns");
+        Enter e(guard, Access::Write, "FiBA", "call", "ooo.");
         get();
         struct Guard {
             bool& b;
             ~Guard() { b = false; }
-        } guard{busy};
+        } busy_guard{busy};
         busy = true;
         for (;;) {
             try {
+                if (impl->stale()) [[unlikely]]
+                    impl->refresh();
                 return f(*impl);
             } catch (const Deopt&) {
                 if (impl->generic())

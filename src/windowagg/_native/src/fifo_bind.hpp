@@ -39,6 +39,7 @@ struct FastFifo {
         return guarded_call([&]() -> PyObject* {
             Obj* o = self_ptr<Obj>(self);
             if (!o) return nullptr;
+            Enter e = o->h.enter(Access::Write, "insert()");
             o->h.run([&](FifoImpl& i) { i.insert(v); });
             Py_RETURN_NONE;
         });
@@ -47,6 +48,7 @@ struct FastFifo {
         return guarded_call([&]() -> PyObject* {
             Obj* o = self_ptr<Obj>(self);
             if (!o) return nullptr;
+            Enter e = o->h.enter(Access::Write, "evict()");
             if (!o->h.get().size()) empty_window(o->who(), "evict()");
             o->h.run([&](FifoImpl& i) { i.evict(); });
             Py_RETURN_NONE;
@@ -56,6 +58,7 @@ struct FastFifo {
         return guarded_call([&]() -> PyObject* {
             Obj* o = self_ptr<Obj>(self);
             if (!o) return nullptr;
+            Enter e = o->h.enter(Access::Read, "query()");
             return o->h.run([&](FifoImpl& i) { return i.query(); }).release().ptr();
         });
     }
@@ -134,51 +137,74 @@ void bind_fifo_class(nb::module_& m, const char* name) {
                                                     repr_str(nb::steal(PyFloat_FromDouble(bulk_after))));
             new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid, bulk_after), nb::borrow(monoid), name}};
         }, nb::arg("monoid").none(), nb::arg("bulk_after") = 1.0);
-        c.def("aggregate", [](Obj& o) { return o.h.run([&](FifoImpl& i) { return i.aggregate(); }); },
+        c.def("aggregate", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "aggregate()");
+            return o.h.run([&](FifoImpl& i) { return i.aggregate(); });
+        },
               "The partial aggregate of the window, R0 (x) R1. O(1), at most one combine.");
-        c.def("_amta_state", [](Obj& o) { return o.h.get().amta_state(); }, "(R0, R1, S) as the twin's partials.");
+        c.def("_amta_state", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "_amta_state()");
+            return o.h.get().amta_state();
+        }, "(R0, R1, S) as the twin's partials.");
     } else {
         c.def("__init__", [name](Obj* self, nb::handle monoid) {
             new (self) Obj{FifoHandle{make_fifo_impl<Alg>(monoid), nb::borrow(monoid), name}};
         }, nb::arg("monoid").none());
     }
-    c.def("insert", [](Obj& o, nb::handle v) { o.h.run([&](FifoImpl& i) { i.insert(v); }); }, nb::arg("v").none(),
+    c.def("insert", [](Obj& o, nb::handle v) {
+        Enter e = o.h.enter(Access::Write, "insert()");
+        o.h.run([&](FifoImpl& i) { i.insert(v); });
+    }, nb::arg("v").none(),
              "Append lift(v) as the youngest entry.")
         .def("evict", [](Obj& o) {
+            Enter e = o.h.enter(Access::Write, "evict()");
             if (!o.h.get().size()) empty_window(o.who(), "evict()");
             o.h.run([&](FifoImpl& i) { i.evict(); });
         }, "Remove the oldest entry (EmptyWindowError when empty).")
         .def("bulk_evict", [](Obj& o, nb::handle count) {
+            Enter e = o.h.enter(Access::Write, "bulk_evict()");
             std::size_t k = check_count(count, o.h.get().size(), o.who());
             std::size_t done = 0;  // resumable: a Deopt keeps the evictions done (see evict_loop)
             o.h.run([&](FifoImpl& i) { i.bulk_evict(k, done); }, true);
         }, nb::arg("count").none(), "Remove the count oldest entries.")
-        .def("query", [](Obj& o) { return o.h.run([&](FifoImpl& i) { return i.query(); }); },
+        .def("query", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "query()");
+            return o.h.run([&](FifoImpl& i) { return i.query(); });
+        },
              "lower() of the window's aggregate, oldest to youngest.")
         .def("oldest_partial", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "oldest_partial()");
             if (!o.h.get().size()) empty_window(o.who(), "oldest_partial()");
             return o.h.get().oldest();
         }, "The oldest entry's partial (EmptyWindowError when empty). O(1).")
         .def("youngest_partial", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "youngest_partial()");
             if (!o.h.get().size()) empty_window(o.who(), "youngest_partial()");
             return o.h.get().youngest();
         }, "The youngest entry's partial (EmptyWindowError when empty). O(1).")
         .def("oldest", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "oldest()");
             deprecated_end(o.who(), "oldest", "smallest");
             if (!o.h.get().size()) empty_window(o.who(), "oldest_partial()");
             return o.h.get().oldest();
         }, "Deprecated alias of oldest_partial() (removed in windowagg 0.3).")
         .def("youngest", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "youngest()");
             deprecated_end(o.who(), "youngest", "largest");
             if (!o.h.get().size()) empty_window(o.who(), "youngest_partial()");
             return o.h.get().youngest();
         }, "Deprecated alias of youngest_partial() (removed in windowagg 0.3).")
-        .def("__len__", [](Obj& o) { return o.h.get().size(); })
+        .def("__len__", [](Obj& o) {
+            wait_other_threads(o.h.guard);
+            return o.h.get().size();
+        })
         .def("__iter__", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "__iter__()");
             nb::list l = o.h.get().partials();
             return nb::steal(PyObject_GetIter(l.ptr()));
         })
         .def("_check", [](Obj& o) {
+            Enter g = o.h.enter(Access::Read, "_check()");
             // a refold in another association can leave int64 (Deopt): verify a generic copy
             std::unique_ptr<FifoImpl> copy;
             std::string e;
@@ -197,21 +223,28 @@ void bind_fifo_class(nb::module_& m, const char* name) {
             }
         }, "Verify every invariant (O(n)); InvariantError names what broke.")
         .def_prop_ro("monoid", [](Obj& o) {
+            wait_other_threads(o.h.guard);
             o.h.get();
             return o.h.monoid;
         })
-        .def_prop_ro("_generic", [](Obj& o) { return o.h.get().generic(); },
+        .def_prop_ro("_generic", [](Obj& o) {
+            wait_other_threads(o.h.guard);
+            return o.h.get().generic();
+        },
                      "True once the structure runs on the generic (Python-monoid) path.")
         .def("__repr__", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "__repr__()");
             if (!o.h.impl) return "<fifo." + o.who() + " cleared by the garbage collector>";
             return "fifo." + o.who() + "(" + repr_str(o.h.monoid) + ", n=" + std::to_string(o.h.get().size()) + ")";
         })
         .def("bulk_insert", [](Obj& o, nb::handle values) {
+            Enter e = o.h.enter(Access::Write, "bulk_insert()");
             Values v(values, o.who() + ".bulk_insert");
             std::size_t i = 0;
             o.h.run([&](FifoImpl& impl) { impl.bulk_insert(v, i); }, true);
         }, nb::arg("values").none(), "insert() every value, in order.")
         .def("slide", [](Obj& o, nb::handle values, nb::handle evict, nb::handle out) -> nb::object {
+            Enter e = o.h.enter(Access::Write, "slide()");
             Values v(values, o.who() + ".slide");
             Counts c(evict, v.n, o.who() + ".slide");
             c.validate(o.h.get().size(), v.n, o.who());
@@ -223,6 +256,7 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         }, nb::arg("values").none(), nb::arg("evict").none() = 1, nb::arg("out").none() = nb::none(),
            "For each value: evict `evict` entries, insert it, record query().")
         .def("query_slices", [](Obj& o, nb::handle values, nb::handle lo, nb::handle hi, nb::handle out) -> nb::object {
+            Enter e = o.h.enter(Access::Read, "query_slices()");
             std::string who = o.who() + ".query_slices";
             Values v(values, who);
             Slices s(lo, hi, v.n, who);
@@ -233,11 +267,16 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         }, nb::arg("values").none(), nb::arg("lo").none(), nb::arg("hi").none(), nb::arg("out").none() = nb::none(),
            "query() of a fresh window of this class holding values[lo[i]:hi[i]], for every window i "
            "(bounds non-decreasing); this window is neither read nor changed.")
-        .def("_partials", [](Obj& o) { return o.h.get().partials(); })
+        .def("_partials", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "_partials()");
+            return o.h.get().partials();
+        })
         .def("to_bytes", [](Obj& o) {
+            Enter e = o.h.enter(Access::Read, "to_bytes()");
             return nb::module_::import_("windowagg.fifo._verbs").attr("dump_state")(o.who(), o.h.get().partials());
         }, "The window's partials, oldest first, as windowagg.codec bytes (read by either backend).")
         .def("_load_partials", [](Obj& o, nb::handle partials) {
+            Enter e = o.h.enter(Access::Write, "_load_partials()");
             nb::object t = nb::steal(PySequence_Tuple(partials.ptr()));
             if (!t.is_valid()) throw_if_error();
             std::size_t i = 0;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "adapters.hpp"
+#include "call_guard.hpp"
 #include "inputs.hpp"
 #include "minmax_f64.hpp"
 #include "slices.hpp"
@@ -352,12 +353,17 @@ struct FifoImplT final : FifoImpl {
 
 // Owner of a FifoImpl: runs each operation, deoptimising once when it asks to. impl and
 // monoid are null once the garbage collector cleared the window (gc.hpp); `who` names the
-// class (static storage), `depth` counts the operations running (a monoid may call back).
+// class (static storage). Every entry point holds `guard` (call_guard.hpp) for its whole
+// call, taken with enter(): a monoid may call back, or another thread may call, while an
+// operation runs.
 struct FifoHandle {
     std::unique_ptr<FifoImpl> impl;
     nb::object monoid;
     const char* who = "";
-    int depth = 0;
+    CallGuard guard{};
+
+    // Hold the guard for one call (see call_guard.hpp); verb names the method for errors.
+    Enter enter(Access a, const char* verb) { return Enter(guard, a, who, verb, "fifo."); }
 
     FifoImpl& get() const {
         if (!impl) [[unlikely]]
@@ -366,12 +372,12 @@ struct FifoHandle {
     }
     void traverse(GcVisit& v) const {
         v(monoid);
-        if (impl && !depth) impl->traverse(v);
+        if (impl && !guard.depth) impl->traverse(v);
     }
     // Drop every Python reference unless an operation runs; the fields are null before the
     // destructors run Python code.
     void clear() {
-        if (depth) return;
+        if (guard.depth) return;
         std::unique_ptr<FifoImpl> gone = std::move(impl);
         nb::object m = std::move(monoid);
     }
@@ -380,16 +386,16 @@ struct FifoHandle {
         if (impl->generic()) raise_builtin(PyExc_RuntimeError, "windowagg native core: generic path deoptimised");
         impl = impl->to_generic();
     }
-    // Run f(impl). Deopt: deoptimise and run it again (nothing was changed). DeoptAfter:
-    // deoptimise; run again only a resumable f (an array verb that tracks its progress).
+    // Run f(impl), under an Enter of the caller. Deopt: deoptimise and run it again
+    // (nothing was changed). DeoptAfter: deoptimise; run again only a resumable f (an array
+    // verb that tracks its progress). A read nested in another call of this thread (from a
+    // callback) must leave impl in place for the outer call: it runs on a generic copy.
     template <class F>
     auto run(F&& f, bool resumable = false) -> decltype(f(*impl)) {
         using R = decltype(f(*impl));
         get();
-        struct Depth {
-            int& d;
-            ~Depth() { --d; }
-        } guard{++depth};
+        if (guard.depth > 1) [[unlikely]]
+            return run_nested(f);
         for (;;) {
             try {
                 return f(*impl);
@@ -400,6 +406,19 @@ struct FifoHandle {
                 if constexpr (std::is_void_v<R>) {
                     if (!resumable) return;
                 }
+            }
+        }
+    }
+    template <class F>
+    auto run_nested(F& f) -> decltype(f(*impl)) {
+        std::unique_ptr<FifoImpl> copy;
+        for (;;) {
+            try {
+                return f(copy ? *copy : *impl);
+            } catch (const Deopt&) {
+                copy = (copy ? *copy : *impl).to_generic();
+            } catch (const DeoptAfter&) {
+                copy = (copy ? *copy : *impl).to_generic();
             }
         }
     }

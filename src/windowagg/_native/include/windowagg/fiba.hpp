@@ -105,6 +105,12 @@ class FiBA {
     const K& oldest() const { return keys(lf_)[0]; }  // precondition: !empty()
     const K& youngest() const { return keys(rf_)[rf_->n - 1]; }
     const Less& less() const { return less_; }
+    // True after an error path whose rebuild met a combine that raised too (a monoid that
+    // keeps refusing, e.g. one calling back into its own window): every entry is in place,
+    // but some stored aggregates are not recomputed. refresh() recomputes them all (O(n)
+    // combines; on a raise the tree stays stale); the binding runs it before any other call.
+    bool stale() const { return stale_; }
+    void refresh();
     // Bytes held by the nodes (the allocator's own overhead not included). O(n).
     std::size_t node_bytes() const { return bytes_of(root_); }
 
@@ -270,6 +276,7 @@ class FiBA {
         root_->agg = m_.identity();
         lsuf_.clear();
         size_ = 0;
+        stale_ = false;
         flush();
     }
 
@@ -664,7 +671,15 @@ class FiBA {
         root_->agg = m_.identity();
         lsuf_.clear();
         size_ = 0;
-        if (!ts.empty()) build(std::move(ts), std::move(ps));
+        stale_ = false;
+        if (!ts.empty()) {
+            try {
+                build(std::move(ts), std::move(ps));
+            } catch (...) {
+                // a combine raised again while the aggregates were being recomputed: every
+                // entry is in place and stale_ is set; the caller rethrows its own error
+            }
+        }
         flush();
     }
 
@@ -718,6 +733,7 @@ class FiBA {
     std::vector<P> suf_scratch_;
     std::size_t size_ = 0;
     std::size_t nodes_ = 0;
+    bool stale_ = false;  // see stale()
     std::vector<Node*> graveyard_;
     std::vector<std::pair<K, P>> saved_;  // error path: entries taken out by the operation
 };

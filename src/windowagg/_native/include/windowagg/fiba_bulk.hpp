@@ -79,6 +79,9 @@ void FiBA<M, K, Less>::build(std::vector<K>&& ts, std::vector<P>&& ps) {
     rf_ = rf;
     lsuf_.clear();
     size_ = total;
+    // every entry is in place: a combine that raises from here on leaves the tree whole,
+    // with aggregates to recompute (stale_; refresh())
+    stale_ = true;
     for (auto& lvl : levels)  // bottom-up: up-aggregates first
         for (Node* y : lvl)
             if (!y->ls && !y->rs) fix(y);
@@ -91,6 +94,28 @@ void FiBA<M, K, Less>::build(std::vector<K>&& ts, std::vector<P>&& ps) {
         y = kids(y)[y->n];
         fix(y);
     }
+    stale_ = false;
+}
+
+template <Monoid M, class K, class Less>
+void FiBA<M, K, Less>::refresh() {
+    lsuf_.clear();
+    auto up = [&](auto& self, Node* y) -> void {  // post-order: children before parents
+        if (!y->leaf)
+            for (std::uint32_t i = 0; i <= y->n; ++i) self(self, kids(y)[i]);
+        if (y != root_ && !y->ls && !y->rs) fix(y);
+    };
+    up(up, root_);
+    fix(root_);
+    for (Node* y = root_; !y->leaf;) {
+        y = kids(y)[0];
+        fix(y);
+    }
+    for (Node* y = root_; !y->leaf;) {
+        y = kids(y)[y->n];
+        fix(y);
+    }
+    stale_ = false;
 }
 
 // ------------------------------------------------------------------ bulk evict

@@ -55,6 +55,7 @@ void FiBA<M, K, Less>::assign_mapped(const FiBA<M2, K2, L2>& o, CK&& ck, CP&& cp
     rf_ = rf;
     lsuf_ = std::move(lsuf);
     size_ = o.size_;
+    stale_ = o.stale_;
 }
 
 }  // namespace windowagg
