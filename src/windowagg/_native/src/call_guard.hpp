@@ -21,12 +21,25 @@
 
 #include <nanobind/nanobind.h>
 #include <pythread.h>
+#if defined(_WIN32)
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#else
+#include <pthread.h>
+#endif
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
+
+#include "windowagg/ring.hpp"  // WINDOWAGG_NOINLINE
 
 namespace windowagg::py {
 
@@ -36,10 +49,20 @@ namespace nb = nanobind;
 
 enum class Access : bool { Read = false, Write = true };
 
+// This thread's identity, as cheaply as the platform gives it (called once per call).
+using ThreadId = std::uintptr_t;
+inline ThreadId this_thread() {
+#if defined(_WIN32)
+    return static_cast<ThreadId>(GetCurrentThreadId());
+#else
+    return reinterpret_cast<ThreadId>(pthread_self());
+#endif
+}
+
 struct CallGuard {
-    int depth = 0;            // calls running on the object (nested reads included)
-    int waiters = 0;          // threads waiting for it
-    unsigned long owner = 0;  // PyThread_get_thread_ident() of the thread running them
+    int depth = 0;        // calls running on the object (nested reads included)
+    int waiters = 0;      // threads waiting for it
+    ThreadId owner = 0;   // this_thread() of the thread running them
 };
 
 namespace detail {
@@ -103,19 +126,10 @@ class Enter {
     Enter(CallGuard& g, Access a, const char* who, const char* verb, const char* ns = "") : g_(g) {
         if (!g.depth) [[likely]] {
             g.depth = 1;
-            g.owner = PyThread_get_thread_ident();
+            g.owner = this_thread();
             return;
         }
-        unsigned long me = PyThread_get_thread_ident();
-        if (g.owner == me) {
-            if (a == Access::Write) detail::refuse_reentry(ns, who, verb);
-            ++g.depth;
-            nested_ = true;
-            return;
-        }
-        detail::wait_free(g);
-        g.depth = 1;
-        g.owner = me;
+        nested_ = busy(g, a, who, verb, ns);
     }
     ~Enter() {
         if (--g_.depth == 0 && g_.waiters) [[unlikely]]
@@ -128,6 +142,19 @@ class Enter {
     bool nested() const { return nested_; }
 
   private:
+    // g is held: refuse (same thread, a change), nest (same thread, a read: true), or wait.
+    WINDOWAGG_NOINLINE static bool busy(CallGuard& g, Access a, const char* who, const char* verb, const char* ns) {
+        ThreadId me = this_thread();
+        if (g.owner == me) {
+            if (a == Access::Write) detail::refuse_reentry(ns, who, verb);
+            ++g.depth;
+            return true;
+        }
+        detail::wait_free(g);
+        g.depth = 1;
+        g.owner = me;
+        return false;
+    }
     CallGuard& g_;
     bool nested_ = false;
 };
@@ -135,7 +162,7 @@ class Enter {
 // For a read that runs no Python code (len, an end's key): wait while another thread is
 // inside a call, then read at once under the GIL (no guard taken).
 inline void wait_other_threads(CallGuard& g) {
-    if (g.depth && g.owner != PyThread_get_thread_ident()) [[unlikely]]
+    if (g.depth && g.owner != this_thread()) [[unlikely]]
         detail::wait_free(g);
 }
 

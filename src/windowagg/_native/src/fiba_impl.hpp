@@ -507,7 +507,7 @@ struct FibaHandle {
 
     template <class F>
     decltype(auto) run(F&& f) {
-        if (guard.depth && guard.owner == PyThread_get_thread_ident())
+        if (guard.depth && guard.owner == this_thread())
             raise("StateError",
                   "ooo.FiBA: re-entrant call (a monoid method or a timestamp's comparison called back into the "
                   "same window, which is mid-restructuring there); do not use the window from inside its own "
