@@ -26,6 +26,7 @@ from __future__ import annotations
 from windowagg.windows._common import Rejected, WindowResult
 from windowagg.windows.count import CountWindows
 from windowagg.windows.policy import PolicyWindows
+from windowagg.windows.session import SessionWindows
 from windowagg.windows.shared import SharedWindows
 from windowagg.windows.sliding import SlidingWindows
 
@@ -33,6 +34,7 @@ __all__ = [
     "CountWindows",
     "PolicyWindows",
     "Rejected",
+    "SessionWindows",
     "SharedWindows",
     "SlidingWindows",
     "WindowResult",

@@ -83,6 +83,13 @@ class WindowResult(NamedTuple, Generic[_V]):
     end: Any
     value: _V
     count: int  # type: ignore[assignment]  # shadows tuple.count, as the contract names it
+    revision: int = 0
+    """0 at the window's first emission; + 1 each time a late-but-allowed event changes it
+    (the engine's revisions: the latest revision of a window is its answer)."""
+    id: int = 0
+    """Which window a revision revises (the engine's window identity): a time window's or a
+    session's start in engine units (ints, or microseconds), a count window's ordinal, a
+    per-event window's event number (among the events the window admitted)."""
 
 
 class Rejected(NamedTuple):

@@ -1,74 +1,62 @@
-"""CountWindows: the last n events in event-time order, emitted every ``every`` arrivals.
+"""CountWindows: the last ``n`` events in (event time, arrival) order, an adapter over the engine.
 
 =================  ==========================================================================
-ordering           out-of-order (events kept in (event time, arrival) order)
+ordering           out-of-order (event time; watermark = newest time - max_out_of_orderness)
 operator needs     monoid (associative, identity); not commutative, no inverse
-window             the n accepted events with the largest ``(t, arrival number)``
-insert             O(log d) amortized with FiBA (d = out-of-order distance) + at most one
-                   eviction of the oldest entry (O(1) amortized with FiBA's finger); an event
-                   older than the oldest of a full window costs O(1) and is not stored
-emission           every ``every`` accepted events: ``query()`` (O(1) with FiBA)
-space              O(n) (exactly the window: older events can never re-enter it)
-paper              count windows over out-of-order streams via FiBA, Tangwongsan et al. 2019
+windows            the engine's count windows (``rows=n``, ``every``): window k holds the
+                   events ``k*every + every - n .. k*every + every - 1`` of the (time,
+                   arrival) order; emitted when the watermark reaches its youngest event
+engine             :class:`~windowagg.windows.engine.KeyStream` (event log), see
+                   :mod:`windowagg.windows.adapter`
+insert             one engine micro-batch per closing point (O(m log m + stored) numpy)
 =================  ==========================================================================
-
-Definition: after each accepted event the window holds the ``n`` youngest accepted events,
-where "younger" means a larger timestamp, and among equal timestamps a later arrival. An
-out-of-order event enters the window only if it is younger than the current oldest of a
-full window (which it then pushes out); otherwise it is accepted but not stored (counted in
-``counters["superseded"]``). Because the set only ever loses its oldest events, the
-window never needs more than ``n`` entries, and the ``n``-th youngest timestamp is simply
-``oldest()``: no order-statistic search is needed.
-
-Examples
---------
->>> from windowagg.monoids import Concat
->>> w = CountWindows(Concat(), 3, aggregator="recalc")
->>> for t, v in [(1, "a"), (5, "e"), (3, "c")]: _ = w.insert(t, v)
->>> w.insert(4, "d")           # pushes out a, the oldest
-[WindowResult(start=3, end=5, value=('c', 'd', 'e'), count=3)]
->>> w.insert(2, "b"), w.counters["superseded"]    # older than every event in the window
-([WindowResult(start=3, end=5, value=('c', 'd', 'e'), count=3)], 1)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from windowagg import codec
-from windowagg.errors import ArgumentError, InvariantError
+import numpy as np
+
+from windowagg.errors import ArgumentError
 from windowagg.monoids.base import In, Monoid, Out, P
-from windowagg.windows._common import AggregatorSpec, WindowResult
-from windowagg.windows._event_order import _EventOrderWindows
+from windowagg.windows._common import Rejected
+from windowagg.windows.adapter import EngineWindows, _Times
+from windowagg.windows.sliding import removed
 
 __all__ = ["CountWindows"]
 
 
-class CountWindows(_EventOrderWindows[In, P, Out]):
-    """The last ``n`` events in event-time order over any out-of-order aggregator.
+class CountWindows(EngineWindows[In, P, Out]):
+    """The last ``n`` events in (event time, arrival) order, one window every ``every``.
 
     Parameters
     ----------
     monoid : Monoid
-        Any windowagg monoid.
+        Any windowagg monoid over numbers.
     n : int
         Window length in events (>= 1).
     every : int
-        Emit after every ``every``-th accepted event (arrival count), default 1.
-    max_out_of_orderness : duration, optional
-        If given, ``watermark = max t - max_out_of_orderness`` and events with
-        ``t < watermark - allowed_lateness`` are late (policy ``late``); if None (default)
-        no event is late.
-    allowed_lateness, late, aggregator, bad_value
-        As for :class:`~windowagg.windows.SlidingWindows`.
+        One window every ``every`` events (1 <= every <= n), default 1.
+    max_out_of_orderness, allowed_lateness, late, bad_value
+        As for :class:`~windowagg.windows.SlidingWindows` (ints, or timedeltas for
+        datetime times; with both 0, the first time decides).
+    aggregator
+        Gone (the object API's own engine): giving it raises ``ArgumentError``.
 
     Examples
     --------
     >>> from windowagg.monoids import Sum
-    >>> w = CountWindows(Sum(), 2, every=2, aggregator="recalc")
-    >>> w.insert_many([(1, 1), (2, 10), (3, 100), (0, 1000)])
-    [WindowResult(start=1, end=2, value=11, count=2), WindowResult(start=2, end=3, value=110, count=2)]
+    >>> w = CountWindows(Sum(), 2, every=2, allowed_lateness=10)
+    >>> w.insert_many([(1, 1), (2, 10), (3, 100)])
+    [WindowResult(start=1, end=2, value=11.0, count=2, revision=0)]
+    >>> w.insert(0, 1000)        # late but allowed: shifts every window after it
+    [WindowResult(start=0, end=1, value=1001.0, count=2, revision=1), WindowResult(start=2, end=3, value=110.0, count=2, revision=0)]
+    >>> w.close(), w.rejected    # no event completes a window after 3
+    ([], [])
     """
+
+    _kind = "count"
 
     def __init__(
         self,
@@ -76,92 +64,68 @@ class CountWindows(_EventOrderWindows[In, P, Out]):
         n: int,
         every: int = 1,
         *,
-        max_out_of_orderness: Any = None,
+        max_out_of_orderness: Any = 0,
         allowed_lateness: Any = 0,
-        late: str = "drop",
-        aggregator: AggregatorSpec = "fiba",
+        late: str = "side",
         bad_value: str = "side",
+        aggregator: Any = None,
     ) -> None:
+        removed(aggregator, None)
         for name, x in (("n", n), ("every", every)):
             if isinstance(x, bool) or not isinstance(x, int) or x < 1:
                 raise ArgumentError(f"CountWindows {name} must be an int >= 1; got {x!r}")
+        self._n, self._every = n, every
+        times = _Times(
+            {"max_out_of_orderness": max_out_of_orderness, "allowed_lateness": allowed_lateness}
+        )
         super().__init__(
             monoid,
+            [{"rows": n, "every": every}],
+            times=times,
+            origin=0,
             max_out_of_orderness=max_out_of_orderness,
             allowed_lateness=allowed_lateness,
             late=late,
-            aggregator=aggregator,
             bad_value=bad_value,
         )
-        self._n = n
-        self._every = every
-        self._since = 0
-        self.counters["superseded"] = 0
 
     @property
     def n(self) -> int:
-        """The window length in events.
-
-        >>> from windowagg.monoids import Sum
-        >>> CountWindows(Sum(), 5).n
-        5
-        """
+        """The window length in events. O(1)."""
         return self._n
 
-    def _after_insert(self, key: tuple[Any, int], p: Any, out: list[WindowResult]) -> None:
-        agg = self._agg
-        if len(agg) >= self._n and key < agg.oldest():
-            self.counters["superseded"] += 1
-        else:
-            agg.insert(key, (1, p))
-            if len(agg) > self._n:
-                agg.evict(agg.oldest())
-        self._since += 1
-        if self._since >= self._every:
-            self._since = 0
-            self._emit(out)
+    @property
+    def every(self) -> int:
+        """One window every ``every`` events. O(1)."""
+        return self._every
 
-    _CONFIG_KEYS = ("n", "every")
-
-    def _config(self) -> tuple[Any, ...]:
-        return (self._n, self._every)
-
-    def _extra_state(self) -> tuple[Any, ...]:
-        return (self._since,)
+    def _close_extra(self) -> None:
+        """The last events, which complete no window, are rejects (as in batch)."""
+        log: Any = self._streams[0]._state
+        t: np.ndarray = log._events.t
+        values: np.ndarray = log._events.values["value"]
+        total = log._dropped + len(t)
+        full = total // self._every * self._every
+        first = max(full - log._dropped, 0)
+        c = total - full
+        why = (
+            f"in no window: one of its key's last {c} events in time order, which complete "
+            f"no count window (one closes every {self._every} events); use every=1 for a "
+            "window per event, or a time window"
+        )
+        for x, v in zip(t[first:].tolist(), values[first:].tolist(), strict=True):
+            self._counts["unassigned"] += 1
+            self.rejected.append(Rejected(self._times.from_engine(x), v, why))
 
     @classmethod
     def from_bytes(
-        cls, data: bytes, monoid: Monoid[In, P, Out], *, aggregator: AggregatorSpec = "fiba"
+        cls, data: bytes, monoid: Monoid[In, P, Out], *args: Any, **kwargs: Any
     ) -> CountWindows[In, P, Out]:
-        """Rebuild from :meth:`to_bytes` output; O(n) with FiBA's sorted build.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = CountWindows(Sum(), 2, aggregator="recalc"); _ = w.insert_many([(1, 1), (2, 2)])
-        >>> w2 = CountWindows.from_bytes(w.to_bytes(), Sum(), aggregator="recalc")
-        >>> w2.insert(3, 3) == w.insert(3, 3)
-        True
-        """
-        with codec.decoding(f"{cls.__name__}.from_bytes"):
-            state = cls._load_state(data, monoid, 6)
-            cfg = state["config"]
-            w = cls(
-                monoid,
-                cfg["n"],
-                cfg["every"],
-                max_out_of_orderness=cfg["max_out_of_orderness"],
-                allowed_lateness=cfg["allowed_lateness"],
-                late=cfg["late"],
-                aggregator=aggregator,
-                bad_value=cfg["bad_value"],
-            )
-            (w._since,) = w._restore(state)
-            return w
-
-    def _check(self) -> None:
-        """O(n): the base invariants and at most ``n`` entries."""
-        super()._check()
-        if len(self._agg) > self._n:
-            raise InvariantError(f"CountWindows holds {len(self._agg)} entries > n = {self._n}")
+        """The window :meth:`to_bytes` wrote; pass the monoid and the same configuration.
+        O(stored)."""
+        w = cls(monoid, *args, **kwargs)
+        w._restore(data)
+        return w
 
     def __repr__(self) -> str:
-        return f"CountWindows({self._m!r}, n={self._n}, every={self._every}, len={len(self)})"
+        return f"CountWindows(n={self._n}, every={self._every}, stored={len(self)})"

@@ -1,31 +1,17 @@
-"""SharedWindows: several window sizes over one aggregator, answered by range queries.
+"""SharedWindows: several window sizes on one slide, an adapter over the engine.
 
 =================  ==========================================================================
-ordering           out-of-order (event time, watermark, lateness as ``SlidingWindows``)
-operator needs     monoid (associative, identity); not commutative, no inverse
-windows            for every size s and every end ``e = origin + max(sizes) + j*slide``:
-                   ``[e - s, e)``; each size must be a multiple of ``slide`` (then every
-                   size's grid is exactly ``SlidingWindows(size, slide, origin)``'s)
-insert             one aggregator ``insert`` for all sizes (O(log d) amortized with FiBA)
-emission           per closed end with events: one ``bulk_evict`` (keys before the largest
-                   window) and one ``range_query`` per size: O(k log n) for k sizes with FiBA
-space              O(entries of the largest open window), shared by all sizes
-paper              window sharing by range queries: Tangwongsan et al., VLDB 2019, §4
+windows            for each size ``s``, the hopping windows ``[origin + k*slide, ... + s)``,
+                   exactly those of ``SlidingWindows(monoid, s, slide)``
+engine             one :class:`~windowagg.windows.engine.KeyStream` per size (the engine's
+                   pane layout for monoids), fed the same micro-batches; one admission
+                   (every size's clock is configured alike, so they refuse alike)
+emission           per end, sizes ascending
 =================  ==========================================================================
 
-Running k separate ``SlidingWindows`` stores every event k times and pays k inserts; here
-one tree holds the events of the largest window, and each smaller window is a range query
-``[e - s, e)`` over it (mapped onto the inclusive ``range_query(e - s, pred(e))``, or onto
-pane indices when timestamps are coarsened; see ``docs/windows.md``).
-
-Examples
---------
->>> from windowagg.monoids import Sum
->>> w = SharedWindows(Sum(), [10, 30], 10, aggregator="recalc")
->>> w.insert_many([(5, 1), (15, 2), (25, 4)])
-[WindowResult(start=0, end=10, value=1, count=1), WindowResult(start=-20, end=10, value=1, count=1), WindowResult(start=10, end=20, value=2, count=1), WindowResult(start=-10, end=20, value=3, count=2)]
->>> w.close()[:2]
-[WindowResult(start=20, end=30, value=4, count=1), WindowResult(start=0, end=30, value=7, count=3)]
+Before the object API ran on the engine, all sizes shared one ``ooo.FiBA`` (one entry per
+event, one ``range_query`` per size); the engine keeps one pane FiBA per size instead,
+O(size / gcd(size, slide)) partials each.
 """
 
 from __future__ import annotations
@@ -35,114 +21,97 @@ from typing import Any
 
 from windowagg.errors import ArgumentError
 from windowagg.monoids.base import In, Monoid, Out, P
-from windowagg.windows._common import AggregatorSpec
-from windowagg.windows.sliding import _TimeWindows
+from windowagg.windows.adapter import EngineWindows, _Times
+from windowagg.windows.sliding import removed
 
 __all__ = ["SharedWindows"]
 
 
-class SharedWindows(_TimeWindows[In, P, Out]):
-    """Several sliding-window sizes sharing one out-of-order aggregator.
+class SharedWindows(EngineWindows[In, P, Out]):
+    """Several window sizes over one slide (see the module docstring).
 
-    Parameters are those of :class:`~windowagg.windows.SlidingWindows`, with ``sizes`` (a
-    non-empty sequence of distinct window lengths, each a multiple of ``slide``) instead
-    of ``size``. ``slide=None`` emits, per accepted event, one result per size for
-    ``(t - s, t]``. Results come per end time, sizes ascending; a size whose window is
-    empty is not emitted. The lateness bound is that of the *largest* size.
+    Parameters
+    ----------
+    monoid : Monoid
+        Any windowagg monoid over numbers.
+    sizes : sequence of durations
+        The window lengths (distinct, any order; results come sizes ascending).
+    slide : duration
+        The distance between window starts, shared by every size.
+    origin, max_out_of_orderness, allowed_lateness, late, bad_value
+        As for :class:`~windowagg.windows.SlidingWindows`.
 
     Examples
     --------
-    Per-event emission of a 2- and a 5-unit window (``(t - s, t]``):
-
-    >>> from windowagg.monoids import Max
-    >>> w = SharedWindows(Max(), [2, 5], aggregator="recalc")
-    >>> w.insert(1, 9), w.insert(4, 3)[0]
-    ([WindowResult(start=-1, end=1, value=9, count=1), WindowResult(start=-4, end=1, value=9, count=1)], WindowResult(start=2, end=4, value=3, count=1))
+    >>> from windowagg.monoids import Sum
+    >>> w = SharedWindows(Sum(), [10, 30], 10)
+    >>> w.insert_many([(5, 1), (15, 2), (25, 4)])[:3]
+    [WindowResult(start=0, end=10, value=1.0, count=1, revision=0), WindowResult(start=-20, end=10, value=1.0, count=1, revision=0), WindowResult(start=10, end=20, value=2.0, count=1, revision=0)]
     """
+
+    _kind = "shared"
 
     def __init__(
         self,
         monoid: Monoid[In, P, Out],
         sizes: Sequence[Any],
-        slide: Any = None,
+        slide: Any,
         *,
         origin: Any = 0,
         max_out_of_orderness: Any = 0,
         allowed_lateness: Any = 0,
-        late: str = "drop",
-        aggregator: AggregatorSpec = "fiba",
-        panes: bool | None = None,
+        late: str = "side",
         bad_value: str = "side",
+        aggregator: Any = None,
+        panes: Any = None,
     ) -> None:
+        removed(aggregator, panes)
         sizes = tuple(sizes)
-        if not sizes:
-            raise ArgumentError("SharedWindows needs at least one size")
-        if len(set(sizes)) != len(sizes):
-            raise ArgumentError(f"SharedWindows sizes must be distinct; got {sizes!r}")
+        if not sizes or len(set(sizes)) != len(sizes):
+            raise ArgumentError(f"SharedWindows needs distinct sizes, got {list(sizes)!r}")
+        times = _Times(
+            {
+                "slide": slide,
+                "max_out_of_orderness": max_out_of_orderness,
+                "allowed_lateness": allowed_lateness,
+                "origin": origin,
+                **{f"sizes[{i}]": s for i, s in enumerate(sizes)},
+            }
+        )
+        ordered = sorted(sizes, key=lambda s: times.duration(s, "size"))
+        self._sizes = tuple(ordered)
+        self._slide_d = slide
+        sl = times.duration(slide, "slide")
         super().__init__(
             monoid,
-            sizes,
-            slide,
+            [{"size": times.duration(s, "size"), "slide": sl} for s in ordered],
+            times=times,
             origin=origin,
             max_out_of_orderness=max_out_of_orderness,
             allowed_lateness=allowed_lateness,
             late=late,
-            aggregator=aggregator,
-            panes=panes,
             bad_value=bad_value,
         )
-        if slide is not None:
-            for s in sizes:
-                q = s / slide
-                if q != round(q) or s != round(q) * slide:
-                    raise ArgumentError(
-                        f"SharedWindows: size {s!r} is not a multiple of slide {slide!r}; "
-                        "use separate SlidingWindows for unaligned sizes"
-                    )
 
     @property
     def sizes(self) -> tuple[Any, ...]:
-        """The window lengths, ascending.
-
-        >>> from windowagg.monoids import Sum
-        >>> SharedWindows(Sum(), [30, 10], 10).sizes
-        (10, 30)
-        """
+        """The window lengths, ascending. O(1)."""
         return self._sizes
 
     @property
     def slide(self) -> Any:
-        """The slide (None for per-event emission).
-
-        >>> from windowagg.monoids import Sum
-        >>> SharedWindows(Sum(), [30, 10], 10).slide
-        10
-        """
-        return self._slide
+        """The shared slide. O(1)."""
+        return self._slide_d
 
     @classmethod
     def from_bytes(
-        cls,
-        data: bytes,
-        monoid: Monoid[In, P, Out],
-        *,
-        aggregator: AggregatorSpec = "fiba",
+        cls, data: bytes, monoid: Monoid[In, P, Out], *args: Any, **kwargs: Any
     ) -> SharedWindows[In, P, Out]:
-        """Rebuild from :meth:`to_bytes` output; O(n) with FiBA's sorted build.
-
-        >>> from windowagg.monoids import Sum
-        >>> w = SharedWindows(Sum(), [2, 4], 2, aggregator="recalc"); w.insert(1, 5)
-        []
-        >>> SharedWindows.from_bytes(w.to_bytes(), Sum(), aggregator="recalc").close() == w.close()
-        True
-        """
-        w: SharedWindows[In, P, Out] = cls._from_bytes(
-            data, monoid, aggregator, lambda sizes: sizes
-        )
+        """The window :meth:`to_bytes` wrote; pass the monoid and the same configuration.
+        O(stored)."""
+        w = cls(monoid, *args, **kwargs)
+        w._restore(data)
         return w
 
     def __repr__(self) -> str:
-        return (
-            f"SharedWindows({self._m!r}, sizes={list(self._sizes)!r}, slide={self._slide!r}, "
-            f"watermark={self._wm!r}, n={len(self)})"
-        )
+        return f"SharedWindows(sizes={self._sizes!r}, slide={self._slide_d!r}, stored={len(self)})"

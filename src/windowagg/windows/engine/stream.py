@@ -537,6 +537,8 @@ class EventLog:
         if s.kind == "session":
             assert s.gap is not None
             at = top + s.gap + self._lateness + 1
+        elif s.kind == "count":  # no later event can change a window once the bound passes
+            at = top + self._lateness + 1
         else:
             assert s.size is not None
             at = top + s.size + self._lateness

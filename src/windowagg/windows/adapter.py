@@ -1,0 +1,581 @@
+"""The object API's windows as thin stateful adapters over the windows engine's streaming state.
+
+=================  ==========================================================================
+engine             one :class:`~windowagg.windows.engine.KeyStream` per window size (the
+                   engine's admission, watermark clock, assignment, state and emission; its
+                   pane layout for hopping windows of monoids, its event log otherwise)
+adapter            converts times (``int``, or ``datetime`` -> int64 microseconds) and
+                   values (numbers -> float64), keeps the side output (:attr:`rejected`),
+                   the counters and the late / bad-value policies, and feeds the engine in
+                   micro-batches: events wait in a buffer until the watermark reaches the
+                   earliest window end they or the stored events can close (or an event
+                   arrives behind the watermark: it may be late or revise a window), so
+                   ``insert`` returns exactly the windows the engine emits for that arrival
+semantics          the engine's, as :func:`windowagg.pandas.window_agg` and Spark: late =
+                   ``t < watermark - allowed_lateness`` (watermark = newest time -
+                   ``max_out_of_orderness``), judged per arrival; a window is emitted when the
+                   watermark reaches its end (per-event windows ``(t - size, t]``: when it
+                   reaches ``t``) and again, with ``revision`` + 1, when a late-but-allowed
+                   event changes it
+time               ``insert`` O(1) while buffering; a flush is one engine micro-batch (see
+                   ``docs/engine.md``: O(m log m + stored) numpy + the aggregators over the
+                   emitted windows)
+=================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta, timezone
+from numbers import Integral, Real
+from typing import Any, Generic
+
+import numpy as np
+
+from windowagg import codec
+from windowagg.aggs import Agg
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    CodecError,
+    LateEventError,
+    MonoidInputError,
+    StateError,
+)
+from windowagg.monoids import Count, Max, Mean, Min, Sum
+from windowagg.monoids.base import In, Monoid, Out, P
+from windowagg.windows._common import (
+    BAD_TIMESTAMP,
+    BAD_VALUE,
+    LATE,
+    Rejected,
+    WindowResult,
+    check_bad_value_policy,
+    check_late_policy,
+    monoid_name,
+)
+from windowagg.windows.engine.assign import Shape
+from windowagg.windows.engine.stream import KeyStream
+
+__all__ = ["EngineWindows"]
+
+#: Version of the adapter's state record (version 1 was the object API's own FiBA engine).
+STATE_VERSION = 2
+
+_KINDS: dict[type, str] = {Sum: "sum", Max: "max", Min: "min", Mean: "mean"}
+_UNIX = datetime(1970, 1, 1)
+_UNIX_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_US = timedelta(microseconds=1)
+#: The watermark :meth:`EngineWindows.close` raises the clock to (far past any time).
+_END = 2**62
+_INF = math.inf
+
+
+def _aggs(monoid: Monoid[Any, Any, Any]) -> list[Agg]:
+    """The engine's aggregations: the monoid over the ``value`` column, and ``count``."""
+    kind = _KINDS.get(type(monoid))  # exact built-ins keep the engine's float64 fast paths
+    value = Agg("value", monoid, "value", "double" if kind else "object", kind)
+    return [value, Agg("count", Count(), None, "bigint", "count")]
+
+
+class _Times:
+    """Times and durations: ``int`` (as given) or ``datetime`` (int64 microseconds since
+    the Unix epoch, naive or aware as the first event). Floats are refused: the engine's
+    times are integers (scale them, e.g. to milliseconds)."""
+
+    __slots__ = ("aware", "dt")
+
+    def __init__(self, durations: dict[str, Any]) -> None:
+        given = {k: d for k, d in durations.items() if d is not None}
+        for k, d in given.items():
+            if isinstance(d, float | np.floating) or (
+                isinstance(d, Real) and not isinstance(d, Integral)
+            ):
+                raise ArgumentTypeError(
+                    f"{k}={d!r}: the windows engine counts time in integers; scale float "
+                    "times and durations to an integer unit (e.g. milliseconds), or use "
+                    "datetime times with timedelta durations"
+                )
+            if isinstance(d, bool) or not isinstance(d, Integral | timedelta):
+                raise ArgumentTypeError(
+                    f"{k} must be an int or a datetime.timedelta; got {type(d).__name__} {d!r}"
+                )
+        kinds = {isinstance(d, timedelta) for k, d in given.items() if k != "origin"}
+        if len(kinds) > 1:
+            raise ArgumentTypeError(
+                "durations must all be timedeltas (datetime times) or all ints; got "
+                + ", ".join(f"{k}={d!r}" for k, d in given.items())
+            )
+        # no duration but zeros (count windows without lateness): the first time decides
+        undecided = True not in kinds and all(d == 0 for k, d in given.items() if k != "origin")
+        self.dt: bool | None = None if undecided else (True in kinds)
+        self.aware: bool | None = None
+
+    def duration(self, d: Any, what: str, *, zero: bool = False) -> int:
+        """A duration in engine units (ints as given; timedeltas in microseconds)."""
+        x = d // _US if isinstance(d, timedelta) else int(d)
+        if x < 0 or (x == 0 and not zero):
+            raise ArgumentError(f"{what} must be {'>= 0' if zero else 'positive'}; got {d!r}")
+        return int(x)
+
+    def origin(self, o: Any) -> int:
+        """``start_time`` in engine units: an int / timedelta offset from the epoch, or a
+        datetime (datetime times only)."""
+        if isinstance(o, datetime):
+            if not self.dt:
+                raise ArgumentTypeError(f"origin {o!r} is a datetime but the times are ints")
+            epoch = _UNIX_UTC if o.tzinfo is not None else _UNIX
+            return int((o - epoch) // _US)
+        if isinstance(o, timedelta):
+            return int(o // _US)
+        return int(o)
+
+    def to_engine(self, t: Any) -> int:
+        """*t* in engine units; ``TypeError`` / ``ValueError`` (-> ``bad_timestamp``)."""
+        if self.dt is None:
+            self.dt = isinstance(t, datetime)
+        if self.dt:
+            if not isinstance(t, datetime):
+                raise TypeError(f"{type(t).__name__} {t!r} is not a datetime")
+            aware = t.tzinfo is not None
+            if self.aware is None:
+                self.aware = aware
+            elif aware != self.aware:
+                raise TypeError(
+                    f"{t!r} is {'aware' if aware else 'naive'} but the window's first time was "
+                    f"{'aware' if self.aware else 'naive'}"
+                )
+            return int((t - (_UNIX_UTC if aware else _UNIX)) // _US)
+        if isinstance(t, bool) or not isinstance(t, Integral):
+            raise TypeError(f"{type(t).__name__} {t!r} is not an int")
+        x = int(t)
+        if not -_END <= x <= _END:
+            raise ValueError(f"{x} is outside +-2**62")
+        return x
+
+    def from_engine(self, x: int) -> Any:
+        """An engine time back in the caller's type."""
+        if not self.dt:
+            return int(x)
+        return (_UNIX_UTC if self.aware else _UNIX) + timedelta(microseconds=int(x))
+
+
+class EngineWindows(Generic[In, P, Out]):
+    """The adapter behind :class:`~windowagg.windows.SlidingWindows`, ``CountWindows``,
+    ``SessionWindows`` and ``SharedWindows``: one engine stream per window size (see the
+    module docstring). Not public: use those classes.
+    """
+
+    _kind = "engine"
+
+    def __init__(
+        self,
+        monoid: Monoid[In, P, Out],
+        shapes: Sequence[dict[str, Any]],
+        *,
+        times: _Times,
+        origin: Any,
+        max_out_of_orderness: Any,
+        allowed_lateness: Any,
+        late: str,
+        bad_value: str,
+        emit: str = "watermark",
+    ) -> None:
+        check_late_policy(late)
+        check_bad_value_policy(bad_value)
+        self._monoid = monoid
+        self._times = times
+        self._ooo = times.duration(max_out_of_orderness, "max_out_of_orderness", zero=True)
+        self._allowed = times.duration(allowed_lateness, "allowed_lateness", zero=True)
+        self._origin = times.origin(origin)
+        self._late = late
+        self._bad_value = bad_value
+        self._emit = emit
+        self._shapes = [Shape(start_time=self._origin, **s) for s in shapes]
+        self._aggs = _aggs(monoid)
+        self._streams = [self._stream(s) for s in self._shapes]
+        # a value the engine's admission would refuse (its lift) is refused here, so that
+        # the buffer holds only events the clock sees, exactly as the engine's clock
+        self._probe = self._aggs[0].kind is None
+        self._max_t: int | None = None  # newest admitted time (the engine clock's)
+        self._due: float = _INF  # the earliest watermark at which a window can close
+        self._buf_t: list[int] = []
+        self._buf_v: list[float] = []
+        self._buf_raw: list[tuple[Any, Any]] = []
+        self._closed = False
+        self.rejected: list[Rejected] = []
+        """The side output: every event not aggregated (``late="side"``,
+        ``bad_value="side"``, bad timestamps, times in no window), oldest first."""
+        self._counts = {
+            "accepted": 0,
+            BAD_TIMESTAMP: 0,
+            BAD_VALUE: 0,
+            LATE: 0,
+            "unassigned": 0,
+            "emitted": 0,
+            "revised": 0,
+        }
+
+    def _stream(self, shape: Shape) -> KeyStream:
+        return KeyStream(
+            self._aggs,
+            shape,
+            max_out_of_orderness=self._ooo,
+            allowed_lateness=self._allowed,
+            emit=self._emit,
+        )
+
+    # ------------------------------------------------------------------ read-only facts
+    @property
+    def counters(self) -> dict[str, int]:
+        """Events per outcome (accepted, bad_timestamp, bad_value, late, unassigned) and
+        windows emitted (``emitted``, of which ``revised`` were revisions). O(buffered)."""
+        self._flush()
+        return dict(self._counts)
+
+    @property
+    def late_count(self) -> int:
+        """Events refused as late. O(buffered)."""
+        self._flush()
+        return self._counts[LATE]
+
+    @property
+    def watermark(self) -> Any:
+        """Newest admitted time minus ``max_out_of_orderness`` (None before any). O(1)."""
+        if self._max_t is None:
+            return None
+        return self._times.from_engine(self._max_t - self._ooo)
+
+    @property
+    def lateness_bound(self) -> Any:
+        """Events with ``t < lateness_bound`` are late: ``watermark - allowed_lateness``
+        (None before the first event). O(1)."""
+        if self._max_t is None:
+            return None
+        return self._times.from_engine(self._max_t - self._ooo - self._allowed)
+
+    @property
+    def streams(self) -> list[KeyStream]:
+        """The engine streams (one per window size), after handing buffered events over."""
+        self._flush()
+        return list(self._streams)
+
+    def __len__(self) -> int:
+        """Entries the engine stores (events or panes; the largest size's) plus buffered
+        events. O(1)."""
+        return len(self._streams[-1]) + len(self._buf_t)
+
+    # ------------------------------------------------------------------ the verbs
+    def insert(self, t: Any, v: In) -> list[WindowResult[Out]]:
+        """Add one event; return the windows its arrival closed or revised.
+
+        O(1) while buffered; otherwise one engine micro-batch (module docstring).
+        """
+        self._check_open()
+        out: list[WindowResult[Out]] = []
+        self._add(t, v, out)
+        return out
+
+    def insert_many(self, pairs: Iterable[tuple[Any, In]]) -> list[WindowResult[Out]]:
+        """Add events in arrival order, each judged as by :meth:`insert` (lateness per
+        arrival); return the windows they closed or revised. With ``late="raise"`` or
+        ``bad_value="raise"`` the whole burst is checked first and nothing changes when one
+        event fails. O(m) + one engine micro-batch per closing point."""
+        self._check_open()
+        items = list(pairs)
+        if self._late == "raise" or self._bad_value == "raise":
+            self._precheck(items)
+        out: list[WindowResult[Out]] = []
+        for t, v in items:
+            self._add(t, v, out)
+        return out
+
+    def advance_watermark(self, wm: Any) -> list[WindowResult[Out]]:
+        """Raise the watermark to *wm* (a punctuation, an idle source) and return what that
+        closes; a value not ahead of the watermark is a no-op. One engine micro-batch."""
+        self._check_open()
+        x = self._times.to_engine(wm)
+        out: list[WindowResult[Out]] = []
+        self._flush(out)
+        if self._max_t is not None and x <= self._max_t - self._ooo:
+            return out
+        self._max_t = x + self._ooo
+        self._results([s.advance(x) for s in self._streams], [], out)
+        self._due = self._deadline()
+        return out
+
+    def close(self) -> list[WindowResult[Out]]:
+        """End the stream: emit every window still open; later calls are refused.
+
+        Count windows' last events that complete no window become rejects (``in no
+        window: ...``), as in the batch front ends.
+        """
+        if self._closed:
+            return []
+        out: list[WindowResult[Out]] = []
+        self._flush(out)
+        self._results([s.advance(_END) for s in self._streams], [], out)
+        self._close_extra()
+        self._closed = True
+        return out
+
+    def _close_extra(self) -> None:
+        """What :meth:`close` does after the last emission (count windows: their tail)."""
+
+    # ------------------------------------------------------------------ admission
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StateError(
+                f"{type(self).__name__} is closed: close() ended the stream; make a new one"
+            )
+
+    def _value(self, v: Any) -> tuple[float | None, str | None]:
+        """``(float value, None)``, or ``(None, reason)`` for a value the engine refuses."""
+        if isinstance(v, Real) and not isinstance(v, bool) or isinstance(v, np.floating):
+            x = float(v)
+        else:
+            try:
+                self._monoid.lift(v)
+            except Exception as e:
+                return None, f"{BAD_VALUE}: {type(e).__name__}: {e}"
+            raise ArgumentTypeError(
+                f"the windows engine holds float64 values; got {type(v).__name__} {v!r} for "
+                f"the monoid {monoid_name(self._monoid)!r}: give numbers (values of other "
+                "types, e.g. strings into Concat, are not supported since the object API "
+                "runs on the engine)"
+            )
+        if x - x != 0:  # NaN or +-inf
+            return None, f"non-finite value in 'value': {x!r}"
+        if self._probe:
+            try:
+                self._monoid.lift(x)
+            except Exception as e:
+                return None, f"{BAD_VALUE}: {type(e).__name__}: {e}"
+        return x, None
+
+    def _gap(self, x: int) -> str | None:
+        """The engine's reason for a time in no hopping window (``size < slide``)."""
+        s = self._shapes[0]
+        if s.kind != "hopping" or s.size is None or s.slide is None or s.size >= s.slide:
+            return None
+        phase = (x - s.start_time) % s.slide
+        if phase < s.size:
+            return None
+        a = x - phase
+        return (
+            f"in no window: {x} lies between the hopping windows [{a}, {a + s.size}) and "
+            f"[{a + s.slide}, {a + s.slide + s.size}) (size < slide leaves gaps); make "
+            "slide <= size to cover every time"
+        )
+
+    def _reject(self, t: Any, v: Any, reason: str, code: str) -> None:
+        self._counts[code] += 1
+        if code == LATE and self._late == "drop" or code == BAD_VALUE and (
+            self._bad_value == "drop"
+        ):
+            return
+        self.rejected.append(Rejected(t, v, reason))
+
+    def _add(self, t: Any, v: Any, out: list[WindowResult[Out]]) -> None:
+        try:
+            x = self._times.to_engine(t)
+        except (TypeError, ValueError, OverflowError) as e:
+            self._reject(t, v, f"{BAD_TIMESTAMP}: {e}", BAD_TIMESTAMP)
+            return
+        value, why = self._value(v)
+        if why is not None or value is None:
+            if self._bad_value == "raise":
+                raise MonoidInputError(
+                    f"{self._kind}: the engine refused the value {v!r} at {t!r} ({why}); fix "
+                    "or filter the input, or use bad_value='side' (or 'drop')"
+                )
+            self._reject(t, v, why or "", BAD_VALUE)
+            return
+        gap = self._gap(x)
+        if gap is not None:
+            self._reject(t, v, gap, "unassigned")
+            return
+        mx = self._max_t
+        if mx is not None and x < mx - self._ooo - self._allowed and self._late == "raise":
+            raise LateEventError(
+                f"event at {t!r} is older than the lateness bound "
+                f"{self._times.from_engine(mx - self._ooo - self._allowed)!r} (watermark "
+                "minus allowed_lateness); raise allowed_lateness or max_out_of_orderness, "
+                "or use late='side' (the default) or 'drop'"
+            )
+        self._buf_t.append(x)
+        self._buf_v.append(value)
+        self._buf_raw.append((t, v))
+        self._due = min(self._due, self._first_end(x))
+        behind = mx is not None and x < mx - self._ooo
+        if mx is None or x > mx:
+            self._max_t = mx = x
+        if behind or self._emit == "arrival" or mx - self._ooo >= self._due:
+            self._flush(out)
+
+    def _precheck(self, items: list[tuple[Any, Any]]) -> None:
+        """``late="raise"`` / ``bad_value="raise"``: raise before anything of the burst."""
+        mx = self._max_t
+        for t, v in items:
+            try:
+                x = self._times.to_engine(t)
+            except (TypeError, ValueError, OverflowError):
+                continue
+            value, why = self._value(v)
+            if why is not None:
+                if self._bad_value == "raise":
+                    raise MonoidInputError(
+                        f"{self._kind}: the engine refused the value {v!r} at {t!r} ({why}); "
+                        "nothing of the burst was applied"
+                    )
+                continue
+            if self._gap(x) is not None:
+                continue
+            if mx is not None and x < mx - self._ooo - self._allowed:
+                if self._late == "raise":
+                    raise LateEventError(
+                        f"event at {t!r} is older than the lateness bound; nothing of the "
+                        "burst was applied: raise allowed_lateness or use late='side'"
+                    )
+                continue
+            mx = x if mx is None else max(mx, x)
+
+    def _first_end(self, x: int) -> float:
+        """A lower bound of the end of any window that an event at *x* can close."""
+        s = self._shapes[0]
+        if s.kind == "hopping":
+            assert s.size is not None and s.slide is not None
+            k = -((s.start_time - x + s.size - 1) // s.slide)  # ceil((x - size + 1 - st) / slide)
+            return s.start_time + k * s.slide + s.size
+        if s.kind == "session":
+            assert s.gap is not None
+            return x + s.gap
+        return x
+
+    def _deadline(self) -> float:
+        d = [s.deadline() for s in self._streams]
+        return min((float(x) for x in d if x is not None), default=_INF)
+
+    # ------------------------------------------------------------------ emission
+    def _flush(self, out: list[WindowResult[Out]] | None = None) -> None:
+        """Feed the buffered events to the engine (one micro-batch); collect what it emits."""
+        if not self._buf_t:
+            return
+        t = np.asarray(self._buf_t, dtype=np.int64)
+        vals = {"value": np.asarray(self._buf_v, dtype=np.float64)}
+        raw = self._buf_raw
+        self._buf_t, self._buf_v, self._buf_raw = [], [], []
+        steps = [s.feed(t, vals) for s in self._streams]
+        self._results(steps, raw, out if out is not None else [])
+        self._due = self._deadline()
+
+    def _results(self, steps: list[Any], raw: list[tuple[Any, Any]], out: list[Any]) -> None:
+        step = steps[0][0]  # every size admits alike (one clock configuration)
+        refused = step.refused.tolist()
+        for i, why in zip(refused, step.reasons, strict=True):
+            code = LATE if why.startswith("late") else BAD_VALUE
+            self._reject(raw[i][0], raw[i][1], why, code)
+        self._counts["accepted"] += len(raw) - len(refused)
+        rows: list[tuple[int, int, int, WindowResult[Out]]] = []
+        frm = self._times.from_engine
+        for size_i, (res, _) in enumerate(steps):
+            c = res.columns
+            for s, e, val, n, r, i in zip(
+                c["start"].tolist(),
+                c["end"].tolist(),
+                list(c["value"]),
+                c["count"].tolist(),
+                c["revision"].tolist(),
+                res.ids.tolist(),
+                strict=True,
+            ):
+                v = val.item() if isinstance(val, np.generic) else val
+                rows.append((e, size_i, s, WindowResult(frm(s), frm(e), v, n, r, i)))
+        rows.sort(key=lambda x: (x[0], x[1], x[2]))
+        self._counts["emitted"] += len(rows)
+        self._counts["revised"] += sum(1 for x in rows if x[3].revision)
+        out.extend(x[3] for x in rows)
+
+    # ------------------------------------------------------------------ state bytes
+    def _config(self) -> tuple[Any, ...]:
+        return (
+            [(s.size, s.slide, s.rows, s.every, s.gap) for s in self._shapes],
+            self._origin,
+            self._ooo,
+            self._allowed,
+            self._late,
+            self._bad_value,
+            self._emit,
+            self._times.dt,
+        )
+
+    def to_bytes(self) -> bytes:
+        """The window's state as versioned ``windowagg.codec`` bytes (no pickle): the
+        configuration, counters, side output and each engine stream's metadata and pieces.
+        O(stored)."""
+        self._flush()
+        rejected = []
+        for r in self.rejected:
+            rec = (r.t, r.value, r.reason)
+            try:
+                codec.dumps(rec)
+            except Exception:
+                rec = (repr(r.t), repr(r.value), r.reason + " (t and value stored as repr)")
+            rejected.append(rec)
+        return codec.dumps(
+            (
+                self._kind,
+                STATE_VERSION,
+                monoid_name(self._monoid),
+                self._config(),
+                self._max_t,
+                self._times.aware,
+                self._closed,
+                dict(self._counts),
+                rejected,
+                [(s.meta_bytes(), s.pieces()) for s in self._streams],
+            )
+        )
+
+    def _restore(self, data: bytes) -> None:
+        """Load :meth:`to_bytes` into this fresh window (same configuration)."""
+        with codec.decoding(f"a windowagg {self._kind} state"):
+            rec = codec.loads(data)
+        if not (isinstance(rec, tuple) and len(rec) == 10 and rec[0] == self._kind):
+            raise CodecError(f"not a windowagg {self._kind} state")
+        _, version, name, config, max_t, aware, closed, counts, rejected, streams = rec
+        if version != STATE_VERSION:
+            raise CodecError(
+                f"{self._kind} state of version {version!r}, not {STATE_VERSION}: state written "
+                "before the object API ran on the engine cannot be restored; rebuild it"
+            )
+        if name != monoid_name(self._monoid):
+            raise CodecError(f"state written for the monoid {name!r}, not {monoid_name(self._monoid)!r}")
+        if config != self._config():
+            raise CodecError(f"state written for {config!r}, not {self._config()!r}")
+        self._max_t = max_t
+        self._times.aware = aware
+        self._closed = bool(closed)
+        self._counts = dict(counts)
+        self.rejected = [Rejected(*r) for r in rejected]
+        self._streams = [
+            KeyStream.restore(
+                meta,
+                pieces,
+                self._aggs,
+                shape,
+                max_out_of_orderness=self._ooo,
+                allowed_lateness=self._allowed,
+                emit=self._emit,
+            )
+            for (meta, pieces), shape in zip(streams, self._shapes, strict=True)
+        ]
+        self._due = self._deadline()
+
+    def _check(self) -> None:
+        """Invariants (O(stored)): each engine stream's, and the buffer's lengths."""
+        for s in self._streams:
+            s._check()
+        if not len(self._buf_t) == len(self._buf_v) == len(self._buf_raw):
+            raise AssertionError(f"{self._kind}: buffer columns of different lengths")
