@@ -40,11 +40,11 @@ time by 5, so the late event at time 3 still counts; the one at time 0 is too la
 >>> sw.insert(1, 1) + sw.insert(7, 2) + sw.insert(3, 4)
 []
 >>> [(r.start, r.end, r.value, r.count) for r in sw.insert(12, 8)]
-[(-5, 5, 5, 2)]
+[(-5, 5, 5.0, 2)]
 >>> sw.insert(0, 100), sw.late_count
 ([], 1)
 >>> [(r.start, r.end, r.value, r.count) for r in sw.close()]
-[(0, 10, 7, 3), (5, 15, 10, 2), (10, 20, 8, 1)]
+[(0, 10, 7.0, 3), (5, 15, 10.0, 2), (10, 20, 8.0, 1)]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from windowagg.fifo import AMTA, DABA, DABALite, LogMTA, TwoStacks, TwoStacksLit
 from windowagg.ooo import BTree, FiBA
 from windowagg.order_statistics import OrderStatistics
 from windowagg.sketches import QDigest
-from windowagg.windows import CountWindows, SharedWindows, SlidingWindows
+from windowagg.windows import CountWindows, SessionWindows, SharedWindows, SlidingWindows
 
 __version__ = "0.1.0"
 
@@ -69,6 +69,7 @@ __all__ = [
     "LogMTA",
     "OrderStatistics",
     "QDigest",
+    "SessionWindows",
     "SharedWindows",
     "SlidingWindows",
     "TwoStacks",

@@ -133,7 +133,7 @@ def test_correct_user_code_type_checks_with_precise_answer_types(
         '"float"',
         '"str | None"',
         '"list[float | None]"',
-        '"list[tuple[Any, Any, float | None, int, '
+        '"list[tuple[Any, Any, float | None, int, int, int, '
         'fallback=windowagg.windows._common.WindowResult[float | None]]]"',
         '"float | None"',
     ], out

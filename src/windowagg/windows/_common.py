@@ -1,13 +1,10 @@
-"""Shared pieces of the window adapters: results, rejects, counted partials, time arithmetic.
-
-Nothing here is an algorithm of its own; the adapters in ``sliding``, ``shared``,
-``count`` and ``policy`` use these helpers outside their per-event hot paths (or, for
-:class:`Counted`, as the monoid the wrapped aggregator runs with).
+"""Shared pieces of the window classes: results, rejects, policies; and for ``PolicyWindows``
+(which keeps its own code over an out-of-order aggregator) counted partials and state.
 
 Examples
 --------
->>> WindowResult(0, 10, 7, 2)
-WindowResult(start=0, end=10, value=7, count=2)
+>>> WindowResult(0, 10, 7, 2), WindowResult(0, 10, 9, 3, 1, 0)
+(WindowResult(start=0, end=10, value=7, count=2), WindowResult(start=0, end=10, value=9, count=3, revision=1, id=0))
 >>> Rejected(float("nan"), 1, "bad_timestamp: timestamp is NaN").reason.split(":")[0]
 'bad_timestamp'
 >>> from windowagg.monoids import Sum
@@ -17,16 +14,12 @@ WindowResult(start=0, end=10, value=7, count=2)
 
 from __future__ import annotations
 
-import datetime as _dt
-import math
 from collections.abc import Callable, Iterable
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from windowagg._time import check_timestamp
 from windowagg.errors import (
     ArgumentError,
-    ArgumentTypeError,
     CodecError,
     LateEventError,
     MonoidInputError,
@@ -90,6 +83,14 @@ class WindowResult(NamedTuple, Generic[_V]):
     """Which window a revision revises (the engine's window identity): a time window's or a
     session's start in engine units (ints, or microseconds), a count window's ordinal, a
     per-event window's event number (among the events the window admitted)."""
+
+    def __repr__(self) -> str:
+        """The first four fields; ``revision`` and ``id`` too when a revision says which
+        window it revises (``revision > 0``)."""
+        head = f"start={self.start!r}, end={self.end!r}, value={self.value!r}, count={self.count!r}"
+        if self.revision:
+            head += f", revision={self.revision!r}, id={self.id!r}"
+        return f"WindowResult({head})"
 
 
 class Rejected(NamedTuple):
@@ -180,7 +181,7 @@ def make_aggregator(spec: AggregatorSpec, monoid: Counted) -> Any:
 
 
 def aggregator_label(spec: AggregatorSpec) -> str:
-    """What to store in state for *spec* (factories are stored as ``"custom"``)."""
+    """The aggregator's name stored in ``PolicyWindows`` state (a factory: ``"custom"``)."""
     return spec if isinstance(spec, str) else "custom"
 
 
@@ -269,214 +270,6 @@ def late_error(t: Any, bound: Any) -> LateEventError:
         f"event at {t!r} is older than the lateness bound {bound!r} (watermark minus "
         "allowed_lateness, or the start of the oldest window still open); raise "
         "allowed_lateness or max_out_of_orderness, or use late='drop' / late='side'"
-    )
-
-
-# ----------------------------------------------------------------------------- time units
-
-
-def is_real_float(x: Any) -> bool:
-    return isinstance(x, float)
-
-
-def zero_like(d: Any) -> Any:
-    """The zero of the duration type of *d* (``timedelta(0)`` or ``0``)."""
-    return _dt.timedelta(0) if isinstance(d, _dt.timedelta) else 0
-
-
-def check_duration(d: Any, what: str, *, allow_zero: bool = False) -> None:
-    """Raise ValueError/TypeError unless *d* is a positive int, float or timedelta."""
-    if isinstance(d, bool) or not isinstance(d, int | float | Fraction | _dt.timedelta):
-        raise ArgumentTypeError(
-            f"{what} must be an int, float or datetime.timedelta; got {type(d).__name__}"
-        )
-    zero = zero_like(d)
-    if isinstance(d, float) and not math.isfinite(d):
-        raise ArgumentError(f"{what} must be finite; got {d!r}")
-    if d < zero or (d == zero and not allow_zero):
-        raise ArgumentError(f"{what} must be {'>= 0' if allow_zero else '> 0'}; got {d!r}")
-
-
-def duration_gcd(ds: list[Any]) -> Any:
-    """Exact gcd of positive durations (ints, floats as exact binary fractions, timedeltas).
-
-    >>> duration_gcd([600, 10]), duration_gcd([0.75, 0.5])
-    (10, 0.25)
-    >>> duration_gcd([_dt.timedelta(minutes=10), _dt.timedelta(seconds=15)])
-    datetime.timedelta(seconds=15)
-    """
-    if all(isinstance(d, _dt.timedelta) for d in ds):
-        us = 0
-        for d in ds:
-            us = math.gcd(us, d // _dt.timedelta(microseconds=1))
-        return _dt.timedelta(microseconds=us)
-    if all(isinstance(d, int) for d in ds):
-        g = 0
-        for d in ds:
-            g = math.gcd(g, d)
-        return g
-    fr = [Fraction(d) for d in ds]
-    den = math.lcm(*(f.denominator for f in fr))
-    num = 0
-    for f in fr:
-        num = math.gcd(num, f.numerator * (den // f.denominator))
-    return float(Fraction(num, den))
-
-
-def epoch_for(t: Any) -> Any:
-    """The Unix epoch in the flavour of *t* (naive or UTC-aware datetime, else 0)."""
-    if isinstance(t, _dt.datetime):
-        tz = None if t.tzinfo is None else _dt.UTC
-        try:  # in t's own type (pandas.Timestamp keeps nanoseconds on the grid)
-            return type(t)(1970, 1, 1, tzinfo=tz)
-        except Exception:
-            return _dt.datetime(1970, 1, 1, tzinfo=tz)
-    return 0
-
-
-def resolve_origin(origin: Any, t: Any) -> Any:
-    """The absolute time of *origin* for timestamps like *t*.
-
-    An ``int``/``float``/``timedelta`` origin is an offset from the epoch (as Spark's
-    ``startTime``) when timestamps are datetimes; otherwise it is used as given.
-
-    >>> resolve_origin(0, _dt.datetime(2024, 1, 1, 12))
-    datetime.datetime(1970, 1, 1, 0, 0)
-    >>> resolve_origin(5, 17)
-    5
-    """
-    if isinstance(t, _dt.datetime):
-        if isinstance(origin, _dt.datetime):
-            if type(origin) is not type(t):
-                try:  # e.g. a datetime origin for pandas Timestamps: use t's type
-                    cls: Any = type(t)
-                    return cls(origin)
-                except Exception:
-                    return origin
-            return origin
-        if isinstance(origin, _dt.timedelta):
-            return epoch_for(t) + origin
-        if origin == 0:
-            return epoch_for(t)
-        raise TimestampError(
-            f"origin {origin!r} cannot align datetime timestamps; pass a datetime or a timedelta"
-        )
-    return origin
-
-
-def floordiv(x: Any, d: Any) -> int:
-    """``floor(x / d)`` for ints, floats and timedeltas (exact for ints and timedeltas).
-
-    >>> floordiv(-1, 10), floordiv(2.5, 0.5), floordiv(_dt.timedelta(seconds=25), _dt.timedelta(seconds=10))
-    (-1, 5, 2)
-    """
-    q = x // d
-    return int(q)
-
-
-def pred_for(t: Any) -> Callable[[Any], Any]:
-    """The predecessor function for windows over timestamps of *t*'s type.
-
-    It maps a window boundary ``x`` (which may be of another numeric type, e.g. a float
-    boundary over int timestamps) to the largest timestamp of *t*'s type below ``x``:
-    ints ``ceil(x) - 1``, floats ``nextafter(x, -inf)``, datetimes ``x - resolution``.
-
-    >>> pred_for(3)(9.5), pred_for(3)(10), pred_for(0.5)(10) < 10
-    (9, 9, True)
-    """
-    if isinstance(t, bool):
-        raise TimestampError("bool timestamps are not supported; use int")
-    if isinstance(t, int):
-        return _int_pred
-    if isinstance(t, float):
-        return _float_pred
-    res = getattr(type(t), "resolution", None)  # the type's finest step
-    if res is not None:
-        return lambda x: x - res
-    raise TimestampError(
-        f"timestamps of type {type(t).__name__} have no predecessor, so half-open windows "
-        "cannot be mapped onto inclusive range queries; use int, float or datetime "
-        "timestamps, or panes=True"
-    )
-
-
-def succ_for(t: Any) -> Callable[[Any], Any]:
-    """The mirror of :func:`pred_for`: the smallest timestamp of *t*'s type above ``x``.
-
-    >>> succ_for(3)(9.5), succ_for(3)(10)
-    (10, 11)
-    """
-    if isinstance(t, bool):
-        raise TimestampError("bool timestamps are not supported; use int")
-    if isinstance(t, int):
-        return _int_succ
-    if isinstance(t, float):
-        return _float_succ
-    res = getattr(type(t), "resolution", None)  # the type's finest step
-    if res is not None:
-        return lambda x: x + res
-    raise TimestampError(
-        f"timestamps of type {type(t).__name__} have no successor; use int, float or "
-        "datetime timestamps"
-    )
-
-
-def _int_pred(x: Any) -> Any:
-    return x - 1 if type(x) is int else math.ceil(x) - 1
-
-
-def _int_succ(x: Any) -> Any:
-    return x + 1 if type(x) is int else math.floor(x) + 1
-
-
-def _float_pred(x: Any) -> Any:
-    return math.nextafter(float(x), -math.inf)
-
-
-def _float_succ(x: Any) -> Any:
-    return math.nextafter(float(x), math.inf)
-
-
-def pred(t: Any) -> Any:
-    """The largest timestamp strictly smaller than *t*, in *t*'s own type.
-
-    Used to turn half-open ``[start, end)`` into the inclusive ``[start, pred(end)]`` that
-    ``range_query`` takes: ints step by 1, floats by one ulp (``math.nextafter``),
-    datetimes (and pandas Timestamps) by their ``resolution``.
-
-    >>> pred(10), pred(1.0) < 1.0, pred(_dt.datetime(2024, 1, 1))
-    (9, True, datetime.datetime(2023, 12, 31, 23, 59, 59, 999999))
-    """
-    if isinstance(t, int) and not isinstance(t, bool):
-        return t - 1
-    if isinstance(t, float):
-        return math.nextafter(t, -math.inf)
-    res = getattr(type(t), "resolution", None)  # the type's finest step
-    if res is not None:
-        return t - res
-    raise TimestampError(
-        f"timestamps of type {type(t).__name__} have no predecessor, so half-open windows "
-        "cannot be mapped onto inclusive range queries; use int, float or datetime "
-        "timestamps, or panes=True"
-    )
-
-
-def succ(t: Any) -> Any:
-    """The smallest timestamp strictly greater than *t* (the mirror of :func:`pred`).
-
-    >>> succ(10), succ(_dt.datetime(2024, 1, 1))
-    (11, datetime.datetime(2024, 1, 1, 0, 0, 0, 1))
-    """
-    if isinstance(t, int) and not isinstance(t, bool):
-        return t + 1
-    if isinstance(t, float):
-        return math.nextafter(t, math.inf)
-    res = getattr(type(t), "resolution", None)  # the type's finest step
-    if res is not None:
-        return t + res
-    raise TimestampError(
-        f"timestamps of type {type(t).__name__} have no successor; use int, float or "
-        "datetime timestamps"
     )
 
 

@@ -1,4 +1,4 @@
-"""The engine behind CountWindows and PolicyWindows: one entry per event, in event-time order.
+"""The engine behind PolicyWindows: one entry per event, in event-time order.
 
 Each accepted event is stored under the key ``(t, seq)``, ``seq`` its arrival number, so the
 aggregator orders events by event time and equal timestamps by arrival, and every event can
@@ -82,8 +82,8 @@ class _EventOrderWindows(Generic[In, P, Out]):
         """The watermark (None without ``max_out_of_orderness`` or before any event). O(1).
 
         >>> from windowagg.monoids import Sum
-        >>> from windowagg.windows import CountWindows
-        >>> w = CountWindows(Sum(), 3, max_out_of_orderness=2, aggregator="recalc")
+        >>> from windowagg.windows import PolicyWindows
+        >>> w = PolicyWindows(Sum(), lambda total, prefix: False, max_out_of_orderness=2, aggregator="recalc")
         >>> _ = w.insert(10, 1); w.watermark
         8
         """
@@ -94,8 +94,8 @@ class _EventOrderWindows(Generic[In, P, Out]):
         """Events refused as late. O(1).
 
         >>> from windowagg.monoids import Sum
-        >>> from windowagg.windows import CountWindows
-        >>> w = CountWindows(Sum(), 3, max_out_of_orderness=2, aggregator="recalc")
+        >>> from windowagg.windows import PolicyWindows
+        >>> w = PolicyWindows(Sum(), lambda total, prefix: False, max_out_of_orderness=2, aggregator="recalc")
         >>> _ = w.insert_many([(10, 1), (7, 1), (8, 1)]); w.late_count
         1
         """
@@ -106,8 +106,8 @@ class _EventOrderWindows(Generic[In, P, Out]):
         """The wrapped aggregator (entries ``((t, seq), (count, partial))``).
 
         >>> from windowagg.monoids import Sum
-        >>> from windowagg.windows import CountWindows
-        >>> w = CountWindows(Sum(), 3, aggregator="recalc"); _ = w.insert_many([(5, 1), (5, 2)])
+        >>> from windowagg.windows import PolicyWindows
+        >>> w = PolicyWindows(Sum(), lambda total, prefix: False, aggregator="recalc"); _ = w.insert_many([(5, 1), (5, 2)])
         >>> list(w.aggregator)
         [((5, 0), (1, 1)), ((5, 1), (1, 2))]
         """
@@ -138,8 +138,8 @@ class _EventOrderWindows(Generic[In, P, Out]):
         ``bad_value`` policy, late events (only with a watermark) the ``late`` policy.
 
         >>> from windowagg.monoids import Sum
-        >>> from windowagg.windows import CountWindows
-        >>> w = CountWindows(Sum(), 2, aggregator="recalc")
+        >>> from windowagg.windows import PolicyWindows
+        >>> w = PolicyWindows(Sum(), lambda total, prefix: False, aggregator="recalc")
         >>> w.insert(1, 5), w.insert(None, 1), w.rejected[0].reason.split(":")[0]
         ([WindowResult(start=1, end=1, value=5, count=1)], [], 'bad_timestamp')
         """
@@ -212,10 +212,10 @@ class _EventOrderWindows(Generic[In, P, Out]):
         and nothing changes if an event would be late. O(m) times the cost of ``insert``.
 
         >>> from windowagg.monoids import Concat
-        >>> from windowagg.windows import CountWindows
-        >>> CountWindows(Concat(), 2, every=2, aggregator="recalc").insert_many(
+        >>> from windowagg.windows import PolicyWindows
+        >>> PolicyWindows(Concat(), lambda total, prefix: False, aggregator="recalc").insert_many(
         ...     [(2, "b"), (1, "a"), (3, "c"), (0, "z")])
-        [WindowResult(start=1, end=2, value=('a', 'b'), count=2), WindowResult(start=2, end=3, value=('b', 'c'), count=2)]
+        [WindowResult(start=2, end=2, value=('b',), count=1), WindowResult(start=1, end=2, value=('a', 'b'), count=2), WindowResult(start=1, end=3, value=('a', 'b', 'c'), count=3), WindowResult(start=0, end=3, value=('z', 'a', 'b', 'c'), count=4)]
         """
         items = list(pairs)
         if self._late == "raise" and self._ooo is not None:
@@ -249,10 +249,10 @@ class _EventOrderWindows(Generic[In, P, Out]):
         """The current window as a result (None when empty), without emitting. O(1) with FiBA.
 
         >>> from windowagg.monoids import Sum
-        >>> from windowagg.windows import CountWindows
-        >>> w = CountWindows(Sum(), 2, every=10, aggregator="recalc")
-        >>> w.query(), w.insert_many([(1, 1), (2, 2), (3, 3)]), w.query()
-        (None, [], WindowResult(start=2, end=3, value=5, count=2))
+        >>> from windowagg.windows import PolicyWindows
+        >>> w = PolicyWindows(Sum(), lambda total, prefix: False, aggregator="recalc")
+        >>> w.query(), len(w.insert_many([(1, 1), (2, 2), (3, 3)])), w.query()
+        (None, 3, WindowResult(start=1, end=3, value=6, count=3))
         """
         out: list[WindowResult] = []
         self._emit(out)
@@ -272,12 +272,12 @@ class _EventOrderWindows(Generic[In, P, Out]):
     def to_bytes(self) -> bytes:
         """Full state as versioned codec bytes (no pickle); the monoid is passed on restore. O(n).
 
-        Format: ``docs/windows.md`` §9.
+        Format: the object API's version-1 record (``_common.dump_state``).
 
         >>> from windowagg.monoids import Sum
-        >>> from windowagg.windows import CountWindows
-        >>> w = CountWindows(Sum(), 2, aggregator="recalc"); _ = w.insert(1, 1)
-        >>> CountWindows.from_bytes(w.to_bytes(), Sum(), aggregator="recalc").query()
+        >>> from windowagg.windows import PolicyWindows
+        >>> w = PolicyWindows(Sum(), lambda total, prefix: False, aggregator="recalc"); _ = w.insert(1, 1)
+        >>> PolicyWindows.from_bytes(w.to_bytes(), Sum(), lambda total, prefix: False, aggregator="recalc").query()
         WindowResult(start=1, end=1, value=1, count=1)
         """
         dyn = (

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from numbers import Integral, Real
 from typing import Any, Generic
 
@@ -42,6 +42,7 @@ from windowagg.errors import (
     LateEventError,
     MonoidInputError,
     StateError,
+    TimestampError,
 )
 from windowagg.monoids import Count, Max, Mean, Min, Sum
 from windowagg.monoids.base import In, Monoid, Out, P
@@ -65,7 +66,7 @@ STATE_VERSION = 2
 
 _KINDS: dict[type, str] = {Sum: "sum", Max: "max", Min: "min", Mean: "mean"}
 _UNIX = datetime(1970, 1, 1)
-_UNIX_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_UNIX_UTC = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 #: The watermark :meth:`EngineWindows.close` raises the clock to (far past any time).
 _END = 2**62
@@ -101,15 +102,19 @@ class _Times:
                 raise ArgumentTypeError(
                     f"{k} must be an int or a datetime.timedelta; got {type(d).__name__} {d!r}"
                 )
-        kinds = {isinstance(d, timedelta) for k, d in given.items() if k != "origin"}
+        # an int 0 (the defaults) goes with either kind
+        kinds = {
+            isinstance(d, timedelta)
+            for k, d in given.items()
+            if k != "origin" and (isinstance(d, timedelta) or d != 0)
+        }
         if len(kinds) > 1:
             raise ArgumentTypeError(
                 "durations must all be timedeltas (datetime times) or all ints; got "
                 + ", ".join(f"{k}={d!r}" for k, d in given.items())
             )
         # no duration but zeros (count windows without lateness): the first time decides
-        undecided = True not in kinds and all(d == 0 for k, d in given.items() if k != "origin")
-        self.dt: bool | None = None if undecided else (True in kinds)
+        self.dt: bool | None = (True in kinds) if kinds else None  # None: the first time decides
         self.aware: bool | None = None
 
     def duration(self, d: Any, what: str, *, zero: bool = False) -> int:
@@ -132,16 +137,14 @@ class _Times:
         return int(o)
 
     def to_engine(self, t: Any) -> int:
-        """*t* in engine units; ``TypeError`` / ``ValueError`` (-> ``bad_timestamp``)."""
-        if self.dt is None:
-            self.dt = isinstance(t, datetime)
-        if self.dt:
+        """*t* in engine units, changing nothing; ``TypeError`` / ``ValueError`` (the
+        adapter's ``bad_timestamp``). :meth:`commit` fixes the type of the first time."""
+        dt = self.dt if self.dt is not None else isinstance(t, datetime)
+        if dt:
             if not isinstance(t, datetime):
                 raise TypeError(f"{type(t).__name__} {t!r} is not a datetime")
             aware = t.tzinfo is not None
-            if self.aware is None:
-                self.aware = aware
-            elif aware != self.aware:
+            if self.aware is not None and aware != self.aware:
                 raise TypeError(
                     f"{t!r} is {'aware' if aware else 'naive'} but the window's first time was "
                     f"{'aware' if self.aware else 'naive'}"
@@ -153,6 +156,13 @@ class _Times:
         if not -_END <= x <= _END:
             raise ValueError(f"{x} is outside +-2**62")
         return x
+
+    def commit(self, t: Any) -> None:
+        """Fix the time type (datetime or int; naive or aware) on the first admitted time."""
+        if self.dt is None:
+            self.dt = isinstance(t, datetime)
+        if self.dt and self.aware is None:
+            self.aware = t.tzinfo is not None
 
     def from_engine(self, x: int) -> Any:
         """An engine time back in the caller's type."""
@@ -261,6 +271,13 @@ class EngineWindows(Generic[In, P, Out]):
         self._flush()
         return list(self._streams)
 
+    def next_deadline(self) -> Any:
+        """The watermark at which the window next has work (a window to close, or state to
+        drop), for an event-time timer; None when nothing is stored. O(stored)."""
+        self._flush()
+        d = self._deadline()
+        return None if d == _INF else self._times.from_engine(int(d))
+
     def __len__(self) -> int:
         """Entries the engine stores (events or panes; the largest size's) plus buffered
         events. O(1)."""
@@ -295,7 +312,13 @@ class EngineWindows(Generic[In, P, Out]):
         """Raise the watermark to *wm* (a punctuation, an idle source) and return what that
         closes; a value not ahead of the watermark is a no-op. One engine micro-batch."""
         self._check_open()
-        x = self._times.to_engine(wm)
+        try:
+            x = self._times.to_engine(wm)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise TimestampError(
+                f"watermark {wm!r} is not a time of this window ({e}): give one of its type; "
+                "to end the stream (an infinite watermark) call close()"
+            ) from e
         out: list[WindowResult[Out]] = []
         self._flush(out)
         if self._max_t is not None and x <= self._max_t - self._ooo:
@@ -332,7 +355,7 @@ class EngineWindows(Generic[In, P, Out]):
 
     def _value(self, v: Any) -> tuple[float | None, str | None]:
         """``(float value, None)``, or ``(None, reason)`` for a value the engine refuses."""
-        if isinstance(v, Real) and not isinstance(v, bool) or isinstance(v, np.floating):
+        if (isinstance(v, Real) and not isinstance(v, bool)) or isinstance(v, np.floating):
             x = float(v)
         else:
             try:
@@ -349,7 +372,7 @@ class EngineWindows(Generic[In, P, Out]):
             return None, f"non-finite value in 'value': {x!r}"
         if self._probe:
             try:
-                self._monoid.lift(x)
+                self._monoid.lift(x)  # type: ignore[arg-type]  # In: numbers here
             except Exception as e:
                 return None, f"{BAD_VALUE}: {type(e).__name__}: {e}"
         return x, None
@@ -371,19 +394,33 @@ class EngineWindows(Generic[In, P, Out]):
 
     def _reject(self, t: Any, v: Any, reason: str, code: str) -> None:
         self._counts[code] += 1
-        if code == LATE and self._late == "drop" or code == BAD_VALUE and (
-            self._bad_value == "drop"
-        ):
+        policy = {LATE: self._late, BAD_VALUE: self._bad_value}.get(code, "side")
+        if policy == "drop":
             return
         self.rejected.append(Rejected(t, v, reason))
 
     def _add(self, t: Any, v: Any, out: list[WindowResult[Out]]) -> None:
-        try:
-            x = self._times.to_engine(t)
-        except (TypeError, ValueError, OverflowError) as e:
-            self._reject(t, v, f"{BAD_TIMESTAMP}: {e}", BAD_TIMESTAMP)
-            return
-        value, why = self._value(v)
+        # the common case first (int time, float value, no probe): exact type checks are
+        # several times cheaper than the ABC checks of to_engine / _value
+        tv = type(v)
+        if (
+            type(t) is int
+            and self._times.dt is False
+            and -_END <= t <= _END
+            and (tv is float or tv is int)
+            and not self._probe
+            and v - v == 0
+        ):
+            x: int = t
+            value: float | None = float(v)
+            why: str | None = None
+        else:
+            try:
+                x = self._times.to_engine(t)
+            except (TypeError, ValueError, OverflowError) as e:
+                self._reject(t, v, f"{BAD_TIMESTAMP}: {e}", BAD_TIMESTAMP)
+                return
+            value, why = self._value(v)
         if why is not None or value is None:
             if self._bad_value == "raise":
                 raise MonoidInputError(
@@ -404,6 +441,7 @@ class EngineWindows(Generic[In, P, Out]):
                 "minus allowed_lateness); raise allowed_lateness or max_out_of_orderness, "
                 "or use late='side' (the default) or 'drop'"
             )
+        self._times.commit(t)
         self._buf_t.append(x)
         self._buf_v.append(value)
         self._buf_raw.append((t, v))
@@ -422,12 +460,13 @@ class EngineWindows(Generic[In, P, Out]):
                 x = self._times.to_engine(t)
             except (TypeError, ValueError, OverflowError):
                 continue
-            value, why = self._value(v)
+            _, why = self._value(v)
             if why is not None:
                 if self._bad_value == "raise":
                     raise MonoidInputError(
                         f"{self._kind}: the engine refused the value {v!r} at {t!r} ({why}); "
-                        "nothing of the burst was applied"
+                        "nothing of the burst was applied: fix or filter the input, or use "
+                        "bad_value='side' (or 'drop')"
                     )
                 continue
             if self._gap(x) is not None:
@@ -454,8 +493,19 @@ class EngineWindows(Generic[In, P, Out]):
         return x
 
     def _deadline(self) -> float:
-        d = [s.deadline() for s in self._streams]
+        """The earliest watermark at which the engine can emit again (a lower bound)."""
+        s = self._shapes[0]
+        if s.kind == "hopping" and self._max_t is not None and self._emit == "watermark":
+            # the next grid end after the watermark: O(1), where the engine's deadline()
+            # assigns every stored pane (an extra micro-batch at an empty end is harmless)
+            assert s.slide is not None
+            wm, st, sl = self._max_t - self._ooo, s.start_time, s.slide
+            return float(min(st + z + ((wm - st - z) // sl + 1) * sl for z in self._sizes_engine()))
+        d = [st.deadline() for st in self._streams]
         return min((float(x) for x in d if x is not None), default=_INF)
+
+    def _sizes_engine(self) -> list[int]:
+        return [int(sh.size) for sh in self._shapes if sh.size is not None]
 
     # ------------------------------------------------------------------ emission
     def _flush(self, out: list[WindowResult[Out]] | None = None) -> None:
@@ -507,7 +557,6 @@ class EngineWindows(Generic[In, P, Out]):
             self._late,
             self._bad_value,
             self._emit,
-            self._times.dt,
         )
 
     def to_bytes(self) -> bytes:
@@ -530,7 +579,7 @@ class EngineWindows(Generic[In, P, Out]):
                 monoid_name(self._monoid),
                 self._config(),
                 self._max_t,
-                self._times.aware,
+                (self._times.dt, self._times.aware),
                 self._closed,
                 dict(self._counts),
                 rejected,
@@ -539,23 +588,44 @@ class EngineWindows(Generic[In, P, Out]):
         )
 
     def _restore(self, data: bytes) -> None:
-        """Load :meth:`to_bytes` into this fresh window (same configuration)."""
+        """Load :meth:`to_bytes` into this fresh window (same configuration); any failure is
+        a ``CodecError`` (the original exception as its ``__cause__``)."""
+        try:
+            self._load(data)
+        except CodecError:
+            raise
+        except Exception as e:
+            raise CodecError(f"cannot restore a windowagg {self._kind} state: {e}") from e
+
+    def _load(self, data: bytes) -> None:
         with codec.decoding(f"a windowagg {self._kind} state"):
             rec = codec.loads(data)
+        kinds = ("sliding", "count", "session", "shared")
+        if isinstance(rec, tuple) and len(rec) == 10 and rec[0] in kinds and rec[0] != self._kind:
+            raise CodecError(
+                f"this is a windowagg {rec[0]} window's state, not a {self._kind} window's: "
+                f"restore it with that class's from_bytes"
+            )
         if not (isinstance(rec, tuple) and len(rec) == 10 and rec[0] == self._kind):
-            raise CodecError(f"not a windowagg {self._kind} state")
-        _, version, name, config, max_t, aware, closed, counts, rejected, streams = rec
+            raise CodecError(
+                f"not a windowagg {self._kind} state of version {STATE_VERSION} (state written "
+                "by the object API's own engine, before it ran on the windows engine, cannot "
+                "be restored: rebuild it from the events)"
+            )
+        _, version, name, config, max_t, types, closed, counts, rejected, streams = rec
         if version != STATE_VERSION:
             raise CodecError(
                 f"{self._kind} state of version {version!r}, not {STATE_VERSION}: state written "
                 "before the object API ran on the engine cannot be restored; rebuild it"
             )
         if name != monoid_name(self._monoid):
-            raise CodecError(f"state written for the monoid {name!r}, not {monoid_name(self._monoid)!r}")
+            raise CodecError(
+                f"state written for the monoid {name!r}, not {monoid_name(self._monoid)!r}"
+            )
         if config != self._config():
             raise CodecError(f"state written for {config!r}, not {self._config()!r}")
         self._max_t = max_t
-        self._times.aware = aware
+        self._times.dt, self._times.aware = types
         self._closed = bool(closed)
         self._counts = dict(counts)
         self.rejected = [Rejected(*r) for r in rejected]

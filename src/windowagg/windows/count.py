@@ -49,9 +49,9 @@ class CountWindows(EngineWindows[In, P, Out]):
     >>> from windowagg.monoids import Sum
     >>> w = CountWindows(Sum(), 2, every=2, allowed_lateness=10)
     >>> w.insert_many([(1, 1), (2, 10), (3, 100)])
-    [WindowResult(start=1, end=2, value=11.0, count=2, revision=0)]
+    [WindowResult(start=1, end=2, value=11.0, count=2)]
     >>> w.insert(0, 1000)        # late but allowed: shifts every window after it
-    [WindowResult(start=0, end=1, value=1001.0, count=2, revision=1), WindowResult(start=2, end=3, value=110.0, count=2, revision=0)]
+    [WindowResult(start=0, end=1, value=1001.0, count=2, revision=1, id=0), WindowResult(start=2, end=3, value=110.0, count=2)]
     >>> w.close(), w.rejected    # no event completes a window after 3
     ([], [])
     """

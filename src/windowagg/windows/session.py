@@ -41,11 +41,11 @@ class SessionWindows(EngineWindows[In, P, Out]):
     >>> from windowagg.monoids import Sum
     >>> w = SessionWindows(Sum(), 5, allowed_lateness=20)
     >>> w.insert_many([(1, 1), (3, 2), (12, 4)])
-    [WindowResult(start=1, end=8, value=3.0, count=2, revision=0)]
+    [WindowResult(start=1, end=8, value=3.0, count=2)]
     >>> w.insert(7, 8)               # late but allowed: bridges [1, 8) and [12, 17)
     []
     >>> w.close()                    # the merged session supersedes [1, 8)
-    [WindowResult(start=1, end=17, value=15.0, count=4, revision=1)]
+    [WindowResult(start=1, end=17, value=15.0, count=4, revision=1, id=1)]
     """
 
     _kind = "session"

@@ -46,7 +46,7 @@ class SharedWindows(EngineWindows[In, P, Out]):
     >>> from windowagg.monoids import Sum
     >>> w = SharedWindows(Sum(), [10, 30], 10)
     >>> w.insert_many([(5, 1), (15, 2), (25, 4)])[:3]
-    [WindowResult(start=0, end=10, value=1.0, count=1, revision=0), WindowResult(start=-20, end=10, value=1.0, count=1, revision=0), WindowResult(start=10, end=20, value=2.0, count=1, revision=0)]
+    [WindowResult(start=0, end=10, value=1.0, count=1), WindowResult(start=-20, end=10, value=1.0, count=1), WindowResult(start=10, end=20, value=2.0, count=1)]
     """
 
     _kind = "shared"
@@ -55,7 +55,7 @@ class SharedWindows(EngineWindows[In, P, Out]):
         self,
         monoid: Monoid[In, P, Out],
         sizes: Sequence[Any],
-        slide: Any,
+        slide: Any = None,
         *,
         origin: Any = 0,
         max_out_of_orderness: Any = 0,
@@ -69,6 +69,8 @@ class SharedWindows(EngineWindows[In, P, Out]):
         sizes = tuple(sizes)
         if not sizes or len(set(sizes)) != len(sizes):
             raise ArgumentError(f"SharedWindows needs distinct sizes, got {list(sizes)!r}")
+        if slide is None:
+            raise ArgumentError("SharedWindows needs a slide (every size's windows share it)")
         times = _Times(
             {
                 "slide": slide,

@@ -24,13 +24,13 @@ A 10-unit window sliding every 5, watermark = newest time seen:
 >>> w.insert(6, 10), w.insert(7, 20)
 ([], [])
 >>> w.insert(12, 5)          # watermark 12 closes [-5, 5) (empty: not emitted) and [0, 10)
-[WindowResult(start=0, end=10, value=30.0, count=2, revision=0)]
+[WindowResult(start=0, end=10, value=30.0, count=2)]
 >>> w.insert(3, 1)           # 3 < lateness bound 12: late, a reject with the reason
 []
 >>> w.late_count, w.rejected
 (1, [Rejected(t=3, value=1, reason='late: 3 < lateness bound 12')])
 >>> w.close()
-[WindowResult(start=5, end=15, value=35.0, count=3, revision=0), WindowResult(start=10, end=20, value=5.0, count=1, revision=0)]
+[WindowResult(start=5, end=15, value=35.0, count=3), WindowResult(start=10, end=20, value=5.0, count=1)]
 """
 
 from __future__ import annotations
@@ -96,9 +96,9 @@ class SlidingWindows(EngineWindows[In, P, Out]):
     >>> w.insert(4, 1), w.insert(12, 2), w.insert(3, 3)
     ([], [], [])
     >>> w.insert(16, 4)                      # watermark 11 closes [0, 10)
-    [WindowResult(start=0, end=10, value=4.0, count=2, revision=0)]
+    [WindowResult(start=0, end=10, value=4.0, count=2)]
     >>> w.insert(7, 5)                       # 7 >= bound 6: [0, 10) is revised
-    [WindowResult(start=0, end=10, value=9.0, count=3, revision=1)]
+    [WindowResult(start=0, end=10, value=9.0, count=3, revision=1, id=0)]
     >>> w.insert(20, 6), w.insert(2, 7), w.rejected    # bound 10: 2 is late
     ([], [], [Rejected(t=2, value=7, reason='late: 2 < lateness bound 10')])
     >>> w2 = SlidingWindows.from_bytes(w.to_bytes(), Sum(), 10, 10, max_out_of_orderness=5,
