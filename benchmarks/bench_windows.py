@@ -10,13 +10,11 @@ order (uniform jitter), ``max_out_of_orderness = 3 s`` so nothing is late; windo
 Variants, all in the same run (medians of repeats; the machine is shared with other
 jobs, so absolute numbers are noisy: compare ratios measured in the same run):
 
-* ``SlidingWindows`` over ``ooo.FiBA``: default (panes of gcd(size, slide) = 10 s, since
-  Sum and Max are commutative), exact timestamps (``panes=False``), and bursts of 1000
-  events through ``insert_many``;
-* ``SlidingWindows`` over ``ooo.Recalc`` (the sorted oracle) with panes, and with exact
-  timestamps on a prefix of at most 10^5 events (it rescans the window per slide);
-* per-event emission (``slide=None``, one range query per event) with FiBA, on a prefix of
-  at most 10^5 events (the batch engine's per-event figures: ``benchmarks engine``);
+* ``SlidingWindows`` over the windows engine (since issue 27: its pane layout, a
+  ``KeyStream`` per window), one ``insert`` per event and bursts of 1000 events through
+  ``insert_many``;
+* per-event windows (``slide=None``, emitted at the watermark: the engine's event log), on
+  a prefix of at most 10^5 events;
 * pandas baselines (batch, not streaming: they see all data at once): sort by time, then
   ``resample("10s")`` + ``rolling(60)`` (the same sliding windows, pane-based), and a
   per-event time-based ``rolling("600s")`` (the per-event windows).
@@ -24,7 +22,8 @@ jobs, so absolute numbers are noisy: compare ratios measured in the same run):
 Every streaming variant's window sums are checked against the pandas resample result.
 Then: the per-key state round trip (``to_bytes`` / ``from_bytes``: bytes and µs, what the
 Spark layer pays per key and micro-batch), and a sweep of events/s against the window
-length (events per window) for FiBA and Recalc, with and without panes (the plot).
+length (events per window) (the plot). Before/after the switch, interleaved:
+``benchmarks/results/windows-2026-11-28.md``.
 """
 
 from __future__ import annotations
@@ -50,17 +49,9 @@ def make_events(n: int, seed: int = 1) -> list[tuple[int, float]]:
     return [(i * 100 - rng.randint(0, JITTER), rng.random()) for i in range(n)]
 
 
-def run_stream(
-    events: list[tuple[int, float]], monoid: Any, aggregator: str, panes: bool, burst: int
-) -> list[WindowResult]:
-    w = SlidingWindows(
-        monoid,
-        SIZE,
-        SLIDE,
-        max_out_of_orderness=JITTER,
-        aggregator=aggregator,
-        panes=panes,
-    )
+def run_stream(events: list[tuple[int, float]], monoid: Any, burst: int) -> list[WindowResult]:
+    """SlidingWindows over the engine (pane layout): one insert per event, or bursts."""
+    w = SlidingWindows(monoid, SIZE, SLIDE, max_out_of_orderness=JITTER)
     out: list[WindowResult] = []
     if burst > 1:
         for i in range(0, len(events), burst):
@@ -75,7 +66,7 @@ def run_stream(
 
 
 def run_per_event(events: list[tuple[int, float]], monoid: Any) -> int:
-    w = SlidingWindows(monoid, SIZE, None, max_out_of_orderness=JITTER, aggregator="fiba")
+    w = SlidingWindows(monoid, SIZE, None, max_out_of_orderness=JITTER)
     n = 0
     insert = w.insert
     for t, v in events:
@@ -130,14 +121,8 @@ def state_round_trip(events: list[tuple[int, float]], repeats: int) -> list[dict
     rows: list[list[Any]] = []
     out: list[dict[str, Any]] = []
     part = events[: min(len(events), 20_000)]
-    for label, aggregator, panes in (
-        ("FiBA, panes", "fiba", True),
-        ("FiBA, exact timestamps", "fiba", False),
-        ("Recalc, panes", "recalc", True),
-    ):
-        w = SlidingWindows(
-            Sum(), SIZE, SLIDE, max_out_of_orderness=JITTER, aggregator=aggregator, panes=panes
-        )
+    for label in ("engine, pane layout",):
+        w = SlidingWindows(Sum(), SIZE, SLIDE, max_out_of_orderness=JITTER)
         w.insert_many(part)
         data = w.to_bytes()
         n_rep = 20
@@ -146,7 +131,9 @@ def state_round_trip(events: list[tuple[int, float]], repeats: int) -> list[dict
             1e6
             * min(
                 timeit.repeat(
-                    lambda a=aggregator, d=data: SlidingWindows.from_bytes(d, Sum(), aggregator=a),
+                    lambda d=data: SlidingWindows.from_bytes(
+                        d, Sum(), SIZE, SLIDE, max_out_of_orderness=JITTER
+                    ),
                     number=n_rep,
                     repeat=repeats,
                 )
@@ -172,13 +159,14 @@ def state_round_trip(events: list[tuple[int, float]], repeats: int) -> list[dict
 
 
 def count_and_policy(events: list[tuple[int, float]], repeats: int) -> list[dict[str, Any]]:
-    """CountWindows (last 6000 events, emit every 100) and PolicyWindows (a 10 min time
-    policy in event time), FiBA vs Recalc, one insert per event."""
+    """CountWindows (last 6000 events, one window every 100; the engine's event log) and
+    PolicyWindows (a 10 min time policy in event time; FiBA vs Recalc), one insert per event."""
     from windowagg.monoids import Composite
     from windowagg.windows import CountWindows, PolicyWindows
 
-    def count_run(aggregator: str) -> None:
-        w = CountWindows(Sum(), SIZE // 100, 100, aggregator=aggregator)
+    def count_run() -> None:
+        # every event within the jitter of the newest: allowed (no late rejects)
+        w = CountWindows(Sum(), SIZE // 100, 100, max_out_of_orderness=JITTER)
         insert = w.insert
         for t, v in events:
             insert(t, v)
@@ -198,8 +186,7 @@ def count_and_policy(events: list[tuple[int, float]], repeats: int) -> list[dict
     out: list[dict[str, Any]] = []
     few = events[:5_000]  # Recalc recomputes the whole window per policy check: O(n)
     for label, n_ev, fn in (
-        ("CountWindows(n=6000, every=100), FiBA", len(events), lambda: count_run("fiba")),
-        ("CountWindows(n=6000, every=100), Recalc", len(events), lambda: count_run("recalc")),
+        ("CountWindows(n=6000, every=100), engine", len(events), count_run),
         ("PolicyWindows(time 10 min), FiBA", len(events), lambda: policy_run("fiba")),
         ("PolicyWindows(time 10 min), Recalc", len(few), lambda: policy_run("recalc", few)),
     ):
@@ -235,46 +222,21 @@ def main(argv: list[str]) -> int:
     results: dict[str, Any] = {"events": n, "prefix": small, "repeats": repeats, "rows": []}
     for mname, monoid, how in (("Sum", Sum(), "sum"), ("Max", Max(), "max")):
         ref_full = pandas_resample(events, how)
-        ref_prefix = pandas_resample(prefix, how)
         cases: list[tuple[str, int, Callable[[], Any], Any]] = [
             (
-                "FiBA, panes (default)",
+                "engine (panes), one insert per event",
                 n,
-                lambda m=monoid: run_stream(events, m, "fiba", True, 1),
+                lambda m=monoid: run_stream(events, m, 1),
                 ref_full,
             ),
             (
-                "FiBA, panes, bursts of 1000",
+                "engine (panes), bursts of 1000",
                 n,
-                lambda m=monoid: run_stream(events, m, "fiba", True, BURST),
+                lambda m=monoid: run_stream(events, m, BURST),
                 ref_full,
             ),
             (
-                "FiBA, exact timestamps",
-                n,
-                lambda m=monoid: run_stream(events, m, "fiba", False, 1),
-                ref_full,
-            ),
-            (
-                "FiBA, exact, bursts of 1000",
-                n,
-                lambda m=monoid: run_stream(events, m, "fiba", False, BURST),
-                ref_full,
-            ),
-            (
-                "Recalc, panes",
-                n,
-                lambda m=monoid: run_stream(events, m, "recalc", True, 1),
-                ref_full,
-            ),
-            (
-                "Recalc, exact timestamps",
-                small,
-                lambda m=monoid: run_stream(prefix, m, "recalc", False, 1),
-                ref_prefix,
-            ),
-            (
-                "FiBA, per-event emission (slide=None)",
+                "per-event windows (slide=None), at the watermark",
                 small,
                 lambda m=monoid: run_per_event(prefix, m),
                 None,
@@ -313,7 +275,7 @@ def main(argv: list[str]) -> int:
             print(f"  {mname:4} {label:44} {rate:>12,.0f} events/s", flush=True)
     print_table(
         f"Sliding window 10 min / 10 s, {n:,} out-of-order events, one key",
-        ["monoid", "variant", "events", "median s", "events/s", "vs FiBA default"],
+        ["monoid", "variant", "events", "median s", "events/s", "vs the first row"],
         rows,
     )
     results["state"] = state_round_trip(events, repeats)
@@ -327,21 +289,14 @@ def main(argv: list[str]) -> int:
     sweep_events = events[:k_ev]
     series: dict[str, tuple[list[float], list[float]]] = {}
     sweep_rows: list[list[Any]] = []
-    for label, aggregator, panes in (
-        ("FiBA, panes", "fiba", True),
-        ("FiBA, exact", "fiba", False),
-        ("Recalc, panes", "recalc", True),
-        ("Recalc, exact", "recalc", False),
-    ):
+    for label in ("engine (panes)",):
         xs: list[float] = []
         ys: list[float] = []
         for length in lengths_s:
             size_ms = length * 1000
 
-            def run(size_ms: int = size_ms, a: str = aggregator, p: bool = panes) -> None:
-                w = SlidingWindows(
-                    Sum(), size_ms, SLIDE, max_out_of_orderness=JITTER, aggregator=a, panes=p
-                )
+            def run(size_ms: int = size_ms) -> None:
+                w = SlidingWindows(Sum(), size_ms, SLIDE, max_out_of_orderness=JITTER)
                 insert = w.insert
                 for t, v in sweep_events:
                     insert(t, v)

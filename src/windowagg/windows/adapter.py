@@ -214,6 +214,8 @@ class EngineWindows(Generic[In, P, Out]):
         self._buf_v: list[float] = []
         self._buf_raw: list[tuple[Any, Any]] = []
         self._closed = False
+        self._burst = False  # inside insert_many: flush once at its end
+        self._behind = False  # a buffered event arrived behind the watermark
         self.rejected: list[Rejected] = []
         """The side output: every event not aggregated (``late="side"``,
         ``bad_value="side"``, bad timestamps, times in no window), oldest first."""
@@ -295,17 +297,24 @@ class EngineWindows(Generic[In, P, Out]):
         return out
 
     def insert_many(self, pairs: Iterable[tuple[Any, In]]) -> list[WindowResult[Out]]:
-        """Add events in arrival order, each judged as by :meth:`insert` (lateness per
-        arrival); return the windows they closed or revised. With ``late="raise"`` or
-        ``bad_value="raise"`` the whole burst is checked first and nothing changes when one
-        event fails. O(m) + one engine micro-batch per closing point."""
+        """Add events in arrival order as one engine micro-batch: each judged as by
+        :meth:`insert` (lateness per arrival), then the windows the burst closed or revised
+        (a window the burst both closes and changes comes once, with its final value). With
+        ``late="raise"`` or ``bad_value="raise"`` the whole burst is checked first and
+        nothing changes when one event fails. O(m) + at most one engine micro-batch."""
         self._check_open()
         items = list(pairs)
         if self._late == "raise" or self._bad_value == "raise":
             self._precheck(items)
         out: list[WindowResult[Out]] = []
-        for t, v in items:
-            self._add(t, v, out)
+        self._burst = True  # one engine micro-batch for the burst (judged per arrival)
+        try:
+            for t, v in items:
+                self._add(t, v, out)
+        finally:
+            self._burst = False
+        if self._behind or self._emit == "arrival" or self._due_now():
+            self._flush(out)
         return out
 
     def advance_watermark(self, wm: Any) -> list[WindowResult[Out]]:
@@ -449,8 +458,13 @@ class EngineWindows(Generic[In, P, Out]):
         behind = mx is not None and x < mx - self._ooo
         if mx is None or x > mx:
             self._max_t = mx = x
-        if behind or self._emit == "arrival" or mx - self._ooo >= self._due:
+        if self._burst:
+            self._behind = self._behind or behind
+        elif behind or self._emit == "arrival" or mx - self._ooo >= self._due:
             self._flush(out)
+
+    def _due_now(self) -> bool:
+        return self._max_t is not None and self._max_t - self._ooo >= self._due
 
     def _precheck(self, items: list[tuple[Any, Any]]) -> None:
         """``late="raise"`` / ``bad_value="raise"``: raise before anything of the burst."""
@@ -516,6 +530,7 @@ class EngineWindows(Generic[In, P, Out]):
         vals = {"value": np.asarray(self._buf_v, dtype=np.float64)}
         raw = self._buf_raw
         self._buf_t, self._buf_v, self._buf_raw = [], [], []
+        self._behind = False
         steps = [s.feed(t, vals) for s in self._streams]
         self._results(steps, raw, out if out is not None else [])
         self._due = self._deadline()
