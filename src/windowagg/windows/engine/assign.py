@@ -61,10 +61,20 @@ class Shape:
     """One window shape (all times in the caller's integer unit, e.g. microseconds).
 
     Exactly one of ``size`` (time windows; ``slide=None`` for per-event windows), ``rows``
-    (count windows, with ``every``) or ``gap`` (session windows).
+    (count windows, with ``every``) or ``gap`` (session windows). ``sizes`` (time windows
+    only) asks for several sizes at once over the same windows' ends: ``size`` is then the
+    largest (it decides the windows, :func:`assign`), and each size's window ends where
+    the row's does (:mod:`~windowagg.windows.engine.sizes`); with a ``slide`` the sizes
+    differ by multiples of it, so that they share one grid of window ends.
 
     >>> Shape(size=10).kind, Shape(size=10, slide=5).kind, Shape(rows=3).kind
     ('per_event', 'hopping', 'count')
+    >>> Shape(size=20, slide=5, sizes=(5, 20)).sizes
+    (5, 20)
+    >>> Shape(size=20, slide=10, sizes=(5, 20))
+    Traceback (most recent call last):
+    ...
+    ValueError: sizes (5, 20) must differ by multiples of slide 10 (to share one grid of window ends); give e.g. sizes that are multiples of the slide
     >>> Shape(size=10, gap=3)
     Traceback (most recent call last):
     ...
@@ -77,6 +87,7 @@ class Shape:
     every: int = 1
     gap: int | None = None
     start_time: int = 0
+    sizes: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         given = [x is not None for x in (self.size, self.rows, self.gap)]
@@ -97,6 +108,24 @@ class Shape:
             )
         if self.gap is not None and self.gap <= 0:
             raise ValueError(f"session gap must be positive, got {self.gap}")
+        if self.sizes:
+            self._check_sizes()
+
+    def _check_sizes(self) -> None:
+        """Several sizes: time windows, positive and distinct, ``size`` the largest, and
+        with a slide all alike modulo the slide. O(len(sizes))."""
+        sizes = self.sizes
+        if self.size is None:
+            raise ValueError(f"sizes {sizes} need time windows (size), not rows or gap")
+        if min(sizes) <= 0 or len(set(sizes)) != len(sizes):
+            raise ValueError(f"sizes {sizes} must be positive and distinct")
+        if self.size != max(sizes):
+            raise ValueError(f"size must be the largest of sizes {sizes}, got {self.size}")
+        if self.slide is not None and any((s - self.size) % self.slide for s in sizes):
+            raise ValueError(
+                f"sizes {sizes} must differ by multiples of slide {self.slide} (to share "
+                "one grid of window ends); give e.g. sizes that are multiples of the slide"
+            )
 
     @property
     def kind(self) -> str:

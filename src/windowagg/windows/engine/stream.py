@@ -595,6 +595,13 @@ class KeyStream:
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
         if judge not in ("arrival", "batch"):
             raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
+        if shape.sizes:
+            raise ArgumentError(
+                f"streaming computes one window size per query, got sizes {shape.sizes}; run "
+                "one stream_window_agg per size (and join on the keys and window_end), or "
+                "give the list of sizes to a batch front end (windowagg.pandas.window_agg, "
+                "windowagg.spark.window_agg), which computes them in one pass"
+            )
         p = planned if planned is not None else plan(aggs)
         lateness = {"max_out_of_orderness": max_out_of_orderness,
                     "allowed_lateness": allowed_lateness}  # fmt: skip
