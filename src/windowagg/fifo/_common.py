@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from windowagg._invariants import Slack, close, invariant, same
 from windowagg.errors import ArgumentTypeError, EmptyWindowError, InvariantError
-from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
+from windowagg.monoids.base import declared_kind
 
 __all__ = [
     "DeprecatedEnds",
@@ -32,13 +32,13 @@ __all__ = [
     "same",
 ]
 
-# Built-ins whose ``lower`` returns its argument unchanged, and those whose ``lift`` does
-# too: the hot paths skip those calls for them (exact type match, so subclasses and
-# wrappers such as ``Counting`` keep the generic path and every call is still counted).
-# Sum, Max and Min check their input in ``lift`` (NaN and ±inf are refused), so their
-# ``lift`` is always called.
-_IDENTITY_LOWER: frozenset[type] = frozenset({Sum, Max, Min, MatMul2x2})
-_IDENTITY_LIFT: frozenset[type] = frozenset({MatMul2x2})
+# Declared kinds (monoids.base.declared_kind) whose ``lower`` returns its argument
+# unchanged, and those whose ``lift`` does too: the hot paths skip those calls for them (a
+# subclass that redefines lift/combine/lower, or a wrapper such as ``Counting``, declares no
+# kind, so it keeps the generic path and every call is still counted). Sum, Max and Min
+# check their input in ``lift`` (NaN and ±inf are refused), so their ``lift`` is always called.
+_IDENTITY_LOWER: frozenset[str] = frozenset({"sum", "max", "min", "matmul2x2"})
+_IDENTITY_LIFT: frozenset[str] = frozenset({"matmul2x2"})
 
 
 def hot_ops(
@@ -56,10 +56,10 @@ def hot_ops(
     >>> hot_ops(Counting(Sum()))[2] is None
     False
     """
-    t = type(m)
-    lift = None if t in _IDENTITY_LIFT else m.lift
-    if t in _IDENTITY_LOWER:
-        return lift, (operator.add if t is Sum else m.combine), None
+    kind = declared_kind(m)
+    lift = None if kind in _IDENTITY_LIFT else m.lift
+    if kind in _IDENTITY_LOWER:
+        return lift, (operator.add if kind == "sum" else m.combine), None
     return lift, m.combine, m.lower
 
 

@@ -26,9 +26,11 @@ young end (the back stack is always its whole tail) and builds the front aggrega
 A flip computes all its aggregates before it changes anything, so a ``combine`` that
 raises leaves the window unchanged.
 
-Built-in fast path: for the built-in :class:`~windowagg.monoids.Sum` (exact type; a
-subclass or a wrapper such as ``Counting(Sum())`` keeps the generic path, so counted
-combines stay honest) the constructor returns an instance of a private subclass whose
+Built-in fast path: for a monoid of the ``"sum"`` kind
+(:func:`~windowagg.monoids.base.declared_kind`: :class:`~windowagg.monoids.Sum` and its
+subclasses that keep its ``lift``/``combine``/``lower``; one that redefines them, or a
+wrapper such as ``Counting(Sum())``, keeps the generic path, so counted combines stay
+honest) the constructor returns an instance of a private subclass whose
 ``insert`` and ``query`` write ``+`` inline instead of calling ``combine`` and skip the
 identity ``lift``/``lower``. Same state, same invariants, same results bit for bit (the
 operands are added in the same order). Window 10^6, evict + insert + query: 3.2-3.5M
@@ -45,8 +47,7 @@ from typing import Any
 from windowagg._backend import Backend, BackendMeta
 from windowagg.fifo._common import Slack, check_count, close, empty_error, flip_op, invariant
 from windowagg.fifo.base import _DequeFifo
-from windowagg.monoids.base import In, Monoid, Out, P
-from windowagg.monoids.builtins import Sum
+from windowagg.monoids.base import In, Monoid, Out, P, declared_kind
 
 __all__ = ["TwoStacksLite"]
 
@@ -74,9 +75,8 @@ class TwoStacksLite(_DequeFifo[In, P, Out], metaclass=BackendMeta):
     def __new__(
         cls, monoid: Monoid[In, P, Out], *, backend: Backend | None = None
     ) -> TwoStacksLite[In, P, Out]:
-        # the built-in Sum (exact type only) gets the inlined subclass; __init__ still runs
-        monoid_type: type = type(monoid)
-        if cls is TwoStacksLite and monoid_type is Sum:
+        # a monoid of the "sum" kind gets the inlined subclass; __init__ still runs
+        if cls is TwoStacksLite and declared_kind(monoid) == "sum":
             return object.__new__(_TwoStacksLiteSum)
         return object.__new__(cls)
 
@@ -208,13 +208,14 @@ class TwoStacksLite(_DequeFifo[In, P, Out], metaclass=BackendMeta):
 class _TwoStacksLiteSum(TwoStacksLite[Any, Any, Any]):
     """:class:`TwoStacksLite` for the built-in ``Sum``: ``+`` inline, no lift/lower calls.
 
-    Chosen by ``TwoStacksLite(Sum())``; never constructed directly. ``Sum.lift`` returns
+    Chosen by ``TwoStacksLite(m)`` for ``declared_kind(m) == "sum"``; never constructed directly. ``Sum.lift`` returns
     an int or a finite float unchanged (inlined below; anything else goes through
     ``Sum.lift``, which refuses NaN, ±inf and non-numbers), ``Sum.lower`` is the identity
     and ``Sum.combine(a, b)`` is ``a + b``, so every result equals the generic path's,
     operand order included. ``evict`` and the flip are
     inherited (the flip already folds with :func:`operator.add` for ``Sum``).
 
+    >>> from windowagg.monoids import Sum
     >>> w = TwoStacksLite(Sum(), backend="python")
     >>> type(w).__name__, isinstance(w, TwoStacksLite)
     ('_TwoStacksLiteSum', True)

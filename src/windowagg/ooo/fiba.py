@@ -70,8 +70,7 @@ from windowagg._backend import Backend, BackendMeta, resolve_backend
 from windowagg._time import check_timestamp
 from windowagg.errors import ArgumentError, MonoidContractError, TimestampError
 from windowagg.fifo._common import hot_ops
-from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
-from windowagg.monoids.builtins import Sum
+from windowagg.monoids.base import In, Monoid, Out, P, declared_kind, require_monoid
 from windowagg.ooo._fiba_arrays import FiBAArrays
 from windowagg.ooo._fiba_bulk import _FiBABulk
 from windowagg.ooo._fiba_check import _FiBACheck
@@ -152,9 +151,8 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=Bac
     ) -> None:
         min_arity = check_args(monoid, min_arity)
         self._m = monoid
-        # Sum's combine is operator.add: same result without a Python frame.
-        mtype: type = type(monoid)
-        self._combine = operator.add if mtype is Sum else monoid.combine
+        # the "sum" kind's combine is operator.add: same result without a Python frame.
+        self._combine = operator.add if declared_kind(monoid) == "sum" else monoid.combine
         self._lift = monoid.lift
         self._lower = monoid.lower
         # the hot paths skip the identity lift/lower of some built-ins (fifo._common's

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from windowagg.errors import AggregationError, ArgumentError
+from windowagg.monoids.base import declared_kind
 from windowagg.windows.engine.assign import Windows
 from windowagg.windows.engine.ranks import slide_select
 
@@ -74,8 +75,9 @@ class Group(NamedTuple):
     """float64 / int64 when the answers go straight into a numpy buffer (``out=``)."""
 
 
-#: Built-in aggregations answering a float for every non-empty window of float values:
-#: written straight into float64 ``out`` buffers (``count`` into int64).
+#: Declared monoid kinds (:func:`~windowagg.monoids.base.declared_kind`) answering a float
+#: for every non-empty window of float values: written straight into float64 ``out``
+#: buffers (``count`` into int64).
 _NUMERIC = frozenset({"sum", "max", "min", "mean"})
 
 
@@ -90,8 +92,8 @@ class Plan(NamedTuple):
     :func:`~windowagg.windows.engine.admission.admit`)."""
 
 
-#: Built-in aggregations whose monoid takes every finite float: admission does not try
-#: their ``lift`` (the others, user monoids and ``geomean`` / ``argmax`` ..., it does).
+#: Declared monoid kinds that take every finite float: admission does not try their
+#: ``lift`` (the others, user monoids and ``geomean`` / ``argmax`` ..., it does).
 _TAKES_ANY_FLOAT = frozenset({"sum", "max", "min", "mean", "count"})
 
 
@@ -108,8 +110,9 @@ def plan(aggs: Sequence[Any]) -> Plan:
     probes: list[tuple[str | None, Any]] = []
     for a in aggs:
         q = quantile_fraction(a.kind)
-        kind = a.kind or ""
-        if q is None and kind not in _TAKES_ANY_FLOAT and not kind.startswith("approx_p"):
+        kind = declared_kind(a.monoid)
+        approx = (a.kind or "").startswith("approx_p")
+        if q is None and kind not in _TAKES_ANY_FLOAT and not approx:
             probes.append((a.column, a.monoid.lift))
         if q is not None:
             if a.column is None:
@@ -117,9 +120,9 @@ def plan(aggs: Sequence[Any]) -> Plan:
             quantiles.setdefault(a.column, []).append((a.alias, q[0], q[1]))
             continue
         buffer: Any = None
-        if a.kind == "count" and a.dtype == "bigint":
+        if kind == "count" and a.dtype == "bigint":
             buffer = np.int64
-        elif a.kind in _NUMERIC and a.dtype == "double":
+        elif kind in _NUMERIC and a.dtype == "double":
             buffer = np.float64
         groups.append(Group(a.column, a.alias, a.monoid, buffer))
     return Plan(groups, quantiles, probes)
