@@ -84,6 +84,7 @@ from windowagg.windows.engine.records import (
     Events,
     StepResult,
     admit_key,
+    atomic,
     check_config,
     concat_events,
     decode_events,
@@ -281,8 +282,22 @@ class EventLog:
         """Admit one micro-batch (arrival order) and emit what it closed or revised.
 
         Returns the windows and refused positions, and the :class:`Delta` to store.
-        O(m log m + n) numpy + the aggregators over the emitted windows.
+        O(m log m + n) numpy + the aggregators over the emitted windows. A micro-batch
+        that raises (a user monoid's ``combine`` or ``lower``: ``AggregationError``)
+        changes nothing (:func:`~.records.atomic`).
         """
+        with atomic(self):
+            return self._step(t, values)
+
+    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
+        """Raise the key's watermark to *watermark* (e.g. Spark's global one) and emit
+        what that closes. No-op below the key's own watermark. O(n) + the emitted windows.
+        Changes nothing if it raises."""
+        with atomic(self):
+            self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
+            return self._step(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
+
+    def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         t = np.asarray(t, dtype=np.int64)
         vals = {c: np.asarray(values[c], dtype=np.float64) for c in self._cols}
         a = admit_key(self._plan, self._clock, self._judge, t, vals, self._shape)
@@ -318,12 +333,6 @@ class EventLog:
                 self._next += 1
         delta = Delta(self.meta_bytes(), put, delete)
         return StepResult(cols, a.refused, a.reasons, ids), delta
-
-    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
-        """Raise the key's watermark to *watermark* (e.g. Spark's global one) and emit
-        what that closes. No-op below the key's own watermark. O(n) + the emitted windows."""
-        self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
-        return self.feed(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
 
     # ------------------------------------------------------------------ emission
     def _windows(self) -> Windows:
@@ -679,7 +688,9 @@ class KeyStream:
 
         Returns the windows and refused positions, and the :class:`Delta` to store. The
         event log: O(m log m + n) numpy + the aggregators over the emitted windows; the
-        panes: O(m log m + (q + r) log P + P) (:mod:`.panes`).
+        panes: O(m log m + (q + r) log P + P) (:mod:`.panes`). A micro-batch that raises
+        (a user monoid's ``combine`` or ``lower``) changes nothing: a later one answers as
+        if it had never come.
         """
         return self._state.feed(t, values)
 
