@@ -30,6 +30,7 @@ from windowagg.monoids import Concat
 from windowagg.pandas import parse, window_agg
 from windowagg.rejects import readable_reason
 from windowagg.windows.engine import Shape
+from windowagg.windows.engine.panes import node_key
 from windowagg.windows.engine.stream import Delta, KeyStream
 
 VALUES = st.one_of(st.integers(-20, 20).map(float), st.sampled_from([0.5, -1.25, float("inf")]))
@@ -233,14 +234,15 @@ def test_late_event_revises_an_emitted_window_and_pieces_are_deltas() -> None:
     store: dict[int, bytes] = {}
     res, d1 = s.feed(np.array([1, 2, 15]), {"v": np.array([1.0, 2.0, 3.0])})
     assert res.columns["end"].tolist() == [10] and res.columns["revision"].tolist() == [0]
-    assert sorted(d1.put) == [0, 1] and d1.delete == ()  # one piece per pane
+    pk = [node_key(0, p) for p in range(5)]  # tumbling: one piece per pane, no node above
+    assert sorted(d1.put) == pk[:2] and d1.delete == ()
     d1.apply(store)
     res, d2 = s.feed(np.array([3, 22]), {"v": np.array([4.0, 5.0])})
     # [0, 10) again with the late event (revision 1), [10, 20) for the first time
     assert res.columns["end"].tolist() == [10, 20]
     assert res.columns["revision"].tolist() == [1, 0]
     assert res.columns["sum_v"].tolist() == [7.0, 3.0]
-    assert sorted(d2.put) == [0, 2] and d2.delete == ()  # only the panes the batch touched
+    assert sorted(d2.put) == [pk[0], pk[2]] and d2.delete == ()  # only the panes touched
     d2.apply(store)
     s2 = KeyStream.restore(d2.meta, store, aggs, shape, allowed_lateness=30)
     assert s2.meta_bytes() == s.meta_bytes() and s2.pieces() == s.pieces() == store
@@ -248,7 +250,7 @@ def test_late_event_revises_an_emitted_window_and_pieces_are_deltas() -> None:
     assert res.columns["end"].tolist() == [10, 30]  # [0, 10) again, [20, 30) closes
     assert res.columns["revision"].tolist() == [2, 0]
     assert res.columns["sum_v"].tolist() == [8.0, 5.0]
-    assert d3.delete == (0,)  # the bound (45 - 30) passed the end of pane 0's last window
+    assert d3.delete == (pk[0],)  # the bound (45 - 30) passed the end of pane 0's last window
 
 
 def test_compaction_rewrites_the_chunks_when_half_are_dead() -> None:
@@ -279,8 +281,10 @@ def test_state_of_another_configuration_is_refused() -> None:
         if s.layout == "panes":  # partials of another aggregation (events hold any)
             with pytest.raises(CodecError, match="checkpoint"):
                 KeyStream.restore(d.meta, d.put, parse(["max(v)"]), shape)
-        with pytest.raises(CodecError):
-            KeyStream.restore(d.meta, {0: b"garbage"}, aggs, shape)
+        garbage = {node_key(0, 0) if s.layout == "panes" else 0: b"garbage"}
+        with pytest.raises(CodecError):  # the panes read a piece when a micro-batch needs it
+            r = KeyStream.restore(d.meta, garbage, aggs, shape)
+            r.feed(np.array([2]), {"v": np.array([1.0])})
         with pytest.raises(CodecError):
             KeyStream.restore(b"garbage", d.put, aggs, shape)
     with pytest.raises(ArgumentError, match="emit='watermark'"):
@@ -452,7 +456,7 @@ def test_a_non_commutative_pane_folds_its_events_in_time_order_then_freezes() ->
     d.apply(store)
     s._check()
     collect(res)
-    assert 0 in d.put and len(s) == 4 + 3  # pane 0 is a partial now
+    assert node_key(0, 0) in d.put and len(s) == 4 + 3  # pane 0 is a partial now
     s = KeyStream.restore(d.meta, store, aggs, shape, allowed_lateness=15)
     res, _ = s.advance(100)
     collect(res)
