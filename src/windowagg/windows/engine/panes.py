@@ -72,7 +72,7 @@ import numpy as np
 
 from windowagg import codec
 from windowagg.errors import AggregationError, CodecError
-from windowagg.monoids.builtins import Count, Max, Min, Sum
+from windowagg.monoids.base import declared_kind
 from windowagg.windows.engine.assign import Shape, Windows
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
@@ -100,10 +100,11 @@ from windowagg.windows.engine.state import (
 
 __all__ = ["PaneStream", "fits", "node_key"]
 
-#: Exact types whose ``lower`` is the identity and whose partial of a float column is a
-#: number: a pane's partial is then the answer of the numpy-native slice verb
-#: (:func:`~.state.query_slices`), one call for all the panes of a micro-batch.
-_NUMERIC_PARTIAL: frozenset[type] = frozenset({Sum, Max, Min, Count})
+#: Declared kinds (:func:`~windowagg.monoids.base.declared_kind`) whose ``lower`` is the
+#: identity and whose partial of a float column is a number: a pane's partial is then the
+#: answer of the numpy-native slice verb (:func:`~.state.query_slices`), one call for all
+#: the panes of a micro-batch.
+_NUMERIC_PARTIAL: frozenset[str] = frozenset({"sum", "max", "min", "count"})
 
 
 def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
@@ -114,8 +115,9 @@ def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
 
 def _fold(m: Any, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, make: Factory) -> list[Any]:
     """The partial of ``col[lo[j]:hi[j]]`` (non-empty, in order) for every j. O(n)."""
-    if type(m) in _NUMERIC_PARTIAL:  # lower is the identity: the slice verb's answer
-        buffer = np.int64 if type(m) is Count else np.float64
+    kind = declared_kind(m)
+    if kind in _NUMERIC_PARTIAL:  # lower is the identity: the slice verb's answer
+        buffer = np.int64 if kind == "count" else np.float64
         out: list[Any] = query_slices(make(m), col, lo, hi, buffer).tolist()
         return out
     lift, comb = m.lift, m.combine  # bound methods: hot loop
