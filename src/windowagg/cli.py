@@ -285,7 +285,12 @@ def main() -> None:
     help="Aggregation of a column, repeatable: 'max(v)', 'p99(v)', 'count', 'mean(v) as m'. "
     f"One of: {column_aggregations_help()}.",
 )
-@click.option("--size", default=None, help="Window length, e.g. '10 minutes'.")
+@click.option(
+    "--size",
+    multiple=True,
+    help="Window length, e.g. '10 minutes'; repeat it for several sizes in one pass "
+    "(--size 5min --size 1h: columns max_v_5m, max_v_1h).",
+)
 @click.option("--slide", default=None, help="Window hop, e.g. '10 seconds' (none: per event).")
 @click.option(
     "--rows", type=click.IntRange(min=1), default=None, help="Count window: the last N events."
@@ -325,7 +330,7 @@ def run(
     keys: tuple[str, ...],
     time_col: str,
     aggs: tuple[str, ...],
-    size: str | None,
+    size: tuple[str, ...],
     slide: str | None,
     rows: int | None,
     every: int,
@@ -351,6 +356,11 @@ def run(
     except (ValueError, TypeError) as e:
         raise click.BadParameter(str(e), param_hint="--agg") from e
     window = window_args(size, slide, rows, every, gap)
+    if isinstance(window["size"], list):  # several sizes: checked together (slide, repeats)
+        try:
+            _output_names(list(keys), time_col, agg_list, window)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--size") from e
     kind = input_kind(input_path, fmt)
     columns = input_columns(input_path, kind)
     if columns is not None:
@@ -395,6 +405,15 @@ def run(
     console.print("wrote " + ", ".join(str(w) for w in wrote))
 
 
+def _output_names(
+    keys: list[str], time_col: str, agg_list: list[Agg], window: dict[str, Any]
+) -> list[str]:
+    """The aggregation columns of the results (one per aggregation and ``--size``)."""
+    from windowagg.call import parse_call
+
+    return [a.alias for a in parse_call(keys, time_col, agg_list, **window).outputs]
+
+
 def _run_local(
     input_path: str,
     kind: str,
@@ -419,7 +438,8 @@ def _run_local(
         counts[cls] = counts.get(cls, 0) + 1
     if len(results):
         title = f"windowagg run: {input_path}"
-        _plot(results.head(200_000), keys, [a.alias for a in agg_list], out / "plot.png", title)
+        names = _output_names(keys, time_col, agg_list, window)
+        _plot(results.head(200_000), keys, names, out / "plot.png", title)
     return n_in, len(results), counts
 
 
@@ -469,7 +489,9 @@ def _run_spark(
     if n_win:
         sample = spark.read.parquet(str(out / "results.parquet")).limit(200_000).toPandas()
         title = f"windowagg run: {input_path}"
-        _plot(sample, keys, [a.alias for a in agg_list], out / "plot.png", title)
+        _plot(
+            sample, keys, _output_names(keys, time_col, agg_list, window), out / "plot.png", title
+        )
     return n_in, n_win, counts
 
 
