@@ -37,9 +37,10 @@ errors            :class:`~windowagg.errors.ArgumentError` naming the argument a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any, NamedTuple
 
-from windowagg.aggs import Agg, parse, to_micros
+from windowagg.aggs import MAX_DURATION, Agg, parse, to_micros
 from windowagg.errors import ArgumentError
 from windowagg.rejects import check_time_unit
 from windowagg.windows.engine import Shape
@@ -157,6 +158,15 @@ def parse_call(
     string) naming what is wrong, before any data is read.
     """
     check_time_unit(time_unit)
+    if (
+        size is None
+        and rows is None
+        and gap is None
+        and all(getattr(a.monoid, "needs_time", False) for a in parse(aggs))
+    ):
+        # decayed aggregations alone: each key's whole history (a per-event window as
+        # long as every time's span: windows.engine.assign.HISTORY)
+        size = timedelta(microseconds=MAX_DURATION)
     parsed = parse(aggs)
     shape = shape_of(size, slide, rows, every, gap, start_time)
     return WindowCall(

@@ -53,7 +53,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Shape", "Windows", "assign", "assign_groups", "key_shifts"]
+__all__ = ["HISTORY", "Shape", "Windows", "assign", "assign_groups", "key_shifts"]
 
 
 @dataclass(frozen=True)
@@ -300,7 +300,17 @@ def _hopping(
     )
 
 
+#: A per-event ``size`` this long (the span of event times every front end takes, years
+#: 0001-9999 in microseconds: ``windowagg.aggs.MAX_DURATION``) or longer means each key's
+#: whole history: an event's window holds every event of its key up to its time (ties
+#: included), from ``start`` = the key's first event time (decayed aggregations with no
+#: ``size``: ``windowagg.call``).
+HISTORY = 315_537_897_599_999_999
+
+
 def _per_event(t: np.ndarray, starts: np.ndarray, counts: np.ndarray, size: int) -> Windows:
+    if size >= HISTORY:
+        return _history(t, starts, counts)
     return Windows(
         start=t - size,
         end=t.copy(),
@@ -310,6 +320,19 @@ def _per_event(t: np.ndarray, starts: np.ndarray, counts: np.ndarray, size: int)
         key_lo=t - (size - 1),
         key_hi=t.copy(),
     )
+
+
+def _history(t: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> Windows:
+    """Per event, every event of its key up to its time: ``lo`` the key's first, ``hi`` one
+    past the last event of its time (the end of its run of equal times; no search). O(n)."""
+    n = len(t)
+    lo = np.repeat(starts[:-1], counts)
+    last = np.ones(n, dtype=bool)  # the last event of a run of equal times within a key
+    last[:-1] = t[1:] != t[:-1]
+    last[starts[1:][counts > 0] - 1] = True
+    stop = np.where(last, np.arange(1, n + 1, dtype=np.int64), n)
+    hi = np.minimum.accumulate(stop[::-1])[::-1]
+    return Windows(start=t[lo], end=t.copy(), lo=lo, hi=hi, keys=t, key_lo=t[lo], key_hi=t.copy())
 
 
 def _count(

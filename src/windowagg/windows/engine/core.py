@@ -120,7 +120,7 @@ def window_groups(
                 p, w, sizes, ts, new_starts, sorted_values, shape, aggs, factory
             )
         else:
-            results = evaluate(p, w, sorted_values, factory)
+            results = evaluate(p, w, sorted_values, factory, times=ts)
     except AggregationError as e:
         raise _with_key(e, sizes) from e.__cause__
     refused, reasons = a.refused, a.reasons

@@ -109,8 +109,11 @@ _NUMERIC_PARTIAL: frozenset[str] = frozenset({"sum", "max", "min", "count"})
 
 def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
     """Whether *shape* and the planned aggregations take the pane layout: hopping or
-    tumbling windows, every aggregation a monoid (no exact quantiles). O(1)."""
-    return shape.kind == "hopping" and not p.quantiles and emit == "watermark"
+    tumbling windows, every aggregation a monoid (no exact quantiles) answered without the
+    time (decayed aggregations, answered as of each window's end, keep the event log).
+    O(aggregations)."""
+    timed = any(g.timed for g in p.groups)
+    return shape.kind == "hopping" and not p.quantiles and emit == "watermark" and not timed
 
 
 def _fold(m: Any, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, make: Factory) -> list[Any]:

@@ -194,8 +194,8 @@ def admit_key(
     bad: list[int] = []
     why: list[str] = []
     for g in p.groups:
-        if g.buffer is not None or g.column is None:
-            continue  # the built-ins take every finite float (non-finite: admit)
+        if g.buffer is not None or g.column is None or g.timed:
+            continue  # the built-ins and decayed sums take every finite float
         lift = g.monoid.lift
         for i, v in enumerate(vals[g.column].tolist()):
             if v != v or v in (float("inf"), float("-inf")):

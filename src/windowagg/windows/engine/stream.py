@@ -93,7 +93,7 @@ from windowagg.windows.engine.records import (
     sorted_events,
     take_events,
 )
-from windowagg.windows.engine.state import Factory, Plan, evaluate, plan
+from windowagg.windows.engine.state import Factory, Plan, Unlowered, evaluate, plan
 
 __all__ = ["STATE_VERSION", "Delta", "EventLog", "KeyStream", "StepResult"]
 
@@ -438,7 +438,7 @@ class EventLog:
         sub = Windows(
             w.start[idx], w.end[idx], w.lo[idx], w.hi[idx], w.keys, w.key_lo[idx], w.key_hi[idx]
         )
-        results = evaluate(self._plan, sub, self._events.values, self._factory)
+        results = evaluate(self._plan, sub, self._events.values, self._factory, self._events.t)
         out = columns(sub, results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
         return out, np.asarray(ids, dtype=np.int64)[idx]
@@ -456,15 +456,16 @@ class EventLog:
         lo = np.searchsorted(old.t, int(new.t.min()) - size, "right") if m else len(old.t)
         out: dict[str, Any] = {}
         for g in self._plan.groups:
-            agg = FiBA(g.monoid)
+            agg = FiBA(Unlowered(g.monoid) if g.timed else g.monoid)
             col_old = old.values[g.column] if g.column is not None else np.zeros(len(old.t))
             col_new = new.values[g.column][arrival] if g.column is not None else np.zeros(m)
             for ti, v in zip(old.t[lo:].tolist(), col_old[lo:].tolist(), strict=True):
-                agg.insert(ti, v)
+                agg.insert(ti, (ti, v) if g.timed else v)
             res = []
             for ti, v in zip(nt, col_new.tolist(), strict=True):
-                agg.insert(ti, v)
-                res.append(agg.range_query(ti - size + 1, ti))
+                agg.insert(ti, (ti, v) if g.timed else v)
+                got = agg.range_query(ti - size + 1, ti)
+                res.append(g.monoid.as_of(got, ti) if g.timed else got)  # decayed: as of ti
             out[g.alias] = res
         ends = np.asarray(nt, dtype=np.int64)
         e = np.zeros(m, dtype=np.int64)
