@@ -151,10 +151,12 @@ def window_args(
     rows: int | None,
     every: int,
     gap: str | None = None,
+    history: bool = False,
 ) -> dict[str, Any]:
     """The window options as ``window_agg`` keywords (durations as ``"N us"``), or click's
     one-line error naming the option. *size* may be the values of a repeated ``--size``
-    (two or more: a list of sizes, computed in one pass)."""
+    (two or more: a list of sizes, computed in one pass). *history*: the aggregations are
+    all decayed, so no window is also a call (each key's whole history, docs/decay.md)."""
     if size is not None and not isinstance(size, str):
         sizes = list(size)
         if len(sizes) > 1:
@@ -165,9 +167,11 @@ def window_args(
             one = [window_args(s, slide, None, every)["size"] for s in sizes]
             return {**window_args(sizes[0], slide, None, every), "size": one}
         size = sizes[0] if sizes else None
-    if sum(x is not None for x in (size, rows, gap)) != 1:
+    given = sum(x is not None for x in (size, rows, gap))
+    if given != 1 and not (given == 0 and history and slide is None):
         raise click.UsageError(
-            "give one window: --size (with --slide, or per event), --rows or --gap"
+            "give one window: --size (with --slide, or per event), --rows or --gap (decayed "
+            "aggregations alone may give none: each key's whole history)"
         )
     if slide is not None and size is None:
         raise click.BadParameter("--slide needs --size (a time window)", param_hint="--slide")

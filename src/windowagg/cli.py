@@ -283,7 +283,9 @@ def main() -> None:
     multiple=True,
     required=True,
     help="Aggregation of a column, repeatable: 'max(v)', 'p99(v)', 'count', 'mean(v) as m'. "
-    f"One of: {column_aggregations_help()}.",
+    f"One of: {column_aggregations_help()}. Decayed: 'ewm_mean(v, half_life=1h)', "
+    "'decayed_sum(v, half_life=1h)', 'decayed_count(half_life=1h)', "
+    "'decayed_sum(v, decay=poly(2))' (alone, with no window: each key's whole history).",
 )
 @click.option(
     "--size",
@@ -355,7 +357,8 @@ def run(
         agg_list = parse(list(aggs))
     except (ValueError, TypeError) as e:
         raise click.BadParameter(str(e), param_hint="--agg") from e
-    window = window_args(size, slide, rows, every, gap)
+    decayed = all(getattr(a.monoid, "needs_time", False) for a in agg_list)
+    window = window_args(size, slide, rows, every, gap, history=decayed)
     if isinstance(window["size"], list):  # several sizes: checked together (slide, repeats)
         try:
             _output_names(list(keys), time_col, agg_list, window)

@@ -282,3 +282,22 @@ def test_repeated_size_gives_one_column_per_aggregation_and_size(tmp_path, monke
     assert one["max_v_10s"].tolist()[:2] == [1.0, 3.0] and np.isnan(one["max_v_10s"][2])
     bad = _run_local(path, tmp_path / "bad", "--size", "25 s", "--slide", "10 s")
     assert bad.exit_code != 0 and "multiples of slide" in " ".join(bad.output.split())
+
+
+def test_decayed_aggregations_alone_need_no_window(tmp_path, monkeypatch):
+    """``--agg 'ewm_mean(v, half_life=1h)'`` with no --size: one answer per row over its
+    key's history, as windowagg.pandas gives; with another aggregation a window is needed."""
+    monkeypatch.setattr(cli, "_spark", _no_spark)
+    path = tmp_path / "in.csv"
+    path.write_text(
+        "k,t,v\na,2024-03-01T02:00:00,3\na,2024-03-01T00:00:00,1\na,2024-03-01T01:00:00,2\n"
+    )
+    base = ["run", str(path), "--key", "k", "--time", "t", "--engine", "local"]
+    argv = [*base, "--agg", "ewm_mean(v, half_life=1h)", "--out", str(tmp_path / "o")]
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 0, r.output
+    res = pd.read_parquet(tmp_path / "o" / "results.parquet")
+    assert res["ewm_mean_v"].round(6).tolist() == [1.0, 1.666667, 2.428571]
+    argv = [*base, "--agg", "ewm_mean(v, half_life=1h)", "--agg", "count", "--out", "o2"]
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code != 0 and "decayed aggregations alone" in " ".join(r.output.split())
