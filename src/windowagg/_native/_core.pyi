@@ -6,6 +6,12 @@ from typing import Any
 debug_build: bool
 sanitized: bool
 
+def decay_slices(
+    t: Any, v: Any, lo: Any, hi: Any, end: Any, half_life: float, out_s: Any, out_w: Any
+) -> None:
+    """Exponentially decayed sum and weight of ``v[lo[j]:hi[j]]`` as of ``end[j]`` for every
+    window j, into ``out_s`` / ``out_w`` (int64 / float64 1-D buffers; bounds non-decreasing)."""
+
 class _Fifo:
     """What the native FIFO classes share (the verbs of windowagg.fifo's classes)."""
 
