@@ -11,7 +11,9 @@ Aggregations are written like SQL calls: ``"max(dep_delay)"``, ``"mean(x)"``, ``
 arguments read through one small grammar, ``name(col, key=value, ...) [as alias]``
 (:func:`split_call`, :data:`KEYWORD_AGGREGATIONS`): the decayed ones,
 ``ewm_mean(v, half_life=1h)``, ``decayed_sum(v, half_life=30 min)``,
-``decayed_count(half_life=1d)``, ``decayed_sum(v, decay=poly(2))`` (``docs/decay.md``). The names a string can
+``decayed_count(half_life=1d)``, ``decayed_sum(v, decay=poly(2))``, and the decayed
+sketches ``decayed_p99(v, half_life=1h)`` and ``top_k(v, 5, half_life=1d)``
+(``docs/decay.md``). The names a string can
 use are exactly those that work on a plain numeric column (:data:`COLUMN_AGGREGATIONS`);
 monoids that need structured input (``argmax`` takes ``(key, value)`` pairs) or return
 structures (``concat``, ``bloom``) go through an :class:`Agg` or a tuple.
@@ -34,6 +36,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "CallParts",
     "DecaySpec",
     "decay_spec",
+    "keyword_builder",
     "parse",
     "parse_aggs",
     "split_call",
@@ -301,9 +305,9 @@ def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
         elif (
             isinstance(a, str)
             and (parts := split_call(a)) is not None
-            and (parts.keywords or parts.name.lower() in KEYWORD_AGGREGATIONS)
+            and (parts.keywords or keyword_builder(parts.name) is not None)
         ):
-            build = KEYWORD_AGGREGATIONS.get(parts.name.lower())
+            build = keyword_builder(parts.name)
             if build is None:
                 raise ValueError(
                     f"{parts.name!r} takes no keyword arguments (in {a!r}); aggregations "
@@ -545,13 +549,117 @@ def _decayed(what: str) -> Callable[[CallParts], Agg]:
     return build
 
 
+def _eps_value(parts: CallParts) -> float:
+    """The ``eps=`` keyword of a decayed sketch aggregation (default 0.01). O(1)."""
+    from windowagg.errors import ArgumentError
+    from windowagg.sketches.decayed_aggs import DEFAULT_EPS
+
+    text = parts.keywords.get("eps")
+    if text is None:
+        return DEFAULT_EPS
+    try:
+        eps = float(text)
+    except ValueError:
+        eps = math.nan
+    if not 0 < eps < 1:
+        raise ArgumentError(
+            f"eps={text} must be a number in (0, 1) (in {parts.text!r}), e.g. eps=0.01"
+        )
+    return eps
+
+
+_DECAYED_QUANTILE = re.compile(r"^decayed_p(\d+(?:\.\d+)?)$", re.IGNORECASE)
+
+
+def _decayed_quantile(parts: CallParts) -> Agg:
+    """``decayed_pNN(v, half_life=... | decay=poly(a)[, eps=...])``: a
+    :class:`~windowagg.sketches.decayed_aggs.DecayedQuantile` (docs/decay.md)."""
+    from windowagg.errors import ArgumentError
+    from windowagg.sketches.decayed_aggs import DecayedQuantile
+
+    m = _DECAYED_QUANTILE.match(parts.name)
+    assert m is not None
+    p = Fraction(m.group(1)) / 100  # exact: decayed_p99.9 is phi = 0.999, not 0.99900...01
+    if not 0 < p < 1:
+        raise ArgumentError(
+            f"{parts.name!r} must name a quantile between p0 and p100 (exclusive), e.g. decayed_p99"
+        )
+    pos = [x for x in parts.positional if x != "*"]
+    if len(pos) != 1:
+        raise ArgumentError(
+            f"{parts.name} needs one column (in {parts.text!r}), e.g. "
+            f"'{parts.name}(v, half_life=1h)'"
+        )
+    spec = decay_spec(parts, allowed=("eps",))
+    eps = _eps_value(parts)
+    monoid = (
+        DecayedQuantile(float(p), spec.half_life, eps=eps)
+        if spec.kind == "exp"
+        else DecayedQuantile(float(p), alpha=spec.alpha, unit=spec.unit, eps=eps)
+    )
+    kind = "decayed_p" + m.group(1)
+    return Agg(parts.alias or f"{kind.replace('.', '_')}_{pos[0]}", monoid, pos[0], "double", kind)
+
+
+def _top_k(parts: CallParts) -> Agg:
+    """``top_k(col, k, half_life=...[, eps=...])``: a
+    :class:`~windowagg.sketches.decayed_aggs.DecayedTopK`, answered as JSON text."""
+    from windowagg.errors import ArgumentError
+    from windowagg.sketches.decayed_aggs import DecayedTopK
+
+    pos = [x for x in parts.positional if x != "*"]
+    k_text = parts.keywords.get("k")
+    if k_text is not None and len(pos) == 1:
+        pos.append(k_text)
+    elif k_text is not None:
+        raise ArgumentError(
+            f"top_k: give k once (in {parts.text!r}), e.g. top_k(v, 5, half_life=1d)"
+        )
+    if len(pos) != 2:
+        raise ArgumentError(
+            f"top_k needs a column and k (in {parts.text!r}), e.g. 'top_k(v, 5, half_life=1d)'"
+        )
+    try:
+        k = int(pos[1])
+    except ValueError:
+        k = 0
+    if k < 1:
+        raise ArgumentError(
+            f"top_k's k={pos[1]!r} must be a whole number >= 1 (in {parts.text!r}), e.g. "
+            "top_k(v, 5, half_life=1d)"
+        )
+    spec = decay_spec(parts, allowed=("eps", "k"))
+    if spec.kind != "exp":
+        raise ArgumentError(
+            f"top_k decays exponentially only (in {parts.text!r}): give half_life=<duration>; "
+            "decayed quantiles take decay=poly(alpha) (decayed_p99(v, decay=poly(2)))"
+        )
+    monoid = DecayedTopK(k, spec.half_life, eps=_eps_value(parts))
+    return Agg(parts.alias or f"top_k_{pos[0]}", monoid, pos[0], "string", "top_k")
+
+
 #: Aggregations read with keyword arguments (:func:`split_call`): name -> builder of its
-#: :class:`Agg` from the :class:`CallParts`. Decayed quantiles and heavy hitters plug in here.
+#: :class:`Agg` from the :class:`CallParts`; ``decayed_pNN`` (any quantile) is read by
+#: :func:`keyword_builder`.
 KEYWORD_AGGREGATIONS: dict[str, Callable[[CallParts], Agg]] = {
     "ewm_mean": _decayed("mean"),
     "decayed_sum": _decayed("sum"),
     "decayed_count": _decayed("count"),
+    "top_k": _top_k,
 }
+
+
+def keyword_builder(name: str) -> Callable[[CallParts], Agg] | None:
+    """The builder of the keyword aggregation *name* (:data:`KEYWORD_AGGREGATIONS`, or
+    ``decayed_pNN``), None if it takes no keywords. O(1).
+
+    >>> keyword_builder("decayed_p99.9") is not None, keyword_builder("max")
+    (True, None)
+    """
+    low = name.lower()
+    if _DECAYED_QUANTILE.match(low):
+        return _decayed_quantile
+    return KEYWORD_AGGREGATIONS.get(low)
 
 
 _SPECIAL = re.compile(
