@@ -4,6 +4,7 @@ one-size call of the same front end (the oracle), for hopping and per-event wind
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -185,3 +186,35 @@ def test_a_monoid_failing_in_one_size_names_that_sizes_column_and_window() -> No
     assert "window_start 1970-01-01T00:00:00" in str(e)
     assert e.window == 1  # the row (window end 20 s) among the key's windows
     np.testing.assert_equal(e.key, ("a",))
+
+
+@pytest.mark.parametrize("slide", [5, None])
+def test_decayed_aggregations_take_their_times_in_every_size(
+    slide: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decayed aggregations read the events' times: each size's column equals the size
+    alone (as of each window's end), hopping and per event."""
+    from windowagg._backend import native_available
+
+    if os.environ.get("WINDOWAGG_BACKEND", "auto") != "python" and native_available():
+        from windowagg._native import _core
+
+        if not hasattr(_core, "decay_slices"):  # a core built before decay: the reference
+            monkeypatch.setenv("WINDOWAGG_BACKEND", "python")
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame(
+        {
+            "k": rng.choice(["a", "b"], 60),
+            "t": rng.integers(0, 120, 60),
+            "v": rng.integers(-5, 6, 60).astype(float),
+        }
+    )
+    aggs = ["decayed_sum(v, half_life=10s)", "ewm_mean(v, half_life=10s)", "max(v)"]
+    res = window_agg(df, "k", "t", aggs, size=[10, 30], slide=slide).results
+    for s in (10, 30):
+        one = window_agg(df, "k", "t", aggs, size=s, slide=slide).results
+        same = one[["k", "window_end"]]
+        mine = res if slide is None else res.merge(same, on=["k", "window_end"])
+        assert len(mine) == len(one)
+        for a in ("decayed_sum_v", "ewm_mean_v", "max_v"):
+            np.testing.assert_allclose(mine[f"{a}_{s}s"], one[a], rtol=1e-12, err_msg=a)

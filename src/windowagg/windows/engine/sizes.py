@@ -141,7 +141,7 @@ def evaluate_sizes(
             key_hi=(end if whole else end[rows]) - (0 if per_event else 1),
         )
         try:
-            got = evaluate(p, ws, values, factory)
+            got = evaluate(p, ws, values, factory, times=t)
         except AggregationError as e:
             raise _at_row(e, s, rows, ws, aggs) from e.__cause__
         for alias, col in got.items():
