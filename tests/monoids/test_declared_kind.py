@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from windowagg import native_available
 from windowagg.aggs import Agg
 from windowagg.fifo import AMTA, DABA, DABALite, Recalc, TwoStacksLite
 from windowagg.monoids import Composite, Count, Max, Sum
@@ -42,7 +43,12 @@ class PlainMax(Max[float]):
     __slots__ = ()
 
 
-BACKENDS = ["python"]  # the native side reads the declared kind once the core is rebuilt
+BACKENDS = [
+    "python",
+    pytest.param(
+        "native", marks=pytest.mark.skipif(not native_available(), reason="core not built")
+    ),
+]
 FIFO = [TwoStacksLite, DABALite, DABA, AMTA]
 
 

@@ -27,6 +27,7 @@ Examples
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Any, Final, Generic, Protocol, TypeVar, runtime_checkable
 
 from windowagg.errors import MonoidContractError
@@ -148,7 +149,9 @@ def require_group(m: object, who: str) -> None:
 #: instance that shadows one) computes something else, and loses the kind's fast paths.
 KIND_MEMBERS: Final = ("identity", "lift", "combine", "lower", "inverse")
 
-_kinds: dict[type, tuple[str, type] | None] = {}
+# per class; weak, so that a user's monoid class (and what its methods' globals hold, such
+# as a window in __main__) is not kept alive by the cache
+_kinds: weakref.WeakKeyDictionary[type, tuple[str, type] | None] = weakref.WeakKeyDictionary()
 
 
 def _kind_of_class(cls: type) -> tuple[str, type] | None:
