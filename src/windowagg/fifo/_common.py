@@ -212,6 +212,12 @@ def flip_op(m: Any, combine: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
     return older_first
 
 
+def _public_name(w: Any) -> str:
+    """The public class name of *w* (its ``_who``: a reference implementation held by a
+    public class says the public name)."""
+    return str(getattr(w, "_who", None) or type(w).__name__)
+
+
 class DeprecatedEnds:
     """``oldest()``/``youngest()`` of the FIFO classes, renamed; kept one release, warning.
 
@@ -240,7 +246,7 @@ class DeprecatedEnds:
     def oldest(self) -> Any:
         """Deprecated alias of :meth:`oldest_partial` (removed in windowagg 0.3)."""
         warnings.warn(
-            f"{type(self).__name__}.oldest() is renamed oldest_partial(): in windowagg, "
+            f"{_public_name(self)}.oldest() is renamed oldest_partial(): in windowagg, "
             "oldest() is the smallest timestamp of an out-of-order window",
             DeprecationWarning,
             stacklevel=2,
@@ -250,7 +256,7 @@ class DeprecatedEnds:
     def youngest(self) -> Any:
         """Deprecated alias of :meth:`youngest_partial` (removed in windowagg 0.3)."""
         warnings.warn(
-            f"{type(self).__name__}.youngest() is renamed youngest_partial(): in "
+            f"{_public_name(self)}.youngest() is renamed youngest_partial(): in "
             "windowagg, youngest() is the largest timestamp of an out-of-order window",
             DeprecationWarning,
             stacklevel=2,
