@@ -222,3 +222,14 @@ def test_bad_strings_say_what_to_write(text, says):
     with pytest.raises(ArgumentError, match=None) as e:
         parse_aggs([text])
     assert says in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "m",
+    [DecayedQuantile(0.5, 10), DecayedQuantile(0.5, alpha=1.0, unit=10), DecayedTopK(1, 10)],
+    ids=["exp", "poly", "top_k"],
+)
+def test_lower_answers_as_of_the_newest_event(m):
+    p = m.combine(m.lift((0, 1.0)), m.combine(m.lift((30, 2.0)), m.lift((20, 1.0))))
+    assert m.lower(p) == m.as_of(p, 30)
+    assert m.lower(m.identity) is None and m.as_of(m.identity, 5) is None

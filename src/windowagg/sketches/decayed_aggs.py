@@ -139,8 +139,11 @@ class _Timed:
         """:meth:`as_of` the newest event in *p*. O(s log s)."""
         if p is None:
             return None
-        newest = p.max_timestamp if hasattr(p, "max_timestamp") else p.t_now
-        return self.as_of(p, round(newest * getattr(self, "_unit", 1.0)))
+        if isinstance(p, ValueDivision):
+            newest = p.t_now
+            assert newest is not None  # a non-identity partial holds an event
+            return self.as_of(p, round(newest * getattr(self, "_unit", 1.0)))
+        return self.as_of(p, p.max_timestamp)
 
     def slices(
         self, t: np.ndarray, v: np.ndarray, lo: np.ndarray, hi: np.ndarray, end: np.ndarray
