@@ -37,6 +37,16 @@ concept Monoid = requires(const M& m, const typename M::partial_type& a,
 // treat it as any exception (strong guarantee), except where they say otherwise (AMTA).
 struct Deopt {};
 
+// Cold code: invariant checks, changes of representation, error recovery. GCC and clang
+// compile it for size and out of the hot paths' way (as they would code under an
+// `unlikely` branch), which is most of what it saves: such code was a quarter of the
+// compiled core's text and of its build time at -O3 (docs/native.md, Building).
+#if defined(__GNUC__) || defined(__clang__)
+#define WINDOWAGG_COLD [[gnu::cold, gnu::noinline]]
+#else
+#define WINDOWAGG_COLD
+#endif
+
 // True when M declares `static constexpr bool nothrow_combine = true`.
 template <class M>
 inline constexpr bool nothrow_combine_v = requires { requires M::nothrow_combine; };
