@@ -71,9 +71,11 @@ PY
   trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$logs"' EXIT
   "$VPY" -m pip install --quiet -c constraints.txt --no-build-isolation --no-deps -e . >"$logs/package" 2>&1 &
   pids+=($!)
-  "$VPY" -m pip install --quiet -c constraints.txt "${spark[@]}" >"$logs/spark" 2>&1 &
+  # --no-compile: Python compiles a module to bytecode when it is first imported, not every
+  # file of PySpark, pandas, matplotlib... at install time (CPU the build needs).
+  "$VPY" -m pip install --quiet --no-compile -c constraints.txt "${spark[@]}" >"$logs/spark" 2>&1 &
   pids+=($!)
-  "$VPY" -m pip install --quiet -c constraints.txt "${others[@]}" >"$logs/others" 2>&1 &
+  "$VPY" -m pip install --quiet --no-compile -c constraints.txt "${others[@]}" >"$logs/others" 2>&1 &
   pids+=($!)
   failed=0
   for pid in "${pids[@]}"; do
