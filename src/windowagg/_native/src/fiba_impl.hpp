@@ -247,7 +247,7 @@ struct FibaImplT final : FibaImpl {
         tree.for_each([&](const K& k, const P& p) { out.append(nb::make_tuple(key_to_py(k), ad().to_py(p))); });
         return out;
     }
-    void check() const override {
+    WINDOWAGG_COLD void check() const override {
         auto eq = [&](const P& x, const P& y) {
             nb::object a = ad().to_py(x), b = ad().to_py(y);
             if (a.ptr() == b.ptr()) return true;
@@ -270,7 +270,7 @@ struct FibaImplT final : FibaImpl {
     // F64Composite2Adapter) -> its tagged adapter (int64 keys) -> GenericAdapter (int64 or
     // Python-object keys). The tree is copied node for node (assign_mapped), so its shape,
     // hence the order of every later combine, is what it would have been without the change.
-    std::unique_ptr<FibaImpl> to_generic(bool object_keys) const override {
+    WINDOWAGG_COLD std::unique_ptr<FibaImpl> to_generic(bool object_keys) const override {
         if constexpr (requires { typename A::Tagged; }) {  // a float64 first stage
             if (!object_keys) {
                 using T = typename A::Tagged;

@@ -207,7 +207,7 @@ struct FifoImplT final : FifoImpl {
             raise_builtin(PyExc_TypeError, "not an AMTA");
         }
     }
-    std::string check() const override {
+    WINDOWAGG_COLD std::string check() const override {
         // windowagg._invariants.close, as the reference's _check: NaN equals NaN, and a
         // float may differ from a refold in another association by the Slack of the
         // window's partials (4 n 2^-52 (sum |p| + max(|a|, |b|))); ints and other exact
@@ -226,7 +226,7 @@ struct FifoImplT final : FifoImpl {
     bool generic() const override { return A::generic; }
     // The next stage: a float64 first stage -> its tagged adapter -> GenericAdapter, the
     // window copied partial for partial with the same layout (so the same later combines).
-    std::unique_ptr<FifoImpl> to_generic() const override {
+    WINDOWAGG_COLD std::unique_ptr<FifoImpl> to_generic() const override {
         if constexpr (F64Stage<A>) {
             using T = typename A::Tagged;
             Alg<T> x(T(monoid), alg, [](double p) { return A::tagged(p); });
