@@ -6,7 +6,7 @@ the decayed quantiles of ``dep_delay`` (``kind="quantiles"``, eps 0.01), each ch
 within its bound; medians of ``--repeats`` calls on a cached 8-partition DataFrame
 (``local[2]``), ``uptime``'s load beside each figure.
 
-Run: ``.venv/bin/python -m benchmarks decayed_summary [--repeats R] [--partitions P]``.
+Run: ``.venv/bin/python -m benchmarks decayed_summary [--repeats R] [--partitions P] [--quick]``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks decayed_summary")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--quick", action="store_true", help="one repeat")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.repeats = 1
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from windowagg.datasets import load_flights
     from windowagg.spark import decayed_summary, session

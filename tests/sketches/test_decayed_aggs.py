@@ -268,3 +268,23 @@ def test_stream_final_answers_equal_the_batch(shape):
         for i, (a, b) in enumerate(zip(batch["start"], batch["end"], strict=True))
     }
     assert last == want and len(want) > 5
+
+
+def test_a_user_factory_gives_the_default_answers():
+    """With ``factory=`` the engine folds the monoid's partials in that aggregator (not the
+    ``slices`` verb): the same answers, top_k's JSON text kept as text."""
+    from windowagg import fifo
+
+    events = stream("all_late", 300, seed=2, distinct=8)
+    df = pd.DataFrame({"k": 1, "t": [t for t, _ in events], "v": [v for _, v in events]})
+    df["t"] = pd.to_datetime(df["t"], unit="us", utc=True)
+    aggs = ["top_k(v, 3, half_life=1h)", "decayed_p90(v, half_life=1h)"]
+    for kw in ({"size": "2h", "slide": "1h"}, {}):
+        want = window_agg(df, "k", "t", aggs, **kw).results
+        got = window_agg(df, "k", "t", aggs, factory=fifo.TwoStacks, **kw).results
+        assert got["decayed_p90_v"].tolist() == want["decayed_p90_v"].tolist()
+        for g, w in zip(got["top_k_v"], want["top_k_v"], strict=True):
+            assert [x for x, _ in json.loads(g)] == [x for x, _ in json.loads(w)]
+            np.testing.assert_allclose(
+                [y for _, y in json.loads(g)], [y for _, y in json.loads(w)], rtol=1e-9
+            )

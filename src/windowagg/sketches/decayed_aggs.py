@@ -258,6 +258,8 @@ class DecayedTopK(_Timed):
     """
 
     __slots__ = ("_lam", "counters", "eps", "half_life", "k")
+    answers_text: Final = True
+    """Its answers are text (JSON), not numbers: the engine keeps them as objects."""
 
     def __init__(self, k: int, half_life: float, *, eps: float = DEFAULT_EPS) -> None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:

@@ -182,6 +182,8 @@ def _timed(
     parts = query_slices(agg, group_input(g, t, values), windows.lo, windows.hi, None)
     as_of = g.monoid.as_of
     answers = [as_of(p, e) for p, e in zip(parts, windows.end.tolist(), strict=True)]
+    if getattr(g.monoid, "answers_text", False):  # declared: text per window (top_k's JSON)
+        return np.asarray(answers, dtype=object)
     return np.asarray([np.nan if a is None else a for a in answers], dtype=np.float64)
 
 
