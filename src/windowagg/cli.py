@@ -243,7 +243,8 @@ def _plot(pdf: Any, keys: list[str], value_cols: list[str], path: Path, title: s
     O(n log n) to sort each key's windows; matplotlib draws the lines."""
     import numpy as np
 
-    cols = value_cols[:3] or ["window_end"]
+    numeric = [c for c in value_cols if _is_number(pdf[c])]  # top_k's JSON text: not drawn
+    cols = numeric[:3] or ["window_end"]
     fig = _figure((11, 3.2 * len(cols)))
     axes = fig.subplots(len(cols), 1, sharex=True, squeeze=False)
     ends = _utc_times(pdf["window_end"])
@@ -265,6 +266,13 @@ def _plot(pdf: Any, keys: list[str], value_cols: list[str], path: Path, title: s
     axes[-1, 0].set_xlabel("window end (UTC)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+def _is_number(s: Any) -> bool:
+    """The pandas column *s* holds numbers (or booleans) that :func:`_floats` can draw."""
+    import pandas as pd
+
+    return bool(pd.api.types.is_numeric_dtype(s.dtype))
 
 
 def _floats(s: Any) -> Any:
@@ -293,7 +301,9 @@ def main() -> None:
     help="Aggregation of a column, repeatable: 'max(v)', 'p99(v)', 'count', 'mean(v) as m'. "
     f"One of: {column_aggregations_help()}. Decayed: 'ewm_mean(v, half_life=1h)', "
     "'decayed_sum(v, half_life=1h)', 'decayed_count(half_life=1h)', "
-    "'decayed_sum(v, decay=poly(2))' (alone, with no window: each key's whole history).",
+    "'decayed_sum(v, decay=poly(2))', 'decayed_p99(v, half_life=1h)', "
+    "'top_k(v, 5, half_life=1d)' (JSON text) (alone, with no window: each key's whole "
+    "history).",
 )
 @click.option(
     "--size",
