@@ -83,6 +83,7 @@ from windowagg.windows.engine.records import (
     Events,
     StepResult,
     admit_key,
+    atomic,
     check_config,
     concat_events,
     decode_events,
@@ -379,7 +380,19 @@ class PaneStream:
         """Admit one micro-batch (arrival order), update the panes, emit what it closed or
         revised. O(m log m + (q + r) log W) for q touched panes, r emitted windows and W
         panes per window (see the module docstring); it reads and writes O((q + r) log W)
-        pieces."""
+        pieces. A micro-batch that raises (a user monoid's ``combine`` or ``lower``:
+        ``AggregationError``) changes nothing (:func:`~.records.atomic`)."""
+        with atomic(self):
+            return self._step(t, values)
+
+    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
+        """Raise the key's watermark to *watermark* and emit what that closes.
+        O(r log W + the stored span / slide). Changes nothing if it raises."""
+        with atomic(self):
+            self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
+            return self._step(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
+
+    def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         t = np.asarray(t, dtype=np.int64)
         vals = {c: np.asarray(values[c], dtype=np.float64) for c in self._cols}
         a = admit_key(self._plan, self._clock, self._judge, t, vals, self._shape)
@@ -398,12 +411,6 @@ class PaneStream:
         cols, ids = self._close(again, held)
         put, delete = self._settle()
         return StepResult(cols, a.refused, a.reasons, ids), Delta(self.meta_bytes(), put, delete)
-
-    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
-        """Raise the key's watermark to *watermark* and emit what that closes.
-        O(r log W + the stored span / slide)."""
-        self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
-        return self.feed(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
 
     # ------------------------------------------------------------------ panes
     def _pane_of(self, t: np.ndarray) -> np.ndarray:

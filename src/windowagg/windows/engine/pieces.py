@@ -8,6 +8,10 @@
                    :class:`~.records.Delta` (:meth:`Pieces.flush`)
 reads              counted (:attr:`Pieces.reads`, :attr:`Pieces.read_bytes`): a micro-batch
                    reads the pieces it asks for, never the whole store
+undo               :meth:`Pieces.begin` starts a journal of the changes (the first
+                   ``put``/``delete`` of a key keeps what the key held), :meth:`Pieces.rollback`
+                   puts them back (a micro-batch that raised changes nothing),
+                   :meth:`Pieces.commit` drops it: O(changes)
 decoded            pieces are kept decoded (``decode(key, bytes)``), encoded only when put
 without a store    (a new in-process stream) the cache is the whole state: a miss is an
                    absent piece, and nothing is counted as read
@@ -19,6 +23,8 @@ without a store    (a new in-process stream) the cache is the whole state: a mis
 >>> p.put(3, "three"); p.delete(1)
 >>> p.flush(lambda k, v: v.encode())
 ({3: b'three'}, (1,))
+>>> p.begin(); p.put(2, "TWO"); p.delete(3); p.rollback(); p.get(2), p.get(3)
+('two', 'three')
 """
 
 from __future__ import annotations
@@ -37,7 +43,16 @@ class Pieces:
     cached); writes stay here until :meth:`flush`.
     """
 
-    __slots__ = ("_cache", "_decode", "_dirty", "_gone", "_store", "read_bytes", "reads")
+    __slots__ = (
+        "_cache",
+        "_decode",
+        "_dirty",
+        "_gone",
+        "_journal",
+        "_store",
+        "read_bytes",
+        "reads",
+    )
 
     def __init__(
         self, decode: Callable[[int, bytes], Any], store: Mapping[int, bytes] | None = None
@@ -47,6 +62,8 @@ class Pieces:
         self._cache: dict[int, Any] = {}  # key -> decoded piece, or None: absent
         self._dirty: set[int] = set()
         self._gone: set[int] = set()
+        # begin(): the pending sets as they were, and per key changed since, what it held
+        self._journal: tuple[set[int], set[int], dict[int, tuple[bool, Any]]] | None = None
         self.reads = 0
         """Store look-ups (``get`` or ``contains`` of a key not cached yet)."""
         self.read_bytes = 0
@@ -81,14 +98,44 @@ class Pieces:
         self.read_bytes += 8
         return key in store
 
+    def _note(self, key: int) -> None:
+        """Journal what *key* holds before its first change since :meth:`begin`."""
+        if self._journal is not None and key not in self._journal[2]:
+            cache = self._cache
+            self._journal[2][key] = (key in cache, cache.get(key))
+
+    def begin(self) -> None:
+        """Start journalling the changes, for :meth:`rollback`. O(pending changes)."""
+        self._journal = (set(self._dirty), set(self._gone), {})
+
+    def rollback(self) -> None:
+        """Undo every ``put``, ``delete`` and ``flush`` since :meth:`begin`. O(changes)."""
+        if self._journal is None:
+            return
+        dirty, gone, before = self._journal
+        cache = self._cache
+        for key, (held, piece) in before.items():
+            if held:
+                cache[key] = piece
+            else:
+                cache.pop(key, None)
+        self._dirty, self._gone = dirty, gone
+        self._journal = None
+
+    def commit(self) -> None:
+        """Keep the changes since :meth:`begin` (drop the journal). O(1)."""
+        self._journal = None
+
     def put(self, key: int, piece: Any) -> None:
         """Store *piece* (decoded) under *key* at the next :meth:`flush`. O(1)."""
+        self._note(key)
         self._cache[key] = piece
         self._dirty.add(key)
         self._gone.discard(key)
 
     def delete(self, key: int) -> None:
         """Remove the piece under *key* at the next :meth:`flush`. O(1)."""
+        self._note(key)
         self._cache[key] = None
         self._dirty.discard(key)
         self._gone.add(key)
