@@ -6,7 +6,13 @@ the decayed quantiles of ``dep_delay`` (``kind="quantiles"``, eps 0.01), each ch
 within its bound; medians of ``--repeats`` calls on a cached 8-partition DataFrame
 (``local[2]``), ``uptime``'s load beside each figure.
 
-Run: ``.venv/bin/python -m benchmarks decayed_summary [--repeats R] [--partitions P] [--quick]``.
+``--window-agg``: instead, ``decayed_p99`` and ``top_k`` per key through
+``windowagg.pandas.window_agg`` on 100k synthetic events (100 keys, 30 days, values normal,
+categories Zipf(1.5)), over each key's whole history and in 3-hour windows every hour,
+beside ``ewm_mean`` and exact ``p99``; medians of ``--repeats``, interleaved.
+
+Run: ``.venv/bin/python -m benchmarks decayed_summary [--repeats R] [--partitions P] [--quick]
+[--window-agg]``.
 """
 
 from __future__ import annotations
@@ -22,14 +28,55 @@ import pandas as pd
 DAY = 86_400_000_000
 
 
+def window_agg_figures(repeats: int) -> int:
+    """The per-key strings through ``windowagg.pandas.window_agg`` (see the docstring)."""
+    import numpy as np
+
+    from windowagg.pandas import window_agg
+
+    rng = np.random.default_rng(1)
+    n = 100_000
+    t = np.sort(rng.integers(0, 30 * 86400, n)) * 1_000_000
+    df = pd.DataFrame(
+        {
+            "k": rng.integers(0, 100, n),
+            "t": pd.to_datetime(t, unit="us", utc=True),
+            "v": rng.normal(10, 5, n).round(1),
+            "c": rng.zipf(1.5, n).clip(max=1000).astype(float),
+        }
+    )
+    hop = {"size": "3 hours", "slide": "1 hour"}
+    cases: dict[str, tuple[str, dict[str, str]]] = {
+        "history decayed_p99(v, half_life=1d)": ("decayed_p99(v, half_life=1d)", {}),
+        "history top_k(c, 5, half_life=1d)": ("top_k(c, 5, half_life=1d)", {}),
+        "history ewm_mean(v, half_life=1d)": ("ewm_mean(v, half_life=1d)", {}),
+        "3h/1h decayed_p99(v, half_life=1d)": ("decayed_p99(v, half_life=1d)", hop),
+        "3h/1h top_k(c, 5, half_life=1d)": ("top_k(c, 5, half_life=1d)", hop),
+        "3h/1h p99(v) (exact)": ("p99(v)", hop),
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, (agg, kw) in cases.items():
+            t0 = time.perf_counter()
+            window_agg(df, "k", "t", [agg], **kw)
+            times[name].append(time.perf_counter() - t0)
+    for name, ts in times.items():
+        print(f"- {name}: median {statistics.median(ts):.2f} s of {repeats}")
+    print(f"load {os.getloadavg()[0]:.1f}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks decayed_summary")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--quick", action="store_true", help="one repeat")
+    ap.add_argument("--window-agg", action="store_true", help="the per-key strings instead")
     args = ap.parse_args(argv)
     if args.quick:
         args.repeats = 1
+    if args.window_agg:
+        return window_agg_figures(args.repeats)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from windowagg.datasets import load_flights
     from windowagg.spark import decayed_summary, session
