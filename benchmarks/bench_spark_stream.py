@@ -36,8 +36,16 @@ not emit the last ~5 s of each key: its watermark never passes them). Reported p
 median seconds, events/s, ``Flink time / this``; once per run, Flink's fixed cost per job
 (the same query over 3 events).
 
+Other hopping shapes (issue 28's case: ``--size "1 hour" --slide "1 minute" --p95``): max,
+sum, count and p95 (windowagg exact, Spark ``percentile_approx`` at its default accuracy;
+Flink SQL has no percentile in ``HOP``, so its query keeps ``AVG``), ``--contenders`` in the
+interleaving order, among them ``noop-tws``: a ``transformWithStateInPandas`` operator that
+reads each key's rows and keeps nothing (Spark's floor for windowagg's operator, on the same
+input), ``--fixed-batches 0`` to skip the 100-event runs.
+
 Run: ``python -m benchmarks.bench_spark_stream [--events N] [--batch B] [--repeats R]
-[--mode hop|over] [--densities 100,1000,10000] [--flink PYTHON]``.
+[--mode hop|over] [--densities 100,1000,10000] [--flink PYTHON] [--size S --slide S]
+[--p95] [--contenders transformWithStateInPandas,noop-tws,spark] [--fixed-batches 0]``.
 """
 
 from __future__ import annotations
