@@ -486,3 +486,91 @@ def test_the_processor_reads_and_writes_what_a_micro_batch_touches_not_what_it_k
     # the event log re-reads what it keeps: 3x more at 4x the retained events, and more
     # than 20x what the panes of a 10 h window read
     assert events[-1][1] > 3 * events[10][1] and events[-1][1] > 20 * max(reads)
+
+
+def test_timed_step_over_count_windows_loses_no_row_and_equals_the_batch():
+    """_Step.timed without Spark over count windows, as the TWS processor drives it (rows
+    per micro-batch, a quiet key's timer, the global watermark): no exception (deadline()
+    used to fail an assert), the state is never dropped while it holds events (a count
+    window's last events wait for later ones), and every row is in an emitted window, held
+    in the state, or a reject; the final revisions equal windowagg.pandas.window_agg."""
+    from windowagg.aggs import parse_aggs
+    from windowagg.pandas import window_agg
+    from windowagg.spark.streaming import _Step
+    from windowagg.windows.engine import Shape
+
+    rng = np.random.default_rng(3)
+    step = _Step(
+        ["key"],
+        "t",
+        parse_aggs(["sum(v)", "count"]),
+        Shape(rows=3, every=2),
+        "s",
+        max_out_of_orderness=10 * 10**6,
+        allowed_lateness=20 * 10**6,
+    )
+    # key 1 all along, key 2 only in the first two micro-batches (then its timer drives it);
+    # distinct times per key, arrival order jittered within the out-of-orderness (a late
+    # event that moves an emitted count window's end has no name in the packed output: the
+    # window is named by its end here), one straggler beyond the lateness
+    times = {1: np.arange(0, 200, 3), 2: np.arange(0, 100, 5)}  # the same pace of event time
+    batches: list[list[tuple[int, int, float]]] = [[], [], [], []]
+    for k, ts in times.items():
+        parts = np.array_split(ts + rng.integers(-1, 2, len(ts)), 4 if k == 1 else 2)
+        for i, p in enumerate(parts):
+            batches[i] += [(k, int(t), float(rng.integers(1, 50))) for t in p]
+    batches[3].append((1, 10, 99.0))  # far behind key 1's watermark: late
+    state: dict[int, tuple[bytes, dict[int, bytes]]] = {}
+    timers: dict[int, int] = {}
+    emitted, rejected, wm = [], [], 0
+    for rows in [*batches, []]:  # the last micro-batch: no rows, the watermark far ahead
+        frame = pd.DataFrame(rows, columns=["key", "t", "v"])
+        wm = wm if rows else 10**9 * 10**6  # Spark's, from the micro-batches before
+        for k in (1, 2):
+            mine = frame[frame["key"] == k]
+            fires = k in timers and timers[k] * 1000 <= wm
+            if mine.empty and not fires:
+                continue
+            meta, pieces = state.get(k, (None, {}))
+            out, deltas, timer = step.timed(
+                (k,), iter([mine] if len(mine) else []), meta, pieces, wm
+            )
+            timers.pop(k, None)
+            if timer is not None:
+                timers[k] = timer
+            if deltas is None:
+                state.pop(k, None)
+            elif deltas:
+                pieces = dict(pieces)
+                for d in deltas:
+                    d.apply(pieces)
+                state[k] = (deltas[-1].meta, pieces)
+            for f in out:
+                for _, r in f.iterrows():
+                    if r["reason"] is not None:
+                        rejected.append((k, r["reason"]))
+                        continue
+                    for s, e, sv, c, rev in zip(
+                        r["_ws"], r["_we"], r["sum_v"], r["count"], r["_rev"], strict=True
+                    ):
+                        emitted.append((k, s // 10**6, e // 10**6, sv, c, rev))
+        wm = max(wm, (int(frame["t"].max()) - 10) * 10**6) if rows else wm
+    assert [why.split(":")[0] for _, why in rejected] == ["late"]  # the straggler only
+    final = pd.DataFrame(emitted, columns=["key", "start", "end", "sum_v", "count", "rev"])
+    final = final.sort_values("rev").groupby(["key", "end"], as_index=False).last()
+    kept = pd.DataFrame([r for b in batches for r in b][:-1], columns=["key", "t", "v"])
+    want = window_agg(kept, "key", "t", ["sum(v)", "count"], rows=3, every=2, time_unit="s")
+    res = want.results.sort_values(["key", "window_end"]).reset_index(drop=True)
+    ends = res["window_end"].astype("datetime64[ns, UTC]").astype("int64") // 10**9
+    assert final["end"].tolist() == ends.tolist() and final["key"].tolist() == res["key"].tolist()
+    np.testing.assert_allclose(final["sum_v"], res["sum_v"])
+    assert final["count"].tolist() == res["count"].tolist()
+    # the rows in no complete window (the batch's "in no window" rejects) wait in the state
+    waiting = want.rejects[want.rejects["reason"].str.startswith("in no window: ")]
+    waiting = kept.loc[waiting["row_index"]]
+    assert len(waiting) and set(waiting["key"]) <= set(state) == {1, 2}
+    for k, (meta, pieces) in state.items():
+        held = step.stream(meta, pieces)
+        assert k not in timers and held.deadline() is None and not held.expired()
+        stored = held._state._events.t.tolist()  # the event log's times (us)
+        assert all(t * 10**6 in stored for t in waiting.loc[waiting["key"] == k, "t"])

@@ -536,3 +536,26 @@ def test_a_raising_user_monoid_names_its_aggregation_and_window(commutative: boo
     with pytest.raises(AggregationError, match=r"window_start 0, window_end 10") as e:
         s.feed(np.array([1, 2, 15]), {"v": np.array([20.0, 30.0, 1.0])})  # lower(50)
     assert e.value.alias == "f" and "ValueError: fifty" in str(e.value)
+
+
+def test_count_windows_need_no_timer_but_keep_their_state() -> None:
+    """Count windows wait for events, not time: deadline() is a complete window's end while
+    one waits for the watermark, else None, and the state never expires once it holds
+    events (its last ones wait for the events that complete their windows); it used to fail
+    an assert whenever no window was pending."""
+    s = KeyStream(parse(["sum(v)"]), Shape(rows=2, every=2), max_out_of_orderness=0)
+    assert (s.deadline(), s.expired()) == (None, True)  # nothing admitted yet
+    s.feed(np.array([1, 2, 3, 4]), {"v": np.array([1.0, 2, 3, 4])})
+    assert (s.deadline(), s.expired()) == (None, False)  # both windows emitted
+    s.feed(np.array([5]), {"v": np.array([5.0])})  # waits for its window's second event
+    assert (s.deadline(), s.expired(), len(s) >= 1) == (None, False, True)
+    s2 = KeyStream(
+        parse(["sum(v)"]), Shape(rows=2, every=2), max_out_of_orderness=3, allowed_lateness=5
+    )
+    out, _ = s2.feed(np.array([1, 2, 3]), {"v": np.array([1.0, 2, 3])})
+    assert out.columns["end"].tolist() == [] and s2.deadline() == 2  # (1, 2] waits for wm 2
+    out, _ = s2.advance(10)
+    assert out.columns["sum_v"].tolist() == [3.0] and s2.deadline() is None
+    assert not s2.expired() and len(s2) == 1  # 3 waits for its pair (1 and 2 compacted)
+    out, _ = s2.feed(np.array([6]), {"v": np.array([6.0])})  # behind wm 10, within lateness
+    assert out.columns["sum_v"].tolist() == [9.0] and out.refused.tolist() == []

@@ -384,8 +384,11 @@ class _Step:
         closes its windows), then the rows, if any, are fed as by ``__call__``. Returns
         the output frames, the deltas to store (None: drop the state) and the event-time
         timer to set (epoch ms; None: no timer). The state is dropped only when nothing in
-        it can be emitted or revised any more and the global watermark has reached the
-        key's own: a fresh state then judges every later event exactly as the old one.
+        it can be emitted or revised any more (:meth:`KeyStream.expired`) and the global
+        watermark has reached the key's own: a fresh state then judges every later event
+        exactly as the old one. A count-window key keeps its state (its last events wait
+        for the later events that complete their windows) with a timer only while a
+        complete window waits for the watermark.
         """
         ks = self.stream(meta, pieces)
         out: list[pd.DataFrame] = []
@@ -404,6 +407,8 @@ class _Step:
         deadline = ks.deadline()
         own = ks.watermark
         if deadline is None:
+            if not ks.expired():  # count windows: the state waits for the key's later events
+                return out, deltas, None
             if own is None or own <= wm:
                 return out, None, None
             deadline = own  # wait until the global watermark has caught up with the key's

@@ -684,6 +684,12 @@ class PaneStream:
         at = self._end(span[1] // self._s) + self._lateness
         return None if wm is not None and at <= wm else at
 
+    def expired(self) -> bool:
+        """Whether the state can go once the watermark passes :meth:`deadline` (None: now).
+        Panes hold hopping windows only, which every watermark past the last one's end plus
+        the lateness settles. O((span / slide) log W)."""
+        return self.deadline() is None
+
     def _check(self) -> None:
         """Invariants (O(stored pieces + events)): stored panes inside the span; a node is
         stored iff a pane under it is (nodes over dead panes only may linger until their

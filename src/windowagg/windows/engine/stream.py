@@ -531,9 +531,12 @@ class EventLog:
 
     # ------------------------------------------------------------------ timers
     def deadline(self) -> int | None:
-        """When the key's watermark next matters (an event-time timer), or None when the
-        state can go: the end of the oldest window not emitted yet; else the watermark at
-        which every stored event is dead (nothing left to emit or revise). O(n)."""
+        """When the key's watermark next matters (an event-time timer), or None when no
+        watermark will: the end of the oldest window not emitted yet; else the watermark at
+        which every stored event is dead (nothing left to emit or revise). Count windows
+        have no such watermark (their last events wait for later events, not for time):
+        None once every complete window is emitted, and :meth:`expired` says whether the
+        state can go. O(n)."""
         t = self._events.t
         if not len(t):
             return None
@@ -543,6 +546,8 @@ class EventLog:
         if len(pending) and self._emit == "watermark":
             return int(pending.min())
         s = self._shape
+        if s.kind == "count":
+            return None
         top = int(t.max())
         if s.kind == "session":
             assert s.gap is not None
@@ -551,6 +556,17 @@ class EventLog:
             assert s.size is not None
             at = top + s.size + self._lateness
         return None if wm is not None and at <= wm else at
+
+    def expired(self) -> bool:
+        """Whether the state can go: nothing it holds can be emitted or revised any more
+        once the watermark reaches :meth:`deadline` (None: already). A count-window key's
+        state never goes once it has admitted an event: its position count places every
+        later event, and its last events wait for the later ones that complete their
+        windows (compaction keeps it to the events a later window or late event can still
+        reach). O(n)."""
+        if self._shape.kind == "count":
+            return not len(self._events.t) and not self._dropped
+        return self.deadline() is None
 
     def _check(self) -> None:
         """Invariants (O(n)): events sorted by (time, arrival), unique sequence numbers."""
@@ -701,10 +717,19 @@ class KeyStream:
         return self._state.advance(watermark)
 
     def deadline(self) -> int | None:
-        """When the key's watermark next matters (an event-time timer), or None when the
-        state can go: the end of the oldest window not emitted yet; else the watermark at
-        which nothing stored can be emitted or revised any more. O(stored)."""
+        """When the key's watermark next matters (an event-time timer), or None when no
+        watermark will: the end of the oldest window not emitted yet; else the watermark at
+        which nothing stored can be emitted or revised any more (count windows: None, their
+        last events wait for later events; :meth:`expired` says whether the state can go).
+        O(stored)."""
         return self._state.deadline()
+
+    def expired(self) -> bool:
+        """Whether the key's state can go once the watermark passes :meth:`deadline`
+        (None: it can go now): nothing stored can be emitted or revised any more. Count
+        windows: never once an event was admitted (see :meth:`EventLog.expired`).
+        O(stored)."""
+        return self._state.expired()
 
     def _check(self) -> None:
         """The layout's invariants (O(stored))."""
