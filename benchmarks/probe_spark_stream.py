@@ -57,6 +57,7 @@ from benchmarks.bench_spark_stream import (
     OVER_AGGS,
     SIZE,
     SLIDE,
+    noop_tws_query,
     over_query,
     write_files,
     write_over_files,
@@ -125,7 +126,6 @@ def write_day_files(folder: Path, n: int, per_file: int, seed: int = 13) -> None
 def day_query(spark: Any, src: Path, who: str, tally: Path) -> Any:
     """The ``--mode day`` contenders on the TWS operator (see the module docstring)."""
     from pyspark.sql import types as T
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
     from windowagg.spark.streaming import WindowAggProcessor, packed_schema, unpack
     from windowagg.windows.engine import Shape
@@ -136,21 +136,7 @@ def day_query(spark: Any, src: Path, who: str, tally: Path) -> Any:
         .parquet(str(src))
     )
     if who == "noop-tws":
-
-        class Noop(StatefulProcessor):
-            def init(self, handle: Any) -> None:
-                pass
-
-            def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:
-                for _ in rows:  # read the rows, as windowagg does
-                    pass
-                return iter([])
-
-            def close(self) -> None:
-                pass
-
-        schema = T.StructType([T.StructField("key", T.IntegerType())])
-        return sdf.groupBy("key").transformWithStateInPandas(Noop(), schema, "Append", "None")
+        return noop_tws_query(sdf)
 
     from windowagg.aggs import parse_aggs
 
