@@ -559,3 +559,21 @@ def test_count_windows_need_no_timer_but_keep_their_state() -> None:
     assert not s2.expired() and len(s2) == 1  # 3 waits for its pair (1 and 2 compacted)
     out, _ = s2.feed(np.array([6]), {"v": np.array([6.0])})  # behind wm 10, within lateness
     assert out.columns["sum_v"].tolist() == [9.0] and out.refused.tolist() == []
+
+
+@pytest.mark.timeout(120)
+def test_panes_far_apart_in_time_cost_no_step_per_empty_window() -> None:
+    # years 1 and 3000 of one key, 5 s windows every 10 s: ~1e10 empty windows between them
+    # (the pane tree once walked each one in emission, deadline and clean-up)
+    us = 1_000_000
+    y1, y3000 = -62135596800 * us, 32503680000 * us
+    aggs = parse(["sum(v)", "count"])
+    s = KeyStream(aggs, Shape(size=5 * us, slide=10 * us))
+    assert type(s._state).__name__ == "PaneStream"
+    res, _ = s.feed(np.array([y1 + us, y3000, y3000 + 5 * us]), {"v": np.array([4.0, 1.0, 2.0])})
+    assert res.columns["start"].tolist() == [y1] and res.columns["sum_v"].tolist() == [4.0]
+    assert [r.split(":")[0] for r in res.reasons] == ["in no window"]
+    assert s.deadline() == y3000 + 5 * us and not s.expired()
+    res, _ = s.advance(y3000 + 10 * us)
+    assert res.columns["start"].tolist() == [y3000] and res.columns["sum_v"].tolist() == [1.0]
+    s._check()

@@ -64,7 +64,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from math import gcd
 from typing import Any
 
@@ -155,6 +155,9 @@ def _default_make(monoid: Any) -> Any:
 #: Low bits of a piece key that hold the node's level: the key of node ``(level, i)`` (the
 #: panes ``i * 2**level .. (i + 1) * 2**level - 1``) is ``i * 64 + level``.
 _LEVEL_BITS = 6
+#: Up to this many window numbers (or top nodes) are walked one by one; a wider span (events
+#: of a key far apart in time) is enumerated from the stored panes instead.
+_WALK = 1 << 16
 #: A node whose combine raised (a user monoid): queries ask its two children instead, so
 #: that the error is raised, naming the window, only by a window that needs it.
 _SPLIT = "x"
@@ -524,6 +527,33 @@ class PaneStream:
         assert s.size is not None and s.slide is not None
         return (wm - s.start_time - s.size) // s.slide
 
+    def _stored_panes(self, lo: int, hi: int) -> list[int]:
+        """The stored panes in ``lo..hi``, ascending: a scan of the stored pieces, O(stored)
+        (reads them all from a store). Only for spans too sparse to walk (see
+        :meth:`_windows_with_panes`)."""
+        mask = (1 << _LEVEL_BITS) - 1
+        return [
+            k >> _LEVEL_BITS
+            for k in self._nodes.stored()
+            if k & mask == 0 and lo <= k >> _LEVEL_BITS <= hi
+        ]
+
+    def _windows_with_panes(self, first: int, last: int) -> list[int]:
+        """Window numbers ``first..last`` that may hold a stored pane, ascending: every one
+        when there are at most :data:`_WALK` of them (O(last - first), no read), else those
+        holding a stored pane (a scan, O(stored)). Events far apart in time (years between
+        two events of a key) thus never cost one step per empty window."""
+        if last < first:
+            return []
+        if last - first < _WALK:
+            return list(range(first, last + 1))
+        ks: set[int] = set()
+        span = self._span
+        assert span is not None
+        for p in self._stored_panes(span[0], span[1]):
+            ks.update(range(max(first, self._first(p)), min(last, p // self._s) + 1))
+        return sorted(ks)
+
     def _collect(self, level: int, i: int, out: list[tuple[Any, ...]]) -> None:
         rec = self._nodes.get(node_key(level, i))
         if rec is None:
@@ -572,7 +602,7 @@ class PaneStream:
         first = self._first(span[0])
         if emitted is not None:
             first = max(first, self._closed_upto(emitted) + 1)
-        ks = sorted(set(range(first, last + 1)).union(again))
+        ks = sorted(set(self._windows_with_panes(first, last)).union(again))
         was = dict(zip(again, held, strict=True))
         out_k: list[int] = []
         parts: list[list[tuple[Any, ...]]] = []
@@ -640,7 +670,12 @@ class PaneStream:
             last_dead = self._closed_upto(b) * self._s + self._s - 1
             if span is not None and last_dead >= span[0]:
                 every = last_dead >= span[1]
-                for i in range(span[0] >> self._top, (min(last_dead, span[1]) >> self._top) + 1):
+                lo_i, hi_i = span[0] >> self._top, min(last_dead, span[1]) >> self._top
+                tops: Iterable[int] = range(lo_i, hi_i + 1)
+                if hi_i - lo_i >= _WALK:  # sparse: the top nodes of the stored panes
+                    tops = sorted({p >> self._top for p in self._stored_panes(span[0], span[1])})
+                    tops = [i for i in tops if lo_i <= i <= hi_i]
+                for i in tops:
                     self._drop(self._top, i, last_dead, every)
                 self._span = None if every else (last_dead + 1, span[1])
                 self._open = [p for p in self._open if p > last_dead]
@@ -678,7 +713,7 @@ class PaneStream:
         first = self._first(span[0])
         if wm is not None:
             first = max(first, self._closed_upto(wm) + 1)
-        for k in range(first, span[1] // self._s + 1):
+        for k in self._windows_with_panes(first, span[1] // self._s):
             if self._covered(k):
                 return self._end(k)
         at = self._end(span[1] // self._s) + self._lateness
