@@ -21,6 +21,7 @@ from tests.windows.engine_oracle import (
     AGGS,
     COLUMNS,
     SHAPES,
+    Fussy,
     hopping_gaps,
     superseded_sessions_dropped,
 )
@@ -499,37 +500,16 @@ def test_pane_state_bytes_do_not_grow_with_retained_events() -> None:
     assert max(w10[30:]) <= 1.5 * max(w10[:10])
 
 
-class _Fussy:
-    """A user monoid whose combine raises on a sum above 100, and whose lower raises on
-    exactly 50 (lift accepts every value, so admission lets them in)."""
-
-    identity = 0.0
-    commutative = True
-
-    def lift(self, x: float) -> float:
-        return x
-
-    def combine(self, a: float, b: float) -> float:
-        if a + b > 100:
-            raise OverflowError(f"{a} + {b} is too much")
-        return a + b
-
-    def lower(self, a: float) -> float:
-        if a == 50:
-            raise ValueError("fifty")
-        return a
-
-
 @pytest.mark.parametrize("commutative", [True, False])
 def test_a_raising_user_monoid_names_its_aggregation_and_window(commutative: bool) -> None:
     from windowagg.errors import AggregationError
 
-    fussy = _Fussy()
+    fussy = Fussy(commutative=True)
     fussy.commutative = commutative  # type: ignore[misc]
     aggs = parse([("f", fussy, "v"), "count"])
     s = KeyStream(aggs, Shape(size=10, slide=10), allowed_lateness=100)
     assert s.layout == "panes"
-    with pytest.raises(AggregationError, match=r"aggregation 'f' \(monoid _Fussy\)") as e:
+    with pytest.raises(AggregationError, match=r"aggregation 'f' \(monoid Fussy\)") as e:
         s.feed(np.array([1, 2]), {"v": np.array([60.0, 70.0])})  # one pane: 130 > 100
     assert e.value.alias == "f" and "OverflowError" in str(e.value)
     s = KeyStream(aggs, Shape(size=10, slide=10), allowed_lateness=100)

@@ -17,34 +17,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.windows.engine_oracle import Fussy
 
 from windowagg.errors import AggregationError
 from windowagg.pandas import parse
 from windowagg.windows.engine import KeyStream, Shape
-
-
-class Fussy:
-    """A sum whose ``combine`` raises above 100 and whose ``lower`` raises on exactly 50;
-    ``lift`` accepts every value, so admission lets them all in."""
-
-    identity = 0.0
-
-    def __init__(self, commutative: bool) -> None:
-        self.commutative = commutative
-
-    def lift(self, x: float) -> float:
-        return x
-
-    def combine(self, a: float, b: float) -> float:
-        if a + b > 100:
-            raise OverflowError(f"{a} + {b} is too much")
-        return a + b
-
-    def lower(self, a: float) -> float:
-        if a == 50:
-            raise ValueError("fifty")
-        return a
-
 
 SHAPES: dict[str, tuple[Shape, bool, str]] = {  # shape, commutative, layout
     "hopping": (Shape(size=20, slide=5), True, "panes"),
