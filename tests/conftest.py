@@ -16,8 +16,8 @@ the classes that have a compiled twin (``fifo.TwoStacksLite``, ``DABALite``, ``D
 autouse fixture ``each_backend``, as ``[native]`` then ``[python]``: the fixture sets
 ``WINDOWAGG_BACKEND`` for the test. While the ``[native]`` twin runs, the fixture watches
 whether any object was built on the compiled core *because of the default* (a
-``backend=None`` that resolved to native and gave a native object: an ``AMTA`` with a store
-resolves the default but stays Python, so it does not count). If none was, the test's result
+``backend=None`` that resolved to native: an ``AMTA`` with a store never reads the default,
+since the native side has no store, so it does not count). If none was, the test's result
 cannot depend on the backend and the ``[python]`` twin is skipped with that reason (one line
 of ``-rs``); otherwise it runs on the pure-Python reference. New tests in any directory are
 picked up with no list to keep: a test that passes ``backend=`` itself (``tests/native``,
@@ -105,7 +105,6 @@ class _Probe:
 
 def _install_probe() -> None:
     default_backend = _backend.default_backend
-    meta_call = _backend.BackendMeta.__call__
 
     def probed_default_backend() -> _backend.Backend:
         chosen = default_backend()
@@ -113,21 +112,10 @@ def _install_probe() -> None:
             _Probe.count += 1
         return chosen
 
-    def probed_call(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        before = _Probe.count
-        obj = meta_call(cls, *args, **kwargs)
-        if (
-            kwargs.get("backend") is None
-            and _Probe.count > before
-            and type(obj) not in cls.__dict__.get("_native_types", ())
-        ):
-            _Probe.count -= 1  # the default was read, but the class stayed Python
-        return obj
-
-    # resolve_backend (every caller: BackendMeta, FiBA.from_sorted_partials, ...) reads
-    # the default through this module attribute.
+    # resolve_backend (every caller: the public classes' constructors,
+    # FiBA.from_sorted_partials, ...) reads the default through this module attribute; a
+    # call the native side cannot serve (an AMTA with a store) does not read it.
     _backend.default_backend = probed_default_backend  # type: ignore[assignment]
-    _backend.BackendMeta.__call__ = probed_call  # type: ignore[method-assign]
 
 
 _install_probe()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -257,22 +258,37 @@ def test_order_statistics_value_that_does_not_compare_is_named(op: str) -> None:
     s._check()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26 defect 8, native half: _core.OrderStatistics lets the bare TypeError "
-    "of '<' through; it needs the Python class's ArgumentTypeError (the native code is "
-    "another helper's)",
-)
-def test_native_order_statistics_value_that_does_not_compare_is_named() -> None:
+@pytest.mark.parametrize("held", [[1.0, 2.5], [1, 2.5], [Decimal(1), Decimal("2.5")]])
+@pytest.mark.parametrize("op", ["insert", "evict", "rank"])
+def test_native_order_statistics_value_that_does_not_compare_is_named(
+    op: str, held: list[Any]
+) -> None:
+    """The native twin let the bare TypeError of ``<`` through; now the Python class's
+    error, message and cause, and the multiset as it was (its keys' form included: a float
+    multiset stays float keys, not Python objects)."""
     from windowagg import native_available
     from windowagg.order_statistics import OrderStatistics
 
     if not native_available():
         pytest.skip("compiled core not built")
+    ref = OrderStatistics(backend="python")
     s = OrderStatistics(backend="native")
-    s.bulk_insert([1.0, 2.5])
-    err = _err(lambda: s.insert("x"), TypeError, "OrderStatistics", "'x'", "str")
+    for w in (ref, s):
+        w.bulk_insert(held)
+    generic = s._generic
+    want = _err(lambda: getattr(ref, op)("x"), TypeError, op)
+    err = _err(lambda: getattr(s, op)("x"), TypeError, "OrderStatistics", op, "'x'", "str")
     assert isinstance(err, ArgumentTypeError)
+    assert isinstance(err.__cause__, TypeError) and not isinstance(err.__cause__, ArgumentTypeError)
+
+    def shape(e: BaseException) -> str:  # the message without the TypeError's own text
+        return str(e).replace(str(e.__cause__), "<err>")
+
+    assert shape(err) == shape(want)
+    assert list(s) == list(ref) == held and s._generic == generic
+    s._check()
+    s.insert(1.5)  # still a working multiset
+    assert list(s) == sorted([*held, 1.5])
 
 
 @pytest.mark.parametrize("backend", _python_and_native())

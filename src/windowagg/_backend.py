@@ -12,7 +12,8 @@ Every aggregator that has a native twin (``ooo.FiBA``, ``fifo.TwoStacksLite``,
 =============  ===========================================================================
 
 The environment variable ``WINDOWAGG_BACKEND`` sets the default for ``backend=None``.
-A class's native twin is another type (a nanobind class), but ``isinstance`` accepts it:
+The public class holds its implementation (:class:`Backed`): a native-backed ``fifo.DABA``
+is a ``fifo.DABA``, whose ``_impl`` is the nanobind object.
 
 >>> from windowagg import native_available
 >>> isinstance(native_available(), bool)
@@ -28,20 +29,20 @@ windowagg.errors.BackendError: FiBA: backend must be 'auto', 'native' or 'python
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from types import ModuleType
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from windowagg.errors import BackendError, NativeUnavailableError
 
 __all__ = [
     "BACKENDS",
     "ENV_VAR",
+    "Backed",
     "Backend",
-    "BackendMeta",
     "default_backend",
     "native_available",
     "native_core",
-    "register_native",
     "resolve_backend",
 ]
 
@@ -77,8 +78,7 @@ def native_available() -> bool:
     return native_core() is not None
 
 
-def default_backend() -> Backend:
-    """The backend for ``backend=None``: ``$WINDOWAGG_BACKEND``, else ``"auto"``."""
+def _env_backend() -> Backend:
     value = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
     if value not in BACKENDS:
         raise BackendError(
@@ -87,17 +87,42 @@ def default_backend() -> Backend:
     return value  # type: ignore[return-value]
 
 
-def resolve_backend(backend: str | None, who: str) -> bool:
+def default_backend() -> Backend:
+    """The backend for ``backend=None``: ``$WINDOWAGG_BACKEND``, else ``"auto"``."""
+    return _env_backend()
+
+
+def resolve_backend(backend: str | None, who: str, lacks: str | None = None) -> bool:
     """True if *who* (a class name) should be built on the native core.
 
-    Raises :class:`~windowagg.errors.BackendError` for an unknown name and
+    *lacks* names what the native implementation lacks for this call (``"store="``): then
+    ``backend="native"`` raises :class:`~windowagg.errors.BackendError` naming it, and the
+    default (``None``, whatever ``$WINDOWAGG_BACKEND`` says) and ``"auto"`` pick the Python
+    implementation, openly (docs/native.md). Raises BackendError for an unknown name and
     :class:`~windowagg.errors.NativeUnavailableError` for ``"native"`` when the extension
     is not built.
+
+    >>> resolve_backend("auto", "AMTA", lacks="store=")
+    False
+    >>> resolve_backend("native", "AMTA", lacks="store=")
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.BackendError: AMTA: the native implementation has no store=; use backend='python' or 'auto' (which picks the Python implementation for it)
     """
+    if backend is None and lacks is not None:
+        _env_backend()  # checked, but the native side cannot serve this call
+        return False
     chosen = default_backend() if backend is None else backend
     if chosen not in BACKENDS:
         raise BackendError(f"{who}: backend must be 'auto', 'native' or 'python'; got {chosen!r}")
     if chosen == "python":
+        return False
+    if lacks is not None:
+        if chosen == "native":
+            raise BackendError(
+                f"{who}: the native implementation has no {lacks}; use backend='python' or "
+                "'auto' (which picks the Python implementation for it)"
+            )
         return False
     if chosen == "auto":
         return native_available()
@@ -110,34 +135,53 @@ def resolve_backend(backend: str | None, who: str) -> bool:
     return True
 
 
-class BackendMeta(type):
-    """Metaclass of the aggregators that have a native twin.
+class Backed:
+    """Base of the public classes that have a native twin: they *hold* an implementation.
 
-    ``Cls(*args, backend=...)`` returns the native twin when the backend resolves to it and
-    the class itself (not a user's subclass) defines ``_native(*args, **kwargs)``, a static
-    factory that builds the twin; otherwise it builds the Python class as usual (whose
-    ``__init__`` accepts and ignores ``backend``). ``isinstance(twin, Cls)`` is True.
+    ``self._impl`` is the native object (``windowagg._native._core``) or the pure-Python
+    reference class's object (polars' ``self._df`` pattern); the public object is an
+    instance of the public class whichever it holds. A public class sets ``_hot``: the verbs
+    bound from ``_impl`` onto the instance at construction (one attribute lookup, then the
+    implementation's own method: no extra Python frame on the hot path), except where a
+    subclass overrides the verb (its method then runs, and reaches the implementation
+    through ``super()``). Any other attribute is read from ``_impl`` (its state, its
+    ``_check()``, the Python reference's internals for the tests).
     """
 
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        factory = cls.__dict__.get("_native")
-        if factory is not None and resolve_backend(kwargs.get("backend"), cls.__name__):
-            kwargs.pop("backend", None)
-            return factory.__func__(*args, **kwargs)
-        if factory is None and kwargs.get("backend") == "native":
-            raise NativeUnavailableError(
-                f"{cls.__name__} has no native implementation (only the classes named in "
-                "docs/native.md do); use backend='python' or 'auto'"
-            )
-        return super().__call__(*args, **kwargs)
+    _hot: ClassVar[tuple[str, ...]] = ()
+    _impl: Any
+    _publics: ClassVar[dict[type, type]] = {}
 
-    def __instancecheck__(cls, obj: Any) -> bool:
-        if type(obj) in cls.__dict__.get("_native_types", ()):
-            return True
-        return super().__instancecheck__(obj)
+    def _hold(self, impl: Any) -> None:
+        """Hold *impl* and bind its hot verbs (those not overridden by a subclass). O(1)."""
+        self._impl = impl
+        cls = type(self)
+        public = Backed._publics.get(cls)
+        if public is None:  # the class that declares _hot, below any user subclass
+            public = next(c for c in cls.__mro__ if "_hot" in c.__dict__)
+            Backed._publics[cls] = public
+        d = self.__dict__
+        for name in cls._hot:
+            if getattr(cls, name) is getattr(public, name):
+                d[name] = getattr(impl, name)
 
+    @property
+    def backend(self) -> Literal["native", "python"]:
+        """The implementation held: ``"native"`` or ``"python"``. O(1)."""
+        native = type(self._impl).__module__.startswith("windowagg._native")
+        return "native" if native else "python"
 
-def register_native(cls: type, *native_types: type) -> None:
-    """Declare *native_types* as native twins of *cls* (for ``isinstance``)."""
-    current: tuple[type, ...] = cls.__dict__.get("_native_types", ())
-    type.__setattr__(cls, "_native_types", current + native_types)
+    def __getattr__(self, name: str) -> Any:
+        # only reached when normal lookup fails: never on a hot path
+        if name == "_impl" or (name.startswith("__") and name.endswith("__")):
+            raise AttributeError(name)
+        return getattr(self._impl, name)
+
+    def __len__(self) -> int:
+        return len(self._impl)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._impl)
+
+    def __repr__(self) -> str:
+        return repr(self._impl)

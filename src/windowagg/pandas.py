@@ -15,7 +15,12 @@ windows            ``size`` + ``slide`` (hopping/tumbling, Spark's ``F.window``)
                    alone (one window ``(t - size, t]`` per event, including every event at
                    ``t``); ``rows`` + ``every`` (count windows); ``gap`` (sessions: an event
                    at most ``gap`` after the previous one joins its session;
-                   ``window_end`` = last event + ``gap``)
+                   ``window_end`` = last event + ``gap``); ``size=["5 min", "1 h", "1 d"]``
+                   (a list, with one ``slide`` or none): several sizes in one pass, one row
+                   per window end of the largest size, columns ``<alias>_<size>``
+                   (``max_v_5m`` ...; ``window_start`` is the largest size's, each size's
+                   window ends at ``window_end``; a size with no event there gives the
+                   aggregation's empty answer: 0 for ``count``/``sum``, null otherwise)
 rejects            every input row is aggregated or rejected: ``reason``, ``event_time``,
                    ``row`` (the original row as JSON) and ``row_index`` (its position in
                    the input: rows are carried by identity, never matched by value); rows
@@ -41,6 +46,12 @@ Examples
 [['a', 5.0, 2], ['b', 1.0, 1]]
 >>> out.rejects[["reason", "row_index"]].values.tolist()
 [['null key k', 3]]
+
+Two sizes in one call (seconds; one row per 5 s window end, per key):
+
+>>> two = window_agg(df, "k", "t", ["max(v)"], size=[5, 10], slide=5)
+>>> two.results[["k", "max_v_5s", "max_v_10s"]].values.tolist()
+[['a', 2.0, 2.0], ['a', 5.0, 5.0], ['a', nan, 5.0], ['b', 1.0, 1.0], ['b', nan, 1.0]]
 """
 
 from __future__ import annotations
@@ -65,6 +76,7 @@ from windowagg.rejects import (
     value_columns,
 )
 from windowagg.windows.engine import Shape, window_groups
+from windowagg.windows.engine.sizes import sized_aggs
 from windowagg.windows.engine.state import aggregation_message
 
 __all__ = [
@@ -144,7 +156,9 @@ def window_agg(
         See :func:`parse`.
     size, slide, rows, every, gap, start_time
         The window shape, as :func:`windowagg.spark.window_agg` (durations as text,
-        seconds or timedeltas), plus ``gap`` for session windows.
+        seconds or timedeltas), plus ``gap`` for session windows. ``size`` may be a list
+        of durations: every size in one pass, one column per aggregation and size
+        (``max_v_5m``, ``max_v_1h``; see the module docstring).
     max_out_of_orderness, allowed_lateness
         Judge rows late in input order per key (default: no lateness).
     row_columns
@@ -201,7 +215,7 @@ def window_agg(
         lateness=lateness,
         factory=factory,
     )
-    results = _results(sub, key_list, agg_list, fw)
+    results = _results(sub, key_list, wc.outputs, fw)
     rejects = _rejects(pdf, fw, row_cols)
     return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
 
@@ -322,7 +336,8 @@ def grouped_windows(
             factory=factory,
         )
     except AggregationError as err:
-        raise _named(err, groups, aggs) from err.__cause__
+        named = sized_aggs(aggs, shape.sizes) if shape.sizes else aggs
+        raise _named(err, groups, named) from err.__cause__
     refused = rows[res.refused]
     refused_why = [readable_reason(r) for r in res.reasons]
     if bad is None:

@@ -262,3 +262,42 @@ def test_demo_plot_finds_the_worst_day_when_origins_end_on_different_days(tmp_pa
         )
     cli._demo_plot(pd.concat(frames, ignore_index=True), tmp_path / "demo.png")
     assert "every 10-min window around the worst day (2013-01-03)" in titles
+
+
+def test_repeated_size_gives_one_column_per_aggregation_and_size(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "_spark", _no_spark)
+    path = tmp_path / "sizes.csv"
+    rows = ["k,t,v", "a,2024-03-01T00:00:10,1.0", "a,2024-03-01T00:01:30,5.0"]
+    path.write_text("\n".join([*rows, "a,2024-03-01T00:00:20,3.0"]) + "\n")
+    r = _run_local(path, tmp_path / "out", "--size", "10 s", "--slide", "10 s")
+    assert r.exit_code == 0, r.output
+    res = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    cols = ["max_v_1m", "max_v_10s", "count_1m", "count_10s"]
+    assert list(res.columns[-4:]) == cols
+    one = pd.read_parquet(tmp_path / "out" / "results.parquet", columns=["window_end", *cols])
+    end = one["window_end"].dt.strftime("%M:%S").tolist()
+    # the 1 min windows' ends: 00:20-01:20 (00:10, 00:20) and 01:40-02:30 (01:30)
+    assert end[:3] == ["00:20", "00:30", "00:40"] and len(one) == 13 and "01:30" not in end
+    assert one["count_10s"].tolist()[:3] == [1, 1, 0] and one["count_1m"].tolist()[:3] == [1, 2, 2]
+    assert one["max_v_10s"].tolist()[:2] == [1.0, 3.0] and np.isnan(one["max_v_10s"][2])
+    bad = _run_local(path, tmp_path / "bad", "--size", "25 s", "--slide", "10 s")
+    assert bad.exit_code != 0 and "multiples of slide" in " ".join(bad.output.split())
+
+
+def test_decayed_aggregations_alone_need_no_window(tmp_path, monkeypatch):
+    """``--agg 'ewm_mean(v, half_life=1h)'`` with no --size: one answer per row over its
+    key's history, as windowagg.pandas gives; with another aggregation a window is needed."""
+    monkeypatch.setattr(cli, "_spark", _no_spark)
+    path = tmp_path / "in.csv"
+    path.write_text(
+        "k,t,v\na,2024-03-01T02:00:00,3\na,2024-03-01T00:00:00,1\na,2024-03-01T01:00:00,2\n"
+    )
+    base = ["run", str(path), "--key", "k", "--time", "t", "--engine", "local"]
+    argv = [*base, "--agg", "ewm_mean(v, half_life=1h)", "--out", str(tmp_path / "o")]
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 0, r.output
+    res = pd.read_parquet(tmp_path / "o" / "results.parquet")
+    assert res["ewm_mean_v"].round(6).tolist() == [1.0, 1.666667, 2.428571]
+    argv = [*base, "--agg", "ewm_mean(v, half_life=1h)", "--agg", "count", "--out", "o2"]
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code != 0 and "decayed aggregations alone" in " ".join(r.output.split())

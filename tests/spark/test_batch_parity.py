@@ -147,6 +147,33 @@ def test_spark_batch_equals_pandas_for_every_shape(data: Any, shape: str) -> Non
         assert len(g) == admitted
 
 
+def test_several_sizes_in_one_call_equal_pandas(data: Any) -> None:
+    """``size=[...]`` in Spark batch: the columns ``<alias>_<size>`` and their values of
+    ``windowagg.pandas`` (empty 1-minute windows inside 5-minute ones included), the same
+    rejects."""
+    from windowagg.pandas import window_agg as local
+    from windowagg.spark import window_agg
+
+    pdf, df = data
+    kw = {"size": ["1 minute", "5 minutes"], "slide": "1 minute", "start_time": 7}
+    want = local(pdf, "k", "t", AGGS, **kw)
+    both = window_agg(df, "k", "t", AGGS, row_index="id", **kw).output.toPandas()
+    got_res = both[both["kind"] == "window"]
+    names = [c for c in want.results.columns if c not in ("k", "window_start", "window_end")]
+    assert names[:4] == ["max_v_1m", "max_v_5m", "min_v_1m", "min_v_5m"] and len(names) == 18
+    w, g = _by_key(want.results), _by_key(got_res)
+    assert len(w) == len(g) > 50
+    assert (g["window_end"].to_numpy() == w["window_end"].dt.tz_localize(None).to_numpy()).all()
+    assert int((w["count_1m"] == 0).sum()) > 0  # some 1-minute windows hold no event
+    for c in names:  # identical values, NaN where a window holds no event
+        assert g[c].astype(object).where(g[c].notna(), None).tolist() == (
+            w[c].astype(object).where(w[c].notna(), None).tolist()
+        ), c
+    got_rej = both[both["kind"] == "reject"].sort_values("row_index")
+    assert got_rej["row_index"].tolist() == want.rejects["row_index"].tolist()
+    assert got_rej["reason"].tolist() == want.rejects["reason"].tolist()
+
+
 def test_default_row_index_is_the_input_order(spark: Any) -> None:
     """Without ``row_index``, Spark's monotonically increasing id identifies the rows: in a
     one-partition frame it is the row's position, as in windowagg.pandas."""

@@ -153,3 +153,18 @@ def test_rejects_are_routed_with_reasons_from_a_csv(spark, tmp_path):
     assert any(r.get("t") == "not-a-time" for r in rows)
     assert rej["row_index"].is_unique and rej["row_index"].notna().all()
     assert len(res["count"]) + 0 == 1 and int(res["count"].sum()) + len(rej) == 9
+
+
+def test_a_pandas_frame_above_1_mb_is_distributed_not_kept_in_the_plan(spark):
+    """session() lowers Spark's Arrow local-relation threshold (48 MB) to 1 MB: a larger
+    pandas frame goes to the executors once, one partition per Arrow batch, instead of a
+    ``LocalRelation`` whose rows every job serialises into its tasks again (~2.5 s per job
+    for 1M rows on local[2]); a small one stays local."""
+    big = events(100_000, keys=10)  # ~2 MB as Arrow
+    df = spark.createDataFrame(big)
+    plan = df._jdf.queryExecution().analyzed().getClass().getSimpleName()
+    assert plan != "LocalRelation", plan
+    assert df.rdd.getNumPartitions() == 10  # batches of 10,000 rows (the fixture's)
+    assert df.count() == len(big)
+    small = spark.createDataFrame(events(1_000))
+    assert small._jdf.queryExecution().analyzed().getClass().getSimpleName() == "LocalRelation"

@@ -1,8 +1,8 @@
 """Streaming on the batch engine, on a real local SparkSession: with late-but-accepted
 events, the final revision of every window equals ``windowagg.pandas.window_agg`` (hopping
 and per-event windows), and the state is stored as deltas in a MapState (Spark's state reader
-shows, for hopping windows of monoids, one piece per pane holding its partial aggregates; for
-the event log, one piece per micro-batch holding exactly that batch's events)."""
+shows, for hopping windows of monoids, one piece per pane holding its partial aggregates and
+the tree's nodes above them; for the event log, one piece per micro-batch holding exactly that batch's events)."""
 
 from __future__ import annotations
 
@@ -164,12 +164,17 @@ def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, tmp_p
             ]
             seen = pdf[(pdf["key"] == key) & (pdf["file"] <= batch_id)]
             if panes:
-                # one piece per pane (1 minute) holding its partials: max, sum, count, mean
-                # (nothing is evicted yet: the allowed lateness is 1 hour)
+                # one piece per pane (1 minute; key node_key(0, pane)) holding its partials:
+                # max, sum, count, mean (nothing is evicted yet: the allowed lateness is 1
+                # hour), and above them the tree's nodes, each the sum of its panes' counts
                 us = seen["t"].dt.tz_localize(None).astype("datetime64[us]").astype("int64")
                 minutes = (us // 60_000_000).value_counts()
-                counts = {p: codec.loads(b)[1][2] for p, b in mine}
+                counts = {p >> 6: codec.loads(b)[1][2] for p, b in mine if p & 63 == 0}
                 assert counts == minutes.to_dict()
+                for p, b in mine:
+                    level, i = p & 63, p >> 6
+                    under = [c for m, c in counts.items() if m >> level == i]
+                    assert codec.loads(b)[1][2] == sum(under)
             else:
                 # the event log: one piece per micro-batch (no event is dead yet) holding
                 # that batch's events of the key, nothing more

@@ -31,13 +31,13 @@ DRIVER = textwrap.dedent(
     import sys
     from windowagg.spark import session, stream_window_agg
 
-    src, sink, ckpt, mode = sys.argv[1:5]
+    src, sink, ckpt, mode, api = sys.argv[1:6]
     spark = session("local[2]", "windowagg-sigkill", driver_memory="1g")
     spark.sparkContext.setLogLevel("ERROR")
     sdf = (spark.readStream.schema("k string, t timestamp, v double")
            .option("maxFilesPerTrigger", 1).parquet(src))
     out = stream_window_agg(sdf, "k", "t", {aggs!r}, size="{size} us", slide="{slide} us",
-                            max_out_of_orderness="{ooo} us")
+                            max_out_of_orderness="{ooo} us", api=api)
     w = (out.writeStream.format("parquet").outputMode("append")
          .option("path", sink).option("checkpointLocation", ckpt))
     w = w.trigger(availableNow=True) if mode == "finish" else w
@@ -101,14 +101,17 @@ def _files_read(ckpt: Path) -> set[str]:
     return names
 
 
-def test_sigkill_mid_stream_then_restart_loses_and_repeats_nothing(spark: Any, tmp_path: Path):
+@pytest.mark.parametrize("api", ["applyInPandasWithState", "transformWithStateInPandas"])
+def test_sigkill_mid_stream_then_restart_loses_and_repeats_nothing(
+    spark: Any, tmp_path: Path, api: str
+):
     data = _inputs(tmp_path / "in")
     script = tmp_path / "driver.py"
     script.write_text(DRIVER)
     sink, ckpt = tmp_path / "out", tmp_path / "ckpt"
     args = [str(tmp_path / "in"), str(sink), str(ckpt)]
-    first = _driver(script, [*args, "run"])
-    deadline = time.monotonic() + 150
+    first = _driver(script, [*args, "run", api])
+    deadline = time.monotonic() + 300  # generous: the machine may be loaded
     while _commits(ckpt) < 2:
         assert first.poll() is None, first.communicate()[0][-3000:]
         assert time.monotonic() < deadline, "the first driver committed too few micro-batches"
@@ -119,7 +122,7 @@ def test_sigkill_mid_stream_then_restart_loses_and_repeats_nothing(spark: Any, t
     done_at_kill = _commits(ckpt)
     assert done_at_kill < N_FILES, "the stream finished before the kill: nothing was tested"
 
-    second = _driver(script, [*args, "finish"])
+    second = _driver(script, [*args, "finish", api])
     log = second.communicate(timeout=300)[0]
     assert second.returncode == 0, log[-3000:]
     assert _files_read(ckpt) == {f"part-{i:03d}.parquet" for i in range(N_FILES)}

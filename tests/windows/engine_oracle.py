@@ -157,3 +157,26 @@ def superseded_sessions_dropped(
             over &= df[c] == r[c]
         keep.append(not (df.loc[over, "revision"] > r["revision"]).any())
     return df[np.asarray(keep, dtype=bool)]
+
+
+class Fussy:
+    """A sum whose ``combine`` raises above 100 and whose ``lower`` raises on exactly 50;
+    ``lift`` accepts every value, so admission lets them all in."""
+
+    identity = 0.0
+
+    def __init__(self, commutative: bool) -> None:
+        self.commutative = commutative
+
+    def lift(self, x: float) -> float:
+        return x
+
+    def combine(self, a: float, b: float) -> float:
+        if a + b > 100:
+            raise OverflowError(f"{a} + {b} is too much")
+        return a + b
+
+    def lower(self, a: float) -> float:
+        if a == 50:
+            raise ValueError("fifty")
+        return a

@@ -21,6 +21,7 @@ from tests.windows.engine_oracle import (
     AGGS,
     COLUMNS,
     SHAPES,
+    Fussy,
     hopping_gaps,
     superseded_sessions_dropped,
 )
@@ -30,6 +31,7 @@ from windowagg.monoids import Concat
 from windowagg.pandas import parse, window_agg
 from windowagg.rejects import readable_reason
 from windowagg.windows.engine import Shape
+from windowagg.windows.engine.panes import node_key
 from windowagg.windows.engine.stream import Delta, KeyStream
 
 VALUES = st.one_of(st.integers(-20, 20).map(float), st.sampled_from([0.5, -1.25, float("inf")]))
@@ -233,14 +235,15 @@ def test_late_event_revises_an_emitted_window_and_pieces_are_deltas() -> None:
     store: dict[int, bytes] = {}
     res, d1 = s.feed(np.array([1, 2, 15]), {"v": np.array([1.0, 2.0, 3.0])})
     assert res.columns["end"].tolist() == [10] and res.columns["revision"].tolist() == [0]
-    assert sorted(d1.put) == [0, 1] and d1.delete == ()  # one piece per pane
+    pk = [node_key(0, p) for p in range(5)]  # tumbling: one piece per pane, no node above
+    assert sorted(d1.put) == pk[:2] and d1.delete == ()
     d1.apply(store)
     res, d2 = s.feed(np.array([3, 22]), {"v": np.array([4.0, 5.0])})
     # [0, 10) again with the late event (revision 1), [10, 20) for the first time
     assert res.columns["end"].tolist() == [10, 20]
     assert res.columns["revision"].tolist() == [1, 0]
     assert res.columns["sum_v"].tolist() == [7.0, 3.0]
-    assert sorted(d2.put) == [0, 2] and d2.delete == ()  # only the panes the batch touched
+    assert sorted(d2.put) == [pk[0], pk[2]] and d2.delete == ()  # only the panes touched
     d2.apply(store)
     s2 = KeyStream.restore(d2.meta, store, aggs, shape, allowed_lateness=30)
     assert s2.meta_bytes() == s.meta_bytes() and s2.pieces() == s.pieces() == store
@@ -248,7 +251,7 @@ def test_late_event_revises_an_emitted_window_and_pieces_are_deltas() -> None:
     assert res.columns["end"].tolist() == [10, 30]  # [0, 10) again, [20, 30) closes
     assert res.columns["revision"].tolist() == [2, 0]
     assert res.columns["sum_v"].tolist() == [8.0, 5.0]
-    assert d3.delete == (0,)  # the bound (45 - 30) passed the end of pane 0's last window
+    assert d3.delete == (pk[0],)  # the bound (45 - 30) passed the end of pane 0's last window
 
 
 def test_compaction_rewrites_the_chunks_when_half_are_dead() -> None:
@@ -279,8 +282,10 @@ def test_state_of_another_configuration_is_refused() -> None:
         if s.layout == "panes":  # partials of another aggregation (events hold any)
             with pytest.raises(CodecError, match="checkpoint"):
                 KeyStream.restore(d.meta, d.put, parse(["max(v)"]), shape)
-        with pytest.raises(CodecError):
-            KeyStream.restore(d.meta, {0: b"garbage"}, aggs, shape)
+        garbage = {node_key(0, 0) if s.layout == "panes" else 0: b"garbage"}
+        with pytest.raises(CodecError):  # the panes read a piece when a micro-batch needs it
+            r = KeyStream.restore(d.meta, garbage, aggs, shape)
+            r.feed(np.array([2]), {"v": np.array([1.0])})
         with pytest.raises(CodecError):
             KeyStream.restore(b"garbage", d.put, aggs, shape)
     with pytest.raises(ArgumentError, match="emit='watermark'"):
@@ -452,7 +457,7 @@ def test_a_non_commutative_pane_folds_its_events_in_time_order_then_freezes() ->
     d.apply(store)
     s._check()
     collect(res)
-    assert 0 in d.put and len(s) == 4 + 3  # pane 0 is a partial now
+    assert node_key(0, 0) in d.put and len(s) == 4 + 3  # pane 0 is a partial now
     s = KeyStream.restore(d.meta, store, aggs, shape, allowed_lateness=15)
     res, _ = s.advance(100)
     collect(res)
@@ -495,40 +500,60 @@ def test_pane_state_bytes_do_not_grow_with_retained_events() -> None:
     assert max(w10[30:]) <= 1.5 * max(w10[:10])
 
 
-class _Fussy:
-    """A user monoid whose combine raises on a sum above 100, and whose lower raises on
-    exactly 50 (lift accepts every value, so admission lets them in)."""
-
-    identity = 0.0
-    commutative = True
-
-    def lift(self, x: float) -> float:
-        return x
-
-    def combine(self, a: float, b: float) -> float:
-        if a + b > 100:
-            raise OverflowError(f"{a} + {b} is too much")
-        return a + b
-
-    def lower(self, a: float) -> float:
-        if a == 50:
-            raise ValueError("fifty")
-        return a
-
-
 @pytest.mark.parametrize("commutative", [True, False])
 def test_a_raising_user_monoid_names_its_aggregation_and_window(commutative: bool) -> None:
     from windowagg.errors import AggregationError
 
-    fussy = _Fussy()
+    fussy = Fussy(commutative=True)
     fussy.commutative = commutative  # type: ignore[misc]
     aggs = parse([("f", fussy, "v"), "count"])
     s = KeyStream(aggs, Shape(size=10, slide=10), allowed_lateness=100)
     assert s.layout == "panes"
-    with pytest.raises(AggregationError, match=r"aggregation 'f' \(monoid _Fussy\)") as e:
+    with pytest.raises(AggregationError, match=r"aggregation 'f' \(monoid Fussy\)") as e:
         s.feed(np.array([1, 2]), {"v": np.array([60.0, 70.0])})  # one pane: 130 > 100
     assert e.value.alias == "f" and "OverflowError" in str(e.value)
     s = KeyStream(aggs, Shape(size=10, slide=10), allowed_lateness=100)
     with pytest.raises(AggregationError, match=r"window_start 0, window_end 10") as e:
         s.feed(np.array([1, 2, 15]), {"v": np.array([20.0, 30.0, 1.0])})  # lower(50)
     assert e.value.alias == "f" and "ValueError: fifty" in str(e.value)
+
+
+def test_count_windows_need_no_timer_but_keep_their_state() -> None:
+    """Count windows wait for events, not time: deadline() is a complete window's end while
+    one waits for the watermark, else None, and the state never expires once it holds
+    events (its last ones wait for the events that complete their windows); it used to fail
+    an assert whenever no window was pending."""
+    s = KeyStream(parse(["sum(v)"]), Shape(rows=2, every=2), max_out_of_orderness=0)
+    assert (s.deadline(), s.expired()) == (None, True)  # nothing admitted yet
+    s.feed(np.array([1, 2, 3, 4]), {"v": np.array([1.0, 2, 3, 4])})
+    assert (s.deadline(), s.expired()) == (None, False)  # both windows emitted
+    s.feed(np.array([5]), {"v": np.array([5.0])})  # waits for its window's second event
+    assert (s.deadline(), s.expired(), len(s) >= 1) == (None, False, True)
+    s2 = KeyStream(
+        parse(["sum(v)"]), Shape(rows=2, every=2), max_out_of_orderness=3, allowed_lateness=5
+    )
+    out, _ = s2.feed(np.array([1, 2, 3]), {"v": np.array([1.0, 2, 3])})
+    assert out.columns["end"].tolist() == [] and s2.deadline() == 2  # (1, 2] waits for wm 2
+    out, _ = s2.advance(10)
+    assert out.columns["sum_v"].tolist() == [3.0] and s2.deadline() is None
+    assert not s2.expired() and len(s2) == 1  # 3 waits for its pair (1 and 2 compacted)
+    out, _ = s2.feed(np.array([6]), {"v": np.array([6.0])})  # behind wm 10, within lateness
+    assert out.columns["sum_v"].tolist() == [9.0] and out.refused.tolist() == []
+
+
+@pytest.mark.timeout(120)
+def test_panes_far_apart_in_time_cost_no_step_per_empty_window() -> None:
+    # years 1 and 3000 of one key, 5 s windows every 10 s: ~1e10 empty windows between them
+    # (the pane tree once walked each one in emission, deadline and clean-up)
+    us = 1_000_000
+    y1, y3000 = -62135596800 * us, 32503680000 * us
+    aggs = parse(["sum(v)", "count"])
+    s = KeyStream(aggs, Shape(size=5 * us, slide=10 * us))
+    assert type(s._state).__name__ == "PaneStream"
+    res, _ = s.feed(np.array([y1 + us, y3000, y3000 + 5 * us]), {"v": np.array([4.0, 1.0, 2.0])})
+    assert res.columns["start"].tolist() == [y1] and res.columns["sum_v"].tolist() == [4.0]
+    assert [r.split(":")[0] for r in res.reasons] == ["in no window"]
+    assert s.deadline() == y3000 + 5 * us and not s.expired()
+    res, _ = s.advance(y3000 + 10 * us)
+    assert res.columns["start"].tolist() == [y3000] and res.columns["sum_v"].tolist() == [1.0]
+    s._check()

@@ -1,9 +1,8 @@
-"""Glue for the native FiBA, ``_core.FiBA`` (the twin of :class:`windowagg.ooo.FiBA`).
+"""The native FiBA, ``_core.FiBA``, that :class:`windowagg.ooo.FiBA` holds.
 
-``windowagg.ooo.FiBA(..., backend=...)`` calls :func:`make` (and
-``FiBA.from_sorted_partials(..., backend=...)`` calls :func:`from_sorted`) when the backend
-resolves to native; importing this module registers ``_core.FiBA`` as FiBA's twin for
-``isinstance``. Arguments are checked here as the Python class checks them.
+``windowagg.ooo.FiBA(..., backend=...)`` holds what :func:`make` builds (and
+``FiBA.from_sorted_partials(..., backend=...)`` what :func:`from_sorted` builds) when the
+backend resolves to native. Nothing here imports ``windowagg.ooo``: ``_native`` sits below it.
 """
 
 from __future__ import annotations
@@ -11,38 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from windowagg._backend import native_core, register_native
 from windowagg._time import check_timestamp
 from windowagg.errors import TimestampError
-from windowagg.ooo.fiba import FiBA, check_args
 
 __all__ = ["from_sorted", "make"]
 
-_core = native_core()
-if _core is not None:  # pragma: no branch - only imported when the core is built
-    register_native(FiBA, _core.FiBA)
-    # the class-level builders of the facade, on the native type too (same signatures),
-    # so that code holding a window can rebuild one of its own kind: type(w).from_...
-    _core.FiBA.from_sorted_partials = classmethod(
-        lambda cls, monoid, pairs, min_arity=None, *, backend="native": FiBA.from_sorted_partials(
-            monoid, pairs, min_arity, backend=backend
-        )
-    )
-    _core.FiBA.from_bytes = classmethod(
-        lambda cls, data, monoid, *, backend="native": FiBA.from_bytes(
-            data, monoid, backend=backend
-        )
-    )
+
+def make(monoid: Any, min_arity: int) -> Any:
+    """A native FiBA over *monoid* (its arguments checked by ``ooo.FiBA`` already)."""
+    from windowagg._native import _core as core  # built: the backend resolved to native
+
+    return core.FiBA(monoid, min_arity)
 
 
-def make(monoid: Any, min_arity: int | None = None) -> Any:
-    """A native FiBA over *monoid* (same defaults and checks as the Python class)."""
-    min_arity = check_args(monoid, min_arity)
-    assert _core is not None  # the backend resolved to native only if the core is built
-    return _core.FiBA(monoid, min_arity)
-
-
-def from_sorted(monoid: Any, pairs: Iterable[tuple[Any, Any]], min_arity: int | None) -> Any:
+def from_sorted(monoid: Any, pairs: Iterable[tuple[Any, Any]], min_arity: int) -> Any:
     """A native FiBA holding strictly increasing ``(t, partial)`` *pairs* (not lifted). O(n).
 
     Validated as ``FiBA.from_sorted_partials`` validates (it is fed decoded, untrusted

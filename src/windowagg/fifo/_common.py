@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from windowagg._invariants import Slack, close, invariant, same
 from windowagg.errors import ArgumentTypeError, EmptyWindowError, InvariantError
-from windowagg.monoids.builtins import MatMul2x2, Max, Min, Sum
+from windowagg.monoids.base import declared_kind
 
 __all__ = [
     "DeprecatedEnds",
@@ -32,13 +32,13 @@ __all__ = [
     "same",
 ]
 
-# Built-ins whose ``lower`` returns its argument unchanged, and those whose ``lift`` does
-# too: the hot paths skip those calls for them (exact type match, so subclasses and
-# wrappers such as ``Counting`` keep the generic path and every call is still counted).
-# Sum, Max and Min check their input in ``lift`` (NaN and ±inf are refused), so their
-# ``lift`` is always called.
-_IDENTITY_LOWER: frozenset[type] = frozenset({Sum, Max, Min, MatMul2x2})
-_IDENTITY_LIFT: frozenset[type] = frozenset({MatMul2x2})
+# Declared kinds (monoids.base.declared_kind) whose ``lower`` returns its argument
+# unchanged, and those whose ``lift`` does too: the hot paths skip those calls for them (a
+# subclass that redefines lift/combine/lower, or a wrapper such as ``Counting``, declares no
+# kind, so it keeps the generic path and every call is still counted). Sum, Max and Min
+# check their input in ``lift`` (NaN and ±inf are refused), so their ``lift`` is always called.
+_IDENTITY_LOWER: frozenset[str] = frozenset({"sum", "max", "min", "matmul2x2"})
+_IDENTITY_LIFT: frozenset[str] = frozenset({"matmul2x2"})
 
 
 def hot_ops(
@@ -56,10 +56,10 @@ def hot_ops(
     >>> hot_ops(Counting(Sum()))[2] is None
     False
     """
-    t = type(m)
-    lift = None if t in _IDENTITY_LIFT else m.lift
-    if t in _IDENTITY_LOWER:
-        return lift, (operator.add if t is Sum else m.combine), None
+    kind = declared_kind(m)
+    lift = None if kind in _IDENTITY_LIFT else m.lift
+    if kind in _IDENTITY_LOWER:
+        return lift, (operator.add if kind == "sum" else m.combine), None
     return lift, m.combine, m.lower
 
 
@@ -212,6 +212,12 @@ def flip_op(m: Any, combine: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
     return older_first
 
 
+def _public_name(w: Any) -> str:
+    """The public class name of *w* (its ``_who``: a reference implementation held by a
+    public class says the public name)."""
+    return str(getattr(w, "_who", None) or type(w).__name__)
+
+
 class DeprecatedEnds:
     """``oldest()``/``youngest()`` of the FIFO classes, renamed; kept one release, warning.
 
@@ -240,7 +246,7 @@ class DeprecatedEnds:
     def oldest(self) -> Any:
         """Deprecated alias of :meth:`oldest_partial` (removed in windowagg 0.3)."""
         warnings.warn(
-            f"{type(self).__name__}.oldest() is renamed oldest_partial(): in windowagg, "
+            f"{_public_name(self)}.oldest() is renamed oldest_partial(): in windowagg, "
             "oldest() is the smallest timestamp of an out-of-order window",
             DeprecationWarning,
             stacklevel=2,
@@ -250,7 +256,7 @@ class DeprecatedEnds:
     def youngest(self) -> Any:
         """Deprecated alias of :meth:`youngest_partial` (removed in windowagg 0.3)."""
         warnings.warn(
-            f"{type(self).__name__}.youngest() is renamed youngest_partial(): in "
+            f"{_public_name(self)}.youngest() is renamed youngest_partial(): in "
             "windowagg, youngest() is the largest timestamp of an out-of-order window",
             DeprecationWarning,
             stacklevel=2,

@@ -49,7 +49,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from windowagg import codec
-from windowagg._backend import BackendMeta
 from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, EmptyWindowError
 
 __all__ = [
@@ -301,10 +300,8 @@ class ArrayVerbs:
             return fresh()
         cls: Any = type(self)
         monoid = getattr(self, "monoid")  # noqa: B009 - every FIFO class has one
-        if isinstance(cls, BackendMeta):
-            extra = {"bulk_after": self._bulk_after} if hasattr(self, "_bulk_after") else {}
-            return cls(monoid, backend="python", **extra)
-        return cls(monoid)
+        extra = {"bulk_after": self._bulk_after} if hasattr(self, "_bulk_after") else {}
+        return cls(monoid, **extra)
 
     def query_slices(self, values: Any, lo: Any, hi: Any, out: Any = None) -> Any:
         """``query()`` of a fresh window holding ``values[lo[i]:hi[i]]``, for every window i.
@@ -384,9 +381,10 @@ class ArrayVerbs:
         ...
         windowagg.errors.CodecError: AMTA.from_bytes: the data decodes to an invalid state (...
         """
-        who = f"{cls.__name__}.from_bytes"
-        partials = load_state(data, cls.__name__)
-        make: Any = cls  # a public class: its metaclass may return the native twin
+        name = str(getattr(cls, "_who", cls.__name__))
+        who = f"{name}.from_bytes"
+        partials = load_state(data, name)
+        make: Any = cls
         w = make(monoid, *args, **kwargs)
         with codec.decoding(who):  # the monoid's own error, whatever it is, as CodecError
             w._load_partials(partials)

@@ -44,11 +44,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from windowagg._backend import Backend, BackendMeta
+from windowagg._backend import Backend, resolve_backend
 from windowagg.errors import ArgumentError, EmptyWindowError
 from windowagg.fifo._common import Slack, check_count, close, empty_error, invariant, same
 from windowagg.fifo._mta_base import _MTABase
-from windowagg.fifo.wsp import Policy
+from windowagg.fifo.base import _BackedFifo
+from windowagg.fifo.wsp import CountWindow, Policy
 from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
 from windowagg.storage.base import KVStore
 from windowagg.storage.levels import EMPTY
@@ -56,56 +57,12 @@ from windowagg.storage.levels import EMPTY
 __all__ = ["AMTA"]
 
 
-class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
-    """Amortized MTA over *monoid*: amortized O(1) insert / evict / query, O(log n) bulk.
-
-    Parameters
-    ----------
-    monoid, policy, store, namespace, buffer_size, cache_size, refill_below, page_size, on_existing
-        As for :class:`~windowagg.fifo.log_mta.LogMTA`.
-    bulk_after
-        The factor c: a bulk eviction or an enforcement switches from single evictions to
-        one forest descent after ``c·⌊log2 n⌋ + 1`` single evictions. ``0`` descends at
-        once (after one single eviction); ``math.inf`` never descends (O(k)).
-
-    Examples
-    --------
-    >>> from windowagg.monoids import Concat
-    >>> w = AMTA(Concat())
-    >>> for x in range(10): w.insert(x)
-    >>> w.bulk_evict(7); w.query()
-    (7, 8, 9)
-    """
+class PyAMTA(_MTABase[In, P, Out]):
+    """The pure-Python reference implementation that ``AMTA(..., backend="python")`` holds
+    (and every AMTA with a ``store`` or a ``policy``)."""
 
     _WHO = "AMTA"
     _FOREST = True
-
-    @staticmethod
-    def _native(
-        monoid: Monoid[Any, Any, Any],
-        *,
-        policy: Policy | None = None,
-        store: KVStore | None = None,
-        bulk_after: float = 1.0,
-        **kwargs: Any,
-    ) -> Any:
-        """The native twin: the in-memory AMTA. A window with a ``store`` (or a slide
-        ``policy``, for ``enforce``) is the Python class whatever the backend: those stay
-        Python-only (docs/native.md)."""
-        if store is not None or policy is not None:
-            return AMTA(
-                monoid,
-                policy=policy,
-                store=store,
-                bulk_after=bulk_after,
-                backend="python",
-                **kwargs,
-            )
-        if kwargs.get("on_existing", "resume") not in ("resume", "overwrite", "error"):
-            raise ValueError("on_existing must be 'resume', 'overwrite' or 'error'")
-        from windowagg._native.fifo import make
-
-        return make("AMTA", monoid, bulk_after)
 
     def __init__(
         self,
@@ -120,7 +77,6 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
         page_size: int = 64,
         on_existing: str = "resume",
         bulk_after: float = 1.0,
-        backend: Backend | None = None,
     ) -> None:
         if not bulk_after >= 0:
             raise ArgumentError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")
@@ -504,7 +460,7 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
             return
         # the descent's combines (the spine, R0, R1, S) run after the levels changed: on
         # a shadow, committed when they all succeeded
-        self._atomic(AMTA._bulk_descend, k)
+        self._atomic(PyAMTA._bulk_descend, k)
 
     def _evict_loop(self, k: int) -> None:
         """*k* single (atomic) evictions; if one raises, the ones done are undone by
@@ -528,7 +484,7 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
         self._after_bulk()
 
     def _enforce(self, policy: Policy) -> None:
-        self._atomic(AMTA._enforce_raw, policy)
+        self._atomic(PyAMTA._enforce_raw, policy)
 
     def _enforce_raw(self, policy: Policy) -> None:
         total = self.aggregate()
@@ -642,3 +598,137 @@ class AMTA(_MTABase[In, P, Out], metaclass=BackendMeta):
     def __repr__(self) -> str:
         where = "" if self._store is None else f", store={self._store!r}"
         return f"AMTA({self._m!r}, n={len(self)}{where})"
+
+
+class AMTA(_BackedFifo[In, P, Out]):
+    """Amortized MTA over *monoid*: amortized O(1) insert / evict / query, O(log n) bulk.
+
+    Parameters
+    ----------
+    monoid, policy, store, namespace, buffer_size, cache_size, refill_below, page_size, on_existing
+        As for :class:`~windowagg.fifo.log_mta.LogMTA`.
+    bulk_after
+        The factor c: a bulk eviction or an enforcement switches from single evictions to
+        one forest descent after ``c·⌊log2 n⌋ + 1`` single evictions. ``0`` descends at
+        once (after one single eviction); ``math.inf`` never descends (O(k)).
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Concat
+    >>> w = AMTA(Concat())
+    >>> for x in range(10): w.insert(x)
+    >>> w.bulk_evict(7); w.query()
+    (7, 8, 9)
+    """
+
+    _py = PyAMTA
+    _who = "AMTA"
+
+    def __init__(
+        self,
+        monoid: Monoid[In, P, Out],
+        *,
+        policy: Policy | None = None,
+        store: KVStore | None = None,
+        namespace: str = "window",
+        buffer_size: int = 512,
+        cache_size: int = 512,
+        refill_below: int = 256,
+        page_size: int = 64,
+        on_existing: str = "resume",
+        bulk_after: float = 1.0,
+        backend: Backend | None = None,
+    ) -> None:
+        # the native AMTA is the in-memory one, without a slide policy: with a store or a
+        # policy, backend="native" raises and the default/"auto" hold the Python class
+        lacks = "store=" if store is not None else ("policy=" if policy is not None else None)
+        if resolve_backend(backend, "AMTA", lacks):
+            if not bulk_after >= 0:
+                raise ArgumentError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")
+            if on_existing not in ("resume", "overwrite", "error"):
+                raise ValueError("on_existing must be 'resume', 'overwrite' or 'error'")
+            from windowagg._native.fifo import make
+
+            self._hold(make("AMTA", monoid, bulk_after))
+            return
+        self._hold(
+            PyAMTA(
+                monoid,
+                policy=policy,
+                store=store,
+                namespace=namespace,
+                buffer_size=buffer_size,
+                cache_size=cache_size,
+                refill_below=refill_below,
+                page_size=page_size,
+                on_existing=on_existing,
+                bulk_after=bulk_after,
+            )
+        )
+
+    @property
+    def result_pair(self) -> tuple[Any, Any]:
+        """``(R0, R1)``: aggregates of the leftmost tree and of the other trees. O(1)."""
+        if self.backend == "python":
+            pair: tuple[Any, Any] = self._impl.result_pair
+            return pair
+        r0, r1, _ = self._impl._amta_state()
+        return (r0, r1)
+
+    @property
+    def stack(self) -> list[Any]:
+        """A copy of the stack S, bottom first. O(log n)."""
+        if self.backend == "python":
+            st: list[Any] = self._impl.stack
+            return st
+        return list(self._impl._amta_state()[2])
+
+    def aggregate(self) -> P:
+        """The aggregate before ``lower`` (``R0 · R1``). O(1)."""
+        agg: P = self._impl.aggregate()
+        return agg
+
+    def enforce(self, policy: Policy | None = None) -> None:
+        """Evict the longest prefix that *policy* (else the constructor's) selects.
+
+        Python: see the reference class. Native (no constructor policy, so *policy* is
+        required): ``CountWindow(n)`` without ``count=`` is one ``bulk_evict`` (O(log n) by
+        the forest descent); any other policy is asked about one growing prefix per evicted
+        entry: O(k) policy calls and combines for k evictions.
+        """
+        impl = self._impl
+        if self.backend == "python":
+            impl.enforce(policy)
+            return
+        if policy is None:
+            raise TypeError(
+                "AMTA.enforce() needs a policy: pass one here (the native AMTA has none)"
+            )
+        if isinstance(policy, CountWindow) and policy.count is None:
+            k = len(impl) - policy.size
+            if k > 0:
+                impl.bulk_evict(k)
+            return
+        if not len(impl):
+            return
+        total = impl.aggregate()
+        if policy(total, total):
+            impl.bulk_evict(len(impl))
+            return
+        combine = impl.monoid.combine
+        acc: Any = None
+        first = True
+        while len(impl):
+            head = impl.oldest_partial()
+            cand = head if first else combine(acc, head)
+            if not policy(total, cand):
+                return
+            impl.evict()
+            acc, first = cand, False
+
+    def insert_and_enforce(self, v: In) -> None:
+        """Insert *v*, then enforce the constructor's policy (the reactive step)."""
+        if self.backend == "python":
+            self._impl.insert_and_enforce(v)
+            return
+        raise TypeError("AMTA.insert_and_enforce() needs policy= at construction")

@@ -9,11 +9,12 @@ one :class:`collections.deque`. Neither is on a hot path: ``insert``, ``evict`` 
 
 Examples
 --------
-The shared part keeps the ``__slots__`` layout (no instance ``__dict__``):
+The shared part keeps the ``__slots__`` layout (no instance ``__dict__``) of the Python
+implementations:
 
 >>> from windowagg.fifo import DABA, FlatFAT
 >>> from windowagg.monoids import Sum
->>> [hasattr(cls(Sum()), "__dict__") for cls in (DABA, FlatFAT)]
+>>> [hasattr(w, "__dict__") for w in (DABA(Sum(), backend="python")._impl, FlatFAT(Sum()))]
 [False, False]
 """
 
@@ -23,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
-from windowagg._backend import BackendMeta
+from windowagg._backend import Backed, Backend, resolve_backend
 from windowagg.fifo._common import DeprecatedEnds, check_count, empty_error, hot_ops
 from windowagg.fifo._verbs import ArrayVerbs
 from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
@@ -190,10 +191,6 @@ class _FifoBase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
 
     def _fresh(self) -> _FifoBase[In, P, Out]:
         """An empty window of the same class and parameters (for :meth:`_refill`)."""
-        cls: Any = type(self)
-        if isinstance(cls, BackendMeta):  # a public class: stay on the Python backend
-            fresh: _FifoBase[In, P, Out] = cls(self._m, backend="python")
-            return fresh
         return type(self)(self._m)
 
     def _refill(self, partials: list[Any]) -> None:
@@ -294,3 +291,121 @@ class _DequeFifo(_FifoBase[In, P, Out]):
         [1, 2]
         """
         return iter(list(self._vals))
+
+
+class _BackedFifo(Backed, Generic[In, P, Out]):
+    """A public FIFO class with a native twin: it holds the native object or the Python
+    reference's (``_py``, a :class:`_FifoBase`) as ``_impl`` and forwards to it.
+
+    ``backend=`` (and ``$WINDOWAGG_BACKEND``) choose the implementation
+    (:mod:`windowagg._backend`); every verb, error, codec and ``repr`` is the same on both.
+    """
+
+    _hot: ClassVar[tuple[str, ...]] = (
+        "insert",
+        "evict",
+        "query",
+        "bulk_evict",
+        "oldest_partial",
+        "youngest_partial",
+    )
+    _py: ClassVar[type[Any]]
+    _who: ClassVar[str]
+
+    def __init__(self, monoid: Monoid[In, P, Out], *, backend: Backend | None = None) -> None:
+        if resolve_backend(backend, self._who):
+            from windowagg._native.fifo import make  # the compiled core, below this class
+
+            self._hold(make(self._who, monoid))
+        else:
+            self._hold(self._py(monoid))
+
+    # The verbs, for subclasses (super().insert(v)) and readers; an instance calls the
+    # implementation's own methods, bound at construction (Backed._hold).
+    def insert(self, v: In) -> None:
+        """Append ``lift(v)`` as the youngest entry (the class's fact card: its cost)."""
+        self._impl.insert(v)
+
+    def evict(self) -> None:
+        """Remove the oldest entry; EmptyWindowError when empty."""
+        self._impl.evict()
+
+    def query(self) -> Out:
+        """``lower`` of the aggregate, oldest to youngest."""
+        res: Out = self._impl.query()
+        return res
+
+    def bulk_evict(self, count: int) -> None:
+        """Remove the ``count`` oldest entries."""
+        self._impl.bulk_evict(count)
+
+    def oldest_partial(self) -> P:
+        """The oldest partial; EmptyWindowError when empty."""
+        res: P = self._impl.oldest_partial()
+        return res
+
+    def youngest_partial(self) -> P:
+        """The youngest partial; EmptyWindowError when empty."""
+        res: P = self._impl.youngest_partial()
+        return res
+
+    @property
+    def monoid(self) -> Monoid[In, P, Out]:
+        """The monoid this window aggregates with. O(1)."""
+        m: Monoid[In, P, Out] = self._impl.monoid
+        return m
+
+    def __iter__(self) -> Iterator[P]:
+        return iter(self._impl)
+
+    def _check(self) -> None:
+        """The implementation's invariants. O(n)."""
+        self._impl._check()
+
+    def to_bytes(self) -> bytes:
+        """The window's partials, oldest first, as :mod:`windowagg.codec` bytes. O(n)."""
+        data: bytes = self._impl.to_bytes()
+        return data
+
+    @classmethod
+    def from_bytes(
+        cls, data: bytes | bytearray | memoryview, monoid: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        """A new window over *monoid* holding the partials in *data* (either backend's
+        bytes; ``backend=`` and the constructor's other arguments as for the class). O(n).
+
+        Partials that *monoid* refuses raise :class:`~windowagg.errors.CodecError`.
+        """
+        from windowagg import codec
+        from windowagg.fifo._verbs import load_state
+
+        partials = load_state(data, cls._who)
+        w = cls(monoid, *args, **kwargs)
+        with codec.decoding(f"{cls._who}.from_bytes"):
+            w._impl._load_partials(partials)
+        return w
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # through the state bytes, on the same backend; a Python window whose partials the
+        # codec refuses pickles its implementation as it is
+        from windowagg.errors import CodecError
+
+        try:
+            data = self.to_bytes()
+        except CodecError:
+            if self.backend != "python":
+                raise
+            return (_unpickle_held, (type(self), self._impl))
+        return (_unpickle_bytes, (type(self), data, self.monoid, self.backend))
+
+
+def _unpickle_held(cls: type[_BackedFifo[Any, Any, Any]], impl: Any) -> Any:
+    w = cls.__new__(cls)
+    w._hold(impl)
+    return w
+
+
+def _unpickle_bytes(
+    cls: type[_BackedFifo[Any, Any, Any]], data: bytes, monoid: Any, backend: str
+) -> Any:
+    return cls.from_bytes(data, monoid, backend=backend)

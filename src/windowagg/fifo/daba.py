@@ -51,9 +51,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from windowagg._backend import Backend, BackendMeta
 from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
-from windowagg.fifo.base import _DequeFifo
+from windowagg.fifo.base import _BackedFifo, _DequeFifo
 from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["DABA"]
@@ -61,43 +60,13 @@ __all__ = ["DABA"]
 _WHO = "DABA"
 
 
-class DABA(_DequeFifo[In, P, Out], metaclass=BackendMeta):
-    """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
-
-    The fact card (ordering, operator needs, costs, space, paper) opens the
-    module docstring: ``help(windowagg.fifo.daba)``.
-
-    Examples
-    --------
-    The guide's regression trace (Max, the paper's running example):
-
-    >>> from windowagg.monoids import Max
-    >>> w = DABA(Max(), backend="python")  # the Python class: its sublists are readable
-    >>> for x in (2, 6, 3, 5, 3): w.insert(x)
-    >>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
-    6
-    5
-    >>> w._sizes()  # |front portion|, |l_L|, |l_R|, |l_A|, |l_B|
-    (1, 1, 1, 1, 0)
-
-    >>> from windowagg.monoids import Concat
-    >>> w = DABA(Concat())
-    >>> for x in "abcde": w.insert(x)
-    >>> w.bulk_evict(2); w.query(), w.oldest_partial(), w.youngest_partial(), len(w)
-    (('c', 'd', 'e'), ('c',), ('e',), 3)
-    """
+class PyDABA(_DequeFifo[In, P, Out]):
+    """The pure-Python reference implementation that ``DABA(..., backend="python")`` holds."""
 
     __slots__ = ("_aa", "_ba", "_bv", "_fa", "_la", "_ra", "_rv")
     _who = _WHO
 
-    @staticmethod
-    def _native(monoid: Monoid[Any, Any, Any]) -> Any:
-        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
-        from windowagg._native.fifo import make
-
-        return make("DABA", monoid)
-
-    def __init__(self, monoid: Monoid[In, P, Out], *, backend: Backend | None = None) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._fa: deque[Any] = deque()  # front portion aggregates
         self._la: deque[Any] = deque()  # l_L aggregates
@@ -297,3 +266,33 @@ class DABA(_DequeFifo[In, P, Out], metaclass=BackendMeta):
         for region, stored, lo in (("l_R", self._rv, R), ("l_B", self._bv, B)):
             for i, got in enumerate(stored):
                 invariant(got is vals[lo + i], _WHO, f"{region} value {i} is not the partial")
+
+
+class DABA(_BackedFifo[In, P, Out]):
+    """Worst-case O(1) FIFO aggregator over any monoid (De-Amortized Banker's Aggregator).
+
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.daba)``.
+
+    Examples
+    --------
+    The guide's regression trace (Max, the paper's running example):
+
+    >>> from windowagg.monoids import Max
+    >>> w = DABA(Max(), backend="python")  # the Python class: its sublists are readable
+    >>> for x in (2, 6, 3, 5, 3): w.insert(x)
+    >>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
+    6
+    5
+    >>> w._sizes()  # |front portion|, |l_L|, |l_R|, |l_A|, |l_B|
+    (1, 1, 1, 1, 0)
+
+    >>> from windowagg.monoids import Concat
+    >>> w = DABA(Concat())
+    >>> for x in "abcde": w.insert(x)
+    >>> w.bulk_evict(2); w.query(), w.oldest_partial(), w.youngest_partial(), len(w)
+    (('c', 'd', 'e'), ('c',), ('e',), 3)
+    """
+
+    _py = PyDABA
+    _who = _WHO

@@ -49,9 +49,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from windowagg._backend import Backend, BackendMeta
 from windowagg.fifo._common import FoldChecks, check_lemma_4_1, empty_error, invariant
-from windowagg.fifo.base import _DequeFifo
+from windowagg.fifo.base import _BackedFifo, _DequeFifo
 from windowagg.monoids.base import In, Monoid, Out, P
 
 __all__ = ["DABALite"]
@@ -59,33 +58,13 @@ __all__ = ["DABALite"]
 _WHO = "DABALite"
 
 
-class DABALite(_DequeFifo[In, P, Out], metaclass=BackendMeta):
-    """Worst-case O(1) FIFO aggregator with at most 3 / 2 / 1 combines per operation.
-
-    The fact card (ordering, operator needs, costs, space, paper) opens the
-    module docstring: ``help(windowagg.fifo.daba_lite)``.
-
-    Examples
-    --------
-    >>> from windowagg.monoids import Max
-    >>> w = DABALite(Max())
-    >>> for x in (2, 6, 3, 5, 3): w.insert(x)
-    >>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
-    6
-    5
-    """
+class PyDABALite(_DequeFifo[In, P, Out]):
+    """The pure-Python reference implementation that ``DABALite(..., backend="python")`` holds."""
 
     __slots__ = ("_aa", "_agg_b", "_agg_ra", "_bb", "_front", "_ll", "_rr")
     _who = _WHO
 
-    @staticmethod
-    def _native(monoid: Monoid[Any, Any, Any]) -> Any:
-        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
-        from windowagg._native.fifo import make
-
-        return make("DABALite", monoid)
-
-    def __init__(self, monoid: Monoid[In, P, Out], *, backend: Backend | None = None) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._front: deque[Any] = deque()
         self._ll: deque[Any] = deque()
@@ -270,3 +249,23 @@ class DABALite(_DequeFifo[In, P, Out], metaclass=BackendMeta):
             _WHO,
             f"agg_b {self._agg_b!r} != Σ(l_B)",
         )
+
+
+class DABALite(_BackedFifo[In, P, Out]):
+    """Worst-case O(1) FIFO aggregator with at most 3 / 2 / 1 combines per operation.
+
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.daba_lite)``.
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Max
+    >>> w = DABALite(Max())
+    >>> for x in (2, 6, 3, 5, 3): w.insert(x)
+    >>> w.query(); w.evict(); w.insert(1); w.evict(); w.query()
+    6
+    5
+    """
+
+    _py = PyDABALite
+    _who = _WHO

@@ -26,9 +26,10 @@ young end (the back stack is always its whole tail) and builds the front aggrega
 A flip computes all its aggregates before it changes anything, so a ``combine`` that
 raises leaves the window unchanged.
 
-Built-in fast path: for the built-in :class:`~windowagg.monoids.Sum` (exact type; a
-subclass or a wrapper such as ``Counting(Sum())`` keeps the generic path, so counted
-combines stay honest) the constructor returns an instance of a private subclass whose
+Built-in fast path: for a monoid that declares the ``"sum"`` kind
+(:func:`~windowagg.monoids.base.declared_kind`: :class:`~windowagg.monoids.Sum` and its
+subclasses that keep its ``lift``/``combine``/``lower``; one that redefines them, or a
+wrapper such as ``Counting(Sum())``, keeps the generic path, so counted combines stay honest) the constructor returns an instance of a private subclass whose
 ``insert`` and ``query`` write ``+`` inline instead of calling ``combine`` and skip the
 identity ``lift``/``lower``. Same state, same invariants, same results bit for bit (the
 operands are added in the same order). Window 10^6, evict + insert + query: 3.2-3.5M
@@ -42,52 +43,28 @@ from collections.abc import Iterable
 from itertools import accumulate, islice
 from typing import Any
 
-from windowagg._backend import Backend, BackendMeta
 from windowagg.fifo._common import Slack, check_count, close, empty_error, flip_op, invariant
-from windowagg.fifo.base import _DequeFifo
-from windowagg.monoids.base import In, Monoid, Out, P
-from windowagg.monoids.builtins import Sum
+from windowagg.fifo.base import _BackedFifo, _DequeFifo
+from windowagg.monoids.base import In, Monoid, Out, P, declared_kind
 
 __all__ = ["TwoStacksLite"]
 
 _WHO = "TwoStacksLite"
 
 
-class TwoStacksLite(_DequeFifo[In, P, Out], metaclass=BackendMeta):
-    """Amortized O(1) FIFO aggregator with the fewest combines of the family.
-
-    The fact card (ordering, operator needs, costs, space, paper) opens the
-    module docstring: ``help(windowagg.fifo.two_stacks_lite)``.
-
-    Examples
-    --------
-    >>> from windowagg.monoids import Max
-    >>> w = TwoStacksLite(Max())
-    >>> for x in (2, 6, 3): w.insert(x)
-    >>> w.evict(); w.evict(); w.query(), list(w)
-    (3, [3])
-    """
+class PyTwoStacksLite(_DequeFifo[In, P, Out]):
+    """The pure-Python reference implementation that ``TwoStacksLite(..., backend="python")`` holds."""
 
     __slots__ = ("_agg_b", "_flip_op", "_front")
     _who = _WHO
 
-    def __new__(
-        cls, monoid: Monoid[In, P, Out], *, backend: Backend | None = None
-    ) -> TwoStacksLite[In, P, Out]:
-        # the built-in Sum (exact type only) gets the inlined subclass; __init__ still runs
-        monoid_type: type = type(monoid)
-        if cls is TwoStacksLite and monoid_type is Sum:
+    def __new__(cls, monoid: Monoid[In, P, Out]) -> PyTwoStacksLite[In, P, Out]:
+        # a monoid of the "sum" kind gets the inlined subclass; __init__ still runs
+        if cls is PyTwoStacksLite and declared_kind(monoid) == "sum":
             return object.__new__(_TwoStacksLiteSum)
         return object.__new__(cls)
 
-    @staticmethod
-    def _native(monoid: Monoid[Any, Any, Any]) -> Any:
-        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
-        from windowagg._native.fifo import make
-
-        return make("TwoStacksLite", monoid)
-
-    def __init__(self, monoid: Monoid[In, P, Out], *, backend: Backend | None = None) -> None:
+    def __init__(self, monoid: Monoid[In, P, Out]) -> None:
         super().__init__(monoid)
         self._flip_op = flip_op(monoid, self._combine)
         self._front: list[Any] = []
@@ -205,18 +182,19 @@ class TwoStacksLite(_DequeFifo[In, P, Out], metaclass=BackendMeta):
         )
 
 
-class _TwoStacksLiteSum(TwoStacksLite[Any, Any, Any]):
+class _TwoStacksLiteSum(PyTwoStacksLite[Any, Any, Any]):
     """:class:`TwoStacksLite` for the built-in ``Sum``: ``+`` inline, no lift/lower calls.
 
-    Chosen by ``TwoStacksLite(Sum())``; never constructed directly. ``Sum.lift`` returns
+    Chosen by ``TwoStacksLite(m)`` for ``declared_kind(m) == "sum"``; never constructed directly. ``Sum.lift`` returns
     an int or a finite float unchanged (inlined below; anything else goes through
     ``Sum.lift``, which refuses NaN, ±inf and non-numbers), ``Sum.lower`` is the identity
     and ``Sum.combine(a, b)`` is ``a + b``, so every result equals the generic path's,
     operand order included. ``evict`` and the flip are
     inherited (the flip already folds with :func:`operator.add` for ``Sum``).
 
+    >>> from windowagg.monoids import Sum
     >>> w = TwoStacksLite(Sum(), backend="python")
-    >>> type(w).__name__, isinstance(w, TwoStacksLite)
+    >>> type(w._impl).__name__, isinstance(w._impl, PyTwoStacksLite)
     ('_TwoStacksLiteSum', True)
     >>> for x in (1, 2, 3): w.insert(x)
     >>> w.evict(); w.query(), w
@@ -246,3 +224,22 @@ class _TwoStacksLiteSum(TwoStacksLite[Any, Any, Any]):
         """``Σ_F + Σ_B`` (``Σ_B`` alone when the front is empty). O(1) worst case."""
         front = self._front
         return front[-1] + self._agg_b if front else self._agg_b
+
+
+class TwoStacksLite(_BackedFifo[In, P, Out]):
+    """Amortized O(1) FIFO aggregator with the fewest combines of the family.
+
+    The fact card (ordering, operator needs, costs, space, paper) opens the
+    module docstring: ``help(windowagg.fifo.two_stacks_lite)``.
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Max
+    >>> w = TwoStacksLite(Max())
+    >>> for x in (2, 6, 3): w.insert(x)
+    >>> w.evict(); w.evict(); w.query(), list(w)
+    (3, [3])
+    """
+
+    _py = PyTwoStacksLite
+    _who = _WHO

@@ -27,7 +27,8 @@ Examples
 from __future__ import annotations
 
 import re
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+import weakref
+from typing import Any, Final, Generic, Protocol, TypeVar, runtime_checkable
 
 from windowagg.errors import MonoidContractError
 
@@ -35,6 +36,8 @@ __all__ = [
     "Counting",
     "Group",
     "Monoid",
+    "declared_builtin",
+    "declared_kind",
     "is_group",
     "is_monoid",
     "monoid_identity",
@@ -140,6 +143,84 @@ def require_group(m: object, who: str) -> None:
             f"{who} needs a group (a monoid with inverse); {type(m).__name__} has no usable "
             "inverse. Use TwoStacks, DABA or another monoid-only aggregator instead."
         )
+
+
+#: The members a ``native_kind`` speaks for: a subclass that redefines one of them (or an
+#: instance that shadows one) computes something else, and loses the kind's fast paths.
+KIND_MEMBERS: Final = ("identity", "lift", "combine", "lower", "inverse")
+
+# per class; weak, so that a user's monoid class (and what its methods' globals hold, such
+# as a window in __main__) is not kept alive by the cache
+_kinds: weakref.WeakKeyDictionary[type, tuple[str, type] | None] = weakref.WeakKeyDictionary()
+
+
+def _kind_of_class(cls: type) -> tuple[str, type] | None:
+    """``(kind, declaring class)`` for instances of *cls*, or None. Cached per class."""
+    try:
+        return _kinds[cls]
+    except KeyError:
+        pass
+    got: tuple[str, type] | None = None
+    owner = next((c for c in cls.__mro__ if "native_kind" in c.__dict__), None)
+    kind = owner.__dict__["native_kind"] if owner is not None else None
+    if (
+        isinstance(kind, str)
+        and owner is not None
+        and owner.__module__.startswith("windowagg.")
+        and all(getattr(cls, n, None) is getattr(owner, n, None) for n in KIND_MEMBERS)
+    ):
+        got = (kind, owner)
+    _kinds[cls] = got
+    return got
+
+
+def declared_kind(m: object) -> str | None:
+    """The fast-path kind *m* may take (``"sum"``, ``"max"``, ...), or None. O(1).
+
+    A monoid class declares ``native_kind`` (a class attribute, beside ``commutative``,
+    ``idempotent`` and ``invertible``): the engine, the FIFO and out-of-order aggregators and
+    the native core then replace calls to its ``lift``/``combine``/``lower`` by their own code
+    for that kind (``Sum``: ``+`` inline, a float64 tree natively). The declaration holds for
+    a subclass as long as it redefines none of :data:`KIND_MEMBERS`; one that does (or an
+    instance that shadows one) gets its own methods called, on the generic path. Only
+    windowagg's own classes declare kinds: a kind declared elsewhere is ignored.
+
+    >>> from windowagg.monoids import Sum, Counting
+    >>> class Tally(Sum):
+    ...     pass
+    >>> class Doubled(Sum):
+    ...     def combine(self, a, b): return 2 * (a + b)
+    >>> [declared_kind(m) for m in (Sum(), Tally(), Doubled(), Counting(Sum()))]
+    ['sum', 'sum', None, None]
+    """
+    got = _kind_of_class(type(m))
+    if got is None:
+        return None
+    shadowed = getattr(m, "__dict__", None)
+    if shadowed and any(n in shadowed for n in KIND_MEMBERS):
+        return None
+    return got[0]
+
+
+def declared_builtin(m: object) -> type | None:
+    """The windowagg class whose ``native_kind`` *m* may take, or None. O(1).
+
+    The native core dispatches on this class (not on ``type(m)``), so a subclass of a
+    built-in that keeps its members keeps the built-in's native path.
+
+    >>> from windowagg.monoids import Max
+    >>> class Highest(Max):
+    ...     pass
+    >>> declared_builtin(Highest()) is Max, declared_builtin(object())
+    (True, None)
+    """
+    got = _kind_of_class(type(m))
+    if got is None:
+        return None
+    shadowed = getattr(m, "__dict__", None)
+    if shadowed and any(n in shadowed for n in KIND_MEMBERS):
+        return None
+    return got[1]
 
 
 class Counting(Generic[In, P, Out]):

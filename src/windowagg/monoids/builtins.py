@@ -23,7 +23,7 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
 
 if TYPE_CHECKING:  # a default for T (PEP 696): Max() is Max[float]; typing_extensions
     # is only read by type checkers (mypy bundles its stubs), never imported at run time
@@ -85,6 +85,7 @@ class Sum:
 
     __slots__ = ()
     name: Final = "sum"
+    native_kind: ClassVar[str | None] = "sum"  # see monoids.base.declared_kind
     commutative: Final = True
     idempotent: Final = False
     invertible: Final = True
@@ -127,6 +128,7 @@ class Count:
 
     __slots__ = ()
     name: Final = "count"
+    native_kind: ClassVar[str | None] = "count"  # see monoids.base.declared_kind
     commutative: Final = True
     idempotent: Final = False
     invertible: Final = True
@@ -161,6 +163,7 @@ class Max(Generic[T]):
 
     __slots__ = ()
     name: Final = "max"
+    native_kind: ClassVar[str | None] = "max"  # see monoids.base.declared_kind
     commutative: Final = True
     idempotent: Final = True
     invertible: Final = False
@@ -203,6 +206,7 @@ class Min(Generic[T]):
 
     __slots__ = ()
     name: Final = "min"
+    native_kind: ClassVar[str | None] = "min"  # see monoids.base.declared_kind
     commutative: Final = True
     idempotent: Final = True
     invertible: Final = False
@@ -260,6 +264,7 @@ class First:
 
     __slots__ = ()
     name: Final = "first"
+    native_kind: ClassVar[str | None] = "first"  # see monoids.base.declared_kind
     commutative: Final = False
     idempotent: Final = True
     invertible: Final = False
@@ -287,6 +292,7 @@ class Last:
 
     __slots__ = ()
     name: Final = "last"
+    native_kind: ClassVar[str | None] = "last"  # see monoids.base.declared_kind
     commutative: Final = False
     idempotent: Final = True
     invertible: Final = False
@@ -351,6 +357,7 @@ class MatMul2x2:
 
     __slots__ = ()
     name: Final = "matmul2x2"
+    native_kind: ClassVar[str | None] = "matmul2x2"  # see monoids.base.declared_kind
     commutative: Final = False
     idempotent: Final = False
     invertible: Final = False

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from windowagg.errors import MonoidContractError
 from windowagg.monoids.base import is_group, require_monoid
@@ -144,6 +144,7 @@ class Composite:
         "name",
         "names",
     )
+    native_kind: ClassVar[str | None] = "composite"  # see monoids.base.declared_kind
 
     def __init__(self, *monoids: Any, fan_out: bool = False, **named: Any) -> None:
         if monoids and named:

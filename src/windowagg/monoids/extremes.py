@@ -8,7 +8,7 @@ the values' ``<`` costs. Re-exported by ``windowagg.monoids`` (and
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from windowagg.errors import ArgumentTypeError, MonoidInputError
 from windowagg.monoids._checks import _incomparable, _ordered
@@ -146,6 +146,7 @@ class ArgMax:
 
     __slots__ = ("key",)
     name: Final = "argmax"
+    native_kind: ClassVar[str | None] = "argmax"  # see monoids.base.declared_kind
     commutative: Final = False
     idempotent: Final = True
     invertible: Final = False
@@ -206,6 +207,7 @@ class ArgMin(ArgMax):
 
     __slots__ = ()
     name: Final = "argmin"  # type: ignore[misc]
+    native_kind: ClassVar[str | None] = "argmin"  # see monoids.base.declared_kind
 
     def combine(self, a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> Any:
         if a is None:

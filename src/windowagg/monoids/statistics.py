@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from windowagg.errors import ArgumentError, MonoidInputError, MonoidTypeError
 from windowagg.monoids._checks import _non_finite, _number
@@ -96,6 +96,7 @@ class Mean:
 
     __slots__ = ()
     name: Final = "mean"
+    native_kind: ClassVar[str | None] = "mean"  # see monoids.base.declared_kind
     commutative: Final = True
     idempotent: Final = False
     invertible: Final = True
@@ -170,6 +171,7 @@ class Variance:
 
     __slots__ = ("ddof",)
     name: Final = "variance"
+    native_kind: ClassVar[str | None] = "variance"  # see monoids.base.declared_kind
     commutative: Final = True
     idempotent: Final = False
     invertible: Final = False
@@ -216,6 +218,7 @@ class StdDev(Variance):
 
     __slots__ = ()
     name: Final = "stddev"  # type: ignore[misc]
+    native_kind: ClassVar[str | None] = "stddev"  # see monoids.base.declared_kind
 
     def lower(self, a: VarPartial) -> float | None:
         dof = a[0] - self.ddof

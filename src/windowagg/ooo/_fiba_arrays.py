@@ -207,8 +207,9 @@ class FiBAArrays:
         combine: the original error chained as ``__cause__``)."""
         with codec.decoding("FiBA.from_bytes"):
             mu, entries = load_state(data)
+            more = {} if backend is None else {"backend": backend}
             return cls.from_sorted_partials(  # type: ignore[attr-defined]
-                monoid, entries, min_arity=mu, backend=backend
+                monoid, entries, min_arity=mu, **more
             )
 
     def to_bytes(self) -> bytes:

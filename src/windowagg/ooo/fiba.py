@@ -64,14 +64,13 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Iterator
-from typing import Any, Generic
+from typing import Any, ClassVar, Generic
 
-from windowagg._backend import Backend, BackendMeta, resolve_backend
+from windowagg._backend import Backed, Backend, resolve_backend
 from windowagg._time import check_timestamp
 from windowagg.errors import ArgumentError, MonoidContractError, TimestampError
 from windowagg.fifo._common import hot_ops
-from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
-from windowagg.monoids.builtins import Sum
+from windowagg.monoids.base import In, Monoid, Out, P, declared_kind, require_monoid
 from windowagg.ooo._fiba_arrays import FiBAArrays
 from windowagg.ooo._fiba_bulk import _FiBABulk
 from windowagg.ooo._fiba_check import _FiBACheck
@@ -109,52 +108,20 @@ def _zip_bulk(times: Any, values: Any) -> list[tuple[Any, Any]]:
     return list(zip(ts, vs, strict=True))
 
 
-class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=BackendMeta):
-    """Finger B-tree aggregator over an out-of-order window (see the module fact card).
-
-    Parameters
-    ----------
-    monoid
-        Any object with ``identity``, ``lift``, ``combine`` and ``lower`` (an instance:
-        ``FiBA(Sum())``, not ``FiBA(Sum)``).
-    min_arity
-        μ >= 2; nodes have between μ and 2μ children (the root: 2 to 2μ). Default
-        (None): 8, chosen by ``benchmarks/bench_ooo.py`` (a node refold costs O(μ)
-        combines when data arrives out of order; see ``docs/performance/ooo.md``). For
-        expensive operators (e.g. large Bloom filters) with out-of-order data, 2-4 is
-        faster.
-
-    Examples
-    --------
-    >>> from windowagg.monoids import Sum
-    >>> w = FiBA(Sum())
-    >>> w.insert(10, 1); w.insert(5, 2); w.insert(10, 3); w.query(), len(w)
-    (6, 2)
-    >>> w.evict(5); w.query(), list(w)
-    (4, [(10, 4)])
-    """
+class PyFiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out]):
+    """The pure-Python reference implementation that ``FiBA(..., backend="python")`` holds."""
 
     __slots__ = ()  # the state is declared in _FiBATree
-
-    @staticmethod
-    def _native(monoid: Any, min_arity: int | None = None) -> Any:
-        """The native twin (``backend="native"``, or ``"auto"`` with the core built)."""
-        from windowagg._native.fiba import make  # the compiled core, imported on first use
-
-        return make(monoid, min_arity)
 
     def __init__(
         self,
         monoid: Monoid[In, P, Out],
         min_arity: int | None = None,
-        *,
-        backend: Backend | None = None,
     ) -> None:
         min_arity = check_args(monoid, min_arity)
         self._m = monoid
-        # Sum's combine is operator.add: same result without a Python frame.
-        mtype: type = type(monoid)
-        self._combine = operator.add if mtype is Sum else monoid.combine
+        # the "sum" kind's combine is operator.add: same result without a Python frame.
+        self._combine = operator.add if declared_kind(monoid) == "sum" else monoid.combine
         self._lift = monoid.lift
         self._lower = monoid.lower
         # the hot paths skip the identity lift/lower of some built-ins (fifo._common's
@@ -449,9 +416,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=Bac
         monoid: Monoid[Any, Any, Any],
         pairs: Iterable[tuple[Any, Any]],
         min_arity: int | None = None,
-        *,
-        backend: Backend | None = None,
-    ) -> FiBA[Any, Any, Any]:
+    ) -> PyFiBA[Any, Any, Any]:
         """Build a window from strictly increasing ``(t, partial)`` pairs in O(n).
 
         The partials are stored as given (they are *not* lifted); this restores the state
@@ -462,15 +427,7 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=Bac
         >>> w.query(), len(w)
         (('a', 'b', 'c'), 2)
         """
-        if cls is FiBA and resolve_backend(backend, "FiBA"):
-            from windowagg._native.fiba import from_sorted
-
-            return from_sorted(monoid, pairs, min_arity)  # type: ignore[no-any-return]
-        w = (
-            cls(monoid, min_arity=min_arity, backend="python")
-            if cls is FiBA
-            else cls(monoid, min_arity)
-        )
+        w = cls(monoid, min_arity)
         items = pairs if isinstance(pairs, list) else list(pairs)
         if not items:
             return w
@@ -497,3 +454,183 @@ class FiBA(FiBAArrays, _FiBABulk, _FiBACheck, Generic[In, P, Out], metaclass=Bac
 
     def __repr__(self) -> str:
         return f"ooo.FiBA({self._m!r}, min_arity={self._minarity}, n={len(self)})"
+
+
+class FiBA(Backed, Generic[In, P, Out]):
+    """Finger B-tree aggregator over an out-of-order window (see the module fact card).
+
+    Parameters
+    ----------
+    monoid
+        Any object with ``identity``, ``lift``, ``combine`` and ``lower`` (an instance:
+        ``FiBA(Sum())``, not ``FiBA(Sum)``).
+    min_arity
+        μ >= 2; nodes have between μ and 2μ children (the root: 2 to 2μ). Default
+        (None): 8, chosen by ``benchmarks/bench_ooo.py`` (a node refold costs O(μ)
+        combines when data arrives out of order; see ``docs/performance/ooo.md``). For
+        expensive operators (e.g. large Bloom filters) with out-of-order data, 2-4 is
+        faster.
+
+    Examples
+    --------
+    >>> from windowagg.monoids import Sum
+    >>> w = FiBA(Sum())
+    >>> w.insert(10, 1); w.insert(5, 2); w.insert(10, 3); w.query(), len(w)
+    (6, 2)
+    >>> w.evict(5); w.query(), list(w)
+    (4, [(10, 4)])
+    """
+
+    _hot: ClassVar[tuple[str, ...]] = (
+        "insert",
+        "evict",
+        "bulk_evict",
+        "bulk_insert",
+        "query",
+        "range_query",
+        "oldest",
+        "youngest",
+    )
+
+    def __init__(
+        self,
+        monoid: Monoid[In, P, Out],
+        min_arity: int | None = None,
+        *,
+        backend: Backend | None = None,
+    ) -> None:
+        min_arity = check_args(monoid, min_arity)
+        if resolve_backend(backend, "FiBA"):
+            from windowagg._native.fiba import make  # the compiled core, below this class
+
+            self._hold(make(monoid, min_arity))
+        else:
+            self._hold(PyFiBA(monoid, min_arity))
+
+    # The verbs, for subclasses (super().insert(t, v)) and readers; an instance calls the
+    # implementation's own methods, bound at construction (Backed._hold).
+    def insert(self, t: Any, v: In) -> None:
+        """Insert ``v`` at time ``t`` (``old ⊗ lift(v)`` at an existing ``t``)."""
+        self._impl.insert(t, v)
+
+    def evict(self, t: Any) -> None:
+        """Remove the entry at time ``t``."""
+        self._impl.evict(t)
+
+    def bulk_evict(self, t: Any) -> None:
+        """Remove every entry at or before time ``t``."""
+        self._impl.bulk_evict(t)
+
+    def bulk_insert(self, pairs: Iterable[Any], values: Iterable[Any] | None = None) -> None:
+        """Insert every ``(t, v)`` (or ``times``, ``values``), as one by one in order."""
+        self._impl.bulk_insert(pairs, values)
+
+    def query(self) -> Out:
+        """``lower`` of the aggregate of the whole window, in time order."""
+        res: Out = self._impl.query()
+        return res
+
+    def range_query(self, t_from: Any, t_to: Any) -> Out:
+        """``lower`` of the aggregate of the entries with ``t_from <= t <= t_to``."""
+        res: Out = self._impl.range_query(t_from, t_to)
+        return res
+
+    def oldest(self) -> Any:
+        """The oldest timestamp."""
+        return self._impl.oldest()
+
+    def youngest(self) -> Any:
+        """The youngest timestamp."""
+        return self._impl.youngest()
+
+    @property
+    def monoid(self) -> Monoid[In, P, Out]:
+        """The monoid this window aggregates with. O(1)."""
+        m: Monoid[In, P, Out] = self._impl.monoid
+        return m
+
+    @property
+    def min_arity(self) -> int:
+        """μ: every non-root node has between μ and 2μ children. O(1)."""
+        mu: int = self._impl.min_arity
+        return mu
+
+    def __bool__(self) -> bool:
+        return bool(len(self._impl))
+
+    def __iter__(self) -> Iterator[tuple[Any, P]]:
+        return iter(self._impl)
+
+    def to_partials(self) -> list[tuple[Any, P]]:
+        """``(t, partial)`` of every entry, oldest first. O(n)."""
+        res: list[tuple[Any, P]] = self._impl.to_partials()
+        return res
+
+    def to_bytes(self) -> bytes:
+        """The window's entries as :mod:`windowagg.codec` bytes (either backend reads them)."""
+        data: bytes = self._impl.to_bytes()
+        return data
+
+    def _check(self) -> None:
+        """The implementation's invariants. O(n)."""
+        self._impl._check()
+
+    @classmethod
+    def from_sorted_partials(
+        cls,
+        monoid: Monoid[Any, Any, Any],
+        pairs: Iterable[tuple[Any, Any]],
+        min_arity: int | None = None,
+        *,
+        backend: Backend | None = None,
+    ) -> FiBA[Any, Any, Any]:
+        """Build a window from strictly increasing ``(t, partial)`` pairs in O(n).
+
+        The partials are stored as given (they are *not* lifted); this restores the state
+        written by ``to_partials()`` (e.g. through ``windowagg.codec``).
+
+        >>> from windowagg.monoids import Concat
+        >>> w = FiBA.from_sorted_partials(Concat(), [(1, ("a",)), (4, ("b", "c"))])
+        >>> w.query(), len(w)
+        (('a', 'b', 'c'), 2)
+        """
+        w = cls.__new__(cls)
+        if resolve_backend(backend, "FiBA"):
+            from windowagg._native.fiba import from_sorted
+
+            w._hold(from_sorted(monoid, pairs, check_args(monoid, min_arity)))
+        else:
+            w._hold(PyFiBA.from_sorted_partials(monoid, pairs, min_arity))
+        return w
+
+    @classmethod
+    def from_bytes(
+        cls,
+        data: bytes | bytearray | memoryview,
+        monoid: Any,
+        *,
+        backend: Backend | None = None,
+    ) -> FiBA[Any, Any, Any]:
+        """A window over *monoid* holding the entries in *data* (``to_bytes`` of either
+        backend), with the saved ``min_arity``. O(n). Any decoding failure is a CodecError."""
+        from windowagg import codec
+        from windowagg.ooo._fiba_arrays import load_state
+
+        with codec.decoding("FiBA.from_bytes"):
+            mu, entries = load_state(data)
+            return cls.from_sorted_partials(monoid, entries, min_arity=mu, backend=backend)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self.backend == "python":
+            return (_unpickle_held, (type(self), self._impl))
+        return (_unpickle_bytes, (type(self), self.to_bytes(), self.monoid))
+
+
+def _unpickle_held(cls: type[FiBA[Any, Any, Any]], impl: Any) -> Any:
+    w = cls.__new__(cls)
+    w._hold(impl)
+    return w
+
+
+def _unpickle_bytes(cls: type[FiBA[Any, Any, Any]], data: bytes, monoid: Any) -> Any:
+    return cls.from_bytes(data, monoid, backend="native")

@@ -117,6 +117,11 @@ class ExpDecaySpaceSaving:
         """Monitored keys (<= k). O(1)."""
         return len(self._c)
 
+    @property
+    def max_timestamp(self) -> float | None:
+        """Largest timestamp seen (the default query time), None when empty. O(1)."""
+        return None if self._tmax == -_INF else self._tmax
+
     def __repr__(self) -> str:
         return f"ExpDecaySpaceSaving(k={self._k}, lam={self._lam}, monitored={len(self._c)})"
 

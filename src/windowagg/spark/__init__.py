@@ -14,6 +14,9 @@ Entry points
     Structured Streaming through ``transformWithStateInPandas`` (RocksDB state store) or
     ``applyInPandasWithState``; state is the windows' versioned codec bytes
     (:mod:`windowagg.spark.streaming`).
+``decayed_summary(df, time, value, half_life=, kind="top_k"|"quantiles")``
+    a whole-stream (all keys) decayed summary: one mergeable summary per partition
+    (``mapInArrow``, codec bytes), merged on the driver (:mod:`windowagg.spark.summary`).
 ``session()``
     a SparkSession configured for both (:func:`windowagg.spark.session`; the code lives in
     the private module ``windowagg.spark._session``, so that no submodule named
@@ -32,6 +35,7 @@ from typing import Any
 __all__ = [
     "WindowAgg",
     "WindowAggProcessor",
+    "decayed_summary",
     "session",
     "split",
     "stream_window_agg",
@@ -45,6 +49,7 @@ _WHERE = {
     "stream_window_agg": "windowagg.spark.streaming",
     "WindowAggProcessor": "windowagg.spark.streaming",
     "session": "windowagg.spark._session",
+    "decayed_summary": "windowagg.spark.summary",
 }
 
 
@@ -59,4 +64,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*__all__, "batch", "streaming"])
+    return sorted([*__all__, "batch", "streaming", "summary"])

@@ -8,6 +8,12 @@ What it sets, and why (see docs/spark.md):
 - session time zone UTC, so timestamps mean the same on the driver and the workers;
 - Parquet timestamps written as ``TIMESTAMP_MICROS`` adjusted to UTC, so that pandas reads
   results back tz-aware in UTC (``datetime64[us, UTC]``), as ``windowagg.pandas`` returns them;
+- ``createDataFrame(pandas_df)`` (or an Arrow table) above 1 MB as a distributed
+  DataFrame: below ``spark.sql.execution.arrow.localRelationThreshold`` (Spark's default
+  48 MB) Spark keeps the rows in the plan (a ``LocalRelation``), and every job that reads
+  the frame, cached or not, serialises every row into its tasks again: ~2.5 s per job for
+  1M rows of three columns on ``local[2]``, which F.window and windowagg both paid
+  (docs/performance/spark.md);
 - for local masters, one shuffle partition per local core (``local[2]`` -> 2): every
   partition of a stateful streaming query is one task per micro-batch, with its own
   Python worker round trip and state store commit, and Spark's default of 200 would
@@ -27,9 +33,12 @@ from typing import Any
 
 from windowagg.spark._deps import require_pyspark
 
-__all__ = ["ROCKSDB_PROVIDER", "local_cores", "session"]
+__all__ = ["LOCAL_RELATION_THRESHOLD", "ROCKSDB_PROVIDER", "local_cores", "session"]
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+#: Bytes of Arrow data up to which ``createDataFrame`` keeps a pandas frame's rows in the
+#: plan (Spark's ``spark.sql.execution.arrow.localRelationThreshold``; its default is 48 MB).
+LOCAL_RELATION_THRESHOLD = "1m"
 
 
 def local_cores(master: str) -> int:
@@ -90,6 +99,9 @@ def session(
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # above 1 MB, createDataFrame(pandas_df) ships Arrow batches to the executors once
+        # (one partition per batch) instead of embedding the rows in every job's tasks
+        "spark.sql.execution.arrow.localRelationThreshold": LOCAL_RELATION_THRESHOLD,
         # Parquet timestamps as instants (isAdjustedToUTC): pandas and pyarrow read them
         # back tz-aware in UTC, as the pandas path returns them (Spark's default, INT96,
         # reads back naive)

@@ -380,7 +380,9 @@ def window_agg(
         Window length and hop (``"10 minutes"``, seconds, or timedelta): windows
         ``[start, start + size)`` with ``start = start_time + k * slide``, as ``F.window``.
         ``slide=None`` gives one window ``(t - size, t]`` per event (every event at ``t``
-        included).
+        included). A list of sizes (``["5 minutes", "1 hour"]``) computes them all in
+        one pass: one column per aggregation and size (``max_v_5m``, ``max_v_1h``), as
+        :func:`windowagg.pandas.window_agg`.
     rows, every
         Count windows instead: the last ``rows`` events in (event time, input) order, one
         result every ``every`` events.
@@ -432,7 +434,7 @@ def window_agg(
         row_index=row_index if row_index is not None else True,
         null_flags=False,  # read from the Arrow validity in windows_of: one column less
     )
-    inner, arrow_schema = worker_schema(prepared, key_list, agg_list)
+    inner, arrow_schema = worker_schema(prepared, key_list, wc.outputs)
     values = value_columns(agg_list)
     read = list(dict.fromkeys([*key_list, time, *values]))
 
@@ -459,7 +461,7 @@ def window_agg(
             mask = np.zeros(len(pdf), dtype=bool)
             mask[fw.rejected] = True
             rows_json = _rows_json(pdf if ROW_COLUMN in pdf.columns else pdf[read], mask)
-        return arrow_output(fw, rows_json, ids[fw.rejected], key_list, agg_list, arrow_schema)
+        return arrow_output(fw, rows_json, ids[fw.rejected], key_list, wc.outputs, arrow_schema)
 
     def per_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         chunks = [b for b in batches if b.num_rows]

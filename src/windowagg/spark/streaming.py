@@ -10,10 +10,12 @@ engine             the batch engine's per-key streaming state,
                    watermark clock, assignment, the aggregators, emission
 per key state      TWS: a ``ValueState`` of metadata (clock, emission, revisions) and a
                    ``MapState`` of *pieces* (``bigint`` key -> ``binary``): for hopping
-                   windows of monoids one piece per pane (its partial aggregates,
-                   ``windows.engine.panes``), else one per chunk of events (the event
-                   log); a micro-batch reads the key's pieces and writes only the pieces
-                   it changed (:class:`~windowagg.windows.engine.stream.Delta`). APWS
+                   windows of monoids one piece per node of a tree of pane partials
+                   (``windows.engine.panes``), read one by one (``getValue``) only where
+                   the micro-batch's events and emitted windows need them; else one per
+                   chunk of events (the event log), all read. A micro-batch writes only
+                   the pieces it changed (:class:`~windowagg.windows.engine.stream.Delta`).
+                   APWS
                    (the fallback for stores without TWS): the metadata and every piece in
                    one ``binary`` value, rewritten each micro-batch. ``windowagg.codec``
                    bytes, never pickle
@@ -88,6 +90,7 @@ __all__ = [
     "META_SCHEMA",
     "PIECE_KEY_SCHEMA",
     "PIECE_SCHEMA",
+    "MapStateView",
     "WindowAggProcessor",
     "pack",
     "packed_schema",
@@ -318,9 +321,12 @@ class _Step:
             "judge": "batch",  # Spark does not order the rows inside a micro-batch
             "planned": plan(self.aggs),
         }
+        #: ``"panes"`` or ``"events"`` (:attr:`KeyStream.layout`): what the state holds
+        self.layout = KeyStream(self.aggs, shape, **self.options).layout
 
     def stream(self, meta: bytes | None, pieces: Mapping[int, bytes]) -> KeyStream:
-        """The key's state from its stored bytes (None: a new key). O(stored pieces)."""
+        """The key's state from its stored bytes (None: a new key). The pane layout reads
+        its pieces from *pieces* on demand; the event log reads them all."""
         return KeyStream.restore(meta, pieces, self.aggs, self.shape, **self.options)
 
     def __call__(
@@ -341,7 +347,7 @@ class _Step:
             )
             packed = pack(self.keys, [None] * len(self.keys), self.aggs, _no_windows(), rejects)
             return ([packed] if packed is not None else []), []
-        return self.feed(self.stream(meta, pieces or {}), batch)
+        return self.feed(self.stream(meta, {} if pieces is None else pieces), batch)
 
     def feed(self, ks: KeyStream, batch: pd.DataFrame) -> tuple[list[pd.DataFrame], list[Delta]]:
         """Validate *batch* (bad rows -> rejects) and feed the good rows to *ks*."""
@@ -378,8 +384,11 @@ class _Step:
         closes its windows), then the rows, if any, are fed as by ``__call__``. Returns
         the output frames, the deltas to store (None: drop the state) and the event-time
         timer to set (epoch ms; None: no timer). The state is dropped only when nothing in
-        it can be emitted or revised any more and the global watermark has reached the
-        key's own: a fresh state then judges every later event exactly as the old one.
+        it can be emitted or revised any more (:meth:`KeyStream.expired`) and the global
+        watermark has reached the key's own: a fresh state then judges every later event
+        exactly as the old one. A count-window key keeps its state (its last events wait
+        for the later events that complete their windows) with a timer only while a
+        complete window waits for the watermark.
         """
         ks = self.stream(meta, pieces)
         out: list[pd.DataFrame] = []
@@ -398,6 +407,8 @@ class _Step:
         deadline = ks.deadline()
         own = ks.watermark
         if deadline is None:
+            if not ks.expired():  # count windows: the state waits for the key's later events
+                return out, deltas, None
             if own is None or own <= wm:
                 return out, None, None
             deadline = own  # wait until the global watermark has caught up with the key's
@@ -423,6 +434,39 @@ def _named(e: AggregationError, key: tuple[Any, ...], aggs: Sequence[Agg]) -> Ag
 
 def _no_windows() -> dict[str, Any]:
     return {"start": np.empty(0, np.int64), "end": np.empty(0, np.int64), "revision": None}
+
+
+class MapStateView(Mapping[int, bytes]):
+    """A ``MapState`` of pieces (:data:`PIECE_KEY_SCHEMA` -> :data:`PIECE_SCHEMA`) as a
+    read-only ``Mapping[int, bytes]``: ``get``/``[]`` is one ``getValue``, ``in`` one
+    ``containsKey``, iteration one ``keys()`` scan. The engine's
+    :class:`~windowagg.windows.engine.pieces.Pieces` reads through it on demand."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: Any) -> None:
+        self._state = state
+
+    def get(self, key: int, default: Any = None) -> Any:
+        got = self._state.getValue((int(key),))
+        return default if got is None else bytes(got[0])
+
+    def __getitem__(self, key: int) -> bytes:
+        got = self.get(key)
+        if got is None:
+            raise KeyError(key)
+        out: bytes = got
+        return out
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, int) and bool(self._state.containsKey((key,)))
+
+    def __iter__(self) -> Iterator[int]:
+        scan = self._state.keys()  # MapState.keys(): an iterator of key tuples
+        return (int(k[0]) for k in scan)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in iter(self))
 
 
 class WindowAggProcessor(StatefulProcessor):
@@ -478,10 +522,15 @@ class WindowAggProcessor(StatefulProcessor):
         self._meta = handle.getValueState("meta", META_SCHEMA)
         self._pieces = handle.getMapState("pieces", PIECE_KEY_SCHEMA, PIECE_SCHEMA)
 
-    def _load(self) -> tuple[bytes | None, dict[int, bytes]]:
-        got = self._meta.get()  # one round trip: None when the key has no state yet
+    def _load(self) -> tuple[bytes | None, Mapping[int, bytes]]:
+        """The key's metadata and its pieces: for the pane layout a view of the
+        ``MapState`` that reads a piece when the engine asks for it; for the event log
+        every piece (one iterator). One round trip for the metadata."""
+        got = self._meta.get()  # None when the key has no state yet
         if got is None:
             return None, {}
+        if self._step.layout == "panes":
+            return bytes(got[0]), MapStateView(self._pieces)
         return bytes(got[0]), {int(k[0]): bytes(v[0]) for k, v in self._pieces.iterator()}
 
     def _apply(self, deltas: Sequence[Delta]) -> None:
@@ -649,13 +698,14 @@ def stream_window_agg(
         location, and split it with :func:`windowagg.spark.split`.
 
     Complexity: per key and micro-batch of m events. Hopping windows of monoids (pane
-    partials): O(m log m) numpy, one fold per event, O(log P) per touched pane and emitted
-    window over P stored panes (O(window / slide)); the state written is the touched panes
-    and a small metadata record. Every other shape or exact quantiles (the event log), over
-    r stored events: O(m log m + r) numpy plus the engine's aggregators over the emitted
-    windows; the state written is the batch's events and the metadata (plus, amortized,
-    O(1) rewrites per event). ``transformWithStateInPandas`` reads the key's pieces and
-    writes only those; ``applyInPandasWithState`` reads and rewrites the whole state.
+    partials): O(m log m) numpy, one fold per event, O(log w) tree nodes per touched pane
+    and emitted window (w panes per window); the state read and written is those nodes and
+    a small metadata record, whatever the window holds. Every other shape or exact
+    quantiles (the event log), over r stored events: O(m log m + r) numpy plus the
+    engine's aggregators over the emitted windows; the state written is the batch's events
+    and the metadata (plus, amortized, O(1) rewrites per event), the state read all of it.
+    ``transformWithStateInPandas`` reads and writes those pieces one by one;
+    ``applyInPandasWithState`` reads and rewrites the whole state as one value.
     """
     wc = parse_call(
         keys,

@@ -25,8 +25,8 @@
 // structure over GenericAdapter (the twin's own Python methods) and redoes the operation,
 // so results never differ from the pure-Python reference.
 //
-// visit_adapter(py_monoid, f) calls f(adapter) with the adapter for the EXACT type of the
-// Python monoid (Sum, Count, Max, Min, First, Last, Mean, Variance, StdDev, ArgMax, ArgMin,
+// visit_adapter(py_monoid, f) calls f(adapter) with the adapter for the kind the Python
+// monoid declares (declared_type: Sum, Count, Max, Min, First, Last, Mean, Variance, StdDev, ArgMax, ArgMin,
 // Composite of the numeric ones), else f(GenericAdapter).
 //
 // Non-finite rule (issue 13 item 11): Sum, Max, Min, Mean, Variance and StdDev refuse NaN
@@ -54,24 +54,40 @@ namespace nb = nanobind;
 
 // ------------------------------------------------------------------------- Python types
 
-// The built-in monoid classes, looked up once (exact-type dispatch in visit_adapter).
+// The built-in monoid classes, looked up once (dispatch in visit_adapter), and
+// windowagg.monoids.base.declared_builtin (see declared_type).
 struct Builtins {
     PyObject *Sum, *Count, *Max, *Min, *First, *Last, *Mean, *Variance, *StdDev, *ArgMax,
-        *ArgMin, *Composite, *NOTHING;
+        *ArgMin, *Composite, *NOTHING, *declared;
 };
 
 inline const Builtins& builtins() {
     static const Builtins b = [] {
         nb::module_ mb = nb::module_::import_("windowagg.monoids.builtins");
         nb::module_ mc = nb::module_::import_("windowagg.monoids.composite");
+        nb::module_ mbase = nb::module_::import_("windowagg.monoids.base");
         auto get = [](nb::module_& m, const char* n) { return nb::object(m.attr(n)).release().ptr(); };
         return Builtins{get(mb, "Sum"),      get(mb, "Count"),  get(mb, "Max"),
                         get(mb, "Min"),      get(mb, "First"),  get(mb, "Last"),
                         get(mb, "Mean"),     get(mb, "Variance"), get(mb, "StdDev"),
                         get(mb, "ArgMax"),   get(mb, "ArgMin"), get(mc, "Composite"),
-                        get(mb, "NOTHING")};
+                        get(mb, "NOTHING"),
+                        get(mbase, "declared_builtin")};
     }();
     return b;
+}
+
+// The windowagg class whose native_kind the monoid `m` declares (the Python
+// windowagg.monoids.base.declared_builtin), or nullptr. Every dispatch on a monoid reads
+// this, never Py_TYPE(m): a subclass of a built-in that keeps its identity, lift, combine,
+// lower and inverse keeps the built-in's native path; one that redefines any of them gets
+// the generic path (its own methods). Borrowed: the class lives in its module. Called once
+// per structure built, never per operation.
+inline PyObject* declared_type(nb::handle m) {
+    PyObject* r = PyObject_CallOneArg(builtins().declared, m.ptr());
+    if (!r) throw nb::python_error();
+    Py_DECREF(r);
+    return r == Py_None ? nullptr : r;
 }
 
 // ------------------------------------------------------------------------- numeric kernels
@@ -487,7 +503,8 @@ struct CompositeAdapterT {
     // The kind of a component, or false when it has no native kernel.
     static bool kind_of(nb::handle m, Kind& k) {
         const Builtins& b = builtins();
-        PyObject* t = (PyObject*)Py_TYPE(m.ptr());
+        PyObject* t = declared_type(m);
+        if (t == nullptr) return false;
         if (t == b.Sum) k = Kind::SUM;
         else if (t == b.Count) k = Kind::COUNT;
         else if (t == b.Max) k = Kind::MAX;
@@ -636,12 +653,12 @@ using CompositeAdapter = CompositeAdapterT<8>;
 
 // ------------------------------------------------------------------------- dispatch
 
-// Call f(adapter) with the adapter for the exact type of `monoid` (see the top of this file).
+// Call f(adapter) with the adapter for the kind `monoid` declares (declared_type).
 // f must be callable with every adapter type (a generic lambda); returns what f returns.
 template <class F>
 decltype(auto) visit_adapter(nb::handle monoid, F&& f) {
     const Builtins& b = builtins();
-    PyObject* t = (PyObject*)Py_TYPE(monoid.ptr());
+    PyObject* t = declared_type(monoid);  // nullptr: no declared kind, generic
     if (t == b.Sum) return f(SumAdapter(monoid));
     if (t == b.Max) return f(MaxAdapter(monoid));
     if (t == b.Min) return f(MinAdapter(monoid));

@@ -121,6 +121,51 @@ struct OS {
         num.clear();
         mode = OBJ;
     }
+    // OBJ -> `was` again, after a call that deoptimised and then failed: the keys are still
+    // the numbers they were (a failed operation changes nothing), and the multiset keeps
+    // its form as well as its values. The numeric tree is built before the keys go.
+    void reopt(Mode was) {
+        if (was == OBJ || mode != OBJ) return;
+        if (was == FLT) {
+            windowagg::OrderStatistics<double, FltLess> t;
+            obj.for_each([&](const nb::object& k, int64_t c) { t.insert(PyFloat_AS_DOUBLE(k.ptr()), c); });
+            flt = std::move(t);
+        } else {
+            windowagg::OrderStatistics<Num, NumLess> t;
+            obj.for_each([&](const nb::object& k, int64_t c) {
+                Num n;
+                num_from_py(k.ptr(), n);  // a key that deopt() made from a Num
+                t.insert(n, c);
+            });
+            num = std::move(t);
+        }
+        mode = was;
+        auto keys = std::move(obj);  // obj is empty before the keys' destructors run
+    }
+    // The error of a call `op` on x whose comparisons raised e, the multiset as it was
+    // (form included): a TypeError (x and the values held do not compare) becomes the
+    // Python class's ArgumentTypeError (windowagg.order_statistics._unordered, the same
+    // message), the TypeError as its cause; any other error goes through unchanged.
+    [[noreturn]] void failed(nb::handle x, const char* op, Mode was, nb::python_error& e) {
+        reopt(was);
+        if (!e.matches(PyExc_TypeError)) throw;
+        auto name = [](nb::handle v) { return std::string(nb::str(v.type().attr("__name__")).c_str()); };
+        std::string held = "none";
+        if (int64_t n = size()) {
+            std::string lo = name(kth(0)), hi = name(kth(n - 1));
+            held = lo == hi ? lo : lo < hi ? lo + ", " + hi : hi + ", " + lo;
+        }
+        nb::str rep = nb::steal<nb::str>(PyUnicode_Substring(nb::repr(x).ptr(), 0, 60));
+        std::string msg = std::string(kWho) + "." + op + "(" + rep.c_str() + "): a " + name(x) +
+                          " cannot be ordered among the values held (" + held + "; " +
+                          nb::str(e.value()).c_str() + "); keep one comparable value type per multiset: "
+                          "convert the values first (e.g. float(x)) or route the record to the rejects";
+        nb::object err = nb::steal(PyObject_CallOneArg(error_class("ArgumentTypeError"), nb::str(msg.c_str()).ptr()));
+        if (!err.is_valid()) throw_if_error();
+        PyException_SetCause(err.ptr(), e.value().inc_ref().ptr());  // `raise ... from e`
+        PyErr_SetObject(err.type().ptr(), err.ptr());
+        throw_if_error();
+    }
     void insert_num(const Num& k) {
         if (k.tag == Num::FLT && std::isnan(k.d)) unordered(nb::steal(PyFloat_FromDouble(k.d)));
         if (mode == FLT) {
@@ -138,9 +183,14 @@ struct OS {
         Num k;
         if (mode != OBJ && key(x, k)) { insert_num(k); return; }
         refuse_unordered(x);
+        Mode was = mode;
         deopt();
         Op op(*this);
-        obj.insert(nb::borrow(x));
+        try {
+            obj.insert(nb::borrow(x));
+        } catch (nb::python_error& e) {
+            failed(x, "insert", was, e);
+        }
     }
     bool erase_num(const Num& k) {
         // NaN equals nothing: without this check the search would stop at the smallest key
@@ -156,9 +206,14 @@ struct OS {
     bool erase(nb::handle x) {
         Num k;
         if (mode != OBJ && key(x, k)) return erase_num(k);
+        Mode was = mode;
         deopt();
         Op op(*this);
-        return obj.erase(nb::borrow(x));
+        try {
+            return obj.erase(nb::borrow(x));
+        } catch (nb::python_error& e) {
+            failed(x, "evict", was, e);
+        }
     }
     int64_t rank(nb::handle x) {
         Num k;
@@ -168,9 +223,14 @@ struct OS {
             return num.rank(k);
         }
         refuse_unordered(x);
+        Mode was = mode;
         deopt();
         Op op(*this, Access::Read);
-        return obj.rank(nb::borrow(x));
+        try {
+            return obj.rank(nb::borrow(x));
+        } catch (nb::python_error& e) {
+            failed(x, "rank", was, e);
+        }
     }
     nb::object kth(int64_t i) const {
         if (mode == FLT) return nb::steal(PyFloat_FromDouble(flt.kth(i)));

@@ -82,7 +82,7 @@ struct FibaImplT final : FibaImpl {
     int mu;
     Tree tree;
 
-    // The exact built-in MatMul2x2 on the generic path: its lift and lower return their
+    // A MatMul2x2 (its declared kind, monoids.base.declared_kind) on the generic path: its lift and lower return their
     // argument, so they are skipped (as the Python reference skips them).
     bool ident = false;
 
@@ -91,7 +91,7 @@ struct FibaImplT final : FibaImpl {
             static PyObject* mm = nb::object(nb::module_::import_("windowagg.monoids.builtins").attr("MatMul2x2"))
                                       .release()
                                       .ptr();
-            ident = reinterpret_cast<PyObject*>(Py_TYPE(m.ptr())) == mm;
+            ident = declared_type(m) == mm;
         }
     }
 
@@ -247,7 +247,7 @@ struct FibaImplT final : FibaImpl {
         tree.for_each([&](const K& k, const P& p) { out.append(nb::make_tuple(key_to_py(k), ad().to_py(p))); });
         return out;
     }
-    void check() const override {
+    WINDOWAGG_COLD void check() const override {
         auto eq = [&](const P& x, const P& y) {
             nb::object a = ad().to_py(x), b = ad().to_py(y);
             if (a.ptr() == b.ptr()) return true;
@@ -270,7 +270,7 @@ struct FibaImplT final : FibaImpl {
     // F64Composite2Adapter) -> its tagged adapter (int64 keys) -> GenericAdapter (int64 or
     // Python-object keys). The tree is copied node for node (assign_mapped), so its shape,
     // hence the order of every later combine, is what it would have been without the change.
-    std::unique_ptr<FibaImpl> to_generic(bool object_keys) const override {
+    WINDOWAGG_COLD std::unique_ptr<FibaImpl> to_generic(bool object_keys) const override {
         if constexpr (requires { typename A::Tagged; }) {  // a float64 first stage
             if (!object_keys) {
                 using T = typename A::Tagged;
@@ -460,15 +460,17 @@ struct FibaImplT final : FibaImpl {
 inline std::unique_ptr<FibaImpl> make_fiba_impl(nb::handle monoid, int mu, bool generic, bool object_keys) {
     if (object_keys) return std::make_unique<FibaImplT<GenericAdapter, ObjKey>>(monoid, GenericAdapter(monoid), mu);
     if (generic) return std::make_unique<FibaImplT<GenericAdapter, int64_t>>(monoid, GenericAdapter(monoid), mu);
-    if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Sum)  // first stage: floats only
+    const Builtins& b = builtins();
+    PyObject* t = declared_type(monoid);  // the declared kind, not the exact type
+    if (t == b.Sum)  // first stage: floats only
         return std::make_unique<FibaImplT<F64SumAdapter, int64_t>>(monoid, F64SumAdapter(monoid), mu);
-    if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Max)
+    if (t == b.Max)
         return std::make_unique<FibaImplT<F64MaxAdapter, int64_t>>(monoid, F64MaxAdapter(monoid), mu);
-    if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Min)
+    if (t == b.Min)
         return std::make_unique<FibaImplT<F64MinAdapter, int64_t>>(monoid, F64MinAdapter(monoid), mu);
-    if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Composite && F64Composite2Adapter::supports(monoid))
+    if (t == b.Composite && F64Composite2Adapter::supports(monoid))
         return std::make_unique<FibaImplT<F64Composite2Adapter, int64_t>>(monoid, F64Composite2Adapter(monoid), mu);
-    if (Py_TYPE(monoid.ptr()) == (PyTypeObject*)builtins().Composite && CompositeAdapterT<2>::supports(monoid))
+    if (t == b.Composite && CompositeAdapterT<2>::supports(monoid))
         return std::make_unique<FibaImplT<CompositeAdapterT<2>, int64_t>>(monoid, CompositeAdapterT<2>(monoid), mu);
     return visit_adapter(monoid, [&](auto a) -> std::unique_ptr<FibaImpl> {
         using A = decltype(a);

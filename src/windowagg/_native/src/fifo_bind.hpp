@@ -82,7 +82,7 @@ inline constexpr bool kF64FirstStage<windowagg::DABALite> = true;
 template <template <class> class Alg, class... X>
 std::unique_ptr<FifoImpl> make_fifo_impl(nb::handle monoid, X... x) {
     if constexpr (kF64FirstStage<Alg>) {
-        PyObject* t = (PyObject*)Py_TYPE(monoid.ptr());
+        PyObject* t = declared_type(monoid);  // the declared kind, not the exact type
         const Builtins& b = builtins();
         if (t == b.Sum) return std::make_unique<FifoImplT<Alg, F64SumAdapter>>(monoid, F64SumAdapter(monoid), x...);
         if (t == b.Max) return std::make_unique<FifoImplT<Alg, F64MaxAdapter>>(monoid, F64MaxAdapter(monoid), x...);

@@ -7,6 +7,7 @@ namespace nb = nanobind;
 void bind_fifo(nb::module_& m);              // bind_fifo.cpp
 void bind_order_statistics(nb::module_& m);  // bind_order_statistics.cpp
 void bind_fiba(nb::module_& m);              // bind_fiba.cpp
+void bind_decay(nb::module_& m);             // bind_decay.cpp
 
 NB_MODULE(_core, m) {
     m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA and order statistics";
@@ -23,4 +24,5 @@ NB_MODULE(_core, m) {
     bind_fifo(m);
     bind_order_statistics(m);
     bind_fiba(m);
+    bind_decay(m);
 }

@@ -53,7 +53,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Shape", "Windows", "assign", "assign_groups", "key_shifts"]
+__all__ = ["HISTORY", "Shape", "Windows", "assign", "assign_groups", "key_shifts"]
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,20 @@ class Shape:
     """One window shape (all times in the caller's integer unit, e.g. microseconds).
 
     Exactly one of ``size`` (time windows; ``slide=None`` for per-event windows), ``rows``
-    (count windows, with ``every``) or ``gap`` (session windows).
+    (count windows, with ``every``) or ``gap`` (session windows). ``sizes`` (time windows
+    only) asks for several sizes at once over the same windows' ends: ``size`` is then the
+    largest (it decides the windows, :func:`assign`), and each size's window ends where
+    the row's does (:mod:`~windowagg.windows.engine.sizes`); with a ``slide`` the sizes
+    differ by multiples of it, so that they share one grid of window ends.
 
     >>> Shape(size=10).kind, Shape(size=10, slide=5).kind, Shape(rows=3).kind
     ('per_event', 'hopping', 'count')
+    >>> Shape(size=20, slide=5, sizes=(5, 20)).sizes
+    (5, 20)
+    >>> Shape(size=20, slide=10, sizes=(5, 20))
+    Traceback (most recent call last):
+    ...
+    ValueError: sizes (5, 20) must differ by multiples of slide 10 (to share one grid of window ends); give e.g. sizes that are multiples of the slide
     >>> Shape(size=10, gap=3)
     Traceback (most recent call last):
     ...
@@ -77,6 +87,7 @@ class Shape:
     every: int = 1
     gap: int | None = None
     start_time: int = 0
+    sizes: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         given = [x is not None for x in (self.size, self.rows, self.gap)]
@@ -97,6 +108,24 @@ class Shape:
             )
         if self.gap is not None and self.gap <= 0:
             raise ValueError(f"session gap must be positive, got {self.gap}")
+        if self.sizes:
+            self._check_sizes()
+
+    def _check_sizes(self) -> None:
+        """Several sizes: time windows, positive and distinct, ``size`` the largest, and
+        with a slide all alike modulo the slide. O(len(sizes))."""
+        sizes = self.sizes
+        if self.size is None:
+            raise ValueError(f"sizes {sizes} need time windows (size), not rows or gap")
+        if min(sizes) <= 0 or len(set(sizes)) != len(sizes):
+            raise ValueError(f"sizes {sizes} must be positive and distinct")
+        if self.size != max(sizes):
+            raise ValueError(f"size must be the largest of sizes {sizes}, got {self.size}")
+        if self.slide is not None and any((s - self.size) % self.slide for s in sizes):
+            raise ValueError(
+                f"sizes {sizes} must differ by multiples of slide {self.slide} (to share "
+                "one grid of window ends); give e.g. sizes that are multiples of the slide"
+            )
 
     @property
     def kind(self) -> str:
@@ -271,7 +300,17 @@ def _hopping(
     )
 
 
+#: A per-event ``size`` this long (the span of event times every front end takes, years
+#: 0001-9999 in microseconds: ``windowagg.aggs.MAX_DURATION``) or longer means each key's
+#: whole history: an event's window holds every event of its key up to its time (ties
+#: included), from ``start`` = the key's first event time (decayed aggregations with no
+#: ``size``: ``windowagg.call``).
+HISTORY = 315_537_897_599_999_999
+
+
 def _per_event(t: np.ndarray, starts: np.ndarray, counts: np.ndarray, size: int) -> Windows:
+    if size >= HISTORY:
+        return _history(t, starts, counts)
     return Windows(
         start=t - size,
         end=t.copy(),
@@ -281,6 +320,19 @@ def _per_event(t: np.ndarray, starts: np.ndarray, counts: np.ndarray, size: int)
         key_lo=t - (size - 1),
         key_hi=t.copy(),
     )
+
+
+def _history(t: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> Windows:
+    """Per event, every event of its key up to its time: ``lo`` the key's first, ``hi`` one
+    past the last event of its time (the end of its run of equal times; no search). O(n)."""
+    n = len(t)
+    lo = np.repeat(starts[:-1], counts)
+    last = np.ones(n, dtype=bool)  # the last event of a run of equal times within a key
+    last[:-1] = t[1:] != t[:-1]
+    last[starts[1:][counts > 0] - 1] = True
+    stop = np.where(last, np.arange(1, n + 1, dtype=np.int64), n)
+    hi = np.minimum.accumulate(stop[::-1])[::-1]
+    return Windows(start=t[lo], end=t.copy(), lo=lo, hi=hi, keys=t, key_lo=t[lo], key_hi=t.copy())
 
 
 def _count(

@@ -19,6 +19,7 @@ from windowagg.errors import AggregationError
 from windowagg.windows.engine.admission import admit_groups
 from windowagg.windows.engine.assign import Shape, Windows, assign_groups
 from windowagg.windows.engine.emit import columns
+from windowagg.windows.engine.sizes import evaluate_sizes, sized_aggs
 from windowagg.windows.engine.state import Factory, Plan, evaluate, plan
 
 __all__ = ["GroupsResult", "KeyResult", "window_groups", "window_key"]
@@ -28,7 +29,8 @@ class GroupsResult(NamedTuple):
     """The output of :func:`window_groups`: every key's windows, end to end."""
 
     columns: dict[str, Any]
-    """``start``, ``end`` (int64) and one column per aggregation alias; key by key."""
+    """``start``, ``end`` (int64) and one column per aggregation alias (with
+    ``shape.sizes``: per aggregation and size, :func:`~.sizes.sized_aggs`); key by key."""
     sizes: np.ndarray
     """The number of windows of every key (int64)."""
     refused: np.ndarray
@@ -110,14 +112,21 @@ def window_groups(
     admitted = np.bincount(key[a.order], minlength=len(starts) - 1)
     new_starts = np.concatenate([[0], np.cumsum(admitted)]).astype(np.int64)
     w, sizes = assign_groups(shape, ts, new_starts)
+    out_aggs = aggs
     try:
-        results = evaluate(p, w, sorted_values, factory)
+        if shape.sizes:  # several sizes over the largest's windows: one slide per size
+            out_aggs = sized_aggs(aggs, shape.sizes)
+            results = evaluate_sizes(
+                p, w, sizes, ts, new_starts, sorted_values, shape, aggs, factory
+            )
+        else:
+            results = evaluate(p, w, sorted_values, factory, times=ts)
     except AggregationError as e:
         raise _with_key(e, sizes) from e.__cause__
     refused, reasons = a.refused, a.reasons
     if shape.kind == "count":  # events no count window holds: rejects, never dropped
         refused, reasons = _uncounted(shape, w, new_starts, a.order, refused, reasons)
-    return GroupsResult(columns(w, results, aggs), sizes, refused, reasons)
+    return GroupsResult(columns(w, results, out_aggs), sizes, refused, reasons)
 
 
 def _with_key(e: AggregationError, sizes: np.ndarray) -> AggregationError:

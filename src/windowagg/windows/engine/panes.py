@@ -8,10 +8,15 @@ panes              width ``g = gcd(size, slide)``, aligned to ``start_time``: pa
                    ``[start_time + p*g, start_time + (p+1)*g)``; window ``k`` (start
                    ``start_time + k*slide``) is the panes ``k*s .. k*s + w - 1`` (``w =
                    size/g``, ``s = slide/g``), as Li et al.'s panes (SIGMOD Record 2005)
-state              per aggregation one ``ooo.FiBA`` keyed by pane holding each non-empty
-                   pane's *partial* (lift and combine, never lowered); a window's value is
-                   ``lower(range_query(k*s, k*s + w - 1))``. Panes whose windows can all no
-                   longer change (last window's end <= the lateness bound) are evicted
+state              a tree of *nodes* over the pane numbers: node ``(l, i)`` holds, for every
+                   aggregation, the partial (lift and combine, never lowered) of the
+                   non-empty panes ``i*2**l .. (i+1)*2**l - 1``, for levels ``l = 0 ..
+                   top`` (``2**top >= w``); a node is stored while a pane under it is. A
+                   window's value is ``lower`` of its <= 2 top nodes' cover (O(log w)
+                   nodes, left to right): a segment tree in a key-value store, as the MTA
+                   paper keeps its tree in a KVS. Panes whose windows can all no longer
+                   change (last window's end <= the lateness bound) are deleted, with the
+                   nodes above only them
 commutative        every monoid ``commutative``: a micro-batch's events are folded per pane
                    and combined into the pane's partial (``old ⊗ new``); no event is kept
 otherwise          a pane that can still receive events (pane end > lateness bound =
@@ -19,20 +24,23 @@ otherwise          a pane that can still receive events (pane end > lateness bou
                    refolded from them in (time, arrival) order when it changes; once the
                    bound passes its end the events go and the partial is frozen: raw events
                    are O(rate x lateness), never O(rate x window)
-pieces             one stored piece per pane (key: the pane number), ``("p", partials)`` or,
-                   for an open pane of a non-commutative plan, ``("e", events)``; plus the
-                   metadata record (configuration, clock, emission, revisions). A micro-
-                   batch's :class:`~.records.Delta` puts the panes it changed and deletes
-                   the panes it evicted: O(panes touched), whatever the window holds
+pieces             one stored piece per node (key :func:`node_key`), ``("p", partials)``
+                   or, for an open pane of a non-commutative plan, ``("e", events)``; plus
+                   the metadata record (configuration, clock, emission, revisions, the span
+                   of stored panes, the open panes). Pieces are read on demand
+                   (:class:`~.pieces.Pieces`): a micro-batch reads the nodes of the panes
+                   it touches and of the windows it emits, and its
+                   :class:`~.records.Delta` puts the nodes it changed and deletes the dead
+                   ones: O((q + r) log w) pieces, whatever the window holds
 emission           as the event log (:mod:`.stream`): a window when the key's watermark
                    passes its end (``revision`` 0), and again (``revision`` + 1) when a
                    late-but-accepted event lands in one of its panes; final answers equal
                    :func:`windowagg.pandas.window_agg`'s
 time               per micro-batch of m events touching q panes and emitting r windows:
                    O(m log m) numpy + one ``lift`` and ``combine`` per event (numpy-native
-                   for ``sum``/``max``/``min``/``count``) + O(q log P) FiBA updates + O(r
-                   log P) range queries + O(P) numpy over the P stored panes (which
-                   windows exist, which close)
+                   for ``sum``/``max``/``min``/``count``) + O((q + r) log w) node reads,
+                   combines and writes; a jump of the watermark also looks at the stored
+                   span once (O(span / slide) windows, O(span / 2**top) top nodes)
 space              O(window / slide + panes of the lateness) partials per key, plus, for a
                    non-commutative plan, the events of the open panes
 =================  ==========================================================================
@@ -43,18 +51,20 @@ Examples
 >>> from windowagg.aggs import parse_aggs
 >>> s = PaneStream(parse_aggs(["sum(v)", "count"]), Shape(size=10, slide=5), allowed_lateness=20)
 >>> out, d = s.feed(np.array([1, 7, 12]), {"v": np.array([1.0, 2.0, 3.0])})
->>> out.columns["end"].tolist(), out.columns["sum_v"].tolist(), sorted(d.put)  # panes 0, 1, 2
-([5, 10], [1.0, 3.0], [0, 1, 2])
+>>> out.columns["end"].tolist(), out.columns["sum_v"].tolist()
+([5, 10], [1.0, 3.0])
+>>> [(k % 64, k // 64) for k in sorted(d.put)]  # (level, index): panes 0, 1, 2 and 2 nodes
+[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
 >>> out, d = s.feed(np.array([3]), {"v": np.array([4.0])})  # late, within the lateness
 >>> out.columns["end"].tolist(), out.columns["sum_v"].tolist(), out.columns["revision"].tolist()
 ([5, 10], [5.0, 7.0], [1, 1])
->>> sorted(d.put), d.delete  # only pane 0 is written again
-([0], ())
+>>> [(k % 64, k // 64) for k in sorted(d.put)], d.delete  # pane 0 and its node again
+([(0, 0), (1, 0)], ())
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from math import gcd
 from typing import Any
 
@@ -62,17 +72,18 @@ import numpy as np
 
 from windowagg import codec
 from windowagg.errors import AggregationError, CodecError
-from windowagg.monoids.builtins import Count, Max, Min, Sum
-from windowagg.ooo import FiBA
-from windowagg.windows.engine.assign import Shape, Windows, assign
+from windowagg.monoids.base import declared_kind
+from windowagg.windows.engine.assign import Shape, Windows
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
+from windowagg.windows.engine.pieces import Pieces
 from windowagg.windows.engine.records import (
     STATE_VERSION,
     Delta,
     Events,
     StepResult,
     admit_key,
+    atomic,
     check_config,
     concat_events,
     decode_events,
@@ -88,42 +99,29 @@ from windowagg.windows.engine.state import (
     query_slices,
 )
 
-__all__ = ["PaneStream", "fits"]
+__all__ = ["PaneStream", "fits", "node_key"]
 
-#: Exact types whose ``lower`` is the identity and whose partial of a float column is a
-#: number: a pane's partial is then the answer of the numpy-native slice verb
-#: (:func:`~.state.query_slices`), one call for all the panes of a micro-batch.
-_NUMERIC_PARTIAL: frozenset[type] = frozenset({Sum, Max, Min, Count})
+#: Declared kinds (:func:`~windowagg.monoids.base.declared_kind`) whose ``lower`` is the
+#: identity and whose partial of a float column is a number: a pane's partial is then the
+#: answer of the numpy-native slice verb (:func:`~.state.query_slices`), one call for all
+#: the panes of a micro-batch.
+_NUMERIC_PARTIAL: frozenset[str] = frozenset({"sum", "max", "min", "count"})
 
 
 def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
     """Whether *shape* and the planned aggregations take the pane layout: hopping or
-    tumbling windows, every aggregation a monoid (no exact quantiles). O(1)."""
-    return shape.kind == "hopping" and not p.quantiles and emit == "watermark"
-
-
-class _Partials:
-    """A monoid over its own partials (lift and lower the identity): what a FiBA of pane
-    partials holds, so that ``insert(p, partial)`` stores ``old ⊗ partial``."""
-
-    __slots__ = ("combine", "commutative", "identity")
-
-    def __init__(self, m: Any) -> None:
-        self.identity = m.identity
-        self.combine = m.combine
-        self.commutative = bool(getattr(m, "commutative", False))
-
-    def lift(self, x: Any) -> Any:
-        return x
-
-    def lower(self, x: Any) -> Any:
-        return x
+    tumbling windows, every aggregation a monoid (no exact quantiles) answered without the
+    time (decayed aggregations, answered as of each window's end, keep the event log).
+    O(aggregations)."""
+    timed = any(g.timed for g in p.groups)
+    return shape.kind == "hopping" and not p.quantiles and emit == "watermark" and not timed
 
 
 def _fold(m: Any, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, make: Factory) -> list[Any]:
     """The partial of ``col[lo[j]:hi[j]]`` (non-empty, in order) for every j. O(n)."""
-    if type(m) in _NUMERIC_PARTIAL:  # lower is the identity: the slice verb's answer
-        buffer = np.int64 if type(m) is Count else np.float64
+    kind = declared_kind(m)
+    if kind in _NUMERIC_PARTIAL:  # lower is the identity: the slice verb's answer
+        buffer = np.int64 if kind == "count" else np.float64
         out: list[Any] = query_slices(make(m), col, lo, hi, buffer).tolist()
         return out
     lift, comb = m.lift, m.combine  # bound methods: hot loop
@@ -154,6 +152,52 @@ def _default_make(monoid: Any) -> Any:
     return TwoStacksLite(monoid)
 
 
+#: Low bits of a piece key that hold the node's level: the key of node ``(level, i)`` (the
+#: panes ``i * 2**level .. (i + 1) * 2**level - 1``) is ``i * 64 + level``.
+_LEVEL_BITS = 6
+#: Up to this many window numbers (or top nodes) are walked one by one; a wider span (events
+#: of a key far apart in time) is enumerated from the stored panes instead.
+_WALK = 1 << 16
+#: A node whose combine raised (a user monoid): queries ask its two children instead, so
+#: that the error is raised, naming the window, only by a window that needs it.
+_SPLIT = "x"
+
+
+def node_key(level: int, index: int) -> int:
+    """The piece key of node (*level*, *index*); a pane's own piece is ``node_key(0, p)``.
+
+    >>> node_key(0, 5), node_key(3, 2), node_key(0, -1)
+    (320, 131, -64)
+    """
+    return (index << _LEVEL_BITS) | level
+
+
+def _cover(a: int, b: int, top: int) -> list[tuple[int, int]]:
+    """The nodes (level <= *top*) that tile the panes ``a..b``, left to right: at most
+    two per level. O(top).
+
+    >>> _cover(3, 9, 2)
+    [(0, 3), (2, 1), (1, 4)]
+    """
+    left: list[tuple[int, int]] = []
+    right: list[tuple[int, int]] = []
+    level = 0
+    while a <= b:
+        if level == top:
+            left.extend((level, i) for i in range(a, b + 1))
+            break
+        if a & 1:
+            left.append((level, a))
+            a += 1
+        if not b & 1:
+            right.append((level, b))
+            b -= 1
+        a >>= 1
+        b >>= 1
+        level += 1
+    return left + right[::-1]
+
+
 class PaneStream:
     """One key's hopping/tumbling windows over pane partials (see the module docstring).
 
@@ -166,13 +210,12 @@ class PaneStream:
         "_clock",
         "_cols",
         "_emitted_wm",
-        "_fibas",
         "_g",
         "_judge",
-        "_keys",
         "_lateness",
         "_make",
         "_monoids",
+        "_nodes",
         "_ooo",
         "_open",
         "_plan",
@@ -181,6 +224,8 @@ class PaneStream:
         "_s",
         "_seq",
         "_shape",
+        "_span",
+        "_top",
         "_w",
     )
 
@@ -213,11 +258,12 @@ class PaneStream:
         self._g = gcd(shape.size, shape.slide)
         self._w = shape.size // self._g  # panes per window
         self._s = shape.slide // self._g  # panes per slide
+        self._top = (self._w - 1).bit_length()  # 2**top >= w: a window spans <= 2 top nodes
         self._monoids = [g.monoid for g in self._plan.groups]
         self._raw = not all(bool(getattr(m, "commutative", False)) for m in self._monoids)
-        self._fibas = [FiBA(_Partials(m)) for m in self._monoids]
-        self._keys = np.empty(0, np.int64)  # the non-empty panes, ascending
-        self._open: dict[int, Events] = {}  # non-commutative plans: events of open panes
+        self._nodes = Pieces(self._decode)
+        self._span: tuple[int, int] | None = None  # no stored pane outside [lo, hi]
+        self._open: list[int] = []  # non-commutative plans: the open panes, ascending
         self._seq = 0
         self._emitted_wm: int | None = None
         self._revs: dict[int, tuple[int, int]] = {}  # window start -> (end, revision)
@@ -233,9 +279,19 @@ class PaneStream:
         """Events older than this are late (``watermark - allowed_lateness``). O(1)."""
         return self._clock.bound
 
+    @property
+    def reads(self) -> tuple[int, int]:
+        """Store look-ups since the state was restored, and the bytes they returned. O(1)."""
+        return self._nodes.reads, self._nodes.read_bytes
+
     def __len__(self) -> int:
-        """Panes stored plus the raw events of open panes. O(open panes)."""
-        return len(self._keys) + sum(len(e.t) for e in self._open.values())
+        """Panes stored plus the raw events of open panes. O(stored pieces)."""
+        n = 0
+        for k in self._nodes.stored():
+            if k & ((1 << _LEVEL_BITS) - 1) == 0:
+                rec = self._nodes.get(k)
+                n += 1 + (len(rec[2].t) if rec[0] == "e" else 0)
+        return n
 
     # ------------------------------------------------------------------ bytes
     def config(self) -> tuple[Any, ...]:
@@ -248,7 +304,8 @@ class PaneStream:
         )  # fmt: skip
 
     def meta_bytes(self) -> bytes:
-        """The metadata record: configuration, clock, emission, revisions. O(revisions)."""
+        """The metadata record: configuration, clock, emission, revisions, the span of the
+        stored panes and the open panes. O(revisions + open panes)."""
         clock_max = None if self._clock.watermark is None else self._clock.watermark + self._ooo
         return codec.dumps(
             (
@@ -258,67 +315,87 @@ class PaneStream:
                 self._emitted_wm,
                 self._seq,
                 [(k, e, r) for k, (e, r) in self._revs.items()],
+                self._span,
+                list(self._open),
             )
         )
 
-    def piece(self, p: int) -> bytes:
-        """Pane *p*'s stored piece: its raw events while open (non-commutative plans),
-        else its partials. O(events of the pane) or O(aggregations)."""
-        ev = self._open.get(p)
-        if ev is not None:
+    def _encode(self, key: int, rec: Any) -> bytes:
+        kind, partials, ev = rec
+        if kind == "e":
             return codec.dumps(("e", encode_events(ev)))
-        return codec.dumps(("p", tuple(f.range_query(p, p) for f in self._fibas)))
+        if kind == _SPLIT:
+            return codec.dumps((_SPLIT, None))
+        return codec.dumps(("p", partials))
+
+    def _decode(self, key: int, data: bytes) -> Any:
+        n = len(self._monoids)
+        level, index = key & ((1 << _LEVEL_BITS) - 1), key >> _LEVEL_BITS
+        with codec.decoding("a windowagg pane"):
+            rec = codec.loads(data)
+        if isinstance(rec, tuple) and len(rec) == 2 and rec[0] == "e" and level == 0:
+            ev = decode_events(rec[1], self._cols)
+            if not len(ev.t) or (self._pane_of(ev.t) != index).any():
+                raise CodecError(f"pane {index} holds events of another pane: corrupted state")
+            return ("e", self._fold_events(index, ev), ev)
+        if isinstance(rec, tuple) and len(rec) == 2 and rec[0] == "p":
+            vals = rec[1]
+            if not (isinstance(vals, tuple) and len(vals) == n):
+                raise CodecError(f"piece {key} holds {vals!r}, not {n} partials: corrupted")
+            return ("p", vals, None)
+        if isinstance(rec, tuple) and len(rec) == 2 and rec[0] == _SPLIT and level > 0:
+            return (_SPLIT, None, None)
+        raise CodecError(f"piece {key}: not a windowagg pane record: corrupted state")
+
+    def piece(self, key: int) -> bytes:
+        """The stored piece under *key* (:func:`node_key`): a pane's raw events while open
+        (non-commutative plans), else partials. O(piece)."""
+        return self._nodes.raw(key, self._encode)
 
     def pieces(self) -> dict[int, bytes]:
-        """Every stored piece (what a store holds for this key). O(panes)."""
-        return {int(p): self.piece(int(p)) for p in self._keys.tolist()}
+        """Every stored piece (what a store holds for this key). O(stored pieces)."""
+        return {k: self.piece(k) for k in self._nodes.stored()}
 
     @classmethod
     def restore(
         cls, meta: Any, pieces: Mapping[int, bytes], aggs: Sequence[Any], shape: Shape, **kw: Any
     ) -> PaneStream:
-        """A key's state from its decoded metadata tuple and its pieces. O(P + events)."""
+        """A key's state from its decoded metadata tuple; its pieces are read from
+        *pieces* (any ``Mapping``: a dict, a view of Spark's ``MapState``) only when a
+        micro-batch needs them. O(revisions + open panes)."""
         s = cls(aggs, shape, **kw)
-        if not (isinstance(meta, tuple) and len(meta) == 6):
+        if not (isinstance(meta, tuple) and len(meta) == 8):
             raise CodecError("not a windowagg pane state: clear the query's checkpoint")
-        _, config, clock_max, emitted_wm, seq, revs = meta
+        _, config, clock_max, emitted_wm, seq, revs, span, open_ = meta
         check_config(config, s.config())
         if clock_max is not None:
             s._clock.observe(np.array([clock_max], dtype=np.int64))
         s._emitted_wm = emitted_wm
         s._seq = int(seq)
         s._revs = {int(k): (int(e), int(r)) for k, e, r in revs}
-        keys = sorted(int(p) for p in pieces)
-        parts: list[list[tuple[int, Any]]] = [[] for _ in s._fibas]
-        n = len(s._fibas)
-        for p in keys:
-            with codec.decoding("a windowagg pane"):
-                rec = codec.loads(bytes(pieces[p]))
-            if isinstance(rec, tuple) and len(rec) == 2 and rec[0] == "e":
-                ev = decode_events(rec[1], s._cols)
-                if not len(ev.t) or ((ev.t - shape.start_time) // s._g != p).any():
-                    raise CodecError(f"pane {p} holds events of another pane: corrupted state")
-                s._open[p] = ev
-                vals = s._fold_events(ev)
-            elif isinstance(rec, tuple) and len(rec) == 2 and rec[0] == "p":
-                vals = rec[1]
-                if not (isinstance(vals, tuple) and len(vals) == n):
-                    raise CodecError(f"pane {p} holds {vals!r}, not {n} partials: corrupted")
-            else:
-                raise CodecError(f"pane {p}: not a windowagg pane record: corrupted state")
-            for i, v in enumerate(vals):
-                parts[i].append((p, v))
-        s._fibas = [
-            FiBA.from_sorted_partials(_Partials(m), ps)
-            for m, ps in zip(s._monoids, parts, strict=True)
-        ]
-        s._keys = np.asarray(keys, dtype=np.int64)
+        s._span = None if span is None else (int(span[0]), int(span[1]))
+        s._open = sorted(int(p) for p in open_)
+        s._nodes = Pieces(s._decode, pieces)
         return s
 
     # ------------------------------------------------------------------ the verbs
     def feed(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         """Admit one micro-batch (arrival order), update the panes, emit what it closed or
-        revised. O(m log m + m + (q + r) log P + P) (see the module docstring)."""
+        revised. O(m log m + (q + r) log W) for q touched panes, r emitted windows and W
+        panes per window (see the module docstring); it reads and writes O((q + r) log W)
+        pieces. A micro-batch that raises (a user monoid's ``combine`` or ``lower``:
+        ``AggregationError``) changes nothing (:func:`~.records.atomic`)."""
+        with atomic(self):
+            return self._step(t, values)
+
+    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
+        """Raise the key's watermark to *watermark* and emit what that closes.
+        O(r log W + the stored span / slide). Changes nothing if it raises."""
+        with atomic(self):
+            self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
+            return self._step(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
+
+    def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         t = np.asarray(t, dtype=np.int64)
         vals = {c: np.asarray(values[c], dtype=np.float64) for c in self._cols}
         a = admit_key(self._plan, self._clock, self._judge, t, vals, self._shape)
@@ -328,153 +405,248 @@ class PaneStream:
             {c: v[a.order] for c, v in vals.items()},
         )
         self._seq += len(t)
-        old_keys = self._keys
-        touched = self._update(new)
-        cols, ids = self._close(old_keys, touched)
-        put, delete = self._settle(touched)
+        panes = self._pane_of(new.t)
+        lo, hi = _runs(panes)
+        touched = panes[lo]
+        again = self._revisable(touched)  # emitted windows a touched pane may change
+        held = [self._covered(k) for k in again]  # ... and whether they held panes before
+        self._update(new, panes, lo, hi)
+        cols, ids = self._close(again, held)
+        put, delete = self._settle()
         return StepResult(cols, a.refused, a.reasons, ids), Delta(self.meta_bytes(), put, delete)
-
-    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
-        """Raise the key's watermark to *watermark* and emit what that closes. O(P + r log P)."""
-        self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
-        return self.feed(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
 
     # ------------------------------------------------------------------ panes
     def _pane_of(self, t: np.ndarray) -> np.ndarray:
         out: np.ndarray = (t - self._shape.start_time) // self._g
         return out
 
-    def _fold_events(self, ev: Events) -> list[Any]:
+    def _fold_events(self, pane: int, ev: Events) -> tuple[Any, ...]:
         """Every aggregation's partial of *ev* (sorted, non-empty), in order. O(n)."""
         lo, hi = np.zeros(1, np.int64), np.full(1, len(ev.t), np.int64)
         out = []
-        for g, m in zip(self._plan.groups, self._monoids, strict=True):
+        for i, (g, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
             col = ev.values[g.column] if g.column is not None else np.zeros(len(ev.t))
-            out.append(_fold(m, col, lo, hi, self._make)[0])
-        return out
+            out.append(self._guarded(_fold, pane, m, col, lo, hi, self._make, i=i)[0])
+        return tuple(out)
 
-    def _update(self, new: Events) -> np.ndarray:
-        """Fold the new events (sorted by time, then arrival) into their panes; returns
-        the panes touched, ascending. O(m + q log P)."""
-        panes = self._pane_of(new.t)
-        lo, hi = _runs(panes)
-        touched: np.ndarray = panes[lo]
-        if not len(touched):
-            return touched
+    def _update(self, new: Events, panes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Fold the new events (sorted by time, then arrival) into their panes and the
+        panes' ancestors. O(m + q log W) combines, O(q log W) pieces read and put."""
+        touched: list[int] = panes[lo].tolist()
+        if not touched:
+            return
+        nodes = self._nodes
         if self._raw:
-            for j, p in enumerate(touched.tolist()):
+            for j, p in enumerate(touched):
                 part = take_events(new, slice(int(lo[j]), int(hi[j])))
-                old = self._open.get(p)
-                ev = part if old is None else sorted_events(concat_events([old, part], self._cols))
-                self._open[p] = ev
-                for i, v in enumerate(self._guarded(self._fold_events, p, ev)):
-                    f = self._fibas[i]
-                    f.evict(p)
-                    f.insert(p, v)
+                old = nodes.get(node_key(0, p))
+                if old is not None and old[0] != "e":
+                    raise CodecError(f"pane {p} is frozen but received events: corrupted state")
+                ev = (
+                    part
+                    if old is None
+                    else sorted_events(concat_events([old[2], part], self._cols))
+                )
+                nodes.put(node_key(0, p), ("e", self._fold_events(p, ev), ev))
+            self._open = sorted(set(self._open).union(touched))
         else:
-            ps = touched.tolist()
+            folded = []
             for i, (g, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
                 col = new.values[g.column] if g.column is not None else np.zeros(len(new.t))
-                ins = self._fibas[i].insert
-                parts = self._guarded(_fold, ps[0], m, col, lo, hi, self._make, i=i)
-                for p, v in zip(ps, parts, strict=True):
-                    self._guarded(ins, p, p, v, i=i)  # old ⊗ new: the monoid is commutative
-        self._keys = np.union1d(self._keys, touched).astype(np.int64)
-        return touched
+                folded.append(self._guarded(_fold, touched[0], m, col, lo, hi, self._make, i=i))
+            for j, p in enumerate(touched):
+                old = nodes.get(node_key(0, p))
+                vals = [f[j] for f in folded]
+                if old is not None:  # old ⊗ new: the monoid is commutative
+                    vals = [
+                        self._guarded(m.combine, p, o, v, i=i)
+                        for i, (m, o, v) in enumerate(zip(self._monoids, old[1], vals, strict=True))
+                    ]
+                nodes.put(node_key(0, p), ("p", tuple(vals), None))
+        parents = touched
+        for level in range(1, self._top + 1):
+            parents = sorted({p >> 1 for p in parents})
+            for i in parents:
+                self._refresh(level, i)
+        span = self._span
+        lo_p, hi_p = touched[0], touched[-1]
+        self._span = (lo_p, hi_p) if span is None else (min(span[0], lo_p), max(span[1], hi_p))
 
-    def _guarded(self, fn: Any, pane: int, *args: Any, i: int | None = None) -> Any:
+    def _refresh(self, level: int, i: int) -> None:
+        """Node (*level*, *i*) from its two children (read, in order). O(aggregations)."""
+        nodes = self._nodes
+        left = nodes.get(node_key(level - 1, 2 * i))
+        right = nodes.get(node_key(level - 1, 2 * i + 1))
+        key = node_key(level, i)
+        if left is None or right is None:
+            one = left if right is None else right
+            if one is None:
+                nodes.delete(key)
+            else:
+                nodes.put(key, (_SPLIT, None, None) if one[0] == _SPLIT else ("p", one[1], None))
+            return
+        if left[0] == _SPLIT or right[0] == _SPLIT:
+            nodes.put(key, (_SPLIT, None, None))
+            return
+        try:
+            vals = tuple(
+                m.combine(x, y) for m, x, y in zip(self._monoids, left[1], right[1], strict=True)
+            )
+        except Exception:  # a user monoid: the windows that need this combine will say so
+            nodes.put(key, (_SPLIT, None, None))
+            return
+        nodes.put(key, ("p", vals, None))
+
+    def _guarded(self, fn: Any, pane: int, *args: Any, i: int) -> Any:
         """``fn(*args)``; a monoid's exception becomes an ``AggregationError`` naming the
-        aggregation (*i*, or the one that raises when refolded) and pane *pane*."""
+        aggregation *i* and pane *pane*."""
         try:
             return fn(*args)
         except Exception as e:
-            alias, monoid = self._culprit(i, pane)
+            g = self._plan.groups[i]
             st = self._shape.start_time + pane * self._g
             where = f" in the pane [{st}, {st + self._g})"
             reason = f"{type(e).__name__}: {e}"
             raise AggregationError(
-                aggregation_message(alias, monoid, reason, where), alias=alias, reason=reason
+                aggregation_message(g.alias, g.monoid, reason, where), alias=g.alias, reason=reason
             ) from e
 
-    def _culprit(self, i: int | None, pane: int) -> tuple[str, Any]:
-        """The aggregation that raised: *i*, else the first whose fold of the open pane
-        raises (O(events of the pane), on the error path)."""
-        groups = self._plan.groups
-        if i is None:
-            ev = self._open.get(pane)
-            for j, (g, m) in enumerate(zip(groups, self._monoids, strict=True)):
-                try:
-                    if ev is not None:
-                        col = ev.values[g.column] if g.column is not None else np.zeros(len(ev.t))
-                        lo, hi = np.zeros(1, np.int64), np.full(1, len(ev.t), np.int64)
-                        _fold(m, col, lo, hi, self._make)
-                except Exception:
-                    i = j
-                    break
-        g = groups[i if i is not None else 0]
-        return g.alias, g.monoid
+    # ------------------------------------------------------------------ windows
+    def _first(self, p: int) -> int:
+        """The first window (number k: panes ``k*s .. k*s + w - 1``) holding pane *p*."""
+        return -(-(p - self._w + 1) // self._s)
 
-    def _windows(self) -> Windows:
-        """The windows over the stored panes, in pane units (start ``k*s``, end ``k*s +
-        w``), ``lo``/``hi`` indexing the panes. O(P + windows)."""
-        return assign(Shape(size=self._w, slide=self._s), self._keys)
+    def _end(self, k: int) -> int:
+        s = self._shape
+        assert s.size is not None and s.slide is not None
+        return s.start_time + k * s.slide + s.size
 
-    def _close(
-        self, old_keys: np.ndarray, touched: np.ndarray
-    ) -> tuple[dict[str, Any], np.ndarray]:
-        """The windows to emit: closed ones not emitted yet (revision 0) and emitted ones
-        holding a touched pane (revision + 1)."""
-        wm = self._clock.watermark
-        w = self._windows()
-        st, g, size = self._shape.start_time, self._g, self._shape.size
-        assert size is not None
-        start = st + w.start * g
-        end = start + size
+    def _closed_upto(self, wm: int) -> int:
+        """The last window whose end is <= *wm*."""
+        s = self._shape
+        assert s.size is not None and s.slide is not None
+        return (wm - s.start_time - s.size) // s.slide
+
+    def _stored_panes(self, lo: int, hi: int) -> list[int]:
+        """The stored panes in ``lo..hi``, ascending: a scan of the stored pieces, O(stored)
+        (reads them all from a store). Only for spans too sparse to walk (see
+        :meth:`_windows_with_panes`)."""
+        mask = (1 << _LEVEL_BITS) - 1
+        return [
+            k >> _LEVEL_BITS
+            for k in self._nodes.stored()
+            if k & mask == 0 and lo <= k >> _LEVEL_BITS <= hi
+        ]
+
+    def _windows_with_panes(self, first: int, last: int) -> list[int]:
+        """Window numbers ``first..last`` that may hold a stored pane, ascending: every one
+        when there are at most :data:`_WALK` of them (O(last - first), no read), else those
+        holding a stored pane (a scan, O(stored)). Events far apart in time (years between
+        two events of a key) thus never cost one step per empty window."""
+        if last < first:
+            return []
+        if last - first < _WALK:
+            return list(range(first, last + 1))
+        ks: set[int] = set()
+        span = self._span
+        assert span is not None
+        for p in self._stored_panes(span[0], span[1]):
+            ks.update(range(max(first, self._first(p)), min(last, p // self._s) + 1))
+        return sorted(ks)
+
+    def _collect(self, level: int, i: int, out: list[tuple[Any, ...]]) -> None:
+        rec = self._nodes.get(node_key(level, i))
+        if rec is None:
+            return
+        if rec[0] == _SPLIT:
+            self._collect(level - 1, 2 * i, out)
+            self._collect(level - 1, 2 * i + 1, out)
+        else:
+            out.append(rec[1])
+
+    def _parts(self, k: int) -> list[tuple[Any, ...]]:
+        """The partials of window *k*'s nodes, in order (empty: no pane). O(log W)."""
+        out: list[tuple[Any, ...]] = []
+        for level, i in _cover(k * self._s, k * self._s + self._w - 1, self._top):
+            self._collect(level, i, out)
+        return out
+
+    def _covered(self, k: int) -> bool:
+        """Whether window *k* holds a stored pane. O(log W) look-ups."""
+        nodes = self._nodes
+        return any(
+            nodes.contains(node_key(level, i))
+            for level, i in _cover(k * self._s, k * self._s + self._w - 1, self._top)
+        )
+
+    def _revisable(self, touched: np.ndarray) -> list[int]:
+        """The windows already emitted that hold a touched pane, ascending. O(q w / s)."""
         emitted = self._emitted_wm
-        if wm is None or not len(end):
-            return self._columns(start[:0], end[:0], [], np.zeros(0, np.int64))
-        keys = self._keys
-        is_new = np.isin(keys, touched)
-        had = np.isin(keys, old_keys)
-        new_before = np.concatenate([[0], np.cumsum(is_new)])
-        old_before = np.concatenate([[0], np.cumsum(had)])
-        holds_new = new_before[w.hi] > new_before[w.lo]
-        holds_old = old_before[w.hi] > old_before[w.lo]
-        closed = end <= wm
-        fresh = closed if emitted is None else closed & (end > emitted)
-        emit = fresh | (closed & holds_new)
-        rev = np.zeros(len(end), dtype=np.int64)
+        if emitted is None or not len(touched):
+            return []
+        last = self._closed_upto(emitted)
+        ks: set[int] = set()
+        for p in touched.tolist():
+            ks.update(range(self._first(p), min(p // self._s, last) + 1))
+        return sorted(ks)
+
+    def _close(self, again: list[int], held: list[bool]) -> tuple[dict[str, Any], np.ndarray]:
+        """The windows to emit: closed ones not emitted yet (revision 0) and emitted ones
+        holding a touched pane (revision + 1, or 0 if they held no pane before)."""
+        wm = self._clock.watermark
+        span = self._span
+        if wm is None or span is None:
+            return self._columns([], [], [])
+        emitted = self._emitted_wm
+        last = min(self._closed_upto(wm), span[1] // self._s)
+        first = self._first(span[0])
         if emitted is not None:
-            again = np.flatnonzero(emit & ~fresh & holds_old)
-            for j in again.tolist():
-                key = int(start[j])
-                prev = self._revs.get(key, (0, 0))[1]
-                rev[j] = prev + 1
-                self._revs[key] = (int(end[j]), prev + 1)
+            first = max(first, self._closed_upto(emitted) + 1)
+        ks = sorted(set(self._windows_with_panes(first, last)).union(again))
+        was = dict(zip(again, held, strict=True))
+        out_k: list[int] = []
+        parts: list[list[tuple[Any, ...]]] = []
+        rev: list[int] = []
+        for k in ks:
+            got = self._parts(k)
+            if not got:
+                continue  # a window without events is not emitted
+            r = 0
+            if was.get(k):
+                start = self._end(k) - (self._shape.size or 0)
+                r = self._revs.get(start, (0, 0))[1] + 1
+                self._revs[start] = (self._end(k), r)
+            out_k.append(k)
+            parts.append(got)
+            rev.append(r)
         self._emitted_wm = wm if emitted is None else max(emitted, wm)
-        idx = np.flatnonzero(emit)
-        lo_p = w.start[idx].tolist()
-        return self._columns(start[idx], end[idx], lo_p, rev[idx])
+        return self._columns(out_k, parts, rev)
 
     def _columns(
-        self, start: np.ndarray, end: np.ndarray, lo_p: list[int], rev: np.ndarray
+        self, ks: list[int], parts: list[list[tuple[Any, ...]]], rev: list[int]
     ) -> tuple[dict[str, Any], np.ndarray]:
-        span = self._w - 1
+        size = self._shape.size
+        assert size is not None
+        end = np.asarray([self._end(k) for k in ks], dtype=np.int64)
+        start = end - size
         results: dict[str, Any] = {}
-        for grp, m, f in zip(self._plan.groups, self._monoids, self._fibas, strict=True):
-            rq, lower = f.range_query, m.lower  # bound methods: one call per window
+        for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
+            comb, lower = m.combine, m.lower  # bound methods: a few calls per window
             res: list[Any] = []
             try:
-                for p in lo_p:
-                    res.append(lower(rq(p, p + span)))
+                for nodes in parts:
+                    acc = nodes[0][j]
+                    for x in nodes[1:]:
+                        acc = comb(acc, x[j])
+                    res.append(lower(acc))
             except Exception as exc:  # a user monoid's combine / lower: name the window
-                j = len(res)
-                where = f" in the window (window_start {int(start[j])}, window_end {int(end[j])})"
+                w = len(res)
+                where = f" in the window (window_start {int(start[w])}, window_end {int(end[w])})"
                 reason = f"{type(exc).__name__}: {exc}"
                 raise AggregationError(
                     aggregation_message(grp.alias, m, reason, where),
                     alias=grp.alias,
-                    window=j,
+                    window=w,
                     reason=reason,
                 ) from exc
             results[grp.alias] = res
@@ -483,78 +655,126 @@ class PaneStream:
         out["revision"] = np.asarray(rev, dtype=np.int64)
         return out, np.asarray(start, dtype=np.int64)
 
-    def _settle(self, touched: np.ndarray) -> tuple[dict[int, bytes], tuple[int, ...]]:
-        """After emission: prune revisions, evict the dead panes, freeze the open panes
-        the bound passed. Returns the pieces to put and to delete. O(q + dead + P)."""
+    def _settle(self) -> tuple[dict[int, bytes], tuple[int, ...]]:
+        """After emission: prune revisions, delete the dead panes (and the nodes above
+        them), freeze the open panes the bound passed. Returns the pieces to put and the
+        keys to delete. O(changes + dead top nodes) look-ups."""
         b = self._clock.bound
-        dirty = set(touched.tolist())
-        delete: list[int] = []
+        span = self._span
         if b is not None:
             self._revs = {k: v for k, v in self._revs.items() if v[0] > b}
             s = self._shape
             assert s.size is not None and s.slide is not None
             # pane p's last window (k = p // s) ends at start_time + k*slide + size: dead
             # when that is <= b, i.e. p // s <= kdead
-            kdead = (b - s.start_time - s.size) // s.slide
-            last_dead = kdead * self._s + self._s - 1
-            n_dead = int(np.searchsorted(self._keys, last_dead, "right"))
-            if n_dead:
-                delete = self._keys[:n_dead].tolist()
-                self._keys = self._keys[n_dead:]
-                for f in self._fibas:
-                    f.bulk_evict(last_dead)
-                for p in delete:
-                    self._open.pop(p, None)
-                    dirty.discard(p)
-            if self._open:
-                # pane p ends at start_time + (p + 1)*g: frozen once that is <= b
-                for p in [p for p in self._open if s.start_time + (p + 1) * self._g <= b]:
-                    del self._open[p]
-                    dirty.add(p)
-        return {p: self.piece(p) for p in sorted(dirty)}, tuple(delete)
+            last_dead = self._closed_upto(b) * self._s + self._s - 1
+            if span is not None and last_dead >= span[0]:
+                every = last_dead >= span[1]
+                lo_i, hi_i = span[0] >> self._top, min(last_dead, span[1]) >> self._top
+                tops: Iterable[int] = range(lo_i, hi_i + 1)
+                if hi_i - lo_i >= _WALK:  # sparse: the top nodes of the stored panes
+                    tops = sorted({p >> self._top for p in self._stored_panes(span[0], span[1])})
+                    tops = [i for i in tops if lo_i <= i <= hi_i]
+                for i in tops:
+                    self._drop(self._top, i, last_dead, every)
+                self._span = None if every else (last_dead + 1, span[1])
+                self._open = [p for p in self._open if p > last_dead]
+            # pane p ends at start_time + (p + 1)*g: frozen once that is <= b
+            frozen = [p for p in self._open if s.start_time + (p + 1) * self._g <= b]
+            for p in frozen:
+                rec = self._nodes.get(node_key(0, p))
+                self._nodes.put(node_key(0, p), ("p", rec[1], None))
+            if frozen:
+                self._open = [p for p in self._open if p not in set(frozen)]
+        return self._nodes.flush(self._encode)
+
+    def _drop(self, level: int, i: int, last_dead: int, every: bool) -> None:
+        """Delete the stored nodes under (*level*, *i*) whose panes are all <= *last_dead*
+        (*every*: all of them). A node that also covers live panes stays (no window
+        query uses it whole any more: a window never holds a dead pane)."""
+        key = node_key(level, i)
+        if not self._nodes.contains(key):
+            return  # a node is stored while a pane under it is
+        whole = every or ((i + 1) << level) - 1 <= last_dead
+        if whole:
+            self._nodes.delete(key)
+        if level and (whole or (i << level) <= last_dead):
+            self._drop(level - 1, 2 * i, last_dead, every)
+            self._drop(level - 1, 2 * i + 1, last_dead, every)
 
     # ------------------------------------------------------------------ timers
     def deadline(self) -> int | None:
         """The end of the oldest window not emitted yet; else the watermark at which every
-        stored pane is dead; None when nothing is stored. O(P)."""
-        if not len(self._keys):
+        stored pane is dead; None when nothing is stored. O((span / slide) log W)."""
+        span = self._span
+        if span is None:
             return None
         wm = self._clock.watermark
-        s = self._shape
-        assert s.size is not None and s.slide is not None
-        ends = s.start_time + self._windows().start * self._g + s.size
-        pending = ends[ends > wm] if wm is not None else ends
-        if len(pending):
-            return int(pending.min())
-        last = int(self._keys[-1]) // self._s
-        at = s.start_time + last * s.slide + s.size + self._lateness
+        first = self._first(span[0])
+        if wm is not None:
+            first = max(first, self._closed_upto(wm) + 1)
+        for k in self._windows_with_panes(first, span[1] // self._s):
+            if self._covered(k):
+                return self._end(k)
+        at = self._end(span[1] // self._s) + self._lateness
         return None if wm is not None and at <= wm else at
 
+    def expired(self) -> bool:
+        """Whether the state can go once the watermark passes :meth:`deadline` (None: now).
+        Panes hold hopping windows only, which every watermark past the last one's end plus
+        the lateness settles. O((span / slide) log W)."""
+        return self.deadline() is None
+
     def _check(self) -> None:
-        """Invariants (O(P + events)): panes ascending and unique, every FiBA holds exactly
-        them, open panes hold their own sorted events (none past the bound) and the FiBA
-        holds their fold."""
-        k = self._keys
-        if len(k) > 1 and not (np.diff(k) > 0).all():
-            raise AssertionError("PaneStream: stored panes are not strictly ascending")
-        for f in self._fibas:
-            f._check()
-            got = [p for p, _ in f.to_partials()]
-            if got != k.tolist():
-                raise AssertionError(f"PaneStream: a FiBA holds panes {got}, not {k.tolist()}")
-        if self._open and not self._raw:
-            raise AssertionError("PaneStream: a commutative plan keeps raw events")
+        """Invariants (O(stored pieces + events)): stored panes inside the span; a node is
+        stored iff a pane under it is (nodes over dead panes only may linger until their
+        live part dies) and holds its children's combine; open panes hold their own sorted
+        events (none past the bound) and their fold, and are listed as open."""
+        keys = list(self._nodes.stored())
+        mask = (1 << _LEVEL_BITS) - 1
+        panes = [k >> _LEVEL_BITS for k in keys if k & mask == 0]
+        span = self._span
+        if panes and (span is None or not span[0] <= min(panes) or max(panes) != span[1]):
+            raise AssertionError(f"PaneStream: panes {panes} outside the span {span}")
         b = self._clock.bound
-        for p, ev in self._open.items():
-            if p not in set(k.tolist()):
-                raise AssertionError(f"PaneStream: open pane {p} is not stored")
-            if (self._pane_of(ev.t) != p).any():
-                raise AssertionError(f"PaneStream: open pane {p} holds another pane's events")
-            if not np.array_equal(np.lexsort((ev.seq, ev.t)), np.arange(len(ev.t))):
-                raise AssertionError(f"PaneStream: pane {p}'s events are not sorted")
-            if b is not None and self._shape.start_time + (p + 1) * self._g <= b:
-                raise AssertionError(f"PaneStream: pane {p} is past the bound {b} but open")
-            want = self._fold_events(ev)
-            got = [f.range_query(p, p) for f in self._fibas]
-            if repr(want) != repr(got):
-                raise AssertionError(f"PaneStream: pane {p} holds {got}, its events fold to {want}")
+        for p in panes:
+            rec = self._nodes.get(node_key(0, p))
+            if rec[0] == "e":
+                ev = rec[2]
+                if not self._raw or p not in self._open:
+                    raise AssertionError(f"PaneStream: pane {p} keeps events but is not open")
+                if not np.array_equal(np.lexsort((ev.seq, ev.t)), np.arange(len(ev.t))):
+                    raise AssertionError(f"PaneStream: pane {p}'s events are not sorted")
+                if b is not None and self._shape.start_time + (p + 1) * self._g <= b:
+                    raise AssertionError(f"PaneStream: pane {p} is past the bound {b} but open")
+                if repr(self._fold_events(p, ev)) != repr(rec[1]):
+                    raise AssertionError(f"PaneStream: pane {p}'s partials are not its events'")
+            elif p in self._open:
+                raise AssertionError(f"PaneStream: open pane {p} holds no events")
+        lo = span[0] if span is not None else None
+        for k in keys:
+            level, i = k & mask, k >> _LEVEL_BITS
+            if level == 0:
+                continue
+            if level > self._top:
+                raise AssertionError(f"PaneStream: node ({level}, {i}) above the top level")
+            if lo is not None and (i << level) < lo:
+                continue  # covers dead panes: never used whole again
+            under = [p for p in panes if p >> level == i]
+            if not under:
+                raise AssertionError(f"PaneStream: node ({level}, {i}) over no stored pane")
+            rec = self._nodes.get(k)
+            if rec[0] == _SPLIT:
+                continue
+            got: list[tuple[Any, ...]] = []
+            self._collect(level - 1, 2 * i, got)
+            self._collect(level - 1, 2 * i + 1, got)
+            want = [got[0][j] for j in range(len(self._monoids))]
+            for x in got[1:]:
+                want = [m.combine(a, y) for m, a, y in zip(self._monoids, want, x, strict=True)]
+            if repr(tuple(want)) != repr(rec[1]):
+                raise AssertionError(f"PaneStream: node ({level}, {i}) holds {rec[1]}, not {want}")
+        for p in panes:
+            for level in range(1, self._top + 1):
+                if not self._nodes.contains(node_key(level, p >> level)):
+                    raise AssertionError(f"PaneStream: pane {p} has no node at level {level}")

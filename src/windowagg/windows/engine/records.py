@@ -9,6 +9,9 @@ event arrays       :class:`Events` (int64 time, int64 arrival sequence number, f
                    value columns) and their codec bytes (:func:`encode_events`)
 admission          :func:`admit_key`: the clock (judged per arrival or per micro-batch) after
                    the values a user monoid's ``lift`` refuses
+atomic steps       :func:`atomic`: a micro-batch that raises (a user monoid's ``combine`` or
+                   ``lower``) leaves the key's state as it was, so a later micro-batch
+                   answers as if it had never come
 bytes              the versioned ``windowagg.codec`` (numpy buffers as ``bytes``), never
                    pickle; the codec checks every length before it allocates
 =================  ==========================================================================
@@ -21,7 +24,9 @@ bytes              the versioned ``windowagg.codec`` (numpy buffers as ``bytes``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping, Sequence
+import copy
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -39,14 +44,17 @@ __all__ = [
     "Events",
     "StepResult",
     "admit_key",
+    "atomic",
     "decode_events",
     "encode_events",
 ]
 
 #: Version of the metadata and piece records (inside the codec's own version). Version 1
-#: kept a list of event chunks for every shape; version 2 keeps integer-keyed pieces
-#: (pane partials for hopping windows of monoids, event chunks for the rest).
-STATE_VERSION = 2
+#: kept a list of event chunks for every shape; version 2 kept integer-keyed pieces (one
+#: per pane of partials for hopping windows of monoids, event chunks for the rest);
+#: version 3 keeps the panes' partials in a tree of pieces (:func:`.panes.node_key`) so
+#: that a micro-batch reads only the pieces it needs.
+STATE_VERSION = 3
 
 _I64 = np.dtype("<i8")
 _F64 = np.dtype("<f8")
@@ -186,8 +194,8 @@ def admit_key(
     bad: list[int] = []
     why: list[str] = []
     for g in p.groups:
-        if g.buffer is not None or g.column is None:
-            continue  # the built-ins take every finite float (non-finite: admit)
+        if g.buffer is not None or g.column is None or g.timed:
+            continue  # the built-ins and decayed sums take every finite float
         lift = g.monoid.lift
         for i, v in enumerate(vals[g.column].tolist()):
             if v != v or v in (float("inf"), float("-inf")):
@@ -240,3 +248,47 @@ def check_config(config: Any, want: tuple[Any, ...]) -> None:
             "every, gap, start_time, lateness, emit, judge, columns, aggregations): use a new "
             "checkpoint location for a changed query"
         )
+
+
+@contextmanager
+def atomic(state: Any) -> Iterator[None]:
+    """Run one step of a key's *state* (a layout with ``__slots__``) all or nothing.
+
+    Before the step every slot is kept (lists, dicts, sets and the clock copied: they
+    change in place; a slot with ``begin``/``rollback``/``commit``, such as the pane
+    layout's pieces, journals its own changes); if the step raises, the slots and journals
+    are put back and the error goes on. O(slots + their containers): the metadata a step
+    writes anyway, plus the journals' O(changes).
+
+    >>> class S:
+    ...     __slots__ = ("n", "seen")
+    >>> s = S(); s.n, s.seen = 1, [1]
+    >>> try:
+    ...     with atomic(s):
+    ...         s.n = 2; s.seen.append(2); raise ZeroDivisionError
+    ... except ZeroDivisionError:
+    ...     pass
+    >>> s.n, s.seen
+    (1, [1])
+    """
+    saved: list[tuple[str, Any]] = []
+    journals: list[Any] = []
+    for name in type(state).__slots__:
+        value = getattr(state, name)
+        if hasattr(value, "rollback"):
+            value.begin()
+            journals.append(value)
+        elif isinstance(value, (list, dict, set, WatermarkClock)):
+            value = copy.copy(value)
+        saved.append((name, value))
+    try:
+        yield
+    except BaseException:
+        for pieces in journals:
+            pieces.rollback()
+        for name, value in saved:
+            setattr(state, name, value)
+        raise
+    finally:
+        for pieces in journals:
+            pieces.commit()

@@ -21,20 +21,23 @@ Nothing here picks an algorithm by size or by shape: every window goes the same 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from windowagg.errors import AggregationError, ArgumentError
+from windowagg.monoids.base import declared_kind
 from windowagg.windows.engine.assign import Windows
 from windowagg.windows.engine.ranks import slide_select
 
 __all__ = [
     "Group",
     "Plan",
+    "Unlowered",
     "aggregation_message",
     "evaluate",
+    "group_input",
     "plan",
     "quantile_fraction",
     "query_slices",
@@ -72,10 +75,14 @@ class Group(NamedTuple):
     monoid: Any
     buffer: Any = None
     """float64 / int64 when the answers go straight into a numpy buffer (``out=``)."""
+    timed: bool = False
+    """The monoid declares ``needs_time``: it lifts ``(t, v)`` pairs, and each window's
+    partial is answered as of the window's end (``monoid.as_of``; decayed aggregations)."""
 
 
-#: Built-in aggregations answering a float for every non-empty window of float values:
-#: written straight into float64 ``out`` buffers (``count`` into int64).
+#: Declared monoid kinds (:func:`~windowagg.monoids.base.declared_kind`) answering a float
+#: for every non-empty window of float values: written straight into float64 ``out``
+#: buffers (``count`` into int64).
 _NUMERIC = frozenset({"sum", "max", "min", "mean"})
 
 
@@ -90,8 +97,8 @@ class Plan(NamedTuple):
     :func:`~windowagg.windows.engine.admission.admit`)."""
 
 
-#: Built-in aggregations whose monoid takes every finite float: admission does not try
-#: their ``lift`` (the others, user monoids and ``geomean`` / ``argmax`` ..., it does).
+#: Declared monoid kinds that take every finite float: admission does not try their
+#: ``lift`` (the others, user monoids and ``geomean`` / ``argmax`` ..., it does).
 _TAKES_ANY_FLOAT = frozenset({"sum", "max", "min", "mean", "count"})
 
 
@@ -108,8 +115,10 @@ def plan(aggs: Sequence[Any]) -> Plan:
     probes: list[tuple[str | None, Any]] = []
     for a in aggs:
         q = quantile_fraction(a.kind)
-        kind = a.kind or ""
-        if q is None and kind not in _TAKES_ANY_FLOAT and not kind.startswith("approx_p"):
+        kind = declared_kind(a.monoid)
+        approx = (a.kind or "").startswith("approx_p")
+        timed = bool(getattr(a.monoid, "needs_time", False))  # lifts (t, v): any v
+        if q is None and not timed and kind not in _TAKES_ANY_FLOAT and not approx:
             probes.append((a.column, a.monoid.lift))
         if q is not None:
             if a.column is None:
@@ -117,12 +126,65 @@ def plan(aggs: Sequence[Any]) -> Plan:
             quantiles.setdefault(a.column, []).append((a.alias, q[0], q[1]))
             continue
         buffer: Any = None
-        if a.kind == "count" and a.dtype == "bigint":
+        if kind == "count" and a.dtype == "bigint":
             buffer = np.int64
-        elif a.kind in _NUMERIC and a.dtype == "double":
+        elif kind in _NUMERIC and a.dtype == "double":
             buffer = np.float64
-        groups.append(Group(a.column, a.alias, a.monoid, buffer))
+        groups.append(Group(a.column, a.alias, a.monoid, None if timed else buffer, timed))
     return Plan(groups, quantiles, probes)
+
+
+def group_input(g: Group, t: np.ndarray, values: Mapping[str, np.ndarray]) -> np.ndarray:
+    """What group *g*'s monoid lifts, for the sorted events ``(t, values)``: its column
+    (zeros for none), or for a timed monoid an object array of ``(t, v)`` pairs. O(n)."""
+    n = len(t)
+    col = values[g.column] if g.column is not None else np.zeros(n, dtype=np.float64)
+    if not g.timed:
+        return col
+    pairs = zip(np.asarray(t).tolist(), np.asarray(col).tolist(), strict=True)
+    return np.fromiter(pairs, dtype=object, count=n)
+
+
+class Unlowered:
+    """A monoid whose ``lower`` is the identity (the aggregator answers partials): for
+    timed monoids, whose partials are answered as of a time their ``lower`` does not know."""
+
+    __slots__ = ("combine", "commutative", "identity", "lift")
+
+    def __init__(self, m: Any) -> None:
+        self.identity = m.identity
+        self.lift = m.lift
+        self.combine = m.combine
+        self.commutative = bool(getattr(m, "commutative", False))
+
+    def lower(self, x: Any) -> Any:
+        return x
+
+
+def _timed(
+    g: Group,
+    make: Factory,
+    user: bool,
+    windows: Windows,
+    t: np.ndarray,
+    values: Mapping[str, np.ndarray],
+) -> np.ndarray:
+    """A timed aggregation's answer per window, as of the window's end: the monoid's own
+    array verb ``slices(t, v, lo, hi, end)`` when it has one and no factory is given
+    (exponential decay: one native call), else the aggregator over ``(t, v)`` pairs, its
+    partials answered by ``monoid.as_of``. O(n + windows) aggregator operations."""
+    verb = getattr(g.monoid, "slices", None)
+    if verb is not None and not user:
+        col = values[g.column] if g.column is not None else np.zeros(len(t), dtype=np.float64)
+        out: np.ndarray = verb(t, col, windows.lo, windows.hi, windows.end)
+        return out
+    agg = _aggregator(make, Unlowered(g.monoid), user)
+    parts = query_slices(agg, group_input(g, t, values), windows.lo, windows.hi, None)
+    as_of = g.monoid.as_of
+    answers = [as_of(p, e) for p, e in zip(parts, windows.end.tolist(), strict=True)]
+    if getattr(g.monoid, "answers_text", False):  # declared: text per window (top_k's JSON)
+        return np.asarray(answers, dtype=object)
+    return np.asarray([np.nan if a is None else a for a in answers], dtype=np.float64)
 
 
 Factory = Callable[[Any], Any]
@@ -237,10 +299,12 @@ def evaluate(
     windows: Windows,
     values: dict[str, np.ndarray],
     factory: Factory | None = None,
+    times: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Every aggregation of every window: ``{alias: one value per window}``.
 
-    *values* are the time-sorted events' columns. Per aggregation one
+    *values* are the time-sorted events' columns, *times* their int64 times (needed by
+    timed aggregations: decayed sums, counts and means). Per aggregation one
     :func:`query_slices`; per column with quantiles :func:`~.ranks.slide_select`.
     O(n + windows) aggregator operations, O(1) amortized each.
     """
@@ -249,6 +313,21 @@ def evaluate(
     n = len(windows.keys)  # one key per sorted event
     out: dict[str, Any] = {}
     for g in p.groups:
+        if g.timed:
+            if times is None:
+                raise ArgumentError(
+                    f"aggregation {g.alias!r} decays with time: evaluate needs the events' "
+                    "times (times=)"
+                )
+            try:
+                out[g.alias] = _timed(g, make, factory is not None, windows, times, values)
+            except ArgumentError:
+                raise
+            except Exception as e:  # a user factory's aggregator or a monoid's error
+                inputs = group_input(g, times, values)
+                raw = g._replace(monoid=Unlowered(g.monoid))
+                raise _window_error(make, raw, inputs, windows, e) from e
+            continue
         col = values[g.column] if g.column is not None else np.zeros(n, dtype=np.float64)
         agg = _aggregator(make, g.monoid, factory is not None)
         try:

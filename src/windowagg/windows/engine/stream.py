@@ -84,6 +84,7 @@ from windowagg.windows.engine.records import (
     Events,
     StepResult,
     admit_key,
+    atomic,
     check_config,
     concat_events,
     decode_events,
@@ -92,7 +93,7 @@ from windowagg.windows.engine.records import (
     sorted_events,
     take_events,
 )
-from windowagg.windows.engine.state import Factory, Plan, evaluate, plan
+from windowagg.windows.engine.state import Factory, Plan, Unlowered, evaluate, plan
 
 __all__ = ["STATE_VERSION", "Delta", "EventLog", "KeyStream", "StepResult"]
 
@@ -281,8 +282,22 @@ class EventLog:
         """Admit one micro-batch (arrival order) and emit what it closed or revised.
 
         Returns the windows and refused positions, and the :class:`Delta` to store.
-        O(m log m + n) numpy + the aggregators over the emitted windows.
+        O(m log m + n) numpy + the aggregators over the emitted windows. A micro-batch
+        that raises (a user monoid's ``combine`` or ``lower``: ``AggregationError``)
+        changes nothing (:func:`~.records.atomic`).
         """
+        with atomic(self):
+            return self._step(t, values)
+
+    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
+        """Raise the key's watermark to *watermark* (e.g. Spark's global one) and emit
+        what that closes. No-op below the key's own watermark. O(n) + the emitted windows.
+        Changes nothing if it raises."""
+        with atomic(self):
+            self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
+            return self._step(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
+
+    def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         t = np.asarray(t, dtype=np.int64)
         vals = {c: np.asarray(values[c], dtype=np.float64) for c in self._cols}
         a = admit_key(self._plan, self._clock, self._judge, t, vals, self._shape)
@@ -318,12 +333,6 @@ class EventLog:
                 self._next += 1
         delta = Delta(self.meta_bytes(), put, delete)
         return StepResult(cols, a.refused, a.reasons, ids), delta
-
-    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
-        """Raise the key's watermark to *watermark* (e.g. Spark's global one) and emit
-        what that closes. No-op below the key's own watermark. O(n) + the emitted windows."""
-        self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
-        return self.feed(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
 
     # ------------------------------------------------------------------ emission
     def _windows(self) -> Windows:
@@ -429,7 +438,7 @@ class EventLog:
         sub = Windows(
             w.start[idx], w.end[idx], w.lo[idx], w.hi[idx], w.keys, w.key_lo[idx], w.key_hi[idx]
         )
-        results = evaluate(self._plan, sub, self._events.values, self._factory)
+        results = evaluate(self._plan, sub, self._events.values, self._factory, self._events.t)
         out = columns(sub, results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
         return out, np.asarray(ids, dtype=np.int64)[idx]
@@ -447,15 +456,16 @@ class EventLog:
         lo = np.searchsorted(old.t, int(new.t.min()) - size, "right") if m else len(old.t)
         out: dict[str, Any] = {}
         for g in self._plan.groups:
-            agg = FiBA(g.monoid)
+            agg = FiBA(Unlowered(g.monoid) if g.timed else g.monoid)
             col_old = old.values[g.column] if g.column is not None else np.zeros(len(old.t))
             col_new = new.values[g.column][arrival] if g.column is not None else np.zeros(m)
             for ti, v in zip(old.t[lo:].tolist(), col_old[lo:].tolist(), strict=True):
-                agg.insert(ti, v)
+                agg.insert(ti, (ti, v) if g.timed else v)
             res = []
             for ti, v in zip(nt, col_new.tolist(), strict=True):
-                agg.insert(ti, v)
-                res.append(agg.range_query(ti - size + 1, ti))
+                agg.insert(ti, (ti, v) if g.timed else v)
+                got = agg.range_query(ti - size + 1, ti)
+                res.append(g.monoid.as_of(got, ti) if g.timed else got)  # decayed: as of ti
             out[g.alias] = res
         ends = np.asarray(nt, dtype=np.int64)
         e = np.zeros(m, dtype=np.int64)
@@ -521,9 +531,12 @@ class EventLog:
 
     # ------------------------------------------------------------------ timers
     def deadline(self) -> int | None:
-        """When the key's watermark next matters (an event-time timer), or None when the
-        state can go: the end of the oldest window not emitted yet; else the watermark at
-        which every stored event is dead (nothing left to emit or revise). O(n)."""
+        """When the key's watermark next matters (an event-time timer), or None when no
+        watermark will: the end of the oldest window not emitted yet; else the watermark at
+        which every stored event is dead (nothing left to emit or revise). Count windows
+        have no such watermark (their last events wait for later events, not for time):
+        None once every complete window is emitted, and :meth:`expired` says whether the
+        state can go. O(n)."""
         t = self._events.t
         if not len(t):
             return None
@@ -533,6 +546,8 @@ class EventLog:
         if len(pending) and self._emit == "watermark":
             return int(pending.min())
         s = self._shape
+        if s.kind == "count":
+            return None
         top = int(t.max())
         if s.kind == "session":
             assert s.gap is not None
@@ -543,6 +558,17 @@ class EventLog:
             assert s.size is not None
             at = top + s.size + self._lateness
         return None if wm is not None and at <= wm else at
+
+    def expired(self) -> bool:
+        """Whether the state can go: nothing it holds can be emitted or revised any more
+        once the watermark reaches :meth:`deadline` (None: already). A count-window key's
+        state never goes once it has admitted an event: its position count places every
+        later event, and its last events wait for the later ones that complete their
+        windows (compaction keeps it to the events a later window or late event can still
+        reach). O(n)."""
+        if self._shape.kind == "count":
+            return not len(self._events.t) and not self._dropped
+        return self.deadline() is None
 
     def _check(self) -> None:
         """Invariants (O(n)): events sorted by (time, arrival), unique sequence numbers."""
@@ -597,6 +623,13 @@ class KeyStream:
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
         if judge not in ("arrival", "batch"):
             raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
+        if shape.sizes:
+            raise ArgumentError(
+                f"streaming computes one window size per query, got sizes {shape.sizes}; run "
+                "one stream_window_agg per size (and join on the keys and window_end), or "
+                "give the list of sizes to a batch front end (windowagg.pandas.window_agg, "
+                "windowagg.spark.window_agg), which computes them in one pass"
+            )
         p = planned if planned is not None else plan(aggs)
         lateness = {"max_out_of_orderness": max_out_of_orderness,
                     "allowed_lateness": allowed_lateness}  # fmt: skip
@@ -674,7 +707,9 @@ class KeyStream:
 
         Returns the windows and refused positions, and the :class:`Delta` to store. The
         event log: O(m log m + n) numpy + the aggregators over the emitted windows; the
-        panes: O(m log m + (q + r) log P + P) (:mod:`.panes`).
+        panes: O(m log m + (q + r) log P + P) (:mod:`.panes`). A micro-batch that raises
+        (a user monoid's ``combine`` or ``lower``) changes nothing: a later one answers as
+        if it had never come.
         """
         return self._state.feed(t, values)
 
@@ -684,10 +719,19 @@ class KeyStream:
         return self._state.advance(watermark)
 
     def deadline(self) -> int | None:
-        """When the key's watermark next matters (an event-time timer), or None when the
-        state can go: the end of the oldest window not emitted yet; else the watermark at
-        which nothing stored can be emitted or revised any more. O(stored)."""
+        """When the key's watermark next matters (an event-time timer), or None when no
+        watermark will: the end of the oldest window not emitted yet; else the watermark at
+        which nothing stored can be emitted or revised any more (count windows: None, their
+        last events wait for later events; :meth:`expired` says whether the state can go).
+        O(stored)."""
         return self._state.deadline()
+
+    def expired(self) -> bool:
+        """Whether the key's state can go once the watermark passes :meth:`deadline`
+        (None: it can go now): nothing stored can be emitted or revised any more. Count
+        windows: never once an event was admitted (see :meth:`EventLog.expired`).
+        O(stored)."""
+        return self._state.expired()
 
     def _check(self) -> None:
         """The layout's invariants (O(stored))."""

@@ -496,7 +496,7 @@ struct AMTA {
     // O(n): #nodes(l+1) = #pairs(l) - 1, every node off the left spine = agg of its child
     // pair, R0 / R1 = folds of the leftmost / other trees' leaves, S as recomputed.
     template <class Eq>
-    std::string check(Eq&& eq) const {
+    WINDOWAGG_COLD std::string check(Eq&& eq) const {
         if (lv.empty()) {
             if (n || !S.empty() || !r0_id || !r1_id) return "empty window with state left";
             return {};

@@ -170,7 +170,7 @@ struct DABA {
     }
 
     template <class Eq>
-    std::string check(Eq&& eq) const {
+    WINDOWAGG_COLD std::string check(Eq&& eq) const {
         std::size_t nfp = fa.size(), nl = la.size(), nr = rv.size(), na = aa.size(), nb = bv.size();
         if (nfp + nl + nr + na + nb != vals.size()) return "sublist sizes do not add up to the partials";
         if (ra.size() != nr) return "l_R: values and aggregates differ in number";

@@ -154,7 +154,7 @@ struct DABALite {
     }
 
     template <class Eq>
-    std::string check(Eq&& eq) const {
+    WINDOWAGG_COLD std::string check(Eq&& eq) const {
         std::size_t nfp = front.size(), nl = ll.size(), nr = rr.size(), na = aa.size(), nb = bb.size();
         if (nfp + nl + nr + na + nb != vals.size()) return "sublist sizes do not add up to the partials";
         if (vals.empty()) return {};

@@ -110,7 +110,7 @@ class FiBA {
     // but some stored aggregates are not recomputed. refresh() recomputes them all (O(n)
     // combines; on a raise the tree stays stale); the binding runs it before any other call.
     bool stale() const { return stale_; }
-    void refresh();
+    WINDOWAGG_COLD void refresh();
     // Bytes held by the nodes (the allocator's own overhead not included). O(n).
     std::size_t node_bytes() const { return bytes_of(root_); }
 
@@ -284,14 +284,14 @@ class FiBA {
     // every key, partial, stored aggregate and spine part converted by ck / cp. A change of
     // representation (fiba_mapped.hpp) that keeps every later combine in the same order.
     template <Monoid M2, class K2, class L2, class CK, class CP>
-    void assign_mapped(const FiBA<M2, K2, L2>& o, CK&& ck, CP&& cp);
+    WINDOWAGG_COLD void assign_mapped(const FiBA<M2, K2, L2>& o, CK&& ck, CP&& cp);
 
     // bulk operations (fiba_bulk.hpp)
     std::size_t bulk_evict(const K& t);
     void bulk_insert_sorted(std::vector<K>& ts, std::vector<P>& ps);
     // invariant check (fiba_check.hpp); eq compares partials
     template <class Eq>
-    void check(Eq&& eq) const;
+    WINDOWAGG_COLD void check(Eq&& eq) const;
 
   private:
     template <Monoid, class, class>
@@ -329,7 +329,7 @@ class FiBA {
     void delete_node(Node* y);
     void free_subtree(Node* y);  // discarded subtrees (entries already subtracted)
     std::size_t count_subtree(Node* y) const;
-    std::size_t bytes_of(Node* y) const;
+    WINDOWAGG_COLD std::size_t bytes_of(Node* y) const;
     void discard(Node* y);
     void flush();
 
@@ -615,13 +615,17 @@ class FiBA {
             try {
                 f();
             } catch (...) {
-                auto es = to_partials_any();
-                edit(es);
-                rebuild(es);
+                recover(edit);
                 throw;
             }
             flush();
         }
+    }
+    template <class E>
+    WINDOWAGG_COLD void recover(E& edit) {
+        auto es = to_partials_any();
+        edit(es);
+        rebuild(es);
     }
     template <class F>
     void guarded_new_key(const K& t, F&& f) {
@@ -635,7 +639,7 @@ class FiBA {
         for (auto& e : es)
             if (eq(e.first, t)) e.second = old;
     }
-    void restore_saved(std::vector<std::pair<K, P>>& es) {
+    WINDOWAGG_COLD void restore_saved(std::vector<std::pair<K, P>>& es) {
         for (auto& e : saved_) {
             es.erase(std::remove_if(es.begin(), es.end(),
                                     [&](const std::pair<K, P>& x) { return eq(x.first, e.first); }),
@@ -645,19 +649,19 @@ class FiBA {
         saved_.clear();
         sort_entries(es);
     }
-    void sort_entries(std::vector<std::pair<K, P>>& es) const {
+    WINDOWAGG_COLD void sort_entries(std::vector<std::pair<K, P>>& es) const {
         std::stable_sort(es.begin(), es.end(), [&](const std::pair<K, P>& a, const std::pair<K, P>& b) {
             return less_(a.first, b.first);
         });
     }
     // In-order entries of a tree that may be mid-restructuring (keys still in order).
-    std::vector<std::pair<K, P>> to_partials_any() const {
+    WINDOWAGG_COLD std::vector<std::pair<K, P>> to_partials_any() const {
         std::vector<std::pair<K, P>> out;
         auto f = [&](const K& k, const P& p) { out.emplace_back(k, p); };
         walk(root_, f);
         return out;
     }
-    void rebuild(std::vector<std::pair<K, P>>& es) {
+    WINDOWAGG_COLD void rebuild(std::vector<std::pair<K, P>>& es) {
         std::vector<K> ts;
         std::vector<P> ps;
         ts.reserve(es.size());
@@ -717,7 +721,7 @@ class FiBA {
     void fill(Node* y, std::vector<K>& nt, std::vector<P>& nv, std::size_t from, std::size_t cnt,
               std::vector<Node*>* nk);
     template <class Eq>
-    void check_node(Eq& eq, Node* y, int depth, const K* lo, const K* hi, bool ls, bool rs,
+    WINDOWAGG_COLD void check_node(Eq& eq, Node* y, int depth, const K* lo, const K* hi, bool ls, bool rs,
                     std::vector<int>& depths, std::size_t& seen) const;
 
     M m_;

@@ -115,7 +115,7 @@ struct TwoStacksLite {
     static constexpr bool atomic_bulk_evict = true;  // bulk_evict changes nothing if it throws
 
     template <class Eq>
-    std::string check(Eq&& eq) const {
+    WINDOWAGG_COLD std::string check(Eq&& eq) const {
         std::size_t nf = front.size(), n = vals.size();
         if (nf > n) return std::to_string(nf) + " front aggregates for only " + std::to_string(n) + " partials";
         P acc = m.identity();

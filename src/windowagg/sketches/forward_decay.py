@@ -1,0 +1,338 @@
+"""Decayed sums, counts and means as monoids over ``(time, value)`` events: exponential decay
+by forward decay with a landmark, polynomial decay exactly over the window's events.
+
+Fact card
+---------
+==================  ==========================================================================
+ExpDecayed          exponential decay, half-life h: the answer as of T is
+                    ``sum v_i 2^(-(T - t_i)/h)`` (``"sum"``), ``sum 2^(-(T - t_i)/h)``
+                    (``"count"``) or their ratio (``"mean"``, pandas' ``ewm(adjust=True)``)
+  partial           ``(r, S, W)``: landmark r = the newest time in it, ``S = sum v_i
+                    2^((t_i - r)/h)``, ``W = sum 2^((t_i - r)/h)``; every weight <= 1, so
+                    nothing overflows (old events underflow to 0, as their weight does)
+  combine           the partial with the older landmark rescaled to the newer one
+                    (``x 2^((r_old - r_new)/h)``); commutative bit for bit, associative up to
+                    rounding (a few ulps per combine)
+  ordering          out-of-order (a commutative monoid); FIFO and FiBA aggregators, panes
+  time              O(1) per lift and combine (one ``exp2``); the engine's batch windows in
+                    one native call (:func:`exp_slices`, two stacks: no subtraction)
+  space             three numbers per partial
+PolyDecayed         polynomial decay ``g(a) = (1 + a/unit)^-alpha``, age a in microseconds
+                    over ``unit`` (default 1 second): not a monoid with a fixed landmark
+                    (``g(a + A) != g(a) g(A)``), so its partial is the events themselves
+  partial           a tuple of ``(t, v)``: the window's retained events (a bag)
+  answer            at emission, exactly: ``math.fsum`` over the events (order-free, correctly
+                    rounded sums), O(w) per window of w events
+  space             O(w) per window (sketches with bounded space: ``ValueDivision``)
+paper               Cormode, Korn, Tirthapura 2007 (section 2; exponential decay as a sum
+                    scaled at query time, Theorem 3's remark); forward decay with a landmark
+                    (Cormode, Shkapenyuk, Srivastava, Xu 2009)
+==================  ==========================================================================
+
+The engine passes a decayed aggregation ``(t, v)`` pairs (``needs_time``; t in the engine's
+integer unit, microseconds in every front end) and evaluates each window's partial as of the
+window's end with :meth:`ExpDecayed.as_of`. ``lower`` answers as of the partial's newest
+event.
+
+Examples
+--------
+>>> m = ExpDecayed(half_life=10, what="sum")
+>>> p = m.combine(m.lift((0, 4.0)), m.lift((10, 1.0)))
+>>> p, m.as_of(p, 20)
+((10, 3.0, 1.5), 1.5)
+>>> m.combine(m.lift((10, 1.0)), m.lift((0, 4.0))) == p   # commutative
+True
+>>> ExpDecayed(10, "mean").lower(p)
+2.0
+>>> q = PolyDecayed(2.0, what="sum", unit=1)
+>>> q.as_of(q.combine(q.lift((0, 9.0)), q.lift((2, 1.0))), 2)
+2.0
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+import numpy as np
+
+from windowagg.errors import ArgumentError
+
+__all__ = ["WHATS", "ExpDecayed", "PolyDecayed", "exp_slices", "poly_slices"]
+
+#: What a decayed aggregation answers: the decayed sum of values, of weights, or their ratio.
+WHATS: Final = ("sum", "count", "mean")
+
+ExpPartial = tuple[int, float, float]
+
+
+def _what(what: str) -> str:
+    if what not in WHATS:
+        raise ArgumentError(f"what={what!r} is not one of {WHATS}; give 'sum', 'count' or 'mean'")
+    return what
+
+
+def _answer(what: str, s: float, w: float) -> float | None:
+    if what == "sum":
+        return s
+    if what == "count":
+        return w
+    return s / w if w > 0 else None
+
+
+class ExpDecayed:
+    """Exponentially decayed sum / count / mean of ``(t, v)`` events (see the module docstring).
+
+    Parameters
+    ----------
+    half_life
+        The half-life in the unit of t (the engine's: microseconds); positive, finite.
+    what
+        ``"sum"``, ``"count"`` or ``"mean"``.
+
+    The identity is ``None`` (no events). O(1) per lift, combine, lower and :meth:`as_of`.
+    """
+
+    __slots__ = ("half_life", "what")
+    needs_time: Final = True
+    commutative: Final = True
+    idempotent: Final = False
+    invertible: Final = False
+    identity: Final = None
+
+    def __init__(self, half_life: float, what: str = "mean") -> None:
+        if not (isinstance(half_life, int | float) and math.isfinite(half_life) and half_life > 0):
+            raise ArgumentError(
+                f"half_life={half_life!r} must be a positive finite duration; give e.g. "
+                "half_life=1h"
+            )
+        self.half_life = float(half_life)
+        self.what = _what(what)
+
+    def lift(self, x: tuple[int, float]) -> ExpPartial:
+        """``(t, v)`` -> ``(t, v, 1.0)``: the event is its own landmark. O(1)."""
+        t, v = x
+        return (int(t), float(v), 1.0)
+
+    def combine(self, a: ExpPartial | None, b: ExpPartial | None) -> ExpPartial | None:
+        """The older landmark's partial rescaled to the newer one, then added. O(1)."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        if a[0] < b[0]:
+            a, b = b, a
+        f = 2.0 ** ((b[0] - a[0]) / self.half_life)
+        return (a[0], a[1] + b[1] * f, a[2] + b[2] * f)
+
+    def as_of(self, p: ExpPartial | None, at: int) -> float | None:
+        """The answer of partial *p* as of time *at* (``None``: a mean of no events). O(1)."""
+        if p is None:
+            return None if self.what == "mean" else 0.0
+        if self.what == "mean":
+            return _answer("mean", p[1], p[2])
+        f = 2.0 ** ((p[0] - at) / self.half_life)
+        return _answer(self.what, p[1] * f, p[2] * f)
+
+    def lower(self, p: ExpPartial | None) -> float | None:
+        """:meth:`as_of` the partial's own landmark (its newest event). O(1)."""
+        return self.as_of(p, p[0] if p is not None else 0)
+
+    def slices(
+        self, t: np.ndarray, v: np.ndarray, lo: np.ndarray, hi: np.ndarray, end: np.ndarray
+    ) -> np.ndarray:
+        """The answer over ``(t, v)[lo[j]:hi[j]]`` as of ``end[j]`` for every window j: the
+        engine's array verb (:func:`exp_slices`, default backend). O(n + windows)."""
+        return exp_slices(self, t, v, lo, hi, end)
+
+    def __repr__(self) -> str:
+        return f"ExpDecayed(half_life={self.half_life!r}, what={self.what!r})"
+
+
+PolyPartial = tuple[tuple[int, float], ...]
+
+
+class PolyDecayed:
+    """Polynomially decayed sum / count / mean of ``(t, v)`` events, exact per window.
+
+    Parameters
+    ----------
+    alpha
+        The exponent: ``g(a) = (1 + a / unit) ** -alpha``; positive, finite.
+    what
+        ``"sum"``, ``"count"`` or ``"mean"``.
+    unit
+        The unit of age, in the unit of t (default 1 second in microseconds).
+
+    The partial is the tuple of the events (a bag: combine concatenates, O(len)); the
+    answer sums them with ``math.fsum`` (correctly rounded, order-free). Ages below 0 (an
+    event after the time asked) count as 0. O(w) per :meth:`as_of` of w events.
+    """
+
+    __slots__ = ("alpha", "unit", "what")
+    needs_time: Final = True
+    commutative: Final = True
+    idempotent: Final = False
+    invertible: Final = False
+    identity: Final = ()
+
+    def __init__(self, alpha: float, what: str = "mean", unit: float = 1_000_000) -> None:
+        for name, x in (("alpha", alpha), ("unit", unit)):
+            if not (isinstance(x, int | float) and math.isfinite(x) and x > 0):
+                raise ArgumentError(
+                    f"{name}={x!r} must be a positive finite number; write e.g. decay=poly(2)"
+                )
+        self.alpha = float(alpha)
+        self.unit = float(unit)
+        self.what = _what(what)
+
+    def lift(self, x: tuple[int, float]) -> PolyPartial:
+        """``(t, v)`` -> a bag of one event. O(1)."""
+        t, v = x
+        return ((int(t), float(v)),)
+
+    def combine(self, a: PolyPartial, b: PolyPartial) -> PolyPartial:
+        """The bag of both partials' events. O(len(a) + len(b))."""
+        return a + b
+
+    def as_of(self, p: PolyPartial, at: int) -> float | None:
+        """The decayed answer of the events of *p* as of time *at*. O(len(p))."""
+        if not p:
+            return None if self.what == "mean" else 0.0
+        ws = [(1.0 + max(at - t, 0) / self.unit) ** -self.alpha for t, _ in p]
+        s = math.fsum(w * v for w, (_, v) in zip(ws, p, strict=True))
+        return _answer(self.what, s, math.fsum(ws))
+
+    def lower(self, p: PolyPartial) -> float | None:
+        """:meth:`as_of` the partial's newest event. O(len(p))."""
+        return self.as_of(p, max((t for t, _ in p), default=0))
+
+    def slices(
+        self, t: np.ndarray, v: np.ndarray, lo: np.ndarray, hi: np.ndarray, end: np.ndarray
+    ) -> np.ndarray:
+        """The answer over ``(t, v)[lo[j]:hi[j]]`` as of ``end[j]`` for every window j: the
+        engine's array verb (:func:`poly_slices`). O(sum of the window lengths)."""
+        return poly_slices(self, t, v, lo, hi, end)
+
+    def __repr__(self) -> str:
+        return f"PolyDecayed({self.alpha!r}, what={self.what!r}, unit={self.unit!r})"
+
+
+class _Partials:
+    """*m* answering its partials (``lower`` the identity), for ``query_slices``."""
+
+    __slots__ = ("combine", "identity", "lift")
+    commutative: Final = True
+
+    def __init__(self, m: ExpDecayed) -> None:
+        self.identity, self.lift, self.combine = m.identity, m.lift, m.combine
+
+    def lower(self, p: Any) -> Any:
+        return p
+
+
+def exp_slices(
+    m: ExpDecayed,
+    t: np.ndarray,
+    v: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    end: np.ndarray,
+    backend: str | None = None,
+) -> np.ndarray:
+    """*m*'s answer over ``(t, v)[lo[j]:hi[j]]`` as of ``end[j]``, for every window j.
+
+    *t* (int64) and *v* (float64) are the engine's sorted events; ``lo`` and ``hi`` are
+    non-decreasing. Natively (``backend`` ``"auto"`` with the core built, or ``"native"``)
+    one call slides two stacks of partials over the windows (no subtraction: evicting
+    drops a suffix aggregate); in Python, ``fifo.TwoStacksLite`` over the monoid
+    (``query_slices``), then :meth:`ExpDecayed.as_of` per window: the same operations.
+    A mean of no events is NaN. O(n + windows).
+
+    >>> m = ExpDecayed(10, "sum")
+    >>> exp_slices(m, np.array([0, 10, 20]), np.array([4.0, 1.0, 2.0]), np.array([0, 0, 1]),
+    ...            np.array([1, 2, 3]), np.array([0, 10, 20]), backend="python").tolist()
+    [4.0, 3.0, 2.5]
+    """
+    from windowagg._backend import default_backend, native_core, resolve_backend
+    from windowagg.errors import NativeUnavailableError
+
+    t = np.ascontiguousarray(t, dtype=np.int64)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    lo = np.ascontiguousarray(lo, dtype=np.int64)
+    hi = np.ascontiguousarray(hi, dtype=np.int64)
+    end = np.ascontiguousarray(end, dtype=np.int64)
+    core = native_core() if resolve_backend(backend, "ExpDecayed") else None
+    if core is not None and not hasattr(core, "decay_slices"):  # a core built before it
+        if (backend or default_backend()) == "native":
+            raise NativeUnavailableError(
+                "ExpDecayed: backend='native' but the compiled core was built before "
+                "decay_slices existed; rebuild it (bash scripts/build_native.sh, or "
+                "pip install --force-reinstall windowagg), or use backend='python'"
+            )
+        core = None  # "auto": native when built, and this core has no such verb
+    if core is not None:
+        s = np.empty(len(lo), dtype=np.float64)
+        w = np.empty(len(lo), dtype=np.float64)
+        core.decay_slices(t, v, lo, hi, end, m.half_life, s, w)
+        if m.what == "sum":
+            return s
+        if m.what == "count":
+            return w
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out: np.ndarray = np.where(w > 0, s / np.where(w > 0, w, 1.0), np.nan)
+        return out
+    from windowagg.fifo import TwoStacksLite
+
+    pairs = list(zip(t.tolist(), v.tolist(), strict=True))
+    parts = TwoStacksLite(_Partials(m), backend="python").query_slices(pairs, lo, hi)
+    ans = [m.as_of(p, e) for p, e in zip(parts, end.tolist(), strict=True)]
+    return np.asarray([np.nan if a is None else a for a in ans], dtype=np.float64)
+
+
+def poly_slices(
+    m: PolyDecayed,
+    t: np.ndarray,
+    v: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    end: np.ndarray,
+) -> np.ndarray:
+    """*m*'s answer over ``(t, v)[lo[j]:hi[j]]`` as of ``end[j]``, for every window j, in
+    numpy: every window's events weighted and summed (pairwise summation, not ``fsum``:
+    within a few ulps of :meth:`PolyDecayed.as_of`), in chunks of about a million
+    (window, event) pairs. O(sum of the window lengths).
+
+    >>> poly_slices(PolyDecayed(2.0, "sum", unit=1), np.array([0, 2]), np.array([9.0, 1.0]),
+    ...             np.array([0]), np.array([2]), np.array([2])).tolist()
+    [2.0]
+    """
+    lo = np.asarray(lo, dtype=np.int64)
+    hi = np.asarray(hi, dtype=np.int64)
+    end = np.asarray(end, dtype=np.int64)
+    t = np.asarray(t, dtype=np.int64)
+    v = np.asarray(v, dtype=np.float64)
+    lengths = hi - lo
+    out = np.full(len(lo), np.nan if m.what == "mean" else 0.0)
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    j = 0
+    while j < len(lo):  # windows [j, k) hold about a million events in all
+        k = int(np.searchsorted(bounds, bounds[j] + 1_000_000, "right"))
+        k = min(max(k - 1, j + 1), len(lo))
+        n = lengths[j:k]
+        if int(n.sum()):
+            win = np.repeat(np.arange(j, k), n)
+            idx = np.arange(int(n.sum())) - np.repeat(bounds[j:k] - bounds[j], n) + lo[win]
+            age = np.maximum(end[win] - t[idx], 0) / m.unit
+            wt = (1.0 + age) ** -m.alpha
+            s = np.bincount(win - j, wt * v[idx], minlength=k - j)
+            w = np.bincount(win - j, wt, minlength=k - j)
+            has = n > 0
+            if m.what == "sum":
+                out[j:k][has] = s[has]
+            elif m.what == "count":
+                out[j:k][has] = w[has]
+            else:
+                out[j:k][has] = s[has] / w[has]
+        j = k
+    return out

@@ -1,0 +1,171 @@
+"""One key's stored pieces, read on demand: what a micro-batch reads is what it touches.
+
+=================  ==========================================================================
+:class:`Pieces`    a read-through, write-back cache over a key's pieces (integer key ->
+                   bytes) in a store: Spark's ``MapState`` (through a ``Mapping`` view), a
+                   ``dict``, a KVS. ``get``/``contains`` ask the store once per key and
+                   micro-batch; ``put``/``delete`` are kept and handed over as one
+                   :class:`~.records.Delta` (:meth:`Pieces.flush`)
+reads              counted (:attr:`Pieces.reads`, :attr:`Pieces.read_bytes`): a micro-batch
+                   reads the pieces it asks for, never the whole store
+undo               :meth:`Pieces.begin` starts a journal of the changes (the first
+                   ``put``/``delete`` of a key keeps what the key held), :meth:`Pieces.rollback`
+                   puts them back (a micro-batch that raised changes nothing),
+                   :meth:`Pieces.commit` drops it: O(changes)
+decoded            pieces are kept decoded (``decode(key, bytes)``), encoded only when put
+without a store    (a new in-process stream) the cache is the whole state: a miss is an
+                   absent piece, and nothing is counted as read
+=================  ==========================================================================
+
+>>> p = Pieces(lambda k, b: b.decode(), {1: b"one", 2: b"two"})
+>>> p.get(1), p.get(3), p.contains(2), p.reads
+('one', None, True, 3)
+>>> p.put(3, "three"); p.delete(1)
+>>> p.flush(lambda k, v: v.encode())
+({3: b'three'}, (1,))
+>>> p.begin(); p.put(2, "TWO"); p.delete(3); p.rollback(); p.get(2), p.get(3)
+('two', 'three')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+__all__ = ["Pieces"]
+
+
+class Pieces:
+    """A key's pieces read through from *store* (a ``Mapping[int, bytes]``; None: a new,
+    empty state) and decoded with ``decode(key, bytes)``.
+
+    Reads ask the store at most once per key (then the answer, present or absent, is
+    cached); writes stay here until :meth:`flush`.
+    """
+
+    __slots__ = (
+        "_cache",
+        "_decode",
+        "_dirty",
+        "_gone",
+        "_journal",
+        "_store",
+        "read_bytes",
+        "reads",
+    )
+
+    def __init__(
+        self, decode: Callable[[int, bytes], Any], store: Mapping[int, bytes] | None = None
+    ) -> None:
+        self._decode = decode
+        self._store = store
+        self._cache: dict[int, Any] = {}  # key -> decoded piece, or None: absent
+        self._dirty: set[int] = set()
+        self._gone: set[int] = set()
+        # begin(): the pending sets as they were, and per key changed since, what it held
+        self._journal: tuple[set[int], set[int], dict[int, tuple[bool, Any]]] | None = None
+        self.reads = 0
+        """Store look-ups (``get`` or ``contains`` of a key not cached yet)."""
+        self.read_bytes = 0
+        """Bytes the look-ups returned: an 8-byte key each, plus the piece's bytes."""
+
+    def get(self, key: int) -> Any:
+        """The decoded piece under *key*, or None. O(1) cached, else one store read."""
+        cache = self._cache
+        if key in cache:
+            return cache[key]
+        got = None
+        store = self._store
+        if store is not None:
+            raw = store.get(key)
+            self.reads += 1
+            self.read_bytes += 8
+            if raw is not None:
+                self.read_bytes += len(raw)
+                got = self._decode(key, bytes(raw))
+        cache[key] = got
+        return got
+
+    def contains(self, key: int) -> bool:
+        """Whether a piece is stored under *key* (no value read). O(1) or one store probe."""
+        cache = self._cache
+        if key in cache:
+            return cache[key] is not None
+        store = self._store
+        if store is None:
+            return False
+        self.reads += 1
+        self.read_bytes += 8
+        return key in store
+
+    def _note(self, key: int) -> None:
+        """Journal what *key* holds before its first change since :meth:`begin`."""
+        if self._journal is not None and key not in self._journal[2]:
+            cache = self._cache
+            self._journal[2][key] = (key in cache, cache.get(key))
+
+    def begin(self) -> None:
+        """Start journalling the changes, for :meth:`rollback`. O(pending changes)."""
+        self._journal = (set(self._dirty), set(self._gone), {})
+
+    def rollback(self) -> None:
+        """Undo every ``put``, ``delete`` and ``flush`` since :meth:`begin`. O(changes)."""
+        if self._journal is None:
+            return
+        dirty, gone, before = self._journal
+        cache = self._cache
+        for key, (held, piece) in before.items():
+            if held:
+                cache[key] = piece
+            else:
+                cache.pop(key, None)
+        self._dirty, self._gone = dirty, gone
+        self._journal = None
+
+    def commit(self) -> None:
+        """Keep the changes since :meth:`begin` (drop the journal). O(1)."""
+        self._journal = None
+
+    def put(self, key: int, piece: Any) -> None:
+        """Store *piece* (decoded) under *key* at the next :meth:`flush`. O(1)."""
+        self._note(key)
+        self._cache[key] = piece
+        self._dirty.add(key)
+        self._gone.discard(key)
+
+    def delete(self, key: int) -> None:
+        """Remove the piece under *key* at the next :meth:`flush`. O(1)."""
+        self._note(key)
+        self._cache[key] = None
+        self._dirty.discard(key)
+        self._gone.add(key)
+
+    def flush(
+        self, encode: Callable[[int, Any], bytes]
+    ) -> tuple[dict[int, bytes], tuple[int, ...]]:
+        """The pieces put (encoded, by key) and the keys deleted since the last flush.
+        O(changes)."""
+        cache = self._cache
+        put = {k: encode(k, cache[k]) for k in sorted(self._dirty)}
+        gone = tuple(sorted(self._gone))
+        self._dirty.clear()
+        self._gone.clear()
+        if self._store is None:  # the cache is the state: forget the absent keys
+            for k in [k for k, v in cache.items() if v is None]:
+                del cache[k]
+        return put, gone
+
+    def stored(self) -> Iterator[int]:
+        """Every stored key (the store's, as changed here), ascending. O(stored)."""
+        cache = self._cache
+        known = {k for k, v in cache.items() if v is not None}
+        if self._store is not None:
+            known.update(k for k in self._store if k not in cache)
+        return iter(sorted(known))
+
+    def raw(self, key: int, encode: Callable[[int, Any], bytes]) -> bytes:
+        """The bytes of the stored piece *key* (as the store holds them, or as a flush
+        would write them). O(piece)."""
+        if key not in self._cache and self._store is not None:
+            return bytes(self._store[key])
+        return encode(key, self.get(key))
