@@ -214,6 +214,15 @@ class EngineWindows(Generic[In, P, Out]):
         self._buf_v: list[float] = []
         self._buf_raw: list[tuple[Any, Any]] = []
         self._closed = False
+        # the hopping grid (start_time, size, slide) of the first end an event can close,
+        # for the fast path of insert; None: another shape (see _first_end)
+        sh = self._shapes[0]
+        self._grid = (
+            (sh.start_time, sh.size, sh.slide)
+            if sh.kind == "hopping" and sh.size is not None and sh.slide is not None
+            else None
+        )
+        self._fast = False  # int times known, no probe, no gaps, no raise: insert's fast path
         self._burst = False  # inside insert_many: flush once at its end
         self._behind = False  # a buffered event arrived behind the watermark
         self.rejected: list[Rejected] = []
@@ -236,6 +245,7 @@ class EngineWindows(Generic[In, P, Out]):
             max_out_of_orderness=self._ooo,
             allowed_lateness=self._allowed,
             emit=self._emit,
+            deltas=False,  # no store: the state is written whole by to_bytes
         )
 
     # ------------------------------------------------------------------ read-only facts
@@ -291,8 +301,37 @@ class EngineWindows(Generic[In, P, Out]):
 
         O(1) while buffered; otherwise one engine micro-batch (module docstring).
         """
-        self._check_open()
         out: list[WindowResult[Out]] = []
+        val: Any = v
+        tv = type(val)
+        # the common case inline (int time of an int-timed window, a finite float or int
+        # value, nothing to probe or refuse here): what _add does, without its calls; the
+        # engine's admission still judges every event when the buffer is fed
+        if self._fast and type(t) is int and (tv is float or tv is int) and val - val == 0:
+            x: int = t
+            if -_END <= x <= _END:
+                self._buf_t.append(x)
+                self._buf_v.append(float(val))
+                self._buf_raw.append((t, v))
+                grid = self._grid
+                if grid is not None:  # the first window end after x: O(1) arithmetic
+                    st, size, slide = grid
+                    end: float = st + size - ((st - x + size - 1) // slide) * slide
+                else:
+                    end = self._first_end(x)
+                if end < self._due:
+                    self._due = end
+                mx = self._max_t
+                assert mx is not None  # _fast is set once a time was admitted
+                if x > mx:
+                    self._max_t = mx = x
+                elif x < mx - self._ooo:  # behind the watermark: may be late or revise
+                    self._flush(out)
+                    return out
+                if mx - self._ooo >= self._due:
+                    self._flush(out)
+                return out
+        self._check_open()
         self._add(t, v, out)
         return out
 
@@ -350,6 +389,7 @@ class EngineWindows(Generic[In, P, Out]):
         self._results([s.advance(_END) for s in self._streams], [], out)
         self._close_extra()
         self._closed = True
+        self._fast = False
         return out
 
     def _close_extra(self) -> None:
@@ -451,6 +491,8 @@ class EngineWindows(Generic[In, P, Out]):
                 "or use late='side' (the default) or 'drop'"
             )
         self._times.commit(t)
+        if not self._fast:
+            self._set_fast()
         self._buf_t.append(x)
         self._buf_v.append(value)
         self._buf_raw.append((t, v))
@@ -462,6 +504,22 @@ class EngineWindows(Generic[In, P, Out]):
             self._behind = self._behind or behind
         elif behind or self._emit == "arrival" or mx - self._ooo >= self._due:
             self._flush(out)
+
+    def _set_fast(self) -> None:
+        """Whether insert may take its fast path: int times (known), no probe, no gaps,
+        emission at the watermark, no policy that raises, open, a time admitted."""
+        s = self._shapes[0]
+        gaps = s.kind == "hopping" and (s.size or 0) < (s.slide or 0)
+        self._fast = (
+            self._times.dt is False
+            and not self._probe
+            and not gaps
+            and self._emit == "watermark"
+            and self._late != "raise"
+            and self._bad_value != "raise"
+            and not self._closed
+            and self._max_t is not None
+        )
 
     def _due_now(self) -> bool:
         return self._max_t is not None and self._max_t - self._ooo >= self._due
@@ -653,10 +711,12 @@ class EngineWindows(Generic[In, P, Out]):
                 max_out_of_orderness=self._ooo,
                 allowed_lateness=self._allowed,
                 emit=self._emit,
+                deltas=False,
             )
             for (meta, pieces), shape in zip(streams, self._shapes, strict=True)
         ]
         self._due = self._deadline()
+        self._set_fast()
 
     def _check(self) -> None:
         """Invariants (O(stored)): each engine stream's, and the buffer's lengths."""

@@ -177,7 +177,7 @@ def _judge_late(
     pos = a + np.flatnonzero(ok[a:b])
     sub = t[pos]
     bounds = clock.bounds(sub)
-    late = clock.observe(sub)
+    late = clock.observe(sub, bounds)
     for i, bound in zip(pos[late].tolist(), bounds[late].tolist(), strict=True):
         reason[i] = f"late: {int(t[i])} < lateness bound {bound}"
     ok[pos[late]] = False

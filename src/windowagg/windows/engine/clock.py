@@ -30,6 +30,10 @@ import numpy as np
 __all__ = ["WatermarkClock"]
 
 
+#: The smallest int64: the bound before the first event (nothing is late yet).
+_MIN = int(np.iinfo(np.int64).min)
+
+
 class WatermarkClock:
     """Per-key event-time clock (integer times). See the module docstring.
 
@@ -75,21 +79,42 @@ class WatermarkClock:
         seen = np.maximum.accumulate(t)
         before = np.empty_like(seen)
         before[1:] = seen[:-1]
-        before[0] = self._max_t if self._max_t is not None else np.iinfo(np.int64).min
+        before[0] = self._max_t if self._max_t is not None else _MIN
         if self._max_t is not None:
             np.maximum(before, self._max_t, out=before)
         lag = self._ooo + self._allowed
-        floor = np.iinfo(np.int64).min + lag
-        out: np.ndarray = np.where(before < floor, np.iinfo(np.int64).min, before - lag)
+        out: np.ndarray = np.where(before < _MIN + lag, _MIN, before - lag)
         return out
 
-    def observe(self, t: np.ndarray) -> np.ndarray:
+    def observe_list(self, t: list[int], skip: dict[int, str]) -> dict[int, int]:
+        """:meth:`observe` over a list, for a few arrivals (no numpy call): the positions
+        not in *skip* are judged in order; returns ``{late position: its bound}``. O(m)."""
+        mx = self._max_t
+        lag = self._ooo + self._allowed
+        late: dict[int, int] = {}
+        for i, x in enumerate(t):
+            if i in skip:
+                continue
+            if mx is None or x > mx:
+                mx = x
+            elif x < mx - lag:
+                late[i] = mx - lag
+        self._max_t = mx
+        return late
+
+    def advance_to(self, t: int) -> None:
+        """Move the clock's newest time to *t* if newer (no judging). O(1)."""
+        if self._max_t is None or t > self._max_t:
+            self._max_t = t
+
+    def observe(self, t: np.ndarray, bounds: np.ndarray | None = None) -> np.ndarray:
         """Judge the arrivals *t* (in arrival order): a boolean *late* mask; advance. O(m).
 
         Late arrivals do not move the clock (they are older than the newest event anyway).
+        *bounds*: :meth:`bounds` of *t*, when the caller has them already.
         """
         t = np.asarray(t, dtype=np.int64)
-        late: np.ndarray = t < self.bounds(t)
+        late: np.ndarray = t < (self.bounds(t) if bounds is None else bounds)
         if len(t):
             top = int(t.max())
             self._max_t = top if self._max_t is None else max(self._max_t, top)

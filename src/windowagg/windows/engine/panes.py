@@ -78,11 +78,13 @@ from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.pieces import Pieces
 from windowagg.windows.engine.records import (
+    NO_DELTA,
     STATE_VERSION,
     Delta,
     Events,
     StepResult,
     admit_key,
+    admit_key_small,
     atomic,
     check_config,
     concat_events,
@@ -100,6 +102,10 @@ from windowagg.windows.engine.state import (
 )
 
 __all__ = ["PaneStream", "fits", "node_key"]
+
+#: Micro-batches of up to this many events of a commutative plan take the plain-Python
+#: path (:meth:`PaneStream._step_small`); larger ones numpy's.
+_SMALL = 256
 
 #: Declared kinds (:func:`~windowagg.monoids.base.declared_kind`) whose ``lower`` is the
 #: identity and whose partial of a float column is a number: a pane's partial is then the
@@ -124,15 +130,40 @@ def _fold(m: Any, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, make: Factory
         buffer = np.int64 if kind == "count" else np.float64
         out: list[Any] = query_slices(make(m), col, lo, hi, buffer).tolist()
         return out
+    return _fold_lists(m, col.tolist(), lo.tolist(), hi.tolist())
+
+
+def _fold_lists(m: Any, vals: list[Any], lo: list[int], hi: list[int]) -> list[Any]:
+    """:func:`_fold` over plain lists, the same answers: a numeric kind from its identity
+    as the slice verb does (``0.0 + -0.0`` is ``0.0``), any other monoid from the first
+    lift. O(n)."""
+    kind = declared_kind(m)
+    if kind in _NUMERIC_PARTIAL:  # the kind's own code, as the native slice verb's
+        return [_NUMERIC_FOLD[kind](vals, a, b) for a, b in zip(lo, hi, strict=True)]
     lift, comb = m.lift, m.combine  # bound methods: hot loop
-    vals = col.tolist()
     res = []
-    for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
+    for a, b in zip(lo, hi, strict=True):
         acc = lift(vals[a])
         for i in range(a + 1, b):
             acc = comb(acc, lift(vals[i]))
         res.append(acc)
     return res
+
+
+def _sum(vals: list[float], a: int, b: int) -> float:
+    acc = 0.0  # the identity first, as the slice verb: 0.0 + -0.0 is 0.0
+    for i in range(a, b):
+        acc += vals[i]
+    return acc
+
+
+#: Partials of ``vals[a:b]`` (non-empty, finite floats) by declared kind (ties: the first).
+_NUMERIC_FOLD: dict[str, Any] = {
+    "sum": _sum,
+    "max": lambda vals, a, b: max(vals[a:b]),
+    "min": lambda vals, a, b: min(vals[a:b]),
+    "count": lambda vals, a, b: b - a,
+}
 
 
 def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -150,6 +181,24 @@ def _default_make(monoid: Any) -> Any:
     from windowagg.fifo import TwoStacksLite
 
     return TwoStacksLite(monoid)
+
+
+class _Reused:
+    """``factory(monoid)`` made once per monoid: :func:`_fold` only asks the aggregator's
+    ``query_slices``, which neither reads nor changes it (one construction per stream, not
+    per micro-batch)."""
+
+    __slots__ = ("_factory", "_made")
+
+    def __init__(self, factory: Factory) -> None:
+        self._factory = factory
+        self._made: dict[int, tuple[Any, Any]] = {}  # id(monoid) -> (monoid, aggregator)
+
+    def __call__(self, monoid: Any) -> Any:
+        got = self._made.get(id(monoid))
+        if got is None or got[0] is not monoid:
+            got = self._made[id(monoid)] = (monoid, self._factory(monoid))
+        return got[1]
 
 
 #: Low bits of a piece key that hold the node's level: the key of node ``(level, i)`` (the
@@ -209,6 +258,7 @@ class PaneStream:
         "_aggs",
         "_clock",
         "_cols",
+        "_deltas",
         "_emitted_wm",
         "_g",
         "_judge",
@@ -222,6 +272,7 @@ class PaneStream:
         "_raw",
         "_revs",
         "_s",
+        "_scalar",
         "_seq",
         "_shape",
         "_span",
@@ -239,8 +290,10 @@ class PaneStream:
         judge: str = "arrival",
         factory: Factory | None = None,
         planned: Plan | None = None,
+        deltas: bool = True,
     ) -> None:
         self._plan = planned if planned is not None else plan(aggs)
+        self._deltas = deltas  # False: no store takes the deltas, nothing is encoded
         if not fits(shape, self._plan):
             raise ValueError(
                 f"PaneStream needs hopping windows of monoid aggregations, got a {shape.kind} "
@@ -250,7 +303,7 @@ class PaneStream:
         self._aggs = list(aggs)
         self._shape = shape
         self._judge = judge
-        self._make = factory or _default_make
+        self._make = _Reused(factory or _default_make)
         self._ooo = int(max_out_of_orderness)
         self._lateness = int(allowed_lateness)
         self._clock = WatermarkClock(self._ooo, self._lateness)
@@ -261,6 +314,8 @@ class PaneStream:
         self._top = (self._w - 1).bit_length()  # 2**top >= w: a window spans <= 2 top nodes
         self._monoids = [g.monoid for g in self._plan.groups]
         self._raw = not all(bool(getattr(m, "commutative", False)) for m in self._monoids)
+        # small micro-batches in plain Python: commutative plans, no gaps between windows
+        self._scalar = not self._raw and shape.size >= shape.slide
         self._nodes = Pieces(self._decode)
         self._span: tuple[int, int] | None = None  # no stored pane outside [lo, hi]
         self._open: list[int] = []  # non-commutative plans: the open panes, ascending
@@ -396,6 +451,8 @@ class PaneStream:
             return self._step(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
 
     def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
+        if self._scalar and len(t) <= _SMALL:
+            return self._step_small(t, values)
         t = np.asarray(t, dtype=np.int64)
         vals = {c: np.asarray(values[c], dtype=np.float64) for c in self._cols}
         a = admit_key(self._plan, self._clock, self._judge, t, vals, self._shape)
@@ -407,13 +464,54 @@ class PaneStream:
         self._seq += len(t)
         panes = self._pane_of(new.t)
         lo, hi = _runs(panes)
-        touched = panes[lo]
+        touched = panes[lo].tolist()
         again = self._revisable(touched)  # emitted windows a touched pane may change
         held = [self._covered(k) for k in again]  # ... and whether they held panes before
         self._update(new, panes, lo, hi)
         cols, ids = self._close(again, held)
         put, delete = self._settle()
+        if not self._deltas:
+            return StepResult(cols, a.refused, a.reasons, ids), NO_DELTA
         return StepResult(cols, a.refused, a.reasons, ids), Delta(self.meta_bytes(), put, delete)
+
+    def _step_small(
+        self, t: np.ndarray, values: Mapping[str, np.ndarray]
+    ) -> tuple[StepResult, Delta]:
+        """:meth:`_step` for a few events of a commutative plan, in plain Python (numpy's
+        fixed cost per call is most of a small micro-batch's): the same admission
+        (:func:`~.records.admit_key_small`), folds in the same order and the same pane
+        tree, emission and settling. O(m log m + (q + r) log W)."""
+        ts: list[int] = np.asarray(t, dtype=np.int64).tolist()
+        vals = {c: np.asarray(values[c], dtype=np.float64).tolist() for c in self._cols}
+        order, refused, reasons = admit_key_small(self._plan, self._clock, self._judge, ts, vals)
+        self._seq += len(ts)
+        st, g = self._shape.start_time, self._g
+        touched: list[int] = []
+        lo: list[int] = []
+        prev = None
+        for j, i in enumerate(order):
+            p = (ts[i] - st) // g
+            if p != prev:
+                touched.append(p)
+                lo.append(j)
+                prev = p
+        again = self._revisable(touched)  # emitted windows a touched pane may change
+        held = [self._covered(k) for k in again]  # ... and whether they held panes before
+        if touched:
+            hi = [*lo[1:], len(order)]
+            folded = []
+            for i, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
+                c = grp.column
+                col = [vals[c][k] for k in order] if c is not None else [0.0] * len(order)
+                folded.append(self._guarded(_fold_lists, touched[0], m, col, lo, hi, i=i))
+            self._put_folded(touched, folded)
+            self._ancestors(touched)
+        cols, ids = self._close(again, held)
+        put, delete = self._settle()
+        res = StepResult(cols, np.asarray(refused, dtype=np.int64), reasons, ids)
+        if not self._deltas:
+            return res, NO_DELTA
+        return res, Delta(self.meta_bytes(), put, delete)
 
     # ------------------------------------------------------------------ panes
     def _pane_of(self, t: np.ndarray) -> np.ndarray:
@@ -454,15 +552,26 @@ class PaneStream:
             for i, (g, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
                 col = new.values[g.column] if g.column is not None else np.zeros(len(new.t))
                 folded.append(self._guarded(_fold, touched[0], m, col, lo, hi, self._make, i=i))
-            for j, p in enumerate(touched):
-                old = nodes.get(node_key(0, p))
-                vals = [f[j] for f in folded]
-                if old is not None:  # old ⊗ new: the monoid is commutative
-                    vals = [
-                        self._guarded(m.combine, p, o, v, i=i)
-                        for i, (m, o, v) in enumerate(zip(self._monoids, old[1], vals, strict=True))
-                    ]
-                nodes.put(node_key(0, p), ("p", tuple(vals), None))
+            self._put_folded(touched, folded)
+        self._ancestors(touched)
+
+    def _put_folded(self, touched: list[int], folded: list[list[Any]]) -> None:
+        """Combine each touched pane's new partials (``folded[aggregation][j]``) into its
+        stored ones (commutative plans: ``old ⊗ new``). O(q) combines and pieces."""
+        nodes = self._nodes
+        for j, p in enumerate(touched):
+            old = nodes.get(node_key(0, p))
+            vals = [f[j] for f in folded]
+            if old is not None:  # old ⊗ new: the monoid is commutative
+                vals = [
+                    self._guarded(m.combine, p, o, v, i=i)
+                    for i, (m, o, v) in enumerate(zip(self._monoids, old[1], vals, strict=True))
+                ]
+            nodes.put(node_key(0, p), ("p", tuple(vals), None))
+
+    def _ancestors(self, touched: list[int]) -> None:
+        """Refresh the nodes above the touched panes (ascending) and widen the span.
+        O(q log W) combines."""
         parents = touched
         for level in range(1, self._top + 1):
             parents = sorted({p >> 1 for p in parents})
@@ -579,14 +688,14 @@ class PaneStream:
             for level, i in _cover(k * self._s, k * self._s + self._w - 1, self._top)
         )
 
-    def _revisable(self, touched: np.ndarray) -> list[int]:
+    def _revisable(self, touched: list[int]) -> list[int]:
         """The windows already emitted that hold a touched pane, ascending. O(q w / s)."""
         emitted = self._emitted_wm
-        if emitted is None or not len(touched):
+        if emitted is None or not touched:
             return []
         last = self._closed_upto(emitted)
         ks: set[int] = set()
-        for p in touched.tolist():
+        for p in touched:
             ks.update(range(self._first(p), min(p // self._s, last) + 1))
         return sorted(ks)
 
@@ -686,7 +795,7 @@ class PaneStream:
                 self._nodes.put(node_key(0, p), ("p", rec[1], None))
             if frozen:
                 self._open = [p for p in self._open if p not in set(frozen)]
-        return self._nodes.flush(self._encode)
+        return self._nodes.flush(self._encode if self._deltas else None)
 
     def _drop(self, level: int, i: int, last_dead: int, every: bool) -> None:
         """Delete the stored nodes under (*level*, *i*) whose panes are all <= *last_dead*

@@ -141,13 +141,18 @@ class Pieces:
         self._gone.add(key)
 
     def flush(
-        self, encode: Callable[[int, Any], bytes]
+        self, encode: Callable[[int, Any], bytes] | None
     ) -> tuple[dict[int, bytes], tuple[int, ...]]:
-        """The pieces put (encoded, by key) and the keys deleted since the last flush.
+        """The pieces put (encoded, by key) and the keys deleted since the last flush
+        (*encode* None: no store takes them, nothing is encoded: ``({}, ())``).
         O(changes)."""
         cache = self._cache
-        put = {k: encode(k, cache[k]) for k in sorted(self._dirty)}
-        gone = tuple(sorted(self._gone))
+        if encode is None:
+            put: dict[int, bytes] = {}
+            gone: tuple[int, ...] = ()
+        else:
+            put = {k: encode(k, cache[k]) for k in sorted(self._dirty)}
+            gone = tuple(sorted(self._gone))
         self._dirty.clear()
         self._gone.clear()
         if self._store is None:  # the cache is the state: forget the absent keys

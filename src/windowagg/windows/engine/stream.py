@@ -79,6 +79,7 @@ from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.panes import PaneStream, fits
 from windowagg.windows.engine.records import (
+    NO_DELTA,
     STATE_VERSION,
     Delta,
     Events,
@@ -106,6 +107,11 @@ encode_chunk = encode_events
 decode_chunk = decode_events
 
 
+def _no_bytes(events: Events) -> bytes:
+    """What :class:`EventLog` writes for a chunk when no store takes it (``deltas=False``)."""
+    return b""
+
+
 class EventLog:
     """One key's streaming windows over its retained events (see the module docstring).
 
@@ -128,12 +134,17 @@ class EventLog:
         defined there).
     factory
         ``monoid -> FIFO aggregator`` for the engine (default ``fifo.TwoStacksLite``).
+    deltas
+        ``False`` when no store takes the :class:`Delta` (an in-process stream, such as
+        the object API's): ``feed`` and ``advance`` then return an empty one and encode
+        nothing. :meth:`meta_bytes` and :meth:`pieces` are the state either way.
     """
 
     __slots__ = (
         "_aggs",
         "_clock",
         "_cols",
+        "_deltas",
         "_dropped",
         "_emit",
         "_emitted_wm",
@@ -162,11 +173,13 @@ class EventLog:
         judge: str = "arrival",
         factory: Factory | None = None,
         planned: Plan | None = None,
+        deltas: bool = True,
     ) -> None:
         if emit not in ("watermark", "arrival"):
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
         if judge not in ("arrival", "batch"):
             raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
+        self._deltas = deltas  # False: no store takes the deltas, nothing is encoded
         if shape.kind == "count":
             assert shape.rows is not None
             if shape.rows < shape.every:
@@ -319,8 +332,9 @@ class EventLog:
             cols, ids = self._close(is_new, old_n, merged.t[:old_n])
         put: dict[int, bytes] = {}
         delete: tuple[int, ...] = ()
+        enc = encode_chunk if self._deltas else _no_bytes
         if len(new.t):
-            put[self._next] = encode_chunk(new)
+            put[self._next] = enc(new)
             self._pieces.append(self._next)
             self._next += 1
         if self._compact():  # one chunk of the live events replaces every stored chunk
@@ -328,9 +342,11 @@ class EventLog:
             put = {}
             self._pieces = []
             if len(self._events.t):
-                put[self._next] = encode_chunk(self._events)
+                put[self._next] = enc(self._events)
                 self._pieces = [self._next]
                 self._next += 1
+        if not self._deltas:
+            return StepResult(cols, a.refused, a.reasons, ids), NO_DELTA
         delta = Delta(self.meta_bytes(), put, delete)
         return StepResult(cols, a.refused, a.reasons, ids), delta
 
@@ -603,6 +619,10 @@ class KeyStream:
         defined there).
     factory
         ``monoid -> FIFO aggregator`` for the engine (default ``fifo.TwoStacksLite``).
+    deltas
+        ``False`` when no store takes the :class:`Delta` (an in-process stream, such as
+        the object API's): ``feed`` and ``advance`` then return an empty one and encode
+        nothing. :meth:`meta_bytes` and :meth:`pieces` are the state either way.
     """
 
     __slots__ = ("_state",)
@@ -618,6 +638,7 @@ class KeyStream:
         judge: str = "arrival",
         factory: Factory | None = None,
         planned: Plan | None = None,
+        deltas: bool = True,
     ) -> None:
         if emit not in ("watermark", "arrival"):
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
@@ -636,11 +657,18 @@ class KeyStream:
         self._state: PaneStream | EventLog
         if fits(shape, p, emit):
             self._state = PaneStream(
-                aggs, shape, judge=judge, factory=factory, planned=p, **lateness
+                aggs, shape, judge=judge, factory=factory, planned=p, deltas=deltas, **lateness
             )
         else:
             self._state = EventLog(
-                aggs, shape, emit=emit, judge=judge, factory=factory, planned=p, **lateness
+                aggs,
+                shape,
+                emit=emit,
+                judge=judge,
+                factory=factory,
+                planned=p,
+                deltas=deltas,
+                **lateness,
             )
 
     @property
