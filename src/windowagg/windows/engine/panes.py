@@ -96,6 +96,7 @@ from windowagg.windows.engine.records import (
 from windowagg.windows.engine.state import (
     Factory,
     Plan,
+    Reused,
     aggregation_message,
     plan,
     query_slices,
@@ -181,24 +182,6 @@ def _default_make(monoid: Any) -> Any:
     from windowagg.fifo import TwoStacksLite
 
     return TwoStacksLite(monoid)
-
-
-class _Reused:
-    """``factory(monoid)`` made once per monoid: :func:`_fold` only asks the aggregator's
-    ``query_slices``, which neither reads nor changes it (one construction per stream, not
-    per micro-batch)."""
-
-    __slots__ = ("_factory", "_made")
-
-    def __init__(self, factory: Factory) -> None:
-        self._factory = factory
-        self._made: dict[int, tuple[Any, Any]] = {}  # id(monoid) -> (monoid, aggregator)
-
-    def __call__(self, monoid: Any) -> Any:
-        got = self._made.get(id(monoid))
-        if got is None or got[0] is not monoid:
-            got = self._made[id(monoid)] = (monoid, self._factory(monoid))
-        return got[1]
 
 
 #: Low bits of a piece key that hold the node's level: the key of node ``(level, i)`` (the
@@ -303,7 +286,7 @@ class PaneStream:
         self._aggs = list(aggs)
         self._shape = shape
         self._judge = judge
-        self._make = _Reused(factory or _default_make)
+        self._make = Reused(factory or _default_make)
         self._ooo = int(max_out_of_orderness)
         self._lateness = int(allowed_lateness)
         self._clock = WatermarkClock(self._ooo, self._lateness)

@@ -190,6 +190,24 @@ def _timed(
 Factory = Callable[[Any], Any]
 
 
+class Reused:
+    """``factory(monoid)`` made once per monoid, for callers that only ask the aggregator's
+    ``query_slices`` (which neither reads nor changes it): one construction per stream,
+    not per micro-batch."""
+
+    __slots__ = ("_factory", "_made")
+
+    def __init__(self, factory: Factory) -> None:
+        self._factory = factory
+        self._made: dict[int, tuple[Any, Any]] = {}  # id(monoid) -> (monoid, aggregator)
+
+    def __call__(self, monoid: Any) -> Any:
+        got = self._made.get(id(monoid))
+        if got is None or got[0] is not monoid:
+            got = self._made[id(monoid)] = (monoid, self._factory(monoid))
+        return got[1]
+
+
 def _default_factory(monoid: Any) -> Any:
     from windowagg.fifo import TwoStacksLite
 

@@ -94,7 +94,15 @@ from windowagg.windows.engine.records import (
     sorted_events,
     take_events,
 )
-from windowagg.windows.engine.state import Factory, Plan, Unlowered, evaluate, plan
+from windowagg.windows.engine.state import (
+    Factory,
+    Plan,
+    Reused,
+    Unlowered,
+    _default_factory,
+    evaluate,
+    plan,
+)
 
 __all__ = ["STATE_VERSION", "Delta", "EventLog", "KeyStream", "StepResult"]
 
@@ -152,6 +160,7 @@ class EventLog:
         "_factory",
         "_judge",
         "_lateness",
+        "_made",
         "_next",
         "_ooo",
         "_pieces",
@@ -160,6 +169,7 @@ class EventLog:
         "_seq",
         "_sessions",
         "_shape",
+        "_wcache",
     )
 
     def __init__(
@@ -202,11 +212,18 @@ class EventLog:
         self._shape = shape
         self._emit = emit
         self._factory = factory
+        # the default aggregators made once per stream (evaluate asks only query_slices)
+        self._made = (
+            Reused(_default_factory)
+            if factory is None and not any(g.timed for g in self._plan.groups)
+            else factory
+        )
         self._ooo = int(max_out_of_orderness)
         self._lateness = int(allowed_lateness)
         self._clock = WatermarkClock(self._ooo, self._lateness)
         self._cols = list(dict.fromkeys(a.column for a in aggs if a.column is not None))
         self._events = _empty(self._cols)  # every stored event, sorted by (t, seq)
+        self._wcache: tuple[Events, Windows] | None = None  # _windows() of these events
         self._pieces: list[int] = []  # the keys of the stored chunks
         self._next = 0  # the key of the next chunk
         self._seq = 0  # the next arrival sequence number
@@ -323,13 +340,22 @@ class EventLog:
         cols: dict[str, Any] | None = None
         if self._emit == "arrival":
             cols, ids = self._arrival(new, a.order)
-        old_n = len(self._events.t)
-        merged = _concat([self._events, new], self._cols)
-        order = np.argsort(merged.t, kind="stable")  # old first, new in (t, arrival) order
-        self._events = _take(merged, order)
-        is_new = order >= old_n
+        old = self._events
+        old_n, k = len(old.t), len(new.t)
+        is_new = np.zeros(old_n + k, dtype=bool)
+        if k and (not old_n or new.t[0] >= old.t[-1]):  # in order: an append
+            self._events = _concat([old, new], self._cols)
+            is_new[old_n:] = True
+        elif k:  # each new event after the stored ones of its time (ties: arrival order)
+            pos = np.searchsorted(old.t, new.t, "right")
+            self._events = _Events(
+                np.insert(old.t, pos, new.t),
+                np.insert(old.seq, pos, new.seq),
+                {c: np.insert(old.values[c], pos, new.values[c]) for c in self._cols},
+            )
+            is_new[pos + np.arange(k)] = True
         if cols is None:
-            cols, ids = self._close(is_new, old_n, merged.t[:old_n])
+            cols, ids = self._close(is_new, old_n, old.t)
         put: dict[int, bytes] = {}
         delete: tuple[int, ...] = ()
         enc = encode_chunk if self._deltas else _no_bytes
@@ -352,17 +378,26 @@ class EventLog:
 
     # ------------------------------------------------------------------ emission
     def _windows(self) -> Windows:
+        """The windows over the stored events (kept until the events change: the step's
+        emission and :meth:`deadline` share them). O(n) numpy."""
+        got = self._wcache
+        if got is not None and got[0] is self._events:
+            return got[1]
         s = self._shape
         t = self._events.t
         if s.kind == "count":
             assert s.rows is not None
-            return _count(t, s.rows, s.every, self._dropped)
-        return assign(s, t)
+            w = _count(t, s.rows, s.every, self._dropped)
+        else:
+            w = assign(s, t)
+        self._wcache = (self._events, w)
+        return w
 
     def _close(
-        self, is_new: np.ndarray, old_n: int, old_t_unsorted: np.ndarray
+        self, is_new: np.ndarray, old_n: int, old_sorted: np.ndarray
     ) -> tuple[dict[str, Any], np.ndarray]:
-        """The windows to emit after a merge (``is_new`` marks the batch's events)."""
+        """The windows to emit after a merge (``is_new`` marks the batch's events among the
+        stored ones; *old_sorted*: the stored times before it)."""
         wm = self._clock.watermark
         w = self._windows()
         emitted = self._emitted_wm
@@ -383,7 +418,7 @@ class EventLog:
         if kind == "session":
             self._session_revisions(w, emit, rev)
         elif emitted is not None:
-            before = self._emitted_before(w, is_new, old_n, old_t_unsorted, emitted)
+            before = self._emitted_before(w, is_new, old_n, old_sorted, emitted)
             again = np.flatnonzero(emit & ~fresh & before)
             for j in again.tolist():
                 key = int(ids[j])
@@ -407,7 +442,7 @@ class EventLog:
         w: Windows,
         is_new: np.ndarray,
         old_n: int,
-        old_t_unsorted: np.ndarray,
+        old_sorted: np.ndarray,
         emitted: int,
     ) -> np.ndarray:
         """Per window: whether it was emitted before this batch."""
@@ -424,7 +459,7 @@ class EventLog:
         s = self._shape
         assert s.rows is not None
         ordinal = w.key_hi
-        old_t = np.sort(old_t_unsorted, kind="stable")
+        old_t = old_sorted
         last_old = ordinal * s.every + (s.every - 1) - self._dropped
         existed = last_old < old_n
         old_end = np.where(existed, old_t[np.minimum(last_old, max(old_n - 1, 0))], 0)
@@ -454,7 +489,7 @@ class EventLog:
         sub = Windows(
             w.start[idx], w.end[idx], w.lo[idx], w.hi[idx], w.keys, w.key_lo[idx], w.key_hi[idx]
         )
-        results = evaluate(self._plan, sub, self._events.values, self._factory, self._events.t)
+        results = evaluate(self._plan, sub, self._events.values, self._made, self._events.t)
         out = columns(sub, results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
         return out, np.asarray(ids, dtype=np.int64)[idx]
