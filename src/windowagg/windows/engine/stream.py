@@ -74,7 +74,7 @@ import numpy as np
 
 from windowagg import codec
 from windowagg.errors import ArgumentError, CodecError
-from windowagg.windows.engine.assign import Shape, Windows, assign
+from windowagg.windows.engine.assign import HISTORY, Shape, Windows, assign
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.panes import PaneStream, fits
@@ -113,6 +113,17 @@ _take = take_events
 _sorted = sorted_events
 encode_chunk = encode_events
 decode_chunk = decode_events
+
+
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def _interleave(old: np.ndarray, new: np.ndarray, was: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """*old* at the positions *was* marks and *new* at *at*, in one new array. O(n)."""
+    out = np.empty(len(was), dtype=old.dtype)
+    out[was] = old
+    out[at] = new
+    return out
 
 
 def _no_bytes(events: Events) -> bytes:
@@ -347,14 +358,17 @@ class EventLog:
             self._events = _concat([old, new], self._cols)
             is_new[old_n:] = True
         elif k:  # each new event after the stored ones of its time (ties: arrival order)
-            pos = np.searchsorted(old.t, new.t, "right")
+            at = np.searchsorted(old.t, new.t, "right") + np.arange(k)
+            is_new[at] = True
+            was = ~is_new
             self._events = _Events(
-                np.insert(old.t, pos, new.t),
-                np.insert(old.seq, pos, new.seq),
-                {c: np.insert(old.values[c], pos, new.values[c]) for c in self._cols},
+                _interleave(old.t, new.t, was, at),
+                _interleave(old.seq, new.seq, was, at),
+                {c: _interleave(old.values[c], new.values[c], was, at) for c in self._cols},
             )
-            is_new[pos + np.arange(k)] = True
-        if cols is None:
+        if cols is None and self._per_event_search():
+            cols, ids = self._close_per_event(is_new)
+        elif cols is None:
             cols, ids = self._close(is_new, old_n, old.t)
         put: dict[int, bytes] = {}
         delete: tuple[int, ...] = ()
@@ -428,6 +442,55 @@ class EventLog:
         if wm is not None:
             self._emitted_wm = wm if emitted is None else max(emitted, wm)
         return self._columns(w, emit, rev[emit], ids)
+
+    def _per_event_search(self) -> bool:
+        """Per-event windows found by searches (not the whole history): :meth:`_step` and
+        :meth:`deadline` then look only at the windows they emit. O(1)."""
+        s = self._shape
+        return s.kind == "per_event" and s.size is not None and s.size < HISTORY
+
+    def _close_per_event(self, is_new: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
+        """:meth:`_close` for per-event windows, over the windows it emits only: those
+        ending in ``(emitted, watermark]`` (window i ends at ``t[i]``) and the emitted ones
+        holding a new event (ends in ``[x, x + size)``). The same windows, revisions and
+        order. O(k log n + emitted windows)."""
+        wm = self._clock.watermark
+        t = self._events.t
+        emitted = self._emitted_wm
+        size = self._shape.size
+        assert size is not None
+        if wm is None or not len(t):
+            return self._columns(assign(self._shape, t[:0]), np.zeros(0, bool), _NONE, _NONE)
+        a = 0 if emitted is None else int(np.searchsorted(t, emitted, "right"))
+        b = int(np.searchsorted(t, wm, "right"))  # windows 0..b-1 are closed
+        parts = [np.arange(a, max(a, b), dtype=np.int64)]
+        new = np.flatnonzero(is_new)
+        if emitted is not None and len(new) and a:
+            x = t[new]
+            lo = np.searchsorted(t[:a], x, "left")
+            hi = np.searchsorted(t[:a], np.minimum(x + (size - 1), wm), "right")
+            parts += [np.arange(i, j, dtype=np.int64) for i, j in zip(lo, hi, strict=True) if j > i]
+        c = np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+        end = t[c]
+        w = Windows(
+            start=end - size,
+            end=end,
+            lo=np.searchsorted(t, end - size, "right").astype(np.int64),
+            hi=np.searchsorted(t, end, "right").astype(np.int64),
+            keys=t,
+            key_lo=end - (size - 1),
+            key_hi=end,
+        )
+        ids = self._events.seq[c]
+        rev = np.zeros(len(c), dtype=np.int64)
+        # emitted before: an old event's window at or before the last emission's watermark
+        for j in np.flatnonzero((c < a) & ~is_new[c]).tolist():
+            key = int(ids[j])
+            prev = self._revs.get(key, (0, 0))[1]
+            rev[j] = prev + 1
+            self._revs[key] = (int(end[j]), prev + 1)
+        self._emitted_wm = wm if emitted is None else max(emitted, wm)
+        return self._columns(w, np.ones(len(c), dtype=bool), rev, ids)
 
     def _ids(self, w: Windows) -> np.ndarray:
         kind = self._shape.kind
@@ -592,19 +655,22 @@ class EventLog:
         if not len(t):
             return None
         wm = self._clock.watermark
-        w = self._windows()
-        pending = w.end[w.end > wm] if wm is not None else w.end
-        if len(pending) and self._emit == "watermark":
-            return int(pending.min())
         s = self._shape
+        if self._per_event_search():  # window i ends at t[i]: the first t past wm
+            i = 0 if wm is None else int(np.searchsorted(t, wm, "right"))
+            if i < len(t) and self._emit == "watermark":
+                return int(t[i])
+        else:
+            w = self._windows()
+            pending = w.end[w.end > wm] if wm is not None else w.end
+            if len(pending) and self._emit == "watermark":
+                return int(pending.min())
         if s.kind == "count":
             return None
         top = int(t.max())
         if s.kind == "session":
             assert s.gap is not None
             at = top + s.gap + self._lateness + 1
-        elif s.kind == "count":  # no later event can change a window once the bound passes
-            at = top + self._lateness + 1
         else:
             assert s.size is not None
             at = top + s.size + self._lateness
