@@ -57,6 +57,7 @@ from windowagg.windows._common import (
     monoid_name,
 )
 from windowagg.windows.engine.assign import Shape
+from windowagg.windows.engine.records import nonfinite
 from windowagg.windows.engine.stream import KeyStream
 
 __all__ = ["EngineWindows"]
@@ -208,10 +209,12 @@ class EngineWindows(Generic[In, P, Out]):
         # a value the engine's admission would refuse (its lift) is refused here, so that
         # the buffer holds only events the clock sees, exactly as the engine's clock
         self._probe = self._aggs[0].kind is None
+        # values as given (an object column) for every monoid but the exact float built-ins
+        self._objects = self._aggs[0].dtype == "object"
         self._max_t: int | None = None  # newest admitted time (the engine clock's)
         self._due: float = _INF  # the earliest watermark at which a window can close
         self._buf_t: list[int] = []
-        self._buf_v: list[float] = []
+        self._buf_v: list[Any] = []
         self._buf_raw: list[tuple[Any, Any]] = []
         self._closed = False
         # the hopping grid (start_time, size, slide) of the first end an event can close,
@@ -427,8 +430,18 @@ class EngineWindows(Generic[In, P, Out]):
                 f"{type(self).__name__} is closed: close() ended the stream; make a new one"
             )
 
-    def _value(self, v: Any) -> tuple[float | None, str | None]:
-        """``(float value, None)``, or ``(None, reason)`` for a value the engine refuses."""
+    def _value(self, v: Any) -> tuple[Any, str | None]:
+        """``(value, None)`` (a float for the float64 column of an exact ``Sum``, ``Max``,
+        ``Min`` or ``Mean``; the value itself for any other monoid), or ``(None, reason)``
+        for a value the engine refuses."""
+        if self._objects:
+            if nonfinite(v):
+                return None, f"non-finite value in 'value': {v!r}"
+            try:
+                self._monoid.lift(v)
+            except Exception as e:
+                return None, f"{BAD_VALUE}: {type(e).__name__}: {e}"
+            return v, None
         if (isinstance(v, Real) and not isinstance(v, bool)) or isinstance(v, np.floating):
             x = float(v)
         else:
@@ -436,19 +449,15 @@ class EngineWindows(Generic[In, P, Out]):
                 self._monoid.lift(v)
             except Exception as e:
                 return None, f"{BAD_VALUE}: {type(e).__name__}: {e}"
+            name = type(self._monoid).__name__
             raise ArgumentTypeError(
-                f"the windows engine holds float64 values; got {type(v).__name__} {v!r} for "
-                f"the monoid {monoid_name(self._monoid)!r}: give numbers (values of other "
-                "types, e.g. strings into Concat, are not supported since the object API "
-                "runs on the engine)"
+                f"{monoid_name(self._monoid)} keeps float64 values in the windows engine (its "
+                f"numeric fast path); got {type(v).__name__} {v!r}: give numbers, or, for values "
+                f"of other types, a monoid that is not exactly Sum/Max/Min/Mean (e.g. a subclass "
+                f"`class Any{name}({name}): pass`, which takes any value its lift accepts)"
             )
         if x - x != 0:  # NaN or +-inf
             return None, f"non-finite value in 'value': {x!r}"
-        if self._probe:
-            try:
-                self._monoid.lift(x)  # type: ignore[arg-type]  # In: numbers here
-            except Exception as e:
-                return None, f"{BAD_VALUE}: {type(e).__name__}: {e}"
         return x, None
 
     def _gap(self, x: int) -> str | None:
@@ -486,7 +495,7 @@ class EngineWindows(Generic[In, P, Out]):
             and v - v == 0
         ):
             x: int = t
-            value: float | None = float(v)
+            value: Any = float(v)
             why: str | None = None
         else:
             try:
@@ -495,7 +504,7 @@ class EngineWindows(Generic[In, P, Out]):
                 self._reject(t, v, f"{BAD_TIMESTAMP}: {e}", BAD_TIMESTAMP)
                 return
             value, why = self._value(v)
-        if why is not None or value is None:
+        if why is not None:
             if self._bad_value == "raise":
                 raise MonoidInputError(
                     f"{self._kind}: the engine refused the value {v!r} at {t!r} ({why}); fix "
@@ -615,7 +624,12 @@ class EngineWindows(Generic[In, P, Out]):
         if not self._buf_t:
             return
         t = np.asarray(self._buf_t, dtype=np.int64)
-        vals = {"value": np.asarray(self._buf_v, dtype=np.float64)}
+        if self._objects:  # the values as given, for the monoid's own lift and combine
+            col = np.empty(len(self._buf_v), dtype=object)
+            col[:] = self._buf_v
+        else:
+            col = np.asarray(self._buf_v, dtype=np.float64)
+        vals = {"value": col}
         raw = self._buf_raw
         self._buf_t, self._buf_v, self._buf_raw = [], [], []
         self._behind = False

@@ -125,7 +125,12 @@ def _refusals(
     ok = np.ones(len(t), dtype=bool)
     reason: dict[int, str] = {}  # refused position -> why (the first reason found)
     for column, v in values.items():
-        finite = np.isfinite(v)
+        if v.dtype == object:  # a user monoid's values: only float NaN / inf are refused
+            finite = np.fromiter(
+                (not (isinstance(x, float) and x - x != 0) for x in v.tolist()), bool, len(v)
+            )
+        else:
+            finite = np.isfinite(v)
         if finite.all():
             continue
         for i in np.flatnonzero(ok & ~finite).tolist():

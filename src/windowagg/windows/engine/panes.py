@@ -85,6 +85,7 @@ from windowagg.windows.engine.records import (
     StepResult,
     admit_key,
     admit_key_small,
+    as_column,
     atomic,
     check_config,
     concat_events,
@@ -127,19 +128,21 @@ def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
 def _fold(m: Any, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, make: Factory) -> list[Any]:
     """The partial of ``col[lo[j]:hi[j]]`` (non-empty, in order) for every j. O(n)."""
     kind = declared_kind(m)
-    if kind in _NUMERIC_PARTIAL:  # lower is the identity: the slice verb's answer
+    if kind in _NUMERIC_PARTIAL and col.dtype != object:  # the slice verb's answer
         buffer = np.int64 if kind == "count" else np.float64
         out: list[Any] = query_slices(make(m), col, lo, hi, buffer).tolist()
         return out
-    return _fold_lists(m, col.tolist(), lo.tolist(), hi.tolist())
+    return _fold_lists(m, col.tolist(), lo.tolist(), hi.tolist(), False)
 
 
-def _fold_lists(m: Any, vals: list[Any], lo: list[int], hi: list[int]) -> list[Any]:
-    """:func:`_fold` over plain lists, the same answers: a numeric kind from its identity
-    as the slice verb does (``0.0 + -0.0`` is ``0.0``), any other monoid from the first
-    lift. O(n)."""
+def _fold_lists(
+    m: Any, vals: list[Any], lo: list[int], hi: list[int], numeric: bool = True
+) -> list[Any]:
+    """:func:`_fold` over plain lists, the same answers: a numeric kind over floats
+    (*numeric*) by the kind's own code, as the slice verb (``0.0 + -0.0`` is ``0.0``), any
+    other monoid, or values that are not floats, by its lift and combine. O(n)."""
     kind = declared_kind(m)
-    if kind in _NUMERIC_PARTIAL:  # the kind's own code, as the native slice verb's
+    if numeric and kind in _NUMERIC_PARTIAL:  # the kind's own code, as the native slice verb's
         return [_NUMERIC_FOLD[kind](vals, a, b) for a, b in zip(lo, hi, strict=True)]
     lift, comb = m.lift, m.combine  # bound methods: hot loop
     res = []
@@ -437,7 +440,7 @@ class PaneStream:
         if self._scalar and len(t) <= _SMALL:
             return self._step_small(t, values)
         t = np.asarray(t, dtype=np.int64)
-        vals = {c: np.asarray(values[c], dtype=np.float64) for c in self._cols}
+        vals = {c: as_column(values[c]) for c in self._cols}
         a = admit_key(self._plan, self._clock, self._judge, t, vals, self._shape)
         new = Events(
             t[a.order],
@@ -465,7 +468,9 @@ class PaneStream:
         (:func:`~.records.admit_key_small`), folds in the same order and the same pane
         tree, emission and settling. O(m log m + (q + r) log W)."""
         ts: list[int] = np.asarray(t, dtype=np.int64).tolist()
-        vals = {c: np.asarray(values[c], dtype=np.float64).tolist() for c in self._cols}
+        arrays = {c: as_column(values[c]) for c in self._cols}
+        objects = {c for c, a in arrays.items() if a.dtype == object}
+        vals = {c: a.tolist() for c, a in arrays.items()}
         order, refused, reasons = admit_key_small(self._plan, self._clock, self._judge, ts, vals)
         self._seq += len(ts)
         st, g = self._shape.start_time, self._g
@@ -486,7 +491,8 @@ class PaneStream:
             for i, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
                 c = grp.column
                 col = [vals[c][k] for k in order] if c is not None else [0.0] * len(order)
-                folded.append(self._guarded(_fold_lists, touched[0], m, col, lo, hi, i=i))
+                numeric = c is None or c not in objects
+                folded.append(self._guarded(_fold_lists, touched[0], m, col, lo, hi, numeric, i=i))
             self._put_folded(touched, folded)
             self._ancestors(touched)
         cols, ids = self._close(again, held)

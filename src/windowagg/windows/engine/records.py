@@ -147,9 +147,37 @@ def encode_events(e: Events) -> bytes:
             STATE_VERSION,
             e.t.astype(_I64).tobytes(),
             e.seq.astype(_I64).tobytes(),
-            {c: v.astype(_F64).tobytes() for c, v in e.values.items()},
+            {
+                c: list(v.tolist()) if v.dtype == object else v.astype(_F64).tobytes()
+                for c, v in e.values.items()
+            },
         )
     )
+
+
+def as_column(v: Any) -> np.ndarray:
+    """A value column as the engine holds it: float64, or, for an object array (values of
+    a user monoid that are not numbers: strings, tuples, sketches), the objects. O(m)."""
+    a = np.asarray(v)
+    if a.dtype == object:
+        return a
+    return a.astype(np.float64, copy=False)
+
+
+def nonfinite(v: Any) -> bool:
+    """Whether *v* is a float NaN or +-inf (any other value, number or not, is not). O(1)."""
+    return isinstance(v, float) and v - v != 0
+
+
+def _decode_column(v: Any) -> np.ndarray:
+    """A column of :func:`encode_events`: float64 buffer bytes, or a list of objects."""
+    if isinstance(v, bytes):
+        return np.frombuffer(v, dtype=_F64).astype(np.float64)
+    if isinstance(v, list):
+        out = np.empty(len(v), dtype=object)
+        out[:] = v
+        return out
+    raise CodecError(f"stream chunk column of type {type(v).__name__}: the state is corrupted")
 
 
 def decode_events(data: bytes, cols: Sequence[str]) -> Events:
@@ -174,7 +202,7 @@ def decode_events(data: bytes, cols: Sequence[str]) -> Events:
             f"from the aggregation's {sorted(cols)}: the checkpoint belongs to another query"
         )
     n = len(tb) // 8
-    out = {c: np.frombuffer(vals[c], dtype=_F64).astype(np.float64) for c in cols}
+    out = {c: _decode_column(vals[c]) for c in cols}
     if any(len(v) != n for v in out.values()) or len(tb) % 8:
         raise CodecError("stream chunk buffers of different lengths: the state is corrupted")
     t = np.frombuffer(tb, dtype=_I64).astype(np.int64)
@@ -202,7 +230,7 @@ def admit_key(
             continue  # the built-ins and decayed sums take every finite float
         lift = g.monoid.lift
         for i, v in enumerate(vals[g.column].tolist()):
-            if v != v or v in (float("inf"), float("-inf")):
+            if nonfinite(v):
                 continue
             try:
                 lift(v)
@@ -249,17 +277,20 @@ def admit_key_small(
             continue  # the built-ins and decayed sums take every finite float
         lift = g.monoid.lift
         for i, v in enumerate(vals[g.column]):
-            if v - v != 0 or i in bad:  # NaN or +-inf: refused as non-finite below
+            if i in bad or nonfinite(v):  # NaN or +-inf: refused as non-finite below
                 continue
             try:
                 lift(v)
             except Exception as e:
                 bad[i] = f"bad_value: {type(e).__name__}: {e}"
     for c, col in vals.items():
-        if sum(col) - sum(col) == 0:  # NaN or +-inf anywhere makes the sum non-finite
-            continue
+        try:
+            if sum(col) - sum(col) == 0:  # NaN or +-inf anywhere makes the sum non-finite
+                continue
+        except TypeError:  # values that are not numbers (an object column)
+            pass
         for i, v in enumerate(col):
-            if v - v != 0 and i not in bad:
+            if nonfinite(v) and i not in bad:
                 bad[i] = f"non-finite value in {c!r}: {float(v)!r}"
     kept: list[int] = []
     if judge == "batch":

@@ -85,6 +85,7 @@ from windowagg.windows.engine.records import (
     Events,
     StepResult,
     admit_key,
+    as_column,
     atomic,
     check_config,
     concat_events,
@@ -120,7 +121,8 @@ _NONE = np.zeros(0, dtype=np.int64)
 
 def _interleave(old: np.ndarray, new: np.ndarray, was: np.ndarray, at: np.ndarray) -> np.ndarray:
     """*old* at the positions *was* marks and *new* at *at*, in one new array. O(n)."""
-    out = np.empty(len(was), dtype=old.dtype)
+    kind = object if object in (old.dtype, new.dtype) else old.dtype
+    out = np.empty(len(was), dtype=kind)
     out[was] = old
     out[at] = new
     return out
@@ -340,7 +342,7 @@ class EventLog:
 
     def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         t = np.asarray(t, dtype=np.int64)
-        vals = {c: np.asarray(values[c], dtype=np.float64) for c in self._cols}
+        vals = {c: as_column(values[c]) for c in self._cols}
         a = admit_key(self._plan, self._clock, self._judge, t, vals, self._shape)
         new = _Events(
             t[a.order],
