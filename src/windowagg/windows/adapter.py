@@ -226,6 +226,7 @@ class EngineWindows(Generic[In, P, Out]):
             else None
         )
         self._fast = False  # int times known, no probe, no gaps, no raise: insert's fast path
+        self._due_grid = False  # _due is the next grid end after the watermark (_deadline)
         self._burst = False  # inside insert_many: flush once at its end
         self._behind = False  # a buffered event arrived behind the watermark
         self.rejected: list[Rejected] = []
@@ -316,14 +317,15 @@ class EngineWindows(Generic[In, P, Out]):
                 self._buf_t.append(x)
                 self._buf_v.append(float(val))
                 self._buf_raw.append((t, v))
-                grid = self._grid
-                if grid is not None:  # the first window end after x: O(1) arithmetic
-                    st, size, slide = grid
-                    end: float = st + size - ((st - x + size - 1) // slide) * slide
-                else:
-                    end = self._first_end(x)
-                if end < self._due:
-                    self._due = end
+                if not self._due_grid:  # else x >= watermark ends no window before _due
+                    grid = self._grid
+                    if grid is not None:  # the first window end after x: O(1) arithmetic
+                        st, size, slide = grid
+                        end: float = st + size - ((st - x + size - 1) // slide) * slide
+                    else:
+                        end = self._first_end(x)
+                    if end < self._due:
+                        self._due = end
                 mx = self._max_t
                 assert mx is not None  # _fast is set once a time was admitted
                 if x > mx:
@@ -596,7 +598,10 @@ class EngineWindows(Generic[In, P, Out]):
         if s.kind == "session":
             assert s.gap is not None
             return x + s.gap
-        if s.kind == "count":  # no new window before the events complete one
+        if s.kind == "count" and self._due == _INF:
+            # every complete window emitted (else _due is the oldest pending one's end,
+            # which an event that shifts positions can make earlier): none can close
+            # before the events complete the next one
             every = s.every
             done = self._counts["accepted"]
             if done + len(self._buf_t) < (done // every + 1) * every:
@@ -611,7 +616,9 @@ class EngineWindows(Generic[In, P, Out]):
             # assigns every stored pane (an extra micro-batch at an empty end is harmless)
             assert s.slide is not None
             wm, st, sl = self._max_t - self._ooo, s.start_time, s.slide
+            self._due_grid = True  # the next grid end: no event at or past wm ends before it
             return float(min(st + z + ((wm - st - z) // sl + 1) * sl for z in self._sizes_engine()))
+        self._due_grid = False
         d = [st.deadline() for st in self._streams]
         return min((float(x) for x in d if x is not None), default=_INF)
 

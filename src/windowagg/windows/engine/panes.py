@@ -64,8 +64,11 @@ Examples
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
+from functools import reduce
 from math import gcd
+from operator import add
 from typing import Any
 
 import numpy as np
@@ -155,10 +158,10 @@ def _fold_lists(
 
 
 def _sum(vals: list[float], a: int, b: int) -> float:
-    acc = 0.0  # the identity first, as the slice verb: 0.0 + -0.0 is 0.0
-    for i in range(a, b):
-        acc += vals[i]
-    return acc
+    # left to right from the identity, as the slice verb (0.0 + -0.0 is 0.0); not sum(),
+    # which may compensate its rounding (Python 3.12+)
+    out: float = reduce(add, vals[a:b], 0.0)
+    return out
 
 
 #: Partials of ``vals[a:b]`` (non-empty, finite floats) by declared kind (ties: the first).
@@ -244,6 +247,7 @@ class PaneStream:
         "_aggs",
         "_clock",
         "_cols",
+        "_combines",
         "_deltas",
         "_emitted_wm",
         "_g",
@@ -299,6 +303,7 @@ class PaneStream:
         self._s = shape.slide // self._g  # panes per slide
         self._top = (self._w - 1).bit_length()  # 2**top >= w: a window spans <= 2 top nodes
         self._monoids = [g.monoid for g in self._plan.groups]
+        self._combines = tuple(m.combine for m in self._monoids)  # bound: _refresh's loop
         self._raw = not all(bool(getattr(m, "commutative", False)) for m in self._monoids)
         # small micro-batches in plain Python: commutative plans, no gaps between windows
         self._scalar = not self._raw and shape.size >= shape.slide
@@ -474,15 +479,19 @@ class PaneStream:
         order, refused, reasons = admit_key_small(self._plan, self._clock, self._judge, ts, vals)
         self._seq += len(ts)
         st, g = self._shape.start_time, self._g
+        sts = [ts[i] for i in order]  # admitted times, sorted
         touched: list[int] = []
         lo: list[int] = []
-        prev = None
-        for j, i in enumerate(order):
-            p = (ts[i] - st) // g
-            if p != prev:
+        if sts:  # the runs of equal panes: one search per pane boundary, not a step per event
+            p, last = (sts[0] - st) // g, (sts[-1] - st) // g
+            j = 0
+            while True:
                 touched.append(p)
                 lo.append(j)
-                prev = p
+                if p == last:
+                    break
+                j = bisect_left(sts, st + (p + 1) * g, j)
+                p = (sts[j] - st) // g
         again = self._revisable(touched)  # emitted windows a touched pane may change
         held = [self._covered(k) for k in again]  # ... and whether they held panes before
         if touched:
@@ -588,7 +597,7 @@ class PaneStream:
             return
         try:
             vals = tuple(
-                m.combine(x, y) for m, x, y in zip(self._monoids, left[1], right[1], strict=True)
+                [c(x, y) for c, x, y in zip(self._combines, left[1], right[1], strict=True)]
             )
         except Exception:  # a user monoid: the windows that need this combine will say so
             nodes.put(key, (_SPLIT, None, None))

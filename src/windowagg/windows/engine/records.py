@@ -342,6 +342,10 @@ def check_config(config: Any, want: tuple[Any, ...]) -> None:
         )
 
 
+#: Slot types :func:`atomic` keeps as they are (immutable: a step replaces, never changes).
+_PLAIN: frozenset[type] = frozenset({int, str, bool, float, tuple, type(None), frozenset, bytes})
+
+
 @contextmanager
 def atomic(state: Any) -> Iterator[None]:
     """Run one step of a key's *state* (a layout with ``__slots__``) all or nothing.
@@ -367,7 +371,14 @@ def atomic(state: Any) -> Iterator[None]:
     journals: list[Any] = []
     for name in type(state).__slots__:
         value = getattr(state, name)
-        if hasattr(value, "rollback"):
+        kind = type(value)
+        if kind in _PLAIN:  # immutable, kept as is (the common case first: a cheap test)
+            pass
+        elif kind is list or kind is dict or kind is set:
+            value = value.copy()
+        elif kind is WatermarkClock:
+            value = copy.copy(value)
+        elif hasattr(value, "rollback"):
             value.begin()
             journals.append(value)
         elif isinstance(value, (list, dict, set, WatermarkClock)):
