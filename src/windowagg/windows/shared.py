@@ -10,7 +10,7 @@ emission           per end, sizes ascending
 =================  ==========================================================================
 
 Before the object API ran on the engine, all sizes shared one ``ooo.FiBA`` (one entry per
-event, one ``range_query`` per size); the engine keeps one pane FiBA per size instead,
+event, one ``range_query`` per size); the engine keeps one pane tree per size instead,
 O(size / gcd(size, slide)) partials each.
 """
 

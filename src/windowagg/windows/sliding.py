@@ -6,11 +6,11 @@ operator needs     monoid (associative, identity); not commutative, no inverse
 windows            ``[start, end)``, ``start = origin + k*slide``, ``end = start + size``
                    (Spark's ``F.window``); tumbling when slide == size, gaps when slide > size;
                    ``slide=None``: per-event windows ``(t - size, t]``
-engine             :class:`~windowagg.windows.engine.KeyStream` (pane partials in
-                   ``ooo.FiBA`` for hopping windows of monoids, the event log otherwise):
+engine             :class:`~windowagg.windows.engine.KeyStream` (a segment tree of pane
+                   partials for hopping windows of monoids, the event log otherwise):
                    see :mod:`windowagg.windows.adapter` and ``docs/windows.md``
 insert             O(1) while the watermark closes nothing; else one engine micro-batch
-                   (O(m log m + stored) numpy + O((q + r) log P) FiBA for the panes)
+                   (panes: O(m log m + (q + r) log P); event log: O(m log n + n))
 space              panes: O(size / gcd(size, slide)) partials; event log: the events the
                    windows still to be emitted or revised can hold
 =================  ==========================================================================
