@@ -32,7 +32,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     import click
@@ -43,14 +43,11 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
     raise MissingExtraError.for_extra(e.name or "click", "cli", "the windowagg command") from e
 
-from windowagg._cli_checks import (
-    check_columns,
-    input_columns,
-    input_kind,
-    one_line,
-    window_args,
-)
-from windowagg.aggs import Agg, column_aggregations_help
+from windowagg._cli_checks import check_columns, input_columns, input_kind, one_line, read_call
+from windowagg.aggs import column_aggregations_help
+
+if TYPE_CHECKING:
+    from windowagg.call import WindowCall
 
 __all__ = ["main"]
 
@@ -368,37 +365,32 @@ def run(
     row_index. Times are UTC: results.parquet holds UTC timestamps (tz-aware in pandas).
     Both engines run the same windows engine and write the same files.
     """
-    from windowagg.pandas import parse
-
-    # everything that can be checked without Spark is checked before it starts
-    try:
-        agg_list = parse(list(aggs))
-    except (ValueError, TypeError) as e:
-        raise click.BadParameter(str(e), param_hint="--agg") from e
-    decayed = all(getattr(a.monoid, "needs_time", False) for a in agg_list)
-    window = window_args(size, slide, rows, every, gap, history=decayed)
-    if isinstance(window["size"], list):  # several sizes: checked together (slide, repeats)
-        try:
-            _output_names(list(keys), time_col, agg_list, window)
-        except ValueError as e:
-            raise click.BadParameter(str(e), param_hint="--size") from e
+    # everything that can be checked without Spark is checked before it starts: the call is
+    # read once here, and both engines are handed it
+    call = read_call(
+        keys,
+        time_col,
+        aggs,
+        size=size,
+        slide=slide,
+        rows=rows,
+        every=every,
+        gap=gap,
+        time_unit=time_unit,
+    )
     kind = input_kind(input_path, fmt)
     columns = input_columns(input_path, kind)
     if columns is not None:
-        check_columns(columns, input_path, keys, time_col, agg_list)
+        check_columns(columns, input_path, call)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     log = None if verbose else out / "spark.log"
     t0 = time.perf_counter()
     try:
         if engine == "local":
-            n_in, n_win, counts = _run_local(
-                input_path, kind, list(keys), time_col, agg_list, window, time_unit, out
-            )
+            n_in, n_win, counts = _run_local(input_path, kind, call, out)
         else:
-            n_in, n_win, counts = _run_spark(
-                input_path, fmt, list(keys), time_col, agg_list, window, time_unit, out, master, log
-            )
+            n_in, n_win, counts = _run_spark(input_path, fmt, call, out, master, log)
     except click.ClickException:
         raise
     except Exception as e:
@@ -426,62 +418,40 @@ def run(
     console.print("wrote " + ", ".join(str(w) for w in wrote))
 
 
-def _output_names(
-    keys: list[str], time_col: str, agg_list: list[Agg], window: dict[str, Any]
-) -> list[str]:
-    """The aggregation columns of the results (one per aggregation and ``--size``)."""
-    from windowagg.call import parse_call
-
-    return [a.alias for a in parse_call(keys, time_col, agg_list, **window).outputs]
-
-
 def _run_local(
-    input_path: str,
-    kind: str,
-    keys: list[str],
-    time_col: str,
-    agg_list: list[Agg],
-    window: dict[str, Any],
-    time_unit: str,
-    out: Path,
+    input_path: str, kind: str, call: WindowCall, out: Path
 ) -> tuple[int, int, dict[str, int]]:
     """``run --engine local``: the same files in-process. Returns (rows, windows, rejects)."""
     from windowagg._cli_local import run_local
 
     _import_matplotlib_aside()
     with console.status("computing windows (in-process)"):
-        n_in, results, rejects = run_local(
-            input_path, kind, keys, time_col, agg_list, window, time_unit, out
-        )
+        n_in, results, rejects = run_local(input_path, kind, call, out)
     counts: dict[str, int] = {}
     for reason in rejects["reason"]:
         cls = _reason_class(str(reason))
         counts[cls] = counts.get(cls, 0) + 1
     if len(results):
         title = f"windowagg run: {input_path}"
-        names = _output_names(keys, time_col, agg_list, window)
-        _plot(results.head(200_000), keys, names, out / "plot.png", title)
+        names = [a.alias for a in call.outputs]
+        _plot(results.head(200_000), call.keys, names, out / "plot.png", title)
     return n_in, len(results), counts
 
 
 def _run_spark(
     input_path: str,
     fmt: str | None,
-    keys: list[str],
-    time_col: str,
-    agg_list: list[Agg],
-    window: dict[str, Any],
-    time_unit: str,
+    call: WindowCall,
     out: Path,
     master: str,
     log: Path | None,
 ) -> tuple[int, int, dict[str, int]]:
     """The Spark part of ``run``: read, window, write, count. Returns (rows, windows, rejects)."""
     spark = _spark(master, log=log)
-    from windowagg.spark.batch import split, window_agg
+    from windowagg.spark.batch import run_call, split
 
     df = _read(spark, input_path, fmt)
-    missing = [c for c in [*keys, time_col] if c not in df.columns]
+    missing = [c for c in [*call.keys, call.time] if c not in df.columns]
     if missing:  # what Spark read differs from the header check (or it could not check)
         close = difflib.get_close_matches(missing[0], df.columns, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -493,7 +463,7 @@ def _run_spark(
         if not df.where(df["_corrupt_record"].isNotNull()).limit(1).count():
             df = df.drop("_corrupt_record")  # no malformed line: rows as the input's columns
     n_in = df.count()
-    res = window_agg(df, keys, time_col, agg_list, time_unit=time_unit, row_columns="*", **window)
+    res = run_call(df, call, row_columns="*")
     combined = out / "_output.parquet"
     with console.status("computing windows"):
         res.output.write.mode("overwrite").parquet(str(combined))
@@ -510,9 +480,8 @@ def _run_spark(
     if n_win:
         sample = spark.read.parquet(str(out / "results.parquet")).limit(200_000).toPandas()
         title = f"windowagg run: {input_path}"
-        _plot(
-            sample, keys, _output_names(keys, time_col, agg_list, window), out / "plot.png", title
-        )
+        names = [a.alias for a in call.outputs]
+        _plot(sample, call.keys, names, out / "plot.png", title)
     return n_in, n_win, counts
 
 

@@ -64,7 +64,7 @@ import numpy as np
 import pandas as pd
 
 from windowagg.aggs import Agg, parse
-from windowagg.call import parse_call
+from windowagg.call import WindowCall, parse_call
 from windowagg.errors import AggregationError, ArgumentError
 from windowagg.rejects import (
     CORRUPT_COLUMN,
@@ -87,6 +87,7 @@ __all__ = [
     "group_rows",
     "grouped_windows",
     "parse",
+    "run_call",
     "window_agg",
 ]
 
@@ -175,7 +176,7 @@ def window_agg(
     Complexity: O(n log n) validation and grouping, then
     :func:`windowagg.windows.engine.window_groups` over every key in one pass.
     """
-    wc = parse_call(
+    call = parse_call(
         keys,
         time,
         aggs,
@@ -189,7 +190,30 @@ def window_agg(
         max_out_of_orderness=max_out_of_orderness,
         allowed_lateness=allowed_lateness,
     )
-    key_list, agg_list, shape, lateness = wc.keys, wc.aggs, wc.shape, wc.lateness
+    return run_call(df, call, row_columns=row_columns, factory=factory)
+
+
+def run_call(
+    df: Any,
+    call: WindowCall,
+    *,
+    row_columns: Sequence[str] | str | None = None,
+    factory: Any = None,
+) -> WindowAgg:
+    """:func:`window_agg` for a call already read by :func:`windowagg.call.parse_call`
+    (a front end over this one, such as ``windowagg run --engine local``, reads its
+    arguments once and hands the engine the :class:`~windowagg.call.WindowCall`).
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"k": ["a", "a"], "t": [1, 7], "v": [2.0, 5.0]})
+    >>> call = parse_call("k", "t", ["max(v)"], size=10, slide=10)
+    >>> run_call(df, call).results["max_v"].tolist()
+    [5.0]
+
+    Complexity: as :func:`window_agg`.
+    """
+    key_list, agg_list, shape, lateness = call.keys, call.aggs, call.shape, call.lateness
+    time, time_unit = call.time, call.time_unit
     pdf, kind = _to_pandas(df)
     value_cols = value_columns(agg_list)
     needed = list(dict.fromkeys([*key_list, time, *value_cols]))
@@ -215,7 +239,7 @@ def window_agg(
         lateness=lateness,
         factory=factory,
     )
-    results = _results(sub, key_list, wc.outputs, fw)
+    results = _results(sub, key_list, call.outputs, fw)
     rejects = _rejects(pdf, fw, row_cols)
     return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
 
