@@ -82,6 +82,7 @@ from windowagg.rejects import (  # noqa: E402
 )
 from windowagg.spark.batch import _type, prepare  # noqa: E402
 from windowagg.windows.engine import KeyStream, Shape, plan  # noqa: E402
+from windowagg.windows.engine.sizes import sized_aggs  # noqa: E402
 from windowagg.windows.engine.state import aggregation_message  # noqa: E402
 from windowagg.windows.engine.stream import Delta  # noqa: E402
 
@@ -311,6 +312,8 @@ class _Step:
         self.keys = list(keys)
         self.time = time
         self.aggs = list(aggs)
+        #: the output columns: the aggregations, or each one per size (``max_v_5m``, ...)
+        self.outputs = sized_aggs(self.aggs, shape.sizes) if shape.sizes else self.aggs
         self.shape = shape
         self.time_unit = time_unit
         self.columns = list(dict.fromkeys(a.column for a in aggs if a.column is not None))
@@ -345,7 +348,7 @@ class _Step:
             _, _, _, rejects = validate(
                 batch, self.keys, self.time, self.columns, time_unit=self.time_unit
             )
-            packed = pack(self.keys, [None] * len(self.keys), self.aggs, _no_windows(), rejects)
+            packed = pack(self.keys, [None] * len(self.keys), self.outputs, _no_windows(), rejects)
             return ([packed] if packed is not None else []), []
         return self.feed(self.stream(meta, {} if pieces is None else pieces), batch)
 
@@ -362,12 +365,12 @@ class _Step:
             try:
                 res, delta = ks.feed(micros[idx], {c: v[idx] for c, v in values.items()})
             except AggregationError as e:
-                raise _named(e, tuple(key_values), self.aggs) from e.__cause__
+                raise _named(e, tuple(key_values), self.outputs) from e.__cause__
             cols, deltas = res.columns, [delta]
             if len(res.refused):
                 late = _refused_rows(batch, micros, idx[res.refused], res.reasons)
                 rejects = pd.concat([rejects, late], ignore_index=True) if len(rejects) else late
-        packed = pack(self.keys, key_values, self.aggs, cols, rejects)
+        packed = pack(self.keys, key_values, self.outputs, cols, rejects)
         return ([packed] if packed is not None else []), deltas
 
     def timed(
@@ -396,7 +399,7 @@ class _Step:
         if wm > 0:  # a new key starts at the global watermark too
             res, delta = ks.advance(wm)
             deltas.append(delta)
-            closed = pack(self.keys, list(key), self.aggs, res.columns, _empty_rejects())
+            closed = pack(self.keys, list(key), self.outputs, res.columns, _empty_rejects())
             if closed is not None:
                 out.append(closed)
         batch = _one_burst(pdfs)
@@ -752,7 +755,7 @@ def stream_window_agg(
         prepared = _with_global_watermark(prepared, time, time_unit, ooo_us)
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
-    schema = packed_schema(key_fields, agg_list)
+    schema = packed_schema(key_fields, wc.outputs)
     # Rows with a null key never reach the stateful operator: they are rejects, produced by
     # a stateless mapInPandas and unioned into the same output. (Besides, a null key in an
     # Arrow batch turns integer keys into floats on the Python side, and
@@ -821,4 +824,4 @@ def stream_window_agg(
         raise ValueError(
             f"api must be 'transformWithStateInPandas' or 'applyInPandasWithState', got {api!r}"
         )
-    return unpack(stateful.unionByName(rejects), key_list, agg_list)
+    return unpack(stateful.unionByName(rejects), key_list, wc.outputs)
