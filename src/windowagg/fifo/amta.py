@@ -471,12 +471,10 @@ class PyAMTA(_MTABase[In, P, Out]):
             for _ in range(k):
                 gone.append(oldest())
                 evict()
-        except BaseException:
+        except BaseException as exc:
             gone.pop()  # the failed evict() changed nothing
             if gone:
-                partials = [*gone, *self]
-                self._reset()
-                self._load_partials(partials)
+                self._undo("bulk_evict", len(self) + len(gone), [*gone, *self], exc)
             raise
 
     def _bulk_descend(self, k: int) -> None:
