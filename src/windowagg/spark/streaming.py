@@ -679,8 +679,9 @@ def stream_window_agg(
     arrived before it), never revised; it differs from the batch answer on out-of-order
     input.
 
-    ``event_time_timers=True`` (time and session windows, ``transformWithStateInPandas``
-    only) also follows Spark's *global* event-time watermark (the largest event time seen
+    ``event_time_timers=True`` (every window shape, ``transformWithStateInPandas`` only;
+    count windows: a complete window waits for the watermark, the key's state stays for
+    the later events that complete its last windows) also follows Spark's *global* event-time watermark (the largest event time seen
     in any key minus ``max_out_of_orderness``) and keeps one event-time timer per key at
     the key's next deadline (the end of its oldest window not emitted yet; else when
     nothing stored can change any more): a key that goes quiet still emits its windows
@@ -744,11 +745,6 @@ def stream_window_agg(
             "event_time_timers needs api='transformWithStateInPandas': applyInPandasWithState's "
             "event-time timeouts need the watermarked column in the operator's input, where "
             "Spark drops late rows silently before windowagg can route them to the rejects"
-        )
-    if event_time_timers and shape.rows is not None:
-        raise ValueError(
-            "event_time_timers applies to time and session windows (size/slide, gap); count "
-            "windows (rows=) close by event counts, not by event time"
         )
     prepared = prepare(sdf, key_list, time, agg_list, row_columns=row_columns)
     if event_time_timers:
