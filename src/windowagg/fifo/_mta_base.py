@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
-from typing import Any, Generic
+from typing import Any, Generic, TypedDict
 
 from windowagg import codec
 from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, StorageError
@@ -63,6 +63,20 @@ class _ReadOnlyMiddle:
 
     def drop_level(self, level: int, hi: int) -> None:
         pass
+
+
+class MTAOptions(TypedDict, total=False):
+    """The keywords LogMTA, AMTA and its Python reference share, handed on as they are
+    (``**options: Unpack[MTAOptions]``); their defaults are :class:`_MTABase`'s."""
+
+    policy: Policy | None
+    store: KVStore | None
+    namespace: str
+    buffer_size: int
+    cache_size: int
+    refill_below: int
+    page_size: int
+    on_existing: str
 
 
 class _MTABase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
