@@ -58,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,32 @@ def noop_tws_query(sdf: Any) -> Any:
     return sdf.groupBy("key").transformWithStateInPandas(Noop(), schema, "Append", "None")
 
 
+def file_stream(spark: Any, src: Path) -> Any:
+    """The input of every streaming query here and in ``probe_spark_stream``: *src*'s
+    Parquet files (key, event_time, value), one file per micro-batch in mtime order."""
+    return (
+        spark.readStream.schema("key int, event_time timestamp, value double")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(str(src))
+    )
+
+
+def to_noop(build: Callable[[], Any], ck: Path) -> tuple[float, Any]:
+    """``build()`` (a streaming DataFrame) run into Spark's ``noop`` sink with
+    ``availableNow`` until its input is read: (seconds, the build included; the query)."""
+    t0 = time.perf_counter()
+    q = (
+        build()
+        .writeStream.format("noop")
+        .outputMode("append")
+        .option("checkpointLocation", str(ck))
+        .trigger(availableNow=True)
+        .start()
+    )
+    q.awaitTermination()
+    return time.perf_counter() - t0, q
+
+
 def run(
     spark: Any,
     src: Path,
@@ -131,11 +158,7 @@ def run(
     ``percentile_approx`` at its default accuracy)."""
     from pyspark.sql import functions as F
 
-    sdf = (
-        spark.readStream.schema("key int, event_time timestamp, value double")
-        .option("maxFilesPerTrigger", 1)
-        .parquet(str(src))
-    )
+    sdf = file_stream(spark, src)
     if who == "noop-tws":  # Spark's floor for the TWS operator (benchmarks.probe_spark_stream)
         out = noop_tws_query(sdf)
     elif who == "spark":
@@ -153,16 +176,7 @@ def run(
             sdf, "key", "event_time", aggs, size=size, slide=slide,
             max_out_of_orderness="30 seconds", api=who,
         )  # fmt: skip
-    t0 = time.perf_counter()
-    q = (
-        out.writeStream.format("noop")
-        .outputMode("append")
-        .option("checkpointLocation", str(ck))
-        .trigger(availableNow=True)
-        .start()
-    )
-    q.awaitTermination()
-    seconds = time.perf_counter() - t0
+    seconds, q = to_noop(lambda: out, ck)
     prog = [p for p in q.recentProgress if p["numInputRows"] > 0]
     per_batch = [p["durationMs"]["triggerExecution"] / 1000 for p in prog]
     events = sum(p["numInputRows"] for p in prog)
@@ -229,30 +243,16 @@ def write_over_files(folder: Path, n: int, per_file: int, density: int, seed: in
 def over_query(spark: Any, src: Path, density: int, api: str) -> Any:
     from windowagg.spark.streaming import stream_window_agg
 
-    sdf = (
-        spark.readStream.schema("key int, event_time timestamp, value double")
-        .option("maxFilesPerTrigger", 1)
-        .parquet(str(src))
-    )
     return stream_window_agg(
-        sdf, "key", "event_time", OVER_AGGS, size=f"{density} seconds",
+        file_stream(spark, src), "key", "event_time", OVER_AGGS, size=f"{density} seconds",
         max_out_of_orderness=f"{OVER_DELAY_S} seconds", api=api, emit="watermark",
     )  # fmt: skip
 
 
 def run_over(spark: Any, src: Path, ck: Path, density: int, api: str) -> dict[str, Any]:
     """One timed ``availableNow`` run of windowagg's per-event query into ``noop``."""
-    t0 = time.perf_counter()
-    q = (
-        over_query(spark, src, density, api)
-        .writeStream.format("noop")
-        .outputMode("append")
-        .option("checkpointLocation", str(ck))
-        .trigger(availableNow=True)
-        .start()
-    )
-    q.awaitTermination()
-    return {"seconds": time.perf_counter() - t0}
+    seconds, _ = to_noop(lambda: over_query(spark, src, density, api), ck)
+    return {"seconds": seconds}
 
 
 def over_sample(spark: Any, src: Path, ck: Path, density: int, api: str) -> pd.DataFrame:

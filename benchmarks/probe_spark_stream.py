@@ -57,8 +57,10 @@ from benchmarks.bench_spark_stream import (
     OVER_AGGS,
     SIZE,
     SLIDE,
+    file_stream,
     noop_tws_query,
     over_query,
+    to_noop,
     write_files,
     write_over_files,
 )
@@ -130,11 +132,7 @@ def day_query(spark: Any, src: Path, who: str, tally: Path) -> Any:
     from windowagg.spark.streaming import WindowAggProcessor, packed_schema, unpack
     from windowagg.windows.engine import Shape
 
-    sdf = (
-        spark.readStream.schema("key int, event_time timestamp, value double")
-        .option("maxFilesPerTrigger", 1)
-        .parquet(str(src))
-    )
+    sdf = file_stream(spark, src)
     if who == "noop-tws":
         return noop_tws_query(sdf)
 
@@ -217,19 +215,10 @@ DAY_AGGS = ["max(value)", "sum(value)", "count"]
 
 def run_day(spark: Any, src: Path, ck: Path, who: str, tally: Path) -> dict[str, Any]:
     """One ``--mode day`` query; ``triggerExecution`` per micro-batch (s), in order."""
-    t0 = time.perf_counter()
-    q = (
-        day_query(spark, src, who, tally)
-        .writeStream.format("noop")
-        .outputMode("append")
-        .option("checkpointLocation", str(ck))
-        .trigger(availableNow=True)
-        .start()
-    )
-    q.awaitTermination()
+    seconds, q = to_noop(lambda: day_query(spark, src, who, tally), ck)
     prog = [p for p in q.recentProgress if p["numInputRows"] > 0]
     return {
-        "seconds": time.perf_counter() - t0,
+        "seconds": seconds,
         "trigger": [p["durationMs"].get("triggerExecution", 0) / 1000 for p in prog],
     }
 
@@ -284,11 +273,7 @@ def query(spark: Any, src: Path, who: str, args: Any = None) -> Any:
     from pyspark.sql import types as T
     from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
-    sdf = (
-        spark.readStream.schema("key int, event_time timestamp, value double")
-        .option("maxFilesPerTrigger", 1)
-        .parquet(str(src))
-    )
+    sdf = file_stream(spark, src)
     over = args is not None and args.mode == "over"
     if who == "echo-apws":
         return echo(sdf, args.state_bytes)
@@ -323,17 +308,7 @@ def query(spark: Any, src: Path, who: str, args: Any = None) -> Any:
 
 
 def run(spark: Any, src: Path, ck: Path, who: str, args: Any = None) -> dict[str, Any]:
-    t0 = time.perf_counter()
-    q = (
-        query(spark, src, who, args)
-        .writeStream.format("noop")
-        .outputMode("append")
-        .option("checkpointLocation", str(ck))
-        .trigger(availableNow=True)
-        .start()
-    )
-    q.awaitTermination()
-    seconds = time.perf_counter() - t0
+    seconds, q = to_noop(lambda: query(spark, src, who, args), ck)
     prog = [p for p in q.recentProgress if p["numInputRows"] > 0][1:]  # warm batches
     rows: dict[str, list[float]] = {k: [] for k in FIELDS + STATE + ["shuffle"]}
     for p in prog:

@@ -312,3 +312,25 @@ def test_validate_fast_path_equals_the_row_by_row_path(rows, unit, nullable_key,
     pd.testing.assert_frame_equal(
         got[3].reset_index(drop=True), want[3].reset_index(drop=True), check_dtype=False
     )
+
+
+@given(
+    st.lists(st.integers(-(2**63), 2**63 - 1), max_size=8),
+    st.sampled_from(["s", "ms", "us"]),
+    st.sampled_from(["int64", "int32", "uint64", "uint8"]),
+)
+def test_validate_integer_times_fast_path_equals_the_row_by_row_path(times, unit, dtype):
+    """Integer event times in ``time_unit`` take the numpy-only path when every time is in
+    years 0001-9999, and the general path (which rejects the others) otherwise: the same
+    good rows and microseconds either way, whatever the integer type."""
+    from windowagg.rejects import _validate_rows
+
+    info = np.iinfo(dtype)
+    raw = np.array([min(max(x, info.min), info.max) for x in times], dtype=dtype)
+    pdf = pd.DataFrame({"k": np.zeros(len(raw), np.int64), "t": raw, "v": np.ones(len(raw))})
+    got = validate(pdf, ["k"], "t", ["v"], time_unit=unit)
+    want = _validate_rows(pdf, ["k"], "t", ["v"], unit)
+    np.testing.assert_array_equal(got[0], want[0])
+    good = want[0]
+    np.testing.assert_array_equal(got[1][good], want[1][good])
+    assert got[3]["reason"].tolist() == want[3]["reason"].tolist()

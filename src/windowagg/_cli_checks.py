@@ -14,11 +14,14 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from windowagg.aggs import Agg, to_micros
+from windowagg.aggs import parse, to_micros
+
+if TYPE_CHECKING:
+    from windowagg.call import WindowCall
 
 __all__ = [
     "FORMATS",
@@ -27,6 +30,7 @@ __all__ = [
     "input_columns",
     "input_kind",
     "one_line",
+    "read_call",
     "window_args",
 ]
 
@@ -129,12 +133,10 @@ def input_columns(path: str, kind: str) -> list[str] | None:
         raise click.BadParameter(f"cannot read {first}: {one_line(e)}", param_hint="INPUT") from e
 
 
-def check_columns(
-    columns: list[str], path: str, keys: tuple[str, ...], time_col: str, aggs: list[Agg]
-) -> None:
+def check_columns(columns: list[str], path: str, call: WindowCall) -> None:
     """BadParameter naming the option, the missing column and the closest existing one."""
-    wanted = [(k, "--key") for k in keys] + [(time_col, "--time")]
-    wanted += [(a.column, "--agg") for a in aggs if a.column is not None]
+    wanted = [(k, "--key") for k in call.keys] + [(call.time, "--time")]
+    wanted += [(a.column, "--agg") for a in call.aggs if a.column is not None]
     for col, option in wanted:
         if col not in columns:
             close = difflib.get_close_matches(col, columns, n=1)
@@ -143,6 +145,46 @@ def check_columns(
                 f"column {col!r} is not in {path} (columns: {', '.join(columns)}){hint}",
                 param_hint=option,
             )
+
+
+def read_call(
+    keys: Sequence[str],
+    time_col: str,
+    aggs: Sequence[str],
+    *,
+    size: Sequence[str],
+    slide: str | None,
+    rows: int | None,
+    every: int,
+    gap: str | None,
+    time_unit: str,
+) -> WindowCall:
+    """``run``'s options read once into the :class:`~windowagg.call.WindowCall` that both
+    engines are handed (:func:`windowagg.pandas.run_call`,
+    :func:`windowagg.spark.batch.run_call`), or click's one-line error naming the option.
+    *size* holds the values of a repeated ``--size``. O(len(aggs)).
+
+    >>> w = dict(slide="10 min", rows=None, every=1, gap=None, time_unit="s")
+    >>> c = read_call(["k"], "t", ["max(v)", "count"], size=["1h"], **w)
+    >>> [a.alias for a in c.outputs], c.shape.size, c.shape.slide
+    (['max_v', 'count'], 3600000000, 600000000)
+    >>> read_call(["k"], "t", ["max(v)"], size=[], **{**w, "slide": None})
+    Traceback (most recent call last):
+    ...
+    click.exceptions.UsageError: give one window: --size (with --slide, or per event), --rows or --gap (decayed aggregations alone may give none: each key's whole history)
+    """
+    from windowagg.call import parse_call
+
+    try:
+        agg_list = parse(list(aggs))
+    except (ValueError, TypeError) as e:
+        raise click.BadParameter(str(e), param_hint="--agg") from e
+    decayed = all(getattr(a.monoid, "needs_time", False) for a in agg_list)
+    args = window_args(size, slide, rows, every, gap, history=decayed)
+    try:  # what needs the window and the aggregations together: several sizes' grid
+        return parse_call(list(keys), time_col, agg_list, time_unit=time_unit, **args)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--size") from e
 
 
 def window_args(

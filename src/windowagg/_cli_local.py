@@ -36,7 +36,7 @@ import json
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,9 @@ import pyarrow.compute as pc
 from windowagg._cli_checks import FORMATS, csv_header
 from windowagg.errors import WindowaggError
 from windowagg.rejects import CORRUPT_COLUMN
+
+if TYPE_CHECKING:
+    from windowagg.call import WindowCall
 
 __all__ = ["read_local", "run_local"]
 
@@ -315,22 +318,14 @@ def read_local(path: str, kind: str, times: Sequence[str] = ()) -> pd.DataFrame:
 
 
 def run_local(
-    path: str,
-    kind: str,
-    keys: Sequence[str],
-    time_col: str,
-    aggs: Sequence[Any],
-    window: dict[str, Any],
-    time_unit: str,
-    out: Path,
+    path: str, kind: str, call: WindowCall, out: Path
 ) -> tuple[int, pd.DataFrame, pd.DataFrame]:
-    """Read, window, write ``results.parquet`` / ``rejects.parquet``; (rows, results, rejects)."""
-    from windowagg.pandas import window_agg
+    """Read, window (the call ``windowagg run`` read once), write ``results.parquet`` /
+    ``rejects.parquet``; (rows, results, rejects)."""
+    from windowagg.pandas import run_call
 
-    pdf = read_local(path, kind, times=[time_col])
-    res = window_agg(
-        pdf, list(keys), time_col, list(aggs), time_unit=time_unit, row_columns="*", **window
-    )
+    pdf = read_local(path, kind, times=[call.time])
+    res = run_call(pdf, call, row_columns="*")
     results, rejects = res.results, res.rejects
     for name in ("results.parquet", "rejects.parquet"):  # a folder from a Spark run
         if (out / name).is_dir():

@@ -5,7 +5,9 @@
 the window shape, the lateness settings, the unit of numeric times) and read them here,
 once, into a :class:`WindowCall`: the engine's :class:`~windowagg.windows.engine.Shape`,
 parsed aggregations (:func:`windowagg.aggs.parse`), lateness in microseconds. A front end
-adds only its input and output conversion.
+adds only its input and output conversion. A front end over another one hands it the call
+already read (``windowagg run`` calls :func:`windowagg.pandas.run_call` or
+:func:`windowagg.spark.batch.run_call`), so every call is read once.
 
 ================  =========================================================================
 shape             ``size`` + ``slide`` (hopping/tumbling), ``size`` alone (one window
@@ -158,16 +160,16 @@ def parse_call(
     string) naming what is wrong, before any data is read.
     """
     check_time_unit(time_unit)
+    parsed = parse(aggs)
     if (
         size is None
         and rows is None
         and gap is None
-        and all(getattr(a.monoid, "needs_time", False) for a in parse(aggs))
+        and all(getattr(a.monoid, "needs_time", False) for a in parsed)
     ):
         # decayed aggregations alone: each key's whole history (a per-event window as
         # long as every time's span: windows.engine.assign.HISTORY)
         size = timedelta(microseconds=MAX_DURATION)
-    parsed = parse(aggs)
     shape = shape_of(size, slide, rows, every, gap, start_time)
     return WindowCall(
         keys=[keys] if isinstance(keys, str) else list(keys),

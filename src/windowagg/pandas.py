@@ -56,6 +56,7 @@ Two sizes in one call (seconds; one row per 5 s window end, per key):
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -64,7 +65,7 @@ import numpy as np
 import pandas as pd
 
 from windowagg.aggs import Agg, parse
-from windowagg.call import parse_call
+from windowagg.call import WindowCall, parse_call
 from windowagg.errors import AggregationError, ArgumentError
 from windowagg.rejects import (
     CORRUPT_COLUMN,
@@ -87,6 +88,7 @@ __all__ = [
     "group_rows",
     "grouped_windows",
     "parse",
+    "run_call",
     "window_agg",
 ]
 
@@ -175,7 +177,7 @@ def window_agg(
     Complexity: O(n log n) validation and grouping, then
     :func:`windowagg.windows.engine.window_groups` over every key in one pass.
     """
-    wc = parse_call(
+    call = parse_call(
         keys,
         time,
         aggs,
@@ -189,7 +191,30 @@ def window_agg(
         max_out_of_orderness=max_out_of_orderness,
         allowed_lateness=allowed_lateness,
     )
-    key_list, agg_list, shape, lateness = wc.keys, wc.aggs, wc.shape, wc.lateness
+    return run_call(df, call, row_columns=row_columns, factory=factory)
+
+
+def run_call(
+    df: Any,
+    call: WindowCall,
+    *,
+    row_columns: Sequence[str] | str | None = None,
+    factory: Any = None,
+) -> WindowAgg:
+    """:func:`window_agg` for a call already read by :func:`windowagg.call.parse_call`
+    (a front end over this one, such as ``windowagg run --engine local``, reads its
+    arguments once and hands the engine the :class:`~windowagg.call.WindowCall`).
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"k": ["a", "a"], "t": [1, 7], "v": [2.0, 5.0]})
+    >>> call = parse_call("k", "t", ["max(v)"], size=10, slide=10)
+    >>> run_call(df, call).results["max_v"].tolist()
+    [5.0]
+
+    Complexity: as :func:`window_agg`.
+    """
+    key_list, agg_list, shape, lateness = call.keys, call.aggs, call.shape, call.lateness
+    time, time_unit = call.time, call.time_unit
     pdf, kind = _to_pandas(df)
     value_cols = value_columns(agg_list)
     needed = list(dict.fromkeys([*key_list, time, *value_cols]))
@@ -204,7 +229,9 @@ def window_agg(
         row_cols = list(row_columns)
     _check_unique(pdf, [*needed, *row_cols])
     extra = [CORRUPT_COLUMN] if CORRUPT_COLUMN in pdf.columns else []
-    sub = pdf[list(dict.fromkeys([*needed, *extra]))].reset_index(drop=True)
+    sub = pdf[list(dict.fromkeys([*needed, *extra]))]
+    if not (isinstance(sub.index, pd.RangeIndex) and sub.index.start == 0 and sub.index.step == 1):
+        sub = sub.reset_index(drop=True)  # positions are the rows' identity: 0, 1, ...
     fw = frame_windows(
         sub,
         key_list,
@@ -215,7 +242,7 @@ def window_agg(
         lateness=lateness,
         factory=factory,
     )
-    results = _results(sub, key_list, wc.outputs, fw)
+    results = _results(sub, key_list, call.outputs, fw)
     rejects = _rejects(pdf, fw, row_cols)
     return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
 
@@ -396,7 +423,8 @@ class Groups(NamedTuple):
 
 
 def group_rows(sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray) -> Groups:
-    """The rows *idx* of *sub* grouped by key, groups ordered by key. O(n log n).
+    """The rows *idx* of *sub* (distinct positions, ascending) grouped by key, groups
+    ordered by key. O(n log n).
 
     As ``groupby(keys, sort=True).indices``: each key column factorized in sorted order,
     the codes combined, one stable sort.
@@ -410,14 +438,22 @@ def group_rows(sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray) -> Group
         return Groups([], idx, np.zeros(1, dtype=np.int64))
     if not keys:
         return Groups([()], idx, np.array([0, len(idx)], dtype=np.int64))
+    every = len(idx) == len(sub)  # idx is ascending and distinct: then it is every row
     code = np.zeros(len(idx), dtype=np.int64)
     uniques = []
     for k in keys:
-        column = sub[k].to_numpy()[idx]
+        column = sub[k].to_numpy() if every else sub[k].to_numpy()[idx]
+        # hashed in first-seen order, then the few uniques sorted and the codes renamed
+        # (half the time of factorize(sort=True), which hashes the values twice)
+        codes_k, uniq_k = pd.factorize(column, sort=False)
         try:
-            codes_k, uniq_k = pd.factorize(column, sort=True)
-        except TypeError:  # values that do not compare (mixed types): first-seen order
-            codes_k, uniq_k = pd.factorize(column, sort=False)
+            by_value = np.argsort(uniq_k, kind="stable")
+            rank = np.empty(len(uniq_k), dtype=np.int64)
+            rank[by_value] = np.arange(len(uniq_k), dtype=np.int64)
+            codes_k, uniq_k = rank[codes_k], uniq_k[by_value]
+        except TypeError:  # mixed types: pandas' order (numbers, then text), if any
+            with contextlib.suppress(TypeError):  # values that never compare: first-seen
+                codes_k, uniq_k = pd.factorize(column, sort=True)
         uniques.append((codes_k, uniq_k))
         if len(keys) == 1:  # the codes are compact already
             code = codes_k
@@ -427,12 +463,11 @@ def group_rows(sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray) -> Group
     # few groups fit 16 bits, where numpy's stable sort is a radix sort (same order)
     small = code.astype(np.int16) if int(code.max()) < 2**15 else code
     order = np.argsort(small, kind="stable")
-    sorted_code = code[order]
-    bounds = np.flatnonzero(np.diff(sorted_code)) + 1
-    starts = np.concatenate([[0], bounds, [len(idx)]]).astype(np.int64)
+    counts = np.bincount(code)  # every code in 0..max is used: no empty group
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     firsts = order[starts[:-1]]
     columns = [list(uniq[codes[firsts]]) for codes, uniq in uniques]
-    return Groups(list(zip(*columns, strict=True)), idx[order], starts)
+    return Groups(list(zip(*columns, strict=True)), order if every else idx[order], starts)
 
 
 def _results(

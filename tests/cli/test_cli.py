@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import windowagg._cli_common as _cli_common
 import windowagg.cli as cli
 from windowagg.cli import main
 
@@ -116,7 +117,7 @@ def test_spark_output_goes_to_the_log_file(tmp_path):
     import os
 
     log = tmp_path / "spark.log"
-    with cli._jvm_stderr(log):
+    with _cli_common._jvm_stderr(log):
         os.write(2, b"WARN something the JVM said\n")
     os.write(2, b"")  # fd 2 is usable again
     assert log.read_text() == "WARN something the JVM said\n"
@@ -201,6 +202,11 @@ def test_demo_on_a_subset_writes_its_files(spark, tmp_path):
     assert summary["flights"] == 4000
     assert sum(summary["rejects"].values()) == len(rej)
     assert summary["emitted_rows"] == len(res) == summary["windows"] + summary["revisions"]
+    # the in-process stage: a decayed mean per flight and two sizes, every flight counted
+    batch = summary["in_process"]
+    assert batch["decayed_rows"] + batch["rejects"] == batch["flights"] == 4000
+    assert set(batch["origins"]) == {"EWR", "JFK", "LGA"} and batch["size_rows"] > 0
+    assert "ewm_mean(dep_delay, half_life=1 day)" in (out / "summary.md").read_text()
     assert (out / "plot.png").stat().st_size > 10_000 and (out / "summary.md").exists()
     progress = json.loads((out / "progress.json").read_text())  # Spark's, per micro-batch
     assert sum(p["numInputRows"] for p in progress) == 4000

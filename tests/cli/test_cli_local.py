@@ -12,10 +12,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+import windowagg._cli_demo as _cli_demo
 import windowagg.cli as cli
 from windowagg._cli_local import read_local
 from windowagg.cli import main
@@ -260,7 +262,7 @@ def test_demo_plot_finds_the_worst_day_when_origins_end_on_different_days(tmp_pa
                 }
             )
         )
-    cli._demo_plot(pd.concat(frames, ignore_index=True), tmp_path / "demo.png")
+    _cli_demo._demo_plot(pd.concat(frames, ignore_index=True), tmp_path / "demo.png")
     assert "every 10-min window around the worst day (2013-01-03)" in titles
 
 
@@ -301,3 +303,49 @@ def test_decayed_aggregations_alone_need_no_window(tmp_path, monkeypatch):
     argv = [*base, "--agg", "ewm_mean(v, half_life=1h)", "--agg", "count", "--out", "o2"]
     r = CliRunner().invoke(main, argv)
     assert r.exit_code != 0 and "decayed aggregations alone" in " ".join(r.output.split())
+
+
+def test_decayed_mean_with_two_sizes_in_one_run_equals_windowagg_pandas(tmp_path, monkeypatch):
+    """``--agg 'ewm_mean(v, half_life=1 day)' --size '1 hour' --size '1 day'`` (the spelling
+    README and docs/cli.md show): the decayed mean as of each window's end, per size, equal
+    to windowagg.pandas with the same call."""
+    from windowagg.pandas import window_agg
+
+    monkeypatch.setattr(cli, "_spark", _no_spark)
+    rng = np.random.default_rng(30)
+    t = pd.Timestamp("2024-03-01", tz="UTC") + pd.to_timedelta(rng.integers(0, 3 * 86400, 60), "s")
+    df = pd.DataFrame({"k": rng.choice(["a", "b"], 60), "t": t, "v": rng.normal(10, 5, 60)})
+    path = tmp_path / "in.csv"
+    df.assign(t=df["t"].dt.strftime("%Y-%m-%dT%H:%M:%S")).to_csv(path, index=False)
+    agg = "ewm_mean(v, half_life=1 day)"
+    argv = ["run", str(path), "--key", "k", "--time", "t", "--agg", agg, "--agg", "count"]
+    argv += ["--size", "1 hour", "--size", "1 day", "--slide", "1 hour", "--engine", "local"]
+    r = CliRunner().invoke(main, [*argv, "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    got = pd.read_parquet(tmp_path / "o" / "results.parquet")
+    want = window_agg(df, "k", "t", [agg, "count"], size=["1 hour", "1 day"], slide="1 hour")
+    cols = ["ewm_mean_v_1h", "ewm_mean_v_1d", "count_1h", "count_1d"]
+    assert list(got.columns[-4:]) == cols and len(got) == len(want.results) > 0
+    for c in cols:
+        np.testing.assert_allclose(got[c].to_numpy(float), want.results[c].to_numpy(float))
+
+
+def test_demo_batch_stage_counts_every_flight_and_finds_the_busiest_hour():
+    """The demo's in-process stage on a few made-up flights: each flight a decayed answer
+    or a reject (no departure time), the busiest hour and day counted as a brute force
+    count does, the decayed mean at the year's end that of the last flight's history."""
+    t = pd.to_datetime(
+        ["2013-01-01 05:10", "2013-01-01 05:50", "2013-01-01 05:55", "2013-01-02 09:00", None]
+    ).tz_localize("UTC")
+    flights = pd.DataFrame({"origin": ["EWR", "EWR", "EWR", "EWR", "JFK"], "dep_ts": t,
+                            "dep_delay": [10.0, 20.0, 30.0, 40.0, 5.0]})  # fmt: skip
+    b = _cli_demo._batch_stage(flights)
+    assert b.facts["decayed_rows"] + b.facts["rejects"] == len(flights) == 5
+    assert list(b.facts["origins"]) == ["EWR"]  # JFK's only flight has no departure time
+    ewr = b.facts["origins"]["EWR"]
+    assert ewr["busiest_hour"] == 3 and ewr["busiest_day"] == 3
+    w = [2.0 ** (-(t[3] - x).total_seconds() / 86400) for x in t[:4]]
+    assert ewr["decayed_mean_year_end"] == pytest.approx(
+        sum(wi * v for wi, v in zip(w, [10, 20, 30, 40], strict=True)) / sum(w), rel=1e-12
+    )
+    assert "ewm_mean(dep_delay, half_life=1 day)" in b.markdown[0]

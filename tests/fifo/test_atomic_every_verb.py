@@ -5,10 +5,9 @@ N-th ``combine`` of a call, N random. After every call that raised: ``_check()``
 and the window is the one the contract promises, compared with the oracle
 (:class:`windowagg.fifo.Recalc` over the same partials):
 
-- ``insert``, ``evict`` and ``bulk_evict`` change nothing;
-- ``bulk_insert`` and ``slide`` are loops of those single calls (docs/native.md, "Array
-  verbs"): the steps before the failing one stay done, so the window is one of the states
-  the loop passes through, and it is whole.
+- every verb (``insert``, ``evict``, ``bulk_evict``, ``bulk_insert`` and ``slide``)
+  changes nothing (``bulk_insert`` and ``slide`` undo the steps done before the failing
+  one: ``windowagg.fifo._verbs``; the combine raises once, so the undo can be done).
 
 Every class runs on the default backend (the native twin where there is one: run this
 module again with ``WINDOWAGG_BACKEND=python`` for the pure-Python reference), and
@@ -134,7 +133,7 @@ def _drive(make: Any, seed: int, tmp: Path, steps: int) -> dict[str, int]:
         if op in ("evict", "slide") and not n:
             op = "insert"
         m.arm(rng.randint(0, 12))
-        states = [list(model)]  # the states a loop verb may stop in, oldest first
+        states = [list(model)]  # the states the steps of a call pass through, oldest first
         try:
             if op == "insert":
                 w.insert(nxt)
@@ -175,11 +174,8 @@ def _drive(make: Any, seed: int, tmp: Path, steps: int) -> dict[str, int]:
             m.disarm()
             raised[op] = raised.get(op, 0) + 1
             got = _whole(w, f"seed {seed} step {step}: {op} raised")
-            if op in ("insert", "evict", "bulk_evict"):
-                assert got == model, f"seed {seed} step {step}: a failed {op} changed the window"
-            else:
-                assert got in states, f"seed {seed} step {step}: {op} left {got}, not a step"
-                model = got
+            assert got == states[0], f"seed {seed} step {step}: a failed {op} changed the window"
+            model = states[0]
             continue
         finally:
             m.disarm()
@@ -202,6 +198,8 @@ def test_every_verb_raised_somewhere(name: str, tmp_path: Path) -> None:
     """The driver reaches every verb's failure (else a verb would go untested)."""
     total: dict[str, int] = {}
     for seed in (1, 2, 3):
-        for k, v in _drive(CLASSES[name], seed, tmp_path / str(seed), steps=150).items():
+        # 300 steps: a failed call no longer leaves its first steps done, so windows grow
+        # slower, and AMTA's evictions combine only when a level's head runs out
+        for k, v in _drive(CLASSES[name], seed, tmp_path / str(seed), steps=300).items():
             total[k] = total.get(k, 0) + v
     assert set(total) == {"insert", "evict", "bulk_evict", "bulk_insert", "slide"}, total

@@ -146,6 +146,46 @@ def test_evicting_nan_is_refused_and_undone(backend: str, form: str) -> None:
     s._check()
 
 
+class Unequal:
+    """An object that is not equal to itself, as NaN (and orders like nothing)."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "Unequal()"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("held", ["floats", "decimals"])
+@pytest.mark.parametrize("form", ["single", "slide"])
+def test_evicting_an_object_nan_is_refused_as_the_reference(
+    backend: str, held: str, form: str
+) -> None:
+    """Issue 26: ``Decimal('NaN')`` (or any value not equal to itself) is refused by
+    ``evict`` as by ``insert``, with ValueOrderError, on both backends; nothing changes, the
+    keys' form included (the native evict compared it with the keys: InvalidOperation)."""
+    from decimal import Decimal
+
+    start = [1.0, 2.0, 3.0] if held == "floats" else [Decimal(1), Decimal(2), Decimal(3)]
+    for bad in (Decimal("NaN"), Unequal()):
+        s = make(backend)
+        s.bulk_insert(start)
+        generic = getattr(s, "_generic", None)
+        with pytest.raises(ValueOrderError, match="not equal to itself"):
+            if form == "single":
+                s.evict(bad)
+            else:
+                s.slide([4.0], evict=[[bad]], q=0.5)
+        assert list(s) == start and getattr(s, "_generic", None) == generic
+        s._check()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kind", ["list", "f64", "i64"])
 def test_slide_equals_stepwise(backend: str, kind: str) -> None:

@@ -23,43 +23,19 @@ AGGS = [
 HOUR = 3_600_000_000
 
 
-def frame() -> pd.DataFrame:
-    rng = np.random.default_rng(30)
-    n = 300
-    secs = np.sort(rng.integers(0, 6 * 3600, n)) + rng.integers(-300, 300, n)  # out of order
-    secs[10:14] = secs[10]  # duplicate times
-    return pd.DataFrame(
-        {
-            "k": rng.integers(0, 3, n).astype("int32"),
-            "t": pd.to_datetime(secs * 1_000_000, unit="us", utc=True),
-            "v": rng.normal(20.0, 8.0, n).round(3),
-            "code": rng.integers(0, 12, n).astype(float),
-            "origin": rng.choice(
-                ["EWR", "JFK", "LGA", "BOS", "SFO"], n, p=[0.4, 0.3, 0.2, 0.05, 0.05]
-            ),
-        }
-    )
+OUT = ["decayed_p90_v", "pm", "top_k_code"]
 
 
-def ordered(res: pd.DataFrame) -> pd.DataFrame:
-    res = res.copy()
-    for c in ("window_start", "window_end"):
-        res[c] = pd.to_datetime(res[c], utc=True).dt.tz_localize(None).astype("datetime64[us]")
-    res["k"] = res["k"].astype("int32")
-    cols = ["k", "window_start", "window_end", "decayed_p90_v", "pm", "top_k_code"]
-    return res[cols].sort_values(cols[:3], kind="stable").reset_index(drop=True)
-
-
-def test_spark_batch_parity_and_the_whole_stream_summary(spark):
+def test_spark_batch_parity_and_the_whole_stream_summary(spark, decay_frame, by_window):
     from windowagg.pandas import window_agg as local
     from windowagg.spark import decayed_summary
     from windowagg.spark import window_agg as batch
 
-    pdf = frame()
+    pdf = decay_frame
     sdf = spark.createDataFrame(pdf)
     for shape in ({}, {"size": "1 hour", "slide": "20 minutes"}):
-        want = ordered(local(pdf, "k", "t", AGGS, **shape).results)
-        got = ordered(batch(sdf, "k", "t", AGGS, **shape).results.toPandas())
+        want = by_window(local(pdf, "k", "t", AGGS, **shape).results, OUT)
+        got = by_window(batch(sdf, "k", "t", AGGS, **shape).results.toPandas(), OUT)
         assert len(got) == len(want) > 50
         pd.testing.assert_frame_equal(got[want.columns[:3]], want[want.columns[:3]])
         np.testing.assert_allclose(got[["decayed_p90_v", "pm"]], want[["decayed_p90_v", "pm"]])

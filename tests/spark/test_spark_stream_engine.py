@@ -6,8 +6,6 @@ the tree's nodes above them; for the event log, one piece per micro-batch holdin
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,13 +20,12 @@ MONOIDS = ["max(value)", "sum(value)", "count", "mean(value)"]
 FILES = 4
 
 
-def write_input(folder: str, seed: int = 5, stragglers: bool = True) -> pd.DataFrame:
-    """FILES files (mtimes increasing), 2 keys, each file 5 minutes of event time, plus
+def input_parts(seed: int = 5, stragglers: bool = True) -> list[pd.DataFrame]:
+    """FILES parts in arrival order, 2 keys, each part 5 minutes of event time, plus
     (with *stragglers*) events from 5-10 minutes earlier: behind the watermark (OOO 30 s),
     inside the allowed lateness (1 hour), so they revise windows already emitted. Times are
     distinct per key (a per-event or count window is then named by its end)."""
     rng = np.random.default_rng(seed)
-    os.makedirs(folder)
     parts = []
     used: dict[int, set[int]] = {1: set(), 2: set()}
     for i in range(FILES):
@@ -43,46 +40,39 @@ def write_input(folder: str, seed: int = 5, stragglers: bool = True) -> pd.DataF
         part = pd.DataFrame(rows, columns=["key", "s", "value"])
         part["key"] = part["key"].astype("int32")
         part["t"] = pd.to_datetime(part.pop("s") * 1_000_000, unit="us", utc=True)
-        p = os.path.join(folder, f"part-{i:03d}.parquet")
-        part.to_parquet(p, index=False, coerce_timestamps="us")
-        os.utime(p, (1_000_000 + i, 1_000_000 + i))
-        parts.append(part.assign(file=i))
-    return pd.concat(parts, ignore_index=True)
+        parts.append(part)
+    return parts
 
 
-def run(spark, tmp_path, name: str, stragglers: bool = True, aggs=AGGS, **shape):
-    from windowagg.spark import split, stream_window_agg
+@pytest.fixture
+def run(spark, tmp_path, arrival_files, run_to_end):
+    """``run(name, stragglers, aggs, **shape)``: the input (with each row's ``file``), the
+    stream's results and rejects, and its checkpoint."""
+    from windowagg.spark import stream_window_agg
 
-    folder = str(tmp_path / f"in-{name}")
-    pdf = write_input(folder, stragglers=stragglers)
-    sdf = (
-        spark.readStream.schema("key int, value double, t timestamp")
-        .option("maxFilesPerTrigger", 1)
-        .parquet(folder)
-    )
-    out = stream_window_agg(
-        sdf,
-        "key",
-        "t",
-        aggs,
-        max_out_of_orderness="30 seconds",
-        allowed_lateness="1 hour",
-        api="transformWithStateInPandas",
-        **shape,
-    )
-    ckpt = str(tmp_path / f"ck-{name}")
-    q = (
-        out.writeStream.format("parquet")
-        .outputMode("append")
-        .option("path", str(tmp_path / f"out-{name}"))
-        .option("checkpointLocation", ckpt)
-        .trigger(availableNow=True)
-        .start()
-    )
-    q.awaitTermination()
-    assert q.exception() is None
-    res, rej = split(spark.read.parquet(str(tmp_path / f"out-{name}")))
-    return pdf, res.toPandas(), rej.toPandas(), ckpt
+    def go(name: str, stragglers: bool = True, aggs=AGGS, **shape):
+        parts = input_parts(stragglers=stragglers)
+        arrival_files(tmp_path / f"in-{name}", parts)
+        sdf = (
+            spark.readStream.schema("key int, value double, t timestamp")
+            .option("maxFilesPerTrigger", 1)
+            .parquet(str(tmp_path / f"in-{name}"))
+        )
+        out = stream_window_agg(
+            sdf,
+            "key",
+            "t",
+            aggs,
+            max_out_of_orderness="30 seconds",
+            allowed_lateness="1 hour",
+            api="transformWithStateInPandas",
+            **shape,
+        )
+        drained = run_to_end(out, tmp_path / name)
+        pdf = pd.concat([p.assign(file=i) for i, p in enumerate(parts)], ignore_index=True)
+        return pdf, drained.results, drained.rejects, drained.checkpoint
+
+    return go
 
 
 def final_revisions(res: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -135,15 +125,16 @@ def assert_equal(
     ],
     ids=["hopping-panes", "hopping-quantiles", "per_event"],
 )
-def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, tmp_path, shape, aggs):
+def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, run, shape, aggs):
     name = ("hop" if "slide" in shape else "event") + str(len(aggs))
-    pdf, res, rej, ckpt = run(spark, tmp_path, name, aggs=aggs, **shape)
+    pdf, res, rej, ckpt = run(name, aggs=aggs, **shape)
     assert rej.empty  # every straggler is within the allowed lateness
     by = ["key", "window_start"] if "slide" in shape else ["key", "window_end"]
     assert (res["revision"] > 0).sum() > 5  # the stragglers revised emitted windows
     panes = aggs is MONOIDS
     assert_equal(final_revisions(res, by), batch_closed(pdf, aggs, **shape), quantiles=not panes)
     from windowagg import codec
+    from windowagg.spark.tws_state import key_state
     from windowagg.windows.engine.records import decode_events
 
     for batch_id in range(FILES):
@@ -155,13 +146,16 @@ def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, tmp_p
             .toPandas()
         )
         for key in (1, 2):
-            mine = [
-                (int(k["piece"]), bytes(v["bytes"]))
+            rows = {
+                int(k["piece"]): bytes(v["bytes"])
                 for g, k, v in zip(
                     state["key"], state["user_map_key"], state["user_map_value"], strict=True
                 )
                 if g["key"] == key
-            ]
+            }
+            meta, by_key = key_state(rows)  # the head row's metadata and inline pieces too
+            assert meta is not None
+            mine = sorted(by_key.items())
             seen = pdf[(pdf["key"] == key) & (pdf["file"] <= batch_id)]
             if panes:
                 # one piece per pane (1 minute; key node_key(0, pane)) holding its partials:
@@ -184,15 +178,15 @@ def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, tmp_p
                 assert sorted(sizes) == sorted(per_file[: batch_id + 1])
 
 
-def test_sessions_and_count_windows_end_as_the_batch_answer(spark, tmp_path):
+def test_sessions_and_count_windows_end_as_the_batch_answer(run):
     """Sessions (stragglers bridge emitted sessions: the merged one supersedes them) and
     count windows (in-order input: a count window is named by its last event) through the
     same Spark streaming path; the final answers equal the batch engine's closed windows."""
     shape = {"gap": "20 seconds"}
-    pdf, res, rej, _ = run(spark, tmp_path, "session", **shape)
+    pdf, res, rej, _ = run("session", **shape)
     assert rej.empty and (res["revision"] > 0).any()
     assert_equal(final_sessions(res), batch_closed(pdf, **shape), at_least=10)
     shape = {"rows": 12, "every": 5}
-    pdf, res, rej, _ = run(spark, tmp_path, "count", stragglers=False, **shape)
+    pdf, res, rej, _ = run("count", stragglers=False, **shape)
     assert rej.empty and (res["revision"] == 0).all()
     assert_equal(final_revisions(res, ["key", "window_end"]), batch_closed(pdf, **shape))

@@ -4,7 +4,6 @@ checkpoint emits every window exactly once."""
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -19,8 +18,9 @@ AGGS = ["max(value)", "sum(value)", "count", "p95(value)"]
 OOO = 60  # seconds of max out-of-orderness; the jitter below stays well inside it
 
 
-def write_stream_input(folder, n=8000, files=12, keys=3, seed=9):
-    """Files of events in arrival order (mtime increasing), event times jittered +-20 s."""
+def stream_input(n=8000, files=12, keys=3, seed=9):
+    """Events in arrival order, event times jittered +-20 s, one null key; and their
+    *files* parts, in arrival order."""
     rng = np.random.default_rng(seed)
     t = np.sort(rng.integers(0, 4 * 3600, n)) + rng.integers(-20, 20, n)
     pdf = pd.DataFrame(
@@ -31,14 +31,7 @@ def write_stream_input(folder, n=8000, files=12, keys=3, seed=9):
         }
     )
     pdf.loc[5, "key"] = pd.NA  # a null key: must come out as a reject
-    os.makedirs(folder, exist_ok=True)
-    for i, part in enumerate(np.array_split(np.arange(n), files)):
-        p = os.path.join(folder, f"part-{i:03d}.parquet")
-        pdf.iloc[part].to_parquet(
-            p, index=False, coerce_timestamps="us", allow_truncated_timestamps=True
-        )
-        os.utime(p, (1_000_000 + i, 1_000_000 + i))
-    return pdf
+    return pdf, [pdf.iloc[part] for part in np.array_split(np.arange(n), files)]
 
 
 def closed_batch_windows(pdf, **shape):
@@ -57,15 +50,15 @@ def closed_batch_windows(pdf, **shape):
     return b.sort_values(["key", "window_end", "window_start"]).reset_index(drop=True)
 
 
-def start_query(spark, folder, sink, ckpt, api, trigger, **shape):
+def windows_of(spark, folder, api, **shape):
     from windowagg.spark import stream_window_agg
 
     sdf = (
         spark.readStream.schema("key int, t timestamp, value double")
         .option("maxFilesPerTrigger", 2)
-        .parquet(folder)
+        .parquet(str(folder))
     )
-    out = stream_window_agg(
+    return stream_window_agg(
         sdf,
         "key",
         "t",
@@ -74,19 +67,12 @@ def start_query(spark, folder, sink, ckpt, api, trigger, **shape):
         api=api,
         **(shape or {"size": "10 minutes", "slide": "1 minute"}),
     )
-    w = out.writeStream.format("parquet").outputMode("append")
-    w = w.option("path", sink).option("checkpointLocation", ckpt)
-    return w.trigger(**trigger).start()
 
 
-def read_sink(spark, sink):
-    from windowagg.spark import split
-
-    res, rej = split(spark.read.parquet(sink))
-    res = res.toPandas().sort_values(["key", "window_end", "window_start"])
-    res = res.reset_index(drop=True)
+def in_order(res):
+    res = res.sort_values(["key", "window_end", "window_start"]).reset_index(drop=True)
     res["key"] = res["key"].astype("int32")
-    return res, rej.toPandas()
+    return res
 
 
 def assert_same(stream, batch):
@@ -99,26 +85,24 @@ def assert_same(stream, batch):
 
 
 @pytest.mark.parametrize("api", ["transformWithStateInPandas", "applyInPandasWithState"])
-def test_available_now_stream_equals_batch(spark, tmp_path, api):
-    folder = str(tmp_path / "in")
-    pdf = write_stream_input(folder)
-    q = start_query(
-        spark, folder, str(tmp_path / "out"), str(tmp_path / "ck"), api, {"availableNow": True}
-    )
-    q.awaitTermination()
-    assert q.exception() is None
-    stream, rejects = read_sink(spark, str(tmp_path / "out"))
-    assert_same(stream, closed_batch_windows(pdf))
-    assert rejects["reason"].tolist() == ["null key key"]
+def test_available_now_stream_equals_batch(spark, tmp_path, api, arrival_files, run_to_end):
+    pdf, parts = stream_input()
+    arrival_files(tmp_path / "in", parts)
+    drained = run_to_end(windows_of(spark, tmp_path / "in", api), tmp_path)
+    assert_same(in_order(drained.results), closed_batch_windows(pdf))
+    assert drained.rejects["reason"].tolist() == ["null key key"]
 
 
-def test_stopped_and_restarted_query_emits_each_window_exactly_once(spark, tmp_path):
-    folder = str(tmp_path / "in")
-    pdf = write_stream_input(folder, seed=21)
-    sink, ckpt = str(tmp_path / "out"), str(tmp_path / "ck")
-    q = start_query(
-        spark, folder, sink, ckpt, "transformWithStateInPandas", {"processingTime": "1 second"}
-    )
+def test_stopped_and_restarted_query_emits_each_window_exactly_once(
+    spark, tmp_path, arrival_files, run_to_end
+):
+    pdf, parts = stream_input(seed=21)
+    arrival_files(tmp_path / "in", parts)
+    api = "transformWithStateInPandas"
+    w = windows_of(spark, tmp_path / "in", api).writeStream.format("parquet")
+    w = w.outputMode("append").option("path", str(tmp_path / "out"))
+    w = w.option("checkpointLocation", str(tmp_path / "ck"))
+    q = w.trigger(processingTime="1 second").start()
     deadline = time.time() + 240
     while time.time() < deadline:  # let a few micro-batches commit, then stop mid-run
         done = [p for p in q.recentProgress if p["numInputRows"] > 0]
@@ -128,16 +112,13 @@ def test_stopped_and_restarted_query_emits_each_window_exactly_once(spark, tmp_p
     q.stop()
     committed = len([p for p in q.recentProgress if p["numInputRows"] > 0])
     assert 2 <= committed < 6, "the first run should have stopped before the end of the input"
-    q2 = start_query(
-        spark, folder, sink, ckpt, "transformWithStateInPandas", {"availableNow": True}
-    )
-    q2.awaitTermination()
-    assert q2.exception() is None
-    assert sum(p["numInputRows"] for p in q2.recentProgress) > 0  # the restart did real work
-    stream, rejects = read_sink(spark, sink)
+    # the same sink and checkpoint (tmp_path/out, tmp_path/ck), to the end of the input
+    drained = run_to_end(windows_of(spark, tmp_path / "in", api), tmp_path)
+    assert sum(p["numInputRows"] for p in drained.query.recentProgress) > 0  # real work
+    stream = in_order(drained.results)
     assert not stream.duplicated(["key", "window_start"]).any()
     assert_same(stream, closed_batch_windows(pdf))
-    assert len(rejects) == 1
+    assert len(drained.rejects) == 1
 
 
 def test_packed_output_unpacks_to_the_combined_rows(spark):
@@ -196,14 +177,15 @@ def test_packed_output_unpacks_to_the_combined_rows(spark):
     assert len(deltas2[0].put) == 1 and not deltas2[0].delete  # one more chunk
 
 
-def test_event_time_timers_close_quiet_keys_and_route_late_rows(spark, tmp_path):
+def test_event_time_timers_close_quiet_keys_and_route_late_rows(
+    spark, tmp_path, arrival_files, run_to_end
+):
     """Key 2 goes quiet after the first file: with event-time timers its windows are still
     all emitted once the stream's watermark (driven by key 1) passes them, and its later
     straggler, late against the global watermark, is a reject, not silently dropped."""
     from windowagg.spark import stream_window_agg, window_agg
 
-    folder = str(tmp_path / "in")
-    os.makedirs(folder)
+    folder = tmp_path / "in"
     base = pd.Timestamp("2024-05-01", tz="UTC")
     files = [
         [(1, s, 1.0) for s in range(0, 300, 7)] + [(2, s, 2.0) for s in range(0, 300, 11)],
@@ -211,17 +193,17 @@ def test_event_time_timers_close_quiet_keys_and_route_late_rows(spark, tmp_path)
         [(1, s, 1.0) for s in range(2000, 2300, 7)] + [(2, 250, 99.0)],  # key 2's straggler
         [(1, 4000, 1.0)],
     ]
-    for i, rows in enumerate(files):
+    parts = []
+    for rows in files:
         part = pd.DataFrame(rows, columns=["key", "s", "value"])
         part["key"] = part["key"].astype("int32")
         part["t"] = base + pd.to_timedelta(part.pop("s"), unit="s")
-        p = os.path.join(folder, f"part-{i:03d}.parquet")
-        part.to_parquet(p, index=False, coerce_timestamps="us")
-        os.utime(p, (1_000_000 + i, 1_000_000 + i))
+        parts.append(part)
+    arrival_files(folder, parts)
     sdf = (
         spark.readStream.schema("key int, value double, t timestamp")
         .option("maxFilesPerTrigger", 1)
-        .parquet(folder)
+        .parquet(str(folder))
     )
     kw = dict(size="5 minutes", slide="1 minute")
     out = stream_window_agg(
@@ -233,22 +215,12 @@ def test_event_time_timers_close_quiet_keys_and_route_late_rows(spark, tmp_path)
         event_time_timers=True,
         **kw,
     )
-    sink = str(tmp_path / "out")
-    q = (
-        out.writeStream.format("parquet")
-        .outputMode("append")
-        .option("path", sink)
-        .option("checkpointLocation", str(tmp_path / "ck"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    q.awaitTermination()
-    assert q.exception() is None
-    stream, rejects = read_sink(spark, sink)
+    drained = run_to_end(out, tmp_path)
+    stream, rejects, q = in_order(drained.results), drained.rejects, drained.query
     key2 = stream[stream["key"] == 2].reset_index(drop=True)
     # every window of key 2 (its own watermark stopped at 240 s: without timers the windows
     # ending after it would stay open forever), equal to the batch result without the straggler
-    first = spark.read.parquet(os.path.join(folder, "part-000.parquet"))
+    first = spark.read.parquet(str(folder / "part-000.parquet"))
     batch = window_agg(first.where("key = 2"), "key", "t", ["sum(value)", "count"], **kw)
     expect = batch.results.toPandas().sort_values("window_start").reset_index(drop=True)
     assert len(key2) == len(expect) == 9  # windows [k*60, k*60 + 300) holding 0..297 s
@@ -280,8 +252,10 @@ def test_event_time_timers_refuse_what_they_cannot_do(spark):
             event_time_timers=True,
             api="applyInPandasWithState",
         )
-    with pytest.raises(ValueError, match="count windows"):
-        stream_window_agg(sdf, "key", "t", ["count"], rows=10, event_time_timers=True)
+    # count windows take the timers too (_Step.timed closes their complete windows:
+    # test_timed_step_over_count_windows_loses_no_row_and_equals_the_batch below)
+    counted = stream_window_agg(sdf, "key", "t", ["count"], rows=10, event_time_timers=True)
+    assert counted.isStreaming
 
 
 def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():

@@ -3,6 +3,7 @@ one-size call of the same front end (the oracle), for hopping and per-event wind
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from typing import Any
@@ -160,11 +161,77 @@ def test_refusals_name_the_sizes(kw: dict[str, Any], words: str) -> None:
         window_agg(df, "k", "t", ["max(v)"], **kw)
 
 
-def test_streaming_refuses_several_sizes_and_says_what_to_use() -> None:
+@given(
+    st.lists(st.tuples(st.integers(0, 60), st.integers(-4, 4).map(float)), max_size=25),
+    st.lists(st.integers(0, 25), max_size=4),
+    st.sampled_from([None, 2, 5]),
+    st.lists(st.integers(1, 4), min_size=2, max_size=3, unique=True),
+    st.integers(0, 6),
+    st.booleans(),
+)
+def test_streaming_sizes_final_revisions_equal_the_batch_call(
+    events: list[tuple[int, float]],
+    cuts: list[int],
+    slide: int | None,
+    multiples: list[int],
+    lag: int,
+    through_bytes: bool,
+) -> None:
+    """One key's stream with several sizes (micro-batches cut anywhere, the state through
+    its bytes between them): the last revision of every row equals the batch call with
+    the same sizes, and every event is aggregated or refused as the batch rejects it."""
     from windowagg.aggs import parse_aggs
 
-    with pytest.raises(ArgumentError, match="one stream_window_agg per size"):
-        KeyStream(parse_aggs(["max(v)"]), Shape(size=10, slide=5, sizes=(5, 10)))
+    sizes = [m * (slide or 3) for m in multiples]
+    shape = Shape(size=max(sizes), slide=slide, sizes=tuple(sizes))
+    aggs = parse_aggs(AGGS)
+    kw: dict[str, Any] = {"max_out_of_orderness": lag, "allowed_lateness": 0}
+    ts = np.array([e[0] for e in events], dtype=np.int64)
+    vs = np.array([e[1] for e in events], dtype=np.float64)
+    s = KeyStream(aggs, shape, **kw)
+    meta: bytes | None = None
+    pieces: dict[int, bytes] = {}
+    rows: dict[int, dict[str, Any]] = {}  # window id -> its last revision
+    refused: list[int] = []
+    names = [f"{a}_{size_label(z)}" for a in ALIASES for z in sizes]
+
+    def collect(res: Any) -> None:
+        for j, i in enumerate(res.ids.tolist()):
+            rev = int(res.columns["revision"][j])
+            assert rev == (rows[i]["revision"] + 1 if i in rows else 0)  # 0, 1, 2, ...
+            rows[i] = {c: res.columns[c][j] for c in ["end", "revision", *names]}
+
+    bounds = [0, *sorted(min(c, len(ts)) for c in cuts), len(ts)]
+    for lo, hi in itertools.pairwise(bounds):
+        if through_bytes:
+            s = KeyStream.restore(meta, pieces, aggs, shape, **kw)
+        res, delta = s.feed(ts[lo:hi], {"v": vs[lo:hi]})
+        delta.apply(pieces)
+        meta = delta.meta
+        collect(res)
+        refused.extend((lo + res.refused).tolist())
+    collect(s.advance(10**6)[0])
+    df = pd.DataFrame({"k": "a", "t": ts, "v": vs})
+    batch = window_agg(
+        df, "k", "t", AGGS, size=[z * 1e-6 for z in sizes],
+        slide=None if slide is None else slide * 1e-6, time_unit="us",
+        max_out_of_orderness=lag * 1e-6,
+    )  # fmt: skip
+    assert sorted(refused) == batch.rejects["row_index"].tolist()
+    want = batch.results
+    final = sorted(rows.items(), key=lambda r: (int(r[1]["end"]), r[0]))  # batch's order
+    ends = want["window_end"].astype("datetime64[ns, UTC]").astype("int64") // 1000
+    assert [int(r["end"]) for _, r in final] == ends.tolist()
+    for c in names:
+        got = np.array([np.nan if r[c] is None else r[c] for _, r in final], dtype=np.float64)
+        np.testing.assert_array_equal(got, want[c].to_numpy(dtype=np.float64), err_msg=c)
+
+
+def test_streaming_several_sizes_need_emission_by_watermark() -> None:
+    from windowagg.aggs import parse_aggs
+
+    with pytest.raises(ArgumentError, match="emit='watermark'"):
+        KeyStream(parse_aggs(["max(v)"]), Shape(size=10, sizes=(5, 10)), emit="arrival")
 
 
 class _Fragile(Sum):

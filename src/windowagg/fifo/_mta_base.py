@@ -10,8 +10,8 @@ and eviction bookkeeping; the fact cards are in those modules.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from itertools import chain
-from typing import Any, Generic
+from itertools import chain, islice
+from typing import Any, Generic, TypedDict
 
 from windowagg import codec
 from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, StorageError
@@ -63,6 +63,20 @@ class _ReadOnlyMiddle:
 
     def drop_level(self, level: int, hi: int) -> None:
         pass
+
+
+class MTAOptions(TypedDict, total=False):
+    """The keywords LogMTA, AMTA and its Python reference share, handed on as they are
+    (``**options: Unpack[MTAOptions]``); their defaults are :class:`_MTABase`'s."""
+
+    policy: Policy | None
+    store: KVStore | None
+    namespace: str
+    buffer_size: int
+    cache_size: int
+    refill_below: int
+    page_size: int
+    on_existing: str
 
 
 class _MTABase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
@@ -241,6 +255,33 @@ class _MTABase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
     def _reset(self) -> None:
         while self._first:
             self._drop_top()
+
+    def _hold_again(self, partials: list[Any]) -> None:
+        """Error path of the bulk calls: hold *partials* instead (the levels are rebuilt:
+        O(n) inserts). In process, a fresh window loads them and this one takes its levels
+        over (a load that raises changes nothing). With a store the levels are rebuilt in
+        place: if that raises, the window is rebuilt with the entries it held before; if
+        even that raises, it holds the entries loaded so far (consistent, but entries are
+        missing: reopen it from the store's last checkpoint)."""
+        if self._store is None:
+            fresh = self._scratch()
+            fresh._load_partials(partials)
+            keep = {name: self.__dict__[name] for name in ("_policy", "_token", "_namespace")}
+            self.__dict__.update(fresh.__dict__)
+            self.__dict__.update(keep)
+            return
+        held = list(self)
+        self._reset()
+        try:
+            self._load_partials(partials)
+        except Exception:
+            self._reset()
+            self._load_partials(held)
+            raise
+
+    def _head(self, k: int) -> list[Any]:
+        """The *k* oldest entries. O(k + log n) (reads the store if any)."""
+        return list(islice(iter(self), k))
 
     # -- atomic operations: run on a shadow, then commit ---------------------------------
     def _shadow(self) -> Any:

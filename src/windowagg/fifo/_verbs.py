@@ -26,8 +26,19 @@ returned) or a writable 1-D float64 / int64 buffer with one slot per value, rece
 ``float(answer)`` / ``operator.index(answer)``; ``out`` itself is returned.
 
 Every eviction count is checked against the window's size at its step before anything
-changes (``EmptyWindowError``). A value whose ``lift`` (or a ``combine``) raises stops the
-call at that step: the steps before it stay done, as with a loop of single calls.
+changes (``EmptyWindowError``). Each call is all-or-nothing, like a single ``insert`` or
+``evict``: a ``lift`` or ``combine`` that raises at any step (or an answer that ``out``
+refuses) undoes the steps before it, and the call raises that error with the window as it
+found it. Nothing is copied for this on the way: ``bulk_insert`` keeps nothing (the
+entries it found are a prefix of the window), ``slide`` keeps the entries it evicts (a
+list of O(evicted) references, taken before its first step), and only a failure rebuilds
+the window from the entries it found (O(n) inserts, on the error path). That rebuild
+combines the same entries in another grouping; if it raises too (a ``combine`` that is
+not total over entries the window already held: its ``query()`` raised before the call,
+or one that refuses some groupings only), the call cannot be undone: it raises
+:class:`~windowagg.errors.StateError` (its ``__cause__`` is the first error), and the
+window keeps the steps done before the failure, consistent (``_check()`` passes). The
+native classes do the same (same combines in the same order, so the same outcome).
 
 State bytes: ``codec.dumps(("windowagg.fifo", 1, class_name, [partials]))``. A partial is
 the Python monoid's own partial, so a state written by the native backend reads in the
@@ -46,10 +57,17 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from windowagg import codec
-from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, EmptyWindowError
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    CodecError,
+    EmptyWindowError,
+    StateError,
+)
 
 __all__ = [
     "ArrayVerbs",
@@ -241,6 +259,29 @@ class ArrayVerbs:
 
         def _load_partials(self, partials: Iterable[Any]) -> None: ...
 
+        def _hold_again(self, partials: list[Any]) -> None: ...
+
+    def _head(self, k: int) -> list[Any]:
+        """The *k* oldest partials (a class with an indexable storage overrides this with
+        an O(k) form; this one iterates a snapshot)."""
+        return list(islice(iter(self), k))
+
+    def _undo(self, verb: str, n0: int, partials: list[Any], exc: BaseException) -> None:
+        """Error path of a bulk call: make the window hold *partials* (the *n0* entries it
+        found) again, through the class's ``_hold_again`` (O(n) inserts). If that raises too,
+        the window is left as the call left it and :class:`StateError` says so."""
+        try:
+            self._hold_again(partials)
+        except Exception:
+            raise StateError(
+                f"{self._state_who}.{verb}: a {type(exc).__name__} stopped the call part-way, "
+                "and the monoid raised again while the call was undone (the entries the "
+                "window held, combined in another grouping: its combine is not total over "
+                f"them); the call is not undone: the window holds {len(self)} entries (it "
+                f"held {n0}) and is consistent. Evict the entries its combine refuses, or "
+                "rebuild the window from a state you trust (from_bytes)"
+            ) from exc
+
     @property
     def _state_who(self) -> str:
         """The public class name used in messages and state bytes."""
@@ -250,21 +291,41 @@ class ArrayVerbs:
     def bulk_insert(self, values: Any) -> None:
         """Insert every value of *values*, oldest first. O(m) inserts.
 
+        All or nothing: if a ``lift`` or ``combine`` raises, the values inserted before it
+        are taken out again (the window is rebuilt from the entries it found: O(n), on
+        that error path only; see the module docstring for a rebuild that raises too).
+
         >>> from windowagg.fifo import TwoStacksLite
         >>> from windowagg.monoids import Max
         >>> w = TwoStacksLite(Max(), backend="python"); w.bulk_insert([3, 1, 2]); w.query()
         3
+        >>> w.bulk_insert([4, float("nan")])
+        Traceback (most recent call last):
+        ...
+        windowagg.errors.MonoidInputError: Max() refuses non-finite value nan: drop or repair the record (a windows policy can route it to the rejects)
+        >>> list(w)
+        [3, 1, 2]
         """
+        vals = read_values(values, f"{self._state_who}.bulk_insert")
+        n0 = len(self)
         insert = self.insert  # cached: called m times
-        for v in read_values(values, f"{self._state_who}.bulk_insert"):
-            insert(v)
+        try:
+            for v in vals:
+                insert(v)
+        except BaseException as exc:
+            if len(self) != n0:  # the failed insert changed nothing; the ones before did
+                self._undo("bulk_insert", n0, self._head(n0), exc)
+            raise
 
     def slide(self, values: Any, evict: Any = 1, out: Any = None) -> Any:
         """For each value: evict *evict* entries, insert the value, record ``query()``.
 
         O(m) steps, each at the cost of the class's evict, insert and query. Returns the
         answers as a list, or writes them into *out* and returns it (see the module
-        docstring). Counts are validated before anything changes.
+        docstring). Counts are validated before anything changes. All or nothing: the
+        entries the call will evict are listed first (O(their number)); if a step raises,
+        the window is rebuilt from the entries it found (O(n), on that error path only)
+        and the call raises that error (*out* may hold the answers of the steps before).
 
         >>> from windowagg.fifo import DABALite
         >>> from windowagg.monoids import Sum
@@ -276,21 +337,37 @@ class ArrayVerbs:
         vals = read_values(values, who)
         counts = read_counts(evict, len(vals), len(self), who)
         view: Any = None if out is None else _out_view(out, len(vals), who)
+        n0 = len(self)
+        head = self._head(min(sum(counts), n0))  # what the call evicts, for the error path
         ev, bulk, ins, query = self.evict, self.bulk_evict, self.insert, self.query
         answers: list[Any] = []
-        for i, (v, k) in enumerate(zip(vals, counts, strict=True)):
-            if k == 1:
-                ev()
-            elif k:
-                bulk(k)
-            ins(v)
-            ans = query()
-            if view is None:
-                answers.append(ans)
-            elif view[1] == "d":
-                view[0][i] = float(ans)
-            else:
-                view[0][i] = operator.index(ans)
+        done = 0  # inserts done
+        try:
+            for i, (v, k) in enumerate(zip(vals, counts, strict=True)):
+                if k == 1:
+                    ev()
+                elif k:
+                    bulk(k)
+                ins(v)
+                done += 1
+                ans = query()
+                if view is None:
+                    answers.append(ans)
+                elif view[1] == "d":
+                    view[0][i] = float(ans)
+                else:
+                    view[0][i] = operator.index(ans)
+        except BaseException as exc:
+            gone = n0 + done - len(self)  # evictions done (a failed call changed nothing)
+            if gone or done:
+                # a bulk_evict that could not undo itself raised StateError from the
+                # monoid's error: the whole call is undone here instead, if it can be
+                orig = exc.__cause__ if isinstance(exc, StateError) and exc.__cause__ else exc
+                kept = max(n0 - gone, 0)
+                self._undo("slide", n0, [*head[: n0 - kept], *self._head(kept)], orig)
+                if orig is not exc:
+                    raise orig from None
+            raise
         return answers if out is None else out
 
     def _scratch(self) -> Any:

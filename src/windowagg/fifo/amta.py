@@ -42,16 +42,15 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Unpack
 
 from windowagg._backend import Backend, resolve_backend
 from windowagg.errors import ArgumentError, EmptyWindowError
 from windowagg.fifo._common import Slack, check_count, close, empty_error, invariant, same
-from windowagg.fifo._mta_base import _MTABase
+from windowagg.fifo._mta_base import MTAOptions, _MTABase
 from windowagg.fifo.base import _BackedFifo
 from windowagg.fifo.wsp import CountWindow, Policy
 from windowagg.monoids.base import In, Monoid, Out, P, require_monoid
-from windowagg.storage.base import KVStore
 from windowagg.storage.levels import EMPTY
 
 __all__ = ["AMTA"]
@@ -68,15 +67,8 @@ class PyAMTA(_MTABase[In, P, Out]):
         self,
         monoid: Monoid[In, P, Out],
         *,
-        policy: Policy | None = None,
-        store: KVStore | None = None,
-        namespace: str = "window",
-        buffer_size: int = 512,
-        cache_size: int = 512,
-        refill_below: int = 256,
-        page_size: int = 64,
-        on_existing: str = "resume",
         bulk_after: float = 1.0,
+        **options: Unpack[MTAOptions],
     ) -> None:
         if not bulk_after >= 0:
             raise ArgumentError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")
@@ -85,17 +77,7 @@ class PyAMTA(_MTABase[In, P, Out]):
         self._R0: Any = monoid.identity
         self._R1: Any = monoid.identity
         self._S: list[Any] = []
-        super().__init__(
-            monoid,
-            policy=policy,
-            store=store,
-            namespace=namespace,
-            buffer_size=buffer_size,
-            cache_size=cache_size,
-            refill_below=refill_below,
-            page_size=page_size,
-            on_existing=on_existing,
-        )
+        super().__init__(monoid, **options)
 
     # -- read-only facts -----------------------------------------------------------------
     @property
@@ -471,12 +453,10 @@ class PyAMTA(_MTABase[In, P, Out]):
             for _ in range(k):
                 gone.append(oldest())
                 evict()
-        except BaseException:
+        except BaseException as exc:
             gone.pop()  # the failed evict() changed nothing
             if gone:
-                partials = [*gone, *self]
-                self._reset()
-                self._load_partials(partials)
+                self._undo("bulk_evict", len(self) + len(gone), [*gone, *self], exc)
             raise
 
     def _bulk_descend(self, k: int) -> None:
@@ -628,43 +608,27 @@ class AMTA(_BackedFifo[In, P, Out]):
         self,
         monoid: Monoid[In, P, Out],
         *,
-        policy: Policy | None = None,
-        store: KVStore | None = None,
-        namespace: str = "window",
-        buffer_size: int = 512,
-        cache_size: int = 512,
-        refill_below: int = 256,
-        page_size: int = 64,
-        on_existing: str = "resume",
         bulk_after: float = 1.0,
         backend: Backend | None = None,
+        **options: Unpack[MTAOptions],
     ) -> None:
+        unknown = sorted(set(options) - MTAOptions.__optional_keys__)
+        if unknown:  # the native branch reads only some options: a misspelt one is an error
+            raise TypeError(f"AMTA() got an unexpected keyword argument {unknown[0]!r}")
         # the native AMTA is the in-memory one, without a slide policy: with a store or a
         # policy, backend="native" raises and the default/"auto" hold the Python class
+        store, policy = options.get("store"), options.get("policy")
         lacks = "store=" if store is not None else ("policy=" if policy is not None else None)
         if resolve_backend(backend, "AMTA", lacks):
             if not bulk_after >= 0:
                 raise ArgumentError(f"bulk_after must be >= 0 (or math.inf), got {bulk_after!r}")
-            if on_existing not in ("resume", "overwrite", "error"):
+            if options.get("on_existing", "resume") not in ("resume", "overwrite", "error"):
                 raise ValueError("on_existing must be 'resume', 'overwrite' or 'error'")
             from windowagg._native.fifo import make
 
             self._hold(make("AMTA", monoid, bulk_after))
             return
-        self._hold(
-            PyAMTA(
-                monoid,
-                policy=policy,
-                store=store,
-                namespace=namespace,
-                buffer_size=buffer_size,
-                cache_size=cache_size,
-                refill_below=refill_below,
-                page_size=page_size,
-                on_existing=on_existing,
-                bulk_after=bulk_after,
-            )
-        )
+        self._hold(PyAMTA(monoid, bulk_after=bulk_after, **options))
 
     @property
     def result_pair(self) -> tuple[Any, Any]:

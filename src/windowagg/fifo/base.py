@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from windowagg._backend import Backed, Backend, resolve_backend
@@ -133,7 +134,10 @@ class _FifoBase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
         only). For ``count > 1`` it first runs one :meth:`query` (O(1) in every class
         that uses this loop): if even that raises, the window holds entries its
         ``combine`` refuses and cannot be rebuilt, so the evictions run on an O(n) copy
-        that replaces the window only when all of them succeed.
+        that replaces the window only when all of them succeed. A rebuild that raises
+        too (a combine that refuses some groupings only) raises
+        :class:`~windowagg.errors.StateError` and keeps the evictions done
+        (:mod:`windowagg.fifo._verbs`).
 
         >>> from windowagg.fifo import DABA
         >>> from windowagg.monoids import Sum
@@ -151,7 +155,9 @@ class _FifoBase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
                 # raise part-way and the window cannot be rebuilt from its partials:
                 # evict from a copy and keep it only if every eviction succeeds. O(n).
                 twin = self._clone()
-                twin._evict_loop(k)
+                evict = twin.evict  # cached: called k times; a failure drops the copy
+                for _ in range(k):
+                    evict()
                 self._adopt(twin)
                 return
         self._evict_loop(k)
@@ -164,11 +170,15 @@ class _FifoBase(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
             for _ in range(k):
                 gone.append(oldest())
                 evict()
-        except BaseException:
+        except BaseException as exc:
             gone.pop()  # the failed evict() changed nothing
             if gone:
-                self._refill([*gone, *self])
+                self._undo("bulk_evict", len(self) + len(gone), [*gone, *self], exc)
             raise
+
+    def _hold_again(self, partials: list[Any]) -> None:
+        """Error path of the bulk calls: hold *partials* instead (:meth:`_refill`)."""
+        self._refill(partials)
 
     def _slots(self) -> Iterator[str]:
         for cls in type(self).__mro__:
@@ -291,6 +301,10 @@ class _DequeFifo(_FifoBase[In, P, Out]):
         [1, 2]
         """
         return iter(list(self._vals))
+
+    def _head(self, k: int) -> list[Any]:
+        """The *k* oldest partials. O(k)."""
+        return list(islice(self._vals, k))
 
 
 class _BackedFifo(Backed, Generic[In, P, Out]):

@@ -47,6 +47,7 @@ aggregates before writing either, and puts the pointers of the append or evictio
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from windowagg.errors import ArgumentError
@@ -422,6 +423,10 @@ class DABAChunked(_FifoBase[In, P, Out]):
         [('b',), ('c',), ('d',), ('e',)]
         """
         return iter([c[i] for _, c, i in self._walk()])
+
+    def _head(self, k: int) -> list[Any]:
+        """The *k* oldest partials. O(k)."""
+        return [c[i] for _, c, i in islice(self._walk(), k)]
 
     def _check(self) -> None:
         """O(n): pointer order, chunk links, Lemma 4.1 sizes and every aggregate."""

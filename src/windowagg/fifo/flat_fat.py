@@ -314,6 +314,11 @@ class FlatFAT(_FifoBase[In, P, Out]):
             out += leaves[: f + n - cap]
         return iter(out)
 
+    def _head(self, k: int) -> list[Any]:
+        """The *k* oldest partials. O(k)."""
+        tree, cap, f = self._tree, self._cap, self._front
+        return [tree[cap + ((f + i) & (cap - 1))] for i in range(min(k, self._n))]
+
     def _check(self) -> None:
         """O(cap) = O(n): sizes, identity outside the window, every inner node."""
         cap, tree, n, f = self._cap, self._tree, self._n, self._front

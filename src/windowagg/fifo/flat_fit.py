@@ -257,6 +257,11 @@ class FlatFIT(_FifoBase[In, P, Out]):
         mask, vals = self._mask, self._vals
         return iter([vals[p & mask] for p in range(self._front, self._end)])
 
+    def _head(self, k: int) -> list[Any]:
+        """The *k* oldest partials. O(k)."""
+        mask, vals, f = self._mask, self._vals, self._front
+        return [vals[p & mask] for p in range(f, min(f + k, self._end))]
+
     def _check(self) -> None:
         """O(sum of pointer spans), at most O(n^2): pointers in range, every partial."""
         f, e, cap, mask = self._front, self._end, self._cap, self._mask

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any, Generic
 
 from windowagg.errors import EmptyWindowError, InvariantError
@@ -109,6 +110,14 @@ class Recalc(ArrayVerbs, DeprecatedEnds, Generic[In, P, Out]):
     def _load_partials(self, partials: Iterable[Any]) -> None:
         """Append *partials* (already lifted) as the youngest entries. O(m)."""
         self._q.extend(partials)
+
+    def _hold_again(self, partials: list[Any]) -> None:
+        """Error path of the bulk calls: hold *partials* instead. O(n), no combine."""
+        self._q = deque(partials)
+
+    def _head(self, k: int) -> list[Any]:
+        """The *k* oldest partials. O(k)."""
+        return list(islice(self._q, k))
 
     def __repr__(self) -> str:
         return f"fifo.Recalc({self._m!r}, n={len(self)})"

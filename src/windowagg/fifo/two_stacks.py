@@ -28,7 +28,7 @@ raises leaves the window unchanged.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import accumulate
+from itertools import accumulate, chain, islice
 from typing import Any
 
 from windowagg.fifo._common import Slack, check_count, close, empty_error, flip_op, invariant
@@ -210,6 +210,10 @@ class TwoStacks(_FifoBase[In, P, Out]):
         [('b',), ('c',), ('d',)]
         """
         return iter(self._fv[::-1] + self._bv)
+
+    def _head(self, k: int) -> list[Any]:
+        """The *k* oldest partials. O(k)."""
+        return list(islice(chain(reversed(self._fv), self._bv), k))
 
     def _check(self) -> None:
         """O(n): list lengths match and every stored aggregate equals its fold."""

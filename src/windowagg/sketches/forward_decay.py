@@ -279,8 +279,10 @@ def exp_slices(
             return s
         if m.what == "count":
             return w
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out: np.ndarray = np.where(w > 0, s / np.where(w > 0, w, 1.0), np.nan)
+        # w is 0 only where s is (an empty window, or one decayed to nothing as of its
+        # end: both scaled by the same factor, and w >= that factor): 0 / 0 is NaN there
+        with np.errstate(invalid="ignore"):
+            out: np.ndarray = s / w
         return out
     from windowagg.fifo import TwoStacksLite
 

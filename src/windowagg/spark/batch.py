@@ -41,7 +41,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from windowagg.aggs import Agg
-from windowagg.call import parse_call
+from windowagg.call import WindowCall, parse_call
 from windowagg.spark._deps import require_pyspark
 
 require_pyspark("windowagg.spark")
@@ -77,6 +77,7 @@ __all__ = [
     "clean_arrays",
     "output_schema",
     "prepare",
+    "run_call",
     "split",
     "window_agg",
     "worker_schema",
@@ -410,7 +411,7 @@ def window_agg(
     Complexity: one shuffle by key; per partition O(n log n) validation and sort, then
     :func:`windowagg.windows.engine.window_groups` (O(n + windows) aggregator operations).
     """
-    wc = parse_call(
+    call = parse_call(
         keys,
         time,
         aggs,
@@ -424,7 +425,21 @@ def window_agg(
         max_out_of_orderness=max_out_of_orderness,
         allowed_lateness=allowed_lateness,
     )
-    key_list, agg_list, shape, lateness = wc.keys, wc.aggs, wc.shape, wc.lateness
+    return run_call(df, call, row_columns=row_columns, row_index=row_index)
+
+
+def run_call(
+    df: DataFrame,
+    call: WindowCall,
+    *,
+    row_columns: Sequence[str] | str | None = None,
+    row_index: str | None = None,
+) -> WindowAgg:
+    """:func:`window_agg` for a call already read by :func:`windowagg.call.parse_call`
+    (``windowagg run`` reads its options once and hands the engine the
+    :class:`~windowagg.call.WindowCall`). Complexity: as :func:`window_agg`."""
+    key_list, agg_list, shape, lateness = call.keys, call.aggs, call.shape, call.lateness
+    time, time_unit = call.time, call.time_unit
     prepared = prepare(
         df,
         key_list,
@@ -434,7 +449,7 @@ def window_agg(
         row_index=row_index if row_index is not None else True,
         null_flags=False,  # read from the Arrow validity in windows_of: one column less
     )
-    inner, arrow_schema = worker_schema(prepared, key_list, wc.outputs)
+    inner, arrow_schema = worker_schema(prepared, key_list, call.outputs)
     values = value_columns(agg_list)
     read = list(dict.fromkeys([*key_list, time, *values]))
 
@@ -461,7 +476,7 @@ def window_agg(
             mask = np.zeros(len(pdf), dtype=bool)
             mask[fw.rejected] = True
             rows_json = _rows_json(pdf if ROW_COLUMN in pdf.columns else pdf[read], mask)
-        return arrow_output(fw, rows_json, ids[fw.rejected], key_list, wc.outputs, arrow_schema)
+        return arrow_output(fw, rows_json, ids[fw.rejected], key_list, call.outputs, arrow_schema)
 
     def per_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         chunks = [b for b in batches if b.num_rows]

@@ -8,13 +8,15 @@ Spark operator     ``groupBy(keys).applyInPandasWithState(...)`` (default; any s
 engine             the batch engine's per-key streaming state,
                    :class:`windowagg.windows.engine.KeyStream`: admission with the key's
                    watermark clock, assignment, the aggregators, emission
-per key state      TWS: a ``ValueState`` of metadata (clock, emission, revisions) and a
-                   ``MapState`` of *pieces* (``bigint`` key -> ``binary``): for hopping
-                   windows of monoids one piece per node of a tree of pane partials
-                   (``windows.engine.panes``), read one by one (``getValue``) only where
-                   the micro-batch's events and emitted windows need them; else one per
-                   chunk of events (the event log), all read. A micro-batch writes only
-                   the pieces it changed (:class:`~windowagg.windows.engine.stream.Delta`).
+per key state      TWS: one ``MapState`` (``bigint`` key -> ``binary``, :mod:`.tws_state`):
+                   a head row (metadata: clock, emission, revisions; and pieces kept
+                   inline) and *pieces*: for hopping windows of monoids one per node of a
+                   tree of pane partials (``windows.engine.panes``), read one by one
+                   (``getValue``) only where the micro-batch's events and emitted windows
+                   need them; else one per chunk of events (the event log), all read in
+                   one scan and, while small, kept inline in the head (one ``updateValue``
+                   per micro-batch). A micro-batch writes only what it changed
+                   (:class:`~windowagg.windows.engine.stream.Delta`).
                    APWS
                    (the fallback for stores without TWS): the metadata and every piece in
                    one ``binary`` value, rewritten each micro-batch. ``windowagg.codec``
@@ -81,7 +83,9 @@ from windowagg.rejects import (  # noqa: E402
     validate,
 )
 from windowagg.spark.batch import _type, prepare  # noqa: E402
+from windowagg.spark.tws_state import KeyRows, MapStateView  # noqa: E402
 from windowagg.windows.engine import KeyStream, Shape, plan  # noqa: E402
+from windowagg.windows.engine.sizes import sized_aggs  # noqa: E402
 from windowagg.windows.engine.state import aggregation_message  # noqa: E402
 from windowagg.windows.engine.stream import Delta  # noqa: E402
 
@@ -98,7 +102,8 @@ __all__ = [
     "unpack",
 ]
 
-#: transformWithStateInPandas, per key: a ValueState of the metadata record (codec bytes)
+#: transformWithStateInPandas, per key: the metadata record (codec bytes) of layout 1 (read
+#: only; layout 2 keeps it in the MapState's head row, :mod:`windowagg.spark.tws_state`)
 META_SCHEMA = T.StructType([T.StructField("meta", T.BinaryType(), False)])
 #: ... and a MapState of pieces: the piece's key (a pane number or a chunk number) ...
 PIECE_KEY_SCHEMA = T.StructType([T.StructField("piece", T.LongType(), False)])
@@ -311,6 +316,8 @@ class _Step:
         self.keys = list(keys)
         self.time = time
         self.aggs = list(aggs)
+        #: the output columns: the aggregations, or each one per size (``max_v_5m``, ...)
+        self.outputs = sized_aggs(self.aggs, shape.sizes) if shape.sizes else self.aggs
         self.shape = shape
         self.time_unit = time_unit
         self.columns = list(dict.fromkeys(a.column for a in aggs if a.column is not None))
@@ -345,7 +352,7 @@ class _Step:
             _, _, _, rejects = validate(
                 batch, self.keys, self.time, self.columns, time_unit=self.time_unit
             )
-            packed = pack(self.keys, [None] * len(self.keys), self.aggs, _no_windows(), rejects)
+            packed = pack(self.keys, [None] * len(self.keys), self.outputs, _no_windows(), rejects)
             return ([packed] if packed is not None else []), []
         return self.feed(self.stream(meta, {} if pieces is None else pieces), batch)
 
@@ -362,12 +369,12 @@ class _Step:
             try:
                 res, delta = ks.feed(micros[idx], {c: v[idx] for c, v in values.items()})
             except AggregationError as e:
-                raise _named(e, tuple(key_values), self.aggs) from e.__cause__
+                raise _named(e, tuple(key_values), self.outputs) from e.__cause__
             cols, deltas = res.columns, [delta]
             if len(res.refused):
                 late = _refused_rows(batch, micros, idx[res.refused], res.reasons)
                 rejects = pd.concat([rejects, late], ignore_index=True) if len(rejects) else late
-        packed = pack(self.keys, key_values, self.aggs, cols, rejects)
+        packed = pack(self.keys, key_values, self.outputs, cols, rejects)
         return ([packed] if packed is not None else []), deltas
 
     def timed(
@@ -396,7 +403,7 @@ class _Step:
         if wm > 0:  # a new key starts at the global watermark too
             res, delta = ks.advance(wm)
             deltas.append(delta)
-            closed = pack(self.keys, list(key), self.aggs, res.columns, _empty_rejects())
+            closed = pack(self.keys, list(key), self.outputs, res.columns, _empty_rejects())
             if closed is not None:
                 out.append(closed)
         batch = _one_burst(pdfs)
@@ -436,49 +443,18 @@ def _no_windows() -> dict[str, Any]:
     return {"start": np.empty(0, np.int64), "end": np.empty(0, np.int64), "revision": None}
 
 
-class MapStateView(Mapping[int, bytes]):
-    """A ``MapState`` of pieces (:data:`PIECE_KEY_SCHEMA` -> :data:`PIECE_SCHEMA`) as a
-    read-only ``Mapping[int, bytes]``: ``get``/``[]`` is one ``getValue``, ``in`` one
-    ``containsKey``, iteration one ``keys()`` scan. The engine's
-    :class:`~windowagg.windows.engine.pieces.Pieces` reads through it on demand."""
-
-    __slots__ = ("_state",)
-
-    def __init__(self, state: Any) -> None:
-        self._state = state
-
-    def get(self, key: int, default: Any = None) -> Any:
-        got = self._state.getValue((int(key),))
-        return default if got is None else bytes(got[0])
-
-    def __getitem__(self, key: int) -> bytes:
-        got = self.get(key)
-        if got is None:
-            raise KeyError(key)
-        out: bytes = got
-        return out
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, int) and bool(self._state.containsKey((key,)))
-
-    def __iter__(self) -> Iterator[int]:
-        scan = self._state.keys()  # MapState.keys(): an iterator of key tuples
-        return (int(k[0]) for k in scan)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in iter(self))
-
-
 class WindowAggProcessor(StatefulProcessor):
     """A ``StatefulProcessor`` keeping each key's windows state as deltas.
 
-    Per key: a ``ValueState`` ``meta`` (:data:`META_SCHEMA`: the clock, the emission
-    bookkeeping, the revisions) and a ``MapState`` ``pieces`` (:data:`PIECE_KEY_SCHEMA`
-    -> :data:`PIECE_SCHEMA`): one piece per pane of partial aggregates (hopping windows of
-    monoids) or per chunk of events (every other shape). A micro-batch reads the key's
-    pieces, then writes the metadata and only the pieces its
-    :class:`~windowagg.windows.engine.stream.Delta` names (put or removed): its writes
-    cost what changed.
+    Per key: a ``MapState`` ``pieces`` (:data:`PIECE_KEY_SCHEMA` -> :data:`PIECE_SCHEMA`)
+    holding a head row (the clock, the emission bookkeeping, the revisions, and pieces
+    kept inline) and the pieces: one per node of a tree of pane partials (hopping windows
+    of monoids) or per chunk of events (every other shape), laid out by
+    :class:`~windowagg.spark.tws_state.KeyRows` to cost few state-server round trips (the
+    event log: one scan and one ``updateValue`` per micro-batch in the common case). The
+    ``ValueState`` ``meta`` (:data:`META_SCHEMA`) is only read: layout 1 kept the metadata
+    there (rewritten as layout 2 at the key's next write). A micro-batch writes only what
+    its :class:`~windowagg.windows.engine.stream.Delta` names (put or removed).
 
     *spec* is a :class:`windowagg.windows.engine.Shape` (lateness and ``emit`` as keywords,
     in microseconds). Use it through :func:`stream_window_agg`, or directly with
@@ -522,49 +498,27 @@ class WindowAggProcessor(StatefulProcessor):
         self._meta = handle.getValueState("meta", META_SCHEMA)
         self._pieces = handle.getMapState("pieces", PIECE_KEY_SCHEMA, PIECE_SCHEMA)
 
-    def _load(self) -> tuple[bytes | None, Mapping[int, bytes]]:
-        """The key's metadata and its pieces: for the pane layout a view of the
-        ``MapState`` that reads a piece when the engine asks for it; for the event log
-        every piece (one iterator). One round trip for the metadata."""
-        got = self._meta.get()  # None when the key has no state yet
-        if got is None:
-            return None, {}
-        if self._step.layout == "panes":
-            return bytes(got[0]), MapStateView(self._pieces)
-        return bytes(got[0]), {int(k[0]): bytes(v[0]) for k, v in self._pieces.iterator()}
-
-    def _apply(self, deltas: Sequence[Delta]) -> None:
-        """Write the deltas: remove and put the pieces they name, update the meta."""
-        put: dict[int, bytes] = {}
-        gone: set[int] = set()
-        for d in deltas:  # several deltas (a timer's advance, then the rows): net changes
-            for k in d.delete:
-                put.pop(k, None)
-                gone.add(k)
-            put.update(d.put)
-            gone.difference_update(d.put)
-        for k in sorted(gone):
-            self._pieces.removeKey((k,))
-        for k, v in put.items():
-            self._pieces.updateValue((k,), (v,))
-        if deltas:
-            self._meta.update((deltas[-1].meta,))
+    def _load(self) -> KeyRows:
+        """The key's rows (:class:`~windowagg.spark.tws_state.KeyRows`): for the event log
+        one scan of every row; for the pane layout one ``getValue`` of the head, and a view
+        that reads a piece when the engine asks for it."""
+        return KeyRows(self._pieces, self._meta, scan=self._step.layout != "panes")
 
     def handleInputRows(
         self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame], timerValues: Any
     ) -> Iterator[pd.DataFrame]:
         rows = self._named(rows)
-        meta, pieces = self._load()
+        state = self._load()
         if self._timers:
             wm = int(timerValues.getCurrentWatermarkInMs()) * 1000
-            out, deltas, timer = self._step.timed(key, rows, meta, pieces, wm)
+            out, deltas, timer = self._step.timed(key, rows, state.meta, state.pieces, wm)
             # one timer per key: drop the old one first (a stale timer would fire too)
             for old in list(self._handle.listTimers()):
                 self._handle.deleteTimer(old)
-            self._store(deltas, timer)
+            self._store(state, deltas, timer)
         else:
-            out, deltas = self._step(key, rows, meta, pieces)
-            self._apply(deltas)
+            out, deltas = self._step(key, rows, state.meta, state.pieces)
+            state.store(deltas)
         yield from out
 
     def _named(self, rows: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -582,12 +536,11 @@ class WindowAggProcessor(StatefulProcessor):
                 pdf.columns = cols
             yield pdf
 
-    def _store(self, deltas: list[Delta] | None, timer: int | None) -> None:
+    def _store(self, state: KeyRows, deltas: list[Delta] | None, timer: int | None) -> None:
         if deltas is None:
-            self._meta.clear()
-            self._pieces.clear()
+            state.clear()
         else:
-            self._apply(deltas)
+            state.store(deltas)
         if timer is not None:
             self._handle.registerTimer(timer)
 
@@ -596,12 +549,12 @@ class WindowAggProcessor(StatefulProcessor):
     ) -> Iterator[pd.DataFrame]:
         # Spark's global watermark passed this key's deadline: close what it closes, even
         # if the key has had no rows since (the expired timer is already gone)
-        meta, pieces = self._load()
-        if meta is None:
+        state = self._load()
+        if state.meta is None:
             return
         wm = int(timerValues.getCurrentWatermarkInMs()) * 1000
-        out, deltas, timer = self._step.timed(key, iter([]), meta, pieces, wm)
-        self._store(deltas, timer)
+        out, deltas, timer = self._step.timed(key, iter([]), state.meta, state.pieces, wm)
+        self._store(state, deltas, timer)
         yield from out
 
     def close(self) -> None:
@@ -676,8 +629,9 @@ def stream_window_agg(
     arrived before it), never revised; it differs from the batch answer on out-of-order
     input.
 
-    ``event_time_timers=True`` (time and session windows, ``transformWithStateInPandas``
-    only) also follows Spark's *global* event-time watermark (the largest event time seen
+    ``event_time_timers=True`` (every window shape, ``transformWithStateInPandas`` only;
+    count windows: a complete window waits for the watermark, the key's state stays for
+    the later events that complete its last windows) also follows Spark's *global* event-time watermark (the largest event time seen
     in any key minus ``max_out_of_orderness``) and keeps one event-time timer per key at
     the key's next deadline (the end of its oldest window not emitted yet; else when
     nothing stored can change any more): a key that goes quiet still emits its windows
@@ -704,8 +658,10 @@ def stream_window_agg(
     quantiles (the event log), over r stored events: O(m log m + r) numpy plus the
     engine's aggregators over the emitted windows; the state written is the batch's events
     and the metadata (plus, amortized, O(1) rewrites per event), the state read all of it.
-    ``transformWithStateInPandas`` reads and writes those pieces one by one;
-    ``applyInPandasWithState`` reads and rewrites the whole state as one value.
+    ``transformWithStateInPandas`` reads the panes' pieces one by one and the event log
+    in one scan, and writes the event log's small pieces inline in one head row
+    (:mod:`windowagg.spark.tws_state`); ``applyInPandasWithState`` reads and rewrites the
+    whole state as one value.
     """
     wc = parse_call(
         keys,
@@ -742,17 +698,12 @@ def stream_window_agg(
             "event-time timeouts need the watermarked column in the operator's input, where "
             "Spark drops late rows silently before windowagg can route them to the rejects"
         )
-    if event_time_timers and shape.rows is not None:
-        raise ValueError(
-            "event_time_timers applies to time and session windows (size/slide, gap); count "
-            "windows (rows=) close by event counts, not by event time"
-        )
     prepared = prepare(sdf, key_list, time, agg_list, row_columns=row_columns)
     if event_time_timers:
         prepared = _with_global_watermark(prepared, time, time_unit, ooo_us)
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
-    schema = packed_schema(key_fields, agg_list)
+    schema = packed_schema(key_fields, wc.outputs)
     # Rows with a null key never reach the stateful operator: they are rejects, produced by
     # a stateless mapInPandas and unioned into the same output. (Besides, a null key in an
     # Arrow batch turns integer keys into floats on the Python side, and
@@ -821,4 +772,4 @@ def stream_window_agg(
         raise ValueError(
             f"api must be 'transformWithStateInPandas' or 'applyInPandasWithState', got {api!r}"
         )
-    return unpack(stateful.unionByName(rejects), key_list, agg_list)
+    return unpack(stateful.unionByName(rejects), key_list, wc.outputs)

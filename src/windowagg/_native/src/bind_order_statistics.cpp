@@ -206,6 +206,7 @@ struct OS {
     bool erase(nb::handle x) {
         Num k;
         if (mode != OBJ && key(x, k)) return erase_num(k);
+        refuse_unordered(x);  // Decimal('NaN') & co., as the reference and insert(): nothing changes
         Mode was = mode;
         deopt();
         Op op(*this);

@@ -125,6 +125,61 @@ inline std::size_t check_count(nb::handle count, std::size_t n, const std::strin
     return static_cast<std::size_t>(k);
 }
 
+// The bulk verbs are all or nothing, as windowagg.fifo._verbs (the reference): when one
+// raises part-way, the window is rebuilt from the entries it found (`pre`, oldest first):
+// a fresh implementation of the same algorithm loads them (the same inserts as the
+// reference's rebuild, so the same combines), then replaces the window's. O(n), on the
+// error path only. If the rebuild raises too, the window stays as the call left it and
+// StateError (caused by `first`) says so.
+[[noreturn]] inline void undo_failed(FifoHandle& h, const char* verb, std::size_t n0, nb::python_error& first) {
+    std::string name = nb::cast<std::string>(nb::handle(first.type()).attr("__name__"));
+    std::string msg = std::string(h.who) + "." + verb + ": a " + name +
+                      " stopped the call part-way, and the monoid raised again while the call was undone (the "
+                      "entries the window held, combined in another grouping: its combine is not total over "
+                      "them); the call is not undone: the window holds " +
+                      std::to_string(h.get().size()) + " entries (it held " + std::to_string(n0) +
+                      ") and is consistent. Evict the entries its combine refuses, or rebuild the window from a "
+                      "state you trust (from_bytes)";
+    nb::raise_from(first, error_class("StateError"), "%s", msg.c_str());
+}
+
+inline void undo_call(FifoHandle& h, const char* verb, std::size_t n0, const nb::list& pre,
+                      nb::python_error& first) {
+    std::unique_ptr<FifoImpl> fresh = h.get().empty();
+    nb::object t = nb::steal(PySequence_Tuple(pre.ptr()));
+    if (!t.is_valid()) throw_if_error();
+    std::size_t i = 0;
+    try {
+        for (;;) {
+            try {
+                if (fresh->load(t, i)) break;
+                fresh = fresh->to_generic();
+            } catch (const Deopt&) {
+                fresh = fresh->to_generic();
+            } catch (const DeoptAfter&) {
+                fresh = fresh->to_generic();
+            }
+        }
+    } catch (nb::python_error&) {
+        undo_failed(h, verb, n0, first);
+    }
+    h.impl = std::move(fresh);
+}
+
+// slide's error path: the steps done are undone from what the call recorded (pr).
+inline void undo_slide(FifoHandle& h, const Progress& pr, nb::python_error& first) {
+    std::size_t done = pr.i + (pr.inserted ? 1 : 0);  // inserts done
+    std::size_t size = h.get().size();
+    std::size_t gone = pr.n0 + done - size;  // evictions done
+    if (!gone && !done) return;
+    std::size_t kept = pr.n0 > gone ? pr.n0 - gone : 0;
+    nb::list pre;
+    for (std::size_t j = 0; j < pr.n0 - kept; ++j) pre.append(pr.gone[j]);
+    nb::list held = h.get().partials();
+    for (std::size_t j = 0; j < kept; ++j) pre.append(held[j]);
+    undo_call(h, "slide", pr.n0, pre, first);
+}
+
 // WithBulkAfter: the constructor takes AMTA's `bulk_after` (a float >= 0, or inf).
 template <template <class> class Alg, bool WithBulkAfter = false>
 void bind_fifo_class(nb::module_& m, const char* name) {
@@ -163,9 +218,14 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         }, "Remove the oldest entry (EmptyWindowError when empty).")
         .def("bulk_evict", [](Obj& o, nb::handle count) {
             Enter e = o.h.enter(Access::Write, "bulk_evict()");
-            std::size_t k = check_count(count, o.h.get().size(), o.who());
+            std::size_t n0 = o.h.get().size();
+            std::size_t k = check_count(count, n0, o.who());
             std::size_t done = 0;  // resumable: a Deopt keeps the evictions done (see evict_loop)
-            o.h.run([&](FifoImpl& i) { i.bulk_evict(k, done); }, true);
+            try {
+                o.h.run([&](FifoImpl& i) { i.bulk_evict(k, done); }, true);
+            } catch (UndoFailed& u) {
+                undo_failed(o.h, "bulk_evict", n0, u.first);
+            }
         }, nb::arg("count").none(), "Remove the count oldest entries.")
         .def("query", [](Obj& o) {
             Enter e = o.h.enter(Access::Read, "query()");
@@ -240,9 +300,18 @@ void bind_fifo_class(nb::module_& m, const char* name) {
         .def("bulk_insert", [](Obj& o, nb::handle values) {
             Enter e = o.h.enter(Access::Write, "bulk_insert()");
             Values v(values, o.who() + ".bulk_insert");
-            std::size_t i = 0;
-            o.h.run([&](FifoImpl& impl) { impl.bulk_insert(v, i); }, true);
-        }, nb::arg("values").none(), "insert() every value, in order.")
+            std::size_t i = 0, n0 = o.h.get().size();
+            try {
+                o.h.run([&](FifoImpl& impl) { impl.bulk_insert(v, i); }, true);
+            } catch (nb::python_error& err) {
+                if (o.h.get().size() != n0) {  // all or nothing: the entries found are a prefix
+                    nb::list held = o.h.get().partials(), pre;
+                    for (std::size_t j = 0; j < n0; ++j) pre.append(held[j]);
+                    undo_call(o.h, "bulk_insert", n0, pre, err);
+                }
+                throw;
+            }
+        }, nb::arg("values").none(), "insert() every value, in order (all or nothing).")
         .def("slide", [](Obj& o, nb::handle values, nb::handle evict, nb::handle out) -> nb::object {
             Enter e = o.h.enter(Access::Write, "slide()");
             Values v(values, o.who() + ".slide");
@@ -250,7 +319,16 @@ void bind_fifo_class(nb::module_& m, const char* name) {
             c.validate(o.h.get().size(), v.n, o.who());
             Out res(out, v.n, o.who() + ".slide");  // checked after the counts, as the reference
             Progress pr;
-            o.h.run([&](FifoImpl& impl) { impl.slide(v, c, res, pr); }, true);
+            pr.n0 = o.h.get().size();
+            try {
+                o.h.run([&](FifoImpl& impl) { impl.slide(v, c, res, pr); }, true);
+            } catch (UndoFailed& u) {  // a bulk eviction could not undo itself: undo the call
+                undo_slide(o.h, pr, u.first);
+                throw u.first;
+            } catch (nb::python_error& err) {
+                undo_slide(o.h, pr, err);
+                throw;
+            }
             if (res.kind == Out::LIST) return res.list;
             return nb::borrow(out);
         }, nb::arg("values").none(), nb::arg("evict").none() = 1, nb::arg("out").none() = nb::none(),

@@ -32,6 +32,19 @@ struct Progress {
     std::size_t i = 0;        // current step
     std::size_t evicted = 0;  // evictions done in step i
     bool inserted = false;    // step i's insert done
+    // For the error path (slide is all or nothing): the window's size at the call, the
+    // evictions of the steps before i, how many of the window's entries were recorded, and
+    // those entries (oldest first, as Python objects: an implementation records them typed
+    // and moves them here when anything leaves it, a Deopt included).
+    std::size_t n0 = 0, ev_before = 0, recorded = 0;
+    nb::list gone;
+};
+
+// Thrown by a bulk eviction that raised part-way and whose undo raised too: the window
+// keeps the evictions done (consistent); `first` is the error that stopped the evictions.
+// The binding raises StateError from it (see fifo_bind.hpp, undo_failed).
+struct UndoFailed {
+    nb::python_error first;
 };
 
 struct FifoImpl {
@@ -51,6 +64,8 @@ struct FifoImpl {
     virtual std::string check() const = 0;
     virtual bool generic() const = 0;
     virtual std::unique_ptr<FifoImpl> to_generic() const = 0;
+    // An empty window of the same algorithm, parameters and adapter (error path: rebuilt).
+    virtual std::unique_ptr<FifoImpl> empty() const = 0;
     virtual void bulk_insert(const Values& v, std::size_t& i) = 0;
     virtual void slide(const Values& v, const Counts& c, Out& out, Progress& pr) = 0;
     // query() of a fresh window of the same algorithm holding values[lo[i]:hi[i]], for
@@ -178,17 +193,40 @@ struct FifoImplT final : FifoImpl {
             throw;
         } catch (const DeoptAfter&) {
             throw;
-        } catch (...) {
+        } catch (nb::python_error& e) {
             if (!gone.empty()) {
-                Alg<A> fresh(alg.m);
-                for (P& p : gone) fresh.insert(std::move(p));
-                alg.for_each([&](const P& p) { fresh.insert(p); });
-                alg = std::move(fresh);
-                done -= gone.size();
+                std::size_t had = gone.size();
+                try {
+                    Alg<A> fresh(alg.m);
+                    for (P& p : gone) fresh.insert(std::move(p));
+                    alg.for_each([&](const P& p) { fresh.insert(p); });
+                    alg = std::move(fresh);
+                } catch (nb::python_error&) {
+                    // the rebuild refused too: the evictions stay done (windowagg.fifo._verbs)
+                    throw UndoFailed{std::move(e)};
+                }
+                done -= had;
             }
             throw;
         }
     }
+    std::unique_ptr<FifoImpl> empty() const override { return std::make_unique<FifoImplT>(monoid, fresh()); }
+
+    // fn(p) for the k oldest partials, oldest first. O(k).
+    template <class Fn>
+    void for_head(std::size_t k, Fn&& fn) const {
+        if constexpr (requires { alg.vals; }) {
+            for (std::size_t j = 0; j < k && j < alg.vals.size(); ++j) fn(alg.vals[j]);
+        } else {  // AMTA: the leaves are the pairs of level 0
+            if (alg.lv.empty()) return;
+            for (std::size_t j = 0; k && j < alg.lv[0].size(); ++j) {
+                const auto& p = alg.lv[0][j];
+                if (p.ha && k) { fn(p.a); --k; }
+                if (p.hb && k) { fn(p.b); --k; }
+            }
+        }
+    }
+
     nb::object query() const override { return ad().lower(alg.query()); }
     nb::object oldest() const override { return ad().to_py(alg.oldest()); }
     nb::object youngest() const override { return ad().to_py(alg.youngest()); }
@@ -246,46 +284,85 @@ struct FifoImplT final : FifoImpl {
             settle();
         }
     }
+    // The window's entries that step pr.i evicts (e in all) and that no earlier run
+    // recorded, into `gone` (O(their number)): the error path rebuilds the window from them.
+    void record(std::size_t e, const Progress& pr, std::vector<P>& gone, std::size_t& recorded) const {
+        std::size_t front = pr.ev_before + pr.evicted;  // the window's index of the oldest held
+        std::size_t upto = std::min(pr.n0, pr.ev_before + e);
+        if (upto <= recorded) return;
+        std::size_t skip = recorded - front;  // recorded >= front while front < n0
+        for_head(upto - front, [&](const P& p) {
+            if (skip) --skip;
+            else gone.push_back(p);
+        });
+        recorded = upto;
+    }
     void slide(const Values& v, const Counts& c, Out& out, Progress& pr) override {
         if constexpr (F64Stage<A>) {
-            if (v.kind == Values::F64 && out.kind == Out::F64 && c.constant && c.k == 1 && !pr.evicted &&
+            if (v.kind == Values::F64 && out.kind == Out::F64 && c.constant && c.k == 1 && !pr.i && !pr.evicted &&
                 !pr.inserted) {
-                slide_f64(v.f64, out, v.n, pr.i);
+                slide_f64(v.f64, out, v.n, pr);
                 return;
             }
         }
-        for (; pr.i < v.n; ++pr.i, pr.evicted = 0, pr.inserted = false) {
-            auto e = static_cast<std::size_t>(c.at(pr.i));
-            if (e == 1 && pr.evicted == 0) {  // as the reference: evict(), else bulk_evict(e)
-                alg.evict();
-                pr.evicted = 1;
-                settle();
-            } else {
-                bulk_evict(e, pr.evicted);
+        std::vector<P> gone;  // the entries this run evicts from the window it found
+        std::size_t recorded = pr.recorded;
+        try {
+            for (; pr.i < v.n; pr.ev_before += static_cast<std::size_t>(c.at(pr.i)), ++pr.i, pr.evicted = 0,
+                               pr.inserted = false) {
+                auto e = static_cast<std::size_t>(c.at(pr.i));
+                if (recorded < pr.n0 && e > pr.evicted) record(e, pr, gone, recorded);
+                if (e == 1 && pr.evicted == 0) {  // as the reference: evict(), else bulk_evict(e)
+                    alg.evict();
+                    pr.evicted = 1;
+                    settle();
+                } else {
+                    bulk_evict(e, pr.evicted);
+                }
+                if (!pr.inserted) {
+                    P p;
+                    if (!v.lift(ad(), pr.i, p)) lift_or_deopt(v.object(pr.i), p);
+                    alg.insert(std::move(p));
+                    pr.inserted = true;
+                    settle();
+                }
+                out.put(ad(), pr.i, alg.query());
             }
-            if (!pr.inserted) {
-                P p;
-                if (!v.lift(ad(), pr.i, p)) lift_or_deopt(v.object(pr.i), p);
-                alg.insert(std::move(p));
-                pr.inserted = true;
-                settle();
-            }
-            out.put(ad(), pr.i, alg.query());
+        } catch (...) {
+            for (const P& p : gone) pr.gone.append(ad().to_py(p));
+            pr.recorded = recorded;
+            throw;
         }
     }
-    // slide(values, 1, out) over float64 buffers on a float64 first stage: the loop above
-    // with nothing that cannot happen here (no Deopt: lift_f64 accepts every float or
-    // raises the twin's MonoidInputError; combine never throws; no per-step count or kind
-    // dispatch). Same operations in the same order, so the same answers and, on a raising
-    // lift, the same state as the reference (steps before it done, its eviction done).
-    // Flattened: g++ kept DABALite's insert and evict out of line here (perf, 2026-11-27);
-    // inlined into the loop, DABALite's slide of 3M events at w = 10^6 went from 56.5 to
-    // 67.4M events/s (Sum) and 60.2 to 68.2M (Max), medians of 5 alternating processes.
-    WINDOWAGG_NOINLINE WINDOWAGG_FLATTEN void slide_f64(const double* x, Out& out, std::size_t n,
-                                                        std::size_t& i0) {
+    // slide(values, 1, out) over float64 buffers on a float64 first stage, from step 0: the
+    // loop above with nothing that cannot happen here (no Deopt: lift_f64 accepts every
+    // float or raises the twin's MonoidInputError; combine never throws; no per-step count
+    // or kind dispatch). Same operations in the same order, so the same answers. Every
+    // value is lifted first (a check per value, no store): when one is refused, the entries
+    // that the steps before it evict are recorded (pr.gone), those steps run (out holds
+    // their answers, as the reference's), and the lift raises; the binding then undoes the
+    // steps (all or nothing). Flattened: g++ kept DABALite's insert and evict out of line
+    // here (perf, 2026-11-27); inlined into the loop, DABALite's slide of 3M events at
+    // w = 10^6 went from 56.5 to 67.4M events/s (Sum) and 60.2 to 68.2M (Max), medians of 5
+    // alternating processes.
+    WINDOWAGG_NOINLINE WINDOWAGG_FLATTEN void slide_f64(const double* x, Out& out, std::size_t n, Progress& pr) {
         const A& a = ad();
         double* o = out.f64;
-        for (std::size_t i = i0; i < n; ++i) {
+        std::size_t stop = 0;
+        try {
+            for (; stop < n; ++stop) {
+                double p;
+                a.lift_f64(x[stop], p);
+            }
+        } catch (nb::python_error&) {
+            // error path: lifted again at step `stop` below, where the reference raises
+        }
+        if (stop < n) {
+            std::size_t k = std::min(stop, pr.n0);
+            for_head(k, [&](const double& p) { pr.gone.append(a.to_py(p)); });
+            pr.recorded = k;
+        }
+        for (std::size_t i = 0; i < stop; ++i) {
             alg.evict();
             double p;
             a.lift_f64(x[i], p);
@@ -296,7 +373,11 @@ struct FifoImplT final : FifoImpl {
             else
                 o[i] = q;
         }
-        i0 = n;
+        pr.i = stop;
+        if (stop < n) {
+            double p;
+            a.lift_f64(x[stop], p);  // raises (it did above)
+        }
     }
     // An empty window of the same algorithm and parameters.
     Alg<A> fresh() const {

@@ -344,7 +344,8 @@ def _history(t: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> Windows:
     last[starts[1:][counts > 0] - 1] = True
     stop = np.where(last, np.arange(1, n + 1, dtype=np.int64), n)
     hi = np.minimum.accumulate(stop[::-1])[::-1]
-    return Windows(start=t[lo], end=t.copy(), lo=lo, hi=hi, keys=t, key_lo=t[lo], key_hi=t.copy())
+    first, end = t[lo], t.copy()  # read-only from here: one array for two fields each
+    return Windows(start=first, end=end, lo=lo, hi=hi, keys=t, key_lo=first, key_hi=end)
 
 
 def _count(

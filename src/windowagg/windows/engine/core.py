@@ -107,10 +107,12 @@ def window_groups(
     a = admit_groups(t, values, starts, lateness, p.probes, shape)
     ts = np.asarray(t, dtype=np.int64)[a.order]
     sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
-    # admitted events per key (a.order is sorted by key)
-    key = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
-    admitted = np.bincount(key[a.order], minlength=len(starts) - 1)
-    new_starts = np.concatenate([[0], np.cumsum(admitted)]).astype(np.int64)
+    if len(a.refused):  # admitted events per key (a.order is sorted by key)
+        key = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
+        admitted = np.bincount(key[a.order], minlength=len(starts) - 1)
+        new_starts = np.concatenate([[0], np.cumsum(admitted)]).astype(np.int64)
+    else:  # every event admitted: the keys begin where they did
+        new_starts = np.asarray(starts, dtype=np.int64)
     w, sizes = assign_groups(shape, ts, new_starts)
     out_aggs = aggs
     try:

@@ -124,8 +124,8 @@ def evaluate_sizes(
     for s in shape.sizes:
         if s == shape.size:
             lo = w.lo
-        elif per_event:  # (t - s, t]
-            lo = _search(t, starts, ev_counts, end - s, ev_counts, s, "right")
+        elif per_event:  # (t - s, t]; the rows may be some events' windows (a stream's)
+            lo = _search(t, starts, ev_counts, end - s, counts, s, "right")
         else:  # [end - s, end)
             assert shape.size is not None and shape.slide is not None
             lo = _search(t, starts, ev_counts, end - s, counts, shape.size + shape.slide, "left")

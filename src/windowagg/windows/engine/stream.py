@@ -8,8 +8,9 @@ layouts            chosen by the shape and the aggregations, never by a size
                    aggregations are all monoids: per aggregation an ``ooo.FiBA`` of pane
                    partials (pane = ``gcd(size, slide)``), O(window / slide) per key
                    whatever the event rate; ``"events"`` (this module's :class:`EventLog`):
-                   per-event, count and session windows, exact quantiles, ``emit="arrival"``:
-                   the key's retained events
+                   per-event, count and session windows, exact quantiles, ``emit="arrival"``,
+                   several sizes (``Shape.sizes``: every size's columns per row of the
+                   largest size, :func:`~.sizes.evaluate_sizes`): the key's retained events
 event log          the retained events as arrays (int64 event time, int64 arrival sequence
                    number = row id, float64 value columns), sorted by (time, arrival),
                    stored as *chunks*: one per micro-batch (its admitted events)
@@ -95,6 +96,7 @@ from windowagg.windows.engine.records import (
     sorted_events,
     take_events,
 )
+from windowagg.windows.engine.sizes import evaluate_sizes, sized_aggs
 from windowagg.windows.engine.state import (
     Factory,
     Plan,
@@ -266,9 +268,10 @@ class EventLog:
     def config(self) -> tuple[Any, ...]:
         """What a stored state must have been written for (checked by :meth:`restore`)."""
         s = self._shape
+        sizes = (tuple(s.sizes),) if s.sizes else ()  # one size: the record as it was
         return (
             "events", s.size, s.slide, s.rows, s.every, s.gap, s.start_time,
-            self._ooo, self._lateness, self._emit, self._judge, tuple(self._cols),
+            self._ooo, self._lateness, self._emit, self._judge, tuple(self._cols), *sizes,
         )  # fmt: skip
 
     def meta_bytes(self) -> bytes:
@@ -449,7 +452,7 @@ class EventLog:
         """Per-event windows found by searches (not the whole history): :meth:`_step` and
         :meth:`deadline` then look only at the windows they emit. O(1)."""
         s = self._shape
-        return s.kind == "per_event" and s.size is not None and s.size < HISTORY
+        return s.kind == "per_event" and not s.sizes and s.size is not None and s.size < HISTORY
 
     def _close_per_event(self, is_new: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
         """:meth:`_close` for per-event windows, over the windows it emits only: those
@@ -554,8 +557,18 @@ class EventLog:
         sub = Windows(
             w.start[idx], w.end[idx], w.lo[idx], w.hi[idx], w.keys, w.key_lo[idx], w.key_hi[idx]
         )
-        results = evaluate(self._plan, sub, self._events.values, self._made, self._events.t)
-        out = columns(sub, results, self._aggs)
+        ev = self._events
+        if self._shape.sizes:  # every size over the largest's windows, as in batch
+            rows = np.array([len(idx)], dtype=np.int64)  # one key: its windows, its events
+            bounds = np.array([0, len(ev.t)], dtype=np.int64)
+            results = evaluate_sizes(
+                self._plan, sub, rows, ev.t, bounds, ev.values, self._shape, self._aggs,
+                self._factory,
+            )  # fmt: skip
+            out = columns(sub, results, sized_aggs(self._aggs, self._shape.sizes))
+        else:
+            results = evaluate(self._plan, sub, ev.values, self._made, ev.t)
+            out = columns(sub, results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
         return out, np.asarray(ids, dtype=np.int64)[idx]
 
@@ -747,18 +760,17 @@ class KeyStream:
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
         if judge not in ("arrival", "batch"):
             raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
-        if shape.sizes:
+        if shape.sizes and emit != "watermark":
             raise ArgumentError(
-                f"streaming computes one window size per query, got sizes {shape.sizes}; run "
-                "one stream_window_agg per size (and join on the keys and window_end), or "
-                "give the list of sizes to a batch front end (windowagg.pandas.window_agg, "
-                "windowagg.spark.window_agg), which computes them in one pass"
+                f"several sizes ({shape.sizes}) are emitted when the watermark closes their "
+                "shared window end; use emit='watermark', or one query per size with "
+                f"emit={emit!r}"
             )
         p = planned if planned is not None else plan(aggs)
         lateness = {"max_out_of_orderness": max_out_of_orderness,
                     "allowed_lateness": allowed_lateness}  # fmt: skip
         self._state: PaneStream | EventLog
-        if fits(shape, p, emit):
+        if not shape.sizes and fits(shape, p, emit):  # several sizes: the event log
             self._state = PaneStream(
                 aggs, shape, judge=judge, factory=factory, planned=p, deltas=deltas, **lateness
             )

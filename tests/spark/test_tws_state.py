@@ -1,0 +1,225 @@
+"""The transformWithStateInPandas state rows (windowagg.spark.tws_state) through a fake
+state server counting round trips: the event log costs one scan and one write per key and
+micro-batch, answers as the engine over a plain dict store, and reads layout-1 state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.spark
+
+pyspark = pytest.importorskip("pyspark")
+
+MINUTE, HOUR = 60_000_000, 3_600_000_000
+AGGS = ["max(value)", "sum(value)", "count", "p95(value)"]
+
+
+class _Server:
+    """PySpark's ValueState and MapState (no JVM): every method is one round trip to the
+    state server, counted in :attr:`calls`."""
+
+    def __init__(self) -> None:
+        self.value: tuple | None = None
+        self.map: dict[tuple, tuple] = {}
+        self.calls = 0
+
+    def get(self):
+        self.calls += 1
+        return self.value
+
+    def update(self, v):
+        self.calls += 1
+        self.value = v
+
+    def getValue(self, k):
+        self.calls += 1
+        return self.map.get(k)
+
+    def containsKey(self, k):
+        self.calls += 1
+        return k in self.map
+
+    def keys(self):
+        self.calls += 1
+        return iter(list(self.map))
+
+    def iterator(self):  # one fetch: PySpark batches a scan's rows
+        self.calls += 1
+        return iter(list(self.map.items()))
+
+    def updateValue(self, k, v):
+        self.calls += 1
+        self.map[k] = v
+
+    def removeKey(self, k):
+        self.calls += 1
+        self.map.pop(k, None)
+
+    def clear(self):
+        self.calls += 1
+        self.value = None
+        self.map.clear()
+
+
+class _Handle:
+    def __init__(self) -> None:
+        self.meta, self.pieces = _Server(), _Server()
+
+    def getValueState(self, name, schema):
+        return self.meta
+
+    def getMapState(self, name, key_schema, value_schema):
+        return self.pieces
+
+    @property
+    def calls(self) -> int:
+        return self.meta.calls + self.pieces.calls
+
+
+def _batches(n_batches: int, n: int = 100, seed: int = 5) -> list[pd.DataFrame]:
+    """One key's micro-batches as issue 28's benchmark makes them: an event every ~10 s,
+    times jittered +-20 s (inside the 30 s out-of-orderness), arrival order."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for b in range(n_batches):
+        s = (np.arange(b * n, (b + 1) * n) * 10 + rng.integers(-20, 21, n)) * 1_000_000
+        out.append(
+            pd.DataFrame(
+                {"key": 1, "t": pd.to_datetime(s, unit="us", utc=True), "value": rng.random(n)}
+            )
+        )
+    return out
+
+
+def _processor(aggs: list[str] = AGGS) -> Any:
+    from windowagg.aggs import parse_aggs
+    from windowagg.spark.streaming import WindowAggProcessor
+    from windowagg.windows.engine import Shape
+
+    return WindowAggProcessor(
+        ["key"], "t", parse_aggs(aggs), Shape(size=HOUR, slide=MINUTE), "s",
+        max_out_of_orderness=30_000_000, allowed_lateness=0,
+    )  # fmt: skip
+
+
+def _reference(batches: list[pd.DataFrame], put: list[int] | None = None) -> list[list[tuple]]:
+    """The engine's answers over a plain dict store (no rows layout): per micro-batch, the
+    emitted windows as (end, max, sum, count, p95, revision); the bytes of the pieces each
+    micro-batch puts are appended to *put*."""
+    step = _processor()._step
+    meta, pieces, out = None, {}, []
+    for pdf in batches:
+        got, deltas = step((1,), iter([pdf]), meta, pieces)
+        for d in deltas:
+            d.apply(pieces)
+        meta = deltas[-1].meta if deltas else meta
+        out.append(_windows(got))
+        if put is not None:
+            put.append(sum(len(v) for d in deltas for v in d.put.values()))
+    return out
+
+
+def _windows(frames: list[pd.DataFrame]) -> list[tuple]:
+    rows = []
+    for f in frames:
+        for _, r in f.iterrows():
+            assert r["reason"] is None  # no reject
+            rows += list(
+                zip(r["_we"], r["max_value"], r["sum_value"], r["count"], r["p95_value"],
+                    r["_rev"], strict=True)
+            )  # fmt: skip
+    return rows
+
+
+def test_event_log_costs_one_scan_and_one_write_per_key_and_micro_batch():
+    """Hopping 1 h / 1 min with exact p95 (the event log), issue 28's benchmark stream on
+    one key: after the first micro-batch every micro-batch makes 2 state-server round
+    trips (the layout-1 operator made 4: the ValueState's get and update, a scan, a chunk's
+    updateValue, plus a removeKey per chunk at each compaction), and the answers equal the
+    engine's over a plain dict store."""
+    batches = _batches(40)
+    proc, h = _processor(), _Handle()
+    proc.init(h)
+    calls, got = [], []
+    for pdf in batches:
+        before = h.calls
+        got.append(_windows(list(proc.handleInputRows((1,), iter([pdf]), None))))
+        calls.append(h.calls - before)
+    assert got == _reference(batches)
+    assert sum(len(g) for g in got) > 500  # windows were emitted all along
+    assert calls[0] == 3  # a new key: the scan, the layout-1 ValueState, the write
+    assert max(calls[1:]) == 2, calls
+    assert h.meta.value is None  # the ValueState is not written any more
+    assert list(h.pieces.map) == [(-(2**63),)]  # everything inline in the head row
+
+
+def test_event_log_spills_old_pieces_when_the_key_outgrows_its_head():
+    """A window holding more than INLINE micro-batches of events: the oldest pieces move to
+    rows of their own (each once), the head stays within INLINE x a micro-batch's bytes,
+    and the answers still equal the engine's over a plain dict store."""
+    from windowagg.spark.tws_state import HEAD_KEY, INLINE, decode_head
+
+    batches = _batches(60, n=20, seed=6)  # 200 s per batch: 18 batches per hour
+    proc, h = _processor(), _Handle()
+    proc.init(h)
+    got, heads, rows = [], [], []
+    for pdf in batches:
+        got.append(_windows(list(proc.handleInputRows((1,), iter([pdf]), None))))
+        _, inline = decode_head(h.pieces.map[(HEAD_KEY,)][0])
+        heads.append(sum(len(v) for v in inline.values()))
+        rows.append(len(h.pieces.map))
+    put: list[int] = []
+    assert got == _reference(batches, put)
+    assert max(rows) >= 3  # pieces moved out of the head (compactions remove them again)
+    assert all(0 < held <= INLINE * p for held, p in zip(heads, put, strict=True))
+    assert max(h / p for h, p in zip(heads, put, strict=True)) > INLINE - 2  # the head fills
+
+
+def test_layout_1_state_is_read_and_rewritten_as_layout_2():
+    """A key stored by the layout-1 operator (metadata in the ValueState 'meta', every
+    piece a row of the MapState) goes on where it stopped: same answers as the engine over
+    a plain dict store, the ValueState cleared at the key's first write; for both state
+    layouts (event log and panes)."""
+    from windowagg.spark.tws_state import HEAD_KEY
+
+    for aggs in (AGGS, AGGS[:3]):
+        batches = _batches(12)
+        proc, h = _processor(aggs), _Handle()
+        proc.init(h)
+        step, meta, pieces, got = proc._step, None, {}, []
+        for pdf in batches[:6]:  # the layout-1 operator, as it wrote its state
+            out, deltas = step((1,), iter([pdf]), meta, pieces)
+            for d in deltas:
+                d.apply(pieces)
+            meta = deltas[-1].meta
+            got.append(out)
+        h.meta.value = (meta,)
+        h.pieces.map = {(k,): (v,) for k, v in pieces.items()}
+        for pdf in batches[6:]:
+            got.append(list(proc.handleInputRows((1,), iter([pdf]), None)))
+            assert h.meta.value is None and (HEAD_KEY,) in h.pieces.map
+        ref_step = _processor(aggs)._step
+        meta, pieces = None, {}
+        for pdf, out in zip(batches, got, strict=True):
+            want, deltas = ref_step((1,), iter([pdf]), meta, pieces)
+            for d in deltas:
+                d.apply(pieces)
+            meta = deltas[-1].meta
+            cols = ["_we", "max_value", "sum_value", "count", "_rev"]
+            assert [f[cols].to_dict("list") for f in out] == [f[cols].to_dict("list") for f in want]
+
+
+def test_a_head_row_of_another_layout_is_refused_by_name():
+    from windowagg import codec
+    from windowagg.errors import CodecError
+    from windowagg.spark.tws_state import HEAD_KEY
+
+    proc, h = _processor(), _Handle()
+    proc.init(h)
+    h.pieces.map[(HEAD_KEY,)] = (codec.dumps((3, b"meta", {})),)
+    with pytest.raises(CodecError, match=r"layout 2 \(its head row holds layout 3\).*checkpoint"):
+        list(proc.handleInputRows((1,), iter(_batches(1)), None))
