@@ -26,7 +26,7 @@ time               ``insert`` O(1) while buffering; a flush is one engine micro-
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from numbers import Integral, Real
 from typing import Any, Generic
@@ -79,6 +79,11 @@ def _aggs(monoid: Monoid[Any, Any, Any]) -> list[Agg]:
     kind = _KINDS.get(type(monoid))  # exact built-ins keep the engine's float64 fast paths
     value = Agg("value", monoid, "value", "double" if kind else "object", kind)
     return [value, Agg("count", Count(), None, "bigint", "count")]
+
+
+def _nothing(i: int) -> tuple[Any, Any]:
+    """``raw`` of a step that fed no event (a watermark advance)."""
+    raise AssertionError(f"event {i} of a step that fed none")
 
 
 class _Times:
@@ -215,7 +220,9 @@ class EngineWindows(Generic[In, P, Out]):
         self._due: float = _INF  # the earliest watermark at which a window can close
         self._buf_t: list[int] = []
         self._buf_v: list[Any] = []
-        self._buf_raw: list[tuple[Any, Any]] = []
+        # the caller's (t, v) of the buffered events that _add converted (the others are
+        # _buf_t[i], _buf_v[i] as given), by buffer position: for their rejects
+        self._buf_raw: dict[int, tuple[Any, Any]] = {}
         self._closed = False
         # the hopping grid (start_time, size, slide) of the first end an event can close,
         # for the fast path of insert; None: another shape (see _first_end)
@@ -311,12 +318,16 @@ class EngineWindows(Generic[In, P, Out]):
         # the common case inline (int time of an int-timed window, a finite float or int
         # value, nothing to probe or refuse here): what _add does, without its calls; the
         # engine's admission still judges every event when the buffer is fed
-        if self._fast and type(t) is int and (tv is float or tv is int) and val - val == 0:
+        if (
+            self._fast
+            and type(t) is int
+            and (tv is float or (tv is int and -_END <= val <= _END))
+            and val - val == 0
+        ):
             x: int = t
             if -_END <= x <= _END:
                 self._buf_t.append(x)
-                self._buf_v.append(float(val))
-                self._buf_raw.append((t, v))
+                self._buf_v.append(val)  # as given: the flush makes the float64 column
                 if not self._due_grid:  # else x >= watermark ends no window before _due
                     grid = self._grid
                     if grid is not None:  # the first window end after x: O(1) arithmetic
@@ -352,19 +363,23 @@ class EngineWindows(Generic[In, P, Out]):
             self._precheck(items)
         out: list[WindowResult[Out]] = []
         self._burst = True  # one engine micro-batch for the burst (judged per arrival)
-        bt, bv, braw = self._buf_t, self._buf_v, self._buf_raw  # hot loop: locals
+        bt, bv = self._buf_t, self._buf_v  # hot loop: locals
         grid, first_end = self._grid, self._first_end
         try:
             for t, v in items:
                 val: Any = v
                 tv = type(val)
                 # insert's fast path, without a flush: the burst is one micro-batch
-                if self._fast and type(t) is int and (tv is float or tv is int) and val - val == 0:
+                if (
+                    self._fast
+                    and type(t) is int
+                    and (tv is float or (tv is int and -_END <= val <= _END))
+                    and val - val == 0
+                ):
                     x: int = t
                     if -_END <= x <= _END:
                         bt.append(x)
-                        bv.append(float(val))
-                        braw.append((t, v))
+                        bv.append(val)
                         if grid is not None:
                             st, size, slide = grid
                             end: float = st + size - ((st - x + size - 1) // slide) * slide
@@ -402,7 +417,7 @@ class EngineWindows(Generic[In, P, Out]):
         if self._max_t is not None and x <= self._max_t - self._ooo:
             return out
         self._max_t = x + self._ooo
-        self._results([s.advance(x) for s in self._streams], [], out)
+        self._results([s.advance(x) for s in self._streams], 0, _nothing, out)
         self._due = self._deadline()
         return out
 
@@ -416,7 +431,7 @@ class EngineWindows(Generic[In, P, Out]):
             return []
         out: list[WindowResult[Out]] = []
         self._flush(out)
-        self._results([s.advance(_END) for s in self._streams], [], out)
+        self._results([s.advance(_END) for s in self._streams], 0, _nothing, out)
         self._close_extra()
         self._closed = True
         self._fast = False
@@ -529,9 +544,9 @@ class EngineWindows(Generic[In, P, Out]):
         self._times.commit(t)
         if not self._fast:
             self._set_fast()
+        self._buf_raw[len(self._buf_t)] = (t, v)
         self._buf_t.append(x)
         self._buf_v.append(value)
-        self._buf_raw.append((t, v))
         self._due = min(self._due, self._first_end(x))
         behind = mx is not None and x < mx - self._ooo
         if mx is None or x > mx:
@@ -637,20 +652,31 @@ class EngineWindows(Generic[In, P, Out]):
         else:
             col = np.asarray(self._buf_v, dtype=np.float64)
         vals = {"value": col}
-        raw = self._buf_raw
-        self._buf_t, self._buf_v, self._buf_raw = [], [], []
+        bt, bv, conv = self._buf_t, self._buf_v, self._buf_raw
+        self._buf_t, self._buf_v, self._buf_raw = [], [], {}
         self._behind = False
         steps = [s.feed(t, vals) for s in self._streams]
-        self._results(steps, raw, out if out is not None else [])
+
+        def raw(i: int) -> tuple[Any, Any]:
+            """The caller's (t, v) of buffered event *i*."""
+            got = conv.get(i)
+            return got if got is not None else (bt[i], bv[i])
+
+        self._results(steps, len(bt), raw, out if out is not None else [])
         self._due = self._deadline()
 
-    def _results(self, steps: list[Any], raw: list[tuple[Any, Any]], out: list[Any]) -> None:
+    def _results(
+        self, steps: list[Any], n: int, raw: Callable[[int], tuple[Any, Any]], out: list[Any]
+    ) -> None:
+        """Collect the engine's steps for *n* fed events (``raw(i)``: the caller's (t, v) of
+        event i): rejects, counters and the emitted windows, in end order."""
         step = steps[0][0]  # every size admits alike (one clock configuration)
         refused = step.refused.tolist()
         for i, why in zip(refused, step.reasons, strict=True):
             code = LATE if why.startswith("late") else BAD_VALUE
-            self._reject(raw[i][0], raw[i][1], why, code)
-        self._counts["accepted"] += len(raw) - len(refused)
+            t, v = raw(i)
+            self._reject(t, v, why, code)
+        self._counts["accepted"] += n - len(refused)
         rows: list[tuple[int, int, int, WindowResult[Out]]] = []
         frm = self._times.from_engine
         for size_i, (res, _) in enumerate(steps):
@@ -773,5 +799,7 @@ class EngineWindows(Generic[In, P, Out]):
         """Invariants (O(stored)): each engine stream's, and the buffer's lengths."""
         for s in self._streams:
             s._check()
-        if not len(self._buf_t) == len(self._buf_v) == len(self._buf_raw):
+        if len(self._buf_t) != len(self._buf_v) or any(
+            i >= len(self._buf_t) for i in self._buf_raw
+        ):
             raise AssertionError(f"{self._kind}: buffer columns of different lengths")
