@@ -76,13 +76,14 @@ class Pieces:
             return cache[key]
         got = None
         store = self._store
-        if store is not None:
-            raw = store.get(key)
-            self.reads += 1
-            self.read_bytes += 8
-            if raw is not None:
-                self.read_bytes += len(raw)
-                got = self._decode(key, bytes(raw))
+        if store is None:  # the cache is the whole state: a miss is an absent piece
+            return None
+        raw = store.get(key)
+        self.reads += 1
+        self.read_bytes += 8
+        if raw is not None:
+            self.read_bytes += len(raw)
+            got = self._decode(key, bytes(raw))
         cache[key] = got
         return got
 
@@ -136,7 +137,10 @@ class Pieces:
     def delete(self, key: int) -> None:
         """Remove the piece under *key* at the next :meth:`flush`. O(1)."""
         self._note(key)
-        self._cache[key] = None
+        if self._store is None:  # nothing to mask: forget it
+            self._cache.pop(key, None)
+        else:
+            self._cache[key] = None
         self._dirty.discard(key)
         self._gone.add(key)
 
@@ -155,9 +159,6 @@ class Pieces:
             gone = tuple(sorted(self._gone))
         self._dirty.clear()
         self._gone.clear()
-        if self._store is None:  # the cache is the state: forget the absent keys
-            for k in [k for k, v in cache.items() if v is None]:
-                del cache[k]
         return put, gone
 
     def stored(self) -> Iterator[int]:
