@@ -19,7 +19,12 @@ Contenders run interleaved in one process (the order rotates every repetition), 
 is printed before and after each case. Then where windowagg's time goes (cProfile of one
 call, top functions by own time).
 
-Run: ``.venv/bin/python -m benchmarks decay [--n N] [--keys K] [--repeats R] [--no-pandas]``.
+``--floor`` adds to case 1 what any pandas-in, pandas-out ``window_agg`` over the same
+kernel must do (factorize the key, one stable sort by its code, gather t and v, the native
+``decay_slices``, the results frame with UTC times): the floor under windowagg's call.
+
+Run: ``.venv/bin/python -m benchmarks decay [--n N] [--keys K] [--repeats R] [--no-pandas]
+[--floor]``.
 """
 
 from __future__ import annotations
@@ -106,6 +111,30 @@ def polars_ewm(pdf: Any, sort: bool) -> Any:
     return pdf.select(pl.col("v").ewm_mean_by("t", half_life="1h").over("k"))
 
 
+def floor(df: pd.DataFrame) -> pd.DataFrame:
+    """The floor of windowagg's call (see the module docstring): its answers, none of its
+    checks (no validation, no rejects, integer keys, the native core built)."""
+    import windowagg._native._core as core
+
+    codes, uniq = pd.factorize(df["k"].to_numpy(), sort=False)
+    order = np.argsort(codes.astype(np.int16), kind="stable")
+    t, v = df["t"].to_numpy()[order], df["v"].to_numpy()[order]
+    counts = np.bincount(codes)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    lo = np.repeat(starts[:-1], counts)
+    hi = np.arange(1, len(t) + 1, dtype=np.int64)
+    s, w = np.empty(len(t)), np.empty(len(t))
+    core.decay_slices(t, v, lo, hi, t, 3600.0 * US, s, w)
+
+    def utc(us: np.ndarray) -> pd.DatetimeIndex:
+        return pd.DatetimeIndex((us * 1000).view("datetime64[ns]")).tz_localize("UTC")
+
+    return pd.DataFrame(
+        {"k": np.repeat(uniq, counts), "window_start": utc(t[lo]), "window_end": utc(t),
+         "ewm_mean_v": s / w}
+    )  # fmt: skip
+
+
 def profile(df: pd.DataFrame, top: int = 12) -> str:
     pr = cProfile.Profile()
     pr.enable()
@@ -123,6 +152,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--no-pandas", action="store_true", help="time pandas' ewm once only")
     ap.add_argument("--quick", action="store_true", help="100k events, 3 repeats")
+    ap.add_argument("--floor", action="store_true", help="time the floor under windowagg's call")
     args = ap.parse_args(argv)
     n, repeats = (100_000, 3) if args.quick else (args.n, args.repeats)
     df = data(n, args.keys)
@@ -140,6 +170,8 @@ def main(argv: list[str]) -> int:
     }
     if not args.no_pandas:
         contenders["pandas groupby.ewm"] = lambda: pandas_ewm(df)
+    if args.floor:
+        contenders["floor: factorize, sort, gather, kernel, frame"] = lambda: floor(df)
     med, ans = interleave(contenders, repeats)
     got = ans["windowagg"]["ewm_mean_v"].to_numpy()
     # relative to max(|answer|, mean |v|): an answer near 0 has no relative accuracy
