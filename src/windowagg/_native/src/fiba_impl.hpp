@@ -457,6 +457,32 @@ struct FibaImplT final : FibaImpl {
     }
 };
 
+// The 19 trees are compiled in three translation units of similar cost, so that the two
+// cores of a small machine build them side by side: fiba_trees_f64.cpp, fiba_trees_num.cpp,
+// fiba_trees_other.cpp each hold the explicit instantiations of their share (`template
+// struct FibaImplT<...>`); every other file, bind_fiba.cpp included, only refers to them.
+// A tree added to make_fiba_impl or to_generic needs a line here and one in a fiba_trees_*.cpp
+// (without it the module fails to import: undefined symbol).
+extern template struct FibaImplT<F64SumAdapter, int64_t>;  // fiba_trees_f64.cpp
+extern template struct FibaImplT<F64MaxAdapter, int64_t>;
+extern template struct FibaImplT<F64MinAdapter, int64_t>;
+extern template struct FibaImplT<F64Composite2Adapter, int64_t>;
+extern template struct FibaImplT<CompositeAdapterT<2>, int64_t>;
+extern template struct FibaImplT<SumAdapter, int64_t>;
+extern template struct FibaImplT<MaxAdapter, int64_t>;
+extern template struct FibaImplT<MinAdapter, int64_t>;
+extern template struct FibaImplT<CountAdapter, int64_t>;  // fiba_trees_num.cpp
+extern template struct FibaImplT<MeanAdapter, int64_t>;
+extern template struct FibaImplT<VarianceAdapter, int64_t>;
+extern template struct FibaImplT<StdDevAdapter, int64_t>;
+extern template struct FibaImplT<FirstAdapter, int64_t>;
+extern template struct FibaImplT<LastAdapter, int64_t>;
+extern template struct FibaImplT<ArgMaxAdapter, int64_t>;  // fiba_trees_other.cpp
+extern template struct FibaImplT<ArgMinAdapter, int64_t>;
+extern template struct FibaImplT<CompositeAdapter, int64_t>;
+extern template struct FibaImplT<GenericAdapter, int64_t>;
+extern template struct FibaImplT<GenericAdapter, ObjKey>;
+
 inline std::unique_ptr<FibaImpl> make_fiba_impl(nb::handle monoid, int mu, bool generic, bool object_keys) {
     if (object_keys) return std::make_unique<FibaImplT<GenericAdapter, ObjKey>>(monoid, GenericAdapter(monoid), mu);
     if (generic) return std::make_unique<FibaImplT<GenericAdapter, int64_t>>(monoid, GenericAdapter(monoid), mu);

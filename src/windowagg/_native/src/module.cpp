@@ -4,6 +4,7 @@
 
 namespace nb = nanobind;
 
+void bind_fifo_lite(nb::module_& m);         // bind_fifo_lite.cpp
 void bind_fifo(nb::module_& m);              // bind_fifo.cpp
 void bind_order_statistics(nb::module_& m);  // bind_order_statistics.cpp
 void bind_fiba(nb::module_& m);              // bind_fiba.cpp
@@ -21,6 +22,7 @@ NB_MODULE(_core, m) {
 #else
     m.attr("sanitized") = false;
 #endif
+    bind_fifo_lite(m);
     bind_fifo(m);
     bind_order_statistics(m);
     bind_fiba(m);
