@@ -7,6 +7,7 @@ batch, and fold the lifted values of each window in (event time, arrival) order.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import math
 from typing import Any
@@ -311,3 +312,111 @@ class PolicyOracle:
                 len(self.events),
             )
         ]
+
+
+class StreamOracle:
+    """The object API's engine semantics by brute force (int times; hopping or per-event).
+
+    Every admitted event is kept with its arrival number; an arrival is judged against the
+    clock *before* it: a time that is not an ``int`` (or is a ``bool``) is ``bad_timestamp``;
+    a time in no window of any size (hopping with ``slide > size``) is ``in no window``;
+    ``t < max_t - ooo - lateness`` is ``late``; anything else is admitted and raises ``max_t``.
+    A window is emitted once ``end <= watermark`` (per-event windows ``(t - size, t]`` once
+    ``t <= watermark``; everything at :meth:`close`) and holds the fold of its admitted events
+    in (time, arrival) order, so its latest revision is what :meth:`expected` returns.
+    """
+
+    def __init__(
+        self,
+        monoid: Any,
+        sizes: list[int],
+        slide: int | None,
+        *,
+        origin: int = 0,
+        ooo: int = 0,
+        lateness: int = 0,
+    ) -> None:
+        self.m = monoid
+        self.sizes = sorted(sizes)
+        self.slide = slide
+        self.origin = origin
+        self.ooo = ooo
+        self.L = lateness
+        self.events: list[tuple[int, int, Any]] = []
+        self.max_t: int | None = None
+        self.closed = False
+        self.counts = {"accepted": 0, "bad_timestamp": 0, "late": 0, "unassigned": 0}
+
+    @property
+    def wm(self) -> int | None:
+        return None if self.max_t is None else self.max_t - self.ooo
+
+    def covered(self, t: int) -> bool:
+        """Whether *t* lies in a window of some size."""
+        if self.slide is None:
+            return True
+        return any((t - self.origin) % self.slide < s for s in self.sizes)
+
+    @staticmethod
+    def valid(t: Any) -> bool:
+        """An engine time: an ``int`` (not a ``bool``) within +-2**62."""
+        return type(t) is int and -(2**62) <= t <= 2**62
+
+    def judge(self, t: Any) -> str | None:
+        """The reject code of an arrival at *t* now (None: admitted); changes nothing."""
+        if not self.valid(t):
+            return "bad_timestamp"
+        if not self.covered(t):
+            return "unassigned"
+        if self.max_t is not None and t < self.max_t - self.ooo - self.L:
+            return "late"
+        return None
+
+    def insert(self, t: Any, v: Any) -> str | None:
+        """One arrival; its reject code (None: admitted)."""
+        code = self.judge(t)
+        self.counts[code or "accepted"] += 1
+        if code is None:
+            self.events.append((t, len(self.events), v))
+            self.max_t = t if self.max_t is None else max(self.max_t, t)
+        return code
+
+    def advance(self, wm: int) -> None:
+        if self.wm is None or wm > self.wm:
+            self.max_t = wm + self.ooo
+
+    def close(self) -> None:
+        self.closed = True
+
+    def _due(self, end: int) -> bool:
+        return self.closed or (self.wm is not None and end <= self.wm)
+
+    def expected(self) -> list[tuple[int, int, Any, int]]:
+        """``(start, end, value, count)`` of every window emitted so far, sorted by
+        (end, start) (per-event windows: one per admitted event, in (time, arrival) order)."""
+        evs = sorted(self.events)  # (time, arrival) order
+        ts = [t for t, _, _ in evs]
+
+        def window(lo: int, hi: int) -> tuple[Any, int]:  # the events with lo <= t < hi
+            vs = [v for _, _, v in evs[bisect.bisect_left(ts, lo) : bisect.bisect_left(ts, hi)]]
+            return fold(self.m, vs), len(vs)
+
+        out = []
+        if self.slide is None:
+            (size,) = self.sizes
+            for t in ts:
+                if self._due(t):
+                    out.append((t - size, t, *window(t - size + 1, t + 1)))  # (t - size, t]
+            return out
+        keys = set()
+        for t in ts:
+            for s in self.sizes:
+                k_hi = (t - self.origin) // self.slide
+                k_lo = -((self.origin + s - 1 - t) // self.slide)  # ceil((t-s+1-origin)/slide)
+                for k in range(k_lo, k_hi + 1):
+                    start = self.origin + k * self.slide
+                    if self._due(start + s):
+                        keys.add((start + s, start))
+        for end, start in sorted(keys):
+            out.append((start, end, *window(start, end)))
+        return out
