@@ -78,7 +78,7 @@ class WindowsMachine(RuleBasedStateMachine):
         elif shape == "gaps":  # slide > size: times between windows are rejects
             sl = size + 1 + extra
             self.cls, self.args, sizes = SlidingWindows, (size, sl), [size]
-        elif shape == "shared":  # every size >= slide: see the xfail test at the end
+        elif shape == "shared":  # every size >= slide: SharedWindows refuses smaller ones
             sizes = sorted({m * slide for m in mults[: n_sizes - 1]} | {size})
             self.cls, self.args, sl = SharedWindows, (sizes, slide), slide
         else:
@@ -239,17 +239,16 @@ class WindowsMachine(RuleBasedStateMachine):
 TestWindowsMachine = WindowsMachine.TestCase
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: SharedWindows judges 'in no window' by its smallest size only (adapter "
-    "_gap and _results read shapes[0] / steps[0]), so a time in that size's gap is rejected "
-    "although a larger size's window holds it; the machine draws shared sizes >= slide",
-)
-def test_shared_time_in_gap_of_smallest_size_only() -> None:
-    """3 lies in no [4k, 4k + 2) window but in [0, 6): the size-6 windows must hold it."""
+def test_shared_sizes_below_the_slide_are_refused_with_what_to_use() -> None:
+    """A size below the slide leaves gaps that a larger size covers (3 lies in no
+    [4k, 4k + 2) window but in [0, 6)); each size runs its own stream, which would refuse
+    3 as in no window: the constructor refuses such sizes and names what to use."""
+    from windowagg.errors import ArgumentError
     from windowagg.monoids import Sum
 
-    w = SharedWindows(Sum(), [2, 6], 4)
+    with pytest.raises(ArgumentError, match=r"every size >= the slide 4, got size 2.*window_agg"):
+        SharedWindows(Sum(), [2, 6], 4)
+    w = SharedWindows(Sum(), [4, 6], 4)  # sizes from the slide up have no gap
     out = w.insert_many([(1, 1), (3, 10), (5, 100)]) + w.close()
     assert {(r.start, r.end): (r.value, r.count) for r in out}[(0, 6)] == (111.0, 3)
     assert w.rejected == []

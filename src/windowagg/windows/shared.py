@@ -7,6 +7,7 @@ engine             one :class:`~windowagg.windows.engine.KeyStream` per size (th
                    pane layout for monoids), fed the same micro-batches; one admission
                    (every size's clock is configured alike, so they refuse alike)
 emission           per end, sizes ascending
+sizes              every size >= slide (a smaller one leaves gaps the others cover: refused)
 =================  ==========================================================================
 
 Before the object API ran on the engine, all sizes shared one ``ooo.FiBA`` (one entry per
@@ -84,6 +85,15 @@ class SharedWindows(EngineWindows[In, P, Out]):
         self._sizes = tuple(ordered)
         self._slide_d = slide
         sl = times.duration(slide, "slide")
+        if times.duration(ordered[0], "size") < sl:
+            # each size runs its own stream with its own admission: a time in the smaller
+            # size's gap would be refused there although a larger size's window holds it
+            raise ArgumentError(
+                f"SharedWindows needs every size >= the slide {slide!r}, got size "
+                f"{ordered[0]!r}: a smaller size leaves gaps between its windows that the "
+                "other sizes cover; use windowagg.pandas.window_agg(size=[...]) for such "
+                "sizes, or one SlidingWindows per size"
+            )
         super().__init__(
             monoid,
             [{"size": times.duration(s, "size"), "slide": sl} for s in ordered],
