@@ -5,9 +5,10 @@ Nothing here imports pandas or pyspark. Timestamps inside the adapter are intege
 arithmetic is exact.
 
 Aggregations are written like SQL calls: ``"max(dep_delay)"``, ``"mean(x)"``, ``"count"``
-(or ``"count(*)"``), ``"p95(x)"`` / ``"p99.9(x)"`` (quantiles: exact in batch through
-``windowagg.pandas.parse``, q-digest here and in streaming), optionally
-``"... as alias"``; or as :class:`Agg` objects for user monoids. Aggregations with keyword
+(or ``"count(*)"``), ``"p95(x)"`` / ``"p99.9(x)"`` / ``"median(x)"`` (exact quantiles,
+nearest rank: an :class:`~windowagg.exact_quantile.ExactQuantile`; ``"approx_p99(x)"``
+through :func:`parse` is the q-digest), optionally ``"... as alias"``; or as :class:`Agg`
+objects for user monoids. Aggregations with keyword
 arguments read through one small grammar, ``name(col, key=value, ...) [as alias]``
 (:func:`split_call`, :data:`KEYWORD_AGGREGATIONS`): the decayed ones,
 ``ewm_mean(v, half_life=1h)``, ``decayed_sum(v, half_life=30 min)``,
@@ -67,8 +68,7 @@ COLUMN_AGGREGATIONS: dict[str, str] = {
     "min": "minimum",
     "max": "maximum",
     "median": "median (= p50)",
-    "pNN": "quantile, e.g. p95, p99.9 (exact, nearest rank, in windowagg.pandas and Spark "
-    "batch; q-digest in streaming)",
+    "pNN": "quantile, e.g. p95, p99.9 (exact, nearest rank)",
     "approx_pNN": "q-digest quantile, e.g. approx_p99 (rank error <= 1% of n; "
     "windowagg.pandas and Spark batch)",
     "variance": "sample variance (ddof=0)",
@@ -193,15 +193,24 @@ class Agg:
     alias
         Output column name.
     monoid
-        Any windowagg monoid (built-in or user-defined).
+        Any windowagg monoid (built-in or user-defined), or an
+        :class:`~windowagg.exact_quantile.ExactQuantile` (not a monoid: the engine answers
+        it exactly from the window's values, whatever the alias and kind).
     column
         Input column, or None for aggregations that ignore values (``count``).
     dtype
         The output's Spark SQL type (``"double"``, ``"bigint"``, ``"string"`` ...).
     kind
-        The built-in name when the monoid is a built-in (``"max"``, ``"p95"`` ...), else None;
-        the engine computes ``pNN`` / ``median`` kinds exactly and tries the ``lift`` of
-        kinds other than ``sum/count/max/min/mean`` on every value (refusals are rejects).
+        The built-in name when the monoid is a built-in (``"max"``, ``"p95"`` ...), else None:
+        a label (error messages); what is computed follows from ``monoid`` alone. The engine
+        tries the ``lift`` of monoids not declaring ``sum/count/max/min/mean`` on every
+        value (refusals are rejects).
+
+    Examples
+    --------
+    >>> from windowagg.exact_quantile import ExactQuantile
+    >>> Agg("slowest_5pct", ExactQuantile(95, 100), "latency").kind is None
+    True
     """
 
     alias: str
@@ -211,9 +220,11 @@ class Agg:
     kind: str | None = None
 
     def __post_init__(self) -> None:
+        from windowagg.exact_quantile import ExactQuantile
         from windowagg.monoids.base import require_monoid
 
-        require_monoid(self.monoid, f"aggregation {self.alias!r}")
+        if not isinstance(self.monoid, ExactQuantile):
+            require_monoid(self.monoid, f"aggregation {self.alias!r}")
 
 
 _CALL = re.compile(
@@ -231,13 +242,11 @@ def _builtin(name: str) -> tuple[Any, str, str]:
     low = name.lower()
     q = _QUANTILE.match(low)
     if q:
-        from windowagg.sketches import FloatOrderMapper, QDigestMonoid
+        from windowagg.exact_quantile import ExactQuantile
 
-        p = float(q.group(1))
-        if not 0 < p < 100:
-            raise ValueError(f"quantile {name!r} must be between p0 and p100 (exclusive)")
-        monoid = QDigestMonoid(eps=QUANTILE_EPS, mapper=FloatOrderMapper(), quantiles=(p / 100.0,))
-        return monoid, "double", "p" + q.group(1)
+        kind = "p" + q.group(1)
+        num, den = quantile_fraction(kind) or (0, 0)
+        return ExactQuantile(num, den), "double", kind
     if low == "median":
         return _builtin("p50")
     if low in ("avg", "mean"):
@@ -261,6 +270,42 @@ def _builtin(name: str) -> tuple[Any, str, str]:
     )
 
 
+def quantile_fraction(kind: str) -> tuple[int, int] | None:
+    """The exact fraction a quantile name reads as: ``"p95"`` -> ``(95, 100)``, ``"p99.9"``
+    -> ``(999, 1000)``, ``"median"`` -> ``(1, 2)``; None if *kind* names no quantile. O(1).
+
+    Only the parser reads names: what is computed follows from the
+    :class:`~windowagg.exact_quantile.ExactQuantile` it builds.
+
+    >>> quantile_fraction("p99.9"), quantile_fraction("median"), quantile_fraction("max")
+    ((999, 1000), (1, 2), None)
+    >>> quantile_fraction("p100")
+    Traceback (most recent call last):
+    ...
+    ValueError: quantile 'p100' must be between p0 and p100 (exclusive)
+    """
+    low = kind.lower()
+    if low == "median":
+        return (1, 2)
+    m = _QUANTILE.match(low)
+    if not m:
+        return None
+    whole, _, frac = m.group(1).partition(".")
+    num, den = int(whole + frac), 100 * 10 ** len(frac)
+    if not 0 < num < den:
+        raise ValueError(f"quantile {kind!r} must be between p0 and p100 (exclusive)")
+    return num, den
+
+
+def _approx_quantile(kind: str) -> Any:
+    """The q-digest monoid of ``approx_pNN`` (*kind* is ``pNN``): rank error at most
+    ``QUANTILE_EPS * n``."""
+    from windowagg.sketches import FloatOrderMapper, QDigestMonoid
+
+    p = float(kind[1:])  # as the name reads (p99.9 -> 99.9 / 100.0)
+    return QDigestMonoid(eps=QUANTILE_EPS, mapper=FloatOrderMapper(), quantiles=(p / 100.0,))
+
+
 def _structured() -> set[str]:
     """Built-in monoid names that a plain numeric column cannot feed."""
     from windowagg import monoids
@@ -268,7 +313,7 @@ def _structured() -> set[str]:
     return set(monoids.available()) - set(COLUMN_AGGREGATIONS) - {"avg"}
 
 
-#: q-digest accuracy of the ``pNN`` aggregations: the returned value's rank is within
+#: q-digest accuracy of the ``approx_pNN`` aggregations: the returned value's rank is within
 #: ``QUANTILE_EPS * n`` of the requested one (exact while a window holds fewer distinct
 #: values than the digest's size cap, 6 * 64 / eps + 1 nodes).
 QUANTILE_EPS = 0.01
@@ -672,11 +717,14 @@ _SPECIAL = re.compile(
 def parse(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
     """:func:`parse_aggs`, plus ``median(x)`` and ``approx_pNN(x)``.
 
-    ``pNN`` and ``median`` are exact quantiles in this engine; ``approx_pNN`` is the
-    q-digest. O(len(aggs)).
+    ``pNN`` and ``median`` are exact quantiles (an
+    :class:`~windowagg.exact_quantile.ExactQuantile`); ``approx_pNN`` is the q-digest
+    (a :class:`~windowagg.sketches.QDigestMonoid`). O(len(aggs)).
 
     >>> [(a.alias, a.kind) for a in parse(["median(v)", "approx_p99(v)", "p95(v)"])]
     [('median_v', 'median'), ('approx_p99_v', 'approx_p99'), ('p95_v', 'p95')]
+    >>> [type(a.monoid).__name__ for a in parse(["median(v)", "approx_p99(v)", "p95(v)"])]
+    ['ExactQuantile', 'QDigestMonoid', 'ExactQuantile']
     """
     out: list[Agg] = []
     for a in aggs:
@@ -690,6 +738,8 @@ def parse(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
         q = "p50" if name == "median" else name[len("approx_") :]
         kind = name
         (base,) = parse_aggs([f"{q}({col})"])
+        if name != "median":  # approx_pNN: the q-digest, a monoid folded like any other
+            base = dataclasses.replace(base, monoid=_approx_quantile(q))
         out.append(
             dataclasses.replace(base, alias=alias or f"{kind.replace('.', '_')}_{col}", kind=kind)
         )

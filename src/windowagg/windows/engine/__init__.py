@@ -38,7 +38,7 @@ from windowagg.windows.engine.admission import Admitted, admit, admit_groups
 from windowagg.windows.engine.assign import Shape, Windows, assign, assign_groups
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.core import GroupsResult, KeyResult, window_groups, window_key
-from windowagg.windows.engine.state import Plan, plan, quantile_fraction
+from windowagg.windows.engine.state import Plan, plan
 from windowagg.windows.engine.stream import KeyStream
 
 __all__ = [
@@ -55,7 +55,6 @@ __all__ = [
     "assign",
     "assign_groups",
     "plan",
-    "quantile_fraction",
     "window_groups",
     "window_key",
 ]

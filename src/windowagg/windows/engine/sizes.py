@@ -48,13 +48,13 @@ from typing import Any
 import numpy as np
 
 from windowagg.errors import AggregationError
+from windowagg.exact_quantile import ExactQuantile
 from windowagg.windows.engine.assign import Shape, Windows, _search
 from windowagg.windows.engine.state import (
     Factory,
     Plan,
     aggregation_message,
     evaluate,
-    quantile_fraction,
 )
 
 __all__ = ["evaluate_sizes", "size_label", "sized_aggs"]
@@ -155,7 +155,7 @@ def _empty(alias: str, aggs: Sequence[Any]) -> Any:
     """The answer of aggregation *alias* over no events: its monoid's ``lower(identity)``
     (exact quantiles: None). O(1)."""
     a = next(a for a in aggs if a.alias == alias)
-    if quantile_fraction(a.kind) is not None:
+    if isinstance(a.monoid, ExactQuantile):
         return None
     return a.monoid.lower(a.monoid.identity)
 

@@ -2,9 +2,10 @@
 
 =================  ==========================================================================
 aggregators        one FIFO aggregator per monoid aggregation (``fifo.TwoStacksLite`` by
-                   default; ``count`` over a zero column); exact quantiles (``pNN``,
-                   ``median``) of a column share one order-statistics structure and one
-                   pass (:mod:`.ranks`)
+                   default; ``count`` over a zero column); exact quantiles (an
+                   :class:`~windowagg.exact_quantile.ExactQuantile` in the place of the
+                   monoid, whatever the alias) of a column share one order-statistics
+                   structure and one pass (:mod:`.ranks`)
 ordering           admission sorts one key's events by time, and every shape's windows are
                    slices ``[lo, hi)`` of them with non-decreasing bounds: an in-order
                    aggregator computes them all, each event inserted once, evicted once
@@ -20,13 +21,13 @@ Nothing here picks an algorithm by size or by shape: every window goes the same 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from windowagg.errors import AggregationError, ArgumentError
+from windowagg.exact_quantile import ExactQuantile
 from windowagg.monoids.base import declared_kind
 from windowagg.windows.engine.assign import Windows
 from windowagg.windows.engine.ranks import slide_select
@@ -39,32 +40,9 @@ __all__ = [
     "evaluate",
     "group_input",
     "plan",
-    "quantile_fraction",
     "query_slices",
     "slide_windows",
 ]
-
-_QUANTILE = re.compile(r"^p(\d+)(?:\.(\d+))?$")
-
-
-def quantile_fraction(kind: str | None) -> tuple[int, int] | None:
-    """``"p95"`` -> ``(95, 100)``, ``"p99.9"`` -> ``(999, 1000)``; None if not a quantile. O(1).
-
-    >>> quantile_fraction("p99.9"), quantile_fraction("median"), quantile_fraction("max")
-    ((999, 1000), (1, 2), None)
-    """
-    if kind is None:
-        return None
-    if kind == "median":
-        return (1, 2)
-    m = _QUANTILE.match(kind)
-    if not m:
-        return None
-    whole, frac = m.group(1), m.group(2) or ""
-    num, den = int(whole + frac), 100 * 10 ** len(frac)
-    if not 0 < num < den:
-        raise ValueError(f"quantile {kind!r} must lie strictly between p0 and p100")
-    return num, den
 
 
 class Group(NamedTuple):
@@ -114,17 +92,17 @@ def plan(aggs: Sequence[Any]) -> Plan:
     quantiles: dict[str, list[tuple[str, int, int]]] = {}
     probes: list[tuple[str | None, Any]] = []
     for a in aggs:
-        q = quantile_fraction(a.kind)
+        if isinstance(a.monoid, ExactQuantile):  # not a monoid: the order-statistics path
+            if a.column is None:
+                raise ValueError(f"quantile {a.alias!r} needs a column")
+            num, den = a.monoid.fraction
+            quantiles.setdefault(a.column, []).append((a.alias, num, den))
+            continue
         kind = declared_kind(a.monoid)
         approx = (a.kind or "").startswith("approx_p")
         timed = bool(getattr(a.monoid, "needs_time", False))  # lifts (t, v): any v
-        if q is None and not timed and kind not in _TAKES_ANY_FLOAT and not approx:
+        if not timed and kind not in _TAKES_ANY_FLOAT and not approx:
             probes.append((a.column, a.monoid.lift))
-        if q is not None:
-            if a.column is None:
-                raise ValueError(f"quantile {a.alias!r} needs a column")
-            quantiles.setdefault(a.column, []).append((a.alias, q[0], q[1]))
-            continue
         buffer: Any = None
         if kind == "count" and a.dtype == "bigint":
             buffer = np.int64
