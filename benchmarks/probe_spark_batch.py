@@ -25,7 +25,9 @@ untimed run of each, every job forced with the ``noop`` sink:
 
 Printed: medians, and the target operator's time over each contender's (the best ratio a
 design on that data path could reach). Run:
-``python -m benchmarks.probe_spark_batch [--events N] [--repeats R]``.
+``python -m benchmarks.probe_spark_batch [--events N] [--repeats R] [--only hopping]
+[--readme-frame]`` (``--readme-frame``: the hopping job over the README's input,
+``spark.createDataFrame(pandas_df).cache()``, instead of a Parquet file).
 """
 
 from __future__ import annotations
@@ -151,6 +153,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--per-event-events", type=int, default=300_000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--only", choices=["per-event", "hopping"], help="one of the two jobs")
+    ap.add_argument(
+        "--readme-frame",
+        action="store_true",
+        help="hopping over the README's input (createDataFrame(pandas).cache()) instead of Parquet",
+    )
     args = ap.parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = bench_session("windowagg-probe-batch")
@@ -186,9 +193,13 @@ def _hopping(spark: Any, args: argparse.Namespace) -> None:
 
     from windowagg.spark import window_agg
 
-    df = hopping_frame(
-        spark, generate(args.events), Path(tempfile.mkdtemp(prefix="wa-probe-batch-"))
-    )
+    if args.readme_frame:  # the README's call: one partition per Arrow batch of the pandas frame
+        df = spark.createDataFrame(generate(args.events)).cache()
+        df.count()
+    else:
+        df = hopping_frame(
+            spark, generate(args.events), Path(tempfile.mkdtemp(prefix="wa-probe-batch-"))
+        )
     sw = df.groupBy("key", F.window("event_time", SIZE, SLIDE)).agg(
         F.max("value"), F.sum("value"), F.count("*"), F.avg("value")
     )
