@@ -362,13 +362,34 @@ def _parse_values(
 
 
 def _rows_json(pdf: pd.DataFrame, mask: np.ndarray) -> list[str]:
+    """The rows of *pdf* under *mask* as JSON objects (column order; values as
+    :func:`_jsonable` writes them), built column by column: numpy numbers, booleans and
+    whole-second datetimes are converted as arrays, anything else value by value. O(rows x
+    columns)."""
     if ROW_COLUMN in pdf.columns:
         return [str(x) for x in pdf.loc[mask, ROW_COLUMN].tolist()]
     sub = pdf.loc[mask, [c for c in pdf.columns if c != ROW_COLUMN and not c.startswith("_wa_")]]
-    out = []
-    for rec in sub.to_dict(orient="records"):
-        out.append(json.dumps({str(k): _jsonable(v) for k, v in rec.items()}, sort_keys=False))
-    return out
+    names = [str(c) for c in sub.columns]
+    columns = [_json_column(sub.iloc[:, j]) for j in range(sub.shape[1])]
+    return [json.dumps(dict(zip(names, vals, strict=True))) for vals in zip(*columns, strict=True)]
+
+
+def _json_column(s: pd.Series) -> list[Any]:
+    """One column's values as :func:`_jsonable` writes them. O(n)."""
+    dtype = s.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        vals = s.to_numpy().tolist()  # Python bool / int / float
+        return [None if v != v else v for v in vals] if dtype.kind == "f" else vals
+    if isinstance(dtype, pd.DatetimeTZDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "M"):
+        utc = s.dt.tz_convert("UTC").dt.tz_localize(None) if s.dt.tz is not None else s
+        a = utc.to_numpy()
+        nat = np.isnat(a)
+        whole = a.astype("datetime64[s]")
+        if not bool(np.all((a == whole) | nat)):  # fractions: Timestamp.isoformat's digits
+            return [_jsonable(v) for v in s.tolist()]
+        text = np.char.add(np.datetime_as_string(whole, unit="s"), "Z").tolist()
+        return [None if n else t for n, t in zip(nat.tolist(), text, strict=True)]
+    return [_jsonable(v) for v in s.tolist()]
 
 
 _LATE = re.compile(r"^late: (-?\d+) < lateness bound (-?\d+)$")
