@@ -24,6 +24,8 @@ from windowagg.fifo import (
     DABALite,
     FlatFAT,
     FlatFIT,
+    LogMTA,
+    Recalc,
     SubtractOnEvict,
     TwoStacks,
     TwoStacksLite,
@@ -94,4 +96,20 @@ MONOID_ONLY: dict[str, Callable[[Any], Any]] = {
     **NATIVE,
 }
 GROUP_ONLY: dict[str, Callable[[Any], Any]] = {"SubtractOnEvict": SubtractOnEvict}
+# every class that takes any monoid, on the default backend (the backend twin fixture of
+# tests/conftest.py picks it): the atomicity and non-finite tests' set
+DEFAULT_BACKEND: dict[str, Callable[[Any], Any]] = {
+    "Recalc": Recalc,
+    "TwoStacks": TwoStacks,
+    "TwoStacksLite": TwoStacksLite,
+    "FOA": FOA,
+    "IOA": IOA,
+    "DABA": DABA,
+    "DABAChunked": lambda m: DABAChunked(m, chunk_size=2),
+    "DABALite": DABALite,
+    "FlatFAT": FlatFAT,
+    "FlatFIT": FlatFIT,
+    "LogMTA": LogMTA,
+    "AMTA": AMTA,
+}
 FAMILY: dict[str, Callable[[Any], Any]] = {**MONOID_ONLY, **GROUP_ONLY}

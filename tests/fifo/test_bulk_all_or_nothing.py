@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from fifo.fifo_family import NATIVE_CLASSES, native
+from fifo.fifo_family import DEFAULT_BACKEND, NATIVE_CLASSES, native
 from windowagg import fifo
 from windowagg.errors import StateError
 
@@ -73,18 +73,7 @@ def _outcome(f: Any) -> Any:
 
 
 CLASSES: dict[str, Any] = {
-    "Recalc": fifo.Recalc,
-    "TwoStacks": fifo.TwoStacks,
-    "TwoStacksLite": fifo.TwoStacksLite,
-    "FOA": fifo.FOA,
-    "IOA": fifo.IOA,
-    "DABA": fifo.DABA,
-    "DABALite": fifo.DABALite,
-    "DABAChunked": lambda m: fifo.DABAChunked(m, chunk_size=2),
-    "FlatFAT": fifo.FlatFAT,
-    "FlatFIT": fifo.FlatFIT,
-    "LogMTA": fifo.LogMTA,
-    "AMTA": fifo.AMTA,
+    **DEFAULT_BACKEND,
     "AMTA(bulk_after=0)": lambda m: fifo.AMTA(m, bulk_after=0),
 }
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fifo.fifo_family import NATIVE_CLASSES, native
+from fifo.fifo_family import DEFAULT_BACKEND, NATIVE_CLASSES, native
 from windowagg import fifo, ooo
 
 
@@ -77,21 +77,7 @@ def snapshot(w: Any) -> Any:
     return (_outcome(w.query), len(w), _outcome(lambda: list(w)), _outcome(w._check))
 
 
-FIFO: dict[str, Any] = {
-    "Recalc": fifo.Recalc,
-    "TwoStacks": fifo.TwoStacks,
-    "TwoStacksLite": fifo.TwoStacksLite,
-    "FOA": fifo.FOA,
-    "IOA": fifo.IOA,
-    "DABA": fifo.DABA,
-    "DABAChunked": lambda m: fifo.DABAChunked(m, chunk_size=2),
-    "DABALite": fifo.DABALite,
-    "FlatFAT": fifo.FlatFAT,
-    "FlatFIT": fifo.FlatFIT,
-    "LogMTA": fifo.LogMTA,
-    "AMTA": fifo.AMTA,
-    "SubtractOnEvict": fifo.SubtractOnEvict,
-}
+FIFO: dict[str, Any] = {**DEFAULT_BACKEND, "SubtractOnEvict": fifo.SubtractOnEvict}
 OOO: dict[str, Any] = {
     "Recalc": ooo.Recalc,
     "BTree": lambda m: ooo.BTree(m, min_arity=2),

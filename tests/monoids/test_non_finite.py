@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from fifo.fifo_family import DEFAULT_BACKEND
 from windowagg import fifo, ooo
 from windowagg.errors import MonoidInputError, MonoidTypeError, WindowaggError
 from windowagg.monoids import (
@@ -87,20 +88,7 @@ def test_count_accepts_anything_and_ordered_non_numbers_keep_working() -> None:
         assert m.lift(d) is d
 
 
-FIFO: dict[str, Any] = {
-    "Recalc": fifo.Recalc,
-    "TwoStacks": fifo.TwoStacks,
-    "TwoStacksLite": fifo.TwoStacksLite,
-    "FOA": fifo.FOA,
-    "IOA": fifo.IOA,
-    "DABA": fifo.DABA,
-    "DABAChunked": lambda m: fifo.DABAChunked(m, chunk_size=2),
-    "DABALite": fifo.DABALite,
-    "FlatFAT": fifo.FlatFAT,
-    "FlatFIT": fifo.FlatFIT,
-    "LogMTA": fifo.LogMTA,
-    "AMTA": fifo.AMTA,
-}
+FIFO: dict[str, Any] = DEFAULT_BACKEND
 
 
 @pytest.mark.parametrize("name", sorted(FIFO))
