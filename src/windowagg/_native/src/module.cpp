@@ -9,6 +9,7 @@ void bind_fifo(nb::module_& m);              // bind_fifo.cpp
 void bind_order_statistics(nb::module_& m);  // bind_order_statistics.cpp
 void bind_fiba(nb::module_& m);              // bind_fiba.cpp
 void bind_decay(nb::module_& m);             // bind_decay.cpp
+void bind_wavelet(nb::module_& m);           // bind_wavelet.cpp
 
 NB_MODULE(_core, m) {
     m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA and order statistics";
@@ -27,4 +28,5 @@ NB_MODULE(_core, m) {
     bind_order_statistics(m);
     bind_fiba(m);
     bind_decay(m);
+    bind_wavelet(m);
 }

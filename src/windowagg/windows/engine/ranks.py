@@ -1,20 +1,28 @@
-"""Exact quantiles over sliding windows: one order-statistics multiset per column.
+"""Exact quantiles over the engine's windows: a slide, or range selection over a wavelet matrix.
 
 =================  ==========================================================================
-structure          :class:`windowagg.order_statistics.OrderStatistics` (natively a counted
-                   B+ tree; in Python a sorted list), one per column, shared by all its
-                   quantiles; its ``kth_slices`` verb answers every window and quantile of
-                   the column in one call
-ordering           FIFO over the engine's windows: every shape's windows are slices
-                   ``[lo, hi)`` of the time-sorted events with ``lo`` and ``hi``
-                   non-decreasing, so each event is inserted once and removed once
+slide              :func:`slide_select`: one :class:`windowagg.order_statistics.OrderStatistics`
+                   (natively a counted B+ tree; in Python a sorted list) per column, shared
+                   by all its quantiles, slid over the windows (``lo`` and ``hi``
+                   non-decreasing: each event inserted once and removed once) by its
+                   ``kth_slices`` verb; O(log w) per event and per rank selection
+range              :func:`range_select`: a :class:`windowagg.wavelet_matrix.WaveletMatrix`
+                   built once over the column's sorted values (O(n log n)), then O(log n)
+                   per window and quantile, windows in any order: several sizes over the
+                   same events share it (:mod:`.sizes`), each size costing only its queries
 quantile           nearest rank: the ``ceil(q * n)``-th smallest (at least the 1st), with
                    ``q`` an exact fraction (``p99.9`` is 999/1000): DuckDB's
-                   ``quantile_disc``; ``median`` is ``p50``
+                   ``quantile_disc``; ``median`` is ``p50``; both ways the same ranks
 operator needs     a total order on the values (finite floats here)
-time               O(log w) per insert, evict and rank selection (native); several
-                   quantiles of one column share one multiset and one pass
-space              O(w) for windows of w events
+which              :func:`~.state.evaluate` slides unless its caller hands it the columns'
+                   matrices (``indexes``): :func:`~.sizes.evaluate_sizes` does for several
+                   sizes of hopping windows (one matrix for every size; per-event windows,
+                   one per event and size, slide). One size slides: on the ``sizes``
+                   benchmark's 1M events (load ~5) the matrix (0.19-0.34 s, most of it
+                   the build) beat the slide for 1 h and 1 day windows (0.29, 0.40 s) but
+                   lost to it for tumbling 5 min and 1 h windows (0.07, 0.15 s), and which
+                   wins depends on the events per window, a data size
+space              O(w) for windows of w events (slide); O(n) values + n bits per level (range)
 =================  ==========================================================================
 
 Examples
@@ -35,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["nearest_rank", "slide_select"]
+__all__ = ["nearest_rank", "range_select", "slide_select"]
 
 
 def nearest_rank(num: int, den: int, n: int) -> int:
@@ -75,14 +83,7 @@ def slide_select(
         return [np.empty(0, dtype=np.float64) for _ in quantiles]
     if np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0):
         raise ValueError("slide_select needs non-decreasing window bounds lo and hi")
-    sizes = hi - lo
-    if np.any(sizes <= 0):
-        j = int(np.flatnonzero(sizes <= 0)[0])
-        raise ValueError(f"slide_select: window {j} ([{lo[j]}, {hi[j]})) holds no event")
-    # 0-based ranks of every window and quantile, in exact integer arithmetic
-    ranks = np.empty((r, len(quantiles)), dtype=np.int64)
-    for j, (num, den) in enumerate(quantiles):
-        ranks[:, j] = np.maximum(-((-num * sizes) // den), 1) - 1
+    ranks = _ranks(lo, hi, quantiles, "slide_select")
     vals = np.ascontiguousarray(values, dtype=np.float64)
     ms = (factory or _default_factory)()
     verb = getattr(ms, "kth_slices", None)
@@ -90,6 +91,46 @@ def slide_select(
         got = verb(vals, lo, hi, ranks, np.empty((r, len(quantiles)), dtype=np.float64))
         return [np.ascontiguousarray(got[:, j]) for j in range(len(quantiles))]
     return _select_loop(ms, vals, lo, hi, ranks)
+
+
+def range_select(
+    index: Any, lo: np.ndarray, hi: np.ndarray, quantiles: Sequence[tuple[int, int]]
+) -> list[np.ndarray]:
+    """:func:`slide_select`'s answers by range selection: *index* is a
+    :class:`~windowagg.wavelet_matrix.WaveletMatrix` built once over the column's sorted
+    values (shared by every window size over them), and each window
+    ``values[lo[j]:hi[j]]`` (non-empty, bounds in any order) costs one query per quantile.
+    The same nearest ranks, in exact integers. Returns one float64 array per ``(num,
+    den)``. O(windows · quantiles · log n).
+
+    >>> from windowagg.wavelet_matrix import WaveletMatrix
+    >>> w = WaveletMatrix([5.0, 1.0, 4.0, 2.0, 3.0])
+    >>> out = range_select(w, np.array([0, 0, 2]), np.array([2, 5, 5]), [(1, 2), (95, 100)])
+    >>> out[0].tolist(), out[1].tolist()
+    ([1.0, 3.0, 3.0], [5.0, 5.0, 4.0])
+    """
+    lo = np.asarray(lo, dtype=np.int64)
+    hi = np.asarray(hi, dtype=np.int64)
+    if not len(lo):
+        return [np.empty(0, dtype=np.float64) for _ in quantiles]
+    got = index.kth_slices(lo, hi, _ranks(lo, hi, quantiles, "range_select"))
+    return [np.ascontiguousarray(got[:, j], dtype=np.float64) for j in range(len(quantiles))]
+
+
+def _ranks(
+    lo: np.ndarray, hi: np.ndarray, quantiles: Sequence[tuple[int, int]], who: str
+) -> np.ndarray:
+    """The 0-based nearest ranks of every window and quantile, shape ``(windows,
+    quantiles)``, in exact integer arithmetic; ValueError for a window holding no event.
+    O(windows · quantiles)."""
+    sizes = hi - lo
+    if np.any(sizes <= 0):
+        j = int(np.flatnonzero(sizes <= 0)[0])
+        raise ValueError(f"{who}: window {j} ([{lo[j]}, {hi[j]})) holds no event")
+    ranks = np.empty((len(lo), len(quantiles)), dtype=np.int64)
+    for j, (num, den) in enumerate(quantiles):
+        ranks[:, j] = np.maximum(-((-num * sizes) // den), 1) - 1
+    return ranks
 
 
 def _select_loop(

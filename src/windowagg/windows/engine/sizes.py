@@ -13,11 +13,16 @@ state              per size, the plan's aggregators slide once over the same sor
                    size holds an event; the other rows get the aggregation's empty answer
                    (the monoid's ``lower(identity)``: 0 for ``count`` and ``sum``, None,
                    i.e. null, for ``max``, ``mean``, ...; null for exact quantiles)
+quantiles          hopping windows: one :class:`~windowagg.wavelet_matrix.WaveletMatrix`
+                   per column, built once for every size, each size's windows answered by
+                   range selection (:func:`~.ranks.range_select`); per-event windows slide
+                   one order-statistics structure per size (:func:`~.ranks.slide_select`)
 columns            ``<alias>_<size>`` per aggregation and size (:func:`size_label`:
                    ``max_v_5m``, ``max_v_1h``, ``max_v_1d``), aggregation by aggregation,
                    sizes in the order given
-time               per size O(n + windows) aggregator operations (+ O(log w) per event and
-                   window for exact quantiles); the shared stages once
+time               per size O(n + windows) aggregator operations; exact quantiles O(n log n)
+                   once plus O(log n) per window and size (per-event windows: O(log w) per
+                   event and window, per size); the shared stages once
 =================  ==========================================================================
 
 Why not one out-of-order structure with range queries per size (FiBA's window sharing)?
@@ -120,6 +125,9 @@ def evaluate_sizes(
     end, hi = w.end, w.hi
     per_event = shape.slide is None
     ev_counts = np.diff(starts)
+    # exact quantiles: one wavelet matrix per column for every size (per-event windows,
+    # one per event and size, keep the slide)
+    indexes: dict[str, Any] | None = None if per_event else {}
     out: dict[str, Any] = {}
     for s in shape.sizes:
         if s == shape.size:
@@ -141,7 +149,7 @@ def evaluate_sizes(
             key_hi=(end if whole else end[rows]) - (0 if per_event else 1),
         )
         try:
-            got = evaluate(p, ws, values, factory, times=t)
+            got = evaluate(p, ws, values, factory, times=t, indexes=indexes)
         except AggregationError as e:
             raise _at_row(e, s, rows, ws, aggs) from e.__cause__
         for alias, col in got.items():

@@ -29,8 +29,9 @@ import numpy as np
 from windowagg.errors import AggregationError, ArgumentError
 from windowagg.exact_quantile import ExactQuantile
 from windowagg.monoids.base import declared_kind
+from windowagg.wavelet_matrix import WaveletMatrix
 from windowagg.windows.engine.assign import Windows
-from windowagg.windows.engine.ranks import slide_select
+from windowagg.windows.engine.ranks import range_select, slide_select
 
 __all__ = [
     "Group",
@@ -296,13 +297,17 @@ def evaluate(
     values: dict[str, np.ndarray],
     factory: Factory | None = None,
     times: np.ndarray | None = None,
+    indexes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every aggregation of every window: ``{alias: one value per window}``.
 
     *values* are the time-sorted events' columns, *times* their int64 times (needed by
     timed aggregations: decayed sums, counts and means). Per aggregation one
-    :func:`query_slices`; per column with quantiles :func:`~.ranks.slide_select`.
-    O(n + windows) aggregator operations, O(1) amortized each.
+    :func:`query_slices`; per column with quantiles :func:`~.ranks.slide_select`, or,
+    given *indexes* (a dict, possibly empty), :func:`~.ranks.range_select` over the
+    column's :class:`~windowagg.wavelet_matrix.WaveletMatrix` in ``indexes[column]``
+    (built there on first use: callers evaluating several sizes over the same *values*
+    build it once). O(n + windows) aggregator operations, O(1) amortized each.
     """
     make = factory or _default_factory
     lo, hi = windows.lo, windows.hi
@@ -331,7 +336,13 @@ def evaluate(
         except Exception as e:  # a user monoid's combine / lower: name the window
             raise _window_error(make, g, col, windows, e) from e
     for column, qs in p.quantiles.items():
-        cols = slide_select(values[column], lo, hi, [(a, b) for _, a, b in qs])
+        fractions = [(a, b) for _, a, b in qs]
+        if indexes is None:
+            cols = slide_select(values[column], lo, hi, fractions)
+        else:
+            if column not in indexes:
+                indexes[column] = WaveletMatrix(values[column])
+            cols = range_select(indexes[column], lo, hi, fractions)
         for (alias, _, _), c in zip(qs, cols, strict=True):
             out[alias] = c
     return out
