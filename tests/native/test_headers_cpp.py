@@ -1,6 +1,6 @@
-"""The Python-free headers (include/windowagg/fiba.hpp, order_statistics.hpp) under their
-standalone C++ tests, built with AddressSanitizer and UndefinedBehaviorSanitizer when a
-C++20 compiler is there."""
+"""The Python-free headers (include/windowagg/fiba.hpp, order_statistics.hpp,
+wavelet_matrix.hpp) under their standalone C++ tests, built with AddressSanitizer and
+UndefinedBehaviorSanitizer when a C++20 compiler is there."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ INCLUDE = ROOT / "src" / "windowagg" / "_native" / "include"
     [
         ("test_fiba.cpp", "2"),  # against a std::map oracle
         ("test_order_statistics.cpp", "1"),  # against a std::multiset oracle
+        ("test_wavelet_matrix.cpp", "1"),  # against sorted ranges
     ],
 )
 def test_header_against_an_stl_oracle(tmp_path: Path, source: str, scale: str) -> None:
