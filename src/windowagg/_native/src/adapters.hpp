@@ -442,8 +442,8 @@ struct GenericAdapter {
 };
 
 // ArgMax / ArgMin over int/float keys: partial = the twin's (key, value) tuple (None for
-// the identity) with its key as a Num for native comparisons.
-template <bool IsMax>
+// the identity) with its key as a Num for native comparisons. One adapter for both (which
+// one a field, as KindAdapter's kind): each algorithm is compiled once for the two.
 struct ArgAdapter {
     struct partial_type {
         Num key;          // NONE: the identity (None)
@@ -453,16 +453,17 @@ struct ArgAdapter {
     static constexpr bool generic = false;
     nb::object key_fn;  // None, or the monoid's key function
     std::string who;
+    bool is_max;
     bool commutative;
 
-    explicit ArgAdapter(nb::handle m)
-        : key_fn(m.attr("key")), who(IsMax ? "ArgMax" : "ArgMin"), commutative(py_commutative(m)) {}
+    ArgAdapter(nb::handle m, bool max)
+        : key_fn(m.attr("key")), who(max ? "ArgMax" : "ArgMin"), is_max(max), commutative(py_commutative(m)) {}
     void gc_traverse(GcVisit& v) const { v(key_fn); }
     partial_type identity() const { return {Num::none(), nb::none()}; }
     partial_type combine(const partial_type& a, const partial_type& b) const {
         if (a.key.tag == Num::NONE) return b;
         if (b.key.tag == Num::NONE) return a;
-        bool take_b = IsMax ? num_lt(a.key, b.key) : num_lt(b.key, a.key);
+        bool take_b = is_max ? num_lt(a.key, b.key) : num_lt(b.key, a.key);
         return take_b ? b : a;
     }
     bool lift(nb::handle x, partial_type& out) const {
@@ -515,9 +516,6 @@ struct ArgAdapter {
         return true;
     }
 };
-
-using ArgMaxAdapter = ArgAdapter<true>;
-using ArgMinAdapter = ArgAdapter<false>;
 
 // Composite(...) of numeric built-ins (positional or named, fan_out or not): one native
 // partial of up to kMaxCells Nums, combined component by component. Cells is the partial's
@@ -707,8 +705,8 @@ decltype(auto) visit_adapter(nb::handle monoid, F&& f) {
     if (t == b.StdDev) return f(KindAdapter(monoid, Kind::STDDEV));
     if (t == b.First) return f(KindAdapter(monoid, Kind::FIRST));
     if (t == b.Last) return f(KindAdapter(monoid, Kind::LAST));
-    if (t == b.ArgMax) return f(ArgMaxAdapter(monoid));
-    if (t == b.ArgMin) return f(ArgMinAdapter(monoid));
+    if (t == b.ArgMax) return f(ArgAdapter(monoid, true));
+    if (t == b.ArgMin) return f(ArgAdapter(monoid, false));
     if (t == b.Composite && CompositeAdapter::supports(monoid)) return f(CompositeAdapter(monoid));
     return f(GenericAdapter(monoid));
 }
