@@ -75,7 +75,8 @@ def echo(sdf: Any, state_bytes: int) -> Any:
     from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
     from windowagg.aggs import parse_aggs
-    from windowagg.spark.streaming import APWS_STATE_SCHEMA, _one_row, packed_schema, unpack
+    from windowagg.spark.packed import _one_row
+    from windowagg.spark.streaming import APWS_STATE_SCHEMA, packed_schema, unpack
 
     aggs = parse_aggs(OVER_AGGS)
     blob = bytes(state_bytes)

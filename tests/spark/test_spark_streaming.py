@@ -318,7 +318,7 @@ def test_packed_row_has_the_frame_pandas_would_infer(key):
     pandas infers from the same cells (a datetime-like key becomes a datetime column, which
     PySpark converts with the session's time zone), for every kind of key."""
     from windowagg.aggs import parse_aggs
-    from windowagg.spark.streaming import _one_row
+    from windowagg.spark.packed import _one_row
 
     aggs = parse_aggs(["max(value)", "count"])
     cols = {
@@ -405,6 +405,14 @@ class _Handle:
         return self.pieces
 
 
+class _NoEventTime:  # Spark's TimerValues in timeMode "None": the output goes out per key
+    def getCurrentWatermarkInMs(self):
+        return -1
+
+
+_NO_EVENT_TIME = _NoEventTime()
+
+
 def _state_io(shape, batches: int, n: int, span_us: int) -> list[tuple[int, int, int, int]]:
     """(input bytes, bytes read, bytes written, pieces stored) per micro-batch of
     WindowAggProcessor on one key: micro-batches of *n* events over *span_us* of event
@@ -427,7 +435,7 @@ def _state_io(shape, batches: int, n: int, span_us: int) -> list[tuple[int, int,
             {"key": 1, "t": pd.to_datetime(us, unit="us", utc=True), "value": rng.random(n)}
         )
         before = [(s.read, s.written) for s in (h.meta, h.pieces)]
-        got = list(proc.handleInputRows((1,), iter([pdf]), None))
+        got = list(proc.handleInputRows((1,), iter([pdf]), _NO_EVENT_TIME))
         assert not got or got[0]["reason"].isna().all()  # no reject
         read = sum(s.read - r for s, (r, _) in zip((h.meta, h.pieces), before, strict=True))
         written = sum(s.written - w for s, (_, w) in zip((h.meta, h.pieces), before, strict=True))

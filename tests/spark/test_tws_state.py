@@ -68,6 +68,10 @@ class _Server:
 class _Handle:
     def __init__(self) -> None:
         self.meta, self.pieces = _Server(), _Server()
+        self.timers: list[int] = []
+
+    def registerTimer(self, ms):
+        self.timers.append(ms)
 
     def getValueState(self, name, schema):
         return self.meta
@@ -78,6 +82,30 @@ class _Handle:
     @property
     def calls(self) -> int:
         return self.meta.calls + self.pieces.calls
+
+
+class _Times:
+    """Spark's TimerValues (and ExpiredTimerInfo): the watermark in ms, -1 in timeMode
+    "None"."""
+
+    def __init__(self, ms: int) -> None:
+        self.ms = ms
+
+    def getCurrentWatermarkInMs(self):
+        return self.ms
+
+    def getExpiryTimeInMs(self):
+        return self.ms
+
+
+def _micro_batch(proc: Any, key: tuple, pdf: pd.DataFrame) -> list[pd.DataFrame]:
+    """One key's micro-batch as Spark runs it in EventTime mode (windowagg's default): the
+    key's rows at a watermark of 0, then the task's expired timers (the output's flush)."""
+    out = list(proc.handleInputRows(key, iter([pdf]), _Times(0)))
+    for k, ms in [(key, t) for t in proc._handle.timers]:
+        out += list(proc.handleExpiredTimer(k, _Times(0), _Times(ms)))
+    proc._handle.timers.clear()
+    return out
 
 
 def _batches(n_batches: int, n: int = 100, seed: int = 5) -> list[pd.DataFrame]:
@@ -147,7 +175,7 @@ def test_event_log_costs_one_scan_and_one_write_per_key_and_micro_batch():
     calls, got = [], []
     for pdf in batches:
         before = h.calls
-        got.append(_windows(list(proc.handleInputRows((1,), iter([pdf]), None))))
+        got.append(_windows(list(_micro_batch(proc, (1,), pdf))))
         calls.append(h.calls - before)
     assert got == _reference(batches)
     assert sum(len(g) for g in got) > 500  # windows were emitted all along
@@ -168,7 +196,7 @@ def test_event_log_spills_old_pieces_when_the_key_outgrows_its_head():
     proc.init(h)
     got, heads, rows = [], [], []
     for pdf in batches:
-        got.append(_windows(list(proc.handleInputRows((1,), iter([pdf]), None))))
+        got.append(_windows(list(_micro_batch(proc, (1,), pdf))))
         _, inline = decode_head(h.pieces.map[(HEAD_KEY,)][0])
         heads.append(sum(len(v) for v in inline.values()))
         rows.append(len(h.pieces.map))
@@ -200,7 +228,7 @@ def test_layout_1_state_is_read_and_rewritten_as_layout_2():
         h.meta.value = (meta,)
         h.pieces.map = {(k,): (v,) for k, v in pieces.items()}
         for pdf in batches[6:]:
-            got.append(list(proc.handleInputRows((1,), iter([pdf]), None)))
+            got.append(list(_micro_batch(proc, (1,), pdf)))
             assert h.meta.value is None and (HEAD_KEY,) in h.pieces.map
         ref_step = _processor(aggs)._step
         meta, pieces = None, {}
@@ -222,4 +250,89 @@ def test_a_head_row_of_another_layout_is_refused_by_name():
     proc.init(h)
     h.pieces.map[(HEAD_KEY,)] = (codec.dumps((3, b"meta", {})),)
     with pytest.raises(CodecError, match=r"layout 2 \(its head row holds layout 3\).*checkpoint"):
-        list(proc.handleInputRows((1,), iter(_batches(1)), None))
+        _micro_batch(proc, (1,), _batches(1)[0])
+
+
+class _Keyed:
+    """A state variable per grouping key, as Spark keeps them (the implicit key: *cur*)."""
+
+    def __init__(self, cur: list) -> None:
+        self.cur, self.by_key = cur, {}
+
+    def __getattr__(self, name):
+        return getattr(self.by_key.setdefault(self.cur[0], _Server()), name)
+
+
+class _KeyedHandle(_Handle):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cur = [None]
+        self.meta, self.pieces = _Keyed(self.cur), _Keyed(self.cur)
+
+    @property
+    def calls(self) -> int:
+        return sum(s.calls for v in (self.meta, self.pieces) for s in v.by_key.values())
+
+
+def _key_batches(k: int, n_batches: int) -> list[pd.DataFrame]:
+    return [pdf.assign(key=k) for pdf in _batches(n_batches, seed=k)]
+
+
+def _feed(proc: Any, h: _KeyedHandle, k: int, pdf: pd.DataFrame, wm_ms: int) -> list:
+    h.cur[0] = k  # Spark sets the implicit key before each call
+    return list(proc.handleInputRows((k,), iter([pdf]), _Times(wm_ms)))
+
+
+def test_the_output_waits_for_the_tasks_flush_timer_and_goes_out_in_one_frame():
+    """In EventTime mode (windowagg's default) a task's keys hand their windows over in one
+    frame, from the flush timer the first key registers at the current watermark (one
+    registration per task, no state call for it); the rows are those each key would have
+    yielded on its own (timeMode "None", watermark -1, one frame per key)."""
+    batches = {k: _key_batches(k, 3) for k in (1, 2, 3)}
+    per_key, h0 = _processor(), _KeyedHandle()
+    per_key.init(h0)
+    want = [
+        w
+        for b in range(3)
+        for k in (1, 2, 3)
+        for w in _windows(_feed(per_key, h0, k, batches[k][b], -1))
+    ]
+    assert h0.timers == []  # no timers without event time
+    proc, h = _processor(), _KeyedHandle()
+    proc.init(h)
+    got = []
+    for b in range(3):
+        held = [_feed(proc, h, k, batches[k][b], 0) for k in (1, 2, 3)]
+        assert held == [[], [], []] and h.timers == [0]  # kept; one flush timer
+        calls, h.cur[0] = h.calls, 1
+        out = list(proc.handleExpiredTimer((1,), _Times(0), _Times(0)))
+        assert h.calls == calls  # the flush reads and writes no state
+        assert len(out) == 1 and sorted(set(out[0]["key"])) == [1, 2, 3]
+        got += _windows(out)
+        h.timers.clear()
+    assert sorted(got) == sorted(want) and len(got) > 100
+    proc.close()  # nothing waits
+
+
+def test_a_task_never_ends_with_output_waiting():
+    """Rows still waiting when the task closes (the flush timer did not fire) fail the
+    task with StateError instead of vanishing; past FLUSH_KEYS waiting keys a key's own
+    call hands them over."""
+    from windowagg.errors import StateError
+    from windowagg.spark import tws_outbox
+
+    proc, h = _processor(), _KeyedHandle()
+    proc.init(h)
+    assert _feed(proc, h, 1, _key_batches(1, 1)[0], 0) == []
+    with pytest.raises(StateError, match="still waiting when the task closed"):
+        proc.close()
+    old, tws_outbox.FLUSH_KEYS = tws_outbox.FLUSH_KEYS, 2
+    try:
+        proc, h = _processor(), _KeyedHandle()
+        proc.init(h)
+        assert _feed(proc, h, 1, _key_batches(1, 1)[0], 0) == []
+        out = _feed(proc, h, 2, _key_batches(2, 1)[0], 0)
+        assert len(out) == 1 and sorted(set(out[0]["key"])) == [1, 2]
+        proc.close()
+    finally:
+        tws_outbox.FLUSH_KEYS = old

@@ -46,8 +46,6 @@ one event-time timer per key that closes its windows and finally drops its state
 
 from __future__ import annotations
 
-import datetime as dt
-import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -73,7 +71,6 @@ from windowagg.aggs import Agg  # noqa: E402
 from windowagg.call import parse_call  # noqa: E402
 from windowagg.errors import AggregationError  # noqa: E402
 from windowagg.rejects import (  # noqa: E402
-    REJECT_COLUMNS,
     _empty_rejects,
     _rows_json,
     check_time_unit,
@@ -82,7 +79,9 @@ from windowagg.rejects import (  # noqa: E402
     utc_micros,
     validate,
 )
-from windowagg.spark.batch import _type, prepare  # noqa: E402
+from windowagg.spark.batch import prepare  # noqa: E402
+from windowagg.spark.packed import pack, packed_schema, unpack  # noqa: E402
+from windowagg.spark.tws_outbox import Outbox  # noqa: E402
 from windowagg.spark.tws_state import KeyRows, MapStateView  # noqa: E402
 from windowagg.windows.engine import KeyStream, Shape, plan  # noqa: E402
 from windowagg.windows.engine.sizes import sized_aggs  # noqa: E402
@@ -116,151 +115,6 @@ APWS_STATE_SCHEMA = T.StructType([T.StructField("state", T.BinaryType(), False)]
 
 def _has_null_key(key: tuple[Any, ...]) -> bool:
     return any(k is None or (isinstance(k, float) and k != k) for k in key)
-
-
-#: The packed layout's own array columns: window starts, window ends (before the
-#: aggregations' arrays) and revisions (after them); the reject columns close each row.
-_WS, _WE, _REV = "_ws", "_we", "_rev"
-
-
-@functools.lru_cache(maxsize=64)
-def _packed_names(keys: tuple[str, ...], aliases: tuple[str, ...]) -> pd.Index:
-    """The :func:`packed_schema` column names in order, as one (immutable) pandas Index."""
-    return pd.Index([*keys, _WS, _WE, *aliases, _REV, *REJECT_COLUMNS])
-
-
-def packed_schema(key_fields: Sequence[T.StructField], aggs: Sequence[Agg]) -> T.StructType:
-    """What the Python side of the streaming operator returns: one row per key and
-    micro-batch holding all its windows as arrays, plus one row per reject.
-
-    Fields: the keys; ``_ws``/``_we`` (``array<bigint>``: window start/end, microseconds
-    since the epoch, UTC); one ``array<type>`` per aggregation alias; ``_rev``
-    (``array<bigint>``: each window's revision); ``reason``, ``event_time``, ``row`` (set
-    on reject rows only, whose arrays are null). :func:`unpack` turns it into the
-    :func:`~windowagg.spark.batch.output_schema` rows plus ``revision``.
-    """
-    longs = T.ArrayType(T.LongType(), False)
-    types = [f.dataType for f in key_fields] + [longs, longs]
-    types += [T.ArrayType(_type(a.dtype), True) for a in aggs]
-    types += [longs, T.StringType(), T.TimestampType(), T.StringType()]  # _rev, the rejects'
-    names = _packed_names(tuple(f.name for f in key_fields), tuple(a.alias for a in aggs))
-    return T.StructType([T.StructField(n, t, True) for n, t in zip(names, types, strict=True)])
-
-
-def _col(name: str) -> Any:
-    return F.col("`" + name.replace("`", "``") + "`")
-
-
-def unpack(packed: DataFrame, keys: Sequence[str], aggs: Sequence[Agg]) -> DataFrame:
-    """The :func:`packed_schema` rows as :func:`~windowagg.spark.batch.output_schema` rows,
-    with ``revision`` (int) after the aggregations (null on reject rows).
-
-    One ``explode_outer(arrays_zip(...))`` in the JVM: a window row per array element,
-    and each reject row once (its arrays are null). O(rows), no Python.
-    """
-    zipped = F.arrays_zip(_col(_WS), _col(_WE), *[_col(a.alias) for a in aggs], _col(_REV))
-    rows = packed.select(
-        *[_col(k) for k in keys],
-        *[_col(c) for c in REJECT_COLUMNS],
-        F.explode_outer(zipped).alias("_z"),
-    )
-    is_window = F.col("reason").isNull()
-    z = F.col("_z")
-    return rows.select(
-        F.when(is_window, F.lit("window")).otherwise(F.lit("reject")).alias("kind"),
-        *[_col(k) for k in keys],
-        F.timestamp_micros(z.getField(_WS)).alias("window_start"),
-        F.timestamp_micros(z.getField(_WE)).alias("window_end"),
-        *[z.getField(a.alias).alias(a.alias) for a in aggs],
-        z.getField(_REV).cast("int").alias("revision"),
-        *[_col(c) for c in REJECT_COLUMNS],
-    )
-
-
-def _array_values(agg: Agg, col: list[Any] | np.ndarray) -> list[Any]:
-    if agg.dtype == "double":  # as the batch frames: a missing double is NaN
-        if isinstance(col, list):
-            col = [np.nan if v is None else v for v in col]
-        out: list[Any] = np.asarray(col, dtype=np.float64).tolist()
-        return out
-    if agg.dtype == "bigint":
-        ints: list[Any] = np.asarray(col, dtype=np.int64).tolist()
-        return ints
-    return [list(v) if isinstance(v, tuple) else v for v in col]
-
-
-def pack(
-    keys: Sequence[str],
-    key_values: Sequence[Any],
-    aggs: Sequence[Agg],
-    cols: dict[str, list[Any] | np.ndarray],
-    rejects: pd.DataFrame,
-) -> pd.DataFrame | None:
-    """One key's micro-batch output in the :func:`packed_schema` layout (None if empty).
-
-    The windows go out as one row of arrays: Spark's pandas-to-Arrow conversion and
-    ``applyInPandasWithState``'s per-row padding then cost per key, not per window.
-    O(windows + rejects).
-    """
-    n = len(cols["end"])
-    m = len(rejects)
-    if n == 0 and m == 0:
-        return None
-    if m == 0:
-        return _one_row(keys, key_values, aggs, cols, n)
-    lead = 1 if n else 0
-    columns: list[Any] = [[kv] * lead + [None] * m for kv in key_values]  # in _packed_names order
-    starts = np.asarray(cols["start"], dtype=np.int64).tolist()
-    ends = np.asarray(cols["end"], dtype=np.int64).tolist()
-    columns += [[starts] * lead + [None] * m, [ends] * lead + [None] * m]
-    columns += [([_array_values(a, cols[a.alias])] if lead else []) + [None] * m for a in aggs]
-    rev = cols.get("revision")
-    revs = np.zeros(n, np.int64) if rev is None else np.asarray(rev, dtype=np.int64)
-    columns.append([revs.tolist()] * lead + [None] * m)
-    reason, event_time, row = REJECT_COLUMNS
-    columns.append([None] * lead + rejects[reason].tolist())
-    ev = np.full(lead + m, np.datetime64("NaT", "us"))
-    if m:
-        ev[lead:] = rejects[event_time].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
-    columns.append(pd.Series(ev).dt.tz_localize("UTC"))
-    columns.append([None] * lead + rejects[row].tolist())
-    names = _packed_names(tuple(keys), tuple(a.alias for a in aggs))
-    return pd.DataFrame(dict(zip(names, columns, strict=True)))
-
-
-def _one_row(
-    keys: Sequence[str],
-    key_values: Sequence[Any],
-    aggs: Sequence[Agg],
-    cols: dict[str, list[Any] | np.ndarray],
-    n: int,
-) -> pd.DataFrame:
-    """:func:`pack` without rejects: the key's windows as one row of one object block.
-
-    A frame from one 2-D object array is one pandas block, built ~4x faster than the
-    column-per-dtype dict (~0.35 vs ~1.6 ms per key; measured in-process, 2026-11-26);
-    PySpark converts each column to its Arrow type from the objects (the null
-    ``event_time`` included). O(windows).
-    """
-    cells: list[Any] = list(key_values)
-    cells.append(np.asarray(cols["start"], dtype=np.int64).tolist())
-    cells.append(np.asarray(cols["end"], dtype=np.int64).tolist())
-    cells += [_array_values(a, cols[a.alias]) for a in aggs]
-    rev = cols.get("revision")
-    cells.append([0] * n if rev is None else np.asarray(rev, dtype=np.int64).tolist())
-    cells += [None, None, None]  # reason, event_time, row: set on reject rows only
-    row = np.empty((1, len(cells)), dtype=object)
-    for i, c in enumerate(cells):  # one by one: numpy would broadcast the lists
-        row[0, i] = c
-    names = _packed_names(tuple(keys), tuple(a.alias for a in aggs))
-    if any(isinstance(v, _DATETIME_LIKE) for v in key_values):  # pandas infers its dtype
-        return pd.DataFrame(row, columns=names, copy=False)
-    # No cell pandas would infer as datetimes: keep the block as it is, with a ready Index
-    # (~15 instead of ~90 us per key, measured in-process, 2026-11-27)
-    return pd.DataFrame(row, columns=names, dtype=object, copy=False)
-
-
-_DATETIME_LIKE = (dt.date, dt.timedelta, np.datetime64, np.timedelta64)
 
 
 def _one_burst(pdfs: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
@@ -492,9 +346,11 @@ class WindowAggProcessor(StatefulProcessor):
         self._meta: Any = None
         self._pieces: Any = None
         self._handle: Any = None
+        self._outbox: Outbox | None = None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self._handle = handle
+        self._outbox = Outbox(handle)
         self._meta = handle.getValueState("meta", META_SCHEMA)
         self._pieces = handle.getMapState("pieces", PIECE_KEY_SCHEMA, PIECE_SCHEMA)
 
@@ -509,9 +365,9 @@ class WindowAggProcessor(StatefulProcessor):
     ) -> Iterator[pd.DataFrame]:
         rows = self._named(rows)
         state = self._load()
+        wm_ms = int(timerValues.getCurrentWatermarkInMs())  # -1 in timeMode "None"
         if self._timers:
-            wm = int(timerValues.getCurrentWatermarkInMs()) * 1000
-            out, deltas, timer = self._step.timed(key, rows, state.meta, state.pieces, wm)
+            out, deltas, timer = self._step.timed(key, rows, state.meta, state.pieces, wm_ms * 1000)
             # one timer per key: drop the old one first (a stale timer would fire too)
             for old in list(self._handle.listTimers()):
                 self._handle.deleteTimer(old)
@@ -519,7 +375,8 @@ class WindowAggProcessor(StatefulProcessor):
         else:
             out, deltas = self._step(key, rows, state.meta, state.pieces)
             state.store(deltas)
-        yield from out
+        assert self._outbox is not None
+        yield from self._outbox.add(key, out, wm_ms)
 
     def _named(self, rows: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         """The input chunks under their real column names.
@@ -547,6 +404,12 @@ class WindowAggProcessor(StatefulProcessor):
     def handleExpiredTimer(
         self, key: tuple[Any, ...], timerValues: Any, expiredTimerInfo: Any
     ) -> Iterator[pd.DataFrame]:
+        # Spark fires the expired timers after every key's rows: the waiting output first
+        assert self._outbox is not None
+        yield from self._outbox.flush()
+        expiry = int(expiredTimerInfo.getExpiryTimeInMs())
+        if self._outbox.fired(key, expiry) or not self._timers:
+            return  # the flush timer: no deadline of the key's own
         # Spark's global watermark passed this key's deadline: close what it closes, even
         # if the key has had no rows since (the expired timer is already gone)
         state = self._load()
@@ -558,7 +421,8 @@ class WindowAggProcessor(StatefulProcessor):
         yield from out
 
     def close(self) -> None:
-        pass
+        if self._outbox is not None:
+            self._outbox.close()
 
 
 _WATERMARK_COLUMN = "__windowagg_watermark"
@@ -590,6 +454,29 @@ def _with_global_watermark(df: DataFrame, time: str, time_unit: str, delay_us: i
     )
 
 
+def _with_constant_watermark(df: DataFrame) -> DataFrame:
+    """*df* under an event-time watermark that never moves (computed on a null column,
+    dropped again at once): the ``transformWithStateInPandas`` operator runs in Spark's
+    ``EventTime`` mode for its output's flush timer (:mod:`windowagg.spark.tws_outbox`),
+    which fires at a watermark of 0 in every task; a watermark that never advances makes
+    Spark schedule no extra micro-batch for it, and filters no row."""
+    return (
+        df.withColumn(_WATERMARK_COLUMN, F.lit(None).cast(T.TimestampType()))
+        .withWatermark(_WATERMARK_COLUMN, "0 seconds")
+        .drop(_WATERMARK_COLUMN)
+    )
+
+
+def _default_api(sdf: DataFrame, event_time_timers: bool) -> str:
+    """``transformWithStateInPandas`` (state in pieces) where the session's state store is
+    RocksDB or timers are asked for; else the fallback ``applyInPandasWithState`` (one
+    whole-state value per key, any state store)."""
+    provider = sdf.sparkSession.conf.get("spark.sql.streaming.stateStore.providerClass", "")
+    if event_time_timers or "RocksDB" in str(provider):
+        return "transformWithStateInPandas"
+    return "applyInPandasWithState"
+
+
 def stream_window_agg(
     sdf: DataFrame,
     keys: str | Sequence[str],
@@ -616,9 +503,11 @@ def stream_window_agg(
     windows), the lateness settings (see the module docstring), ``emit`` and ``api``:
     ``"applyInPandasWithState"`` or ``"transformWithStateInPandas"`` (needs
     ``spark.sql.streaming.stateStore.providerClass`` = RocksDB, which
-    :func:`windowagg.spark.session` sets; it stores the state as deltas); ``None``
-    (default) picks ``"applyInPandasWithState"``, or ``"transformWithStateInPandas"``
-    when ``event_time_timers`` is set.
+    :func:`windowagg.spark.session` sets; it stores the state in pieces and reads and
+    writes only those a micro-batch touches); ``None`` (default) picks
+    ``"transformWithStateInPandas"`` when the session's state store is RocksDB (or
+    ``event_time_timers`` is set), else the fallback ``"applyInPandasWithState"``, which
+    reads and rewrites each key's whole state as one value every micro-batch.
 
     ``emit="watermark"`` (default): every window is emitted when the key's watermark
     passes its end (a per-event window ``(t - size, t]`` when it passes ``t``), so it is
@@ -691,7 +580,7 @@ def stream_window_agg(
     )
     step.stream(None, {})  # checks the options now (emit, lateness), not on a worker
     if api is None:
-        api = "transformWithStateInPandas" if event_time_timers else "applyInPandasWithState"
+        api = _default_api(sdf, event_time_timers)
     if event_time_timers and api != "transformWithStateInPandas":
         raise ValueError(
             "event_time_timers needs api='transformWithStateInPandas': applyInPandasWithState's "
@@ -701,6 +590,8 @@ def stream_window_agg(
     prepared = prepare(sdf, key_list, time, agg_list, row_columns=row_columns)
     if event_time_timers:
         prepared = _with_global_watermark(prepared, time, time_unit, ooo_us)
+    elif api == "transformWithStateInPandas":
+        prepared = _with_constant_watermark(prepared)
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
     schema = packed_schema(key_fields, wc.outputs)
@@ -738,7 +629,7 @@ def stream_window_agg(
             ),
             outputStructType=schema,
             outputMode="Append",
-            timeMode="EventTime" if event_time_timers else "None",
+            timeMode="EventTime",  # the keys' timers, or only the output's flush timer
         )
     elif api == "applyInPandasWithState":
 
