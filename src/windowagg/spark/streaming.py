@@ -1,10 +1,12 @@
 """Streaming sliding windows on Spark Structured Streaming, per key, with windowagg state.
 
 =================  ==========================================================================
-Spark operator     ``groupBy(keys).applyInPandasWithState(...)`` (default; any state store;
-                   its Python input is column-wise, TWS's row by row: docs/spark.md) or
-                   ``groupBy(keys).transformWithStateInPandas(WindowAggProcessor)`` (needs
-                   the RocksDB state store provider and ``protobuf``)
+Spark operator     ``groupBy(keys).transformWithStateInPandas(WindowAggProcessor)`` (default
+                   where the state store is RocksDB; needs ``protobuf``; ``EventTime``
+                   mode, for the keys' timers or only the output's flush timer:
+                   :mod:`.tws_outbox`) or ``groupBy(keys).applyInPandasWithState(...)``
+                   (the fallback for any other state store; its whole state per key is
+                   one value, rewritten every micro-batch)
 engine             the batch engine's per-key streaming state,
                    :class:`windowagg.windows.engine.KeyStream`: admission with the key's
                    watermark clock, assignment, the aggregators, emission
@@ -34,7 +36,8 @@ output             append mode: each window at its first closing and again at ea
                    micro-batch (``packed_schema``), the JVM explodes it (``unpack``)
 =================  ==========================================================================
 
-By default Spark's own watermark is not used: no ``withWatermark`` is needed, and Spark
+By default Spark's own watermark is not followed (the TWS operator declares one on a null
+column, which never moves, for its flush timer): no ``withWatermark`` is needed, and Spark
 never drops a row before windowagg has seen it (Spark's stateful operators drop rows older
 than the watermark silently). The cost: a key that stops receiving events keeps its last
 open windows in state until its next event (as Spark's append mode keeps unclosed windows).
