@@ -18,14 +18,7 @@
 #include <string>
 #include <vector>
 
-static int failures = 0;
-#define EXPECT(c)                                                            \
-    do {                                                                     \
-        if (!(c)) {                                                          \
-            std::fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #c); \
-            if (++failures > 20) std::exit(1);                               \
-        }                                                                    \
-    } while (0)
+#include "expect.hpp"
 
 struct DLess {
     bool operator()(double a, double b) const { return a < b; }

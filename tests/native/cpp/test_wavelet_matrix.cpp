@@ -15,14 +15,7 @@
 #include <random>
 #include <vector>
 
-static int failures = 0;
-#define EXPECT(c)                                                            \
-    do {                                                                     \
-        if (!(c)) {                                                          \
-            std::fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #c); \
-            if (++failures > 20) std::exit(1);                               \
-        }                                                                    \
-    } while (0)
+#include "expect.hpp"
 
 static void run(std::mt19937_64& rng, std::size_t n, uint64_t sigma, int queries) {
     std::vector<int64_t> codes(n);
