@@ -92,9 +92,9 @@ inline PyObject* declared_type(nb::handle m) {
 
 // ------------------------------------------------------------------------- numeric kernels
 
-// One numeric monoid as operations on `cells(K)` consecutive Nums. NumAdapter (Sum, Max,
-// Min) calls them with a constant kind; KindAdapter (the six others) and the composite
-// adapter with a kind they hold.
+// One numeric monoid as operations on `cells(K)` consecutive Nums. NumAdapter (Sum, Count,
+// Max, Min, First, Last, Mean) calls them with a constant kind; KindAdapter (Variance and
+// StdDev) and the composite adapter with a kind they hold.
 enum class Kind : uint8_t { SUM, COUNT, MAX, MIN, FIRST, LAST, MEAN, VARIANCE, STDDEV };
 
 constexpr int cells(Kind k) {
@@ -284,72 +284,95 @@ inline bool k_from_py(Kind k, PyObject* o, Num* out) {
 
 // ------------------------------------------------------------------------- adapters
 
-// Sum, Max or Min (K): the kind a template argument, so that their combines inline into
-// the algorithms' loops (the benchmarked hot paths, with the float64 first stages of
-// sum_f64.hpp and minmax_f64.hpp, whose next stage this is).
+// Sum, Count, Max, Min, First, Last and Mean (K): the kind a template argument, so that
+// their combines inline into the algorithms' loops and their partials hold cells(K) Nums
+// (16 bytes a cell). Sum, Max and Min are the benchmarked hot paths (the next stage of the
+// float64 first stages of sum_f64.hpp and minmax_f64.hpp); Count, Mean, First and Last are
+// on the windows engine's (`count`, `mean`, `first(v)`, `last(v)` columns run
+// TwoStacksLite, and FiBA for per-event streaming windows), where a kind held in a field
+// measured 1.5-6.6x slower (results/setup-2026-11-28).
 template <Kind K>
 struct NumAdapter {
-    static_assert(K == Kind::SUM || K == Kind::MAX || K == Kind::MIN,
-                  "the other numeric kinds run on KindAdapter (their kind a run-time field)");
-    using partial_type = std::array<Num, 1>;
+    static_assert(K != Kind::VARIANCE && K != Kind::STDDEV,
+                  "Variance and StdDev run on KindAdapter (their kind a run-time field)");
+    using partial_type = std::array<Num, cells(K)>;
     static constexpr bool generic = false;
     KernelCtx ctx;
     bool commutative;
 
     explicit NumAdapter(nb::handle monoid) : commutative(py_commutative(monoid)) { ctx.who = repr_str(monoid); }
     partial_type identity() const { partial_type p; k_identity(K, p.data()); return p; }
-    // Written out here (if constexpr), so that the compiler inlines them into the
-    // algorithms' loops instead of calling the general switch.
+    // The one-number kinds are written out here (if constexpr), so that the compiler
+    // inlines them into the algorithms' loops instead of calling the general switch (which,
+    // with K a constant, folds to Mean's two additions).
     WINDOWAGG_INLINE partial_type combine(const partial_type& a, const partial_type& b) const {
         partial_type r;
         if constexpr (K == Kind::SUM) {
             r[0] = num_add(a[0], b[0]);
         } else if constexpr (K == Kind::MAX) {
             r[0] = a[0].tag == Num::NONE ? b[0] : (b[0].tag == Num::NONE || !num_lt(a[0], b[0])) ? a[0] : b[0];
-        } else {
+        } else if constexpr (K == Kind::MIN) {
             r[0] = a[0].tag == Num::NONE ? b[0] : (b[0].tag == Num::NONE || !num_lt(b[0], a[0])) ? a[0] : b[0];
+        } else {
+            k_combine(K, a.data(), b.data(), r.data());
         }
         return r;
     }
     bool lift(nb::handle x, partial_type& out) const {
-        PyObject* o = x.ptr();
-        if (PyFloat_CheckExact(o)) {
-            double d = PyFloat_AS_DOUBLE(o);
-            if (!std::isfinite(d)) refuse_non_finite(ctx, d);
-            out[0] = Num::of_flt(d);
-            return true;
+        if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) {
+            PyObject* o = x.ptr();
+            if (PyFloat_CheckExact(o)) {
+                double d = PyFloat_AS_DOUBLE(o);
+                if (!std::isfinite(d)) refuse_non_finite(ctx, d);
+                out[0] = Num::of_flt(d);
+                return true;
+            }
         }
-        return k_lift(K, ctx, o, out.data());
+        return k_lift(K, ctx, x.ptr(), out.data());
     }
     WINDOWAGG_INLINE bool lift_f64(double x, partial_type& out) const {
-        if (!std::isfinite(x)) refuse_non_finite(ctx, x);
-        out[0] = Num::of_flt(x);
+        if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) {
+            if (!std::isfinite(x)) refuse_non_finite(ctx, x);
+            out[0] = Num::of_flt(x);
+        } else {
+            k_lift_num(K, ctx, Num::of_flt(x), out.data());
+        }
         return true;
     }
     WINDOWAGG_INLINE bool lift_i64(int64_t x, partial_type& out) const {
-        out[0] = Num::of_int(x);
+        if constexpr (K == Kind::SUM || K == Kind::MAX || K == Kind::MIN) out[0] = Num::of_int(x);
+        else k_lift_num(K, ctx, Num::of_int(x), out.data());
         return true;
     }
     nb::object lower(const partial_type& p) const { return k_lower(K, ctx, p.data()); }
     WINDOWAGG_INLINE bool lower_num(const partial_type& p, Num& out) const {
-        out = p[0];
-        return true;
+        if constexpr (cells(K) == 1) {
+            out = p[0];
+            return true;
+        } else {
+            return k_lower_num(K, ctx, p.data(), out);
+        }
     }
     nb::object to_py(const partial_type& p) const { return k_to_py(K, p.data()); }
     bool from_py(nb::handle o, partial_type& out) const { return k_from_py(K, o.ptr(), out.data()); }
 };
 
 using SumAdapter = NumAdapter<Kind::SUM>;
+using CountAdapter = NumAdapter<Kind::COUNT>;
 using MaxAdapter = NumAdapter<Kind::MAX>;
 using MinAdapter = NumAdapter<Kind::MIN>;
+using FirstAdapter = NumAdapter<Kind::FIRST>;
+using LastAdapter = NumAdapter<Kind::LAST>;
+using MeanAdapter = NumAdapter<Kind::MEAN>;
 
-// Count, First, Last, Mean, Variance and StdDev: one adapter, the kind a run-time field
-// (as CompositeAdapterT runs its components), so that FiBA compiles one tree and each FIFO
-// algorithm one class for the six instead of one per kind (build time: about a quarter of
-// FiBA's object code went to these six trees; none of them is on a benchmarked hot path).
-// The same kernels as before, in the same order: the same partials, answers, errors and
-// combines. A partial holds three cells whatever the kind (cells(kind) of them are used;
-// the others stay zero): 48 bytes, where Count, First and Last needed 16.
+// Variance and StdDev: one adapter, the kind a run-time field (as CompositeAdapterT runs
+// its components), so that FiBA compiles one tree and each FIFO algorithm one class for
+// the two (build time). Both kinds are three cells wide either way and their combine is a
+// dozen floating-point operations, so the kind switch costs them little: within noise on
+// TwoStacksLite and FiBA (the windows engine's), 0.8-0.95 of the compile-time kind's speed
+// on DABA, DABALite and AMTA (results/setup-2026-11-28). The one- and two-cell kinds, whose
+// combine is one or two additions, lost 1.5-6.6x on it and are on NumAdapter. The same
+// kernels: the same partials, answers, errors and combines.
 struct KindAdapter {
     using partial_type = std::array<Num, 3>;
     static constexpr bool generic = false;
@@ -359,7 +382,7 @@ struct KindAdapter {
 
     KindAdapter(nb::handle monoid, Kind k) : kind(k), commutative(py_commutative(monoid)) {
         ctx.who = repr_str(monoid);
-        if (k == Kind::VARIANCE || k == Kind::STDDEV) ctx.ddof = nb::cast<int64_t>(monoid.attr("ddof"));
+        ctx.ddof = nb::cast<int64_t>(monoid.attr("ddof"));
     }
     partial_type identity() const {
         partial_type p{};
@@ -699,12 +722,12 @@ decltype(auto) visit_adapter(nb::handle monoid, F&& f) {
     if (t == b.Sum) return f(SumAdapter(monoid));
     if (t == b.Max) return f(MaxAdapter(monoid));
     if (t == b.Min) return f(MinAdapter(monoid));
-    if (t == b.Count) return f(KindAdapter(monoid, Kind::COUNT));
-    if (t == b.Mean) return f(KindAdapter(monoid, Kind::MEAN));
+    if (t == b.Count) return f(CountAdapter(monoid));
+    if (t == b.Mean) return f(MeanAdapter(monoid));
     if (t == b.Variance) return f(KindAdapter(monoid, Kind::VARIANCE));
     if (t == b.StdDev) return f(KindAdapter(monoid, Kind::STDDEV));
-    if (t == b.First) return f(KindAdapter(monoid, Kind::FIRST));
-    if (t == b.Last) return f(KindAdapter(monoid, Kind::LAST));
+    if (t == b.First) return f(FirstAdapter(monoid));
+    if (t == b.Last) return f(LastAdapter(monoid));
     if (t == b.ArgMax) return f(ArgAdapter(monoid, true));
     if (t == b.ArgMin) return f(ArgAdapter(monoid, false));
     if (t == b.Composite && CompositeAdapter::supports(monoid)) return f(CompositeAdapter(monoid));

@@ -457,7 +457,7 @@ struct FibaImplT final : FibaImpl {
     }
 };
 
-// The 13 trees are compiled in three translation units of similar cost, so that the two
+// The 17 trees are compiled in three translation units of similar cost, so that the two
 // cores of a small machine build them side by side: fiba_trees_f64.cpp, fiba_trees_num.cpp,
 // fiba_trees_other.cpp each hold the explicit instantiations of their share (`template
 // struct FibaImplT<...>`); every other file, bind_fiba.cpp included, only refers to them.
@@ -471,8 +471,12 @@ extern template struct FibaImplT<CompositeAdapterT<2>, int64_t>;
 extern template struct FibaImplT<SumAdapter, int64_t>;  // fiba_trees_num.cpp
 extern template struct FibaImplT<MaxAdapter, int64_t>;
 extern template struct FibaImplT<MinAdapter, int64_t>;
+extern template struct FibaImplT<CountAdapter, int64_t>;
+extern template struct FibaImplT<MeanAdapter, int64_t>;
 extern template struct FibaImplT<KindAdapter, int64_t>;
-extern template struct FibaImplT<ArgAdapter, int64_t>;  // fiba_trees_other.cpp
+extern template struct FibaImplT<FirstAdapter, int64_t>;  // fiba_trees_other.cpp
+extern template struct FibaImplT<LastAdapter, int64_t>;
+extern template struct FibaImplT<ArgAdapter, int64_t>;
 extern template struct FibaImplT<CompositeAdapter, int64_t>;
 extern template struct FibaImplT<GenericAdapter, int64_t>;
 extern template struct FibaImplT<GenericAdapter, ObjKey>;
