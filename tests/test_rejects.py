@@ -343,6 +343,9 @@ def _rows_json_per_value(pdf: pd.DataFrame, mask: np.ndarray) -> list[str]:
     from windowagg.rejects import _jsonable
 
     sub = pdf.loc[mask, [c for c in pdf.columns if not c.startswith("_wa_")]]
+    for c in sub.columns:  # pandas 2.3 crashes iterating far-past times in New York's zone
+        if isinstance(sub[c].dtype, pd.DatetimeTZDtype):
+            sub[c] = sub[c].dt.tz_convert("UTC")
     return [
         json.dumps({str(k): _jsonable(v) for k, v in rec.items()})
         for rec in sub.to_dict(orient="records")
@@ -384,3 +387,18 @@ def test_rows_json_column_by_column_equals_value_by_value(ints: list[int], data:
     )
     mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
     assert _rows_json(pdf, mask) == _rows_json_per_value(pdf, mask)
+
+
+def test_rows_json_of_far_past_tz_aware_times_does_not_crash():
+    """A tz-aware time with a fraction of a second in 1425 (America/New_York): pandas 2.3
+    crashed the interpreter (SIGSEGV) when the rejects' JSON iterated the column; the
+    text is the UTC time, as for every other time."""
+    from windowagg.rejects import _rows_json
+
+    us = np.array([-(2**34), 0], dtype=np.int64) * 1_000_000 + 1_500
+    t = pd.Series(us.astype("datetime64[us]")).dt.tz_localize("UTC")
+    pdf = pd.DataFrame({"tz": t.dt.tz_convert("America/New_York")})
+    assert _rows_json(pdf, np.array([True, True])) == [
+        '{"tz": "1425-08-04T22:06:56.001500Z"}',
+        '{"tz": "1970-01-01T00:00:00.001500Z"}',
+    ]

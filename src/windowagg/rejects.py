@@ -386,7 +386,9 @@ def _json_column(s: pd.Series) -> list[Any]:
         nat = np.isnat(a)
         whole = a.astype("datetime64[s]")
         if not bool(np.all((a == whole) | nat)):  # fractions: Timestamp.isoformat's digits
-            return [_jsonable(v) for v in s.tolist()]
+            # from the UTC values: pandas 2.3 crashes the interpreter (SIGSEGV) iterating a
+            # tz-aware column in a zone with transitions (America/New_York) before ~1700
+            return [_jsonable(v) for v in utc.tolist()]
         text = np.char.add(np.datetime_as_string(whole, unit="s"), "Z").tolist()
         return [None if n else t for n, t in zip(nat.tolist(), text, strict=True)]
     return [_jsonable(v) for v in s.tolist()]
