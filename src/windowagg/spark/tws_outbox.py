@@ -102,8 +102,10 @@ class Outbox:
         frames, self._frames, self._keys = self._frames, [], 0
         if len(frames) <= 1:
             return frames
-        plain = [f for f in frames if f["reason"].isna().all()]
-        mixed = [f for f in frames if not f["reason"].isna().all()]
+        plain: list[pd.DataFrame] = []
+        mixed: list[pd.DataFrame] = []
+        for f in frames:
+            (plain if f["reason"].isna().all() else mixed).append(f)
         return [pd.concat(g, ignore_index=True) for g in (plain, mixed) if g]
 
     def close(self) -> None:
