@@ -264,3 +264,17 @@ def test_failed_undo_every_pair_of_refusals(name: str, verb: str) -> None:
             assert _failed_undo_run(native(cls), case) == ref, case
             failed_undos += ref[0][:2] == ("raised", "StateError")
     assert failed_undos or (verb == "bulk_evict" and name in ("TwoStacksLite", "AMTA"))
+
+
+@pytest.mark.parametrize("name", sorted(NATIVE_CLASSES))
+def test_refused_single_evictions_of_a_bulk_evict_leave_the_window_unchanged(name: str) -> None:
+    """A bulk_evict short enough to run as single evictions, refused on its first two
+    combine calls (a case CI's random search found for AMTA): both backends raise the
+    monoid's own error and keep all four entries (the reference used to rebuild the
+    window, whose combines were refused again: a StateError with three entries left)."""
+    case = ([0, 0, 0, 0], "bulk_evict", 2, {0, 1})
+    cls = NATIVE_CLASSES[name]
+    ref = _failed_undo_run(lambda m: cls(m, backend="python"), case)
+    assert _failed_undo_run(native(cls), case) == ref
+    if ref[0][0] == "raised" and ref[0][1] != "StateError":
+        assert ref[1] == [(0,)] * 4, ref

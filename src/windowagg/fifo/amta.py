@@ -445,19 +445,16 @@ class PyAMTA(_MTABase[In, P, Out]):
         self._atomic(PyAMTA._bulk_descend, k)
 
     def _evict_loop(self, k: int) -> None:
-        """*k* single (atomic) evictions; if one raises, the ones done are undone by
-        rebuilding the window from its partials (O(n), on that error path only)."""
-        oldest, evict = self.oldest_partial, self._evict_one  # cached: called k times
-        gone: list[Any] = []
-        try:
-            for _ in range(k):
-                gone.append(oldest())
-                evict()
-        except BaseException as exc:
-            gone.pop()  # the failed evict() changed nothing
-            if gone:
-                self._undo("bulk_evict", len(self) + len(gone), [*gone, *self], exc)
-            raise
+        """*k* single evictions on a shadow (O(levels) to take, O(levels) to commit): if
+        one raises, the window is unchanged, with no combine run to undo it (a rebuild
+        from the partials would combine them in another grouping, which a partial
+        combine may refuse; the native twin undoes from its log, also without combines)."""
+        self._atomic(PyAMTA._evict_many, k)
+
+    def _evict_many(self, k: int) -> None:
+        evict = self._evict_one  # cached: called k times
+        for _ in range(k):
+            evict()
 
     def _bulk_descend(self, k: int) -> None:
         self._descend(self._count_accept(self._leaf_lo() + k), True)
