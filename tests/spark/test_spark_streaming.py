@@ -121,6 +121,73 @@ def test_stopped_and_restarted_query_emits_each_window_exactly_once(
     assert len(drained.rejects) == 1
 
 
+@pytest.mark.parametrize("api", ["transformWithStateInPandas", "applyInPandasWithState"])
+def test_null_keys_are_rejects_of_the_one_operator_even_alone_in_a_micro_batch(
+    spark, tmp_path, api, arrival_files, run_to_end
+):
+    """Keys (a int, b string): rows with one null key (a or b) or both are rejects naming
+    the first null key, their row as it came (a stays an integer; no trace of the null-key
+    mask); a micro-batch of null-key rows only still emits its rejects (through the task's
+    output flush); the other keys' windows equal the batch windows their watermark closed
+    (their state kept under their own integer keys across micro-batches with null keys)."""
+    import json
+
+    from windowagg.pandas import window_agg
+    from windowagg.spark import stream_window_agg
+
+    base = pd.Timestamp("2024-05-01", tz="UTC")
+    nulls = [(1, None, 50, 7.0), (None, None, 60, 8.0)]
+    only_nulls = [(None, "x", 210, 9.0), (None, None, 220, 10.0), (1, None, 230, 11.0)]
+    files = [
+        [(1, "x", s, 1.0) for s in range(0, 200, 10)]
+        + [(2, "y", s, 2.0) for s in range(0, 200, 15)]
+        + nulls,
+        only_nulls,
+        [(1, "x", s, 3.0) for s in range(300, 500, 10)]
+        + [(2, "y", s, 4.0) for s in range(300, 500, 15)],
+    ]
+    parts = []
+    for rows in files:
+        part = pd.DataFrame(rows, columns=["a", "b", "s", "value"])
+        part["a"] = part["a"].astype("Int32")
+        part["t"] = base + pd.to_timedelta(part.pop("s"), unit="s")
+        parts.append(part)
+    arrival_files(tmp_path / "in", parts)
+    sdf = (
+        spark.readStream.schema("a int, b string, value double, t timestamp")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(str(tmp_path / "in"))
+    )
+    aggs = ["count", "sum(value)"]
+    out = stream_window_agg(sdf, ["a", "b"], "t", aggs, size="1 minute", slide="1 minute", api=api)
+    drained = run_to_end(out, tmp_path)
+    assert len(drained.query.recentProgress) >= 3  # the null-only file was a micro-batch
+    rejects = drained.rejects.sort_values("event_time").reset_index(drop=True)
+    assert rejects["reason"].tolist() == [f"null key {k}" for k in "baaab"]
+    rows = [json.loads(r) for r in rejects["row"]]
+    assert [(r["a"], r["b"], r["value"]) for r in rows] == [
+        (a, b, v) for a, b, _, v in nulls + only_nulls
+    ]
+    assert all(sorted(r) == ["a", "b", "t", "value"] for r in rows)
+    assert type(rows[0]["a"]) is int
+    everything = pd.concat(parts, ignore_index=True)
+    batch = window_agg(everything, ["a", "b"], "t", aggs, size="1 minute", slide="1 minute")
+    assert len(batch.rejects) == len(rejects)
+    want = batch.results
+    last = everything.dropna().groupby(["a", "b"])["t"].max().rename("last").reset_index()
+    want = want.merge(last, on=["a", "b"])
+    want = want[want["window_end"] <= want["last"]]
+    key = ["a", "b", "window_start"]
+    got = drained.results.assign(a=drained.results["a"].astype("int64"))
+    got["window_start"] = pd.to_datetime(got["window_start"], utc=True)
+    want = want.assign(a=want["a"].astype("int64"))
+    got, want = (f.sort_values(key).reset_index(drop=True) for f in (got, want))
+    assert len(got) == len(want) == 14
+    pd.testing.assert_frame_equal(
+        got[[*key, "count", "sum_value"]], want[[*key, "count", "sum_value"]], check_dtype=False
+    )
+
+
 def test_packed_output_unpacks_to_the_combined_rows(spark):
     """The streaming operator's packed rows (arrays per key, one row per reject) unpack
     in the JVM to exactly the windows of the engine's ``KeyStream`` and the rejects, late

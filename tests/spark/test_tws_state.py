@@ -336,3 +336,28 @@ def test_a_task_never_ends_with_output_waiting():
         proc.close()
     finally:
         tws_outbox.FLUSH_KEYS = old
+
+
+def test_a_null_key_group_is_rejects_with_no_state_and_leaves_through_the_flush():
+    """A group of stream_window_agg's null-key mask (key 0 standing for a null, mask 1)
+    alone in its task: its rows come out as rejects (``null key key``, the row with the key
+    null) from the flush timer it registers, and no state is read or written, no key
+    timer set; the keys' own groups (mask 0) keep their windows."""
+    import json
+
+    proc, h = _processor(), _Handle()
+    proc.init(h)
+    pdf = _batches(1)[0].iloc[:3].assign(key=0, _wa_null_keys=1)
+    proc._columns = list(pdf.columns)  # stream_window_agg's input columns
+    assert list(proc.handleInputRows((0, 1), iter([pdf]), _Times(0))) == []
+    assert h.calls == 0 and h.timers == [0]  # the flush timer only
+    out = list(proc.handleExpiredTimer((0, 1), _Times(0), _Times(0)))
+    assert h.calls == 0 and len(out) == 1
+    assert out[0]["reason"].tolist() == ["null key key"] * 3 and out[0]["key"].isna().all()
+    rows = [json.loads(r) for r in out[0]["row"]]
+    assert [r["key"] for r in rows] == [None] * 3 and all("_wa_null_keys" not in r for r in rows)
+    assert [r["value"] for r in rows] == pdf["value"].tolist()
+    proc.close()  # nothing waits
+    h.timers.clear()
+    windows = _micro_batch(proc, (1, 0), _batches(2)[1].assign(_wa_null_keys=0))
+    assert len(_windows(windows)) > 10 and h.pieces.calls > 0

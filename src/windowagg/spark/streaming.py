@@ -23,6 +23,8 @@ per key state      TWS: one ``MapState`` (``bigint`` key -> ``binary``, :mod:`.t
                    (the fallback for stores without TWS): the metadata and every piece in
                    one ``binary`` value, rewritten each micro-batch. ``windowagg.codec``
                    bytes, never pickle
+null keys          grouped under a typed default and a mask column (``NULL_KEYS_COLUMN``):
+                   their groups are rejects (``null key <col>``), with no state
 per micro-batch    validate rows (bad ones -> rejects), admit (late ones -> rejects, by
                    position), emit the windows the key's watermark closed (``revision`` 0)
                    and the emitted ones a late-but-accepted event changed (``revision`` + 1)
@@ -72,7 +74,7 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
 
 from windowagg.aggs import Agg  # noqa: E402
 from windowagg.call import parse_call  # noqa: E402
-from windowagg.errors import AggregationError  # noqa: E402
+from windowagg.errors import AggregationError, ArgumentError  # noqa: E402
 from windowagg.rejects import (  # noqa: E402
     _empty_rejects,
     _rows_json,
@@ -94,6 +96,7 @@ from windowagg.windows.engine.stream import Delta  # noqa: E402
 __all__ = [
     "APWS_STATE_SCHEMA",
     "META_SCHEMA",
+    "NULL_KEYS_COLUMN",
     "PIECE_KEY_SCHEMA",
     "PIECE_SCHEMA",
     "MapStateView",
@@ -116,8 +119,15 @@ PIECE_SCHEMA = T.StructType([T.StructField("bytes", T.BinaryType(), False)])
 APWS_STATE_SCHEMA = T.StructType([T.StructField("state", T.BinaryType(), False)])
 
 
-def _has_null_key(key: tuple[Any, ...]) -> bool:
-    return any(k is None or (isinstance(k, float) and k != k) for k in key)
+#: The grouping column :func:`stream_window_agg` adds beside the keys: bit *i* set when
+#: key *i* is null (the key column then holds a typed default, :func:`_without_null_keys`).
+#: Its ``_wa_`` prefix keeps it out of the rejects' ``row``.
+NULL_KEYS_COLUMN = "_wa_null_keys"
+
+
+def _null_mask(key: tuple[Any, ...]) -> int:
+    """Bit *i* set when ``key[i]`` is null (None or NaN, as pandas hands a null over)."""
+    return sum(1 << i for i, k in enumerate(key) if k is None or (isinstance(k, float) and k != k))
 
 
 def _one_burst(pdfs: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
@@ -200,18 +210,45 @@ class _Step:
         meta: bytes | None,
         pieces: Mapping[int, bytes] | None = None,
     ) -> tuple[list[pd.DataFrame], list[Delta]]:
-        """Feed the key's rows; returns the packed output and the deltas to store."""
-        out: list[pd.DataFrame] = []
+        """Feed the key's rows; returns the packed output and the deltas to store.
+
+        *key* is the grouping key: the keys' values, or (from :func:`stream_window_agg`)
+        the keys' values and the null mask (:meth:`split_key`). A null key's rows are
+        rejects and touch no state (:meth:`null_key_rejects`).
+        """
+        mask = self.split_key(key)[1]
+        if mask:
+            return self.null_key_rejects(mask, pdfs), []
         batch = _one_burst(pdfs)
         if batch is None:
-            return out, []
-        if _has_null_key(key):  # every row is a reject (its reason names the key), no state
-            _, _, _, rejects = validate(
-                batch, self.keys, self.time, self.columns, time_unit=self.time_unit
-            )
-            packed = pack(self.keys, [None] * len(self.keys), self.outputs, _no_windows(), rejects)
-            return ([packed] if packed is not None else []), []
+            return [], []
         return self.feed(self.stream(meta, {} if pieces is None else pieces), batch)
+
+    def split_key(self, key: tuple[Any, ...]) -> tuple[tuple[Any, ...], int]:
+        """The keys' values and the null mask (bit *i*: key *i* is null) of a grouping key:
+        the keys and :data:`NULL_KEYS_COLUMN` (:func:`stream_window_agg`), or the keys
+        alone (a :class:`WindowAggProcessor` used directly: nulls as pandas hands them
+        over). O(keys)."""
+        if len(key) == len(self.keys) + 1:
+            return tuple(key[:-1]), int(key[-1])
+        return tuple(key), _null_mask(key)
+
+    def null_key_rejects(self, mask: int, pdfs: Iterator[pd.DataFrame]) -> list[pd.DataFrame]:
+        """The rows of a group whose keys under *mask* are null, as rejects (``null key
+        <col>``, the first null key), packed; no state. The masked key columns get their
+        null back (the JVM grouped them under a typed default), so the rejects' ``row``
+        shows them null. O(rows)."""
+        batch = _one_burst(pdfs)
+        if batch is None:
+            return []
+        for i, k in enumerate(self.keys):
+            if mask >> i & 1:
+                batch[k] = None
+        _, _, _, rejects = validate(
+            batch, self.keys, self.time, self.columns, time_unit=self.time_unit
+        )
+        packed = pack(self.keys, [None] * len(self.keys), self.outputs, _no_windows(), rejects)
+        return [packed] if packed is not None else []
 
     def feed(self, ks: KeyStream, batch: pd.DataFrame) -> tuple[list[pd.DataFrame], list[Delta]]:
         """Validate *batch* (bad rows -> rejects) and feed the good rows to *ks*."""
@@ -252,7 +289,8 @@ class _Step:
         watermark has reached the key's own: a fresh state then judges every later event
         exactly as the old one. A count-window key keeps its state (its last events wait
         for the later events that complete their windows) with a timer only while a
-        complete window waits for the watermark.
+        complete window waits for the watermark. *key* has no null (the caller hands a null
+        key's rows to :meth:`null_key_rejects`).
         """
         ks = self.stream(meta, pieces)
         out: list[pd.DataFrame] = []
@@ -260,7 +298,8 @@ class _Step:
         if wm > 0:  # a new key starts at the global watermark too
             res, delta = ks.advance(wm)
             deltas.append(delta)
-            closed = pack(self.keys, list(key), self.outputs, res.columns, _empty_rejects())
+            values = list(self.split_key(key)[0])
+            closed = pack(self.keys, values, self.outputs, res.columns, _empty_rejects())
             if closed is not None:
                 out.append(closed)
         batch = _one_burst(pdfs)
@@ -312,6 +351,11 @@ class WindowAggProcessor(StatefulProcessor):
     ``ValueState`` ``meta`` (:data:`META_SCHEMA`) is only read: layout 1 kept the metadata
     there (rewritten as layout 2 at the key's next write). A micro-batch writes only what
     its :class:`~windowagg.windows.engine.stream.Delta` names (put or removed).
+
+    :func:`stream_window_agg` groups by the keys and :data:`NULL_KEYS_COLUMN` (a null key
+    under a typed default): a group with a null key is a group of rejects, and reads,
+    writes and times nothing (its rows leave through the task's ``Outbox`` like any key's).
+    Grouped by the keys alone, a null key (None or NaN) is recognised as such.
 
     *spec* is a :class:`windowagg.windows.engine.Shape` (lateness and ``emit`` as keywords,
     in microseconds). Use it through :func:`stream_window_agg`, or directly with
@@ -367,8 +411,13 @@ class WindowAggProcessor(StatefulProcessor):
         self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame], timerValues: Any
     ) -> Iterator[pd.DataFrame]:
         rows = self._named(rows)
-        state = self._load()
         wm_ms = int(timerValues.getCurrentWatermarkInMs())  # -1 in timeMode "None"
+        assert self._outbox is not None
+        mask = self._step.split_key(key)[1]
+        if mask:  # a null key: its rows are rejects; no state read or written, no timer
+            yield from self._outbox.add(key, self._step.null_key_rejects(mask, rows), wm_ms)
+            return
+        state = self._load()
         if self._timers:
             out, deltas, timer = self._step.timed(key, rows, state.meta, state.pieces, wm_ms * 1000)
             # one timer per key: drop the old one first (a stale timer would fire too)
@@ -378,7 +427,6 @@ class WindowAggProcessor(StatefulProcessor):
         else:
             out, deltas = self._step(key, rows, state.meta, state.pieces)
             state.store(deltas)
-        assert self._outbox is not None
         yield from self._outbox.add(key, out, wm_ms)
 
     def _named(self, rows: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -411,8 +459,8 @@ class WindowAggProcessor(StatefulProcessor):
         assert self._outbox is not None
         yield from self._outbox.flush()
         expiry = int(expiredTimerInfo.getExpiryTimeInMs())
-        if self._outbox.fired(key, expiry) or not self._timers:
-            return  # the flush timer: no deadline of the key's own
+        if self._outbox.fired(key, expiry) or not self._timers or self._step.split_key(key)[1]:
+            return  # the flush timer: no deadline of the key's own (a null key has none)
         # Spark's global watermark passed this key's deadline: close what it closes, even
         # if the key has had no rows since (the expired timer is already gone)
         state = self._load()
@@ -468,6 +516,43 @@ def _with_constant_watermark(df: DataFrame) -> DataFrame:
         .withWatermark(_WATERMARK_COLUMN, "0 seconds")
         .drop(_WATERMARK_COLUMN)
     )
+
+
+def _key_default(dtype: T.DataType) -> Any:
+    """A non-null value of key type *dtype* for a null key to be grouped under (its
+    :data:`NULL_KEYS_COLUMN` bit tells it apart), or None for a type pandas hands over
+    unchanged with nulls (arrays, structs: their nulls stay)."""
+    if isinstance(dtype, T.NumericType):
+        return F.lit(0).cast(dtype)
+    if isinstance(dtype, T.BooleanType):
+        return F.lit(False)
+    if isinstance(dtype, T.StringType | T.BinaryType):
+        return F.lit("").cast(dtype)
+    if isinstance(dtype, T.DateType | T.TimestampType | T.TimestampNTZType):
+        return F.lit("1970-01-01").cast(dtype)
+    return None
+
+
+def _without_null_keys(df: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """*df* with :data:`NULL_KEYS_COLUMN` (``int``, bit *i* set when ``keys[i]`` is null)
+    and each key's null replaced by a typed default (:func:`_key_default`): Spark hands
+    the keys to Python with their own types, and a null key's rows form groups of their
+    own (mask non-zero), which the operator turns into rejects. No data movement."""
+    if len(keys) > 31:
+        raise ArgumentError(
+            f"stream_window_agg: {len(keys)} key columns, more than the 31 its null-key mask "
+            "holds: combine some keys into one column first (e.g. F.concat_ws or F.struct)"
+        )
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    mask: Any = F.lit(0)
+    cols: dict[str, Any] = {}
+    for i, k in enumerate(keys):
+        mask = mask + F.when(F.col(k).isNull(), F.lit(1 << i)).otherwise(F.lit(0))
+        default = _key_default(fields[k])
+        if default is not None:
+            cols[k] = F.coalesce(F.col(k), default)
+    cols[NULL_KEYS_COLUMN] = mask.cast(T.IntegerType())
+    return df.withColumns(cols)
 
 
 def _default_api(sdf: DataFrame, event_time_timers: bool) -> str:
@@ -598,24 +683,15 @@ def stream_window_agg(
     key_fields = [f for f in prepared.schema.fields if f.name in key_list]
     key_fields.sort(key=lambda f: key_list.index(f.name))
     schema = packed_schema(key_fields, wc.outputs)
-    # Rows with a null key never reach the stateful operator: they are rejects, produced by
-    # a stateless mapInPandas and unioned into the same output. (Besides, a null key in an
-    # Arrow batch turns integer keys into floats on the Python side, and
-    # transformWithStateInPandas then reads and writes the state under the float key: the
-    # state of that key would be lost. Tested in tests/spark/test_spark_streaming.py.)
-    any_null = F.lit(False)
-    for k in key_list:
-        any_null = any_null | F.col(k).isNull()
-    keyed = prepared.where(~any_null)
-    null_keyed = prepared.where(any_null)
-
-    def null_key_rejects(pdfs: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        for pdf in pdfs:
-            out, _ = step(tuple([None] * len(key_list)), iter([pdf]), None)
-            yield from out
-
-    rejects = null_keyed.mapInPandas(null_key_rejects, schema=schema)
-    grouped = keyed.groupBy(*key_list)
+    # Rows with a null key go through the stateful operator too, as rejects: the key
+    # columns are grouped under a typed default and a null mask (NULL_KEYS_COLUMN), so no
+    # key column holds a null (a null in an Arrow batch turns an integer key into a float
+    # on the Python side, and the operator would then read and write that key's state under
+    # the float: the state would be lost; tested in tests/spark/test_spark_streaming.py),
+    # and one scan of the source feeds one operator (a second, stateless branch for the
+    # null keys cost a scan and Python workers every micro-batch).
+    keyed = _without_null_keys(prepared, key_list)
+    grouped = keyed.groupBy(*key_list, NULL_KEYS_COLUMN)
     if api == "transformWithStateInPandas":
         stateful = grouped.transformWithStateInPandas(
             statefulProcessor=WindowAggProcessor(
@@ -666,4 +742,4 @@ def stream_window_agg(
         raise ValueError(
             f"api must be 'transformWithStateInPandas' or 'applyInPandasWithState', got {api!r}"
         )
-    return unpack(stateful.unionByName(rejects), key_list, wc.outputs)
+    return unpack(stateful, key_list, wc.outputs)
