@@ -1,7 +1,8 @@
 """Variance and StdDev share one native adapter (``KindAdapter`` in
 src/windowagg/_native/src/adapters.hpp), whose kind (and ddof) is a field of each structure,
-not of its class; Count, First, Last, Mean and Sum have a compile-time adapter each
-(``NumAdapter<Kind>``). Every structure below lives beside structures of the other kinds,
+not of its class, as Count, First, Last and Mean do in DABA, DABALite and AMTA; in
+TwoStacksLite and FiBA (the windows engine's) those four and Sum have a compile-time adapter
+each (``NumAdapter<Kind>``). Every structure below lives beside structures of the other kinds,
 the same inputs go to all of them in turn, and each answers as its Python twin does,
 partial for partial, on every native class (the four FIFO algorithms and FiBA), without
 leaving the native path.

@@ -290,7 +290,8 @@ inline bool k_from_py(Kind k, PyObject* o, Num* out) {
 // float64 first stages of sum_f64.hpp and minmax_f64.hpp); Count, Mean, First and Last are
 // on the windows engine's (`count`, `mean`, `first(v)`, `last(v)` columns run
 // TwoStacksLite, and FiBA for per-event streaming windows), where a kind held in a field
-// measured 1.5-6.6x slower (results/setup-2026-11-28).
+// measured 1.5-6.6x slower (results/setup-2026-11-28); DABA, DABALite and AMTA run these
+// four on KindAdapter (build time).
 template <Kind K>
 struct NumAdapter {
     static_assert(K != Kind::VARIANCE && K != Kind::STDDEV,
@@ -371,8 +372,10 @@ using MeanAdapter = NumAdapter<Kind::MEAN>;
 // dozen floating-point operations, so the kind switch costs them little: within noise on
 // TwoStacksLite and FiBA (the windows engine's), 0.8-0.95 of the compile-time kind's speed
 // on DABA, DABALite and AMTA (results/setup-2026-11-28). The one- and two-cell kinds, whose
-// combine is one or two additions, lost 1.5-6.6x on it and are on NumAdapter. The same
-// kernels: the same partials, answers, errors and combines.
+// combine is one or two additions, lost 1.5-6.6x on it: they are on NumAdapter where the
+// windows engine slides them (TwoStacksLite, FiBA) and on this adapter in DABA, DABALite
+// and AMTA (visit_adapter's CompileTimeKinds). The same kernels: the same partials,
+// answers, errors and combines.
 struct KindAdapter {
     using partial_type = std::array<Num, 3>;
     static constexpr bool generic = false;
@@ -382,7 +385,7 @@ struct KindAdapter {
 
     KindAdapter(nb::handle monoid, Kind k) : kind(k), commutative(py_commutative(monoid)) {
         ctx.who = repr_str(monoid);
-        ctx.ddof = nb::cast<int64_t>(monoid.attr("ddof"));
+        if (k == Kind::VARIANCE || k == Kind::STDDEV) ctx.ddof = nb::cast<int64_t>(monoid.attr("ddof"));
     }
     partial_type identity() const {
         partial_type p{};
@@ -715,19 +718,31 @@ using CompositeAdapter = CompositeAdapterT<8>;
 
 // Call f(adapter) with the adapter for the kind `monoid` declares (declared_type).
 // f must be callable with every adapter type (a generic lambda); returns what f returns.
-template <class F>
+// CompileTimeKinds: Count, Mean, First and Last on their NumAdapter<Kind> (the structures
+// the windows engine slides: TwoStacksLite and FiBA); without it, on KindAdapter, as
+// Variance and StdDev always are: the same answers and partials, a kind read at run time
+// (1.5-4x slower slides), and four instantiations of the algorithm fewer to compile
+// (DABA, DABALite and AMTA; results/setup-2026-11-28).
+template <bool CompileTimeKinds = true, class F>
 decltype(auto) visit_adapter(nb::handle monoid, F&& f) {
     const Builtins& b = builtins();
     PyObject* t = declared_type(monoid);  // nullptr: no declared kind, generic
     if (t == b.Sum) return f(SumAdapter(monoid));
     if (t == b.Max) return f(MaxAdapter(monoid));
     if (t == b.Min) return f(MinAdapter(monoid));
-    if (t == b.Count) return f(CountAdapter(monoid));
-    if (t == b.Mean) return f(MeanAdapter(monoid));
+    if constexpr (CompileTimeKinds) {
+        if (t == b.Count) return f(CountAdapter(monoid));
+        if (t == b.Mean) return f(MeanAdapter(monoid));
+        if (t == b.First) return f(FirstAdapter(monoid));
+        if (t == b.Last) return f(LastAdapter(monoid));
+    } else {
+        if (t == b.Count) return f(KindAdapter(monoid, Kind::COUNT));
+        if (t == b.Mean) return f(KindAdapter(monoid, Kind::MEAN));
+        if (t == b.First) return f(KindAdapter(monoid, Kind::FIRST));
+        if (t == b.Last) return f(KindAdapter(monoid, Kind::LAST));
+    }
     if (t == b.Variance) return f(KindAdapter(monoid, Kind::VARIANCE));
     if (t == b.StdDev) return f(KindAdapter(monoid, Kind::STDDEV));
-    if (t == b.First) return f(FirstAdapter(monoid));
-    if (t == b.Last) return f(LastAdapter(monoid));
     if (t == b.ArgMax) return f(ArgAdapter(monoid, true));
     if (t == b.ArgMin) return f(ArgAdapter(monoid, false));
     if (t == b.Composite && CompositeAdapter::supports(monoid)) return f(CompositeAdapter(monoid));

@@ -79,6 +79,14 @@ inline constexpr bool kF64FirstStage<windowagg::TwoStacksLite> = true;
 template <>
 inline constexpr bool kF64FirstStage<windowagg::DABALite> = true;
 
+// The algorithm the windows engine slides (TwoStacksLite) keeps Count, Mean, First and
+// Last on compile-time adapters; DABA, DABALite and AMTA run them on KindAdapter
+// (visit_adapter).
+template <template <class> class Alg>
+inline constexpr bool kCompileTimeKinds = false;
+template <>
+inline constexpr bool kCompileTimeKinds<windowagg::TwoStacksLite> = true;
+
 template <template <class> class Alg, class... X>
 std::unique_ptr<FifoImpl> make_fifo_impl(nb::handle monoid, X... x) {
     if constexpr (kF64FirstStage<Alg>) {
@@ -88,7 +96,7 @@ std::unique_ptr<FifoImpl> make_fifo_impl(nb::handle monoid, X... x) {
         if (t == b.Max) return std::make_unique<FifoImplT<Alg, F64MaxAdapter>>(monoid, F64MaxAdapter(monoid), x...);
         if (t == b.Min) return std::make_unique<FifoImplT<Alg, F64MinAdapter>>(monoid, F64MinAdapter(monoid), x...);
     }
-    return visit_adapter(monoid, [&](auto a) -> std::unique_ptr<FifoImpl> {
+    return visit_adapter<kCompileTimeKinds<Alg>>(monoid, [&](auto a) -> std::unique_ptr<FifoImpl> {
         using A = decltype(a);
         return std::make_unique<FifoImplT<Alg, A>>(monoid, std::move(a), x...);
     });
