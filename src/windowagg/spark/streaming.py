@@ -389,7 +389,8 @@ class WindowAggProcessor(StatefulProcessor):
             emit=emit,
         )
         self._timers = event_time_timers
-        self._columns = list(columns) if columns is not None else None
+        #: one Index for every chunk (a list made a new Index, and its table, per chunk)
+        self._columns = pd.Index(list(columns)) if columns is not None else None
         self._meta: Any = None
         self._pieces: Any = None
         self._handle: Any = None
@@ -436,7 +437,8 @@ class WindowAggProcessor(StatefulProcessor):
         rename every field that is not a plain identifier or starts with ``_`` to its
         position (``_wa_row`` became ``_3``, and the rejects' ``row`` then nested the JSON
         under ``"_3"``); the columns keep their order, so the names are put back by
-        position. O(1) per chunk.
+        position, as one shared Index (whose hash table then serves every chunk's column
+        lookups). O(1) per chunk.
         """
         cols = self._columns
         for pdf in rows:

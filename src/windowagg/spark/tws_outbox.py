@@ -36,6 +36,11 @@ loss             none: a task that ends with rows still waiting raises ``StateEr
 (False, True, False)
 >>> [f["k"].tolist() for f in Outbox(h).add((3,), [pd.DataFrame({"k": [3]})], -1)]
 [[3]]
+>>> late = pd.DataFrame({"k": [4, None], "reason": [None, "late"]})  # windows and a reject
+>>> box.add((4,), [late], 0), box.add((5,), [pd.DataFrame({"k": [5], "reason": [None]})], 0)
+([], [])
+>>> [f["reason"].tolist() for f in box.flush()]  # the window rows, then those with rejects
+[[None], [None, 'late']]
 """
 
 from __future__ import annotations
@@ -105,7 +110,13 @@ class Outbox:
         plain: list[pd.DataFrame] = []
         mixed: list[pd.DataFrame] = []
         for f in frames:
-            (plain if f["reason"].isna().all() else mixed).append(f)
+            # a key's windows are one row without a reason (packed.pack); read that cell
+            # alone (a column Series and its isna per frame cost ~0.1 ms each)
+            if len(f) == 1:
+                one = bool(pd.isna(f.iat[0, f.columns.get_loc("reason")]))
+            else:
+                one = bool(f["reason"].isna().all())
+            (plain if one else mixed).append(f)
         return [pd.concat(g, ignore_index=True) for g in (plain, mixed) if g]
 
     def close(self) -> None:
