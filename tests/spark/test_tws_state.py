@@ -361,3 +361,6 @@ def test_a_null_key_group_is_rejects_with_no_state_and_leaves_through_the_flush(
     h.timers.clear()
     windows = _micro_batch(proc, (1, 0), _batches(2)[1].assign(_wa_null_keys=0))
     assert len(_windows(windows)) > 10 and h.pieces.calls > 0
+    calls, nan = h.calls, float("nan")  # a NaN key (no null to Spark): rejects, no state
+    out = _micro_batch(proc, (nan, 0), pdf.assign(key=nan, _wa_null_keys=0))
+    assert h.calls == calls and out[0]["reason"].tolist() == ["null key key"] * 3

@@ -228,9 +228,11 @@ class _Step:
         """The keys' values and the null mask (bit *i*: key *i* is null) of a grouping key:
         the keys and :data:`NULL_KEYS_COLUMN` (:func:`stream_window_agg`), or the keys
         alone (a :class:`WindowAggProcessor` used directly: nulls as pandas hands them
-        over). O(keys)."""
+        over). A NaN key (not null to Spark) counts as null, as validation rejects it.
+        O(keys)."""
         if len(key) == len(self.keys) + 1:
-            return tuple(key[:-1]), int(key[-1])
+            values = tuple(key[:-1])
+            return values, int(key[-1]) | _null_mask(values)
         return tuple(key), _null_mask(key)
 
     def null_key_rejects(self, mask: int, pdfs: Iterator[pd.DataFrame]) -> list[pd.DataFrame]:
