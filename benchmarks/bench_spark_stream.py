@@ -374,6 +374,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--fixed-batches", type=int, default=20, help="0: no fixed-cost runs")
+    ap.add_argument(
+        "--warmup-batches",
+        type=int,
+        default=10,
+        help="hop: micro-batches of --batch events each contender runs untimed first (the "
+        "JVM's and the Python workers' warm-up: a long-running query's steady state)",
+    )
     ap.add_argument("--size", default=SIZE, help="hop: window size")
     ap.add_argument("--slide", default=SLIDE, help="hop: slide")
     ap.add_argument("--p95", action="store_true", help="hop: p95 instead of mean")
@@ -416,8 +423,10 @@ def main(argv: list[str]) -> int:
             write_csv(src, work / "events.csv")
         size_s, slide_s = (int(pd.Timedelta(x).total_seconds()) for x in (args.size, args.slide))
         shape = {"size": args.size, "slide": args.slide, "p95": args.p95}
-        for w in who:  # untimed warm-up (worker start, imports, planning)
-            run(spark, small, work / f"ck-warm-{w}", w, **shape)
+        warm = work / "warm"
+        write_files(warm, max(1, args.warmup_batches) * args.batch, args.batch, seed=9)
+        for w in who:  # untimed warm-up (worker start, imports, planning, the JIT)
+            run(spark, warm, work / f"ck-warm-{w}", w, **shape)
         got: dict[str, list[dict[str, Any]]] = {w: [] for w in who + flink}
         fixed: dict[str, list[dict[str, Any]]] = {w: [] for w in who}
         for r in range(args.repeats):  # interleaved
