@@ -438,20 +438,18 @@ class PyAMTA(_MTABase[In, P, Out]):
         if not k:
             return
         if k <= self._limit(n):
-            self._evict_loop(k)
+            self._atomic(PyAMTA._evict_many, k)
             return
         # the descent's combines (the spine, R0, R1, S) run after the levels changed: on
         # a shadow, committed when they all succeeded
         self._atomic(PyAMTA._bulk_descend, k)
 
-    def _evict_loop(self, k: int) -> None:
-        """*k* single evictions on a shadow (O(levels) to take, O(levels) to commit): if
-        one raises, the window is unchanged, with no combine run to undo it (a rebuild
-        from the partials would combine them in another grouping, which a partial
-        combine may refuse; the native twin undoes from its log, also without combines)."""
-        self._atomic(PyAMTA._evict_many, k)
-
     def _evict_many(self, k: int) -> None:
+        """*k* single evictions, run by :meth:`bulk_evict` on a shadow (``_atomic``: O(levels)
+        to take, O(levels) to commit): if one raises, the window is unchanged, with no
+        combine run to undo it (a rebuild from the partials would combine them in another
+        grouping, which a partial combine may refuse; the native twin undoes from its log,
+        also without combines)."""
         evict = self._evict_one  # cached: called k times
         for _ in range(k):
             evict()
