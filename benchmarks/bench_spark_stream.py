@@ -413,8 +413,9 @@ def main(argv: list[str]) -> int:
             return 0
         src = work / "in"
         files = write_files(src, args.events, args.batch)
-        small = work / "small"
-        write_files(small, KEYS * max(1, args.fixed_batches), KEYS, seed=8)
+        small = work / "small"  # the fixed-cost runs' input (only they read it)
+        if args.fixed_batches:
+            write_files(small, KEYS * args.fixed_batches, KEYS, seed=8)
         who = args.contenders.split(",")
         if "spark" not in who:
             ap.error("--contenders must include spark (the ratios are to it)")
