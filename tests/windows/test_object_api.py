@@ -335,3 +335,16 @@ def test_state_of_another_kind_monoid_or_configuration_is_a_codec_error() -> Non
         CountWindows.from_bytes(data, Sum(), 2)
     with pytest.raises(CodecError):
         SlidingWindows.from_bytes(data[:-3], Sum(), 10, 5)
+
+
+@pytest.mark.parametrize("burst", [False, True])
+def test_shared_windows_emit_a_larger_sizes_window_that_ends_first(burst: bool) -> None:
+    """Sizes 3 and 4 every 3: an event at -3 is in [-3, 0) (size 3) and in [-6, -2)
+    (size 4), which ends first; an event at 1 (out-of-orderness 2: watermark -1) closes
+    [-6, -2). SharedWindows judged the first end an event can close by the smallest size
+    alone and kept the window until a later call (the state machine found it)."""
+    w = SharedWindows(Max(), [3, 4], 3, max_out_of_orderness=2)
+    pairs = [(-3, 0.0), (1, 0.0)]
+    got = w.insert_many(pairs) if burst else [r for t, v in pairs for r in w.insert(t, v)]
+    assert [(r.start, r.end, r.value, r.count) for r in got] == [(-6, -2, 0.0, 1)]
+    assert SlidingWindows(Max(), 4, 3, max_out_of_orderness=2).insert_many(pairs) == got

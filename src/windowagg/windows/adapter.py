@@ -225,11 +225,15 @@ class EngineWindows(Generic[In, P, Out]):
         self._buf_raw: dict[int, tuple[Any, Any]] = {}
         self._closed = False
         # the hopping grid (start_time, size, slide) of the first end an event can close,
-        # for the fast path of insert; None: another shape (see _first_end)
+        # for the fast path of insert; None: another shape, or several sizes (a larger
+        # size's first window holding x can end before the smaller's: see _first_end)
         sh = self._shapes[0]
         self._grid = (
             (sh.start_time, sh.size, sh.slide)
-            if sh.kind == "hopping" and sh.size is not None and sh.slide is not None
+            if len(self._shapes) == 1
+            and sh.kind == "hopping"
+            and sh.size is not None
+            and sh.slide is not None
             else None
         )
         self._fast = False  # int times known, no probe, no gaps, no raise: insert's fast path
@@ -606,10 +610,13 @@ class EngineWindows(Generic[In, P, Out]):
     def _first_end(self, x: int) -> float:
         """A lower bound of the end of any window that an event at *x* can close."""
         s = self._shapes[0]
-        if s.kind == "hopping":
-            assert s.size is not None and s.slide is not None
-            k = -((s.start_time - x + s.size - 1) // s.slide)  # ceil((x - size + 1 - st) / slide)
-            return s.start_time + k * s.slide + s.size
+        if s.kind == "hopping":  # every size's (SharedWindows): a larger one can end first
+            ends = []
+            for h in self._shapes:
+                assert h.size is not None and h.slide is not None
+                k = -((h.start_time - x + h.size - 1) // h.slide)  # ceil((x-size+1-st)/slide)
+                ends.append(h.start_time + k * h.slide + h.size)
+            return min(ends)
         if s.kind == "session":
             assert s.gap is not None
             return x + s.gap
