@@ -22,6 +22,15 @@ What it sets, and why (see docs/spark.md):
 
 Nothing here is needed on a cluster whose configuration already does this; every setting
 can be overridden through ``conf``.
+
+Spark Connect (``remote=``): ``remote="local[N]"`` starts a local Spark Connect server in
+this process (PySpark's ``SparkSession.builder.remote("local[N]")``), whose Python workers
+get the same ``PYSPARK_PYTHON`` and the same settings. A server elsewhere
+(``remote="sc://host:15002"``) runs its workers with its own Python, which this client
+cannot choose: start that server with a Python that has windowagg (``--conf
+spark.pyspark.python=...``, or ``PYSPARK_PYTHON`` in its environment), else every windowagg
+call fails in its workers with ``No module named 'windowagg'``; of the settings above, only
+the SQL settings a session may change reach it (the others are ignored).
 """
 
 from __future__ import annotations
@@ -31,7 +40,8 @@ import re
 import sys
 from typing import Any
 
-from windowagg.spark._deps import require_pyspark
+from windowagg.errors import ArgumentError
+from windowagg.spark._deps import require_connect, require_pyspark
 
 __all__ = ["LOCAL_RELATION_THRESHOLD", "ROCKSDB_PROVIDER", "local_cores", "session"]
 
@@ -67,6 +77,7 @@ def session(
     shuffle_partitions: int | None = None,
     driver_memory: str | None = "4g",
     conf: dict[str, str] | None = None,
+    remote: str | None = None,
 ) -> Any:
     """Get or create a SparkSession ready for :mod:`windowagg.spark`. O(1) (JVM start ~6 s).
 
@@ -84,16 +95,34 @@ def session(
         ``spark.driver.memory`` (effective only when this call starts the JVM).
     conf
         More settings; they override the defaults above.
+    remote
+        A Spark Connect session instead of a classic one: ``"local[N]"`` (a local Spark
+        Connect server, with the settings of a local master) or a server's URL
+        (``"sc://host:15002"``: its workers' Python is the server's; see the module
+        docstring). Leave ``master`` at its default (or None) with it. Needs
+        ``windowagg[connect]`` (PySpark's Connect client: grpcio, grpcio-status,
+        googleapis-common-protos, zstandard).
 
     Returns
     -------
     pyspark.sql.SparkSession
+        A ``pyspark.sql.connect.session.SparkSession`` with ``remote``.
     """
     require_pyspark("windowagg.spark.session")
     from pyspark.sql import SparkSession
 
+    if remote is not None:
+        if master not in (None, "local[*]"):
+            raise ArgumentError(
+                f"session: give master={master!r} or remote={remote!r}, not both (remote "
+                "'local[N]' starts a local Spark Connect server; master then stays unset)"
+            )
+        require_connect()
+        master = remote if remote.startswith("local") else None
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
+    if remote is not None:
+        builder = builder.remote(remote)
     settings: dict[str, str] = {
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
@@ -108,7 +137,8 @@ def session(
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     }
     if master is not None:
-        builder = builder.master(master)
+        if remote is None:
+            builder = builder.master(master)
         if master.startswith("local"):
             settings["spark.ui.enabled"] = "false"
             if shuffle_partitions is None:
