@@ -62,3 +62,26 @@ def test_pandas_spark_batch_and_streaming_agree(
     assert len(s) == len(want) > 40
     pd.testing.assert_frame_equal(s[want.columns[:3]], want[want.columns[:3]])
     np.testing.assert_allclose(s[OUT], want[OUT], rtol=1e-12)
+
+
+def test_a_mean_long_after_its_newest_event_is_not_null(spark):
+    """Issue 36: a window ending 1,440 half-lives after its newest event had a null
+    ``ewm_mean`` in Spark (S and W scaled to the end underflowed: 0 / 0); it is pandas'
+    ``ewm(times=)`` answer, as from ``windowagg.pandas`` (the same per-key function runs
+    Spark batch and streaming)."""
+    from windowagg.spark import window_agg as batch
+
+    pdf = pd.DataFrame(
+        {
+            "k": ["a", "a"],
+            "t": pd.to_datetime([0, 1800], unit="s", utc=True),
+            "v": [3.0, 5.0],
+        }
+    )
+    want = pdf["v"].ewm(halflife=pd.Timedelta("1min"), times=pdf["t"]).mean().iloc[-1]
+    aggs = ["ewm_mean(v, half_life=1min)", "decayed_count(half_life=80s)"]
+    got = batch(spark.createDataFrame(pdf), "k", "t", aggs, size="1 day", slide="1 day")
+    rows = got.results.toPandas()
+    assert rows["ewm_mean_v"].tolist() == [pytest.approx(want, rel=2**-50, abs=0)]
+    # the count as of the end: 2^-1057.5 + 2^-1080, a subnormal, within one rounding
+    assert rows["decayed_count"].tolist() == [pytest.approx(2**-1057.5, rel=2**-16, abs=0)]

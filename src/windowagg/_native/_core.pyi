@@ -18,10 +18,19 @@ debug_build: bool
 sanitized: bool
 
 def decay_slices(
-    t: Any, v: Any, lo: Any, hi: Any, end: Any, half_life: float, out_s: Any, out_w: Any
+    t: Any,
+    v: Any,
+    lo: Any,
+    hi: Any,
+    end: Any,
+    half_life: float,
+    out_s: Any,
+    out_w: Any,
+    as_of: bool = True,
 ) -> None:
     """Exponentially decayed sum and weight of ``v[lo[j]:hi[j]]`` as of ``end[j]`` for every
-    window j, into ``out_s`` / ``out_w`` (int64 / float64 1-D buffers; bounds non-decreasing)."""
+    window j, into ``out_s`` / ``out_w`` (int64 / float64 1-D buffers; bounds non-decreasing);
+    ``as_of=False``: as of each window's newest event (``S / W`` is the mean)."""
 
 _F64 = npt.NDArray[np.float64]
 _I64 = npt.NDArray[np.int64]

@@ -229,7 +229,13 @@ class DecayedQuantile(_Timed):
     def _answer(self, s: Any, at: int) -> float:
         if self._decay is None:
             return _MAPPER.to_value(s.quantile(self.phi))
-        return _MAPPER.to_value(s.quantile(self.phi, max(at / self._unit, s.t_now)))
+        # weights relative to the newest event's (a quantile does not change when every
+        # weight is scaled by one factor): g(age) itself underflows to 0 for every event
+        # of a window that ends long after them, and an empty digest has no quantile
+        tt = max(at / self._unit, s.t_now)
+        base, alpha = 1.0 + (tt - s.t_now), self._decay.alpha
+        d = s.digest(tt, decay=lambda age: (base / (1.0 + age)) ** alpha)
+        return _MAPPER.to_value(d.quantile(self.phi))
 
     def __repr__(self) -> str:
         decay = (

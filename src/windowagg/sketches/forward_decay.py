@@ -10,6 +10,9 @@ ExpDecayed          exponential decay, half-life h: the answer as of T is
   partial           ``(r, S, W)``: landmark r = the newest time in it, ``S = sum v_i
                     2^((t_i - r)/h)``, ``W = sum 2^((t_i - r)/h)``; every weight <= 1, so
                     nothing overflows (old events underflow to 0, as their weight does)
+  answer            the mean ``S / W`` unscaled (``W >= 1``: never 0 / 0); a sum or count
+                    scaled to the as-of time by :func:`scale2` (one rounding into the
+                    subnormals); error bounds in docs/decay.md
   combine           the partial with the older landmark rescaled to the newer one
                     (``x 2^((r_old - r_new)/h)``); commutative bit for bit, associative up to
                     rounding (a few ulps per combine)
@@ -21,8 +24,10 @@ PolyDecayed         polynomial decay ``g(a) = (1 + a/unit)^-alpha``, age a in mi
                     over ``unit`` (default 1 second): not a monoid with a fixed landmark
                     (``g(a + A) != g(a) g(A)``), so its partial is the events themselves
   partial           a tuple of ``(t, v)``: the window's retained events (a bag)
-  answer            at emission, exactly: ``math.fsum`` over the events (order-free, correctly
-                    rounded sums), O(w) per window of w events
+  answer            at emission: weights relative to the newest event's (<= 1; the mean
+                    never 0 / 0), ``math.fsum`` over the events (order-free, correctly
+                    rounded sums), sums scaled by the newest's weight (log space where it
+                    is subnormal), O(w) per window of w events
   space             O(w) per window (sketches with bounded space: ``ValueDivision``)
 paper               Cormode, Korn, Tirthapura 2007 (section 2; exponential decay as a sum
                     scaled at query time, Theorem 3's remark); forward decay with a landmark
@@ -58,12 +63,15 @@ import numpy as np
 
 from windowagg.errors import ArgumentError
 
-__all__ = ["WHATS", "ExpDecayed", "PolyDecayed", "exp_slices", "poly_slices"]
+__all__ = ["WHATS", "ExpDecayed", "PolyDecayed", "exp_slices", "poly_slices", "scale2"]
 
 #: What a decayed aggregation answers: the decayed sum of values, of weights, or their ratio.
 WHATS: Final = ("sum", "count", "mean")
 
 ExpPartial = tuple[int, float, float]
+
+#: The smallest normal double, 2^-1022: a weight below it is applied in log space.
+_TINY: Final = 2.0**-1022
 
 
 def _what(what: str) -> str:
@@ -78,6 +86,35 @@ def _answer(what: str, s: float, w: float) -> float | None:
     if what == "count":
         return w
     return s / w if w > 0 else None
+
+
+def scale2(x: float, e: float) -> float:
+    """``x 2^e`` rounded once where it is subnormal (the native kernel's ``scale2``).
+
+    While ``2^e`` is a normal double (``e >= -1022``): one ``exp2`` and one product. Below,
+    ``exp2`` would round ``2^e`` onto the subnormal grid (or to 0) and the product would
+    carry that error (``1e300 * 2^-1100`` is a normal number, ``2^-1100`` is 0): ``exp2``
+    of e's fraction, then ``ldexp`` by its integer part, one rounding (absolute error
+    <= 2^-1075). O(1).
+
+    >>> scale2(1e300, -1100.0) > 0, 1e300 * 2.0 ** -1100.0
+    (True, 0.0)
+    >>> scale2(3.0, -1075.5), scale2(3.0, -1072.0) == 3 * 2.0 ** -1072
+    (5e-324, True)
+    """
+    if e >= -1022.0:
+        return x * math.exp2(e)
+    n = math.floor(e)
+    return math.ldexp(x * math.exp2(e - n), max(n, -4000))
+
+
+def _scale2_array(x: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """:func:`scale2` elementwise. O(len)."""
+    with np.errstate(over="ignore", under="ignore"):
+        n = np.floor(np.minimum(e, 0.0))
+        low = np.ldexp(x * np.exp2(e - n), np.maximum(n, -4000).astype(np.int64))
+        out: np.ndarray = np.where(e >= -1022.0, x * np.exp2(np.maximum(e, -1022.0)), low)
+    return out
 
 
 class ExpDecayed:
@@ -122,17 +159,21 @@ class ExpDecayed:
             return a
         if a[0] < b[0]:
             a, b = b, a
-        f = 2.0 ** ((b[0] - a[0]) / self.half_life)
-        return (a[0], a[1] + b[1] * f, a[2] + b[2] * f)
+        e = (b[0] - a[0]) / self.half_life
+        return (a[0], a[1] + scale2(b[1], e), a[2] + scale2(b[2], e))
 
     def as_of(self, p: ExpPartial | None, at: int) -> float | None:
-        """The answer of partial *p* as of time *at* (``None``: a mean of no events). O(1)."""
+        """The answer of partial *p* as of time *at* (``None``: a mean of no events). O(1).
+
+        The mean is ``S / W`` of the landmark partial (``W >= 1``: never 0 / 0, whatever
+        *at*); a sum or count is scaled by ``2^((r - at)/h)`` with :func:`scale2`, and
+        underflows to 0 only where its exact value is below 2^-1075."""
         if p is None:
             return None if self.what == "mean" else 0.0
         if self.what == "mean":
             return _answer("mean", p[1], p[2])
-        f = 2.0 ** ((p[0] - at) / self.half_life)
-        return _answer(self.what, p[1] * f, p[2] * f)
+        e = (p[0] - at) / self.half_life
+        return _answer(self.what, scale2(p[1], e), scale2(p[2], e))
 
     def lower(self, p: ExpPartial | None) -> float | None:
         """:meth:`as_of` the partial's own landmark (its newest event). O(1)."""
@@ -199,9 +240,24 @@ class PolyDecayed:
         """The decayed answer of the events of *p* as of time *at*. O(len(p))."""
         if not p:
             return None if self.what == "mean" else 0.0
-        ws = [(1.0 + max(at - t, 0) / self.unit) ** -self.alpha for t, _ in p]
-        s = math.fsum(w * v for w, (_, v) in zip(ws, p, strict=True))
-        return _answer(self.what, s, math.fsum(ws))
+        ages = [max(at - t, 0) for t, _ in p]
+        a0 = self.unit + min(ages)
+        # weights relative to the newest event's (1 for it): they underflow only where an
+        # event weighs < 2^-1074 of the newest, so the mean is never 0 / 0
+        rel = [(a0 / (self.unit + a)) ** self.alpha for a in ages]
+        s = math.fsum(w * v for w, (_, v) in zip(rel, p, strict=True))
+        w = math.fsum(rel)
+        if self.what == "mean":
+            return s / w
+        return self._scaled(s if self.what == "sum" else w, a0)
+
+    def _scaled(self, x: float, a0: float) -> float:
+        """*x* times the newest event's weight ``g = (a0 / unit)^-alpha``: directly while
+        g is a normal double, else in log space (:func:`scale2`). O(1)."""
+        g: float = (a0 / self.unit) ** -self.alpha
+        if g >= _TINY:
+            return x * g
+        return scale2(x, -self.alpha * math.log2(a0 / self.unit))
 
     def lower(self, p: PolyPartial) -> float | None:
         """:meth:`as_of` the partial's newest event. O(len(p))."""
@@ -274,14 +330,16 @@ def exp_slices(
     if core is not None:
         s = np.empty(len(lo), dtype=np.float64)
         w = np.empty(len(lo), dtype=np.float64)
-        core.decay_slices(t, v, lo, hi, end, m.half_life, s, w)
+        mean = m.what == "mean"
+        # a mean from the landmark partials (as of each window's newest event, W >= 1):
+        # the ratio needs no scaling, and scaled S and W would both underflow to 0 in a
+        # window ending ~1075 half-lives after its newest event (0 / 0)
+        core.decay_slices(t, v, lo, hi, end, m.half_life, s, w, not mean)
         if m.what == "sum":
             return s
         if m.what == "count":
             return w
-        # w is 0 only where s is (an empty window, or one decayed to nothing as of its
-        # end: both scaled by the same factor, and w >= that factor): 0 / 0 is NaN there
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore"):  # w is 0 only in an empty window: NaN there
             out: np.ndarray = s / w
         return out
     from windowagg.fifo import TwoStacksLite
@@ -316,6 +374,7 @@ def poly_slices(
     v = np.asarray(v, dtype=np.float64)
     lengths = hi - lo
     out = np.full(len(lo), np.nan if m.what == "mean" else 0.0)
+    unit, alpha = m.unit, m.alpha
     bounds = np.concatenate([[0], np.cumsum(lengths)])
     j = 0
     while j < len(lo):  # windows [j, k) hold about a million events in all
@@ -325,16 +384,21 @@ def poly_slices(
         if int(n.sum()):
             win = np.repeat(np.arange(j, k), n)
             idx = np.arange(int(n.sum())) - np.repeat(bounds[j:k] - bounds[j], n) + lo[win]
-            age = np.maximum(end[win] - t[idx], 0) / m.unit
-            wt = (1.0 + age) ** -m.alpha
-            s = np.bincount(win - j, wt * v[idx], minlength=k - j)
-            w = np.bincount(win - j, wt, minlength=k - j)
+            age = unit + np.maximum(end[win] - t[idx], 0).astype(np.float64)
             has = n > 0
-            if m.what == "sum":
-                out[j:k][has] = s[has]
-            elif m.what == "count":
-                out[j:k][has] = w[has]
+            # each window's weights relative to its newest event's (as PolyDecayed.as_of)
+            a0 = np.ones(k - j)
+            a0[has] = np.minimum.reduceat(age, (bounds[j:k] - bounds[j])[has])
+            wt = (a0[win - j] / age) ** alpha
+            s = np.bincount(win - j, wt * v[idx], minlength=k - j)[has]
+            w = np.bincount(win - j, wt, minlength=k - j)[has]
+            if m.what == "mean":
+                out[j:k][has] = s / w
             else:
-                out[j:k][has] = s[has] / w[has]
+                x, base = (s if m.what == "sum" else w), a0[has] / unit
+                g = base**-alpha
+                out[j:k][has] = np.where(
+                    g >= _TINY, x * g, _scale2_array(x, -alpha * np.log2(base))
+                )
         j = k
     return out

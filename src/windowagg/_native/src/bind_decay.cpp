@@ -46,7 +46,7 @@ struct Buf {
 };
 
 void decay_slices(nb::handle t, nb::handle v, nb::handle lo, nb::handle hi, nb::handle end,
-                  double half_life, nb::handle out_s, nb::handle out_w) {
+                  double half_life, nb::handle out_s, nb::handle out_w, bool as_of) {
     if (!(std::isfinite(half_life) && half_life > 0)) {
         raise("ArgumentError", "decay_slices: half_life must be a positive finite number");
     }
@@ -74,7 +74,7 @@ void decay_slices(nb::handle t, nb::handle v, nb::handle lo, nb::handle hi, nb::
         nb::gil_scoped_release release;
         windowagg::decay_slices(bt.ptr<const int64_t>(), bv.ptr<const double>(), n, l, h,
                                 be.ptr<const int64_t>(), r, half_life, bs.ptr<double>(),
-                                bw.ptr<double>());
+                                bw.ptr<double>(), as_of);
     }
 }
 
@@ -83,6 +83,8 @@ void decay_slices(nb::handle t, nb::handle v, nb::handle lo, nb::handle hi, nb::
 void bind_decay(nb::module_& m) {
     m.def("decay_slices", &decay_slices, nb::arg("t"), nb::arg("v"), nb::arg("lo"), nb::arg("hi"),
           nb::arg("end"), nb::arg("half_life"), nb::arg("out_s"), nb::arg("out_w"),
+          nb::arg("as_of") = true,
           "Exponentially decayed sum and weight of v[lo[j]:hi[j]] as of end[j] (half-life in "
-          "the unit of t), for every window j, into out_s and out_w.");
+          "the unit of t), for every window j, into out_s and out_w; as_of=False: as of each "
+          "window's newest event (S / W is the mean, whatever end[j]).");
 }

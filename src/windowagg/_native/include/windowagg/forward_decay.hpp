@@ -9,12 +9,24 @@
 // combine.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace windowagg {
+
+// x * 2^e, rounded once where the product is subnormal: while 2^e is a normal double, one
+// exp2 and one product; below (e < -1022, where exp2 would round 2^e itself onto the
+// subnormal grid and the product would inherit that error, or underflow to 0 though x 2^e
+// is a normal number) exp2 of e's fraction in [1, 2), then ldexp by its integer part, whose
+// one rounding is the product's (absolute error <= 2^-1075). A product below 2^-1075 is 0.
+inline double scale2(double x, double e) {
+    if (e >= -1022.0) return x * std::exp2(e);
+    double n = std::floor(e);
+    return std::ldexp(x * std::exp2(e - n), static_cast<int>(std::max(n, -4000.0)));
+}
 
 struct DecayPartial {
     int64_t r = 0;     // landmark: the newest event time in the partial
@@ -29,12 +41,15 @@ inline DecayPartial decay_combine(const DecayPartial& a, const DecayPartial& b, 
     if (b.empty) return a;
     const DecayPartial& young = a.r >= b.r ? a : b;
     const DecayPartial& old = a.r >= b.r ? b : a;
-    double f = std::exp2(static_cast<double>(old.r - young.r) / h);
-    return DecayPartial{young.r, young.s + old.s * f, young.w + old.w * f, false};
+    double e = static_cast<double>(old.r - young.r) / h;
+    return DecayPartial{young.r, young.s + scale2(old.s, e), young.w + scale2(old.w, e), false};
 }
 
 // For every window j (lo, hi non-decreasing, 0 <= lo[j] <= hi[j] <= n): the decayed sum
-// and weight of events [lo[j], hi[j]) as of end[j], written to out_s[j] and out_w[j].
+// and weight of events [lo[j], hi[j]) as of end[j], written to out_s[j] and out_w[j]; with
+// as_of false, as of the window's newest event instead (the landmark partial: S and W
+// unscaled, W >= 1, so S / W is the decayed mean, which does not depend on the as-of time
+// and cannot underflow to 0 / 0 however long after its newest event a window ends).
 //
 // Two stacks, with two savings that keep the operations those of the monoid:
 // - a window that starts where the previous one started (per-event windows over a key's
@@ -45,7 +60,8 @@ inline DecayPartial decay_combine(const DecayPartial& a, const DecayPartial& b, 
 // A key's history of n events costs n exp2 (it cost 3n before, benchmarks/results/decay-*).
 inline void decay_slices(const int64_t* t, const double* v, std::size_t /*n*/,
                          const int64_t* lo, const int64_t* hi, const int64_t* end,
-                         std::size_t windows, double h, double* out_s, double* out_w) {
+                         std::size_t windows, double h, double* out_s, double* out_w,
+                         bool as_of = true) {
     std::vector<DecayPartial> front;  // front[i - base]: the aggregate of [i, flip)
     int64_t base = 0, flip = 0;       // front covers [held_lo, flip), back covers [flip, back_hi)
     int64_t held_lo = 0, held_hi = 0, back_hi = 0;
@@ -86,13 +102,13 @@ inline void decay_slices(const int64_t* t, const double* v, std::size_t /*n*/,
         if (q.empty) {
             out_s[j] = 0.0;
             out_w[j] = 0.0;
-        } else if (q.r == end[j]) {  // as of its own newest event: no scaling
+        } else if (!as_of || q.r == end[j]) {  // as of its own newest event: no scaling
             out_s[j] = q.s;
             out_w[j] = q.w;
         } else {
-            double f = std::exp2(static_cast<double>(q.r - end[j]) / h);
-            out_s[j] = q.s * f;
-            out_w[j] = q.w * f;
+            double e = static_cast<double>(q.r - end[j]) / h;
+            out_s[j] = scale2(q.s, e);
+            out_w[j] = scale2(q.w, e);
         }
     }
 }
