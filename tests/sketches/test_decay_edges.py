@@ -367,3 +367,21 @@ def test_polynomial_mean_through_window_agg() -> None:
     _, _, mean = poly_exact([(0, 3.0), (1_800 * US, 5.0)], 86_400 * US, 200.0, 1e6)
     assert out["m"].tolist() == [pytest.approx(mean, rel=1e-12, abs=0)]
     assert out["s"].tolist() == [0.0]  # exact: ~5 * 84,601^-200 ~ 1e-985
+
+
+def test_a_failing_built_in_is_not_the_users_monoid_to_fix(monkeypatch: Any) -> None:
+    """A built-in aggregation that raises (here decayed_pNN, made to fail) is reported as
+    windowagg's, to report, never as a monoid for the user to fix; a user's monoid still
+    is."""
+    from windowagg.errors import AggregationError
+
+    def boom(self: Any, s: Any, at: int) -> float:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(DecayedQuantile, "_answer", boom)
+    df = pd.DataFrame({"k": "a", "t": [0, 10], "v": [3.0, 5.0]})
+    with pytest.raises(AggregationError) as e:
+        window_agg(df, "k", "t", ["decayed_p50(v, decay=poly(2))"], size="1 day", slide="1 day")
+    msg = str(e.value)
+    assert "windowagg's built-in DecayedQuantile" in msg and "report it" in msg
+    assert "fix the monoid" not in msg and "Unlowered" not in msg

@@ -128,9 +128,10 @@ class Unlowered:
     """A monoid whose ``lower`` is the identity (the aggregator answers partials): for
     timed monoids, whose partials are answered as of a time their ``lower`` does not know."""
 
-    __slots__ = ("combine", "commutative", "identity", "lift")
+    __slots__ = ("combine", "commutative", "identity", "lift", "monoid")
 
     def __init__(self, m: Any) -> None:
+        self.monoid = m
         self.identity = m.identity
         self.lift = m.lift
         self.combine = m.combine
@@ -281,11 +282,37 @@ def _window_error(
     )
 
 
+#: Modules of windowagg's own monoids (the aggregation strings' and ``windowagg.monoids``'
+#: built-ins), whose failure is not the caller's monoid to fix. Not ``monoids.composite``
+#: or ``monoids.base``, whose wrappers hold monoids of the caller's.
+_BUILTIN_MODULES = (
+    "windowagg.sketches.",
+    "windowagg.monoids.builtins",
+    "windowagg.monoids.statistics",
+    "windowagg.monoids.extremes",
+    "windowagg.monoids.bloom",
+)
+
+
 def aggregation_message(alias: str, monoid: Any, reason: str, where: str) -> str:
     """The message of an :class:`~windowagg.errors.AggregationError` (*where*: the window
-    and key, as the caller knows them)."""
+    and key, as the caller knows them). A monoid of the caller's: fix it or make its lift
+    refuse; one of windowagg's own (through :class:`Unlowered` too): report it.
+
+    >>> from windowagg.sketches.forward_decay import ExpDecayed
+    >>> aggregation_message("m", Unlowered(ExpDecayed(1.0)), "E: x", "")[:61]
+    "aggregation 'm' (windowagg's built-in ExpDecayed) raised E: x"
+    """
+    m = monoid.monoid if isinstance(monoid, Unlowered) else monoid
+    name = type(m).__name__
+    if type(m).__module__.startswith(_BUILTIN_MODULES):
+        return (
+            f"aggregation {alias!r} (windowagg's built-in {name}) raised {reason}{where}; "
+            "this is not a monoid of yours to fix: report it to windowagg with this message "
+            "(the exception is chained below)"
+        )
     return (
-        f"aggregation {alias!r} (monoid {type(monoid).__name__}) raised {reason}{where}; fix "
+        f"aggregation {alias!r} (monoid {name}) raised {reason}{where}; fix "
         "the monoid (its exception is chained below), or make its lift refuse the values it "
         "cannot combine (a lift error is a bad_value reject, not a failure)"
     )
