@@ -160,6 +160,9 @@ class ExpDecayed:
         if a[0] < b[0]:
             a, b = b, a
         e = (b[0] - a[0]) / self.half_life
+        if e >= -1022.0:  # scale2 inline (one exp2 for S and W): the reference's hot path
+            f = math.exp2(e)
+            return (a[0], a[1] + b[1] * f, a[2] + b[2] * f)
         return (a[0], a[1] + scale2(b[1], e), a[2] + scale2(b[2], e))
 
     def as_of(self, p: ExpPartial | None, at: int) -> float | None:
@@ -172,8 +175,7 @@ class ExpDecayed:
             return None if self.what == "mean" else 0.0
         if self.what == "mean":
             return _answer("mean", p[1], p[2])
-        e = (p[0] - at) / self.half_life
-        return _answer(self.what, scale2(p[1], e), scale2(p[2], e))
+        return scale2(p[1] if self.what == "sum" else p[2], (p[0] - at) / self.half_life)
 
     def lower(self, p: ExpPartial | None) -> float | None:
         """:meth:`as_of` the partial's own landmark (its newest event). O(1)."""

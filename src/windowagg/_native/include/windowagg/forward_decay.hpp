@@ -17,15 +17,24 @@
 
 namespace windowagg {
 
-// x * 2^e, rounded once where the product is subnormal: while 2^e is a normal double, one
-// exp2 and one product; below (e < -1022, where exp2 would round 2^e itself onto the
-// subnormal grid and the product would inherit that error, or underflow to 0 though x 2^e
-// is a normal number) exp2 of e's fraction in [1, 2), then ldexp by its integer part, whose
-// one rounding is the product's (absolute error <= 2^-1075). A product below 2^-1075 is 0.
-inline double scale2(double x, double e) {
-    if (e >= -1022.0) return x * std::exp2(e);
+// (x, y) * 2^e, each rounded once where the product is subnormal: while 2^e is a normal
+// double, one exp2 and two products; below (e < -1022, where exp2 would round 2^e itself
+// onto the subnormal grid and the products would inherit that error, or underflow to 0
+// though x 2^e is a normal number) exp2 of e's fraction in [1, 2), then ldexp by its
+// integer part, whose one rounding is the product's (absolute error <= 2^-1075). A product
+// below 2^-1075 is 0. One exp2 for both (S and W share the factor).
+inline void scale2(double& x, double& y, double e) {
+    if (e >= -1022.0) {
+        double f = std::exp2(e);
+        x *= f;
+        y *= f;
+        return;
+    }
     double n = std::floor(e);
-    return std::ldexp(x * std::exp2(e - n), static_cast<int>(std::max(n, -4000.0)));
+    double f = std::exp2(e - n);
+    int k = static_cast<int>(std::max(n, -4000.0));
+    x = std::ldexp(x * f, k);
+    y = std::ldexp(y * f, k);
 }
 
 struct DecayPartial {
@@ -41,8 +50,9 @@ inline DecayPartial decay_combine(const DecayPartial& a, const DecayPartial& b, 
     if (b.empty) return a;
     const DecayPartial& young = a.r >= b.r ? a : b;
     const DecayPartial& old = a.r >= b.r ? b : a;
-    double e = static_cast<double>(old.r - young.r) / h;
-    return DecayPartial{young.r, young.s + scale2(old.s, e), young.w + scale2(old.w, e), false};
+    double s = old.s, w = old.w;
+    scale2(s, w, static_cast<double>(old.r - young.r) / h);
+    return DecayPartial{young.r, young.s + s, young.w + w, false};
 }
 
 // For every window j (lo, hi non-decreasing, 0 <= lo[j] <= hi[j] <= n): the decayed sum
@@ -106,9 +116,10 @@ inline void decay_slices(const int64_t* t, const double* v, std::size_t /*n*/,
             out_s[j] = q.s;
             out_w[j] = q.w;
         } else {
-            double e = static_cast<double>(q.r - end[j]) / h;
-            out_s[j] = scale2(q.s, e);
-            out_w[j] = scale2(q.w, e);
+            double s = q.s, w = q.w;
+            scale2(s, w, static_cast<double>(q.r - end[j]) / h);
+            out_s[j] = s;
+            out_w[j] = w;
         }
     }
 }
