@@ -173,7 +173,7 @@ def read_call(
     ...
     click.exceptions.UsageError: give one window: --size (with --slide, or per event), --rows or --gap (decayed aggregations alone may give none: each key's whole history)
     """
-    from windowagg.call import parse_call
+    from windowagg.call import SPARK_COLUMNS, check_names, parse_call, shape_of
 
     try:
         agg_list = parse(list(aggs))
@@ -181,10 +181,17 @@ def read_call(
         raise click.BadParameter(str(e), param_hint="--agg") from e
     decayed = all(getattr(a.monoid, "needs_time", False) for a in agg_list)
     args = window_args(size, slide, rows, every, gap, history=decayed)
-    try:  # what needs the window and the aggregations together: several sizes' grid
-        return parse_call(list(keys), time_col, agg_list, time_unit=time_unit, **args)
+    if args["size"] is not None:  # what needs the sizes and the slide together: their grid
+        try:
+            shape_of(args["size"], args["slide"], None, 1, None, 0)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--size") from e
+    try:  # the names: both engines write the same files, so Spark's names are refused
+        call = parse_call(list(keys), time_col, agg_list, time_unit=time_unit, **args)
+        check_names(call, SPARK_COLUMNS)
     except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--size") from e
+        raise click.BadParameter(str(e), param_hint="--agg / --key") from e
+    return call
 
 
 def window_args(
@@ -217,6 +224,12 @@ def window_args(
         )
     if slide is not None and size is None:
         raise click.BadParameter("--slide needs --size (a time window)", param_hint="--slide")
+    if every != 1 and rows is None:
+        raise click.BadParameter(
+            f"--every {every} counts events between count windows and needs --rows; time "
+            "windows hop by --slide",
+            param_hint="--every",
+        )
     us: dict[str, int | None] = {}
     for option, text in (("--size", size), ("--slide", slide), ("--gap", gap)):
         if text is None:

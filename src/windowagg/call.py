@@ -40,15 +40,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
+from numbers import Integral
 from typing import Any, NamedTuple
 
-from windowagg.aggs import MAX_DURATION, Agg, parse, to_micros
+from windowagg.aggs import MAX_DURATION, Agg, keyword_builder, parse, to_micros
 from windowagg.errors import ArgumentError
 from windowagg.rejects import check_time_unit
 from windowagg.windows.engine import Shape
 from windowagg.windows.engine.sizes import sized_aggs
 
-__all__ = ["WindowCall", "lateness_of", "parse_call", "shape_of"]
+__all__ = [
+    "RESULT_COLUMNS",
+    "SPARK_COLUMNS",
+    "WindowCall",
+    "check_names",
+    "lateness_of",
+    "parse_call",
+    "shape_of",
+]
 
 
 class WindowCall(NamedTuple):
@@ -71,12 +80,11 @@ class WindowCall(NamedTuple):
     (:func:`~windowagg.windows.engine.sizes.sized_aggs`)."""
 
 
-def shape_of(
-    size: Any, slide: Any, rows: int | None, every: int, gap: Any, start_time: Any
-) -> Shape:
+def shape_of(size: Any, slide: Any, rows: Any, every: Any, gap: Any, start_time: Any) -> Shape:
     """The engine's :class:`~windowagg.windows.engine.Shape` from a call's arguments
     (durations as text, seconds or timedeltas; ``size`` may be a list of them, several
-    sizes at once). O(1) per size.
+    sizes at once). Every refusal is an :class:`~windowagg.errors.ArgumentError` naming
+    the argument and its value as given. O(1) per size.
 
     >>> shape_of("10 min", "10 s", None, 1, None, 0).size
     600000000
@@ -86,57 +94,111 @@ def shape_of(
     Traceback (most recent call last):
     ...
     windowagg.errors.ArgumentError: several sizes (size=['1 h', '1 min']) need time windows: give slide (hopping) or nothing (per event), not rows or gap; run count or session windows once per call
+    >>> shape_of(-5, None, None, 1, None, 0)
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.ArgumentError: size=-5 is not a positive duration; give a window length such as '10 minutes', 600 (seconds) or a timedelta
     """
-    if isinstance(size, list | tuple):
-        return _shape_of_sizes(list(size), slide, rows, gap, start_time)
-    return Shape(
-        size=None if size is None else to_micros(size, "size"),
-        slide=None if slide is None else to_micros(slide, "slide"),
-        rows=rows,
-        every=every,
-        gap=None if gap is None else to_micros(gap, "gap"),
-        start_time=to_micros(start_time, "start_time"),
-    )
-
-
-def _shape_of_sizes(
-    size: list[Any], slide: Any, rows: int | None, gap: Any, start_time: Any
-) -> Shape:
-    """:func:`shape_of` for a list of sizes; every refusal an ``ArgumentError``. O(sizes)."""
-    if rows is not None or gap is not None:
+    if isinstance(size, list | tuple) and (rows is not None or gap is not None):
         raise ArgumentError(
             f"several sizes (size={size!r}) need time windows: give slide (hopping) or "
             "nothing (per event), not rows or gap; run count or session windows once per call"
         )
+    given = {"size": size, "rows": rows, "gap": gap}
+    if sum(v is not None for v in given.values()) != 1:
+        shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        raise ArgumentError(
+            "give exactly one window shape: size (with slide: hopping; without: per event), "
+            f"rows (with every: count windows) or gap (sessions); got {shown}"
+        )
+    if slide is not None and size is None:
+        raise ArgumentError(
+            f"slide={slide!r} needs time windows (size); count windows (rows) hop by every, "
+            "sessions (gap) take no slide"
+        )
+    if rows is None and not (isinstance(every, int) and not isinstance(every, bool) and every == 1):
+        raise ArgumentError(
+            f"every={every!r} counts events between count windows and needs rows; time "
+            "windows hop by slide: drop every"
+        )
+    start = to_micros(start_time, "start_time")
+    slide_us = None if slide is None else _positive(slide, "slide")
+    if isinstance(size, list | tuple):
+        return _shape_of_sizes(list(size), slide, slide_us, start)
+    if rows is not None:
+        return Shape(rows=_count(rows, "rows"), every=_count(every, "every"), start_time=start)
+    if gap is not None:
+        return Shape(gap=_positive(gap, "gap"), start_time=start)
+    return Shape(size=_positive(size, "size"), slide=slide_us, start_time=start)
+
+
+def _positive(d: Any, what: str) -> int:
+    """A duration argument in microseconds, ``ArgumentError`` (naming it as given) unless it
+    is positive. O(1)."""
+    us = to_micros(d, what)
+    if us <= 0:
+        raise ArgumentError(
+            f"{what}={d!r} is not a positive duration; give a window length such as "
+            "'10 minutes', 600 (seconds) or a timedelta"
+        )
+    return us
+
+
+def _count(n: Any, what: str) -> int:
+    """A count argument (``rows``, ``every``): an integer >= 1, not a bool. O(1)."""
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
+        raise ArgumentError(
+            f"{what}={n!r} is not a whole number of events >= 1; give e.g. {what}=10"
+        )
+    return int(n)
+
+
+def _shape_of_sizes(size: list[Any], slide: Any, slide_us: int | None, start: int) -> Shape:
+    """:func:`shape_of` for a list of sizes; every refusal an ``ArgumentError``. O(sizes)."""
     if not size:
         raise ArgumentError("size=[] gives no window size; give one or more, e.g. ['5 min', '1 h']")
-    sizes = tuple(to_micros(s, "size") for s in size)
+    sizes = []
+    for s in size:
+        us = to_micros(s, "size")
+        if us <= 0:
+            raise ArgumentError(
+                f"size={size!r} holds {s!r}, not a positive duration; give window lengths "
+                "such as ['5 minutes', '1 hour']"
+            )
+        sizes.append(us)
     if len(set(sizes)) != len(sizes):
         raise ArgumentError(f"size={size!r} repeats a size; give each size once")
     try:
-        return Shape(
-            size=max(sizes),
-            slide=None if slide is None else to_micros(slide, "slide"),
-            start_time=to_micros(start_time, "start_time"),
-            sizes=sizes,
-        )
+        return Shape(size=max(sizes), slide=slide_us, start_time=start, sizes=tuple(sizes))
     except ValueError as e:
         raise ArgumentError(f"size={size!r} with slide={slide!r}: {e}") from None
 
 
 def lateness_of(max_out_of_orderness: Any, allowed_lateness: Any) -> tuple[int, int] | None:
     """``(max_out_of_orderness, allowed_lateness)`` in microseconds, or None when neither
-    is given. O(1).
+    is given; ``ArgumentError`` (naming the argument as given) for a negative one. O(1).
 
     >>> lateness_of("1 min", None), lateness_of(None, None)
     ((60000000, 0), None)
+    >>> lateness_of(None, -3)
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.ArgumentError: allowed_lateness=-3 is negative; give 0 or a positive duration such as '5 minutes'
     """
     if max_out_of_orderness is None and allowed_lateness is None:
         return None
-    return (
-        to_micros(max_out_of_orderness or 0, "max_out_of_orderness"),
-        to_micros(allowed_lateness or 0, "allowed_lateness"),
-    )
+    out = []
+    for what, d in (
+        ("max_out_of_orderness", max_out_of_orderness),
+        ("allowed_lateness", allowed_lateness),
+    ):
+        us = 0 if d is None else to_micros(d, what)
+        if us < 0:
+            raise ArgumentError(
+                f"{what}={d!r} is negative; give 0 or a positive duration such as '5 minutes'"
+            )
+        out.append(us)
+    return out[0], out[1]
 
 
 def parse_call(
@@ -146,8 +208,8 @@ def parse_call(
     *,
     size: Any = None,
     slide: Any = None,
-    rows: int | None = None,
-    every: int = 1,
+    rows: Any = None,
+    every: Any = 1,
     gap: Any = None,
     start_time: Any = 0,
     time_unit: str = "s",
@@ -171,7 +233,7 @@ def parse_call(
         # long as every time's span: windows.engine.assign.HISTORY)
         size = timedelta(microseconds=MAX_DURATION)
     shape = shape_of(size, slide, rows, every, gap, start_time)
-    return WindowCall(
+    call = WindowCall(
         keys=[keys] if isinstance(keys, str) else list(keys),
         time=time,
         aggs=parsed,
@@ -180,3 +242,74 @@ def parse_call(
         time_unit=time_unit,
         outputs=sized_aggs(parsed, shape.sizes) if shape.sizes else parsed,
     )
+    check_names(call)
+    return call
+
+
+#: The results' own columns in every front end (pandas, polars, Arrow).
+RESULT_COLUMNS = ("window_start", "window_end")
+#: The columns of Spark's combined output (batch: ``kind`` ... ``row_index``; streaming:
+#: ``revision``) and the Spark layer's internal ones (the row id, the packed layout's
+#: arrays, the null-key mask, the watermark copy): reserved in both Spark front ends and
+#: the CLI (whose two engines write the same files), so a call runs on either.
+SPARK_COLUMNS = (
+    "kind",
+    *RESULT_COLUMNS,
+    "revision",
+    "reason",
+    "event_time",
+    "row",
+    "row_index",
+    "_wa_id",
+    "_wa_row",
+    "_wa_null_keys",
+    "_ws",
+    "_we",
+    "_rev",
+    "__windowagg_watermark",
+)
+
+
+def check_names(call: WindowCall, reserved: Sequence[str] = RESULT_COLUMNS) -> None:
+    """``ArgumentError`` if two output columns would have one name: a key column, an
+    aggregation's output (``<alias>_<size>`` with several sizes) or one of the output's
+    own columns (*reserved*: ``window_start``, ``window_end``; :data:`SPARK_COLUMNS` in
+    Spark, whose names are compared ignoring case, as Spark resolves them). The message
+    names both and says what to rename. O(keys + outputs + reserved).
+
+    >>> check_names(parse_call("k", "t", ["max(v)"], size=10))
+    >>> parse_call("k", "t", ["max(v) as k"], size=10)
+    Traceback (most recent call last):
+    ...
+    windowagg.errors.ArgumentError: the output column 'k' would be both the key column 'k' and the aggregation 'max(v)' named 'k'; name the aggregation otherwise ('max(v) as k_agg') or rename the key column
+    """
+    fold = reserved is not RESULT_COLUMNS  # Spark resolves column names ignoring case
+    named: list[tuple[str, str, str | None]] = [
+        (k, f"the key column {k!r}", None) for k in call.keys
+    ]
+    per = len(call.outputs) // max(len(call.aggs), 1)
+    for i, a in enumerate(call.outputs):
+        base = call.aggs[i // per]
+        text = base.kind or "agg"
+        if base.kind is not None and keyword_builder(base.kind) is not None:
+            text += "(...)"  # its keywords (half_life=...) are not kept
+        elif base.column is not None:
+            text += f"({base.column})"
+        what = f"the aggregation {text!r} named {base.alias!r}"
+        if a is not base:  # several sizes: <alias>_<size>
+            what += f" at size {a.alias[len(base.alias) + 1 :]} ({a.alias!r})"
+        named.append((a.alias, what, f"{text} as {base.alias}_agg"))
+    named += [(r, f"windowagg's own {r!r} column", None) for r in reserved]
+    seen: dict[str, tuple[str, str | None]] = {}
+    for name, what, fix in named:
+        folded = name.casefold() if fold else name
+        if folded not in seen:
+            seen[folded] = (what, fix)
+            continue
+        first, first_fix = seen[folded]
+        fixes = [f"name the aggregation otherwise ('{f}')" for f in (first_fix, fix) if f]
+        if first.startswith("the key column"):
+            fixes.append("rename the key column")
+        raise ArgumentError(
+            f"the output column {name!r} would be both {first} and {what}; " + " or ".join(fixes)
+        )

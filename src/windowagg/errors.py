@@ -53,9 +53,16 @@ class ArgumentError(WindowaggError, ValueError):
     """
 
 
-class ArgumentTypeError(WindowaggError, TypeError):
+class ArgumentTypeError(ArgumentError, TypeError):
     """An argument of the wrong type: a bool where a count is needed, a string where a
-    number is. The message names the structure, the argument and the value."""
+    number is. The message names the structure, the argument and the value.
+
+    An :class:`ArgumentError` (so one ``except ArgumentError`` catches every bad
+    argument) and a ``TypeError``, the built-in Python raises for a wrong type.
+
+    >>> issubclass(ArgumentTypeError, ArgumentError) and issubclass(ArgumentTypeError, TypeError)
+    True
+    """
 
 
 class MonoidContractError(WindowaggError, TypeError):

@@ -29,7 +29,11 @@ rejects            every input row is aggregated or rejected: ``reason``, ``even
 times              int64 microseconds of the years 0001-9999 end to end (others are
                    rejects); ``window_start`` / ``window_end`` are ``datetime64[ns, UTC]``
                    when every bound fits in nanoseconds (1677-2262), else
-                   ``datetime64[us, UTC]``; rejects' ``event_time`` ``datetime64[us, UTC]``
+                   ``datetime64[us, UTC]``, a bound past the range clamped to its edge
+                   (docs/engine.md); rejects' ``event_time`` ``datetime64[us, UTC]``
+names              an output column named as a key or ``window_start`` / ``window_end``
+                   (``"max(v) as k"``) is an ``ArgumentError``, as is every bad window
+                   argument (naming it and the value as given)
 lateness           none by default (batch: every valid row is on time); with
                    ``max_out_of_orderness`` / ``allowed_lateness`` the rows are judged in
                    input order per key, as a stream would judge them, and late rows are
@@ -75,6 +79,7 @@ from windowagg.rejects import (
     utc_micros,
     validate,
     value_columns,
+    window_bound,
 )
 from windowagg.windows.engine import Shape, window_groups
 from windowagg.windows.engine.sizes import sized_aggs
@@ -478,8 +483,8 @@ def _results(
     data: dict[str, Any] = {}
     for k in keys:
         data[k] = sub[k].take(fw.firsts).repeat(fw.sizes).array
-    data["window_start"] = _utc(np.asarray(fw.columns["start"], dtype=np.int64))
-    data["window_end"] = _utc(np.asarray(fw.columns["end"], dtype=np.int64))
+    data["window_start"] = _utc(window_bound(fw.columns["start"]))  # years 0001-9999
+    data["window_end"] = _utc(window_bound(fw.columns["end"]))
     for a in aggs:
         col = fw.columns[a.alias]
         if a.dtype == "bigint":

@@ -87,6 +87,7 @@ __all__ = [
     "utc_micros",
     "validate",
     "value_columns",
+    "window_bound",
 ]
 
 #: Column that Spark's CSV/JSON readers fill for rows they could not parse (PERMISSIVE mode).
@@ -399,6 +400,20 @@ _GAP = re.compile(
     r"^in no window: (-?\d+) lies between the hopping windows \[(-?\d+), (-?\d+)\) and "
     r"\[(-?\d+), (-?\d+)\)(.*)$"
 )
+
+
+def window_bound(us: Any) -> np.ndarray:
+    """Window bounds (int64 epoch microseconds) as every front end outputs them: inside
+    the years 0001-9999. A bound past the range (a window starting before 0001-01-01,
+    ending after 9999-12-31) is the range's edge, ``MIN_MICROS`` or ``MAX_MICROS``: the
+    window holds the same events (no event time lies outside the range), and the edge
+    belongs to it (docs/engine.md, "Times"). O(n).
+
+    >>> window_bound(np.array([MIN_MICROS - 5, 0, MAX_MICROS + 1])).tolist() == [
+    ...     MIN_MICROS, 0, MAX_MICROS]
+    True
+    """
+    return np.clip(np.asarray(us, dtype=np.int64), MIN_MICROS, MAX_MICROS)
 
 
 def utc_micros(us: np.ndarray, null: np.ndarray | None = None) -> pd.Series:

@@ -41,7 +41,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from windowagg.aggs import Agg
-from windowagg.call import WindowCall, parse_call
+from windowagg.call import SPARK_COLUMNS, WindowCall, check_names, parse_call
 from windowagg.spark._deps import require_pyspark
 
 require_pyspark("windowagg.spark")
@@ -67,6 +67,7 @@ from windowagg.rejects import (  # noqa: E402
     _rows_json,
     null_flag,
     value_columns,
+    window_bound,
 )
 
 __all__ = [
@@ -256,7 +257,7 @@ def arrow_output(
         )
         arrays[k] = stack(col, pa.nulls(m, typ))
     for c, src in (("window_start", "start"), ("window_end", "end")):
-        col = pa.array(np.asarray(fw.columns[src], np.int64), type=pa.int64()).cast(ts)
+        col = pa.array(window_bound(fw.columns[src]), type=pa.int64()).cast(ts)
         arrays[c] = stack(col, pa.nulls(m, ts))
     for a in aggs:
         typ = by_name[a.alias]
@@ -438,6 +439,7 @@ def run_call(
     """:func:`window_agg` for a call already read by :func:`windowagg.call.parse_call`
     (``windowagg run`` reads its options once and hands the engine the
     :class:`~windowagg.call.WindowCall`). Complexity: as :func:`window_agg`."""
+    check_names(call, SPARK_COLUMNS)  # the combined output's names, ignoring case
     key_list, agg_list, shape, lateness = call.keys, call.aggs, call.shape, call.lateness
     time, time_unit = call.time, call.time_unit
     prepared = prepare(

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
 
 from windowagg.aggs import Agg  # noqa: E402
-from windowagg.rejects import REJECT_COLUMNS  # noqa: E402
+from windowagg.rejects import REJECT_COLUMNS, window_bound  # noqa: E402
 from windowagg.spark.batch import _type  # noqa: E402
 
 __all__ = ["pack", "packed_schema", "unpack"]
@@ -122,8 +122,8 @@ def pack(
         return _one_row(keys, key_values, aggs, cols, n)
     lead = 1 if n else 0
     columns: list[Any] = [[kv] * lead + [None] * m for kv in key_values]  # in _packed_names order
-    starts = np.asarray(cols["start"], dtype=np.int64).tolist()
-    ends = np.asarray(cols["end"], dtype=np.int64).tolist()
+    starts = window_bound(cols["start"]).tolist()  # years 0001-9999
+    ends = window_bound(cols["end"]).tolist()
     columns += [[starts] * lead + [None] * m, [ends] * lead + [None] * m]
     columns += [([_array_values(a, cols[a.alias])] if lead else []) + [None] * m for a in aggs]
     rev = cols.get("revision")
@@ -155,8 +155,8 @@ def _one_row(
     ``event_time`` included). O(windows).
     """
     cells: list[Any] = list(key_values)
-    cells.append(np.asarray(cols["start"], dtype=np.int64).tolist())
-    cells.append(np.asarray(cols["end"], dtype=np.int64).tolist())
+    cells.append(window_bound(cols["start"]).tolist())  # years 0001-9999
+    cells.append(window_bound(cols["end"]).tolist())
     cells += [_array_values(a, cols[a.alias]) for a in aggs]
     rev = cols.get("revision")
     cells.append([0] * n if rev is None else np.asarray(rev, dtype=np.int64).tolist())

@@ -73,7 +73,7 @@ from pyspark.sql.streaming.stateful_processor import (  # noqa: E402
 )
 
 from windowagg.aggs import Agg  # noqa: E402
-from windowagg.call import parse_call  # noqa: E402
+from windowagg.call import SPARK_COLUMNS, check_names, parse_call  # noqa: E402
 from windowagg.errors import AggregationError, ArgumentError  # noqa: E402
 from windowagg.rejects import (  # noqa: E402
     _empty_rejects,
@@ -658,6 +658,7 @@ def stream_window_agg(
         max_out_of_orderness=max_out_of_orderness,
         allowed_lateness=allowed_lateness,
     )
+    check_names(wc, SPARK_COLUMNS)  # the combined output's names, ignoring case
     key_list, agg_list, shape = wc.keys, wc.aggs, wc.shape
     ooo_us, lateness_us = wc.lateness or (0, 0)  # a stream always has a watermark
     step = _Step(

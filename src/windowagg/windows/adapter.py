@@ -34,7 +34,7 @@ from typing import Any, Generic
 import numpy as np
 
 from windowagg import codec
-from windowagg.aggs import Agg
+from windowagg.aggs import MAX_MICROS, MIN_MICROS, Agg
 from windowagg.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -171,10 +171,14 @@ class _Times:
             self.aware = t.tzinfo is not None
 
     def from_engine(self, x: int) -> Any:
-        """An engine time back in the caller's type."""
+        """An engine time back in the caller's type. A datetime is inside the years
+        0001-9999 (a window starting before 0001-01-01 or ending after 9999-12-31, a
+        watermark before the first year, gives the range's edge, as every front end does:
+        :func:`windowagg.rejects.window_bound`)."""
         if not self.dt:
             return int(x)
-        return (_UNIX_UTC if self.aware else _UNIX) + timedelta(microseconds=int(x))
+        x = min(max(int(x), MIN_MICROS), MAX_MICROS)
+        return (_UNIX_UTC if self.aware else _UNIX) + timedelta(microseconds=x)
 
 
 class EngineWindows(Generic[In, P, Out]):

@@ -17,10 +17,10 @@ O(size / gcd(size, slide)) partials each.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from windowagg.errors import ArgumentError
+from windowagg.errors import ArgumentError, ArgumentTypeError
 from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.windows.adapter import EngineWindows, _Times
 from windowagg.windows.sliding import removed
@@ -67,6 +67,11 @@ class SharedWindows(EngineWindows[In, P, Out]):
         panes: Any = None,
     ) -> None:
         removed(aggregator, panes)
+        if isinstance(sizes, str | bytes) or not isinstance(sizes, Iterable):
+            raise ArgumentTypeError(
+                f"SharedWindows sizes must be a list of window sizes, got {sizes!r}; give "
+                "e.g. [10, 60] (ints) or [timedelta(minutes=1), timedelta(hours=1)]"
+            )
         sizes = tuple(sizes)
         if not sizes or len(set(sizes)) != len(sizes):
             raise ArgumentError(f"SharedWindows needs distinct sizes, got {list(sizes)!r}")
