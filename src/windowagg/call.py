@@ -116,7 +116,7 @@ def shape_of(size: Any, slide: Any, rows: Any, every: Any, gap: Any, start_time:
             f"slide={slide!r} needs time windows (size); count windows (rows) hop by every, "
             "sessions (gap) take no slide"
         )
-    if rows is None and not (isinstance(every, int) and not isinstance(every, bool) and every == 1):
+    if rows is None and (isinstance(every, bool) or not isinstance(every, Integral) or every != 1):
         raise ArgumentError(
             f"every={every!r} counts events between count windows and needs rows; time "
             "windows hop by slide: drop every"
