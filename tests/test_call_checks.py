@@ -102,7 +102,7 @@ def test_spark_output_names_are_free_in_process(front):
 
 
 def test_two_aggregations_with_one_name_are_still_refused():
-    with pytest.raises(ValueError, match="two aggregations are named 'max_v'"):
+    with pytest.raises(ArgumentError, match="two aggregations are named 'max_v'"):
         window_agg(DATA, "k", "t", ["max(v)", "max(v)"], size=10)
 
 
@@ -158,6 +158,7 @@ BAD_ARGS = [
     ("size", [10, 0], {}),
     ("size", [10, -5], {"slide": 5}),
     ("start_time", True, {"size": 10}),
+    ("size", ["1 min", "90 s"], {"slide": "60 s"}),  # sizes off the slide's grid
 ]
 
 
@@ -339,3 +340,31 @@ def test_the_object_api_keeps_datetime_bounds_in_the_range(lo, tz):
         for r in out:
             assert epoch.replace(year=1, month=1, day=1) <= r.start <= r.end
             assert r.end <= dt.datetime.max.replace(tzinfo=tz)
+
+
+BAD_AGGS = [
+    (["max(v)", "max(v)"], "two aggregations are named 'max_v'"),
+    (["nosuch(v)"], "'nosuch' is not an aggregation"),
+    (["max v"], "cannot read the aggregation 'max v'"),
+    (["max()"], "aggregation 'max()' needs a column"),
+    (["p100(v)"], "quantile 'p100' must be between p0 and p100"),
+    (["ewm_mean(half_life=1h, v)"], "positional argument 'v' after a keyword argument"),
+    (["max(v, k=2)"], "'max' takes no keyword arguments"),
+    ([3], "an aggregation is a string like 'max(col)'"),
+    (["max(nope)"], "column 'nope' is not in the DataFrame"),
+]
+
+
+@pytest.mark.parametrize("front", FRONTS)
+@pytest.mark.parametrize("aggs, message", BAD_AGGS)
+def test_a_bad_aggregation_is_an_argument_error_saying_what_to_write(front, aggs, message):
+    with pytest.raises(ArgumentError) as info:
+        window_agg(_frame(front, DATA), "k", "t", aggs, size=10)
+    assert message in str(info.value), str(info.value)
+
+
+def test_sizes_off_the_slides_grid_are_named_as_given_not_in_microseconds():
+    with pytest.raises(ArgumentError) as info:
+        window_agg(DATA, "k", "t", ["count"], size=["1 min", "90 s"], slide="60 s")
+    msg = str(info.value)
+    assert "size=['1 min', '90 s'] with slide='60 s'" in msg and "000000" not in msg, msg

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NamedTuple
 
+from windowagg.errors import ArgumentError, ArgumentTypeError
+
 __all__ = [
     "COLUMN_AGGREGATIONS",
     "KEYWORD_AGGREGATIONS",
@@ -264,7 +266,7 @@ def _builtin(name: str) -> tuple[Any, str, str]:
     why = "is not an aggregation"
     if low in _structured():
         why = "does not work on a plain column (it needs structured values or returns a structure)"
-    raise ValueError(
+    raise ArgumentError(
         f"{name!r} {why}; aggregations of a column: {column_aggregations_help()}. "
         "Other monoids: pass (alias, monoid, column, dtype) to windowagg.spark's Python API"
     )
@@ -282,7 +284,7 @@ def quantile_fraction(kind: str) -> tuple[int, int] | None:
     >>> quantile_fraction("p100")
     Traceback (most recent call last):
     ...
-    ValueError: quantile 'p100' must be between p0 and p100 (exclusive)
+    windowagg.errors.ArgumentError: quantile 'p100' must be between p0 and p100 (exclusive)
     """
     low = kind.lower()
     if low == "median":
@@ -293,7 +295,7 @@ def quantile_fraction(kind: str) -> tuple[int, int] | None:
     whole, _, frac = m.group(1).partition(".")
     num, den = int(whole + frac), 100 * 10 ** len(frac)
     if not 0 < num < den:
-        raise ValueError(f"quantile {kind!r} must be between p0 and p100 (exclusive)")
+        raise ArgumentError(f"quantile {kind!r} must be between p0 and p100 (exclusive)")
     return num, den
 
 
@@ -324,11 +326,11 @@ def _get_monoid(name: str) -> Any:
 
     getter = getattr(monoids, "get", None)
     if getter is None:  # pragma: no cover - only while the registry is not installed
-        raise ValueError(f"unknown aggregation {name!r}")
+        raise ArgumentError(f"unknown aggregation {name!r}")
     try:
         return getter(name)
     except (KeyError, LookupError, ValueError) as e:
-        raise ValueError(f"unknown aggregation {name!r}: {e}") from None
+        raise ArgumentError(f"unknown aggregation {name!r}: {e}") from None
 
 
 def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
@@ -341,7 +343,7 @@ def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
     >>> parse_aggs(["max(a)", "max(a)"])
     Traceback (most recent call last):
     ...
-    ValueError: two aggregations are named 'max_a'; give one an alias ('max(a) as other')
+    windowagg.errors.ArgumentError: two aggregations are named 'max_a'; give one an alias ('max(a) as other')
     """
     out: list[Agg] = []
     for a in aggs:
@@ -354,7 +356,7 @@ def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
         ):
             build = keyword_builder(parts.name)
             if build is None:
-                raise ValueError(
+                raise ArgumentError(
                     f"{parts.name!r} takes no keyword arguments (in {a!r}); aggregations "
                     f"with keywords: {', '.join(sorted(KEYWORD_AGGREGATIONS))}"
                 )
@@ -362,12 +364,12 @@ def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
         elif isinstance(a, str):
             m = _CALL.match(a)
             if not m:
-                raise ValueError(f"cannot read the aggregation {a!r}; write e.g. 'max(col)'")
+                raise ArgumentError(f"cannot read the aggregation {a!r}; write e.g. 'max(col)'")
             name, col, alias = m.group("name"), m.group("col"), m.group("alias")
             column = None if col in (None, "", "*") else col
             monoid, dtype, kind = _builtin(name)
             if column is None and kind != "count":
-                raise ValueError(f"aggregation {a!r} needs a column, e.g. '{name}(value)'")
+                raise ArgumentError(f"aggregation {a!r} needs a column, e.g. '{name}(value)'")
             label = "median" if name.lower() == "median" else kind.replace(".", "_")
             default = kind if column is None else f"{label}_{column}"
             out.append(Agg(alias or default, monoid, column, dtype, kind))
@@ -383,20 +385,20 @@ def parse_aggs(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
             else:
                 out.append(Agg(alias, monoid, column, dtype, None))
         else:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"an aggregation is a string like 'max(col)', an Agg, or a tuple "
                 f"(alias, monoid, column[, dtype]); got {a!r}"
             )
     seen: set[str] = set()
     for agg in out:
         if agg.alias in seen:
-            raise ValueError(
+            raise ArgumentError(
                 f"two aggregations are named {agg.alias!r}; give one an alias "
                 f"('{agg.kind or 'agg'}({agg.column}) as other')"
             )
         seen.add(agg.alias)
     if not out:
-        raise ValueError("give at least one aggregation, e.g. ['count', 'max(value)']")
+        raise ArgumentError("give at least one aggregation, e.g. ['count', 'max(value)']")
     return out
 
 
@@ -434,7 +436,7 @@ def split_call(text: str) -> CallParts | None:
     >>> split_call("ewm_mean(half_life=1h, v)")
     Traceback (most recent call last):
     ...
-    ValueError: positional argument 'v' after a keyword argument in 'ewm_mean(half_life=1h, v)'; write the column first, e.g. 'ewm_mean(v, half_life=1h)'
+    windowagg.errors.ArgumentError: positional argument 'v' after a keyword argument in 'ewm_mean(half_life=1h, v)'; write the column first, e.g. 'ewm_mean(v, half_life=1h)'
     """
     m = _HEAD.match(text)
     if m is None:
@@ -449,10 +451,10 @@ def split_call(text: str) -> CallParts | None:
             continue
         depth += (ch == "(") - (ch == ")")
         if depth < 0:
-            raise ValueError(f"unbalanced parentheses in the aggregation {text!r}; {_BALANCE}")
+            raise ArgumentError(f"unbalanced parentheses in the aggregation {text!r}; {_BALANCE}")
         cur.append(ch)
     if depth:
-        raise ValueError(f"unbalanced parentheses in the aggregation {text!r}; {_BALANCE}")
+        raise ArgumentError(f"unbalanced parentheses in the aggregation {text!r}; {_BALANCE}")
     pieces.append("".join(cur))
     if len(pieces) == 1 and not pieces[0].strip():
         pieces = []
@@ -463,17 +465,17 @@ def split_call(text: str) -> CallParts | None:
         kw = _KEYWORD.match(piece)
         if kw is None:
             if keywords:
-                raise ValueError(
+                raise ArgumentError(
                     f"positional argument {piece.strip()!r} after a keyword argument in "
                     f"{text!r}; write the column first, e.g. '{name}(v, half_life=1h)'"
                 )
             if not piece.strip():
-                raise ValueError(f"an empty argument in the aggregation {text!r}")
+                raise ArgumentError(f"an empty argument in the aggregation {text!r}")
             positional.append(piece.strip())
             continue
         key = kw.group("key").lower()
         if key in keywords:
-            raise ValueError(f"keyword {key!r} given twice in the aggregation {text!r}")
+            raise ArgumentError(f"keyword {key!r} given twice in the aggregation {text!r}")
         keywords[key] = kw.group("value")
     return CallParts(text, name, positional, keywords, m.group("alias"))
 
@@ -734,7 +736,7 @@ def parse(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
             continue
         name, col, alias = m.group("name").lower(), m.group("col"), m.group("alias")
         if not col or col == "*":
-            raise ValueError(f"aggregation {a!r} needs a column, e.g. '{name}(value)'")
+            raise ArgumentError(f"aggregation {a!r} needs a column, e.g. '{name}(value)'")
         q = "p50" if name == "median" else name[len("approx_") :]
         kind = name
         (base,) = parse_aggs([f"{q}({col})"])
@@ -746,6 +748,6 @@ def parse(aggs: Sequence[str | Agg | tuple[Any, ...]]) -> list[Agg]:
     seen: set[str] = set()
     for agg in out:
         if agg.alias in seen:
-            raise ValueError(f"two aggregations are named {agg.alias!r}; give one an alias")
+            raise ArgumentError(f"two aggregations are named {agg.alias!r}; give one an alias")
         seen.add(agg.alias)
     return out

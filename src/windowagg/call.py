@@ -168,6 +168,12 @@ def _shape_of_sizes(size: list[Any], slide: Any, slide_us: int | None, start: in
         sizes.append(us)
     if len(set(sizes)) != len(sizes):
         raise ArgumentError(f"size={size!r} repeats a size; give each size once")
+    if slide_us is not None and any((s - max(sizes)) % slide_us for s in sizes):
+        raise ArgumentError(
+            f"size={size!r} with slide={slide!r}: the sizes must differ by multiples of the "
+            "slide (to share one grid of window ends); give sizes that are multiples of the "
+            "slide, e.g. ['5 min', '1 h'] every '5 min'"
+        )
     try:
         return Shape(size=max(sizes), slide=slide_us, start_time=start, sizes=tuple(sizes))
     except ValueError as e:

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from windowagg.errors import ArgumentError
+
 __all__ = ["ExactQuantile"]
 
 
@@ -55,7 +57,7 @@ class ExactQuantile:
     >>> ExactQuantile(100, 100)
     Traceback (most recent call last):
     ...
-    ValueError: ExactQuantile(100, 100) must lie strictly between 0 and 1: give 0 < num < den, e.g. ExactQuantile(95, 100) for p95
+    windowagg.errors.ArgumentError: ExactQuantile(100, 100) must lie strictly between 0 and 1: give 0 < num < den, e.g. ExactQuantile(95, 100) for p95
     """
 
     num: int
@@ -70,7 +72,7 @@ class ExactQuantile:
             and 0 < self.num < self.den
         )
         if not ok:
-            raise ValueError(
+            raise ArgumentError(
                 f"ExactQuantile({self.num!r}, {self.den!r}) must lie strictly between 0 and "
                 "1: give 0 < num < den, e.g. ExactQuantile(95, 100) for p95"
             )

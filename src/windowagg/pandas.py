@@ -225,7 +225,9 @@ def run_call(
     needed = list(dict.fromkeys([*key_list, time, *value_cols]))
     for c in needed:
         if c not in pdf.columns:
-            raise ValueError(f"column {c!r} is not in the DataFrame (columns: {list(pdf.columns)})")
+            raise ArgumentError(
+                f"column {c!r} is not in the DataFrame (columns: {list(pdf.columns)})"
+            )
     if row_columns is None:
         row_cols = needed
     elif row_columns == "*":

@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 
 from windowagg.aggs import Agg
 from windowagg.call import SPARK_COLUMNS, WindowCall, check_names, parse_call
+from windowagg.errors import ArgumentError
 from windowagg.spark._deps import require_pyspark
 
 require_pyspark("windowagg.spark")
@@ -183,7 +184,7 @@ def prepare(
     named = [row_index] if isinstance(row_index, str) else []
     for c in [*keys, time, *value_columns(aggs), *named]:
         if c not in fields:
-            raise ValueError(f"column {c!r} is not in the DataFrame (columns: {list(fields)})")
+            raise ArgumentError(f"column {c!r} is not in the DataFrame (columns: {list(fields)})")
     cols: list[Column] = [F.col(k) for k in keys]
     tt = fields[time]
     if isinstance(tt, T.TimestampNTZType | T.DateType):
