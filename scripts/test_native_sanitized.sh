@@ -9,15 +9,18 @@
 # A run that dies says why, in this script's own output (CI's log). pytest captures each
 # test's file descriptors 1 and 2, so a sanitizer report written to stderr inside a test
 # went down with the process: a dying run used to print its progress dots and nothing else.
-# Now the sanitizers write their reports to build/sanitizer-logs/ (log_path; one file per
-# process that reported, the thread tests' subprocesses included), abort after a report
-# (abort_on_error, so Python's faulthandler, enabled by pytest on the real stderr, prints
-# every thread's Python traceback: the test is named there), and the plugin
+# Now pytest captures at the sys level only (--capture=sys: a test's print() is still
+# captured, a C-level write to fd 2 is not), so a report lands in this output where it
+# happens; ASan also writes its reports to build/sanitizer-logs/ (log_path, one file per
+# process that reported, the thread tests' subprocesses included; UBSan's standalone runtime
+# ignores log_path and always writes to stderr); both abort after a report (abort_on_error,
+# so Python's faulthandler, enabled by pytest on the real stderr, prints every thread's
+# Python traceback: the test is named there), and the plugin
 # scripts/pytest_running_test.py keeps the running test's node id in a file. After pytest,
 # this script prints every report and, if pytest ended without finishing (a report, a
 # signal such as the OOM killer's SIGKILL, a crash), which test was running, the exit
-# status or signal, and the kernel's out-of-memory lines if it can read them. Any report
-# fails the run, even one from a subprocess of a test that passed.
+# status or signal, and the kernel's out-of-memory lines if it can read them. An ASan report
+# file fails the run, even one from a subprocess of a test that passed.
 # Usage: bash scripts/test_native_sanitized.sh [extra pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +45,7 @@ mkdir -p "$logs"
 export LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)"
 # detect_leaks=0: CPython itself leaks at exit
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$logs/asan"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:abort_on_error=1:log_path=$logs/ubsan"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:abort_on_error=1"
 export PYTHONPATH="$PWD/build/asan-src:$PWD/scripts"
 export WINDOWAGG_RUNNING_TEST="$logs/running-test"
 .venv-asan/bin/python - <<'PY'
@@ -51,11 +54,11 @@ assert core.sanitized, f"{core.__file__} is not the sanitized build"
 print(f"sanitized core: {core.__file__}")
 PY
 rc=0
-.venv-asan/bin/python -X faulthandler -m pytest -q -p no:cacheprovider -p pytest_running_test \
+.venv-asan/bin/python -X faulthandler -m pytest -q -p no:cacheprovider -p pytest_running_test --capture=sys \
   -o addopts="--import-mode=importlib" -o faulthandler_timeout=1200 \
   tests/native tests/fifo -k "native or Native" "$@" || rc=$?
 
-reports=$(find "$logs" -name 'asan.*' -o -name 'ubsan.*' | sort)
+reports=$(find "$logs" -name 'asan.*' | sort)
 for f in $reports; do
   echo "== sanitizer report ($(basename "$f"): the process of that pid) =="
   cat "$f"
@@ -69,7 +72,7 @@ if [ -f "$WINDOWAGG_RUNNING_TEST" ]; then
   [ "$rc" -eq 137 ] && echo "   (SIGKILL is what the kernel's out-of-memory killer sends)"
   oom=$(dmesg 2>/dev/null | grep -i -E 'out of memory|oom-kill|killed process' | tail -n 5 || true)
   [ -n "$oom" ] && printf '   the kernel'"'"'s out-of-memory lines:\n%s\n' "$oom"
-  [ -n "$reports" ] || echo "   (no sanitizer report was written; a Python traceback, if any, is above)"
+  [ -n "$reports" ] || echo "   (no report file; a report on stderr (UBSan's) and a Python traceback, if any, are above)"
   [ "$rc" -ne 0 ] || rc=1
 fi
 if [ -n "$reports" ] && [ "$rc" -eq 0 ]; then
