@@ -6,6 +6,11 @@ be evicted on its own (a count or a policy may cut between two events with the s
 timestamp). The watermark is optional here: with ``max_out_of_orderness=None`` (the
 default) no event is ever late; an event older than the window's oldest entry simply does
 not enter it.
+
+A call that raises (the monoid's ``combine`` or ``lower``, the policy, bad input) leaves the
+window as before it: ``insert`` and ``insert_many`` keep the scalars, counters and side
+output at the call's start and journal the entries the call inserted and evicted; on a raise
+those are taken out and put back (each an atomic aggregator verb).
 """
 
 from __future__ import annotations
@@ -68,6 +73,9 @@ class _EventOrderWindows(Generic[In, P, Out]):
         self._bound: Any = None
         self._witness: Any = None
         self._has_witness = False
+        # the current call's journal: keys it inserted, (key, entry) pairs it evicted
+        self._added: list[Any] = []
+        self._gone: list[tuple[Any, Any]] = []
         self.rejected: list[Rejected] = []
         self.counters: dict[str, int] = {
             "accepted": 0,
@@ -131,11 +139,37 @@ class _EventOrderWindows(Generic[In, P, Out]):
             self._has_witness = True
         return p
 
+    def _save(self) -> tuple[Any, ...]:
+        """The state a call may change besides the aggregator (whose changes the call
+        journals from here on), for :meth:`_undo`. O(1)."""
+        self._added, self._gone = [], []
+        return (self._seq, self._ref, self._max, self._wm, self._bound, self._witness,
+                self._has_witness, dict(self.counters), self.rejected,
+                len(self.rejected))  # fmt: skip
+
+    def _undo(self, saved: tuple[Any, ...]) -> None:
+        """Put the window back as :meth:`_save` found it: the journalled entries out and
+        in again. O((inserted + evicted) log n)."""
+        (self._seq, self._ref, self._max, self._wm, self._bound, self._witness,
+         self._has_witness, counters, rej, n) = saved  # fmt: skip
+        self.counters.clear()
+        self.counters.update(counters)
+        del rej[n:]
+        self.rejected = rej
+        agg, added = self._agg, set(self._added)
+        for key in self._added:
+            agg.evict(key)  # absent (evicted again by the call): a no-op
+        for key, entry in self._gone:
+            if key not in added:
+                agg.insert(key, entry)  # Counted's lift keeps a stored (count, partial)
+        self._added, self._gone = [], []
+
     def insert(self, t: Any, v: In) -> list[WindowResult[Out]]:
         """Add one event; return what the window emits for it. See the subclass for costs.
 
         Bad timestamps go to ``rejected``; values the monoid refuses follow the
         ``bad_value`` policy, late events (only with a watermark) the ``late`` policy.
+        A call that raises changes nothing (module docstring).
 
         >>> from windowagg.monoids import Sum
         >>> from windowagg.windows import PolicyWindows
@@ -143,6 +177,14 @@ class _EventOrderWindows(Generic[In, P, Out]):
         >>> w.insert(1, 5), w.insert(None, 1), w.rejected[0].reason.split(":")[0]
         ([WindowResult(start=1, end=1, value=5, count=1)], [], 'bad_timestamp')
         """
+        saved = self._save()
+        try:
+            return self._insert(t, v)
+        except BaseException:
+            self._undo(saved)
+            raise
+
+    def _insert(self, t: Any, v: In) -> list[WindowResult[Out]]:
         out: list[WindowResult] = []
         if self._bad == "raise":
             self._precheck_values([(t, v)])
@@ -234,8 +276,13 @@ class _EventOrderWindows(Generic[In, P, Out]):
         if self._bad == "raise":
             self._precheck_values(items)
         out: list[WindowResult] = []
-        for t, v in items:
-            out.extend(self.insert(t, v))
+        saved = self._save()
+        try:
+            for t, v in items:
+                out.extend(self._insert(t, v))
+        except BaseException:
+            self._undo(saved)
+            raise
         return out
 
     def _emit(self, out: list[WindowResult]) -> None:

@@ -17,6 +17,10 @@ semantics          the engine's, as :func:`windowagg.pandas.window_agg` and Spar
                    watermark reaches its end (per-event windows ``(t - size, t]``: when it
                    reaches ``t``) and again, with ``revision`` + 1, when a late-but-allowed
                    event changes it
+all or nothing     a call that raises (a monoid's ``combine`` or ``lower``, bad input, a time
+                   past ``datetime``'s range) leaves the window as before it: the buffered
+                   events, counters, side output, watermark and every size's engine stream
+                   (:meth:`EngineWindows._door`)
 time               ``insert`` O(1) while buffering; a flush is one engine micro-batch (see
                    ``docs/engine.md``: O(m log m + stored) numpy + the aggregators over the
                    emitted windows)
@@ -26,19 +30,18 @@ time               ``insert`` O(1) while buffering; a flush is one engine micro-
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from numbers import Integral, Real
 from typing import Any, Generic
 
 import numpy as np
 
-from windowagg import codec
 from windowagg.aggs import MAX_MICROS, MIN_MICROS, Agg
 from windowagg.errors import (
     ArgumentError,
     ArgumentTypeError,
-    CodecError,
     LateEventError,
     MonoidInputError,
     StateError,
@@ -46,6 +49,7 @@ from windowagg.errors import (
 )
 from windowagg.monoids import Count, Max, Mean, Min, Sum
 from windowagg.monoids.base import In, Monoid, Out, P
+from windowagg.windows import _state_bytes
 from windowagg.windows._common import (
     BAD_TIMESTAMP,
     BAD_VALUE,
@@ -57,13 +61,10 @@ from windowagg.windows._common import (
     monoid_name,
 )
 from windowagg.windows.engine.assign import Shape
-from windowagg.windows.engine.records import nonfinite
+from windowagg.windows.engine.records import atomic, nonfinite
 from windowagg.windows.engine.stream import KeyStream
 
 __all__ = ["EngineWindows"]
-
-#: Version of the adapter's state record (version 1 was the object API's own FiBA engine).
-STATE_VERSION = 2
 
 _KINDS: dict[type, str] = {Sum: "sum", Max: "max", Min: "min", Mean: "mean"}
 _UNIX = datetime(1970, 1, 1)
@@ -314,6 +315,45 @@ class EngineWindows(Generic[In, P, Out]):
         events. O(1)."""
         return len(self._streams[-1]) + len(self._buf_t)
 
+    # ------------------------------------------------------------------ all or nothing
+    def _save(self) -> tuple[Any, ...]:
+        """What a call may change on this side of the engine (for :meth:`_undo`). O(1): the
+        buffer and the side output only grow within a call (a flush replaces the buffer's
+        lists, keeping these), so their lengths restore them."""
+        bt = self._buf_t
+        return (bt, self._buf_v, self._buf_raw, len(bt), dict(self._counts), self.rejected,
+                len(self.rejected), self._max_t, self._due, self._due_grid, self._behind,
+                self._fast, self._closed, self._times.dt, self._times.aware)  # fmt: skip
+
+    def _undo(self, saved: tuple[Any, ...]) -> None:
+        """Put back what :meth:`_save` kept. O(buffered)."""
+        bt, bv, raw, n, self._counts, rej, n_rej = saved[:7]
+        (self._max_t, self._due, self._due_grid, self._behind, self._fast, self._closed,
+         self._times.dt, self._times.aware) = saved[7:]  # fmt: skip
+        del bt[n:], bv[n:], rej[n_rej:]
+        for i in [i for i in raw if i >= n]:
+            del raw[i]
+        self._buf_t, self._buf_v, self._buf_raw, self.rejected = bt, bv, raw, rej
+
+    @contextmanager
+    def _door(self, *, engine: bool = False) -> Iterator[None]:
+        """Run a call all or nothing: if it raises, the adapter's state is put back and,
+        with *engine*, every size's engine stream too (each stream's own step is atomic;
+        this makes several sizes, or a flush and an advance, one step). O(1), plus with
+        *engine* O(each stream's metadata) (:func:`~.engine.records.atomic`)."""
+        saved = self._save()
+        try:
+            if engine:
+                with ExitStack() as streams:
+                    for st in self._streams:
+                        streams.enter_context(atomic(st._state))
+                    yield
+            else:
+                yield
+        except BaseException:
+            self._undo(saved)
+            raise
+
     # ------------------------------------------------------------------ the verbs
     def insert(self, t: Any, v: In) -> list[WindowResult[Out]]:
         """Add one event; return the windows its arrival closed or revised.
@@ -334,6 +374,7 @@ class EngineWindows(Generic[In, P, Out]):
         ):
             x: int = t
             if -_END <= x <= _END:
+                due0 = self._due
                 self._buf_t.append(x)
                 self._buf_v.append(val)  # as given: the flush makes the float64 column
                 if not self._due_grid:  # else x >= watermark ends no window before _due
@@ -345,18 +386,23 @@ class EngineWindows(Generic[In, P, Out]):
                         end = self._first_end(x)
                     if end < self._due:
                         self._due = end
-                mx = self._max_t
+                mx0 = mx = self._max_t
                 assert mx is not None  # _fast is set once a time was admitted
                 if x > mx:
                     self._max_t = mx = x
-                elif x < mx - self._ooo:  # behind the watermark: may be late or revise
-                    self._flush(out)
-                    return out
-                if mx - self._ooo >= self._due:
-                    self._flush(out)
+                # behind the watermark (may be late or revise), or a window to close
+                if x < mx - self._ooo or mx - self._ooo >= self._due:
+                    try:
+                        self._flush(out)
+                    except BaseException:  # the flush put the buffer back: take x out
+                        self._buf_t.pop()
+                        self._buf_v.pop()
+                        self._max_t, self._due = mx0, due0
+                        raise
                 return out
         self._check_open()
-        self._add(t, v, out)
+        with self._door():
+            self._add(t, v, out)
         return out
 
     def insert_many(self, pairs: Iterable[tuple[Any, In]]) -> list[WindowResult[Out]]:
@@ -370,6 +416,12 @@ class EngineWindows(Generic[In, P, Out]):
         if self._late == "raise" or self._bad_value == "raise":
             self._precheck(items)
         out: list[WindowResult[Out]] = []
+        with self._door():  # a raise (bad input, the flush) puts the window back
+            self._burst_in(items, out)
+        return out
+
+    def _burst_in(self, items: list[tuple[Any, In]], out: list[WindowResult[Out]]) -> None:
+        """:meth:`insert_many`'s work, inside its all-or-nothing door."""
         self._burst = True  # one engine micro-batch for the burst (judged per arrival)
         bt, bv = self._buf_t, self._buf_v  # hot loop: locals
         grid, first_end = self._grid, self._first_end
@@ -407,7 +459,6 @@ class EngineWindows(Generic[In, P, Out]):
             self._burst = False
         if self._behind or self._emit == "arrival" or self._due_now():
             self._flush(out)
-        return out
 
     def advance_watermark(self, wm: Any) -> list[WindowResult[Out]]:
         """Raise the watermark to *wm* (a punctuation, an idle source) and return what that
@@ -421,12 +472,13 @@ class EngineWindows(Generic[In, P, Out]):
                 "to end the stream (an infinite watermark) call close()"
             ) from e
         out: list[WindowResult[Out]] = []
-        self._flush(out)
-        if self._max_t is not None and x <= self._max_t - self._ooo:
-            return out
-        self._max_t = x + self._ooo
-        self._results([s.advance(x) for s in self._streams], 0, _nothing, out)
-        self._due = self._deadline()
+        with self._door(engine=True):  # the flush and the advance: one step
+            self._flush(out)
+            if self._max_t is not None and x <= self._max_t - self._ooo:
+                return out
+            self._max_t = x + self._ooo
+            self._results([s.advance(x) for s in self._streams], 0, _nothing, out)
+            self._due = self._deadline()
         return out
 
     def close(self) -> list[WindowResult[Out]]:
@@ -438,11 +490,12 @@ class EngineWindows(Generic[In, P, Out]):
         if self._closed:
             return []
         out: list[WindowResult[Out]] = []
-        self._flush(out)
-        self._results([s.advance(_END) for s in self._streams], 0, _nothing, out)
-        self._close_extra()
-        self._closed = True
-        self._fast = False
+        with self._door(engine=True):  # the flush and the last windows: one step
+            self._flush(out)
+            self._results([s.advance(_END) for s in self._streams], 0, _nothing, out)
+            self._close_extra()
+            self._closed = True
+            self._fast = False
         return out
 
     def _close_extra(self) -> None:
@@ -653,9 +706,14 @@ class EngineWindows(Generic[In, P, Out]):
 
     # ------------------------------------------------------------------ emission
     def _flush(self, out: list[WindowResult[Out]] | None = None) -> None:
-        """Feed the buffered events to the engine (one micro-batch); collect what it emits."""
+        """Feed the buffered events to the engine (one micro-batch); collect what it emits.
+        All or nothing: if it raises, the buffer and every stream are as before."""
         if not self._buf_t:
             return
+        with self._door(engine=True):
+            self._feed(out)
+
+    def _feed(self, out: list[WindowResult[Out]] | None) -> None:
         t = np.asarray(self._buf_t, dtype=np.int64)
         if self._objects:  # the values as given, for the monoid's own lift and combine
             col = np.empty(len(self._buf_v), dtype=object)
@@ -709,102 +767,18 @@ class EngineWindows(Generic[In, P, Out]):
         out.extend(x[3] for x in rows)
 
     # ------------------------------------------------------------------ state bytes
-    def _config(self) -> tuple[Any, ...]:
-        return (
-            [(s.size, s.slide, s.rows, s.every, s.gap) for s in self._shapes],
-            self._origin,
-            self._ooo,
-            self._allowed,
-            self._late,
-            self._bad_value,
-            self._emit,
-        )
-
     def to_bytes(self) -> bytes:
         """The window's state as versioned ``windowagg.codec`` bytes (no pickle): the
-        configuration, counters, side output and each engine stream's metadata and pieces.
-        O(stored)."""
-        self._flush()
-        rejected = []
-        for r in self.rejected:
-            rec = (r.t, r.value, r.reason)
-            try:
-                codec.dumps(rec)
-            except Exception:
-                rec = (repr(r.t), repr(r.value), r.reason + " (t and value stored as repr)")
-            rejected.append(rec)
-        return codec.dumps(
-            (
-                self._kind,
-                STATE_VERSION,
-                monoid_name(self._monoid),
-                self._config(),
-                self._max_t,
-                (self._times.dt, self._times.aware),
-                self._closed,
-                dict(self._counts),
-                rejected,
-                [(s.meta_bytes(), s.pieces()) for s in self._streams],
-            )
-        )
+        configuration, counters, side output and each engine stream's metadata and pieces
+        (:mod:`windowagg.windows._state_bytes`). O(stored)."""
+        with self._door(engine=True):
+            self._flush()
+            return _state_bytes.dump(self)
 
     def _restore(self, data: bytes) -> None:
         """Load :meth:`to_bytes` into this fresh window (same configuration); any failure is
-        a ``CodecError`` (the original exception as its ``__cause__``)."""
-        try:
-            self._load(data)
-        except CodecError:
-            raise
-        except Exception as e:
-            raise CodecError(f"cannot restore a windowagg {self._kind} state: {e}") from e
-
-    def _load(self, data: bytes) -> None:
-        with codec.decoding(f"a windowagg {self._kind} state"):
-            rec = codec.loads(data)
-        kinds = ("sliding", "count", "session", "shared")
-        if isinstance(rec, tuple) and len(rec) == 10 and rec[0] in kinds and rec[0] != self._kind:
-            raise CodecError(
-                f"this is a windowagg {rec[0]} window's state, not a {self._kind} window's: "
-                f"restore it with that class's from_bytes"
-            )
-        if not (isinstance(rec, tuple) and len(rec) == 10 and rec[0] == self._kind):
-            raise CodecError(
-                f"not a windowagg {self._kind} state of version {STATE_VERSION} (state written "
-                "by the object API's own engine, before it ran on the windows engine, cannot "
-                "be restored: rebuild it from the events)"
-            )
-        _, version, name, config, max_t, types, closed, counts, rejected, streams = rec
-        if version != STATE_VERSION:
-            raise CodecError(
-                f"{self._kind} state of version {version!r}, not {STATE_VERSION}: state written "
-                "before the object API ran on the engine cannot be restored; rebuild it"
-            )
-        if name != monoid_name(self._monoid):
-            raise CodecError(
-                f"state written for the monoid {name!r}, not {monoid_name(self._monoid)!r}"
-            )
-        if config != self._config():
-            raise CodecError(f"state written for {config!r}, not {self._config()!r}")
-        self._max_t = max_t
-        self._times.dt, self._times.aware = types
-        self._closed = bool(closed)
-        self._counts = dict(counts)
-        self.rejected = [Rejected(*r) for r in rejected]
-        self._streams = [
-            KeyStream.restore(
-                meta,
-                pieces,
-                self._aggs,
-                shape,
-                max_out_of_orderness=self._ooo,
-                allowed_lateness=self._allowed,
-                emit=self._emit,
-                deltas=False,
-            )
-            for (meta, pieces), shape in zip(streams, self._shapes, strict=True)
-        ]
-        self._due = self._deadline()
-        self._set_fast()
+        a ``CodecError``."""
+        _state_bytes.restore(self, data)
 
     def _check(self) -> None:
         """Invariants (O(stored)): each engine stream's, and the buffer's lengths."""

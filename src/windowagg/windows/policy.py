@@ -128,6 +128,7 @@ class PolicyWindows(_EventOrderWindows[Any, P, Out]):
     def _after_insert(self, key: tuple[Any, int], p: Any, out: list[WindowResult]) -> None:
         agg = self._agg
         agg.insert(key, (1, p))
+        self._added.append(key)  # the call's journal (_EventOrderWindows._undo)
         self._enforce()
         self._emit(out)
 
@@ -143,11 +144,13 @@ class PolicyWindows(_EventOrderWindows[Any, P, Out]):
             k0 = agg.oldest()
             if k0 is None:
                 break
-            cand = combine(acc, agg.range_query(k0, k0)[1])
+            entry = agg.range_query(k0, k0)
+            cand = combine(acc, entry[1])
             if not wsp(total, cand):
                 break
             acc = cand
             agg.evict(k0)
+            self._gone.append((k0, entry))
             evicted += 1
         self.counters["evicted"] += evicted
 

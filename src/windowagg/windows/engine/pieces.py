@@ -11,7 +11,8 @@ reads              counted (:attr:`Pieces.reads`, :attr:`Pieces.read_bytes`): a 
 undo               :meth:`Pieces.begin` starts a journal of the changes (the first
                    ``put``/``delete`` of a key keeps what the key held), :meth:`Pieces.rollback`
                    puts them back (a micro-batch that raised changes nothing),
-                   :meth:`Pieces.commit` drops it: O(changes)
+                   :meth:`Pieces.commit` drops it: O(changes); journals nest (a step
+                   inside a caller's all-or-nothing call: the object API's several sizes)
 decoded            pieces are kept decoded (``decode(key, bytes)``), encoded only when put
 without a store    (a new in-process stream) the cache is the whole state: a miss is an
                    absent piece, and nothing is counted as read
@@ -25,6 +26,8 @@ without a store    (a new in-process stream) the cache is the whole state: a mis
 ({3: b'three'}, (1,))
 >>> p.begin(); p.put(2, "TWO"); p.delete(3); p.rollback(); p.get(2), p.get(3)
 ('two', 'three')
+>>> p.begin(); p.begin(); p.put(2, "TWO"); p.commit(); p.rollback(); p.get(2)  # nested
+'two'
 """
 
 from __future__ import annotations
@@ -62,8 +65,9 @@ class Pieces:
         self._cache: dict[int, Any] = {}  # key -> decoded piece, or None: absent
         self._dirty: set[int] = set()
         self._gone: set[int] = set()
-        # begin(): the pending sets as they were, and per key changed since, what it held
-        self._journal: tuple[set[int], set[int], dict[int, tuple[bool, Any]]] | None = None
+        # per begin() not yet committed or rolled back (innermost last): the pending sets
+        # as they were, and per key changed since, what it held
+        self._journal: list[tuple[set[int], set[int], dict[int, tuple[bool, Any]]]] = []
         self.reads = 0
         """Store look-ups (``get`` or ``contains`` of a key not cached yet)."""
         self.read_bytes = 0
@@ -100,20 +104,23 @@ class Pieces:
         return key in store
 
     def _note(self, key: int) -> None:
-        """Journal what *key* holds before its first change since :meth:`begin`."""
-        if self._journal is not None and key not in self._journal[2]:
-            cache = self._cache
-            self._journal[2][key] = (key in cache, cache.get(key))
+        """Journal what *key* holds before its first change since each open :meth:`begin`."""
+        for _, _, before in self._journal:
+            if key not in before:
+                cache = self._cache
+                before[key] = (key in cache, cache.get(key))
 
     def begin(self) -> None:
-        """Start journalling the changes, for :meth:`rollback`. O(pending changes)."""
-        self._journal = (set(self._dirty), set(self._gone), {})
+        """Start journalling the changes, for :meth:`rollback` (inside an open journal: a
+        nested one, which :meth:`commit` or :meth:`rollback` closes). O(pending changes)."""
+        self._journal.append((set(self._dirty), set(self._gone), {}))
 
     def rollback(self) -> None:
-        """Undo every ``put``, ``delete`` and ``flush`` since :meth:`begin`. O(changes)."""
-        if self._journal is None:
+        """Undo every ``put``, ``delete`` and ``flush`` since the innermost open
+        :meth:`begin`, and close its journal. O(changes)."""
+        if not self._journal:
             return
-        dirty, gone, before = self._journal
+        dirty, gone, before = self._journal.pop()
         cache = self._cache
         for key, (held, piece) in before.items():
             if held:
@@ -121,11 +128,12 @@ class Pieces:
             else:
                 cache.pop(key, None)
         self._dirty, self._gone = dirty, gone
-        self._journal = None
 
     def commit(self) -> None:
-        """Keep the changes since :meth:`begin` (drop the journal). O(1)."""
-        self._journal = None
+        """Keep the changes since the innermost open :meth:`begin` (close its journal; an
+        enclosing one still holds what they replaced). O(1)."""
+        if self._journal:
+            self._journal.pop()
 
     def put(self, key: int, piece: Any) -> None:
         """Store *piece* (decoded) under *key* at the next :meth:`flush`. O(1)."""

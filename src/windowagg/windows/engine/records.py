@@ -353,8 +353,10 @@ def atomic(state: Any) -> Iterator[None]:
     Before the step every slot is kept (lists, dicts, sets and the clock copied: they
     change in place; a slot with ``begin``/``rollback``/``commit``, such as the pane
     layout's pieces, journals its own changes); if the step raises, the slots and journals
-    are put back and the error goes on. O(slots + their containers): the metadata a step
-    writes anyway, plus the journals' O(changes).
+    are put back and the error goes on. Steps nest: a caller's ``atomic`` around several
+    steps, or around several states, undoes them all when one raises (a committed inner
+    step leaves its changes in the enclosing journals). O(slots + their containers): the
+    metadata a step writes anyway, plus the journals' O(changes).
 
     >>> class S:
     ...     __slots__ = ("n", "seen")
@@ -392,6 +394,5 @@ def atomic(state: Any) -> Iterator[None]:
         for name, value in saved:
             setattr(state, name, value)
         raise
-    finally:
-        for pieces in journals:
-            pieces.commit()
+    for pieces in journals:  # only on success: a rollback closed its journal already
+        pieces.commit()
