@@ -336,17 +336,17 @@ class EngineWindows(Generic[In, P, Out]):
         self._buf_t, self._buf_v, self._buf_raw, self.rejected = bt, bv, raw, rej
 
     @contextmanager
-    def _door(self, *, engine: bool = False) -> Iterator[None]:
-        """Run a call all or nothing: if it raises, the adapter's state is put back and,
-        with *engine*, every size's engine stream too (each stream's own step is atomic;
-        this makes several sizes, or a flush and an advance, one step). O(1), plus with
-        *engine* O(each stream's metadata) (:func:`~.engine.records.atomic`)."""
+    def _door(self, streams: Sequence[KeyStream] = ()) -> Iterator[None]:
+        """Run a call all or nothing: if it raises, the adapter's state is put back, and
+        *streams* too (each stream's own step is atomic; this makes several sizes, or a
+        flush and an advance, one step). O(1), plus O(each of *streams*' metadata)
+        (:func:`~.engine.records.atomic`)."""
         saved = self._save()
         try:
-            if engine:
-                with ExitStack() as streams:
-                    for st in self._streams:
-                        streams.enter_context(atomic(st._state))
+            if streams:
+                with ExitStack() as journals:
+                    for st in streams:
+                        journals.enter_context(atomic(st._state))
                     yield
             else:
                 yield
@@ -472,7 +472,7 @@ class EngineWindows(Generic[In, P, Out]):
                 "to end the stream (an infinite watermark) call close()"
             ) from e
         out: list[WindowResult[Out]] = []
-        with self._door(engine=True):  # the flush and the advance: one step
+        with self._door(self._streams):  # the flush and the advance: one step
             self._flush(out)
             if self._max_t is not None and x <= self._max_t - self._ooo:
                 return out
@@ -490,7 +490,7 @@ class EngineWindows(Generic[In, P, Out]):
         if self._closed:
             return []
         out: list[WindowResult[Out]] = []
-        with self._door(engine=True):  # the flush and the last windows: one step
+        with self._door(self._streams):  # the flush and the last windows: one step
             self._flush(out)
             self._results([s.advance(_END) for s in self._streams], 0, _nothing, out)
             self._close_extra()
@@ -707,10 +707,12 @@ class EngineWindows(Generic[In, P, Out]):
     # ------------------------------------------------------------------ emission
     def _flush(self, out: list[WindowResult[Out]] | None = None) -> None:
         """Feed the buffered events to the engine (one micro-batch); collect what it emits.
-        All or nothing: if it raises, the buffer and every stream are as before."""
+        All or nothing: if it raises, the buffer and every stream are as before. The last
+        stream fed needs no journal here: its feed is atomic, and what follows it (the
+        results' conversions) does not raise."""
         if not self._buf_t:
             return
-        with self._door(engine=True):
+        with self._door(self._streams[:-1]):
             self._feed(out)
 
     def _feed(self, out: list[WindowResult[Out]] | None) -> None:
@@ -771,7 +773,7 @@ class EngineWindows(Generic[In, P, Out]):
         """The window's state as versioned ``windowagg.codec`` bytes (no pickle): the
         configuration, counters, side output and each engine stream's metadata and pieces
         (:mod:`windowagg.windows._state_bytes`). O(stored)."""
-        with self._door(engine=True):
+        with self._door(self._streams):
             self._flush()
             return _state_bytes.dump(self)
 
