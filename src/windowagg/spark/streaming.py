@@ -179,6 +179,7 @@ class _Step:
         max_out_of_orderness: int = 0,
         allowed_lateness: int = 0,
         emit: str = "watermark",
+        event_time_timers: bool = False,
     ) -> None:
         self.keys = list(keys)
         self.time = time
@@ -194,6 +195,13 @@ class _Step:
             "emit": emit,
             "judge": "batch",  # Spark does not order the rows inside a micro-batch
             "planned": plan(self.aggs),
+            # the query's own parameters that change answers, checked with the engine's
+            # at every restore: a restart that changes one is refused (CodecError)
+            "context": (
+                ("time", time),
+                ("time_unit", time_unit),
+                ("event_time_timers", bool(event_time_timers)),
+            ),
         }
         #: ``"panes"`` or ``"events"`` (:attr:`KeyStream.layout`): what the state holds
         self.layout = KeyStream(self.aggs, shape, **self.options).layout
@@ -389,6 +397,7 @@ class WindowAggProcessor(StatefulProcessor):
             max_out_of_orderness=max_out_of_orderness,
             allowed_lateness=allowed_lateness,
             emit=emit,
+            event_time_timers=event_time_timers,
         )
         self._timers = event_time_timers
         #: one Index for every chunk (a list made a new Index, and its table, per chunk)

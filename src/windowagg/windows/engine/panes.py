@@ -88,6 +88,7 @@ from windowagg.windows.engine.records import (
     StepResult,
     admit_key,
     admit_key_small,
+    agg_signature,
     as_column,
     atomic,
     check_config,
@@ -248,6 +249,7 @@ class PaneStream:
         "_clock",
         "_cols",
         "_combines",
+        "_context",
         "_deltas",
         "_emitted_wm",
         "_g",
@@ -281,8 +283,10 @@ class PaneStream:
         factory: Factory | None = None,
         planned: Plan | None = None,
         deltas: bool = True,
+        context: tuple[tuple[str, Any], ...] = (),
     ) -> None:
         self._plan = planned if planned is not None else plan(aggs)
+        self._context = tuple(context)  # the caller's parameters, in config()
         self._deltas = deltas  # False: no store takes the deltas, nothing is encoded
         if not fits(shape, self._plan):
             raise ValueError(
@@ -344,9 +348,12 @@ class PaneStream:
         """What a stored state must have been written for (checked by :meth:`restore`)."""
         s = self._shape
         return (
-            "panes", s.size, s.slide, s.start_time, self._ooo, self._lateness,
-            self._judge, tuple(self._cols),
-            tuple((g.alias, type(g.monoid).__name__) for g in self._plan.groups),
+            ("layout", "panes"), ("size", s.size), ("slide", s.slide),
+            ("start_time", s.start_time), ("max_out_of_orderness", self._ooo),
+            ("allowed_lateness", self._lateness), ("judge", self._judge),
+            ("columns", tuple(self._cols)), ("aggregations", agg_signature(self._aggs)),
+            ("partials", tuple((g.alias, type(g.monoid).__name__) for g in self._plan.groups)),
+            *self._context,
         )  # fmt: skip
 
     def meta_bytes(self) -> bytes:
@@ -410,10 +417,11 @@ class PaneStream:
         *pieces* (any ``Mapping``: a dict, a view of Spark's ``MapState``) only when a
         micro-batch needs them. O(revisions + open panes)."""
         s = cls(aggs, shape, **kw)
+        if isinstance(meta, tuple) and len(meta) >= 2:  # first: another layout's says so
+            check_config(meta[1], s.config())
         if not (isinstance(meta, tuple) and len(meta) == 8):
             raise CodecError("not a windowagg pane state: clear the query's checkpoint")
-        _, config, clock_max, emitted_wm, seq, revs, span, open_ = meta
-        check_config(config, s.config())
+        _, _config, clock_max, emitted_wm, seq, revs, span, open_ = meta
         if clock_max is not None:
             s._clock.observe(np.array([clock_max], dtype=np.int64))
         s._emitted_wm = emitted_wm

@@ -44,6 +44,7 @@ __all__ = [
     "Events",
     "StepResult",
     "admit_key",
+    "agg_signature",
     "atomic",
     "decode_events",
     "encode_events",
@@ -332,14 +333,103 @@ def _admit_batch(
     return Admitted(keep, refused[order], [why[i] for i in order.tolist()])
 
 
-def check_config(config: Any, want: tuple[Any, ...]) -> None:
-    """``CodecError`` unless a stored configuration equals this stream's. O(1)."""
-    if not isinstance(config, tuple) or config != want:
+def describe_monoid(m: Any) -> str:
+    """A monoid as its parameters decide its answers: its ``repr`` when its class defines
+    one that names no address (the built-ins: ``ExpDecayed(half_life=3600000000.0,
+    what='mean')``, ``ExactQuantile(num=95, den=100)``), else its class's qualified name
+    (a user monoid without a ``repr``: its parameters cannot be compared). O(repr).
+
+    >>> from windowagg.monoids import Max
+    >>> describe_monoid(Max())
+    'Max()'
+    >>> class Plain:
+    ...     pass
+    >>> describe_monoid(Plain())
+    'windowagg.windows.engine.records.Plain'
+    """
+    cls: Any = type(m)
+    if cls.__repr__ is not object.__repr__:
+        text = repr(m)
+        if " at 0x" not in text:
+            return text
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def agg_signature(aggs: Sequence[Any]) -> tuple[str, ...]:
+    """Each aggregation as it decides answers (alias, kind, column, output type, the
+    monoid's parameters: :func:`describe_monoid`), for a stream state's configuration.
+    O(aggregations).
+
+    >>> from windowagg.aggs import parse
+    >>> agg_signature(parse(["ewm_mean(v, half_life=1h)", "p95(v)"]))
+    ("ewm_mean_v: ewm_mean ExpDecayed(half_life=3600000000.0, what='mean') of 'v' as double", "p95_v: p95 ExactQuantile(num=95, den=100) of 'v' as double")
+    """
+    return tuple(
+        f"{getattr(a, 'alias', '?')}: {getattr(a, 'kind', None) or '-'} "
+        f"{describe_monoid(a.monoid)} of {getattr(a, 'column', None)!r} as "
+        f"{getattr(a, 'dtype', '?')}"
+        for a in aggs
+    )
+
+
+def _named(config: Any) -> dict[str, Any] | None:
+    """A configuration record as ``{name: value}``; None for a record of an earlier
+    windowagg (positional, without names)."""
+    if not (isinstance(config, tuple) and config):
+        return None
+    if not all(isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) for x in config):
+        return None
+    return dict(config)
+
+
+def _difference(name: str, old: Any, new: Any) -> str:
+    """One parameter's change, readable (the aggregations one by one). O(len)."""
+    if name == "aggregations" and isinstance(old, tuple) and isinstance(new, tuple):
+        gone = [a for a in old if a not in new]
+        added = [a for a in new if a not in old]
+        if gone or added:
+            return f"aggregations {list(gone)} in the state, {list(added)} now"
+        return f"aggregations in the order {list(old)} in the state, {list(new)} now"
+    return f"{name} {old!r} in the state, {new!r} now"
+
+
+def check_config(config: Any, want: tuple[tuple[str, Any], ...]) -> None:
+    """``CodecError`` unless a stored configuration equals this stream's, naming every
+    parameter that differs. *want* is ``((name, value), ...)``: every parameter that
+    changes answers (the window shape, lateness, emission, the aggregations with their own
+    parameters: :func:`agg_signature`, and the caller's context, e.g. Spark's time unit).
+    O(configuration).
+    """
+    if isinstance(config, tuple) and config == want:
+        return
+    stored = _named(config)
+    if stored is None:
         raise CodecError(
-            f"stream state written for {config!r}, not {want!r} (layout, size, slide, rows, "
-            "every, gap, start_time, lateness, emit, judge, columns, aggregations): use a new "
-            "checkpoint location for a changed query"
+            f"stream state written by an earlier windowagg, whose configuration record "
+            f"({config!r}) does not name every parameter that changes answers (the "
+            "aggregations' own, such as half_life): start a new checkpoint location"
         )
+    now = dict(want)
+    diffs = [
+        _difference(k, stored.get(k, _UNSET), now.get(k, _UNSET))
+        for k in dict.fromkeys([*stored, *now])
+        if stored.get(k, _UNSET) != now.get(k, _UNSET)
+    ]
+    raise CodecError(
+        f"the query changed since its stream state was written ({'; '.join(diffs)}): "
+        "restart it with the parameters it was started with, or start a new checkpoint "
+        "location for the changed query"
+    )
+
+
+class _Unset:
+    """A parameter one configuration has and the other has not."""
+
+    def __repr__(self) -> str:
+        return "(not set)"
+
+
+_UNSET = _Unset()
 
 
 #: Slot types :func:`atomic` keeps as they are (immutable: a step replaces, never changes).

@@ -86,6 +86,7 @@ from windowagg.windows.engine.records import (
     Events,
     StepResult,
     admit_key,
+    agg_signature,
     as_column,
     atomic,
     check_config,
@@ -167,6 +168,7 @@ class EventLog:
         "_aggs",
         "_clock",
         "_cols",
+        "_context",
         "_deltas",
         "_dropped",
         "_emit",
@@ -199,11 +201,13 @@ class EventLog:
         factory: Factory | None = None,
         planned: Plan | None = None,
         deltas: bool = True,
+        context: tuple[tuple[str, Any], ...] = (),
     ) -> None:
         if emit not in ("watermark", "arrival"):
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
         if judge not in ("arrival", "batch"):
             raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
+        self._context = tuple(context)  # the caller's parameters, in config()
         self._deltas = deltas  # False: no store takes the deltas, nothing is encoded
         if shape.kind == "count":
             assert shape.rows is not None
@@ -268,10 +272,13 @@ class EventLog:
     def config(self) -> tuple[Any, ...]:
         """What a stored state must have been written for (checked by :meth:`restore`)."""
         s = self._shape
-        sizes = (tuple(s.sizes),) if s.sizes else ()  # one size: the record as it was
         return (
-            "events", s.size, s.slide, s.rows, s.every, s.gap, s.start_time,
-            self._ooo, self._lateness, self._emit, self._judge, tuple(self._cols), *sizes,
+            ("layout", "events"), ("size", s.size), ("slide", s.slide), ("rows", s.rows),
+            ("every", s.every), ("gap", s.gap), ("start_time", s.start_time),
+            ("sizes", tuple(s.sizes)), ("max_out_of_orderness", self._ooo),
+            ("allowed_lateness", self._lateness), ("emit", self._emit),
+            ("judge", self._judge), ("columns", tuple(self._cols)),
+            ("aggregations", agg_signature(self._aggs)), *self._context,
         )  # fmt: skip
 
     def meta_bytes(self) -> bytes:
@@ -306,10 +313,11 @@ class EventLog:
     ) -> EventLog:
         """A key's stream from its decoded metadata tuple and its chunks. O(n log n)."""
         s = cls(aggs, shape, **kw)
+        if isinstance(meta, tuple) and len(meta) >= 2:  # first: another layout's says so
+            check_config(meta[1], s.config())
         if not (isinstance(meta, tuple) and len(meta) == 9):
             raise CodecError("not a windowagg event-log state: clear the query's checkpoint")
-        _, config, clock_max, emitted_wm, seq, dropped, nxt, revs, sessions = meta
-        check_config(config, s.config())
+        _, _config, clock_max, emitted_wm, seq, dropped, nxt, revs, sessions = meta
         if clock_max is not None:
             s._clock.observe(np.array([clock_max], dtype=np.int64))
         s._emitted_wm = emitted_wm
@@ -739,6 +747,11 @@ class KeyStream:
         ``False`` when no store takes the :class:`Delta` (an in-process stream, such as
         the object API's): ``feed`` and ``advance`` then return an empty one and encode
         nothing. :meth:`meta_bytes` and :meth:`pieces` are the state either way.
+    context
+        The caller's own parameters that change answers, as ``(name, value)`` pairs
+        (Spark: the time unit of numeric times, the event-time timers): stored in the
+        configuration with the engine's, and :meth:`restore` refuses a state written
+        with other values (``CodecError`` naming each).
     """
 
     __slots__ = ("_state",)
@@ -755,6 +768,7 @@ class KeyStream:
         factory: Factory | None = None,
         planned: Plan | None = None,
         deltas: bool = True,
+        context: tuple[tuple[str, Any], ...] = (),
     ) -> None:
         if emit not in ("watermark", "arrival"):
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
@@ -772,8 +786,9 @@ class KeyStream:
         self._state: PaneStream | EventLog
         if not shape.sizes and fits(shape, p, emit):  # several sizes: the event log
             self._state = PaneStream(
-                aggs, shape, judge=judge, factory=factory, planned=p, deltas=deltas, **lateness
-            )
+                aggs, shape, judge=judge, factory=factory, planned=p, deltas=deltas,
+                context=context, **lateness,
+            )  # fmt: skip
         else:
             self._state = EventLog(
                 aggs,
@@ -783,6 +798,7 @@ class KeyStream:
                 factory=factory,
                 planned=p,
                 deltas=deltas,
+                context=context,
                 **lateness,
             )
 
