@@ -17,6 +17,9 @@ Entry points
 ``decayed_summary(df, time, value, half_life=, kind="top_k"|"quantiles")``
     a whole-stream (all keys) decayed summary: one mergeable summary per partition
     (``mapInArrow``, codec bytes), merged on the driver (:mod:`windowagg.spark.summary`).
+``check_checkpoint(location)``
+    whether windowagg can restart a streaming checkpoint, and why not, before Spark
+    refuses it in its own words (:mod:`windowagg.spark.checkpoint`).
 ``session()``
     a SparkSession configured for both (:func:`windowagg.spark.session`; the code lives in
     the private module ``windowagg.spark._session``, so that no submodule named
@@ -35,6 +38,7 @@ from typing import Any
 __all__ = [
     "WindowAgg",
     "WindowAggProcessor",
+    "check_checkpoint",
     "decayed_summary",
     "session",
     "split",
@@ -50,6 +54,7 @@ _WHERE = {
     "WindowAggProcessor": "windowagg.spark.streaming",
     "session": "windowagg.spark._session",
     "decayed_summary": "windowagg.spark.summary",
+    "check_checkpoint": "windowagg.spark.checkpoint",
 }
 
 
@@ -64,4 +69,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*__all__, "batch", "streaming", "summary"])
+    return sorted([*__all__, "batch", "checkpoint", "streaming", "summary"])
