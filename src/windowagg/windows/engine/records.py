@@ -46,7 +46,9 @@ __all__ = [
     "admit_key",
     "agg_signature",
     "atomic",
+    "check_config",
     "decode_events",
+    "describe_monoid",
     "encode_events",
 ]
 
