@@ -11,7 +11,8 @@ The package is organised by what the stream looks like and what you ask of it:
   wrapping any aggregator;
 - :mod:`windowagg.sketches`: q-digest and time-decayed summaries (:class:`QDigest`, ...);
 - :mod:`windowagg.storage` and :mod:`windowagg.codec`: key-value stores and the versioned
-  state codec; ``windowagg.spark``: the optional PySpark layer (``pip install
+  state codec; :func:`windowagg.stream`: ``window_agg`` over micro-batches in-process, its
+  state in a store (:mod:`windowagg.streaming`); ``windowagg.spark``: the optional PySpark layer (``pip install
   'windowagg[spark]'``), imported only on request.
 
 A tour
@@ -49,6 +50,9 @@ time by 5, so the late event at time 3 still counts; the one at time 0 is too la
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from windowagg import codec, errors, fifo, monoids, ooo, sketches, storage, windows
 from windowagg._backend import native_available
 from windowagg.fifo import AMTA, DABA, DABALite, LogMTA, TwoStacks, TwoStacksLite
@@ -83,5 +87,16 @@ __all__ = [
     "ooo",
     "sketches",
     "storage",
+    "stream",
     "windows",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``stream`` (:func:`windowagg.streaming.stream`), imported on first use: it needs
+    pandas, which ``import windowagg`` does not load."""
+    if name in ("stream", "Stream"):
+        value = getattr(importlib.import_module("windowagg.streaming"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'windowagg' has no attribute {name!r}")

@@ -60,6 +60,15 @@ def test_protocol_round_trip(store: KVStore) -> None:
     assert store.stats["round_trips"] > 0 and store.stats["keys_written"] >= 7
 
 
+def test_positions_lists_a_level_ascending(store: KVStore) -> None:
+    ns = "w"
+    assert store.positions(ns, 3) == []
+    store.commit(ns, [((3, 7), b"a"), ((3, -1), b"h"), ((3, 2), b"b"), ((4, 0), b"c")], [], None)
+    assert store.positions(ns, 3) == [-1, 2, 7] and store.positions(ns, 4) == [0]
+    store.commit(ns, [], [(3, 2, 3)], None)
+    assert store.positions(ns, 3) == [-1, 7] and store.positions("other", 3) == []
+
+
 def test_large_ranges_and_many_keys(store: KVStore) -> None:
     items = [((0, p), codec.dumps(p)) for p in range(2500)]
     store.multi_put("big", items)

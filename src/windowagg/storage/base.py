@@ -14,6 +14,7 @@ Operations (every backend implements all of them):
 ``multi_put(ns, items)``                    write many ``(key, value)`` pairs, one round trip
 ``delete(ns, key)``                         remove one key (absent keys are fine)
 ``delete_range(ns, level, lo, hi)``         remove positions ``lo <= pos < hi`` of a level
+``positions(ns, level)``                    the positions a level holds, ascending
 ``get_meta(ns)``                            the namespace's metadata record or ``None``
 ``commit(ns, puts, delete_ranges, meta)``   **atomic**: all puts, deletes and the metadata
                                             record become visible together or not at all
@@ -71,6 +72,8 @@ class KVStore(Protocol):
     def delete(self, ns: str, key: Key) -> None: ...
 
     def delete_range(self, ns: str, level: int, lo: int, hi: int) -> None: ...
+
+    def positions(self, ns: str, level: int) -> list[int]: ...
 
     def get_meta(self, ns: str) -> bytes | None: ...
 

@@ -103,6 +103,11 @@ class MemoryStore:
                 lv.pop(pos, None)
         self.stats["keys_deleted"] += before - len(lv)
 
+    def positions(self, ns: str, level: int) -> list[int]:
+        """The positions *level* holds, ascending. O(k log k)."""
+        self.stats["round_trips"] += 1
+        return sorted(self._data.get(ns, {}).get(level, {}))
+
     def get_meta(self, ns: str) -> bytes | None:
         """The metadata record of *ns* or None. O(1)."""
         self.stats["round_trips"] += 1

@@ -158,6 +158,15 @@ class RedisStore:
         """Remove positions ``lo <= pos < hi`` of *level* (HDEL batches). O(hi - lo)."""
         self.commit(ns, (), [(level, lo, hi)], None, transaction=False)
 
+    def positions(self, ns: str, level: int) -> list[int]:
+        """The positions *level* holds, ascending (one HKEYS). O(k log k)."""
+        self.stats["round_trips"] += 1
+        try:
+            fields = self._r.hkeys(self._hkey(ns, level))
+        except self._redis_mod.RedisError as e:
+            raise self._fail("positions", e) from e
+        return sorted(int(f) for f in fields)
+
     def get_meta(self, ns: str) -> bytes | None:
         """The metadata record of *ns* or None."""
         self.stats["round_trips"] += 1

@@ -128,6 +128,17 @@ class SQLiteStore:
         """Remove positions ``lo <= pos < hi`` of *level*. O(k + log N)."""
         self.commit(ns, (), [(level, lo, hi)], None)
 
+    def positions(self, ns: str, level: int) -> list[int]:
+        """The positions *level* holds, ascending (one index range scan). O(k + log N)."""
+        self.stats["round_trips"] += 1
+        try:
+            rows = self._db.execute(
+                "SELECT pos FROM kv WHERE ns=? AND level=? ORDER BY pos", (ns, level)
+            ).fetchall()
+        except sqlite3.Error as e:
+            raise self._fail("positions", e) from e
+        return [int(r[0]) for r in rows]
+
     def get_meta(self, ns: str) -> bytes | None:
         """The metadata record of *ns* or None."""
         self.stats["round_trips"] += 1

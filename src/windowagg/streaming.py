@@ -1,0 +1,541 @@
+"""``window_agg`` over micro-batches, in-process: many keys, state in a key-value store.
+
+:func:`stream` takes the arguments of :func:`windowagg.pandas.window_agg` and returns a
+:class:`Stream`; each :meth:`Stream.feed` of a pandas or polars DataFrame or a pyarrow
+Table (any keys, any order) returns the windows that micro-batch closed or revised and its
+rejects, as a :class:`~windowagg.pandas.WindowAgg` of the input's kind.
+
+=================  ==========================================================================
+engine             one :class:`windowagg.windows.engine.KeyStream` per key (the engine of
+                   ``window_agg``, ``stream_window_agg`` on Spark and the object API):
+                   pane partials for hopping windows of monoids, else the key's event log
+lateness           per key, as ``window_agg`` with lateness: the key's watermark = its
+                   newest event time - ``max_out_of_orderness``; an event older than the
+                   watermark - ``allowed_lateness`` (judged in input order, against the
+                   watermark before it) is a reject ``late: ...``. A stream always judges:
+                   the defaults are 0 (an event older than its key's newest is late)
+output             ``results``: keys, ``window_start``, ``window_end``, one column per
+                   aggregation (per size), ``revision``; a window when its key's watermark
+                   passes its end (``revision`` 0), again (``revision`` + 1) when a
+                   late-but-accepted event changes it (a merged session supersedes those it
+                   contains): the columns, revisions and reasons of
+                   ``windowagg.spark.stream_window_agg``; the last revision of every window
+                   equals ``window_agg`` on the concatenated input. ``rejects``: ``reason``,
+                   ``event_time``, ``row`` (JSON), ``row_index`` (the row's position in the
+                   micro-batch); every row is aggregated or rejected
+idle keys          :meth:`Stream.advance` raises every key's watermark (the keys not in the
+                   micro-batches too) and emits what that closes; :meth:`Stream.close` emits
+                   everything left
+state              in process (``store=None``), or the keys' state deltas in a
+                   ``windowagg.storage`` store (``store=`` a SQLite file path, a URL
+                   ``sqlite:///...`` / ``redis://...`` / ``memory://``, or a store object):
+                   each micro-batch (or :meth:`Stream.commit` after several) writes every
+                   key's changed pieces and the caller's checkpoint token in **one atomic
+                   commit** (:mod:`windowagg._stream_store`); ``stream(..., store=)`` on a
+                   store that holds a stream resumes at its last commit, and
+                   :attr:`Stream.checkpoint_token` says where to re-read the source from.
+                   The keys' state also stays in process between micro-batches: a key not
+                   in a micro-batch costs nothing, and the store is read only for keys a
+                   resumed stream meets for the first time (their pieces on demand)
+atomic             a call that raises (a bad aggregation, a store outage) changes nothing:
+                   every key's state and the store are as before it
+time               per micro-batch of m rows over its k keys: O(m log m) validation and
+                   grouping, then each key's ``KeyStream.feed`` (panes: O(m log m + (q + r)
+                   log w); event log: O(m log m + retained events) + the emitted windows),
+                   plus one commit of the changed pieces
+=================  ==========================================================================
+
+Examples
+--------
+>>> import pandas as pd
+>>> import windowagg
+>>> s = windowagg.stream("k", "t", ["sum(v)", "count"], size=10, slide=10,
+...                      allowed_lateness=10)
+>>> out = s.feed(pd.DataFrame({"k": ["a", "b", "a"], "t": [1, 3, 12], "v": [1.0, 2.0, 3.0]}))
+>>> out.results[["k", "sum_v", "count", "revision"]].values.tolist()
+[['a', 1.0, 1, 0]]
+>>> out = s.feed(pd.DataFrame({"k": ["a", "a"], "t": [5, -30], "v": [4.0, 9.0]}))
+>>> out.results[["k", "sum_v", "count", "revision"]].values.tolist()  # a late event: again
+[['a', 5.0, 2, 1]]
+>>> out.rejects[["reason", "row_index"]].values.tolist()
+[['late: 1969-12-31T23:59:30Z < lateness bound 1970-01-01T00:00:02Z', 1]]
+>>> s.close().results[["k", "sum_v", "revision"]].values.tolist()  # b, and a's last window
+[['a', 3.0, 0], ['b', 2.0, 0]]
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from windowagg._stream_store import Pending, StreamStore
+from windowagg.aggs import Agg
+from windowagg.call import WindowCall, parse_call
+from windowagg.errors import ArgumentError, StateError
+from windowagg.pandas import (
+    FrameWindows,
+    WindowAgg,
+    _check_unique,
+    _from_pandas,
+    _rejects,
+    _results,
+    _to_pandas,
+    group_rows,
+)
+from windowagg.rejects import CORRUPT_COLUMN, parse_times, readable_reason, validate, value_columns
+from windowagg.storage import KVStore, SQLiteStore, open_store
+from windowagg.windows.engine import KeyStream, plan
+from windowagg.windows.engine.records import StepResult, atomic
+
+__all__ = ["Stream", "stream"]
+
+#: A watermark past every event time windowagg reads (years 0001-9999 in microseconds)
+END_OF_TIME = 2**62
+
+
+def stream(
+    keys: str | Sequence[str],
+    time: str,
+    aggs: Sequence[str | Agg | tuple[Any, ...]],
+    *,
+    size: Any = None,
+    slide: Any = None,
+    rows: int | None = None,
+    every: int = 1,
+    gap: Any = None,
+    start_time: Any = 0,
+    time_unit: str = "s",
+    max_out_of_orderness: Any = None,
+    allowed_lateness: Any = None,
+    row_columns: Sequence[str] | str | None = None,
+    store: KVStore | str | Path | None = None,
+    namespace: str = "windowagg.stream",
+    factory: Any = None,
+) -> Stream:
+    """A streaming ``window_agg`` over micro-batches (see the module docstring).
+
+    Parameters
+    ----------
+    keys, time, aggs, size, slide, rows, every, gap, start_time, time_unit, row_columns
+        As :func:`windowagg.pandas.window_agg` (several sizes and decayed aggregations
+        included).
+    max_out_of_orderness, allowed_lateness
+        The keys' watermarks (default 0 each; see the module docstring).
+    store
+        None (default): the state lives in process only. A path: a SQLite file (created if
+        absent). A URL (``sqlite:///path.db``, ``redis://host:port/db``, ``memory://``) or a
+        :class:`windowagg.storage.KVStore`: the state is committed there per micro-batch,
+        and a stream already in *namespace* resumes from its last commit.
+    namespace
+        The stream's namespace in the store (one store can hold several streams).
+    factory
+        ``monoid -> FIFO aggregator`` for the engine (default ``fifo.TwoStacksLite``).
+
+    Raises
+    ------
+    ArgumentError
+        A bad argument, before any data is read (as ``window_agg``).
+    CodecError
+        The namespace holds a stream of another configuration (keys, time, aggregations,
+        window shape, lateness).
+
+    Complexity: O(len(aggs)); with a store holding a stream, O(keys) to read its key
+    directory (no key's state is read before the key is needed).
+    """
+    call = parse_call(
+        keys,
+        time,
+        aggs,
+        size=size,
+        slide=slide,
+        rows=rows,
+        every=every,
+        gap=gap,
+        start_time=start_time,
+        time_unit=time_unit,
+        max_out_of_orderness=max_out_of_orderness,
+        allowed_lateness=allowed_lateness,
+    )
+    return Stream(call, store=store, namespace=namespace, row_columns=row_columns, factory=factory)
+
+
+def _config(call: WindowCall, lateness: tuple[int, int]) -> tuple[Any, ...]:
+    """What a store's stream must have been written for (plain values). O(aggs)."""
+    s = call.shape
+    aggs = tuple(
+        (a.alias, a.column, a.dtype, type(a.monoid).__qualname__, repr(a.monoid)) for a in call.aggs
+    )
+    shape = (s.size, s.slide, s.rows, s.every, s.gap, s.start_time, tuple(s.sizes))
+    return ("stream", tuple(call.keys), call.time, call.time_unit, aggs, shape, lateness)
+
+
+def _plain(v: Any) -> Any:
+    """A key value as a plain Python value (dictionary key and codec value). O(1)."""
+    if isinstance(v, np.datetime64):
+        return pd.Timestamp(v).to_pydatetime()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, pd.Timestamp):
+        return v.to_pydatetime()
+    return v
+
+
+def _micros(watermark: Any, time_unit: str) -> int:
+    """A watermark given as the time column's values are (a timestamp, ISO text, or a
+    number in *time_unit*) in microseconds. O(1)."""
+    if isinstance(watermark, np.generic):
+        watermark = watermark.item()
+    if isinstance(watermark, float) and watermark == float("inf"):
+        return END_OF_TIME
+    micros, why = parse_times(pd.Series([watermark]), time_unit)
+    if why.iloc[0] is not None:
+        raise ArgumentError(
+            f"advance: watermark {watermark!r}: {why.iloc[0]}; give a time as the time column "
+            f"holds them (a timestamp, ISO 8601 text, or a number in time_unit={time_unit!r})"
+        )
+    return int(micros[0])
+
+
+def _concat_columns(parts: list[dict[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+    """The engine's columns of several keys end to end. O(windows)."""
+    out: dict[str, Any] = {}
+    for name in names:
+        cols = [p[name] for p in parts]
+        if cols and all(isinstance(c, np.ndarray) for c in cols):
+            out[name] = np.concatenate(cols) if len(cols) > 1 else cols[0]
+        else:
+            merged: list[Any] = []
+            for c in cols:
+                merged.extend(c.tolist() if isinstance(c, np.ndarray) else c)
+            out[name] = merged
+    return out
+
+
+def _advance_step(ks: KeyStream, wm: int) -> tuple[StepResult, Any]:
+    """``ks.advance(wm)`` without its own all-or-nothing context (the caller holds one
+    over every key: :meth:`Stream._step`)."""
+    state: Any = ks._state
+    state._clock.observe(np.array([wm + state._ooo], dtype=np.int64))
+    return state._step(np.empty(0, np.int64), {c: np.empty(0) for c in state._cols})  # type: ignore[no-any-return]
+
+
+class Stream:
+    """A streaming ``window_agg`` (made by :func:`stream`; see the module docstring)."""
+
+    def __init__(
+        self,
+        call: WindowCall,
+        *,
+        store: KVStore | str | Path | None = None,
+        namespace: str = "windowagg.stream",
+        row_columns: Sequence[str] | str | None = None,
+        factory: Any = None,
+    ) -> None:
+        self._call = call
+        self._lateness = call.lateness or (0, 0)  # a stream always has a watermark
+        self._row_columns = row_columns
+        self._values = value_columns(call.aggs)
+        self._needed = list(dict.fromkeys([*call.keys, call.time, *self._values]))
+        self._names = ["start", "end", *[a.alias for a in call.outputs], "revision"]
+        self._options: dict[str, Any] = {
+            "max_out_of_orderness": self._lateness[0],
+            "allowed_lateness": self._lateness[1],
+            "judge": "arrival",  # in input order, as window_agg judges lateness
+            "factory": factory,
+            "planned": plan(call.aggs),
+            "deltas": store is not None,
+        }
+        KeyStream(call.aggs, call.shape, **self._options)  # refuses a shape no stream takes
+        self._owned = isinstance(store, str | Path)
+        kv: KVStore | None
+        if isinstance(store, Path) or (isinstance(store, str) and "://" not in store):
+            kv = SQLiteStore(store)
+        elif isinstance(store, str):
+            kv = open_store(store)
+        else:
+            kv = store
+        self._store: StreamStore | None = None
+        if kv is not None:
+            try:
+                self._store = StreamStore(kv, namespace, _config(call, self._lateness))
+            except BaseException:
+                if self._owned:
+                    kv.close()
+                raise
+        #: the keys' live state, by key values
+        self._live: dict[tuple[Any, ...], KeyStream] = {}
+        #: key values -> key id (the store's directory and the keys new since)
+        self._ids: dict[tuple[Any, ...], int] = dict(self._store.keys) if self._store else {}
+        self._pending = Pending()
+        self._pending_token: Any = None
+        self._batches = self._store.batches if self._store else 0
+        self._key_dtypes: dict[str, Any] = {}
+        self._kind = "pandas"  # the last micro-batch's kind: advance's output kind
+        self._closed = False
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def checkpoint_token(self) -> Any:
+        """The token of the last committed micro-batch (None: none): re-read the source
+        from the position after it when a stream resumes. O(1)."""
+        return None if self._store is None else self._store.token
+
+    @property
+    def batches(self) -> int:
+        """Micro-batches and advances fed (committed ones after a resume, plus those since).
+        O(1)."""
+        return self._batches
+
+    def __len__(self) -> int:
+        """The number of keys seen (in the store's directory, or since the start). O(1)."""
+        return len(self._ids)
+
+    def __repr__(self) -> str:
+        where = "in process" if self._store is None else repr(self._store.store)
+        return f"Stream(keys={len(self)}, batches={self._batches}, state {where})"
+
+    # ------------------------------------------------------------------ the verbs
+    def feed(self, frame: Any, token: Any = None, *, commit: bool = True) -> WindowAgg:
+        """Feed one micro-batch: every key in it; returns what it closed or revised.
+
+        Parameters
+        ----------
+        frame
+            A pandas or polars DataFrame or a pyarrow Table with the key, time and value
+            columns (any other columns are kept for the rejects' ``row``).
+        token
+            The caller's source position of this micro-batch (an int, text, or a tuple of
+            them, e.g. a Kafka offset): committed with the state, read back as
+            :attr:`checkpoint_token` after a restart.
+        commit
+            With a store: commit now (default), or keep the changes for :meth:`commit`
+            (write the output to its sink first, then commit: exactly once with a sink
+            that overwrites by token).
+
+        Returns
+        -------
+        WindowAgg
+            ``results`` by key, then in emission order; ``rejects`` by ``row_index``.
+
+        Raises ``ArgumentError`` for a missing or repeated column; an aggregation's
+        ``AggregationError`` or the store's ``StorageError`` as they come. A call that
+        raises changes nothing. Complexity: see the module docstring.
+        """
+        self._check_open("feed")
+        pdf, kind = _to_pandas(frame)
+        call = self._call
+        missing = [c for c in self._needed if c not in pdf.columns]
+        if missing:
+            raise ArgumentError(
+                f"feed: column {missing[0]!r} is not in the micro-batch (columns: "
+                f"{list(pdf.columns)}); the stream reads {self._needed}: give every "
+                "micro-batch these columns"
+            )
+        rc = self._row_columns
+        row_cols = (
+            self._needed if rc is None else [str(c) for c in pdf.columns] if rc == "*" else list(rc)
+        )
+        _check_unique(pdf, [*self._needed, *row_cols])
+        extra = [CORRUPT_COLUMN] if CORRUPT_COLUMN in pdf.columns else []
+        sub = pdf[list(dict.fromkeys([*self._needed, *extra]))]
+        if not (
+            isinstance(sub.index, pd.RangeIndex) and sub.index.start == 0 and sub.index.step == 1
+        ):
+            sub = sub.reset_index(drop=True)
+        good, micros, values, bad = validate(
+            sub, call.keys, call.time, self._values, time_unit=call.time_unit, rows=False
+        )
+        groups = group_rows(sub, call.keys, np.flatnonzero(good))
+        firsts = groups.rows[groups.starts[:-1]]
+        work = []
+        for g, key in enumerate(groups.keys):
+            rows = groups.rows[groups.starts[g] : groups.starts[g + 1]]
+            work.append((tuple(_plain(v) for v in key), rows))
+        steps = self._step(
+            [
+                (
+                    key,
+                    lambda ks, r=rows: ks._state._step(
+                        micros[r], {c: values[c][r] for c in values}
+                    ),
+                )
+                for key, rows in work
+            ],
+            token,
+            commit,
+        )
+        for k in call.keys:
+            self._key_dtypes.setdefault(k, sub[k].dtype)
+        self._kind = kind
+        refused = [rows[res.refused] for (_, rows), res in zip(work, steps, strict=True)]
+        reasons = [readable_reason(r) for res in steps for r in res.reasons]
+        bad_rows = np.flatnonzero(~good)
+        late = np.concatenate([bad_rows, *refused]).astype(np.int64)
+        why = [*bad["reason"].tolist(), *reasons]
+        bad_ev = (
+            bad["event_time"].dt.tz_localize(None).to_numpy(dtype="datetime64[us]").astype(np.int64)
+            if len(bad_rows)
+            else np.empty(0, np.int64)
+        )
+        ev = np.concatenate([bad_ev, *[micros[r] for r in refused]]).astype(np.int64)
+        ev_null = np.concatenate(
+            [bad["event_time"].isna().to_numpy(), np.zeros(len(late) - len(bad_rows), bool)]
+        )
+        order = np.argsort(late, kind="stable")
+        fw = FrameWindows(
+            [],
+            firsts.tolist(),
+            _concat_columns([r.columns for r in steps], self._names) if steps else self._empty(),
+            np.asarray([len(r.columns["end"]) for r in steps], dtype=np.int64),
+            late[order],
+            [why[i] for i in order.tolist()],
+            ev[order],
+            ev_null[order].astype(bool),
+        )
+        return self._output(sub, pdf, fw, row_cols, kind)
+
+    def advance(self, watermark: Any, token: Any = None, *, commit: bool = True) -> WindowAgg:
+        """Raise every key's watermark to *watermark* (a time as the time column holds them)
+        and return the windows that closes, as :meth:`feed` does (keys not in any recent
+        micro-batch too: their windows close without a new event of theirs). No key's
+        watermark goes down. *token* (None: the last one) and *commit* as :meth:`feed`.
+        O(keys) + the emitted windows; with a store, the keys not in process are read
+        (their heads, and the pieces their windows need)."""
+        self._check_open("advance")
+        return self._advance(_micros(watermark, self._call.time_unit), token, commit)
+
+    def close(self) -> WindowAgg:
+        """Emit every window left (the watermark past every time), commit, and release a
+        store the stream opened itself (from a path or URL). The stream takes no more
+        micro-batches. O(keys) + the emitted windows."""
+        self._check_open("close")
+        out = self._advance(END_OF_TIME, None, True)
+        self._closed = True
+        if self._store is not None and self._owned:
+            self._store.store.close()
+        return out
+
+    def commit(self) -> None:
+        """Commit the changes of the micro-batches fed with ``commit=False`` (one atomic
+        commit, with the last token given). Nothing pending: nothing written. A commit
+        that raises keeps them pending. O(changes)."""
+        if self._store is None or not self._pending:
+            return
+        self._store.commit(self._pending, self._pending_token)
+        self._pending = Pending()
+
+    # ------------------------------------------------------------------ internals
+    def _check_open(self, verb: str) -> None:
+        if self._closed:
+            raise StateError(
+                f"{verb}: this stream is closed; open it again with windowagg.stream(..., "
+                "store=...) to go on from its store, or start a new one"
+            )
+
+    def _empty(self) -> dict[str, Any]:
+        out: dict[str, Any] = {n: np.zeros(0, np.int64) for n in ("start", "end", "revision")}
+        for a in self._call.outputs:
+            out[a.alias] = (
+                np.zeros(0, np.int64 if a.dtype == "bigint" else np.float64)
+                if a.dtype in ("bigint", "double")
+                else []
+            )
+        return out
+
+    def _key_stream(self, key: tuple[Any, ...]) -> KeyStream:
+        """*key*'s state: live, else from the store (its head; pieces on demand), else new."""
+        ks = self._live.get(key)
+        if ks is not None:
+            return ks
+        call = self._call
+        kid = self._ids.get(key)
+        if self._store is not None and kid is not None and kid in self._store.keys.values():
+            st = self._store
+            return KeyStream.restore(
+                st.head(kid), st.pieces(kid), call.aggs, call.shape, **self._options
+            )
+        return KeyStream(call.aggs, call.shape, **self._options)
+
+    def _step(
+        self, work: list[tuple[tuple[Any, ...], Any]], token: Any, commit: bool
+    ) -> list[StepResult]:
+        """Run *work* (key, step on its state) for every key all or nothing, record the
+        deltas and commit them (*commit*). Returns each key's result."""
+        results: list[StepResult] = []
+        batch = Pending()
+        new_ids: dict[tuple[Any, ...], int] = {}
+        touched: list[tuple[tuple[Any, ...], KeyStream]] = []
+        next_id = len(self._ids)
+        with contextlib.ExitStack() as undo:
+            for key, run in work:
+                ks = self._key_stream(key)
+                # one all-or-nothing context per key, kept open until every key and the
+                # commit are done: a later key's error puts this one back too
+                undo.enter_context(atomic(ks._state))
+                res, delta = run(ks)
+                results.append(res)
+                touched.append((key, ks))
+                if self._store is not None and delta.meta:
+                    kid = self._ids.get(key)
+                    if kid is None:
+                        kid = new_ids.get(key)
+                    if kid is None:
+                        kid = new_ids[key] = next_id
+                        next_id += 1
+                        batch.new_key(key, kid)
+                    batch.key_delta(kid, delta.meta, delta.put, delta.delete)
+            if self._store is not None:
+                merged = self._pending.merged(batch)
+                if token is None:  # the last token given stays the checkpoint
+                    token = self._pending_token if self._pending else self._store.token
+                if commit:
+                    self._store.commit(merged, token)
+                    self._pending = Pending()
+                else:
+                    self._pending = merged
+                self._pending_token = token
+        # leaving the ExitStack without an error keeps every key's changes
+        for key, ks in touched:
+            self._live[key] = ks
+            if key not in self._ids:
+                self._ids[key] = new_ids.get(key, len(self._ids))
+        self._batches += 1
+        return results
+
+    def _advance(self, wm: int, token: Any, commit: bool) -> WindowAgg:
+        keys = list(self._ids) if self._store is not None else list(self._live)
+        with contextlib.suppress(TypeError):  # keys that do not compare: first-seen order
+            keys.sort()
+        steps = self._step([(k, lambda ks: _advance_step(ks, wm)) for k in keys], token, commit)
+        out = [(k, r) for k, r in zip(keys, steps, strict=True) if len(r.columns["end"])]
+        call = self._call
+        sub = pd.DataFrame({k: [key[i] for key, _ in out] for i, k in enumerate(call.keys)})
+        for k, dtype in self._key_dtypes.items():
+            with contextlib.suppress(TypeError, ValueError):
+                sub[k] = sub[k].astype(dtype)
+        e = np.empty(0, np.int64)
+        fw = FrameWindows(
+            [],
+            list(range(len(out))),
+            _concat_columns([r.columns for _, r in out], self._names) if out else self._empty(),
+            np.asarray([len(r.columns["end"]) for _, r in out], dtype=np.int64),
+            e,
+            [],
+            e,
+            np.empty(0, bool),
+        )
+        return self._output(sub, pd.DataFrame(), fw, [], self._kind)
+
+    def _output(
+        self, sub: pd.DataFrame, pdf: pd.DataFrame, fw: FrameWindows, row_cols: list[str], kind: str
+    ) -> WindowAgg:
+        call = self._call
+        results = _results(sub, call.keys, call.outputs, fw)
+        results["revision"] = np.asarray(fw.columns["revision"], dtype=np.int64)
+        rejects = _rejects(pdf, fw, row_cols)
+        return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
