@@ -22,7 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import windowagg
-from windowagg.errors import AggregationError, ArgumentError, CodecError, StateError, StorageError
+from windowagg.errors import (
+    AggregationError,
+    ArgumentError,
+    ArgumentTypeError,
+    CodecError,
+    StateError,
+    StorageError,
+)
 from windowagg.pandas import window_agg
 from windowagg.storage import MemoryStore, SQLiteStore
 
@@ -266,7 +273,9 @@ def test_missing_column_raises_and_changes_nothing() -> None:
     written = dict(store.stats)
     with pytest.raises(ArgumentError, match="column 'v' is not in the micro-batch"):
         s.feed(pd.DataFrame({"k": ["a"], "t": [12]}), token=2)
-    with pytest.raises(TypeError, match="pandas or polars"):
+    with pytest.raises(
+        ArgumentTypeError, match=r"feed takes a pandas or polars DataFrame.*got list"
+    ):
         s.feed([1, 2, 3])
     assert store.stats["keys_written"] == written["keys_written"] and s.checkpoint_token == 1
 

@@ -76,7 +76,7 @@ import pandas as pd
 from windowagg._stream_store import Pending, StreamStore
 from windowagg.aggs import Agg
 from windowagg.call import WindowCall, parse_call
-from windowagg.errors import ArgumentError, StateError
+from windowagg.errors import ArgumentError, ArgumentTypeError, StateError
 from windowagg.pandas import (
     FrameWindows,
     WindowAgg,
@@ -327,6 +327,14 @@ class Stream:
         raises changes nothing. Complexity: see the module docstring.
         """
         self._check_open("feed")
+        if not isinstance(frame, pd.DataFrame) and type(frame).__module__.split(".")[0] not in (
+            "polars",
+            "pyarrow",
+        ):
+            raise ArgumentTypeError(
+                f"feed takes a pandas or polars DataFrame or a pyarrow Table; got "
+                f"{type(frame).__name__}: convert the micro-batch to one of them first"
+            )
         pdf, kind = _to_pandas(frame)
         call = self._call
         missing = [c for c in self._needed if c not in pdf.columns]
@@ -454,7 +462,7 @@ class Stream:
             return ks
         call = self._call
         kid = self._ids.get(key)
-        if self._store is not None and kid is not None and kid in self._store.keys.values():
+        if self._store is not None and kid is not None and key in self._store.keys:
             st = self._store
             return KeyStream.restore(
                 st.head(kid), st.pieces(kid), call.aggs, call.shape, **self._options
