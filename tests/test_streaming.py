@@ -280,6 +280,11 @@ def test_missing_column_raises_and_changes_nothing() -> None:
     assert store.stats["keys_written"] == written["keys_written"] and s.checkpoint_token == 1
 
 
+def test_an_output_named_revision_is_an_argument_error() -> None:
+    with pytest.raises(ArgumentError, match="'revision'"):
+        windowagg.stream("k", "t", ["max(v) as revision"], size=10, slide=10)
+
+
 def test_another_configuration_is_a_clear_error(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     s = windowagg.stream("k", "t", ["sum(v)"], size=10, slide=10, store=db)

@@ -75,7 +75,7 @@ import pandas as pd
 
 from windowagg._stream_store import Pending, StreamStore
 from windowagg.aggs import Agg
-from windowagg.call import WindowCall, parse_call
+from windowagg.call import RESULT_COLUMNS, WindowCall, check_names, parse_call
 from windowagg.errors import ArgumentError, ArgumentTypeError, StateError
 from windowagg.pandas import (
     FrameWindows,
@@ -161,6 +161,7 @@ def stream(
         max_out_of_orderness=max_out_of_orderness,
         allowed_lateness=allowed_lateness,
     )
+    check_names(call, (*RESULT_COLUMNS, "revision"))  # the results' own columns too
     return Stream(call, store=store, namespace=namespace, row_columns=row_columns, factory=factory)
 
 
