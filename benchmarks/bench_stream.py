@@ -18,7 +18,7 @@ contender runs in a subprocess of its own, interleaved over ``--repeats`` rounds
   watermark; no recovery), in the interpreter given by ``--bytewax-python`` (a venv of its
   own: Bytewax is no dependency of windowagg's).
 
-Printed: medians of total seconds, the ratios Bytewax / memory, Bytewax / sqlite and memory /
+Printed: medians of total seconds (wall and CPU time of the contender's process), the ratios Bytewax / memory, Bytewax / sqlite and memory /
 handrolled, the per-micro-batch time of the last quarter over the first (``memory`` and
 ``sqlite``), and the load average before and after. Every contender's final answers are
 checked equal (window count, and per window the values, to 1e-9 relative).
@@ -84,7 +84,7 @@ def run_windowagg(data: Path, batch: int, p95: bool, mode: str, tmp: str) -> dic
     aggs = _aggs(p95)
     per: list[float] = []
     outs: list[Any] = []
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if mode == "handrolled":
         from windowagg.aggs import parse_aggs
         from windowagg.windows.engine import KeyStream, Shape
@@ -143,7 +143,7 @@ def run_windowagg(data: Path, batch: int, p95: bool, mode: str, tmp: str) -> dic
             outs.append(s.feed(df.iloc[i : i + batch], token=j).results)
             per.append(time.perf_counter() - b0)
         outs.append(s.close().results)
-    total = time.perf_counter() - t0
+    total, cpu = time.perf_counter() - t0, time.process_time() - c0
     res = pd.concat(outs, ignore_index=True)
     start = (
         res["window_start"]
@@ -154,7 +154,12 @@ def run_windowagg(data: Path, batch: int, p95: bool, mode: str, tmp: str) -> dic
     )
     cols = {a: res[a].to_numpy() for a in res.columns if a not in ("k", "window_start")}
     cols = {a: v for a, v in cols.items() if a in ("max_v", "sum_v", "count", "p95_v")}
-    return {"total": total, "per_batch": per, "answers": _answers(res["k"], start, cols)}
+    return {
+        "total": total,
+        "cpu": cpu,
+        "per_batch": per,
+        "answers": _answers(res["k"], start, cols),
+    }
 
 
 BYTEWAX = r"""
@@ -195,9 +200,9 @@ w = fold_window("fold", up, clock, windower, builder, folder, merger)
 got, meta = [], []
 op.output("down", w.down, TestingSink(got))
 op.output("meta", w.meta, TestingSink(meta))
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 run_main(flow)
-total = time.perf_counter() - t0
+total, cpu = time.perf_counter() - t0, time.process_time() - c0
 opens = {(k, wid): m.open_time for k, (wid, m) in meta}
 keys, starts, cols = [], [], {}
 for k, (wid, acc) in got:
@@ -210,7 +215,7 @@ for k, (wid, acc) in got:
         vals = {"max_v": acc[0], "sum_v": acc[1], "count": acc[2]}
     for c, v in vals.items():
         cols.setdefault(c, []).append(v)
-json.dump({"total": total, "keys": keys, "starts": starts, "cols": cols}, open(out, "w"))
+json.dump({"total": total, "cpu": cpu, "keys": keys, "starts": starts, "cols": cols}, open(out, "w"))
 """
 
 
@@ -222,6 +227,7 @@ def run_bytewax(python: str, data: Path, p95: bool, tmp: str) -> dict[str, Any]:
     got = json.loads(out.read_text())
     return {
         "total": got["total"],
+        "cpu": got["cpu"],
         "per_batch": [],
         "answers": _answers(got["keys"], got["starts"], got["cols"]),
     }
@@ -271,6 +277,7 @@ def main(argv: list[str]) -> int:
         print("no --bytewax-python: Bytewax left out")
     load0 = os.getloadavg()
     times: dict[str, list[float]] = {c: [] for c in contenders}
+    cpus: dict[str, list[float]] = {c: [] for c in contenders}
     flat: dict[str, list[float]] = {c: [] for c in contenders}
     answers: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -288,12 +295,16 @@ def main(argv: list[str]) -> int:
                     subprocess.run(cmd, check=True, cwd=ROOT)
                     res = json.loads(result.read_text())
                 times[c].append(res["total"])
+                cpus[c].append(res["cpu"])
                 if res["per_batch"]:
                     flat[c].append(_quarters(res["per_batch"]))
                 answers.setdefault(c, res["answers"])
-                print(f"round {r + 1} {c}: {res['total']:.2f} s", flush=True)
+                print(
+                    f"round {r + 1} {c}: {res['total']:.2f} s ({res['cpu']:.2f} s CPU)", flush=True
+                )
     load1 = os.getloadavg()
     med = {c: float(np.median(v)) for c, v in times.items()}
+    med_cpu = {c: float(np.median(v)) for c, v in cpus.items()}
     ref = answers[contenders[0]]
     same = {c: _same(ref, a) for c, a in answers.items()}
     summary: dict[str, Any] = {
@@ -304,6 +315,8 @@ def main(argv: list[str]) -> int:
         "repeats": args.repeats,
         "median_s": med,
         "runs_s": times,
+        "median_cpu_s": med_cpu,
+        "runs_cpu_s": cpus,
         "last_quarter_over_first": {c: v for c, v in flat.items() if v},
         "answers_equal": same,
         "windows": len(ref["k"]),
@@ -312,14 +325,16 @@ def main(argv: list[str]) -> int:
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
     }
     ratios = {}
-    if "bytewax" in med:
-        for c in ("memory", "sqlite"):
-            if c in med:
-                ratios[f"bytewax/{c}"] = med["bytewax"] / med[c]
-    if "memory" in med and "handrolled" in med:
-        ratios["memory/handrolled"] = med["memory"] / med["handrolled"]
+    for what, m in (("wall", med), ("cpu", med_cpu)):
+        if "bytewax" in m:
+            for c in ("memory", "sqlite"):
+                if c in m:
+                    ratios[f"{what} bytewax/{c}"] = m["bytewax"] / m[c]
+        if "memory" in m and "handrolled" in m:
+            ratios[f"{what} memory/handrolled"] = m["memory"] / m["handrolled"]
     summary["ratios"] = ratios
-    print(json.dumps({k: summary[k] for k in ("median_s", "ratios", "answers_equal")}, indent=1))
+    shown = ("median_s", "median_cpu_s", "ratios", "answers_equal")
+    print(json.dumps({k: summary[k] for k in shown}, indent=1))
     print("last quarter / first:", summary["last_quarter_over_first"])
     print(f"load average before {load0}, after {load1}")
     if args.out:

@@ -351,6 +351,14 @@ def test_an_aggregation_error_in_one_key_leaves_every_key_unchanged() -> None:
     assert out["s"].tolist() == [1.0, 2.0]
 
 
+def test_a_user_monoid_stream_resumes() -> None:
+    store = MemoryStore()
+    kw = dict(keys="k", time="t", aggs=[("s", _boom_sum(), "v")], size=10, slide=10)
+    windowagg.stream(store=store, **kw).feed(pd.DataFrame({"k": ["a"], "t": [1], "v": [2.0]}), 1)
+    again = windowagg.stream(store=store, **kw)  # a new monoid object, the same parameters
+    assert again.checkpoint_token == 1 and again.close().results["s"].tolist() == [2.0]
+
+
 def test_commit_false_keeps_changes_until_commit() -> None:
     store = MemoryStore()
     kw = dict(keys="k", time="t", aggs=["count"], size=10, slide=10)

@@ -90,7 +90,7 @@ from windowagg.pandas import (
 from windowagg.rejects import CORRUPT_COLUMN, parse_times, readable_reason, validate, value_columns
 from windowagg.storage import KVStore, SQLiteStore, open_store
 from windowagg.windows.engine import KeyStream, plan
-from windowagg.windows.engine.records import StepResult, atomic
+from windowagg.windows.engine.records import StepResult, agg_signature, atomic
 
 __all__ = ["Stream", "stream"]
 
@@ -168,9 +168,7 @@ def stream(
 def _config(call: WindowCall, lateness: tuple[int, int]) -> tuple[Any, ...]:
     """What a store's stream must have been written for (plain values). O(aggs)."""
     s = call.shape
-    aggs = tuple(
-        (a.alias, a.column, a.dtype, type(a.monoid).__qualname__, repr(a.monoid)) for a in call.aggs
-    )
+    aggs = agg_signature(call.aggs)  # parameters, never an object's address
     shape = (s.size, s.slide, s.rows, s.every, s.gap, s.start_time, tuple(s.sizes))
     return ("stream", tuple(call.keys), call.time, call.time_unit, aggs, shape, lateness)
 
