@@ -16,7 +16,17 @@ of ``--old-ref`` with this checkout's compiled core), interleaved over ``--reps`
 - ``--rates``: the same window at 1x, 10x and 100x the event rate over 2 hours of events
   (state must not follow the rate: O(window / slide)).
 
+``--many-keys`` (issue 37, short windows and many keys): 200k and 1M events of 100 keys over
+2 days (each up to 30 s late), hopping 1 h / 1 min, max / sum / count, allowed lateness 1 min,
+micro-batches of 10k events in arrival order, each split by key and fed to one stream per key
+(the split is timed too). Per case, interleaved over ``--reps`` rounds, each in a fresh
+subprocess: ``panes`` (``KeyStream``, the pane layout) of this checkout and of ``--old-ref``
+(unless ``--no-old``), ``events`` (the event log, :class:`~.stream.EventLog` built directly)
+and ``batch`` (one :func:`windowagg.pandas.window_agg` call on the same events). Prints the
+medians (s), the ratios panes / events and stream / batch, and the load average.
+
 ``python -m benchmarks stream_state [--quick] [--reps N] [--old-ref REF] [--out FILE]``
+``python -m benchmarks stream_state --many-keys [--quick] [--reps N] [--old-ref REF] [--out FILE]``
 """
 
 from __future__ import annotations
@@ -106,6 +116,120 @@ def worker(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _keyed(n: int, keys: int, span: int, seed: int = 37) -> tuple[np.ndarray, ...]:
+    """*n* events of *keys* keys over *span* us in arrival order (each up to 30 s late):
+    key, time, value."""
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.integers(0, span, n))
+    arrival = t + rng.integers(0, 30_000_000, n)
+    order = np.argsort(arrival, kind="stable")
+    key = rng.integers(0, keys, n)
+    return key[order].astype(np.int64), t[order].astype(np.int64), rng.random(n)
+
+
+def many_keys_worker(case: dict[str, Any]) -> dict[str, Any]:
+    """``--many-keys``: one layout (``panes``, ``events``, ``batch``) on one input; seconds."""
+    from windowagg.pandas import parse
+
+    key, t, v = _keyed(case["n"], case["keys"], case["span"])
+    size, slide = case["size"], case["slide"]
+    aggs = parse(["max(v)", "sum(v)", "count"])
+    if case["layout"] == "batch":
+        import pandas as pd
+
+        from windowagg.pandas import window_agg
+
+        df = pd.DataFrame({"k": key, "t": t, "v": v})
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = window_agg(
+            df,
+            "k",
+            "t",
+            ["max(v)", "sum(v)", "count"],
+            size=f"{size} us",
+            slide=f"{slide} us",
+            time_unit="us",
+        )
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+        return {"seconds": secs, "cpu_seconds": cpu, "rows": len(res.results)}
+    from windowagg.windows.engine import KeyStream, Shape
+    from windowagg.windows.engine.stream import EventLog
+
+    shape = Shape(size=size, slide=slide)
+    make = KeyStream if case["layout"] == "panes" else EventLog
+    streams: dict[int, Any] = {}
+    rows = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    for lo in range(0, len(t), case["batch"]):
+        kb, tb, vb = (
+            key[lo : lo + case["batch"]],
+            t[lo : lo + case["batch"]],
+            v[lo : lo + case["batch"]],
+        )
+        order = np.argsort(kb, kind="stable")  # each key's events in arrival order
+        ks, starts = np.unique(kb[order], return_index=True)
+        for k, a, b in zip(
+            ks.tolist(), starts.tolist(), [*starts[1:].tolist(), len(kb)], strict=True
+        ):
+            s = streams.get(k)
+            if s is None:
+                s = streams[k] = make(aggs, shape, allowed_lateness=MIN)
+            idx = order[a:b]
+            out, _ = s.feed(tb[idx], {"v": vb[idx]})
+            rows += len(out.columns["end"])
+    for s in streams.values():  # the end of the input: every window closes
+        out, _ = s.advance(2**62)
+        rows += len(out.columns["end"])
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    layouts = {getattr(s, "layout", "events") for s in streams.values()}
+    return {"seconds": secs, "cpu_seconds": cpu, "rows": rows, "layout": ",".join(sorted(layouts))}
+
+
+def _many_keys(args: argparse.Namespace) -> int:
+    sizes = [200_000] if args.quick else [200_000, 1_000_000]
+    base = {"keys": 100, "span": 2 * DAY, "size": 60 * MIN, "slide": MIN, "batch": 10_000}
+    runs_of: list[tuple[str, str, str]] = [("panes", "new", str(ROOT / "src"))]
+    if not args.no_old:
+        runs_of.append(("panes", "old", _old_tree(args.old_ref)))
+    runs_of += [("events", "new", str(ROOT / "src")), ("batch", "new", str(ROOT / "src"))]
+    load = os.getloadavg()
+    runs: dict[tuple[int, str, str], list[dict[str, Any]]] = {}
+    for _ in range(args.reps):
+        for n in sizes:
+            for layout, ver, src in runs_of:  # interleaved: every layout back to back
+                case = dict(base, n=n, layout=layout)
+                runs.setdefault((n, layout, ver), []).append(_run(src, case, "many_keys_worker"))
+    report: dict[str, Any] = {"loadavg_start": load, "loadavg_end": os.getloadavg(), "cases": {}}
+    for n in sizes:
+        med: dict[str, float] = {}
+        cpu: dict[str, float] = {}
+        rows: dict[str, int] = {}
+        for layout, ver, _ in runs_of:
+            got = runs[(n, layout, ver)]
+            name = f"{layout} {ver}"
+            med[name] = float(np.median([r["seconds"] for r in got]))
+            cpu[name] = float(np.median([r["cpu_seconds"] for r in got]))
+            rows[name] = got[0]["rows"]
+        report["cases"][str(n)] = {
+            "median_seconds": med, "median_cpu_seconds": cpu, "rows": rows, "reps": args.reps,
+        }  # fmt: skip
+        print(f"{n:>9,d} events, median s (CPU s): " + "  ".join(
+            f"{k} {med[k]:.2f} ({cpu[k]:.2f})" for k in med))  # fmt: skip
+        ev, ba = med["events new"], med["batch new"]
+        cev, cba = cpu["events new"], cpu["batch new"]
+        for k in med:
+            if k.startswith("panes"):
+                print(
+                    f"{'':18s}{k}: {med[k] / ev:5.2f}x the event log ({cpu[k] / cev:5.2f}x CPU), "
+                    f"{med[k] / ba:6.1f}x the batch call ({cpu[k] / cba:6.1f}x CPU)"
+                )
+        print(f"{'':18s}events new: {ev / ba:6.1f}x the batch call ({cev / cba:6.1f}x CPU)")
+    print(f"loadavg {load} -> {os.getloadavg()}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
 def _cases(quick: bool, rates: bool) -> dict[str, dict[str, Any]]:
     n = 100_000 if quick else 1_000_000
     out = {
@@ -135,14 +259,14 @@ def _old_tree(ref: str) -> str:
     return str(Path(tmp) / "src")
 
 
-def _run(src: str, case: dict[str, Any]) -> dict[str, Any]:
+def _run(src: str, case: dict[str, Any], fn: str = "worker") -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=f"{src}{os.pathsep}{ROOT}")
     # an editable install's import hook would load the checkout it was installed from
     code = (
         "import json, sys; "
         "sys.meta_path[:] = [f for f in sys.meta_path "
         "if not type(f).__module__.startswith('_editable')]; "
-        "from benchmarks.bench_stream_state import worker; "
+        f"from benchmarks.bench_stream_state import {fn} as worker; "
         "import windowagg; assert windowagg.__file__.startswith(sys.argv[2]), windowagg.__file__; "
         "print(json.dumps(worker(json.loads(sys.argv[1]))))"
     )
@@ -165,7 +289,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-old", action="store_true", help="measure this checkout only")
     ap.add_argument("--rates", action="store_true", help="also 1x/10x/100x the event rate")
     ap.add_argument("--out", default=None, help="write the medians as JSON here")
+    ap.add_argument("--many-keys", action="store_true", help="100 keys, 1 h / 1 min (issue 37)")
     args = ap.parse_args(argv)
+    if args.many_keys:
+        return _many_keys(args)
     cases = _cases(args.quick, args.rates)
     versions = {"new": str(ROOT / "src")}
     if not args.no_old:
