@@ -66,7 +66,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from functools import reduce
+from functools import lru_cache, reduce
 from math import gcd
 from operator import add
 from typing import Any
@@ -76,6 +76,7 @@ import numpy as np
 from windowagg import codec
 from windowagg.errors import AggregationError, CodecError
 from windowagg.monoids.base import declared_kind
+from windowagg.monoids.builtins import Max, Min, Sum
 from windowagg.windows.engine.assign import Shape, Windows
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
@@ -118,6 +119,16 @@ _SMALL = 256
 #: answer of the numpy-native slice verb (:func:`~.state.query_slices`), one call for all
 #: the panes of a micro-batch.
 _NUMERIC_PARTIAL: frozenset[str] = frozenset({"sum", "max", "min", "count"})
+
+#: How the float partials of a numeric kind merge into a window's value, with the type
+#: every partial must have: sum, max and min as themselves, counts summed (the slice verb
+#: of :func:`~.state.query_slices`; ``lower`` is the identity for all four).
+_MERGE: dict[str, tuple[Any, type]] = {
+    "sum": (Sum(), float),
+    "max": (Max(), float),
+    "min": (Min(), float),
+    "count": (Sum(), int),
+}
 
 
 def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
@@ -237,6 +248,91 @@ def _cover(a: int, b: int, top: int) -> list[tuple[int, int]]:
     return left + right[::-1]
 
 
+#: Up to ``2**top`` of this many, :func:`_covers` reads the covers from a table of every
+#: residue (:func:`_cover_table`); above, it walks the levels with numpy.
+_TABLE_TOP = 12
+
+
+@lru_cache(maxsize=16)
+def _cover_table(width: int, top: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cover of the panes ``r .. r + width - 1`` for every ``r < 2**top``: levels and
+    indexes (rows padded), and lengths. The cover of ``a = c * 2**top + r`` is row r with
+    ``c << (top - level)`` added to each index. O(2**top top), once per window shape."""
+    rows = [_cover(r, r + width - 1, top) for r in range(1 << top)]
+    longest = max(len(c) for c in rows)
+    lev = np.zeros((len(rows), longest), np.int64)
+    idx = np.zeros((len(rows), longest), np.int64)
+    for r, cov in enumerate(rows):
+        lev[r, : len(cov)] = [lv for lv, _ in cov]
+        idx[r, : len(cov)] = [i for _, i in cov]
+    return lev, idx, np.asarray([len(c) for c in rows], np.int64)
+
+
+def _covers(a: np.ndarray, width: int, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_cover` of every pane range ``a[j] .. a[j] + width - 1`` at once: the piece
+    keys (:func:`node_key`) of all the covers, window by window and left to right in each,
+    and how many each window has. O(n top) numpy.
+
+    >>> keys, n = _covers(np.array([3, 0]), 7, 3)  # panes 3..9 and 0..6
+    >>> [(int(k) % 64, int(k) // 64) for k in keys], n.tolist()
+    ([(0, 3), (2, 1), (1, 4), (2, 0), (1, 2), (0, 6)], [3, 3])
+    >>> [_covers(np.array([-5, 3, 70]), 7, t)[0].tolist() == _covers_levels(
+    ...     np.array([-5, 3, 70]), 7, t)[0].tolist() for t in (3, 4)]
+    [True, True]
+    """
+    a = np.asarray(a, dtype=np.int64)
+    if top > _TABLE_TOP:
+        return _covers_levels(a, width, top)
+    lev_t, idx_t, len_t = _cover_table(width, top)
+    res, c = a & ((1 << top) - 1), a >> top
+    lens = len_t[res]
+    win = np.repeat(np.arange(len(a), dtype=np.int64), lens)
+    j = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+    rw = res[win]
+    level = lev_t[rw, j]
+    idx = idx_t[rw, j] + (c[win] << (top - level))
+    return (idx << _LEVEL_BITS) | level, lens
+
+
+def _covers_levels(a: np.ndarray, width: int, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_covers` by walking the levels (any *top*): two candidate nodes per level
+    and window, ordered by one sort. O(n top) numpy."""
+    b = np.asarray(a, dtype=np.int64) + (width - 1)
+    a = np.asarray(a, dtype=np.int64).copy()
+    a = np.asarray(a, dtype=np.int64).copy()
+    b = np.asarray(b, dtype=np.int64).copy()
+    idx = np.arange(len(a), dtype=np.int64)
+    keys: list[np.ndarray] = []
+    win: list[np.ndarray] = []
+    slot: list[np.ndarray] = []
+    for level in range(top):
+        live = a <= b
+        left = live & (a & 1 == 1)
+        keys.append((a[left] << _LEVEL_BITS) | level)
+        win.append(idx[left])
+        slot.append(np.full(int(left.sum()), level, np.int64))
+        a = a + left
+        right = live & (b & 1 == 0)
+        keys.append((b[right] << _LEVEL_BITS) | level)
+        win.append(idx[right])
+        slot.append(np.full(int(right.sum()), 2 * top + 2 - level, np.int64))
+        b = b - right
+        a = np.where(live, a >> 1, a)
+        b = np.where(live, b >> 1, b)
+        stop = ~live
+        b[stop] = a[stop] - 1  # stays empty
+    for j in range(2):  # at the top level: what is left, at most two nodes
+        at = a + j <= b
+        keys.append(((a[at] + j) << _LEVEL_BITS) | top)
+        win.append(idx[at])
+        slot.append(np.full(int(at.sum()), top + j, np.int64))
+    if ((a + 2) <= b).any():
+        raise AssertionError("a window spans more than two top nodes")
+    k, w, sl = np.concatenate(keys), np.concatenate(win), np.concatenate(slot)
+    order = np.lexsort((sl, w))
+    return k[order], np.bincount(w, minlength=len(a)).astype(np.int64)
+
+
 class PaneStream:
     """One key's hopping/tumbling windows over pane partials (see the module docstring).
 
@@ -307,7 +403,7 @@ class PaneStream:
         self._s = shape.slide // self._g  # panes per slide
         self._top = (self._w - 1).bit_length()  # 2**top >= w: a window spans <= 2 top nodes
         self._monoids = [g.monoid for g in self._plan.groups]
-        self._combines = tuple(m.combine for m in self._monoids)  # bound: _refresh's loop
+        self._combines = tuple(m.combine for m in self._monoids)  # bound: _ancestors' loop
         self._raw = not all(bool(getattr(m, "commutative", False)) for m in self._monoids)
         # small micro-batches in plain Python: commutative plans, no gaps between windows
         self._scalar = not self._raw and shape.size >= shape.slide
@@ -565,52 +661,61 @@ class PaneStream:
         """Combine each touched pane's new partials (``folded[aggregation][j]``) into its
         stored ones (commutative plans: ``old ⊗ new``). O(q) combines and pieces."""
         nodes = self._nodes
-        for j, p in enumerate(touched):
-            old = nodes.get(node_key(0, p))
-            vals = [f[j] for f in folded]
+        get = nodes.get
+        olds = [get(p << _LEVEL_BITS) for p in touched]  # node_key(0, p)
+        put: list[tuple[int, Any]] = []
+        for p, old, new in zip(touched, olds, zip(*folded, strict=True), strict=True):
+            vals = new
             if old is not None:  # old ⊗ new: the monoid is commutative
-                vals = [
-                    self._guarded(m.combine, p, o, v, i=i)
-                    for i, (m, o, v) in enumerate(zip(self._monoids, old[1], vals, strict=True))
-                ]
-            nodes.put(node_key(0, p), ("p", tuple(vals), None))
+                vals = tuple(
+                    [
+                        self._guarded(m.combine, p, o, v, i=i)
+                        for i, (m, o, v) in enumerate(zip(self._monoids, old[1], new, strict=True))
+                    ]
+                )
+            put.append((p << _LEVEL_BITS, ("p", vals, None)))
+        nodes.put_many(put)
 
     def _ancestors(self, touched: list[int]) -> None:
-        """Refresh the nodes above the touched panes (ascending) and widen the span.
-        O(q log W) combines."""
+        """Refresh the nodes above the touched panes (ascending), level by level, and widen
+        the span. O(q log W) combines."""
+        nodes = self._nodes
+        get, combines = nodes.get, self._combines
         parents = touched
         for level in range(1, self._top + 1):
             parents = sorted({p >> 1 for p in parents})
-            for i in parents:
-                self._refresh(level, i)
+            below = level - 1
+            lefts = [get(((2 * i) << _LEVEL_BITS) | below) for i in parents]
+            rights = [get(((2 * i + 1) << _LEVEL_BITS) | below) for i in parents]
+            put: list[tuple[int, Any]] = []
+            gone: list[int] = []
+            for i, left, right in zip(parents, lefts, rights, strict=True):
+                key = (i << _LEVEL_BITS) | level
+                if left is None or right is None:
+                    one = left if right is None else right
+                    if one is None:
+                        gone.append(key)
+                    elif one[0] == _SPLIT:
+                        put.append((key, (_SPLIT, None, None)))
+                    else:
+                        put.append((key, ("p", one[1], None)))
+                    continue
+                if left[0] == _SPLIT or right[0] == _SPLIT:
+                    put.append((key, (_SPLIT, None, None)))
+                    continue
+                try:
+                    vals = tuple(
+                        [c(x, y) for c, x, y in zip(combines, left[1], right[1], strict=True)]
+                    )
+                except Exception:  # a user monoid: the windows that need this combine say so
+                    put.append((key, (_SPLIT, None, None)))
+                    continue
+                put.append((key, ("p", vals, None)))
+            nodes.put_many(put)
+            nodes.delete_many(gone)
         span = self._span
         lo_p, hi_p = touched[0], touched[-1]
         self._span = (lo_p, hi_p) if span is None else (min(span[0], lo_p), max(span[1], hi_p))
-
-    def _refresh(self, level: int, i: int) -> None:
-        """Node (*level*, *i*) from its two children (read, in order). O(aggregations)."""
-        nodes = self._nodes
-        left = nodes.get(node_key(level - 1, 2 * i))
-        right = nodes.get(node_key(level - 1, 2 * i + 1))
-        key = node_key(level, i)
-        if left is None or right is None:
-            one = left if right is None else right
-            if one is None:
-                nodes.delete(key)
-            else:
-                nodes.put(key, (_SPLIT, None, None) if one[0] == _SPLIT else ("p", one[1], None))
-            return
-        if left[0] == _SPLIT or right[0] == _SPLIT:
-            nodes.put(key, (_SPLIT, None, None))
-            return
-        try:
-            vals = tuple(
-                [c(x, y) for c, x, y in zip(self._combines, left[1], right[1], strict=True)]
-            )
-        except Exception:  # a user monoid: the windows that need this combine will say so
-            nodes.put(key, (_SPLIT, None, None))
-            return
-        nodes.put(key, ("p", vals, None))
 
     def _guarded(self, fn: Any, pane: int, *args: Any, i: int) -> Any:
         """``fn(*args)``; a monoid's exception becomes an ``AggregationError`` naming the
@@ -707,20 +812,71 @@ class PaneStream:
 
     def _close(self, again: list[int], held: list[bool]) -> tuple[dict[str, Any], np.ndarray]:
         """The windows to emit: closed ones not emitted yet (revision 0) and emitted ones
-        holding a touched pane (revision + 1, or 0 if they held no pane before)."""
+        holding a touched pane (revision + 1, or 0 if they held no pane before). Their
+        covers are found with numpy (:func:`_covers`) and answered by one slice verb per
+        aggregation (:meth:`_answers`). O(r log W) look-ups."""
         wm = self._clock.watermark
         span = self._span
         if wm is None or span is None:
-            return self._columns([], [], [])
+            none = np.empty(0, np.int64)
+            return self._answers(none, [], none, np.zeros(1, np.int64), none)
         emitted = self._emitted_wm
         last = min(self._closed_upto(wm), span[1] // self._s)
         first = self._first(span[0])
         if emitted is not None:
             first = max(first, self._closed_upto(emitted) + 1)
-        ks = sorted(set(self._windows_with_panes(first, last)).union(again))
+        if last < first:
+            ks = np.asarray(again, dtype=np.int64)
+        elif last - first < _WALK:
+            ks = np.union1d(np.arange(first, last + 1, dtype=np.int64), again)
+        else:
+            ks = np.union1d(np.asarray(self._windows_with_panes(first, last), np.int64), again)
+        ks = ks.astype(np.int64, copy=False)
+        keys, counts = _covers(ks * self._s, self._w, self._top)
+        get = self._nodes.get
+        uniq, inv = np.unique(keys, return_inverse=True)
+        recs = [get(k) for k in uniq.tolist()]  # one look-up per node, as the walk's
+        if any(r is not None and r[0] == _SPLIT for r in recs):  # a user monoid's error path
+            return self._close_walk(ks.tolist(), again, held)
+        present = np.fromiter((r is not None for r in recs), dtype=bool, count=len(recs))
+        keep = present[inv]
+        nodes = [r[1] for r in recs if r is not None]  # the partials of the stored nodes
+        slot = np.cumsum(present) - 1  # a stored node's row in *nodes*
+        win = np.repeat(np.arange(len(ks)), counts)[keep]
+        n = np.bincount(win, minlength=len(ks))
+        emit = n > 0  # a window without events is not emitted
+        hi = np.cumsum(n)[emit]
+        lo = hi - n[emit]
+        out_k = ks[emit]
+        rev = np.zeros(len(out_k), dtype=np.int64)
+        if again:
+            was = dict(zip(again, held, strict=True))
+            pos = {k: j for j, k in enumerate(out_k.tolist())}
+            for k in again:
+                j = pos.get(k)
+                if j is None or not was[k]:
+                    continue
+                end = self._end(k)
+                start = end - (self._shape.size or 0)
+                r = self._revs.get(start, (0, 0))[1] + 1
+                self._revs[start] = (end, r)
+                rev[j] = r
+        self._emitted_wm = wm if emitted is None else max(emitted, wm)
+        bounds = np.append(lo, hi[-1:]).astype(np.int64)
+        return self._answers(out_k, nodes, slot[inv[keep]], bounds, rev)
+
+    def _close_walk(
+        self, ks: list[int], again: list[int], held: list[bool]
+    ) -> tuple[dict[str, Any], np.ndarray]:
+        """:meth:`_close` window by window (a split node: a user monoid's combine raised
+        below it, so the windows that need it ask its children). O(r log W) look-ups."""
+        wm = self._clock.watermark
+        assert wm is not None
+        emitted = self._emitted_wm
         was = dict(zip(again, held, strict=True))
         out_k: list[int] = []
-        parts: list[list[tuple[Any, ...]]] = []
+        parts: list[tuple[Any, ...]] = []
+        bounds = [0]
         rev: list[int] = []
         for k in ks:
             got = self._parts(k)
@@ -732,27 +888,54 @@ class PaneStream:
                 r = self._revs.get(start, (0, 0))[1] + 1
                 self._revs[start] = (self._end(k), r)
             out_k.append(k)
-            parts.append(got)
+            parts.extend(got)
+            bounds.append(len(parts))
             rev.append(r)
         self._emitted_wm = wm if emitted is None else max(emitted, wm)
-        return self._columns(out_k, parts, rev)
+        return self._answers(
+            np.asarray(out_k, np.int64),
+            parts,
+            np.arange(len(parts), dtype=np.int64),
+            np.asarray(bounds, np.int64),
+            np.asarray(rev),
+        )
 
-    def _columns(
-        self, ks: list[int], parts: list[list[tuple[Any, ...]]], rev: list[int]
+    def _answers(
+        self,
+        ks: np.ndarray,
+        nodes: list[tuple[Any, ...]],
+        flat: np.ndarray,
+        bounds: np.ndarray,
+        rev: np.ndarray,
     ) -> tuple[dict[str, Any], np.ndarray]:
-        size = self._shape.size
-        assert size is not None
-        end = np.asarray([self._end(k) for k in ks], dtype=np.int64)
+        """The columns of windows *ks*: window j's value is ``lower`` of its nodes'
+        partials combined left to right, the nodes ``nodes[flat[i]]`` for i in
+        ``bounds[j] .. bounds[j + 1] - 1``; numeric kinds over float partials by one slice
+        verb per aggregation (:data:`_MERGE`), any other monoid by its combine and lower.
+        O(sum of the covers)."""
+        size, slide = self._shape.size, self._shape.slide
+        assert size is not None and slide is not None
+        end = self._shape.start_time + ks * slide + size
         start = end - size
+        lo, hi = bounds[:-1], bounds[1:]
+        by_agg = list(zip(*nodes, strict=True)) if nodes else [()] * len(self._monoids)
         results: dict[str, Any] = {}
         for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
+            merge = _MERGE.get(declared_kind(m) or "")
+            if merge is not None and len(ks) and set(map(type, by_agg[j])) == {merge[1]}:
+                col = np.asarray(by_agg[j], dtype=np.float64)[flat]
+                got = query_slices(self._make(merge[0]), col, lo, hi, np.float64)
+                results[grp.alias] = got.astype(np.int64) if merge[1] is int else got
+                continue
+            mine = by_agg[j]
+            vals = [mine[i] for i in flat.tolist()]
             comb, lower = m.combine, m.lower  # bound methods: a few calls per window
             res: list[Any] = []
             try:
-                for nodes in parts:
-                    acc = nodes[0][j]
-                    for x in nodes[1:]:
-                        acc = comb(acc, x[j])
+                for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
+                    acc = vals[a]
+                    for i in range(a + 1, b):
+                        acc = comb(acc, vals[i])
                     res.append(lower(acc))
             except Exception as exc:  # a user monoid's combine / lower: name the window
                 w = len(res)
@@ -790,8 +973,7 @@ class PaneStream:
                 if hi_i - lo_i >= _WALK:  # sparse: the top nodes of the stored panes
                     tops = sorted({p >> self._top for p in self._stored_panes(span[0], span[1])})
                     tops = [i for i in tops if lo_i <= i <= hi_i]
-                for i in tops:
-                    self._drop(self._top, i, last_dead, every)
+                self._drop(tops, last_dead, every)
                 self._span = None if every else (last_dead + 1, span[1])
                 self._open = [p for p in self._open if p > last_dead]
             # pane p ends at start_time + (p + 1)*g: frozen once that is <= b
@@ -803,19 +985,25 @@ class PaneStream:
                 self._open = [p for p in self._open if p not in set(frozen)]
         return self._nodes.flush(self._encode if self._deltas else None)
 
-    def _drop(self, level: int, i: int, last_dead: int, every: bool) -> None:
-        """Delete the stored nodes under (*level*, *i*) whose panes are all <= *last_dead*
-        (*every*: all of them). A node that also covers live panes stays (no window
-        query uses it whole any more: a window never holds a dead pane)."""
-        key = node_key(level, i)
-        if not self._nodes.contains(key):
-            return  # a node is stored while a pane under it is
-        whole = every or ((i + 1) << level) - 1 <= last_dead
-        if whole:
-            self._nodes.delete(key)
-        if level and (whole or (i << level) <= last_dead):
-            self._drop(level - 1, 2 * i, last_dead, every)
-            self._drop(level - 1, 2 * i + 1, last_dead, every)
+    def _drop(self, tops: Iterable[int], last_dead: int, every: bool) -> None:
+        """Delete the stored nodes under the top nodes *tops* whose panes are all <=
+        *last_dead* (*every*: all of them), level by level. A node that also covers live
+        panes stays (no window query uses it whole any more: a window never holds a dead
+        pane); the walk goes down only through stored nodes (a node is stored while a pane
+        under it is). O(nodes visited) look-ups."""
+        contains = self._nodes.contains
+        gone: list[int] = []
+        level, frontier = self._top, list(tops)
+        while frontier:
+            here = [i for i in frontier if contains((i << _LEVEL_BITS) | level)]
+            whole = here if every else [i for i in here if ((i + 1) << level) - 1 <= last_dead]
+            gone.extend((i << _LEVEL_BITS) | level for i in whole)
+            if not level:
+                break
+            down = here if every else [i for i in here if (i << level) <= last_dead]
+            frontier = [c for i in down for c in (2 * i, 2 * i + 1)]
+            level -= 1
+        self._nodes.delete_many(gone)
 
     # ------------------------------------------------------------------ timers
     def deadline(self) -> int | None:

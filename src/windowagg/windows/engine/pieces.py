@@ -152,6 +152,30 @@ class Pieces:
         self._dirty.discard(key)
         self._gone.add(key)
 
+    def put_many(self, items: list[tuple[int, Any]]) -> None:
+        """:meth:`put` of every (key, piece) of *items*, in order. O(len(items))."""
+        journal, cache, dirty, gone = self._journal, self._cache, self._dirty, self._gone
+        for key, piece in items:
+            if journal is not None and key not in journal[2]:
+                journal[2][key] = (key in cache, cache.get(key))
+            cache[key] = piece
+            dirty.add(key)
+            gone.discard(key)
+
+    def delete_many(self, keys: list[int]) -> None:
+        """:meth:`delete` of every key of *keys*, in order. O(len(keys))."""
+        journal, cache, dirty, gone = self._journal, self._cache, self._dirty, self._gone
+        keep = self._store is not None  # a store's piece is masked; without one, forgotten
+        for key in keys:
+            if journal is not None and key not in journal[2]:
+                journal[2][key] = (key in cache, cache.get(key))
+            if keep:
+                cache[key] = None
+            else:
+                cache.pop(key, None)
+            dirty.discard(key)
+            gone.add(key)
+
     def flush(
         self, encode: Callable[[int, Any], bytes] | None
     ) -> tuple[dict[int, bytes], tuple[int, ...]]:
