@@ -248,6 +248,10 @@ def _cover(a: int, b: int, top: int) -> list[tuple[int, int]]:
     return left + right[::-1]
 
 
+#: Up to this many windows to emit, a micro-batch walks their covers in plain Python
+#: (:meth:`PaneStream._close_walk`); more take numpy and the slice verbs.
+_FEW = 48
+
 #: Up to ``2**top`` of this many, :func:`_covers` reads the covers from a table of every
 #: residue (:func:`_cover_table`); above, it walks the levels with numpy.
 _TABLE_TOP = 12
@@ -832,6 +836,8 @@ class PaneStream:
         else:
             ks = np.union1d(np.asarray(self._windows_with_panes(first, last), np.int64), again)
         ks = ks.astype(np.int64, copy=False)
+        if len(ks) <= _FEW:
+            return self._close_walk(ks.tolist(), again, held)
         keys, counts = _covers(ks * self._s, self._w, self._top)
         get = self._nodes.get
         uniq, inv = np.unique(keys, return_inverse=True)
@@ -868,15 +874,16 @@ class PaneStream:
     def _close_walk(
         self, ks: list[int], again: list[int], held: list[bool]
     ) -> tuple[dict[str, Any], np.ndarray]:
-        """:meth:`_close` window by window (a split node: a user monoid's combine raised
-        below it, so the windows that need it ask its children). O(r log W) look-ups."""
+        """:meth:`_close` window by window in plain Python: for a few windows (numpy's
+        fixed cost per call is most of their cost), and for a split node (a user monoid's
+        combine raised below it, so the windows that need it ask its children).
+        O(r log W) look-ups."""
         wm = self._clock.watermark
         assert wm is not None
         emitted = self._emitted_wm
         was = dict(zip(again, held, strict=True))
         out_k: list[int] = []
-        parts: list[tuple[Any, ...]] = []
-        bounds = [0]
+        parts: list[list[tuple[Any, ...]]] = []
         rev: list[int] = []
         for k in ks:
             got = self._parts(k)
@@ -888,17 +895,43 @@ class PaneStream:
                 r = self._revs.get(start, (0, 0))[1] + 1
                 self._revs[start] = (self._end(k), r)
             out_k.append(k)
-            parts.extend(got)
-            bounds.append(len(parts))
+            parts.append(got)
             rev.append(r)
         self._emitted_wm = wm if emitted is None else max(emitted, wm)
-        return self._answers(
-            np.asarray(out_k, np.int64),
-            parts,
-            np.arange(len(parts), dtype=np.int64),
-            np.asarray(bounds, np.int64),
-            np.asarray(rev),
-        )
+        return self._columns(out_k, parts, rev)
+
+    def _columns(
+        self, ks: list[int], parts: list[list[tuple[Any, ...]]], rev: list[int]
+    ) -> tuple[dict[str, Any], np.ndarray]:
+        size = self._shape.size
+        assert size is not None
+        end = np.asarray([self._end(k) for k in ks], dtype=np.int64)
+        start = end - size
+        results: dict[str, Any] = {}
+        for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
+            comb, lower = m.combine, m.lower  # bound methods: a few calls per window
+            res: list[Any] = []
+            try:
+                for nodes in parts:
+                    acc = nodes[0][j]
+                    for x in nodes[1:]:
+                        acc = comb(acc, x[j])
+                    res.append(lower(acc))
+            except Exception as exc:  # a user monoid's combine / lower: name the window
+                w = len(res)
+                where = f" in the window (window_start {int(start[w])}, window_end {int(end[w])})"
+                reason = f"{type(exc).__name__}: {exc}"
+                raise AggregationError(
+                    aggregation_message(grp.alias, m, reason, where),
+                    alias=grp.alias,
+                    window=w,
+                    reason=reason,
+                ) from exc
+            results[grp.alias] = res
+        z = np.zeros(len(start), dtype=np.int64)
+        out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
+        out["revision"] = np.asarray(rev, dtype=np.int64)
+        return out, np.asarray(start, dtype=np.int64)
 
     def _answers(
         self,
