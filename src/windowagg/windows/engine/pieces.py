@@ -28,6 +28,8 @@ without a store    (a new in-process stream) the cache is the whole state: a mis
 ('two', 'three')
 >>> p.begin(); p.begin(); p.put(2, "TWO"); p.commit(); p.rollback(); p.get(2)  # nested
 'two'
+>>> p.begin(); p.put_many([(5, "five")]); p.delete_many([2]); p.rollback(); p.get(5), p.get(2)
+(None, 'two')
 """
 
 from __future__ import annotations
@@ -154,21 +156,23 @@ class Pieces:
 
     def put_many(self, items: list[tuple[int, Any]]) -> None:
         """:meth:`put` of every (key, piece) of *items*, in order. O(len(items))."""
-        journal, cache, dirty, gone = self._journal, self._cache, self._dirty, self._gone
+        journals, cache, dirty, gone = self._journal, self._cache, self._dirty, self._gone
         for key, piece in items:
-            if journal is not None and key not in journal[2]:
-                journal[2][key] = (key in cache, cache.get(key))
+            for _, _, before in journals:  # as _note
+                if key not in before:
+                    before[key] = (key in cache, cache.get(key))
             cache[key] = piece
             dirty.add(key)
             gone.discard(key)
 
     def delete_many(self, keys: list[int]) -> None:
         """:meth:`delete` of every key of *keys*, in order. O(len(keys))."""
-        journal, cache, dirty, gone = self._journal, self._cache, self._dirty, self._gone
+        journals, cache, dirty, gone = self._journal, self._cache, self._dirty, self._gone
         keep = self._store is not None  # a store's piece is masked; without one, forgotten
         for key in keys:
-            if journal is not None and key not in journal[2]:
-                journal[2][key] = (key in cache, cache.get(key))
+            for _, _, before in journals:  # as _note
+                if key not in before:
+                    before[key] = (key in cache, cache.get(key))
             if keep:
                 cache[key] = None
             else:
