@@ -822,22 +822,16 @@ class PaneStream:
         wm = self._clock.watermark
         span = self._span
         if wm is None or span is None:
-            none = np.empty(0, np.int64)
-            return self._answers(none, [], none, np.zeros(1, np.int64), none)
+            return self._columns([], [], [])
         emitted = self._emitted_wm
         last = min(self._closed_upto(wm), span[1] // self._s)
         first = self._first(span[0])
         if emitted is not None:
             first = max(first, self._closed_upto(emitted) + 1)
-        if last < first:
-            ks = np.asarray(again, dtype=np.int64)
-        elif last - first < _WALK:
-            ks = np.union1d(np.arange(first, last + 1, dtype=np.int64), again)
-        else:
-            ks = np.union1d(np.asarray(self._windows_with_panes(first, last), np.int64), again)
-        ks = ks.astype(np.int64, copy=False)
-        if len(ks) <= _FEW:
-            return self._close_walk(ks.tolist(), again, held)
+        listed = sorted(set(self._windows_with_panes(first, last)).union(again))
+        if len(listed) <= _FEW:
+            return self._close_walk(listed, again, held)
+        ks = np.asarray(listed, dtype=np.int64)
         keys, counts = _covers(ks * self._s, self._w, self._top)
         get = self._nodes.get
         uniq, inv = np.unique(keys, return_inverse=True)
