@@ -182,8 +182,8 @@ def read_call(
     decayed = all(getattr(a.monoid, "needs_time", False) for a in agg_list)
     args = window_args(size, slide, rows, every, gap, history=decayed)
     if args["size"] is not None:  # what needs the sizes and the slide together: their grid
-        try:
-            shape_of(args["size"], args["slide"], None, 1, None, 0)
+        try:  # the options as given, so that the message names them so
+            shape_of(list(size) if len(size) > 1 else size[0], slide, None, 1, None, 0)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--size") from e
     try:  # the names: both engines write the same files, so Spark's names are refused

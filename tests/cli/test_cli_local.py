@@ -283,7 +283,9 @@ def test_repeated_size_gives_one_column_per_aggregation_and_size(tmp_path, monke
     assert one["count_10s"].tolist()[:3] == [1, 1, 0] and one["count_1m"].tolist()[:3] == [1, 2, 2]
     assert one["max_v_10s"].tolist()[:2] == [1.0, 3.0] and np.isnan(one["max_v_10s"][2])
     bad = _run_local(path, tmp_path / "bad", "--size", "25 s", "--slide", "10 s")
-    assert bad.exit_code != 0 and "multiples of slide" in " ".join(bad.output.split())
+    said = " ".join(bad.output.split())
+    assert bad.exit_code != 0 and "multiples of the slide" in said, said
+    assert "size=['1 minute', '25 s'] with slide='10 s'" in said and "000000" not in said, said
 
 
 def test_decayed_aggregations_alone_need_no_window(tmp_path, monkeypatch):
