@@ -58,16 +58,26 @@ def _write(out: Any, path: str) -> None:
     os.replace(tmp, path)
 
 
+def _step() -> None:
+    """Under the test (``CRASH_STEPS=1``), wait for its go-ahead on stdin before each
+    micro-batch, so that the worker is never more than one micro-batch ahead of the moment
+    the test chose to kill it (EOF: run freely to the end)."""
+    if os.environ.get("CRASH_STEPS") == "1":
+        sys.stdin.readline()
+
+
 def run(store: Any, ns: str, outdir: str, layout: str) -> None:
     s = open_stream(store, ns, layout)
     tok = s.checkpoint_token
     if tok == "end":
         return
     for i in range(0 if tok is None else tok + 1, BATCHES):
+        _step()
         out = s.feed(batch(i), token=i, commit=False)
         _write(out, os.path.join(outdir, f"{i}.pkl"))
         s.commit()
         print(f"ACK {i}", flush=True)
+    _step()
     out = s.advance(float("inf"), token="end", commit=False)
     _write(out, os.path.join(outdir, "end.pkl"))
     s.commit()

@@ -48,30 +48,38 @@ def test_sigkill_then_resume_is_exactly_once(backend: str, layout: str, tmp_path
     for _attempt in range(12):
         proc = subprocess.Popen(
             [sys.executable, str(WORKER), url, ns, str(outdir), layout],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "CRASH_STEPS": "1"},
         )
-        assert proc.stdout is not None
+        assert proc.stdin is not None and proc.stdout is not None
         if kills < 3:
-            # kill after a random number of acknowledged batches, a random moment later
-            # (inside the next feed, the sink's write or the commit), or during start-up
-            wait_acks = rnd.randint(0, 4)
-            for _ in range(wait_acks):
+            # the worker runs one micro-batch per go-ahead: let it acknowledge a random
+            # number of them (0-3), then give one more go-ahead and kill it a random moment
+            # later (inside that feed, the sink's write or the commit, or during start-up);
+            # at most 4 of the 17 steps an attempt, so every kill lands before the end
+            for _ in range(rnd.randint(0, 3)):
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
                 if not proc.stdout.readline():
                     break
-            time.sleep(rnd.uniform(0.0, 0.15))
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            time.sleep(rnd.uniform(0.0, 0.02))
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 kills += 1
+        else:
+            proc.stdin.close()  # EOF: run freely to the end
         proc.wait(timeout=120)
         if proc.returncode == 0:
             break
         assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
     else:
         pytest.fail("the worker never finished")
-    assert kills >= 2
+    assert kills == 3
     got, want = _outputs(outdir), _outputs(ref_dir)
     for (gr, gj), (wr, wj) in zip(got, want, strict=True):
         pd.testing.assert_frame_equal(gr, wr)
