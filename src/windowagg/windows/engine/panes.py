@@ -337,6 +337,30 @@ def _covers_levels(a: np.ndarray, width: int, top: int) -> tuple[np.ndarray, np.
     return k[order], np.bincount(w, minlength=len(a)).astype(np.int64)
 
 
+def _fold_covers(
+    alias: str, m: Any, covers: Iterable[Sequence[Any]], start: np.ndarray, end: np.ndarray
+) -> list[Any]:
+    """``lower`` of each window's cover partials combined left to right, by the monoid's
+    own combine and lower (the path of any monoid without a slice verb); a raising call
+    becomes the :class:`AggregationError` naming the window. O(sum of the covers)."""
+    comb, lower = m.combine, m.lower  # bound methods: a few calls per window
+    res: list[Any] = []
+    try:
+        for cover in covers:
+            acc = cover[0]
+            for x in cover[1:]:
+                acc = comb(acc, x)
+            res.append(lower(acc))
+    except Exception as exc:  # a user monoid's combine / lower: name the window
+        w = len(res)
+        where = f" in the window (window_start {int(start[w])}, window_end {int(end[w])})"
+        reason = f"{type(exc).__name__}: {exc}"
+        raise AggregationError(
+            aggregation_message(alias, m, reason, where), alias=alias, window=w, reason=reason
+        ) from exc
+    return res
+
+
 class PaneStream:
     """One key's hopping/tumbling windows over pane partials (see the module docstring).
 
@@ -903,25 +927,8 @@ class PaneStream:
         start = end - size
         results: dict[str, Any] = {}
         for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
-            comb, lower = m.combine, m.lower  # bound methods: a few calls per window
-            res: list[Any] = []
-            try:
-                for nodes in parts:
-                    acc = nodes[0][j]
-                    for x in nodes[1:]:
-                        acc = comb(acc, x[j])
-                    res.append(lower(acc))
-            except Exception as exc:  # a user monoid's combine / lower: name the window
-                w = len(res)
-                where = f" in the window (window_start {int(start[w])}, window_end {int(end[w])})"
-                reason = f"{type(exc).__name__}: {exc}"
-                raise AggregationError(
-                    aggregation_message(grp.alias, m, reason, where),
-                    alias=grp.alias,
-                    window=w,
-                    reason=reason,
-                ) from exc
-            results[grp.alias] = res
+            covers = ([x[j] for x in nodes] for nodes in parts)
+            results[grp.alias] = _fold_covers(grp.alias, m, covers, start, end)
         z = np.zeros(len(start), dtype=np.int64)
         out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
@@ -956,25 +963,8 @@ class PaneStream:
                 continue
             mine = by_agg[j]
             vals = [mine[i] for i in flat.tolist()]
-            comb, lower = m.combine, m.lower  # bound methods: a few calls per window
-            res: list[Any] = []
-            try:
-                for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
-                    acc = vals[a]
-                    for i in range(a + 1, b):
-                        acc = comb(acc, vals[i])
-                    res.append(lower(acc))
-            except Exception as exc:  # a user monoid's combine / lower: name the window
-                w = len(res)
-                where = f" in the window (window_start {int(start[w])}, window_end {int(end[w])})"
-                reason = f"{type(exc).__name__}: {exc}"
-                raise AggregationError(
-                    aggregation_message(grp.alias, m, reason, where),
-                    alias=grp.alias,
-                    window=w,
-                    reason=reason,
-                ) from exc
-            results[grp.alias] = res
+            covers = (vals[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True))
+            results[grp.alias] = _fold_covers(grp.alias, m, covers, start, end)
         z = np.zeros(len(start), dtype=np.int64)
         out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
