@@ -306,10 +306,11 @@ def test_event_time_timers_close_quiet_keys_and_route_late_rows(
 
 
 def test_event_time_timers_refuse_what_they_cannot_do(spark):
+    from windowagg.errors import ArgumentError
     from windowagg.spark import stream_window_agg
 
     sdf = spark.readStream.format("rate").load().selectExpr("1 as key", "timestamp as t", "value")
-    with pytest.raises(ValueError, match="applyInPandasWithState"):
+    with pytest.raises(ArgumentError, match="applyInPandasWithState"):
         stream_window_agg(
             sdf,
             "key",
@@ -323,6 +324,11 @@ def test_event_time_timers_refuse_what_they_cannot_do(spark):
     # test_timed_step_over_count_windows_loses_no_row_and_equals_the_batch below)
     counted = stream_window_agg(sdf, "key", "t", ["count"], rows=10, event_time_timers=True)
     assert counted.isStreaming
+    with pytest.raises(ArgumentError, match="api must be"):
+        stream_window_agg(sdf, "key", "t", ["count"], size=60, api="mapGroupsWithState")
+    binary = sdf.selectExpr("key", "cast(cast(value as string) as binary) as t", "value")
+    with pytest.raises(ArgumentError, match="event_time_timers: time column 't' is of type binary"):
+        stream_window_agg(binary, "key", "t", ["count"], size=60, event_time_timers=True)
 
 
 def test_timed_step_keeps_state_while_live_and_drops_it_once_covered():

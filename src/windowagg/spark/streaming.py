@@ -510,7 +510,10 @@ def _with_global_watermark(df: DataFrame, time: str, time_unit: str, delay_us: i
     elif isinstance(tt, T.StringType):
         ts = F.to_timestamp(col)
     else:
-        raise ValueError(f"event_time_timers: time column {time!r} of type {tt.simpleString()}")
+        raise ArgumentError(
+            f"event_time_timers: time column {time!r} is of type {tt.simpleString()}; give a "
+            "timestamp, a numeric time (with time_unit) or an ISO string column"
+        )
     return (
         df.withColumn(_WATERMARK_COLUMN, ts)
         .withWatermark(_WATERMARK_COLUMN, f"{int(delay_us)} microseconds")
@@ -684,7 +687,7 @@ def stream_window_agg(
     if api is None:
         api = _default_api(sdf, event_time_timers)
     if event_time_timers and api != "transformWithStateInPandas":
-        raise ValueError(
+        raise ArgumentError(
             "event_time_timers needs api='transformWithStateInPandas': applyInPandasWithState's "
             "event-time timeouts need the watermarked column in the operator's input, where "
             "Spark drops late rows silently before windowagg can route them to the rejects"
@@ -753,7 +756,7 @@ def stream_window_agg(
             timeoutConf=GroupStateTimeout.NoTimeout,
         )
     else:
-        raise ValueError(
+        raise ArgumentError(
             f"api must be 'transformWithStateInPandas' or 'applyInPandasWithState', got {api!r}"
         )
     return unpack(stateful, key_list, wc.outputs)
