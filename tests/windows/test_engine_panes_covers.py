@@ -1,7 +1,7 @@
 """Issue 37 (the pane layout's constant factor): every emitted window's cover is found with
-numpy (``panes._covers``) and answered by one slice verb per aggregation, the ancestors are
+numpy (``covers.covers``) and answered by one slice verb per aggregation, the ancestors are
 refreshed level by level. Nothing but the speed may change: the covers are the scalar
-walk's (``panes._cover``), the answers and revisions are the event log's on the same
+walk's (``covers.cover``), the answers and revisions are the event log's on the same
 stream, and the stored pieces are the tree the pane layout has always written (each
 pane's partials are its admitted events' fold, each node its children's combine:
 ``PaneStream._check``), through restores from the pieces at any micro-batch.
@@ -19,7 +19,7 @@ from windowagg import codec
 from windowagg.monoids import Concat
 from windowagg.pandas import parse
 from windowagg.windows.engine import KeyStream, Shape
-from windowagg.windows.engine.panes import _TABLE_TOP, _cover, _covers, _covers_levels
+from windowagg.windows.engine.covers import TABLE_TOP, cover, covers, covers_levels
 from windowagg.windows.engine.stream import EventLog
 
 
@@ -31,13 +31,13 @@ from windowagg.windows.engine.stream import EventLog
 def test_covers_are_the_scalar_walks(starts: list[int], width: int, extra: int) -> None:
     top = (width - 1).bit_length() + extra  # 2**top >= width, as PaneStream's (or more)
     a = np.asarray(starts, dtype=np.int64)
-    want = [(i << 6) | lv for x in starts for lv, i in _cover(x, x + width - 1, top)]
-    counts = [len(_cover(x, x + width - 1, top)) for x in starts]
-    for fn in (_covers, _covers_levels):  # the table (top <= _TABLE_TOP) and the walk
+    want = [(i << 6) | lv for x in starts for lv, i in cover(x, x + width - 1, top)]
+    counts = [len(cover(x, x + width - 1, top)) for x in starts]
+    for fn in (covers, covers_levels):  # the table (top <= TABLE_TOP) and the walk
         keys, n = fn(a, width, top)
         assert keys.tolist() == want
         assert n.tolist() == counts
-    assert _TABLE_TOP < 13  # widths above 2**12 panes take the walk
+    assert TABLE_TOP < 13  # widths above 2**12 panes take the walk
 
 
 #: Commutative numeric kinds (one slice verb each), a commutative monoid without a kind

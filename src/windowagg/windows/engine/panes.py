@@ -66,7 +66,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache, reduce
+from functools import reduce
 from math import gcd
 from operator import add
 from typing import Any
@@ -79,6 +79,7 @@ from windowagg.monoids.base import declared_kind
 from windowagg.monoids.builtins import Max, Min, Sum
 from windowagg.windows.engine.assign import Shape, Windows
 from windowagg.windows.engine.clock import WatermarkClock
+from windowagg.windows.engine.covers import LEVEL_BITS, cover, covers, fold_covers
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.pieces import Pieces
 from windowagg.windows.engine.records import (
@@ -202,9 +203,7 @@ def _default_make(monoid: Any) -> Any:
     return TwoStacksLite(monoid)
 
 
-#: Low bits of a piece key that hold the node's level: the key of node ``(level, i)`` (the
-#: panes ``i * 2**level .. (i + 1) * 2**level - 1``) is ``i * 64 + level``.
-_LEVEL_BITS = 6
+_LEVEL_BITS = LEVEL_BITS
 #: Up to this many window numbers (or top nodes) are walked one by one; a wider span (events
 #: of a key far apart in time) is enumerated from the stored panes instead.
 _WALK = 1 << 16
@@ -222,143 +221,9 @@ def node_key(level: int, index: int) -> int:
     return (index << _LEVEL_BITS) | level
 
 
-def _cover(a: int, b: int, top: int) -> list[tuple[int, int]]:
-    """The nodes (level <= *top*) that tile the panes ``a..b``, left to right: at most
-    two per level. O(top).
-
-    >>> _cover(3, 9, 2)
-    [(0, 3), (2, 1), (1, 4)]
-    """
-    left: list[tuple[int, int]] = []
-    right: list[tuple[int, int]] = []
-    level = 0
-    while a <= b:
-        if level == top:
-            left.extend((level, i) for i in range(a, b + 1))
-            break
-        if a & 1:
-            left.append((level, a))
-            a += 1
-        if not b & 1:
-            right.append((level, b))
-            b -= 1
-        a >>= 1
-        b >>= 1
-        level += 1
-    return left + right[::-1]
-
-
 #: Up to this many windows to emit, a micro-batch walks their covers in plain Python
 #: (:meth:`PaneStream._close_walk`); more take numpy and the slice verbs.
 _FEW = 48
-
-#: Up to ``2**top`` of this many, :func:`_covers` reads the covers from a table of every
-#: residue (:func:`_cover_table`); above, it walks the levels with numpy.
-_TABLE_TOP = 12
-
-
-@lru_cache(maxsize=16)
-def _cover_table(width: int, top: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The cover of the panes ``r .. r + width - 1`` for every ``r < 2**top``: levels and
-    indexes (rows padded), and lengths. The cover of ``a = c * 2**top + r`` is row r with
-    ``c << (top - level)`` added to each index. O(2**top top), once per window shape."""
-    rows = [_cover(r, r + width - 1, top) for r in range(1 << top)]
-    longest = max(len(c) for c in rows)
-    lev = np.zeros((len(rows), longest), np.int64)
-    idx = np.zeros((len(rows), longest), np.int64)
-    for r, cov in enumerate(rows):
-        lev[r, : len(cov)] = [lv for lv, _ in cov]
-        idx[r, : len(cov)] = [i for _, i in cov]
-    return lev, idx, np.asarray([len(c) for c in rows], np.int64)
-
-
-def _covers(a: np.ndarray, width: int, top: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_cover` of every pane range ``a[j] .. a[j] + width - 1`` at once: the piece
-    keys (:func:`node_key`) of all the covers, window by window and left to right in each,
-    and how many each window has. O(n top) numpy.
-
-    >>> keys, n = _covers(np.array([3, 0]), 7, 3)  # panes 3..9 and 0..6
-    >>> [(int(k) % 64, int(k) // 64) for k in keys], n.tolist()
-    ([(0, 3), (2, 1), (1, 4), (2, 0), (1, 2), (0, 6)], [3, 3])
-    >>> [_covers(np.array([-5, 3, 70]), 7, t)[0].tolist() == _covers_levels(
-    ...     np.array([-5, 3, 70]), 7, t)[0].tolist() for t in (3, 4)]
-    [True, True]
-    """
-    a = np.asarray(a, dtype=np.int64)
-    if top > _TABLE_TOP:
-        return _covers_levels(a, width, top)
-    lev_t, idx_t, len_t = _cover_table(width, top)
-    res, c = a & ((1 << top) - 1), a >> top
-    lens = len_t[res]
-    win = np.repeat(np.arange(len(a), dtype=np.int64), lens)
-    j = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-    rw = res[win]
-    level = lev_t[rw, j]
-    idx = idx_t[rw, j] + (c[win] << (top - level))
-    return (idx << _LEVEL_BITS) | level, lens
-
-
-def _covers_levels(a: np.ndarray, width: int, top: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_covers` by walking the levels (any *top*): two candidate nodes per level
-    and window, ordered by one sort. O(n top) numpy."""
-    b = np.asarray(a, dtype=np.int64) + (width - 1)
-    a = np.asarray(a, dtype=np.int64).copy()
-    a = np.asarray(a, dtype=np.int64).copy()
-    b = np.asarray(b, dtype=np.int64).copy()
-    idx = np.arange(len(a), dtype=np.int64)
-    keys: list[np.ndarray] = []
-    win: list[np.ndarray] = []
-    slot: list[np.ndarray] = []
-    for level in range(top):
-        live = a <= b
-        left = live & (a & 1 == 1)
-        keys.append((a[left] << _LEVEL_BITS) | level)
-        win.append(idx[left])
-        slot.append(np.full(int(left.sum()), level, np.int64))
-        a = a + left
-        right = live & (b & 1 == 0)
-        keys.append((b[right] << _LEVEL_BITS) | level)
-        win.append(idx[right])
-        slot.append(np.full(int(right.sum()), 2 * top + 2 - level, np.int64))
-        b = b - right
-        a = np.where(live, a >> 1, a)
-        b = np.where(live, b >> 1, b)
-        stop = ~live
-        b[stop] = a[stop] - 1  # stays empty
-    for j in range(2):  # at the top level: what is left, at most two nodes
-        at = a + j <= b
-        keys.append(((a[at] + j) << _LEVEL_BITS) | top)
-        win.append(idx[at])
-        slot.append(np.full(int(at.sum()), top + j, np.int64))
-    if ((a + 2) <= b).any():
-        raise AssertionError("a window spans more than two top nodes")
-    k, w, sl = np.concatenate(keys), np.concatenate(win), np.concatenate(slot)
-    order = np.lexsort((sl, w))
-    return k[order], np.bincount(w, minlength=len(a)).astype(np.int64)
-
-
-def _fold_covers(
-    alias: str, m: Any, covers: Iterable[Sequence[Any]], start: np.ndarray, end: np.ndarray
-) -> list[Any]:
-    """``lower`` of each window's cover partials combined left to right, by the monoid's
-    own combine and lower (the path of any monoid without a slice verb); a raising call
-    becomes the :class:`AggregationError` naming the window. O(sum of the covers)."""
-    comb, lower = m.combine, m.lower  # bound methods: a few calls per window
-    res: list[Any] = []
-    try:
-        for cover in covers:
-            acc = cover[0]
-            for x in cover[1:]:
-                acc = comb(acc, x)
-            res.append(lower(acc))
-    except Exception as exc:  # a user monoid's combine / lower: name the window
-        w = len(res)
-        where = f" in the window (window_start {int(start[w])}, window_end {int(end[w])})"
-        reason = f"{type(exc).__name__}: {exc}"
-        raise AggregationError(
-            aggregation_message(alias, m, reason, where), alias=alias, window=w, reason=reason
-        ) from exc
-    return res
 
 
 class PaneStream:
@@ -815,7 +680,7 @@ class PaneStream:
     def _parts(self, k: int) -> list[tuple[Any, ...]]:
         """The partials of window *k*'s nodes, in order (empty: no pane). O(log W)."""
         out: list[tuple[Any, ...]] = []
-        for level, i in _cover(k * self._s, k * self._s + self._w - 1, self._top):
+        for level, i in cover(k * self._s, k * self._s + self._w - 1, self._top):
             self._collect(level, i, out)
         return out
 
@@ -824,7 +689,7 @@ class PaneStream:
         nodes = self._nodes
         return any(
             nodes.contains(node_key(level, i))
-            for level, i in _cover(k * self._s, k * self._s + self._w - 1, self._top)
+            for level, i in cover(k * self._s, k * self._s + self._w - 1, self._top)
         )
 
     def _revisable(self, touched: list[int]) -> list[int]:
@@ -841,7 +706,7 @@ class PaneStream:
     def _close(self, again: list[int], held: list[bool]) -> tuple[dict[str, Any], np.ndarray]:
         """The windows to emit: closed ones not emitted yet (revision 0) and emitted ones
         holding a touched pane (revision + 1, or 0 if they held no pane before). Their
-        covers are found with numpy (:func:`_covers`) and answered by one slice verb per
+        covers are found with numpy (:func:`~.covers.covers`) and answered by one slice verb per
         aggregation (:meth:`_answers`). O(r log W) look-ups."""
         wm = self._clock.watermark
         span = self._span
@@ -856,7 +721,7 @@ class PaneStream:
         if len(listed) <= _FEW:
             return self._close_walk(listed, again, held)
         ks = np.asarray(listed, dtype=np.int64)
-        keys, counts = _covers(ks * self._s, self._w, self._top)
+        keys, counts = covers(ks * self._s, self._w, self._top)
         get = self._nodes.get
         uniq, inv = np.unique(keys, return_inverse=True)
         recs = [get(k) for k in uniq.tolist()]  # one look-up per node, as the walk's
@@ -927,8 +792,8 @@ class PaneStream:
         start = end - size
         results: dict[str, Any] = {}
         for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
-            covers = ([x[j] for x in nodes] for nodes in parts)
-            results[grp.alias] = _fold_covers(grp.alias, m, covers, start, end)
+            cov = ([x[j] for x in nodes] for nodes in parts)
+            results[grp.alias] = fold_covers(grp.alias, m, cov, start, end)
         z = np.zeros(len(start), dtype=np.int64)
         out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
@@ -963,8 +828,8 @@ class PaneStream:
                 continue
             mine = by_agg[j]
             vals = [mine[i] for i in flat.tolist()]
-            covers = (vals[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True))
-            results[grp.alias] = _fold_covers(grp.alias, m, covers, start, end)
+            cov = (vals[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True))
+            results[grp.alias] = fold_covers(grp.alias, m, cov, start, end)
         z = np.zeros(len(start), dtype=np.int64)
         out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
