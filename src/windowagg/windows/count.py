@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from windowagg.errors import ArgumentError
 from windowagg.monoids.base import In, Monoid, Out, P
 from windowagg.windows._common import Rejected
@@ -100,20 +98,11 @@ class CountWindows(EngineWindows[In, P, Out]):
         return self._every
 
     def _close_extra(self) -> None:
-        """The last events, which complete no window, are rejects (as in batch)."""
-        log: Any = self._streams[0]._state
-        t: np.ndarray = log._events.t
-        values: np.ndarray = log._events.values["value"]
-        total = log._dropped + len(t)
-        full = total // self._every * self._every
-        first = max(full - log._dropped, 0)
-        c = total - full
-        why = (
-            f"in no window: one of its key's last {c} events in time order, which complete "
-            f"no count window (one closes every {self._every} events); use every=1 for a "
-            "window per event, or a time window"
-        )
-        for x, v in zip(t[first:].tolist(), values[first:].tolist(), strict=True):
+        """The last events, which complete no window, are rejects (as in batch): the
+        engine's :meth:`~windowagg.windows.engine.KeyStream.tail`."""
+        tail = self._streams[0].tail()
+        t, values = tail.events.t.tolist(), tail.events.values["value"].tolist()
+        for x, v, why in zip(t, values, tail.reasons, strict=True):
             self._counts["unassigned"] += 1
             self.rejected.append(Rejected(self._times.from_engine(x), v, why))
 

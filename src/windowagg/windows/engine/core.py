@@ -22,7 +22,7 @@ from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.sizes import evaluate_sizes, sized_aggs
 from windowagg.windows.engine.state import Factory, Plan, evaluate, plan
 
-__all__ = ["GroupsResult", "KeyResult", "window_groups", "window_key"]
+__all__ = ["GroupsResult", "KeyResult", "count_tail_reason", "window_groups", "window_key"]
 
 
 class GroupsResult(NamedTuple):
@@ -169,11 +169,7 @@ def _uncounted(
     why = []
     for p, f, c in zip(position.tolist(), full.tolist(), count.tolist(), strict=True):
         if p >= f:
-            why.append(
-                f"in no window: one of its key's last {c - f} events in time order, which "
-                f"complete no count window (one closes every {every} events); use every=1 "
-                "for a window per event, or a time window"
-            )
+            why.append(count_tail_reason(c - f, every))
         else:
             why.append(
                 f"in no window: count windows of the last {rows} of every {every} events "
@@ -184,6 +180,21 @@ def _uncounted(
     all_reasons = [*reasons, *why]
     by_position = np.argsort(all_refused, kind="stable")
     return all_refused[by_position], [all_reasons[i] for i in by_position.tolist()]
+
+
+def count_tail_reason(last: int, every: int) -> str:
+    """Why one of a key's *last* events (fewer than *every*, after its last count window)
+    is in no window: the reject reason of the batch front ends, and of a stream's or the
+    object API's close (:meth:`~.stream.KeyStream.tail`). O(1).
+
+    >>> count_tail_reason(1, 2)[:60]
+    "in no window: one of its key's last 1 events in time order, "
+    """
+    return (
+        f"in no window: one of its key's last {last} events in time order, which complete "
+        f"no count window (one closes every {every} events); use every=1 for a window per "
+        "event, or a time window"
+    )
 
 
 def window_key(

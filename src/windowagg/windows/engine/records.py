@@ -43,6 +43,7 @@ __all__ = [
     "Delta",
     "Events",
     "StepResult",
+    "Tail",
     "admit_key",
     "agg_signature",
     "atomic",
@@ -111,6 +112,18 @@ class Events(NamedTuple):
     t: np.ndarray
     seq: np.ndarray
     values: dict[str, np.ndarray]
+
+
+class Tail(NamedTuple):
+    """A key's events that wait for later events and, when the input ends, are rejects:
+    count windows' last events, which complete no window (:meth:`.stream.KeyStream.tail`).
+    """
+
+    events: Events
+    """The events in (time, arrival) order; ``values`` holds the aggregated columns and the
+    columns the stream carries (``carry=``: the caller's row identity)."""
+    reasons: list[str]
+    """One reject reason per event (the batch front ends' text)."""
 
 
 def empty_events(cols: Sequence[str]) -> Events:

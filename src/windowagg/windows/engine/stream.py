@@ -77,6 +77,7 @@ from windowagg import codec
 from windowagg.errors import ArgumentError, CodecError
 from windowagg.windows.engine.assign import HISTORY, Shape, Windows, assign
 from windowagg.windows.engine.clock import WatermarkClock
+from windowagg.windows.engine.core import count_tail_reason
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.panes import PaneStream, fits
 from windowagg.windows.engine.records import (
@@ -85,6 +86,7 @@ from windowagg.windows.engine.records import (
     Delta,
     Events,
     StepResult,
+    Tail,
     admit_key,
     agg_signature,
     as_column,
@@ -108,7 +110,7 @@ from windowagg.windows.engine.state import (
     plan,
 )
 
-__all__ = ["STATE_VERSION", "Delta", "EventLog", "KeyStream", "StepResult"]
+__all__ = ["STATE_VERSION", "Delta", "EventLog", "KeyStream", "StepResult", "Tail"]
 
 _Events = Events
 _empty = empty_events
@@ -129,6 +131,12 @@ def _interleave(old: np.ndarray, new: np.ndarray, was: np.ndarray, at: np.ndarra
     out[was] = old
     out[at] = new
     return out
+
+
+def _carried(v: Any) -> np.ndarray:
+    """A carried column as stored: float64 numbers, else objects (text too). O(m)."""
+    a = np.asarray(v)
+    return a if a.dtype == object else a.astype(object if a.dtype.kind in "USO" else np.float64)
 
 
 def _no_bytes(events: Events) -> bytes:
@@ -162,10 +170,16 @@ class EventLog:
         ``False`` when no store takes the :class:`Delta` (an in-process stream, such as
         the object API's): ``feed`` and ``advance`` then return an empty one and encode
         nothing. :meth:`meta_bytes` and :meth:`pieces` are the state either way.
+    carry
+        Names of columns each event carries without aggregating them (any values the
+        codec writes: the caller's row identity), stored with the event and returned by
+        :meth:`tail`; ``feed`` takes them among its values. Only the event log keeps
+        events: with the pane layout they are ignored.
     """
 
     __slots__ = (
         "_aggs",
+        "_carry",
         "_clock",
         "_cols",
         "_context",
@@ -186,6 +200,7 @@ class EventLog:
         "_seq",
         "_sessions",
         "_shape",
+        "_stored",
         "_wcache",
     )
 
@@ -202,6 +217,7 @@ class EventLog:
         planned: Plan | None = None,
         deltas: bool = True,
         context: tuple[tuple[str, Any], ...] = (),
+        carry: Sequence[str] = (),
     ) -> None:
         if emit not in ("watermark", "arrival"):
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
@@ -241,7 +257,15 @@ class EventLog:
         self._lateness = int(allowed_lateness)
         self._clock = WatermarkClock(self._ooo, self._lateness)
         self._cols = list(dict.fromkeys(a.column for a in aggs if a.column is not None))
-        self._events = _empty(self._cols)  # every stored event, sorted by (t, seq)
+        self._carry = tuple(carry)  # columns stored with the events, never aggregated
+        clash = [c for c in self._carry if c in self._cols]
+        if clash or len(set(self._carry)) != len(self._carry):
+            raise ArgumentError(
+                f"carry={list(self._carry)} repeats a name or an aggregated column "
+                f"({clash or self._carry}); give the carried columns names of their own"
+            )
+        self._stored = [*self._cols, *self._carry]  # every column of the stored events
+        self._events = _empty(self._stored)  # every stored event, sorted by (t, seq)
         self._wcache: tuple[Events, Windows] | None = None  # _windows() of these events
         self._pieces: list[int] = []  # the keys of the stored chunks
         self._next = 0  # the key of the next chunk
@@ -279,6 +303,7 @@ class EventLog:
             ("allowed_lateness", self._lateness), ("emit", self._emit),
             ("judge", self._judge), ("columns", tuple(self._cols)),
             ("aggregations", agg_signature(self._aggs)), *self._context,
+            *((("carry", self._carry),) if self._carry else ()),
         )  # fmt: skip
 
     def meta_bytes(self) -> bytes:
@@ -327,8 +352,8 @@ class EventLog:
         s._revs = {int(k): (int(e), int(r)) for k, e, r in revs}
         s._sessions = [(int(a), int(b), int(r)) for a, b, r in sessions]
         s._pieces = sorted(int(k) for k in pieces)
-        parts = [decode_chunk(bytes(pieces[k]), s._cols) for k in s._pieces]
-        s._events = _sorted(_concat(parts, s._cols))
+        parts = [decode_chunk(bytes(pieces[k]), s._stored) for k in s._pieces]
+        s._events = _sorted(_concat(parts, s._stored))
         return s
 
     # ------------------------------------------------------------------ the verbs
@@ -351,15 +376,38 @@ class EventLog:
             self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
             return self._step(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
 
+    def tail(self) -> Tail:
+        """The events that wait for later events and are rejects when the input ends:
+        count windows' last events, which complete no window (fewer than ``every``, the
+        batch front ends' ``in no window: ...`` with their reason); none for any other
+        shape (time settles every event). Changes nothing. O(every)."""
+        s = self._shape
+        n = len(self._events.t)
+        if s.kind != "count" or not n:
+            return Tail(_take(self._events, slice(0, 0)), [])
+        total = self._dropped + n
+        full = total // s.every * s.every  # the events up to the last complete window
+        # compaction keeps them (rows >= every: the dead end before the last rows - 1)
+        first = max(full - self._dropped, 0)
+        return Tail(
+            _take(self._events, slice(first, None)),
+            [count_tail_reason(total - full, s.every)] * (n - first),
+        )
+
     def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         t = np.asarray(t, dtype=np.int64)
         vals = {c: as_column(values[c]) for c in self._cols}
         a = admit_key(self._plan, self._clock, self._judge, t, vals, self._shape)
-        new = _Events(
-            t[a.order],
-            self._seq + a.order.astype(np.int64),
-            {c: v[a.order] for c, v in vals.items()},
-        )
+        kept = {c: v[a.order] for c, v in vals.items()}
+        for c in self._carry:  # carried along, never admitted or aggregated
+            got = values.get(c)
+            if got is None and len(t):
+                raise ArgumentError(
+                    f"feed: the stream carries the column {c!r} with every event; give it "
+                    "among the values"
+                )
+            kept[c] = np.empty(0, object) if got is None else _carried(got)[a.order]
+        new = _Events(t[a.order], self._seq + a.order.astype(np.int64), kept)
         self._seq += len(t)
         cols: dict[str, Any] | None = None
         if self._emit == "arrival":
@@ -368,7 +416,7 @@ class EventLog:
         old_n, k = len(old.t), len(new.t)
         is_new = np.zeros(old_n + k, dtype=bool)
         if k and (not old_n or new.t[0] >= old.t[-1]):  # in order: an append
-            self._events = _concat([old, new], self._cols)
+            self._events = _concat([old, new], self._stored)
             is_new[old_n:] = True
         elif k:  # each new event after the stored ones of its time (ties: arrival order)
             at = np.searchsorted(old.t, new.t, "right") + np.arange(k)
@@ -377,7 +425,7 @@ class EventLog:
             self._events = _Events(
                 _interleave(old.t, new.t, was, at),
                 _interleave(old.seq, new.seq, was, at),
-                {c: _interleave(old.values[c], new.values[c], was, at) for c in self._cols},
+                {c: _interleave(old.values[c], new.values[c], was, at) for c in self._stored},
             )
         if cols is None and self._per_event_search():
             cols, ids = self._close_per_event(is_new)
@@ -752,6 +800,9 @@ class KeyStream:
         (Spark: the time unit of numeric times, the event-time timers): stored in the
         configuration with the engine's, and :meth:`restore` refuses a state written
         with other values (``CodecError`` naming each).
+    carry
+        Columns the event log stores with each event without aggregating them (the
+        caller's row identity: :meth:`tail` returns them); see :class:`EventLog`.
     """
 
     __slots__ = ("_state",)
@@ -769,6 +820,7 @@ class KeyStream:
         planned: Plan | None = None,
         deltas: bool = True,
         context: tuple[tuple[str, Any], ...] = (),
+        carry: Sequence[str] = (),
     ) -> None:
         if emit not in ("watermark", "arrival"):
             raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
@@ -799,6 +851,7 @@ class KeyStream:
                 planned=p,
                 deltas=deltas,
                 context=context,
+                carry=carry,
                 **lateness,
             )
 
@@ -853,7 +906,7 @@ class KeyStream:
                 f"not a windowagg stream state of version {STATE_VERSION}: clear the query's "
                 "checkpoint or run the windowagg version that wrote it"
             )
-        kw = {k: v for k, v in kwargs.items() if k != "emit" or s.layout == "events"}
+        kw = {k: v for k, v in kwargs.items() if k not in ("emit", "carry") or s.layout == "events"}
         kw["planned"] = s._state._plan
         if isinstance(s._state, PaneStream):
             s._state = PaneStream.restore(rec, pieces, aggs, shape, **kw)
@@ -876,6 +929,24 @@ class KeyStream:
         """Raise the key's watermark to *watermark* (e.g. Spark's global one) and emit
         what that closes. No-op below the key's own watermark."""
         return self._state.advance(watermark)
+
+    def tail(self) -> Tail:
+        """The events that complete no window yet and are rejects when the input ends
+        (count windows' last events, fewer than ``every``, with the batch front ends'
+        reason; no other shape has any), in (time, arrival) order with their carried
+        columns. The object API's and :func:`windowagg.stream`'s close report them. Changes
+        nothing. O(every).
+
+        >>> from windowagg.aggs import parse_aggs
+        >>> s = KeyStream(parse_aggs(["sum(v)"]), Shape(rows=3, every=2), carry=["row"])
+        >>> _ = s.feed(np.array([1, 2, 3, 4, 5]), {"v": np.ones(5), "row": list("abcde")})
+        >>> tail = s.tail()
+        >>> tail.events.t.tolist(), tail.events.values["row"].tolist(), tail.reasons[0][:40]
+        ([5], ['e'], "in no window: one of its key's last 1 ev")
+        """
+        if isinstance(self._state, EventLog):
+            return self._state.tail()
+        return Tail(_empty([]), [])
 
     def deadline(self) -> int | None:
         """When the key's watermark next matters (an event-time timer), or None when no
