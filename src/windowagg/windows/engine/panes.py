@@ -108,6 +108,7 @@ from windowagg.windows.engine.state import (
     plan,
     query_slices,
 )
+from windowagg.windows.engine.values import Values, is_value_key, value_key
 
 __all__ = ["PaneStream", "fits", "node_key"]
 
@@ -134,11 +135,11 @@ _MERGE: dict[str, tuple[Any, type]] = {
 
 def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
     """Whether *shape* and the planned aggregations take the pane layout: hopping or
-    tumbling windows, every aggregation a monoid (no exact quantiles) answered without the
-    time (decayed aggregations, answered as of each window's end, keep the event log).
-    O(aggregations)."""
+    tumbling windows, every aggregation a monoid answered without the time (decayed
+    aggregations, answered as of each window's end, keep the event log) or an exact
+    quantile (the :class:`~.values.Values` component). O(aggregations)."""
     timed = any(g.timed for g in p.groups)
-    return shape.kind == "hopping" and not p.quantiles and emit == "watermark" and not timed
+    return shape.kind == "hopping" and emit == "watermark" and not timed
 
 
 def _fold(m: Any, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, make: Factory) -> list[Any]:
@@ -258,6 +259,7 @@ class PaneStream:
         "_shape",
         "_span",
         "_top",
+        "_values",
         "_w",
     )
 
@@ -279,8 +281,8 @@ class PaneStream:
         self._deltas = deltas  # False: no store takes the deltas, nothing is encoded
         if not fits(shape, self._plan):
             raise ValueError(
-                f"PaneStream needs hopping windows of monoid aggregations, got a {shape.kind} "
-                "window" + (" with exact quantiles" if self._plan.quantiles else "")
+                f"PaneStream needs hopping windows of untimed aggregations, got a {shape.kind} "
+                "window" + (" with decayed aggregations" if shape.kind == "hopping" else "")
             )
         assert shape.size is not None and shape.slide is not None
         self._aggs = list(aggs)
@@ -306,6 +308,16 @@ class PaneStream:
         self._seq = 0
         self._emitted_wm: int | None = None
         self._revs: dict[int, tuple[int, int]] = {}  # window start -> (end, revision)
+        self._values = self._new_values(None)  # exact quantiles' component (or None)
+
+    def _new_values(self, store: Mapping[int, bytes] | None) -> Values | None:
+        """The exact quantiles' component over the same panes (None: no quantile)."""
+        if not self._plan.quantiles:
+            return None
+        return Values(
+            self._plan.quantiles, width=self._w, step=self._s, present=self._present_panes,
+            store=store,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ properties
     @property
@@ -321,7 +333,8 @@ class PaneStream:
     @property
     def reads(self) -> tuple[int, int]:
         """Store look-ups since the state was restored, and the bytes they returned. O(1)."""
-        return self._nodes.reads, self._nodes.read_bytes
+        more = (0, 0) if self._values is None else self._values.reads
+        return self._nodes.reads + more[0], self._nodes.read_bytes + more[1]
 
     def __len__(self) -> int:
         """Panes stored plus the raw events of open panes. O(stored pieces)."""
@@ -391,12 +404,22 @@ class PaneStream:
 
     def piece(self, key: int) -> bytes:
         """The stored piece under *key* (:func:`node_key`): a pane's raw events while open
-        (non-commutative plans), else partials. O(piece)."""
+        (non-commutative plans), else partials; a pane's values for exact quantiles
+        (:func:`~.values.value_key`). O(piece)."""
+        if is_value_key(key) and self._values is not None:
+            return self._values.piece(key >> _LEVEL_BITS)
         return self._nodes.raw(key, self._encode)
 
     def pieces(self) -> dict[int, bytes]:
         """Every stored piece (what a store holds for this key). O(stored pieces)."""
-        return {k: self.piece(k) for k in self._nodes.stored()}
+        out = {k: self.piece(k) for k in self._tree_keys()}
+        if self._values is not None:
+            out.update({k: self.piece(k) for k in map(value_key, self._values.stored())})
+        return dict(sorted(out.items()))
+
+    def _tree_keys(self) -> list[int]:
+        """The stored keys of the tree's nodes (not the values' pieces), ascending."""
+        return [k for k in self._nodes.stored() if not is_value_key(k)]
 
     @classmethod
     def restore(
@@ -419,6 +442,7 @@ class PaneStream:
         s._span = None if span is None else (int(span[0]), int(span[1]))
         s._open = sorted(int(p) for p in open_)
         s._nodes = Pieces(s._decode, pieces)
+        s._values = s._new_values(pieces)
         return s
 
     # ------------------------------------------------------------------ the verbs
@@ -493,6 +517,9 @@ class PaneStream:
         held = [self._covered(k) for k in again]  # ... and whether they held panes before
         if touched:
             hi = [*lo[1:], len(order)]
+            if self._values is not None:
+                cs = self._plan.quantiles
+                self._values.add(touched, lo, hi, {c: [vals[c][k] for k in order] for c in cs})
             folded = []
             for i, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
                 c = grp.column
@@ -528,6 +555,8 @@ class PaneStream:
         touched: list[int] = panes[lo].tolist()
         if not touched:
             return
+        if self._values is not None:
+            self._values.add(touched, lo, hi, new.values)
         nodes = self._nodes
         if self._raw:
             for j, p in enumerate(touched):
@@ -557,7 +586,8 @@ class PaneStream:
         get = nodes.get
         olds = [get(p << _LEVEL_BITS) for p in touched]  # node_key(0, p)
         put: list[tuple[int, Any]] = []
-        for p, old, new in zip(touched, olds, zip(*folded, strict=True), strict=True):
+        rows = zip(*folded, strict=True) if folded else [()] * len(touched)  # () : quantiles only
+        for p, old, new in zip(touched, olds, rows, strict=True):
             vals = new
             if old is not None:  # old ⊗ new: the monoid is commutative
                 vals = tuple(
@@ -677,6 +707,23 @@ class PaneStream:
         else:
             out.append(rec[1])
 
+    def _present_panes(self, a: int, b: int) -> list[int]:
+        """The stored panes in ``a..b``, ascending: down from the range's cover through
+        stored nodes only (a node is stored while a pane under it is). O((stored panes in
+        range + 1) log W) look-ups, whatever the range's width."""
+        contains = self._nodes.contains
+        out: list[int] = []
+        stack = list(reversed(cover(a, b, self._top)))
+        while stack:
+            level, i = stack.pop()
+            if not contains((i << _LEVEL_BITS) | level):
+                continue
+            if not level:
+                out.append(i)
+            else:
+                stack.extend(((level - 1, 2 * i + 1), (level - 1, 2 * i)))
+        return out
+
     def _parts(self, k: int) -> list[tuple[Any, ...]]:
         """The partials of window *k*'s nodes, in order (empty: no pane). O(log W)."""
         out: list[tuple[Any, ...]] = []
@@ -794,6 +841,8 @@ class PaneStream:
         for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
             cov = ([x[j] for x in nodes] for nodes in parts)
             results[grp.alias] = fold_covers(grp.alias, m, cov, start, end)
+        if self._values is not None:
+            results.update(self._values.answers(ks))
         z = np.zeros(len(start), dtype=np.int64)
         out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
@@ -830,6 +879,8 @@ class PaneStream:
             vals = [mine[i] for i in flat.tolist()]
             cov = (vals[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True))
             results[grp.alias] = fold_covers(grp.alias, m, cov, start, end)
+        if self._values is not None:
+            results.update(self._values.answers(ks.tolist()))
         z = np.zeros(len(start), dtype=np.int64)
         out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
         out["revision"] = np.asarray(rev, dtype=np.int64)
@@ -865,7 +916,11 @@ class PaneStream:
                 self._nodes.put(node_key(0, p), ("p", rec[1], None))
             if frozen:
                 self._open = [p for p in self._open if p not in set(frozen)]
-        return self._nodes.flush(self._encode if self._deltas else None)
+        put, gone = self._nodes.flush(self._encode if self._deltas else None)
+        if self._values is None:
+            return put, gone
+        vput, vgone = self._values.flush(self._deltas)
+        return {**put, **vput}, tuple(sorted(gone + vgone))
 
     def _drop(self, tops: Iterable[int], last_dead: int, every: bool) -> None:
         """Delete the stored nodes under the top nodes *tops* whose panes are all <=
@@ -886,6 +941,8 @@ class PaneStream:
             frontier = [c for i in down for c in (2 * i, 2 * i + 1)]
             level -= 1
         self._nodes.delete_many(gone)
+        if self._values is not None:  # the dead panes' values go with them
+            self._values.drop([k >> _LEVEL_BITS for k in gone if not k & ((1 << _LEVEL_BITS) - 1)])
 
     # ------------------------------------------------------------------ timers
     def deadline(self) -> int | None:
@@ -915,7 +972,7 @@ class PaneStream:
         stored iff a pane under it is (nodes over dead panes only may linger until their
         live part dies) and holds its children's combine; open panes hold their own sorted
         events (none past the bound) and their fold, and are listed as open."""
-        keys = list(self._nodes.stored())
+        keys = self._tree_keys()
         mask = (1 << _LEVEL_BITS) - 1
         panes = [k >> _LEVEL_BITS for k in keys if k & mask == 0]
         span = self._span
@@ -963,3 +1020,5 @@ class PaneStream:
             for level in range(1, self._top + 1):
                 if not self._nodes.contains(node_key(level, p >> level)):
                     raise AssertionError(f"PaneStream: pane {p} has no node at level {level}")
+        if self._values is not None:
+            self._values._check(panes)

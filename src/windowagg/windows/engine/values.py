@@ -1,0 +1,313 @@
+"""Exact quantiles of a pane layout's windows: pane values in pieces, one multiset at a cursor.
+
+=================  ==========================================================================
+component          the pane layout's (:mod:`.panes`) part for exact quantiles (``p95(v)``,
+                   ``median``, ``pNN``: an :class:`~windowagg.exact_quantile.ExactQuantile`
+                   in the monoid slot), beside its partials, over the same pane numbering
+                   (pane ``p`` = ``[start_time + p*g, start_time + (p+1)*g)``, window ``k``
+                   = panes ``k*s .. k*s + w - 1``)
+pieces             one per stored pane, key ``(p << 6) | 63`` (:func:`value_key`; tags
+                   ``0..top`` are the tree's levels): per quantile column the pane's values,
+                   sorted float64 (codec bytes). A pane's piece is written when events land
+                   in it and deleted with the pane (its last window settled)
+in memory          per column one :class:`~windowagg.order_statistics.OrderStatistics`
+                   (natively a counted B+ tree) holding the values of the panes
+                   ``held = (a, b)``: the *cursor*. Emitting window k moves it to ``(k*s,
+                   k*s + w - 1)``: the panes entering are inserted (``bulk_insert``), those
+                   leaving evicted, then one ``kth`` per quantile (the nearest rank, exact
+                   integers, as :func:`~.ranks.nearest_rank`). Events landing in a held pane
+                   are inserted at once. The cursor is a cache of the pieces: restored
+                   states and rolled-back steps start it empty
+ordering           any: a multiset needs no order of arrival (late events are inserts)
+operator needs     a total order on the values (finite floats: admission refuses NaN and
+                   +-inf, as :func:`windowagg.pandas.window_agg` does)
+time               per micro-batch: O((values entering or leaving the cursor + events
+                   landing in held panes) log n) multiset operations + one ``kth`` per
+                   emitted window and quantile; windows are emitted in ascending order, so
+                   the cursor moves forward by the new windows' span, and back and forth by
+                   the revised windows' span (bounded by the lateness). Nothing is re-sorted
+                   or rebuilt, except a cursor that jumps past every held pane (it is
+                   dropped, O(1), and refilled) and a restored one (O(window values): the
+                   cost of an exact quantile over state read from a store, see
+                   ``docs/engine.md``)
+space              O(window + lateness) values per column: an exact quantile needs them
+paper              panes: Li et al., SIGMOD Record 2005; the multiset: an order-statistic
+                   tree (CLRS 14.1) with B+ tree nodes
+=================  ==========================================================================
+
+Examples
+--------
+>>> import numpy as np
+>>> v = Values({"v": [("p75_v", 3, 4)]}, width=3, step=1, present=lambda a, b: range(a, b + 1))
+>>> v.add([0, 1, 2, 3], np.array([0, 1, 3, 4]), np.array([1, 3, 4, 5]),
+...       {"v": np.array([5.0, 1.0, 4.0, 2.0, 3.0])})
+>>> {k: c.tolist() for k, c in v.answers([0, 1]).items()}  # panes 0..2, then 1..3
+{'p75_v': [4.0, 3.0]}
+>>> v.held, v.inserted, v.evicted  # pane 3 entered, pane 0 left
+((1, 3), 5, 1)
+>>> sorted(k >> 6 for k in v.flush(True)[0])  # one piece per pane written
+[0, 1, 2, 3]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from windowagg import codec
+from windowagg.errors import CodecError
+from windowagg.windows.engine.pieces import Pieces
+from windowagg.windows.engine.ranks import nearest_rank
+
+__all__ = ["VALUE_TAG", "Values", "value_key"]
+
+#: The low 6 bits of a value piece's key (the pane tree's levels use 0..top <= 62).
+VALUE_TAG = 63
+_BITS = 6
+
+
+def value_key(pane: int) -> int:
+    """The piece key of pane *pane*'s values.
+
+    >>> value_key(0), value_key(2), value_key(-1)
+    (63, 191, -1)
+    """
+    return (pane << _BITS) | VALUE_TAG
+
+
+def is_value_key(key: int) -> bool:
+    """Whether *key* is a value piece's (:func:`value_key`). O(1)."""
+    return key & ((1 << _BITS) - 1) == VALUE_TAG
+
+
+def _default_multiset() -> Any:
+    from windowagg.order_statistics import OrderStatistics
+
+    return OrderStatistics()
+
+
+class Values:
+    """The values of one key's panes for its exact quantiles (see the module docstring).
+
+    *quantiles*: per column ``(alias, num, den)`` (:attr:`~.state.Plan.quantiles`);
+    *width* and *step*: panes per window (w) and per slide (s); *present(a, b)*: the
+    stored panes in ``a..b``, ascending (the pane tree knows them); *store*: the key's
+    stored pieces (None: a new state); *multiset*: makes an empty order-statistics
+    structure (``insert``/``bulk_insert``, ``evict``, ``kth``, ``len``).
+    """
+
+    __slots__ = (
+        "_chunks",
+        "_cols",
+        "_make",
+        "_present",
+        "_qs",
+        "_s",
+        "_sets",
+        "_w",
+        "evicted",
+        "held",
+        "inserted",
+    )
+
+    def __init__(
+        self,
+        quantiles: Mapping[str, Sequence[tuple[str, int, int]]],
+        *,
+        width: int,
+        step: int,
+        present: Callable[[int, int], Iterable[int]],
+        store: Mapping[int, bytes] | None = None,
+        multiset: Callable[[], Any] | None = None,
+    ) -> None:
+        self._qs = {c: list(q) for c, q in quantiles.items()}
+        self._cols = list(self._qs)
+        self._w, self._s = int(width), int(step)
+        self._present = present
+        self._make = multiset or _default_multiset
+        self._chunks = Pieces(self._decode, store)
+        self._sets: dict[str, Any] = {}  # column -> the multiset of the held panes
+        self.held: tuple[int, int] | None = None  # the cursor: panes a..b are in the sets
+        self.inserted = 0
+        """Values inserted into the multisets (all columns), since construction."""
+        self.evicted = 0
+        """Values evicted from the multisets (all columns), since construction."""
+
+    # ------------------------------------------------------------------ bytes
+    def _encode(self, key: int, rec: dict[str, np.ndarray]) -> bytes:
+        return codec.dumps(("v", {c: rec[c].astype("<f8").tobytes() for c in self._cols}))
+
+    def _decode(self, key: int, data: bytes) -> dict[str, np.ndarray]:
+        with codec.decoding("a windowagg pane's values"):
+            rec = codec.loads(data)
+        cols = rec[1] if isinstance(rec, tuple) and len(rec) == 2 and rec[0] == "v" else None
+        if not (isinstance(cols, dict) and set(cols) == set(self._cols)):
+            raise CodecError(
+                f"piece {key}: not a windowagg pane's values of columns {self._cols}: the "
+                "checkpoint belongs to another query or is corrupted; use a new one"
+            )
+        out: dict[str, np.ndarray] = {}
+        for c in self._cols:
+            raw = cols[c]
+            if not isinstance(raw, bytes) or len(raw) % 8:
+                raise CodecError(f"piece {key}: column {c!r} is not a float64 buffer: corrupted")
+            a = np.frombuffer(raw, dtype="<f8").astype(np.float64)
+            if len(a) and (not np.isfinite(a).all() or (np.diff(a) < 0).any()):
+                raise CodecError(f"piece {key}: column {c!r} is not sorted finite values")
+            out[c] = a
+        if len({len(a) for a in out.values()}) > 1 or not len(out[self._cols[0]]):
+            raise CodecError(f"piece {key}: columns of different lengths or none: corrupted")
+        return out
+
+    def piece(self, pane: int) -> bytes:
+        """The stored bytes of pane *pane*'s values. O(piece)."""
+        return self._chunks.raw(value_key(pane), self._encode)
+
+    def stored(self) -> list[int]:
+        """The panes with stored values, ascending. O(stored pieces)."""
+        return [k >> _BITS for k in self._chunks.stored() if is_value_key(k)]
+
+    def flush(self, encode: bool) -> tuple[dict[int, bytes], tuple[int, ...]]:
+        """The pieces put and deleted since the last flush (*encode* False: ``({}, ())``)."""
+        return self._chunks.flush(self._encode if encode else None)
+
+    @property
+    def reads(self) -> tuple[int, int]:
+        """Store look-ups and the bytes they returned. O(1)."""
+        return self._chunks.reads, self._chunks.read_bytes
+
+    # ------------------------------------------------------------------ undo (records.atomic)
+    def begin(self) -> None:
+        self._chunks.begin()
+
+    def rollback(self) -> None:
+        """Undo the pieces' changes; the multisets may hold values of the undone step, so
+        the cursor is dropped (refilled from the pieces by the next window). O(changes)."""
+        self._chunks.rollback()
+        self._drop_cursor()
+
+    def commit(self) -> None:
+        self._chunks.commit()
+
+    # ------------------------------------------------------------------ the verbs
+    def add(
+        self,
+        panes: Sequence[int],
+        lo: Sequence[int] | np.ndarray,
+        hi: Sequence[int] | np.ndarray,
+        values: Mapping[str, np.ndarray] | Mapping[str, list[float]],
+    ) -> None:
+        """Add the admitted events' values: ``values[c][lo[j]:hi[j]]`` land in pane
+        ``panes[j]``. Each pane's piece is merged (sorted) and put; a held pane's new
+        values go into the multisets. O(m log m + touched pieces)."""
+        held = self.held
+        get, put = self._chunks.get, self._chunks.put
+        for p, a, b in zip(panes, np.asarray(lo).tolist(), np.asarray(hi).tolist(), strict=True):
+            new = {c: np.asarray(values[c][a:b], dtype=np.float64) for c in self._cols}
+            old = get(value_key(p))
+            if old is None:
+                rec = {c: np.sort(v) for c, v in new.items()}
+            else:
+                rec = {c: np.sort(np.concatenate([old[c], new[c]])) for c in self._cols}
+            put(value_key(p), rec)
+            if held is not None and held[0] <= p <= held[1]:
+                self._insert(new)
+
+    def answers(self, ks: Iterable[int]) -> dict[str, np.ndarray]:
+        """Every quantile of the windows *ks* (ascending numbers, each holding a stored
+        pane), moving the cursor window by window. O(moves log n + windows x quantiles)."""
+        ks = [int(k) for k in ks]
+        out = {alias: np.empty(len(ks), np.float64) for qs in self._qs.values() for alias, *_ in qs}
+        w, s = self._w, self._s
+        for j, k in enumerate(ks):
+            self._move(k * s, k * s + w - 1)
+            for c, qs in self._qs.items():
+                ms = self._sets[c]
+                n = len(ms)
+                if not n:
+                    raise AssertionError(f"Values: window {k} holds no value of {c!r}")
+                for alias, num, den in qs:
+                    out[alias][j] = ms.kth(nearest_rank(num, den, n) - 1)
+        return out
+
+    def drop(self, panes: Iterable[int]) -> None:
+        """Delete the values of the dead panes *panes* (evicted from the cursor first).
+        O(dropped pieces + held values among them)."""
+        gone = sorted(panes)
+        held = self.held
+        if held is not None and gone:
+            a, b = held
+            inside = [p for p in gone if a <= p <= b]
+            if inside and inside[-1] >= b:
+                self._drop_cursor()
+            elif inside:
+                for p in inside:
+                    self._evict(p)
+                self.held = (inside[-1] + 1, b)
+        self._chunks.delete_many([value_key(p) for p in gone])
+
+    # ------------------------------------------------------------------ the cursor
+    def _drop_cursor(self) -> None:
+        self._sets = {}
+        self.held = None
+
+    def _insert(self, rec: Mapping[str, np.ndarray]) -> None:
+        for c in self._cols:
+            self._sets[c].bulk_insert(rec[c])
+        self.inserted += len(rec[self._cols[0]]) * len(self._cols)
+
+    def _fill(self, p: int) -> None:
+        rec = self._chunks.get(value_key(p))
+        if rec is not None:
+            self._insert(rec)
+
+    def _evict(self, p: int) -> None:
+        rec = self._chunks.get(value_key(p))
+        if rec is None:
+            return
+        for c in self._cols:
+            evict = self._sets[c].evict
+            for x in rec[c].tolist():
+                evict(x)
+        self.evicted += len(rec[self._cols[0]]) * len(self._cols)
+
+    def _move(self, a2: int, b2: int) -> None:
+        """Hold the panes ``a2..b2``: insert those entering, evict those leaving. A cursor
+        disjoint from the target is dropped and refilled. O(moved values log n)."""
+        held, present = self.held, self._present
+        if held is None or b2 < held[0] or a2 > held[1]:
+            self._sets = {c: self._make() for c in self._cols}
+            for p in present(a2, b2):
+                self._fill(p)
+            self.held = (a2, b2)
+            return
+        a, b = held
+        if a2 > a:
+            for p in present(a, a2 - 1):
+                self._evict(p)
+        if b2 < b:
+            for p in present(b2 + 1, b):
+                self._evict(p)
+        if a2 < a:
+            for p in present(a2, a - 1):
+                self._fill(p)
+        if b2 > b:
+            for p in present(b + 1, b2):
+                self._fill(p)
+        self.held = (a2, b2)
+
+    def _check(self, panes: Iterable[int]) -> None:
+        """Invariants (O(stored values)): a piece per stored pane *panes* and no other;
+        the multisets hold exactly the held panes' values."""
+        want = sorted(panes)
+        if self.stored() != want:
+            raise AssertionError(f"Values: pieces of panes {self.stored()}, not of {want}")
+        held = self.held
+        for c in self._cols:
+            inside = [p for p in want if held is not None and held[0] <= p <= held[1]]
+            expect = sorted(x for p in inside for x in self._chunks.get(value_key(p))[c].tolist())
+            got = list(self._sets[c]) if held is not None else []
+            if got != expect:
+                raise AssertionError(f"Values: the multiset of {c!r} is not the held panes'")

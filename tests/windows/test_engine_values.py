@@ -1,0 +1,252 @@
+"""Exact quantiles on the pane layout (windows.engine.values.Values) against the batch engine.
+
+Hopping and tumbling windows whose aggregations include exact quantiles take the pane layout:
+values per pane in pieces, one order-statistics multiset at a cursor window. Once the
+watermark has passed everything, the final revision of every window equals
+``windowagg.pandas.window_agg`` exactly (random cuts, out of order, late-but-accepted,
+duplicate times and values, non-finite values refused, restarts through bytes); the multiset
+work per micro-batch is counted: it follows the panes that enter or leave the cursor and the
+events that land, not the window's values.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from windowagg.errors import CodecError
+from windowagg.order_statistics import OrderStatistics
+from windowagg.pandas import parse, window_agg
+from windowagg.windows.engine import Shape
+from windowagg.windows.engine.panes import PaneStream
+from windowagg.windows.engine.stream import KeyStream
+from windowagg.windows.engine.values import Values, is_value_key, value_key
+
+#: Aggregation sets: quantiles alone, and mixed with monoids (one pane layout, two
+#: components); Concat-free, so every plan is commutative, and one with a non-commutative
+#: monoid (first) whose open panes keep their events.
+AGG_SETS = [
+    ["p95(v)"],
+    ["median(v)", "p10(v)", "p99.9(v)"],
+    ["max(v)", "sum(v)", "count", "p95(v)"],
+    ["first(v)", "p50(v)", "min(v)"],
+]
+VALUES = st.one_of(
+    st.sampled_from([0.0, 1.0, 2.0, 2.5, -3.0, 7.0, -0.5]),  # many duplicates
+    st.integers(-20, 20).map(float),
+    st.sampled_from([float("inf"), float("nan")]),  # refused, as window_agg does
+)
+HOPPING = st.builds(
+    lambda size, slide, start: {"size": size, "slide": slide, "start_time": start},
+    st.integers(1, 14),
+    st.integers(1, 8),
+    st.integers(-4, 4),
+)
+
+
+@st.composite
+def streams(draw: Any) -> tuple[np.ndarray, np.ndarray, list[int], list[bool]]:
+    n = draw(st.integers(0, 40))
+    ts = draw(st.lists(st.integers(0, 60), min_size=n, max_size=n))
+    vs = draw(st.lists(VALUES, min_size=n, max_size=n))
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=6)))
+    restarts = draw(st.lists(st.booleans(), min_size=len(cuts) + 2, max_size=len(cuts) + 2))
+    return np.asarray(ts, np.int64), np.asarray(vs, np.float64), cuts, restarts
+
+
+def _us(shape: dict[str, int]) -> dict[str, Any]:
+    return {k: v * 10**-6 for k, v in shape.items()}
+
+
+def _aliases(aggs: list[Any]) -> list[str]:
+    return [a.alias for a in aggs]
+
+
+@given(
+    streams(),
+    HOPPING,
+    st.sampled_from(AGG_SETS),
+    st.integers(0, 6),
+    st.integers(0, 8),
+)
+def test_final_revisions_equal_the_batch_answer_exactly(
+    data: tuple[np.ndarray, np.ndarray, list[int], list[bool]],
+    shape: dict[str, int],
+    names: list[str],
+    ooo: int,
+    allowed: int,
+) -> None:
+    ts, vs, cuts, restarts = data
+    aggs = parse(names)
+    cols = _aliases(aggs)
+    kw: dict[str, Any] = {"max_out_of_orderness": ooo, "allowed_lateness": allowed}
+    s = KeyStream(aggs, Shape(**shape), **kw)
+    assert s.layout == "panes"
+    meta: bytes | None = None
+    store: dict[int, bytes] = {}
+    rows: list[dict[str, Any]] = []
+    refused: list[int] = []
+    bounds = [0, *cuts, len(ts)]
+
+    def collect(res: Any) -> None:
+        for j in range(len(res.columns["end"])):
+            row = {c: res.columns[c][j] for c in ["start", "end", "revision", *cols]}
+            rows.append(row)
+
+    for (lo, hi), again in zip(itertools.pairwise(bounds), restarts, strict=False):
+        if again:  # a restart: the state from its bytes only
+            s = KeyStream.restore(meta, store, aggs, Shape(**shape), **kw)
+            s._check()
+        res, delta = s.feed(ts[lo:hi], {"v": vs[lo:hi]})
+        s._check()
+        delta.apply(store)
+        meta = delta.meta
+        assert store == s.pieces()  # the deltas kept the store equal to the state
+        collect(res)
+        refused.extend((lo + res.refused).tolist())
+    if restarts[-1]:
+        s = KeyStream.restore(meta, store, aggs, Shape(**shape), **kw)
+    res, delta = s.advance(10**6)
+    s._check()
+    collect(res)
+    delta.apply(store)
+    assert store == {}  # every pane dead: its values went with it
+    # the batch answer, lateness judged in input order as the stream's arrival order
+    df = pd.DataFrame({"k": "a", "t": ts, "v": vs})
+    lateness = {"max_out_of_orderness": ooo * 10**-6, "allowed_lateness": allowed * 10**-6}
+    batch = window_agg(df, "k", "t", names, time_unit="us", **lateness, **_us(shape))
+    assert sorted(refused) == batch.rejects["row_index"].tolist()
+    want = batch.results
+    got = pd.DataFrame(rows, columns=["start", "end", "revision", *cols])
+    for _, g in got.groupby("start"):
+        assert g["revision"].tolist() == list(range(len(g)))
+    final = got.groupby("start").tail(1).sort_values("start").reset_index(drop=True)
+    assert len(final) == len(want)
+    us = want["window_end"].astype("datetime64[ns, UTC]").astype("int64") // 1000
+    assert final["end"].tolist() == us.tolist()
+    for c in cols:
+        assert final[c].to_numpy(float).tolist() == want[c].to_numpy(float).tolist(), c
+
+
+class Counting:
+    """An OrderStatistics that counts the values it is given and loses."""
+
+    inserted = 0
+    evicted = 0
+    made = 0
+
+    def __init__(self) -> None:
+        Counting.made += 1
+        self._ms = OrderStatistics()
+
+    def bulk_insert(self, values: Any) -> None:
+        Counting.inserted += len(values)
+        self._ms.bulk_insert(values)
+
+    def evict(self, x: float) -> None:
+        Counting.evicted += 1
+        self._ms.evict(x)
+
+    def kth(self, k: int) -> Any:
+        return self._ms.kth(k)
+
+    def __len__(self) -> int:
+        return len(self._ms)
+
+    def __iter__(self) -> Any:
+        return iter(self._ms)
+
+
+def _counted_run(panes_per_window: int, rate: int) -> list[tuple[int, int, int]]:
+    """One key, slide 10, window *panes_per_window* slides, *rate* events per pane (values
+    repeat), fed one slide per micro-batch plus one late event; per micro-batch after the
+    first window: (values inserted, values evicted, events fed)."""
+    aggs = parse(["p95(v)", "max(v)"])
+    shape = Shape(size=10 * panes_per_window, slide=10)
+    s = PaneStream(aggs, shape, allowed_lateness=10)
+    assert s._values is not None
+    s._values._make = Counting
+    out = []
+    rng = np.random.default_rng(7)
+    for step in range(3 * panes_per_window):
+        t = np.sort(rng.integers(step * 10, step * 10 + 10, rate))
+        if step:  # a late-but-accepted event in the previous pane
+            t = np.append(t, step * 10 - 3)
+        before = (Counting.inserted, Counting.evicted, Counting.made)
+        s.feed(t, {"v": (t % 13).astype(np.float64)})
+        s._check()
+        if step > panes_per_window + 1:
+            assert Counting.made == before[2]  # the cursor moved, never rebuilt
+            out.append((Counting.inserted - before[0], Counting.evicted - before[1], len(t)))
+    return out
+
+
+def test_multiset_work_follows_the_panes_moved_not_the_window() -> None:
+    small = _counted_run(8, 40)
+    large = _counted_run(64, 40)
+    assert small and large
+    for ins, ev, m in small + large:
+        # a micro-batch emits one new window and revises one: the cursor takes one new
+        # pane and the late event, moves back over one pane and forward again
+        assert ins <= 3 * m and ev <= 3 * m, (ins, ev, m)
+    # the same work whatever the window holds (8 x 40 against 64 x 40 values)
+    assert max(i + e for i, e, _ in large) <= max(i + e for i, e, _ in small) + 10
+
+
+def test_a_late_event_revises_the_quantile_and_its_pane_piece() -> None:
+    aggs = parse(["p50(v)", "count"])
+    s = KeyStream(aggs, Shape(size=10, slide=5), allowed_lateness=20)
+    res, d = s.feed(np.array([1, 2, 7, 12]), {"v": np.array([1.0, 2.0, 9.0, 3.0])})
+    assert res.columns["end"].tolist() == [5, 10]
+    assert res.columns["p50_v"].tolist() == [1.0, 2.0]
+    assert sorted(k >> 6 for k in d.put if is_value_key(k)) == [0, 1, 2]
+    res, d = s.feed(np.array([3, 4]), {"v": np.array([8.0, 8.0])})  # late, accepted
+    assert res.columns["end"].tolist() == [5, 10]
+    assert res.columns["revision"].tolist() == [1, 1]
+    assert res.columns["p50_v"].tolist() == [2.0, 8.0]
+    assert [k for k in d.put if is_value_key(k)] == [value_key(0)]  # only pane 0's values
+
+
+def test_dead_panes_drop_their_values_and_state_stays_bounded() -> None:
+    aggs = parse(["max(v)", "p95(v)"])
+    s = KeyStream(aggs, Shape(size=100, slide=10), allowed_lateness=10)
+    store: dict[int, bytes] = {}
+    most = 0
+    for step in range(60):
+        t = np.arange(step * 20, step * 20 + 20, dtype=np.int64)
+        _, d = s.feed(t, {"v": t.astype(np.float64)})
+        d.apply(store)
+        held = [k >> 6 for k in store if is_value_key(k)]
+        most = max(most, len(held))
+        assert held == sorted(k >> 6 for k in store if k & 63 == 0)  # one per stored pane
+    # window 100 + lateness 10 + one micro-batch of 20: at most 13 panes of 10
+    assert most <= 13
+    s._check()
+
+
+def test_a_corrupted_value_piece_is_a_codec_error() -> None:
+    aggs = parse(["p95(v)"])
+    shape = Shape(size=10, slide=5)
+    s = KeyStream(aggs, shape)
+    _, d = s.feed(np.array([1, 2]), {"v": np.array([1.0, 2.0])})
+    store: dict[int, bytes] = {}
+    d.apply(store)
+    bad = dict(store)
+    bad[value_key(0)] = store[value_key(0)][:-3]
+    r = KeyStream.restore(d.meta, bad, aggs, shape)
+    with pytest.raises(CodecError):
+        r.advance(100)
+
+
+def test_values_answers_each_window_from_the_cursor() -> None:
+    v = Values({"v": [("p50_v", 1, 2)]}, width=2, step=2, present=lambda a, b: range(a, b + 1))
+    v.add([0, 1, 2, 3], [0, 1, 2, 3], [1, 2, 3, 4], {"v": np.array([4.0, 1.0, 3.0, 2.0])})
+    got = v.answers([0, 1])
+    assert got["p50_v"].tolist() == [1.0, 2.0]
+    assert v.held == (2, 3) and v.inserted == 4 and v.evicted == 0  # disjoint: refilled
