@@ -22,7 +22,19 @@ import windowagg
 BATCHES = 16
 ROWS = 200
 KEYS = 12
-AGGS = {"panes": ["max(v)", "sum(v)", "count"], "events": ["p95(v)", "max(v)", "count"]}
+AGGS = {
+    "panes": ["max(v)", "sum(v)", "count"],
+    "events": ["p95(v)", "max(v)", "count"],
+    "sessions": ["max(v)", "sum(v)", "count", "first(v)"],
+    "count": ["max(v)", "sum(v)", "count"],
+}
+#: The windows of each layout's stream (``count``: the event log's count windows).
+SHAPES: dict[str, dict[str, Any]] = {
+    "panes": {"size": "5 min", "slide": "1 min"},
+    "events": {"size": "5 min", "slide": "1 min"},
+    "sessions": {"gap": "10 s"},
+    "count": {"rows": 20, "every": 5},
+}
 
 
 def batch(i: int) -> pd.DataFrame:
@@ -43,8 +55,7 @@ def open_stream(store: Any, ns: str, layout: str) -> windowagg.Stream:
         "k",
         "t",
         AGGS[layout],
-        size="5 min",
-        slide="1 min",
+        **SHAPES[layout],
         max_out_of_orderness="30 s",
         allowed_lateness="1 min",
         store=store,

@@ -28,7 +28,8 @@ SHAPES: dict[str, tuple[Shape, bool, str]] = {  # shape, commutative, layout
     "hopping-raw": (Shape(size=20, slide=5), False, "panes"),
     "tumbling": (Shape(size=10, slide=10), True, "panes"),
     "per-event": (Shape(size=10), True, "events"),
-    "session": (Shape(gap=5), True, "events"),
+    "session": (Shape(gap=5), True, "sessions"),
+    "session-raw": (Shape(gap=5), False, "sessions"),
     "count": (Shape(rows=3, every=1), True, "events"),
 }
 

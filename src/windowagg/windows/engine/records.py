@@ -451,6 +451,20 @@ _UNSET = _Unset()
 _PLAIN: frozenset[type] = frozenset({int, str, bool, float, tuple, type(None), frozenset, bytes})
 
 
+#: :func:`_slots` per class.
+_SLOTS: dict[type, tuple[str, ...]] = {}
+
+
+def _slots(kind: type) -> tuple[str, ...]:
+    """Every slot of *kind*, its base classes' too (a layout built on another). O(1) cached."""
+    got = _SLOTS.get(kind)
+    if got is None:
+        got = _SLOTS[kind] = tuple(
+            n for c in reversed(kind.__mro__) for n in getattr(c, "__slots__", ())
+        )
+    return got
+
+
 @contextmanager
 def atomic(state: Any) -> Iterator[None]:
     """Run one step of a key's *state* (a layout with ``__slots__``) all or nothing.
@@ -476,7 +490,7 @@ def atomic(state: Any) -> Iterator[None]:
     """
     saved: list[tuple[str, Any]] = []
     journals: list[Any] = []
-    for name in type(state).__slots__:
+    for name in _slots(type(state)):
         value = getattr(state, name)
         kind = type(value)
         if kind in _PLAIN:  # immutable, kept as is (the common case first: a cheap test)

@@ -835,6 +835,8 @@ class KeyStream:
         p = planned if planned is not None else plan(aggs)
         lateness = {"max_out_of_orderness": max_out_of_orderness,
                     "allowed_lateness": allowed_lateness}  # fmt: skip
+        from windowagg.windows.engine import sessions  # it builds on EventLog
+
         self._state: PaneStream | EventLog
         if not shape.sizes and fits(shape, p, emit):  # several sizes: the event log
             self._state = PaneStream(
@@ -842,7 +844,8 @@ class KeyStream:
                 context=context, **lateness,
             )  # fmt: skip
         else:
-            self._state = EventLog(
+            log = sessions.OpenSessions if sessions.fits(shape, p) else EventLog
+            self._state = log(
                 aggs,
                 shape,
                 emit=emit,
@@ -857,9 +860,12 @@ class KeyStream:
 
     @property
     def layout(self) -> str:
-        """``"panes"`` (hopping windows of monoids: :mod:`.panes`) or ``"events"`` (the
-        event log: every other shape, exact quantiles, ``emit="arrival"``). O(1)."""
-        return "panes" if isinstance(self._state, PaneStream) else "events"
+        """``"panes"`` (hopping windows of monoids: :mod:`.panes`), ``"sessions"``
+        (session windows of monoids: :mod:`.sessions`) or ``"events"`` (the event log:
+        every other shape, exact quantiles, ``emit="arrival"``). O(1)."""
+        if isinstance(self._state, PaneStream):
+            return "panes"
+        return str(getattr(self._state, "name", "events"))
 
     @property
     def watermark(self) -> int | None:
@@ -908,10 +914,7 @@ class KeyStream:
             )
         kw = {k: v for k, v in kwargs.items() if k not in ("emit", "carry") or s.layout == "events"}
         kw["planned"] = s._state._plan
-        if isinstance(s._state, PaneStream):
-            s._state = PaneStream.restore(rec, pieces, aggs, shape, **kw)
-        else:
-            s._state = EventLog.restore(rec, pieces, aggs, shape, **kw)
+        s._state = type(s._state).restore(rec, pieces, aggs, shape, **kw)
         return s
 
     def feed(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
