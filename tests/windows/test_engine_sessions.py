@@ -308,3 +308,16 @@ def test_count_windows_keep_rows_and_the_lateness_whatever_the_history() -> None
         sizes.append(len(s))
     assert max(sizes) <= 2 * (50 + 25 + 100)
     assert max(calls[30:]) <= 1.2 * max(calls[:30]) + 10
+
+
+def test_carried_columns_go_through_a_restart() -> None:
+    aggs = parse(["sum(v)"])
+    shape = Shape(gap=3)
+    s = KeyStream(aggs, shape, allowed_lateness=2, carry=["row"])
+    assert s.layout == "sessions"
+    _, d = s.feed(np.array([1, 2, 9]), {"v": np.ones(3), "row": ["a", "b", "c"]})
+    store: dict[int, bytes] = {}
+    d.apply(store)
+    back = KeyStream.restore(d.meta, store, aggs, shape, allowed_lateness=2, carry=["row"])
+    assert back.meta_bytes() == s.meta_bytes() and back.pieces() == s.pieces()
+    assert back.tail().events.t.tolist() == []  # time settles every session's event

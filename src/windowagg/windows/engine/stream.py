@@ -912,7 +912,8 @@ class KeyStream:
                 f"not a windowagg stream state of version {STATE_VERSION}: clear the query's "
                 "checkpoint or run the windowagg version that wrote it"
             )
-        kw = {k: v for k, v in kwargs.items() if k not in ("emit", "carry") or s.layout == "events"}
+        log = isinstance(s._state, EventLog)  # the event log, or a layout built on it
+        kw = {k: v for k, v in kwargs.items() if k not in ("emit", "carry") or log}
         kw["planned"] = s._state._plan
         s._state = type(s._state).restore(rec, pieces, aggs, shape, **kw)
         return s
