@@ -203,7 +203,8 @@ class _Step:
                 ("event_time_timers", bool(event_time_timers)),
             ),
         }
-        #: ``"panes"`` or ``"events"`` (:attr:`KeyStream.layout`): what the state holds
+        #: ``"panes"``, ``"sessions"`` or ``"events"`` (:attr:`KeyStream.layout`): what the
+        #: state holds (all but the pane layout are read in one scan)
         self.layout = KeyStream(self.aggs, shape, **self.options).layout
 
     def stream(self, meta: bytes | None, pieces: Mapping[int, bytes]) -> KeyStream:
