@@ -4,8 +4,10 @@
 shape              session windows (``gap``): a run of a key's events each at most ``gap``
                    after the one before; window ``[first, last + gap)``
 operator needs     monoids (any, not necessarily commutative: partials are combined in
-                   (time, arrival) order); no exact quantiles and no decayed aggregation (they
-                   keep the event log, :class:`~.stream.EventLog`)
+                   (time, arrival) order), and decayed ones with a constant-size partial
+                   (exponential decay: ``ewm_mean``, ``decayed_sum``, ``decayed_count``,
+                   answered as of the session's end); exact quantiles, decayed summaries
+                   and polynomial decay keep the event log (:class:`~.stream.EventLog`)
 ordering           out of order within the allowed lateness: an event at ``x >= bound``
                    (``bound = watermark - allowed_lateness``) may extend a session, start one,
                    or bridge two into one that supersedes the emitted ones (their revision +
@@ -71,11 +73,12 @@ from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.records import (
     NO_DELTA,
     Delta,
+    Events,
     StepResult,
     check_config,
     take_events,
 )
-from windowagg.windows.engine.state import Plan, aggregation_message
+from windowagg.windows.engine.state import Group, Plan, aggregation_message, group_input
 from windowagg.windows.engine.stream import EventLog
 
 __all__ = ["OpenSessions", "fits"]
@@ -85,11 +88,23 @@ __all__ = ["OpenSessions", "fits"]
 Head = tuple[int, int, int, tuple[Any, ...]]
 
 
+#: The ``partial`` declarations of timed monoids folded into the head: a partial of a
+#: few numbers whatever it holds (exponential decay); summaries and event lists
+#: (polynomial decay) stay on the event log.
+_FOLDED_TIMED = frozenset({"constant"})
+
+
 def fits(shape: Shape, p: Plan) -> bool:
     """Whether *shape* and the planned aggregations take this layout: session windows of
-    monoids answered without the time (no exact quantile, no decayed aggregation).
-    O(aggregations)."""
-    return shape.gap is not None and not p.quantiles and not any(g.timed for g in p.groups)
+    monoids, decayed ones only where the monoid declares a constant-size partial
+    (``partial = "constant"``: exponential decay); no exact quantile. O(aggregations)."""
+    return (
+        shape.gap is not None
+        and not p.quantiles
+        and all(
+            not g.timed or getattr(g.monoid, "partial", None) in _FOLDED_TIMED for g in p.groups
+        )
+    )
 
 
 def fold_into(m: Any, acc: Any, col: np.ndarray, a: int, b: int) -> Any:
@@ -120,6 +135,18 @@ def fold_into(m: Any, acc: Any, col: np.ndarray, a: int, b: int) -> Any:
     for v in vals:
         acc = comb(acc, lift(v))
     return acc
+
+
+def _fold_group(g: Group, acc: Any, ev: Events, a: int, b: int) -> Any:
+    """*acc* ⊗ group *g*'s events ``[a, b)`` (a timed monoid lifts ``(t, v)`` pairs).
+    O(b - a)."""
+    if g.timed:
+        col = {g.column: ev.values[g.column][a:b]} if g.column is not None else {}
+        pairs = group_input(g, ev.t[a:b], col)
+        return fold_into(g.monoid, acc, pairs, 0, b - a)
+    n = len(ev.t)
+    col_all = ev.values[g.column] if g.column is not None else np.zeros(n)
+    return fold_into(g.monoid, acc, col_all, a, b)
 
 
 def _prepend(head: Any, rest: Any) -> Any:
@@ -271,11 +298,13 @@ class OpenSessions(EventLog):
         ``[lo, hi)``, lowered. O(hi - lo)."""
         assert self._head is not None
         ev = self._events
+        end = int(one.end[0])
         out: dict[str, list[Any]] = {}
         for g, acc in zip(self._plan.groups, self._head[3], strict=True):
-            col = ev.values[g.column] if g.column is not None else np.zeros(len(ev.t))
             try:
-                out[g.alias] = [g.monoid.lower(fold_into(g.monoid, acc, col, lo, hi))]
+                got = _fold_group(g, acc, ev, lo, hi)
+                # a decayed partial is answered as of the session's end, as the batch's
+                out[g.alias] = [g.monoid.as_of(got, end) if g.timed else g.monoid.lower(got)]
             except Exception as e:  # a user monoid's combine or lower: name the session
                 reason = f"{type(e).__name__}: {e}"
                 where = (
@@ -319,10 +348,9 @@ class OpenSessions(EventLog):
             ev = self._events
             parts = []
             for i, g in enumerate(self._plan.groups):
-                col = ev.values[g.column] if g.column is not None else np.zeros(n)
                 acc = base[3][i] if base is not None else None
                 try:
-                    parts.append(fold_into(g.monoid, acc, col, lo, k))
+                    parts.append(_fold_group(g, acc, ev, lo, k))
                 except Exception as e:  # a user monoid's combine: as at emission
                     reason = f"{type(e).__name__}: {e}"
                     raise AggregationError(
