@@ -1,6 +1,6 @@
 """Several window sizes in one Spark streaming query (issue 30): with late-but-accepted
 events, the final revision of every row equals ``windowagg.pandas.window_agg`` with the same
-list of sizes, column by column."""
+list of sizes, column by column, on both layouts (issue 37: monoids on the pane tree)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,23 @@ pytestmark = pytest.mark.spark
 pyspark = pytest.importorskip("pyspark")
 
 
-def test_two_sizes_in_one_stream_end_as_the_batch_call(spark, tmp_path, arrival_files, run_to_end):
+@pytest.mark.parametrize(
+    "aggs",
+    [["max(value)", "count", "p95(value)"], ["max(value)", "count", "sum(value)"]],
+    ids=["events", "panes"],
+)
+def test_two_sizes_in_one_stream_end_as_the_batch_call(
+    spark, tmp_path, arrival_files, run_to_end, aggs
+):
+    """With an exact quantile the event log keeps the key's events; monoids alone take
+    the pane layout (the largest size's tree answers both sizes)."""
+    from windowagg.pandas import parse
+    from windowagg.windows.engine import KeyStream, Shape
+
+    minute = 60_000_000
+    shape = Shape(size=3 * minute, slide=minute, sizes=(minute, 3 * minute))
+    layout = KeyStream(parse(aggs), shape).layout
+    assert layout == ("events" if "p95(value)" in aggs else "panes")
     from windowagg.pandas import window_agg
     from windowagg.spark import stream_window_agg
 
@@ -36,7 +52,6 @@ def test_two_sizes_in_one_stream_end_as_the_batch_call(spark, tmp_path, arrival_
         .option("maxFilesPerTrigger", 1)
         .parquet(str(tmp_path / "in"))
     )
-    aggs = ["max(value)", "count", "p95(value)"]
     sizes = {"size": ["1 minute", "3 minutes"], "slide": "1 minute"}
     out = stream_window_agg(
         sdf, "key", "t", aggs, max_out_of_orderness="30 seconds", allowed_lateness="1 hour",
@@ -51,7 +66,8 @@ def test_two_sizes_in_one_stream_end_as_the_batch_call(spark, tmp_path, arrival_
     batch = window_agg(pdf, "key", "t", aggs, **sizes).results
     wm = pdf.groupby("key")["t"].max() - pd.Timedelta(seconds=30)  # what the stream closed
     batch = batch[batch["window_end"] <= batch["key"].map(wm)].reset_index(drop=True)
-    cols = [f"{a}_{s}" for a in ("max_value", "count", "p95_value") for s in ("1m", "3m")]
+    names = [a.split("(")[0] + ("_value" if "(" in a else "") for a in aggs]
+    cols = [f"{a}_{s}" for a in names for s in ("1m", "3m")]
     assert len(final) == len(batch) > 10
     for c in cols:
         np.testing.assert_array_equal(final[c].to_numpy(float), batch[c].to_numpy(float), c)

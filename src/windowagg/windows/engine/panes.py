@@ -1,9 +1,10 @@
 """One key's hopping/tumbling windows over pane partials: state O(window / slide), not O(events).
 
 =================  ==========================================================================
-shape              hopping and tumbling windows (``size``, ``slide``, ``start_time``) whose
-                   aggregations are all monoids (no exact quantiles): :class:`KeyStream`
-                   picks this layout from the shape and the aggregations, never from a size
+shape              hopping and tumbling windows (``size``, ``slide``, ``start_time``; one
+                   size or several, ``sizes``) whose aggregations are all monoids (no exact
+                   quantiles): :class:`KeyStream` picks this layout from the shape and the
+                   aggregations, never from a size
 panes              width ``g = gcd(size, slide)``, aligned to ``start_time``: pane ``p`` is
                    ``[start_time + p*g, start_time + (p+1)*g)``; window ``k`` (start
                    ``start_time + k*slide``) is the panes ``k*s .. k*s + w - 1`` (``w =
@@ -36,11 +37,19 @@ emission           as the event log (:mod:`.stream`): a window when the key's wa
                    passes its end (``revision`` 0), and again (``revision`` + 1) when a
                    late-but-accepted event lands in one of its panes; final answers equal
                    :func:`windowagg.pandas.window_agg`'s
+several sizes      one tree, ``top`` set by the largest size (FiBA's window sharing): rows,
+                   revisions and deletion are the largest size's; size z's window ending
+                   where row k's does is the panes ``k*s + w - w_z .. k*s + w - 1``
+                   (``w_z = z / g``: the sizes differ by multiples of the slide), answered
+                   from its own cover; a row whose size-z window holds no pane gets the
+                   aggregation's empty answer, as :func:`~.sizes.evaluate_sizes`. The stored
+                   pieces are the largest size's alone
 time               per micro-batch of m events touching q panes and emitting r windows:
                    O(m log m) numpy + one ``lift`` and ``combine`` per event (numpy-native
                    for ``sum``/``max``/``min``/``count``) + O((q + r) log w) node reads,
                    combines and writes; a jump of the watermark also looks at the stored
-                   span once (O(span / slide) windows, O(span / 2**top) top nodes)
+                   span once (O(span / slide) windows, O(span / 2**top) top nodes);
+                   several sizes: O(z r log W) for z sizes
 space              O(window / slide + panes of the lateness) partials per key, plus, for a
                    non-commutative plan, the events of the open panes
 =================  ==========================================================================
@@ -100,6 +109,7 @@ from windowagg.windows.engine.records import (
     sorted_events,
     take_events,
 )
+from windowagg.windows.engine.sizes import at_row, empty_answer, size_label, sized_aggs, spread
 from windowagg.windows.engine.state import (
     Factory,
     Plan,
@@ -137,9 +147,13 @@ def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
     """Whether *shape* and the planned aggregations take the pane layout: hopping or
     tumbling windows, every aggregation a monoid answered without the time (decayed
     aggregations, answered as of each window's end, keep the event log) or an exact
-    quantile (the :class:`~.values.Values` component). O(aggregations)."""
+    quantile (the :class:`~.values.Values` component, one size: its cursor is one
+    window's; several sizes with an exact quantile keep the event log, whose
+    :func:`~.sizes.evaluate_sizes` answers every size from one wavelet matrix).
+    O(aggregations)."""
     timed = any(g.timed for g in p.groups)
-    return shape.kind == "hopping" and emit == "watermark" and not timed
+    several_quantiles = bool(shape.sizes) and bool(p.quantiles)
+    return shape.kind == "hopping" and emit == "watermark" and not timed and not several_quantiles
 
 
 def _fold(m: Any, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, make: Factory) -> list[Any]:
@@ -257,6 +271,7 @@ class PaneStream:
         "_scalar",
         "_seq",
         "_shape",
+        "_sizes",
         "_span",
         "_top",
         "_values",
@@ -281,8 +296,9 @@ class PaneStream:
         self._deltas = deltas  # False: no store takes the deltas, nothing is encoded
         if not fits(shape, self._plan):
             raise ValueError(
-                f"PaneStream needs hopping windows of untimed aggregations, got a {shape.kind} "
-                "window" + (" with decayed aggregations" if shape.kind == "hopping" else "")
+                f"PaneStream needs hopping windows of untimed aggregations (exact quantiles: one "
+                f"size), got a {shape.kind} window"
+                + (" with decayed aggregations or several sizes" if shape.kind == "hopping" else "")
             )
         assert shape.size is not None and shape.slide is not None
         self._aggs = list(aggs)
@@ -297,6 +313,9 @@ class PaneStream:
         self._w = shape.size // self._g  # panes per window
         self._s = shape.slide // self._g  # panes per slide
         self._top = (self._w - 1).bit_length()  # 2**top >= w: a window spans <= 2 top nodes
+        # several sizes: (size, panes) each; they differ from size by multiples of the
+        # slide, so g divides them all, and one tree (top set by the largest) holds them
+        self._sizes = tuple((z, z // self._g) for z in shape.sizes)
         self._monoids = [g.monoid for g in self._plan.groups]
         self._combines = tuple(m.combine for m in self._monoids)  # bound: _ancestors' loop
         self._raw = not all(bool(getattr(m, "commutative", False)) for m in self._monoids)
@@ -351,7 +370,9 @@ class PaneStream:
         s = self._shape
         return (
             ("layout", "panes"), ("size", s.size), ("slide", s.slide),
-            ("start_time", s.start_time), ("max_out_of_orderness", self._ooo),
+            ("start_time", s.start_time),
+            *((("sizes", tuple(s.sizes)),) if s.sizes else ()),
+            ("max_out_of_orderness", self._ooo),
             ("allowed_lateness", self._lateness), ("judge", self._judge),
             ("columns", tuple(self._cols)), ("aggregations", agg_signature(self._aggs)),
             ("partials", tuple((g.alias, type(g.monoid).__name__) for g in self._plan.groups)),
@@ -726,8 +747,13 @@ class PaneStream:
 
     def _parts(self, k: int) -> list[tuple[Any, ...]]:
         """The partials of window *k*'s nodes, in order (empty: no pane). O(log W)."""
+        return self._parts_at(k * self._s, self._w)
+
+    def _parts_at(self, a: int, width: int) -> list[tuple[Any, ...]]:
+        """The partials of the nodes over the panes ``a .. a + width - 1``, in order
+        (empty: no pane). O(log W)."""
         out: list[tuple[Any, ...]] = []
-        for level, i in cover(k * self._s, k * self._s + self._w - 1, self._top):
+        for level, i in cover(a, a + width - 1, self._top):
             self._collect(level, i, out)
         return out
 
@@ -758,6 +784,8 @@ class PaneStream:
         wm = self._clock.watermark
         span = self._span
         if wm is None or span is None:
+            if self._sizes:
+                return self._sized_columns(np.empty(0, np.int64), [])
             return self._columns([], [], [])
         emitted = self._emitted_wm
         last = min(self._closed_upto(wm), span[1] // self._s)
@@ -768,18 +796,10 @@ class PaneStream:
         if len(listed) <= _FEW:
             return self._close_walk(listed, again, held)
         ks = np.asarray(listed, dtype=np.int64)
-        keys, counts = covers(ks * self._s, self._w, self._top)
-        get = self._nodes.get
-        uniq, inv = np.unique(keys, return_inverse=True)
-        recs = [get(k) for k in uniq.tolist()]  # one look-up per node, as the walk's
-        if any(r is not None and r[0] == _SPLIT for r in recs):  # a user monoid's error path
+        got = self._gathered(ks * self._s, self._w)
+        if got is None:  # a user monoid's error path
             return self._close_walk(ks.tolist(), again, held)
-        present = np.fromiter((r is not None for r in recs), dtype=bool, count=len(recs))
-        keep = present[inv]
-        nodes = [r[1] for r in recs if r is not None]  # the partials of the stored nodes
-        slot = np.cumsum(present) - 1  # a stored node's row in *nodes*
-        win = np.repeat(np.arange(len(ks)), counts)[keep]
-        n = np.bincount(win, minlength=len(ks))
+        nodes, flat, n = got
         emit = n > 0  # a window without events is not emitted
         hi = np.cumsum(n)[emit]
         lo = hi - n[emit]
@@ -799,7 +819,30 @@ class PaneStream:
                 rev[j] = r
         self._emitted_wm = wm if emitted is None else max(emitted, wm)
         bounds = np.append(lo, hi[-1:]).astype(np.int64)
-        return self._answers(out_k, nodes, slot[inv[keep]], bounds, rev)
+        if self._sizes:
+            return self._sized_columns(out_k, rev, (nodes, flat, lo, hi))
+        return self._answers(out_k, nodes, flat, bounds, rev)
+
+    def _gathered(
+        self, a: np.ndarray, width: int
+    ) -> tuple[list[tuple[Any, ...]], np.ndarray, np.ndarray] | None:
+        """The stored nodes of the covers of the pane ranges ``a[j] .. a[j] + width - 1``:
+        their partials (one look-up per distinct node), each window's nodes as indexes
+        into them (window by window, left to right), and how many nodes each window has
+        (0: no stored pane). None when a split node is among them (a user monoid's error
+        path: the walk asks its children). O(n log W) numpy and look-ups."""
+        keys, counts = covers(a, width, self._top)
+        get = self._nodes.get
+        uniq, inv = np.unique(keys, return_inverse=True)
+        recs = [get(k) for k in uniq.tolist()]  # one look-up per node, as the walk's
+        if any(r is not None and r[0] == _SPLIT for r in recs):
+            return None
+        present = np.fromiter((r is not None for r in recs), dtype=bool, count=len(recs))
+        keep = present[inv]
+        nodes = [r[1] for r in recs if r is not None]  # the partials of the stored nodes
+        slot = np.cumsum(present) - 1  # a stored node's row in *nodes*
+        win = np.repeat(np.arange(len(a)), counts)[keep]
+        return nodes, slot[inv[keep]], np.bincount(win, minlength=len(a))
 
     def _close_walk(
         self, ks: list[int], again: list[int], held: list[bool]
@@ -828,6 +871,8 @@ class PaneStream:
             parts.append(got)
             rev.append(r)
         self._emitted_wm = wm if emitted is None else max(emitted, wm)
+        if self._sizes:
+            return self._sized_columns(np.asarray(out_k, dtype=np.int64), rev, walked=parts)
         return self._columns(out_k, parts, rev)
 
     def _columns(
@@ -865,12 +910,31 @@ class PaneStream:
         assert size is not None and slide is not None
         end = self._shape.start_time + ks * slide + size
         start = end - size
-        lo, hi = bounds[:-1], bounds[1:]
+        results = self._results(nodes, flat, bounds[:-1], bounds[1:], start, end)
+        if self._values is not None:
+            results.update(self._values.answers(ks.tolist()))
+        z = np.zeros(len(start), dtype=np.int64)
+        out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
+        out["revision"] = np.asarray(rev, dtype=np.int64)
+        return out, np.asarray(start, dtype=np.int64)
+
+    def _results(
+        self,
+        nodes: list[tuple[Any, ...]],
+        flat: np.ndarray,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        start: np.ndarray,
+        end: np.ndarray,
+    ) -> dict[str, Any]:
+        """Every aggregation's answer for windows j (``start[j]``, ``end[j]``: for error
+        messages) whose nodes are ``nodes[flat[i]]`` for i in ``lo[j] .. hi[j] - 1``.
+        O(sum of the covers)."""
         by_agg = list(zip(*nodes, strict=True)) if nodes else [()] * len(self._monoids)
         results: dict[str, Any] = {}
         for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
             merge = _MERGE.get(declared_kind(m) or "")
-            if merge is not None and len(ks) and set(map(type, by_agg[j])) == {merge[1]}:
+            if merge is not None and len(lo) and set(map(type, by_agg[j])) == {merge[1]}:
                 col = np.asarray(by_agg[j], dtype=np.float64)[flat]
                 got = query_slices(self._make(merge[0]), col, lo, hi, np.float64)
                 results[grp.alias] = got.astype(np.int64) if merge[1] is int else got
@@ -879,12 +943,98 @@ class PaneStream:
             vals = [mine[i] for i in flat.tolist()]
             cov = (vals[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True))
             results[grp.alias] = fold_covers(grp.alias, m, cov, start, end)
-        if self._values is not None:
-            results.update(self._values.answers(ks.tolist()))
-        z = np.zeros(len(start), dtype=np.int64)
-        out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
+        return results
+
+    # ------------------------------------------------------------------ several sizes
+    def _sized_columns(
+        self,
+        ks: np.ndarray,
+        rev: Sequence[int] | np.ndarray,
+        largest: tuple[list[tuple[Any, ...]], np.ndarray, np.ndarray, np.ndarray] | None = None,
+        walked: list[list[tuple[Any, ...]]] | None = None,
+    ) -> tuple[dict[str, Any], np.ndarray]:
+        """The rows of windows *ks* (the largest size's) with every size's columns, as the
+        event log's (:func:`~.sizes.evaluate_sizes`): size z's window ends where the row's
+        does, the panes ``k*s + w - w_z .. k*s + w - 1`` of the same tree, answered from
+        their covers; a row whose window of size z holds no pane gets the aggregation's
+        empty answer. *largest* (or *walked*): the largest size's nodes, indexes and
+        bounds (or each row's node partials), already read by :meth:`_close` (or
+        :meth:`_close_walk`). O(sizes · r log W)."""
+        shape = self._shape
+        assert shape.size is not None and shape.slide is not None
+        end = shape.start_time + ks * shape.slide + shape.size
+        got: dict[str, Any] = {}
+        for z, wz in self._sizes:
+            if largest is not None and z == shape.size:  # every row holds a pane of it
+                rows = np.arange(len(ks), dtype=np.int64)
+                res = self._sized_results(z, rows, end, self._results, *largest, end - z, end)
+            else:
+                rows, res = self._size_answers(ks, end, z, wz, walked if z == shape.size else None)
+            whole = len(rows) == len(ks)
+            for alias, col in res.items():
+                empty = empty_answer(alias, self._aggs)
+                got[f"{alias}_{size_label(z)}"] = (
+                    col if whole else spread(col, rows, len(ks), empty)
+                )
+        outputs = sized_aggs(self._aggs, shape.sizes)
+        results = {b.alias: got[b.alias] for b in outputs}
+        zero = np.zeros(len(ks), dtype=np.int64)
+        out = columns(
+            Windows(end - shape.size, end, zero, zero, zero, zero, zero), results, outputs
+        )
         out["revision"] = np.asarray(rev, dtype=np.int64)
-        return out, np.asarray(start, dtype=np.int64)
+        return out, np.asarray(end - shape.size, dtype=np.int64)
+
+    def _size_answers(
+        self,
+        ks: np.ndarray,
+        end: np.ndarray,
+        z: int,
+        wz: int,
+        walked: list[list[tuple[Any, ...]]] | None = None,
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """The rows among *ks* whose window of size *z* (*wz* panes) holds a stored pane,
+        and every aggregation's answer for them: numpy covers and slice verbs for many
+        windows (:meth:`_gathered`), the walk for a few or past a split node (*walked*:
+        its node partials per row, already read). O(r log W)."""
+        a = ks * self._s + (self._w - wz)
+        got = self._gathered(a, wz) if len(ks) > _FEW and walked is None else None
+        if got is not None:
+            nodes, flat, n = got
+            rows = np.flatnonzero(n > 0)
+            hi = np.cumsum(n)[rows]
+            lo = hi - n[rows]
+            e = end[rows]
+            return rows, self._sized_results(
+                z, rows, end, self._results, nodes, flat, lo, hi, e - z, e
+            )
+        parts = walked if walked is not None else [self._parts_at(x, wz) for x in a.tolist()]
+        rows = np.asarray([j for j, p in enumerate(parts) if p], dtype=np.int64)
+
+        def walk() -> dict[str, Any]:
+            e = end[rows]  # rows: bound once, before walk is called
+            out: dict[str, Any] = {}
+            for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
+                cov = ([x[j] for x in parts[r]] for r in rows.tolist())
+                out[grp.alias] = fold_covers(grp.alias, m, cov, e - z, e)
+            return out
+
+        return rows, self._sized_results(z, rows, end, walk)
+
+    def _sized_results(
+        self, z: int, rows: np.ndarray, end: np.ndarray, answer: Any, *args: Any
+    ) -> dict[str, Any]:
+        """``answer(*args)``; an :class:`AggregationError` of one of its windows is named by
+        the size's column and the window's row among the emitted ones, as the event
+        log's (:func:`~.sizes.at_row`). O(1) besides."""
+        try:
+            out: dict[str, Any] = answer(*args)
+        except AggregationError as e:
+            e_rows = end[rows]
+            zero = np.zeros(len(rows), dtype=np.int64)
+            ws = Windows(e_rows - z, e_rows, zero, zero, zero, zero, zero)
+            raise at_row(e, z, rows, ws, self._aggs) from e.__cause__
+        return out
 
     def _settle(self) -> tuple[dict[int, bytes], tuple[int, ...]]:
         """After emission: prune revisions, delete the dead panes (and the nodes above

@@ -62,7 +62,7 @@ from windowagg.windows.engine.state import (
     evaluate,
 )
 
-__all__ = ["evaluate_sizes", "size_label", "sized_aggs"]
+__all__ = ["at_row", "empty_answer", "evaluate_sizes", "size_label", "sized_aggs", "spread"]
 
 _UNITS = (("d", 86_400_000_000), ("h", 3_600_000_000), ("m", 60_000_000), ("s", 1_000_000))
 
@@ -151,15 +151,15 @@ def evaluate_sizes(
         try:
             got = evaluate(p, ws, values, factory, times=t, indexes=indexes)
         except AggregationError as e:
-            raise _at_row(e, s, rows, ws, aggs) from e.__cause__
+            raise at_row(e, s, rows, ws, aggs) from e.__cause__
         for alias, col in got.items():
-            spread = col if whole else _spread(col, rows, len(end), _empty(alias, aggs))
-            out[f"{alias}_{size_label(s)}"] = spread
+            filled = col if whole else spread(col, rows, len(end), empty_answer(alias, aggs))
+            out[f"{alias}_{size_label(s)}"] = filled
     # aggregation by aggregation, sizes in the order given
     return {b.alias: out[b.alias] for b in sized_aggs(aggs, shape.sizes)}
 
 
-def _empty(alias: str, aggs: Sequence[Any]) -> Any:
+def empty_answer(alias: str, aggs: Sequence[Any]) -> Any:
     """The answer of aggregation *alias* over no events: its monoid's ``lower(identity)``
     (exact quantiles: None). O(1)."""
     a = next(a for a in aggs if a.alias == alias)
@@ -168,7 +168,7 @@ def _empty(alias: str, aggs: Sequence[Any]) -> Any:
     return a.monoid.lower(a.monoid.identity)
 
 
-def _spread(col: Any, rows: np.ndarray, r: int, empty: Any) -> Any:
+def spread(col: Any, rows: np.ndarray, r: int, empty: Any) -> Any:
     """*col* (answers of the windows *rows*) at its rows among *r*, *empty* elsewhere.
     O(r)."""
     if isinstance(col, np.ndarray) and col.dtype != object:
@@ -184,7 +184,7 @@ def _spread(col: Any, rows: np.ndarray, r: int, empty: Any) -> Any:
     return spread
 
 
-def _at_row(
+def at_row(
     e: AggregationError, s: int, rows: np.ndarray, ws: Windows, aggs: Sequence[Any]
 ) -> AggregationError:
     """*e* (raised for a window among one size's) named by its size's column and its row

@@ -4,13 +4,14 @@ revisions.
 =================  ==========================================================================
 layouts            chosen by the shape and the aggregations, never by a size
                    (:attr:`KeyStream.layout`):
-                   ``"panes"`` (:mod:`.panes`): hopping and tumbling windows whose
-                   aggregations are all monoids: per aggregation an ``ooo.FiBA`` of pane
-                   partials (pane = ``gcd(size, slide)``), O(window / slide) per key
-                   whatever the event rate; ``"events"`` (this module's :class:`EventLog`):
-                   per-event, count and session windows, exact quantiles, ``emit="arrival"``,
-                   several sizes (``Shape.sizes``: every size's columns per row of the
-                   largest size, :func:`~.sizes.evaluate_sizes`): the key's retained events
+                   ``"panes"`` (:mod:`.panes`): hopping and tumbling windows, one size
+                   or several (``Shape.sizes``: the largest size's tree answers every
+                   size), whose aggregations are all monoids: a tree of pane partials
+                   (pane = ``gcd(size, slide)``), O(window / slide) per key whatever the
+                   event rate; ``"events"`` (this module's :class:`EventLog`): per-event,
+                   count and session windows, exact quantiles, ``emit="arrival"`` (several
+                   sizes: every size's columns per row of the largest size,
+                   :func:`~.sizes.evaluate_sizes`): the key's retained events
 event log          the retained events as arrays (int64 event time, int64 arrival sequence
                    number = row id, float64 value columns), sorted by (time, arrival),
                    stored as *chunks*: one per micro-batch (its admitted events)
@@ -838,7 +839,7 @@ class KeyStream:
         from windowagg.windows.engine import sessions  # it builds on EventLog
 
         self._state: PaneStream | EventLog
-        if not shape.sizes and fits(shape, p, emit):  # several sizes: the event log
+        if fits(shape, p, emit):
             self._state = PaneStream(
                 aggs, shape, judge=judge, factory=factory, planned=p, deltas=deltas,
                 context=context, **lateness,
