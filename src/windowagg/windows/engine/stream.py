@@ -8,7 +8,10 @@ layouts            chosen by the shape and the aggregations, never by a size
                    or several (``Shape.sizes``: the largest size's tree answers every
                    size), whose aggregations are all monoids: a tree of pane partials
                    (pane = ``gcd(size, slide)``), O(window / slide) per key whatever the
-                   event rate; ``"events"`` (this module's :class:`EventLog`): per-event,
+                   event rate; ``"sessions"`` (:mod:`.sessions`): session windows of
+                   monoids, the first session that can still change folded below the
+                   lateness bound over the event log's newer events, O(1 + rate x
+                   lateness); ``"events"`` (this module's :class:`EventLog`): per-event,
                    count and session windows, exact quantiles, ``emit="arrival"`` (several
                    sizes: every size's columns per row of the largest size,
                    :func:`~.sizes.evaluate_sizes`): the key's retained events
