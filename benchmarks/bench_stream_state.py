@@ -173,7 +173,7 @@ def many_keys_worker(case: dict[str, Any]) -> dict[str, Any]:
         ):
             s = streams.get(k)
             if s is None:
-                s = streams[k] = make(aggs, shape, allowed_lateness=MIN)
+                s = streams[k] = make(aggs, shape, allowed_lateness=MIN, **case.get("kw", {}))
             idx = order[a:b]
             out, _ = s.feed(tb[idx], {"v": vb[idx]})
             rows += len(out.columns["end"])

@@ -106,6 +106,7 @@ __all__ = [
     "READ_VERSIONS",
     "decoding",
     "dumps",
+    "dumps_numbers",
     "loads",
     "register",
     "registered",
@@ -315,3 +316,42 @@ def dumps(obj: object) -> bytes:
     windowagg.errors.CodecError: cannot encode a value of type set at path $[1]['a']; register it with windowagg.codec.register(tag, set, to_plain, from_plain)
     """
     return _dumps_checked(obj)
+
+
+def dumps_numbers(tag: str, rows: list[Any]) -> list[bytes]:
+    """``dumps((tag, row))`` for every row, byte for byte, in fewer steps where a row is a
+    short tuple of floats and ints (a pane's partials: the streaming layouts write many
+    per micro-batch); any other row goes through :func:`dumps`. O(total size).
+
+    >>> rows = [(1.5, -2.0, 3), (0.0, 2**80), ("x",), [1.0]]
+    >>> dumps_numbers("p", rows) == [dumps(("p", r)) for r in rows]
+    True
+    """
+    raw = tag.encode("utf-8", "surrogatepass")
+    head = bytearray(_HEADER)
+    head += bytes((_TUPLE, 2, _STR))
+    _put_varint(head, len(raw))
+    head += raw
+    start = zlib.crc32(head)
+    crc, pack, heads = zlib.crc32, _F.pack, _INT_HEADS
+    out: list[bytes] = []
+    for row in rows:
+        if type(row) is tuple and len(row) < 0x80:
+            b = bytearray((_TUPLE, len(row)))
+            for x in row:
+                tx = type(x)
+                if tx is float:
+                    b += pack(_FLOAT_TAG, x)
+                elif tx is int:
+                    n = (x.bit_length() + 8) >> 3
+                    if n >= 128:
+                        break
+                    b += heads[n]
+                    b += x.to_bytes(n, "big", signed=True)
+                else:
+                    break
+            else:
+                out.append(bytes(head + b + crc(b, start).to_bytes(_CRC_LEN, "big")))
+                continue
+        out.append(dumps((tag, row)))
+    return out

@@ -404,6 +404,17 @@ class PaneStream:
             return codec.dumps((_SPLIT, None))
         return codec.dumps(("p", partials))
 
+    def _encode_many(self, keys: list[int], recs: list[Any]) -> list[bytes]:
+        """:meth:`_encode` of every piece, byte for byte: the partials' records through
+        :func:`~windowagg.codec.dumps_numbers` in one call. O(pieces)."""
+        part = [j for j, r in enumerate(recs) if r[0] == "p"]
+        if len(part) == len(recs):
+            return codec.dumps_numbers("p", [r[1] for r in recs])
+        out = [b"" if r[0] == "p" else self._encode(k, r) for k, r in zip(keys, recs, strict=True)]
+        for j, b in zip(part, codec.dumps_numbers("p", [recs[j][1] for j in part]), strict=True):
+            out[j] = b
+        return out
+
     def _decode(self, key: int, data: bytes) -> Any:
         n = len(self._monoids)
         level, index = key & ((1 << _LEVEL_BITS) - 1), key >> _LEVEL_BITS
@@ -1066,7 +1077,7 @@ class PaneStream:
                 self._nodes.put(node_key(0, p), ("p", rec[1], None))
             if frozen:
                 self._open = [p for p in self._open if p not in set(frozen)]
-        put, gone = self._nodes.flush(self._encode if self._deltas else None)
+        put, gone = self._nodes.flush(self._encode if self._deltas else None, self._encode_many)
         if self._values is None:
             return put, gone
         vput, vgone = self._values.flush(self._deltas)

@@ -181,17 +181,24 @@ class Pieces:
             gone.add(key)
 
     def flush(
-        self, encode: Callable[[int, Any], bytes] | None
+        self,
+        encode: Callable[[int, Any], bytes] | None,
+        many: Callable[[list[int], list[Any]], list[bytes]] | None = None,
     ) -> tuple[dict[int, bytes], tuple[int, ...]]:
         """The pieces put (encoded, by key) and the keys deleted since the last flush
-        (*encode* None: no store takes them, nothing is encoded: ``({}, ())``).
-        O(changes)."""
+        (*encode* None: no store takes them, nothing is encoded: ``({}, ())``); *many*,
+        if given, encodes all the pieces put in one call (keys ascending, pieces), as
+        *encode* would one by one. O(changes)."""
         cache = self._cache
         if encode is None:
             put: dict[int, bytes] = {}
             gone: tuple[int, ...] = ()
         else:
-            put = {k: encode(k, cache[k]) for k in sorted(self._dirty)}
+            keys = sorted(self._dirty)
+            if many is not None:
+                put = dict(zip(keys, many(keys, [cache[k] for k in keys]), strict=True))
+            else:
+                put = {k: encode(k, cache[k]) for k in keys}
             gone = tuple(sorted(self._gone))
         self._dirty.clear()
         self._gone.clear()
