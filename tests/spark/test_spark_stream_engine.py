@@ -131,8 +131,9 @@ def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, run, 
     assert rej.empty  # every straggler is within the allowed lateness
     by = ["key", "window_start"] if "slide" in shape else ["key", "window_end"]
     assert (res["revision"] > 0).sum() > 5  # the stragglers revised emitted windows
-    panes = aggs is MONOIDS
-    assert_equal(final_revisions(res, by), batch_closed(pdf, aggs, **shape), quantiles=not panes)
+    panes = "slide" in shape  # hopping: the pane layout (exact quantiles: values per pane)
+    quantiles = aggs is not MONOIDS
+    assert_equal(final_revisions(res, by), batch_closed(pdf, aggs, **shape), quantiles=quantiles)
     from windowagg import codec
     from windowagg.spark.tws_state import key_state
     from windowagg.windows.engine.records import decode_events
@@ -165,8 +166,14 @@ def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, run, 
                 minutes = (us // 60_000_000).value_counts()
                 counts = {p >> 6: codec.loads(b)[1][2] for p, b in mine if p & 63 == 0}
                 assert counts == minutes.to_dict()
+                values = {p >> 6 for p, _ in mine if p & 63 == 63}
+                assert values == (set(counts) if quantiles else set())
                 for p, b in mine:
                     level, i = p & 63, p >> 6
+                    if level == 63:  # a pane's values for the quantiles: sorted, one per event
+                        got = np.frombuffer(codec.loads(b)[1]["value"], "<f8")
+                        assert len(got) == counts[i] and (np.diff(got) >= 0).all()
+                        continue
                     under = [c for m, c in counts.items() if m >> level == i]
                     assert codec.loads(b)[1][2] == sum(under)
             else:

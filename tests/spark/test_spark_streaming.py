@@ -486,7 +486,13 @@ class _NoEventTime:  # Spark's TimerValues in timeMode "None": the output goes o
 _NO_EVENT_TIME = _NoEventTime()
 
 
-def _state_io(shape, batches: int, n: int, span_us: int) -> list[tuple[int, int, int, int]]:
+def _state_io(
+    shape,
+    batches: int,
+    n: int,
+    span_us: int,
+    aggs: tuple[str, ...] = ("max(value)", "sum(value)", "count"),
+) -> list[tuple[int, int, int, int]]:
     """(input bytes, bytes read, bytes written, pieces stored) per micro-batch of
     WindowAggProcessor on one key: micro-batches of *n* events over *span_us* of event
     time each, one in ten late by up to a minute (within the allowed lateness)."""
@@ -494,7 +500,7 @@ def _state_io(shape, batches: int, n: int, span_us: int) -> list[tuple[int, int,
     from windowagg.spark.streaming import WindowAggProcessor
 
     proc = WindowAggProcessor(
-        ["key"], "t", parse_aggs(["max(value)", "sum(value)", "count"]), shape, "s",
+        ["key"], "t", parse_aggs(list(aggs)), shape, "s",
         max_out_of_orderness=60_000_000, allowed_lateness=60_000_000,
     )  # fmt: skip
     h = _Handle()
@@ -541,6 +547,28 @@ def test_the_processor_reads_and_writes_what_a_micro_batch_touches_not_what_it_k
     # the event log re-reads what it keeps: 3x more at 4x the retained events, and more
     # than 20x what the panes of a 10 h window read
     assert events[-1][1] > 3 * events[10][1] and events[-1][1] > 20 * max(reads)
+
+
+def test_exact_quantiles_read_their_window_values_and_write_what_a_micro_batch_touches():
+    """The pane layout with exact p95 (values per pane beside the partials): a restored
+    key refills its multiset from the cursor window's value pieces, so a micro-batch reads
+    O(window values), flat while the window is full, and not the lateness-expired panes;
+    it writes the value pieces of the panes its events land in (under 10x its input)."""
+    from windowagg.windows.engine import Shape
+
+    minute, hour = 60_000_000, 3_600_000_000
+    aggs = ("max(value)", "sum(value)", "count", "p95(value)")
+    rows = _state_io(Shape(size=hour, slide=minute), 60, 100, 5 * minute, aggs)
+    plain = _state_io(Shape(size=hour, slide=minute), 60, 100, 5 * minute)
+    tail = rows[-20:]
+    reads = [r for _, r, _, _ in tail]
+    assert max(reads) <= 1.5 * min(reads)  # flat
+    # 12 micro-batches of 100 events in the window: ~1,200 float64 values, plus the tree
+    window_values = 12 * 100 * 8
+    extra = [r - p for (_, r, _, _), (_, p, _, _) in zip(tail, plain[-20:], strict=True)]
+    assert window_values <= min(extra) and max(extra) <= 2 * window_values, extra
+    assert max(r + w for i, r, w, _ in rows[1:]) <= 10 * window_values + 10 * rows[0][0]
+    assert max(w for _, _, w, _ in rows[1:]) <= 10 * rows[0][0]
 
 
 def test_timed_step_over_count_windows_loses_no_row_and_equals_the_batch():

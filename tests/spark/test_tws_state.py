@@ -123,22 +123,27 @@ def _batches(n_batches: int, n: int = 100, seed: int = 5) -> list[pd.DataFrame]:
     return out
 
 
-def _processor(aggs: list[str] = AGGS) -> Any:
+def _processor(aggs: list[str] = AGGS, per_event: bool = False) -> Any:
+    """Hopping 1 h / 1 min (the pane layout, exact p95 included), or *per_event* 1 h
+    windows (a layout of event chunks, read by one scan)."""
     from windowagg.aggs import parse_aggs
     from windowagg.spark.streaming import WindowAggProcessor
     from windowagg.windows.engine import Shape
 
+    shape = Shape(size=HOUR) if per_event else Shape(size=HOUR, slide=MINUTE)
     return WindowAggProcessor(
-        ["key"], "t", parse_aggs(aggs), Shape(size=HOUR, slide=MINUTE), "s",
+        ["key"], "t", parse_aggs(aggs), shape, "s",
         max_out_of_orderness=30_000_000, allowed_lateness=0,
     )  # fmt: skip
 
 
-def _reference(batches: list[pd.DataFrame], put: list[int] | None = None) -> list[list[tuple]]:
+def _reference(
+    batches: list[pd.DataFrame], put: list[int] | None = None, per_event: bool = False
+) -> list[list[tuple]]:
     """The engine's answers over a plain dict store (no rows layout): per micro-batch, the
     emitted windows as (end, max, sum, count, p95, revision); the bytes of the pieces each
     micro-batch puts are appended to *put*."""
-    step = _processor()._step
+    step = _processor(per_event=per_event)._step
     meta, pieces, out = None, {}, []
     for pdf in batches:
         got, deltas = step((1,), iter([pdf]), meta, pieces)
@@ -164,20 +169,20 @@ def _windows(frames: list[pd.DataFrame]) -> list[tuple]:
 
 
 def test_event_log_costs_one_scan_and_one_write_per_key_and_micro_batch():
-    """Hopping 1 h / 1 min with exact p95 (the event log), issue 28's benchmark stream on
+    """Per-event 1 h windows with exact p95 (event chunks), issue 28's benchmark stream on
     one key: after the first micro-batch every micro-batch makes 2 state-server round
     trips (the layout-1 operator made 4: the ValueState's get and update, a scan, a chunk's
     updateValue, plus a removeKey per chunk at each compaction), and the answers equal the
     engine's over a plain dict store."""
     batches = _batches(40)
-    proc, h = _processor(), _Handle()
+    proc, h = _processor(per_event=True), _Handle()
     proc.init(h)
     calls, got = [], []
     for pdf in batches:
         before = h.calls
         got.append(_windows(list(_micro_batch(proc, (1,), pdf))))
         calls.append(h.calls - before)
-    assert got == _reference(batches)
+    assert got == _reference(batches, per_event=True)
     assert sum(len(g) for g in got) > 500  # windows were emitted all along
     assert calls[0] == 3  # a new key: the scan, the layout-1 ValueState, the write
     assert max(calls[1:]) == 2, calls
@@ -192,7 +197,7 @@ def test_event_log_spills_old_pieces_when_the_key_outgrows_its_head():
     from windowagg.spark.tws_state import HEAD_KEY, INLINE, decode_head
 
     batches = _batches(60, n=20, seed=6)  # 200 s per batch: 18 batches per hour
-    proc, h = _processor(), _Handle()
+    proc, h = _processor(per_event=True), _Handle()
     proc.init(h)
     got, heads, rows = [], [], []
     for pdf in batches:
@@ -201,7 +206,7 @@ def test_event_log_spills_old_pieces_when_the_key_outgrows_its_head():
         heads.append(sum(len(v) for v in inline.values()))
         rows.append(len(h.pieces.map))
     put: list[int] = []
-    assert got == _reference(batches, put)
+    assert got == _reference(batches, put, per_event=True)
     assert max(rows) >= 3  # pieces moved out of the head (compactions remove them again)
     assert all(0 < held <= INLINE * p for held, p in zip(heads, put, strict=True))
     assert max(h / p for h, p in zip(heads, put, strict=True)) > INLINE - 2  # the head fills
@@ -210,13 +215,13 @@ def test_event_log_spills_old_pieces_when_the_key_outgrows_its_head():
 def test_layout_1_state_is_read_and_rewritten_as_layout_2():
     """A key stored by the layout-1 operator (metadata in the ValueState 'meta', every
     piece a row of the MapState) goes on where it stopped: same answers as the engine over
-    a plain dict store, the ValueState cleared at the key's first write; for both state
-    layouts (event log and panes)."""
+    a plain dict store, the ValueState cleared at the key's first write; for both kinds of
+    state layout (event chunks: per-event windows; panes: monoids, and exact p95)."""
     from windowagg.spark.tws_state import HEAD_KEY
 
-    for aggs in (AGGS, AGGS[:3]):
+    for aggs, per_event in ((AGGS, True), (AGGS, False), (AGGS[:3], False)):
         batches = _batches(12)
-        proc, h = _processor(aggs), _Handle()
+        proc, h = _processor(aggs, per_event), _Handle()
         proc.init(h)
         step, meta, pieces, got = proc._step, None, {}, []
         for pdf in batches[:6]:  # the layout-1 operator, as it wrote its state
@@ -230,7 +235,7 @@ def test_layout_1_state_is_read_and_rewritten_as_layout_2():
         for pdf in batches[6:]:
             got.append(list(_micro_batch(proc, (1,), pdf)))
             assert h.meta.value is None and (HEAD_KEY,) in h.pieces.map
-        ref_step = _processor(aggs)._step
+        ref_step = _processor(aggs, per_event)._step
         meta, pieces = None, {}
         for pdf, out in zip(batches, got, strict=True):
             want, deltas = ref_step((1,), iter([pdf]), meta, pieces)
