@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fifo.fifo_family import FAMILY, MONOID_ONLY, UnimodularGroup
-from windowagg.errors import EmptyWindowError, MonoidContractError
+from windowagg.errors import ArgumentError, EmptyWindowError, MonoidContractError
 from windowagg.fifo import DABA, DABAChunked, FifoAggregator, Recalc, SubtractOnEvict
 from windowagg.monoids import Concat, Max, Sum
 
@@ -109,10 +109,17 @@ def test_not_a_monoid_is_rejected(name: str) -> None:
         MONOID_ONLY[name](object())
 
 
-@pytest.mark.parametrize("size", [0, 3, 6, -2, 2.0, True])
+@pytest.mark.parametrize("size", [0, 3, 6, -2, 2.0, True, 2**21, 2**40, 2**64])
 def test_daba_chunk_size_validated(size: Any) -> None:
-    with pytest.raises(ValueError, match="power of two"):
+    # 2**40 allocated its first chunk before any limit: a bare MemoryError (issue 36 item 10)
+    with pytest.raises(ArgumentError, match=f"power of two from 2 to {2**20}, got {size!r}"):
         DABAChunked(Sum(), chunk_size=size)
+
+
+def test_daba_largest_chunk_size_is_accepted() -> None:
+    w = DABAChunked(Sum(), chunk_size=2**20)
+    w.insert(1)
+    assert w.query() == 1 and w.chunk_size == 2**20
 
 
 def test_daba_regression_trace() -> None:

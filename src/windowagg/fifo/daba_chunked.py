@@ -58,6 +58,8 @@ from windowagg.monoids.base import In, Monoid, Out, P
 __all__ = ["DABAChunked"]
 
 _WHO = "DABAChunked"
+# The largest chunk_size: a chunk of 2 * 2**20 + 2 slots is 16 MiB of references.
+MAX_CHUNK_SIZE = 1 << 20
 
 
 class DABAChunked(_FifoBase[In, P, Out]):
@@ -71,7 +73,8 @@ class DABAChunked(_FifoBase[In, P, Out]):
     monoid : Monoid
         Any monoid (see :mod:`windowagg.monoids.base`).
     chunk_size : int, default 512
-        Slots per chunk of the queue; a power of two >= 2. Small values exercise the chunk
+        Slots per chunk of the queue; a power of two from 2 to ``MAX_CHUNK_SIZE`` (2**20,
+        checked before the first chunk is allocated). Small values exercise the chunk
         boundaries (tests use 2 and 4); large ones allocate less often.
 
     Examples
@@ -113,9 +116,13 @@ class DABAChunked(_FifoBase[In, P, Out]):
             or not isinstance(chunk_size, int)
             or chunk_size < 2
             or chunk_size & (chunk_size - 1)
+            or chunk_size > MAX_CHUNK_SIZE
         ):
+            # the limit is checked before the first chunk (2 * chunk_size + 2 slots) exists:
+            # chunk_size=2**40 was a bare MemoryError here (and a sanitizer's abort under ASan)
             raise ArgumentError(
-                f"DABAChunked chunk_size must be a power of two >= 2, got {chunk_size!r}"
+                f"DABAChunked chunk_size must be a power of two from 2 to {MAX_CHUNK_SIZE}, "
+                f"got {chunk_size!r}"
             )
         self._c = chunk_size
         self._mask = chunk_size - 1
