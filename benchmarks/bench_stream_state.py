@@ -25,10 +25,22 @@ subprocess: ``panes`` (``KeyStream``, the pane layout) of this checkout and of `
 and ``batch`` (one :func:`windowagg.pandas.window_agg` call on the same events). Prints the
 medians (s), the ratios panes / events and stream / batch, and the load average.
 
+``--cases [A,B,...]`` (issue 37, the issue's figures; no value: every case): one key,
+1M events over 2 days (``--quick``: 100k; each up to 30 s late) in 100 micro-batches,
+allowed lateness 1 min, through ``KeyStream.feed`` with deltas applied to a dict (as a
+store would), after an untimed warm-up on 200 events. Per case, in a subprocess each,
+interleaved over ``--reps`` rounds: ``KeyStream.layout``, the median ms per micro-batch of
+the first and the last quarter and their ratio (target <= 1.5), the state after the run
+(``meta_bytes`` + every piece; targets: whole-history exponential decay <= 100 kB, several
+sizes <= 2x the ``1d/1min`` case) and the load average. A case that runs past ``--budget``
+seconds stops after its current micro-batch and reports how many it ran and the trend
+(the median ms of its last 3 micro-batches over its first 3).
+
 ``python -m benchmarks stream_state [--quick] [--reps N] [--old-ref REF] [--out FILE]``
 ``python -m benchmarks stream_state --many-keys [--p95] [--quick] [--reps N] [--old-ref REF] [--out FILE]``
 (``--p95``: max, sum, count and exact p95, which the pane layout answers with its
 :class:`~windowagg.windows.engine.values.Values` component)
+``python -m benchmarks stream_state --cases [A,B,...] [--quick] [--reps N] [--budget S] [--out FILE]``
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -116,6 +129,159 @@ def worker(case: dict[str, Any]) -> dict[str, Any]:
         "held_bytes_max": int(max(held)),
         "layout": getattr(s, "layout", "events"),
     }
+
+
+#: ``--cases``: name -> shape (``size``/``slide``/``sizes``/``rows``/``every``/``gap``, us;
+#: ``history``: no size, each key's whole history) and aggregation strings.
+CASES: dict[str, dict[str, Any]] = {
+    "1d/1min": {"shape": {"size": DAY, "slide": MIN}, "aggs": ["max(v)", "sum(v)", "count"]},
+    "1d/1min+p95": {
+        "shape": {"size": DAY, "slide": MIN},
+        "aggs": ["max(v)", "sum(v)", "count", "p95(v)"],
+    },
+    "sizes[1h,1d]/1min": {
+        "shape": {"size": DAY, "slide": MIN, "sizes": [60 * MIN, DAY]},
+        "aggs": ["max(v)", "sum(v)"],
+    },
+    "per-event 1d": {"shape": {"size": DAY}, "aggs": ["max(v)", "sum(v)"]},
+    "history ewm_mean": {"shape": {"history": True}, "aggs": ["ewm_mean(v, half_life=1h)"]},
+    "history decayed_sum": {
+        "shape": {"history": True},
+        "aggs": ["decayed_sum(v, half_life=1h)"],
+    },
+    "history decayed_p95": {
+        "shape": {"history": True},
+        "aggs": ["decayed_p95(v, half_life=1h)"],
+    },
+    "session 5min": {"shape": {"gap": 5 * MIN}, "aggs": ["max(v)", "sum(v)"]},
+    "count rows=1000 every=100": {
+        "shape": {"rows": 1000, "every": 100},
+        "aggs": ["max(v)", "sum(v)"],
+    },
+}
+
+
+def _shape(spec: dict[str, Any]) -> Any:
+    from windowagg.windows.engine import Shape
+    from windowagg.windows.engine.assign import HISTORY
+
+    spec = dict(spec)
+    if spec.pop("history", False):
+        return Shape(size=HISTORY)  # what window_agg runs for decayed aggregations alone
+    spec["sizes"] = tuple(spec.get("sizes", ()))
+    return Shape(**spec)
+
+
+def case_worker(case: dict[str, Any]) -> dict[str, Any]:
+    """``--cases``: one case on one key; ms per micro-batch, state bytes, load."""
+    from windowagg.pandas import parse
+    from windowagg.windows.engine import KeyStream
+
+    shape, aggs = _shape(case["shape"]), parse(case["aggs"])
+    t, v = _events(case["n"], 2 * DAY)
+    warm = KeyStream(aggs, shape, allowed_lateness=MIN)  # untimed: first-use imports
+    for part in np.array_split(np.arange(200), 4):
+        warm.feed(t[part], {"v": v[part]})
+    warm.advance(2**62)
+    load = os.getloadavg()
+    s = KeyStream(aggs, shape, allowed_lateness=MIN)
+    store: dict[int, bytes] = {}
+    ms: list[float] = []
+    parts = np.array_split(np.arange(len(t)), case["batches"])
+    began = time.perf_counter()
+    for part in parts:
+        t0 = time.perf_counter()
+        _, d = s.feed(t[part], {"v": v[part]})
+        ms.append((time.perf_counter() - t0) * 1e3)
+        d.apply(store)
+        if time.perf_counter() - began > case["budget"]:
+            break
+    q = max(len(ms) // 4, 1)
+    k = min(3, len(ms))
+    return {
+        "layout": s.layout,
+        "batches_run": len(ms),
+        "batches": len(parts),
+        "events_run": int(sum(len(p) for p in parts[: len(ms)])),
+        "seconds": time.perf_counter() - began,
+        "ms_first_quarter": float(np.median(ms[:q])),
+        "ms_last_quarter": float(np.median(ms[-q:])),
+        "trend_last3_over_first3": float(np.median(ms[-k:]) / np.median(ms[:k])),
+        "ms": ms,
+        "meta_bytes": len(s.meta_bytes()),
+        "piece_bytes": int(sum(len(x) for x in store.values())),
+        "pieces": len(store),
+        "loadavg_start": load,
+        "loadavg_end": os.getloadavg(),
+    }
+
+
+def _run_cases(args: argparse.Namespace) -> int:
+    # a comma inside brackets belongs to the case ("sizes[1h,1d]/1min")
+    given = re.split(r",(?![^\[]*\])", args.cases)
+    names = list(CASES) if args.cases == "all" else [c.strip() for c in given]
+    unknown = [c for c in names if c not in CASES]
+    if unknown:
+        print(f"unknown cases {unknown}; choose from {', '.join(CASES)}", file=sys.stderr)
+        return 2
+    n = 100_000 if args.quick else 1_000_000
+    src = str(ROOT / "src")
+    load = os.getloadavg()
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for _ in range(args.reps):
+        for name in names:  # interleaved: every case once per round
+            case = dict(CASES[name], n=n, batches=100, budget=args.budget)
+            try:  # a single micro-batch past the budget is stopped from outside
+                got = _run(src, case, "case_worker", timeout=2 * args.budget + 120)
+            except subprocess.TimeoutExpired:
+                got = {"timed_out": True, "budget": args.budget}
+            runs.setdefault(name, []).append(got)
+    report: dict[str, Any] = {
+        "events": n, "batches": 100, "loadavg_start": load, "loadavg_end": os.getloadavg(),
+        "budget_seconds": args.budget, "cases": {},
+    }  # fmt: skip
+    ref = None
+    for name in names:
+        rs = [r for r in runs[name] if not r.get("timed_out")]
+        if not rs:
+            print(f"{name:27s} one micro-batch ran past {2 * args.budget + 120} s: stopped")
+            report["cases"][name] = {"timed_out": True}
+            continue
+        keys = ("ms_first_quarter", "ms_last_quarter", "trend_last3_over_first3", "seconds")
+        med: dict[str, Any] = {k: float(np.median([r[k] for r in rs])) for k in keys}
+        last = rs[-1]
+        for k in ("layout", "batches_run", "batches", "events_run", "meta_bytes",
+                  "piece_bytes", "pieces", "loadavg_start", "loadavg_end"):  # fmt: skip
+            med[k] = last[k]
+        med["state_bytes"] = last["meta_bytes"] + last["piece_bytes"]
+        med["ratio"] = med["ms_last_quarter"] / med["ms_first_quarter"]
+        med["reps"] = len(rs)
+        med["ms_per_batch_last_rep"] = [round(x, 3) for x in last["ms"]]
+        report["cases"][name] = med
+        if name == "1d/1min":
+            ref = med["state_bytes"]
+        done = med["batches_run"] == med["batches"]
+        note = (
+            ""
+            if done
+            else f"  STOPPED at the budget after {med['batches_run']}/{med['batches']} "
+            f"micro-batches ({med['events_run']:,d} events), last 3 / first 3 "
+            f"{med['trend_last3_over_first3']:.2f}x"
+        )
+        print(
+            f"{name:27s} {med['layout']:6s} ms/batch {med['ms_first_quarter']:9.2f} -> "
+            f"{med['ms_last_quarter']:9.2f} ({med['ratio']:5.2f}x)  state "
+            f"{med['state_bytes'] / 1e3:10.1f} kB ({med['pieces']} pieces)  "
+            f"load {med['loadavg_start'][0]:.1f}->{med['loadavg_end'][0]:.1f}{note}"
+        )
+    if ref is not None and "sizes[1h,1d]/1min" in report["cases"]:
+        got = report["cases"]["sizes[1h,1d]/1min"]
+        if "state_bytes" in got:
+            print(f"sizes state / 1d/1min state: {got['state_bytes'] / ref:.2f}x (target <= 2)")
+    print(f"loadavg {load} -> {os.getloadavg()}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    return 0
 
 
 def _keyed(n: int, keys: int, span: int, seed: int = 37) -> tuple[np.ndarray, ...]:
@@ -268,7 +434,9 @@ def _old_tree(ref: str) -> str:
     return str(Path(tmp) / "src")
 
 
-def _run(src: str, case: dict[str, Any], fn: str = "worker") -> dict[str, Any]:
+def _run(
+    src: str, case: dict[str, Any], fn: str = "worker", timeout: float | None = None
+) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=f"{src}{os.pathsep}{ROOT}")
     # an editable install's import hook would load the checkout it was installed from
     code = (
@@ -285,6 +453,7 @@ def _run(src: str, case: dict[str, Any], fn: str = "worker") -> dict[str, Any]:
         check=True,
         capture_output=True,
         text=True,
+        timeout=timeout,
     )
     res: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return res
@@ -300,7 +469,17 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", default=None, help="write the medians as JSON here")
     ap.add_argument("--many-keys", action="store_true", help="100 keys, 1 h / 1 min (issue 37)")
     ap.add_argument("--p95", action="store_true", help="--many-keys: max, sum, count and p95")
+    ap.add_argument(
+        "--cases",
+        nargs="?",
+        const="all",
+        default=None,
+        help="the issue's figures, one key (comma list; no value: all): " + "; ".join(CASES),
+    )
+    ap.add_argument("--budget", type=float, default=300.0, help="seconds per case (--cases)")
     args = ap.parse_args(argv)
+    if args.cases is not None:
+        return _run_cases(args)
     if args.many_keys:
         return _many_keys(args)
     cases = _cases(args.quick, args.rates)
