@@ -5,12 +5,14 @@ concatenated input with the same lateness (rows judged in input order per key, a
 stream judges them), and the rejects are the same rows with the same reasons, for random
 micro-batch cuts, arrival orders, keys, window shapes and aggregations, and restarts
 through a store (committed, or lost before their commit and replayed from
-``checkpoint_token``).
+``checkpoint_token``). Count windows' last events, which complete no window, are rejects
+at ``close`` (``in no window: ...``), with the rows they came with.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -129,7 +131,14 @@ def _run(
         i += 1
     closing = s.close()
     results = pd.concat([out[j][0] for j in sorted(out)] + [closing.results], ignore_index=True)
-    rejects = pd.concat([out[j][1] for j in sorted(out)], ignore_index=True)
+    tail = closing.rejects.copy()
+    if len(tail):  # count windows' last events: row_index in its micro-batch; "id": global
+        ids = [json.loads(r)["id"] for r in tail["row"]]
+        starts = [next(a for a, b in batches if a <= i < b) for i in ids]
+        assert tail["row_index"].tolist() == [i - a for i, a in zip(ids, starts, strict=True)]
+        tail["row_index"] = ids
+    rejects = pd.concat([out[j][1] for j in sorted(out)] + [tail], ignore_index=True)
+    rejects = rejects.sort_values("row_index", kind="stable").reset_index(drop=True)
     return results, rejects
 
 
@@ -162,12 +171,14 @@ def test_final_revisions_equal_window_agg(
     if aggs == "decayed" and shape == "sizes":
         aggs = "monoids"
     df = pd.DataFrame({"k": keys, "t": times, "v": np.asarray(values, dtype=np.float64)})
+    df["id"] = np.arange(len(df))
     kw = dict(
         keys="k",
         time="t",
         aggs=AGGS[aggs],
         max_out_of_orderness=lateness[0],
         allowed_lateness=lateness[1],
+        row_columns=["k", "t", "v", "id"],
         **SHAPES[shape],
     )
     store = MemoryStore() if use_store else None
@@ -176,12 +187,118 @@ def test_final_revisions_equal_window_agg(
     )
     want = window_agg(df, **kw)
     _same(_final(results, ["k"], shape), want.results)
-    wr = want.rejects
-    if shape == "count":  # the stream keeps a count window's last events for later ones
-        wr = wr[~wr["reason"].str.startswith("in no window")]
+    wr = want.rejects  # count windows' last events too: rejects at close
     assert rejects["row_index"].tolist() == wr["row_index"].tolist()
     assert rejects["reason"].tolist() == wr["reason"].tolist()
     assert rejects["row"].tolist() == wr["row"].tolist()
+    assert rejects["event_time"].tolist() == wr["event_time"].tolist()
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    case=cases(),
+    count=st.sampled_from([(1, 1), (3, 2), (4, 3), (2, 2), (5, 4)]),
+    lateness=st.sampled_from([(0, 0), (3, 0), (2, 5), (0, 100)]),
+    restarts=st.sets(st.integers(0, 6), max_size=3),
+    lost=st.sets(st.integers(0, 6), max_size=2),
+    store=st.sampled_from(["none", "memory", "sqlite"]),
+)
+def test_count_windows_and_their_tail_rejects_equal_window_agg(
+    case: Any, count: Any, lateness: Any, restarts: Any, lost: Any, store: str
+) -> None:
+    """Count windows, with lateness, through store restarts and lost commits: the final
+    windows (without late-but-accepted events) and every reject (the tail's at close included: row, reason, time, row_index)
+    equal window_agg's on the whole input."""
+    keys, times, values, cuts = case
+    df = pd.DataFrame({"k": keys, "t": times, "v": np.asarray(values, dtype=np.float64)})
+    df["id"] = np.arange(len(df))
+    kw = dict(
+        keys="k",
+        time="t",
+        aggs=["sum(v)", "count", "median(v)"],
+        rows=count[0],
+        every=count[1],
+        max_out_of_orderness=lateness[0],
+        allowed_lateness=lateness[1],
+        row_columns=["k", "t", "v", "id"],
+    )
+    kv = {"none": None, "memory": MemoryStore(), "sqlite": SQLiteStore(":memory:")}[store]
+    with_store = kv is not None
+    results, rejects = _run(
+        df, cuts, kw, kv, restarts if with_store else set(), lost if with_store else set()
+    )
+    want = window_agg(df, **kw)
+    if not lateness[1]:  # late-but-accepted events shift count windows: their revisions
+        # have other bounds than the windows they revise, so only the rejects are compared
+        _same(_final(results, ["k"], "count"), want.results)
+    wr = want.rejects
+    for c in ("row_index", "reason", "row", "event_time"):
+        assert rejects[c].tolist() == wr[c].tolist(), c
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars", "arrow"])
+def test_count_windows_last_events_are_rejects_at_close(kind: str) -> None:
+    """5 events, rows=3, every=2: windows end at the 2nd and 4th events; the 5th completes
+    none, and close() rejects it as window_agg does, with its row and its row_index."""
+    import polars as pl
+    import pyarrow as pa
+
+    df = pd.DataFrame({"k": ["a"] * 5, "t": [1, 2, 3, 4, 5], "v": [1.0, 2.0, 3.0, 4.0, 5.0]})
+
+    def of(f: pd.DataFrame) -> Any:
+        f = f.reset_index(drop=True)
+        return {"pandas": f, "polars": pl.from_pandas(f), "arrow": pa.Table.from_pandas(f)}[kind]
+
+    def pdf(x: Any) -> pd.DataFrame:
+        return x if isinstance(x, pd.DataFrame) else x.to_pandas()
+
+    kw: dict[str, Any] = dict(keys="k", time="t", aggs=["sum(v)"], rows=3, every=2)
+    s = windowagg.stream(**kw)
+    fed = [s.feed(of(df.iloc[:3])), s.feed(of(df.iloc[3:]))]
+    assert all(not len(pdf(o.rejects)) for o in fed)  # open: the 5th waits for a 6th
+    closing = s.close()
+    assert isinstance(closing.rejects, type(of(df)))
+    got, want = pdf(closing.rejects), window_agg(df, **kw).rejects
+    assert got["reason"].tolist() == want["reason"].tolist()
+    assert got["reason"].str.startswith("in no window: one of its key's last 1").all()
+    assert got["row"].tolist() == want["row"].tolist() == ['{"k": "a", "t": 5, "v": 5.0}']
+    assert got["event_time"].tolist() == want["event_time"].tolist()
+    assert got["row_index"].tolist() == [1]  # its position in its micro-batch (df.iloc[3:])
+    assert [pdf(o.results)["sum_v"].tolist() for o in fed] == [[3.0], [9.0]]
+
+
+def test_the_tail_is_reported_once(tmp_path: Path) -> None:
+    """An advance to the end of time reports the tail; a later close, or a stream resumed
+    after a committed close, reports nothing again; a restart before it loses nothing."""
+    kw: dict[str, Any] = dict(keys="k", time="t", aggs=["count"], rows=2, every=2)
+    df = pd.DataFrame({"k": ["a", "b", "a", "a"], "t": [1, 2, 3, 4], "v": 1.0})
+    db = tmp_path / "s.db"
+    s = windowagg.stream(store=db, **kw)
+    s.feed(df, token=1)
+    s = windowagg.stream(store=db, **kw)  # a restart: the rows come back from the store
+    out = s.advance(float("inf"), token="end")
+    assert out.rejects["row_index"].tolist() == [3, 1]  # key a's 4th event, then key b's
+    assert out.rejects["row"].tolist() == [
+        '{"k": "a", "t": 4}',
+        '{"k": "b", "t": 2}',
+    ]  # the columns the stream reads (row_columns=None)
+    assert not len(s.close().rejects)
+    assert not len(windowagg.stream(store=db, **kw).close().rejects)
+
+
+def test_a_count_store_of_an_earlier_windowagg_is_refused_clearly() -> None:
+    from windowagg._stream_store import Pending, StreamStore
+    from windowagg.call import parse_call
+    from windowagg.streaming import _config
+
+    kw: dict[str, Any] = dict(keys="k", time="t", aggs=["count"], rows=2, every=2)
+    call = parse_call(kw["keys"], kw["time"], kw["aggs"], rows=2, every=2,
+                      max_out_of_orderness=None, allowed_lateness=None)  # fmt: skip
+    store = MemoryStore()
+    old = StreamStore(store, "windowagg.stream", _config(call, (0, 0))[:-1])
+    old.commit(Pending(), token=7)  # a store as a windowagg before carried rows wrote it
+    with pytest.raises(CodecError, match=r"kept no rows.*drop it.*replay"):
+        windowagg.stream(store=store, **kw)
 
 
 def test_restart_reads_only_the_keys_a_batch_touches(tmp_path: Path) -> None:

@@ -85,3 +85,6 @@ def test_sigkill_then_resume_is_exactly_once(backend: str, layout: str, tmp_path
         pd.testing.assert_frame_equal(gr, wr)
         pd.testing.assert_frame_equal(gj, wj)
     assert sum(len(r) for r, _ in got) > 100 and sum(len(j) for _, j in got) > 0
+    if layout == "count":  # the keys' last events, rejected once, at the end
+        tail = got[-1][1]
+        assert len(tail) and tail["reason"].str.startswith("in no window").all()

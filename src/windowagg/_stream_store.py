@@ -125,11 +125,19 @@ class Pending:
 
 class StreamStore:
     """A stream's namespace in *store* (see the module docstring): opened, checked against
-    *config* and its directory read at construction (O(keys))."""
+    *config* and its directory read at construction (O(keys)). *older*: the configuration
+    an earlier windowagg wrote for the same call, and why it cannot be read (the error
+    says so rather than "another configuration")."""
 
     __slots__ = ("batches", "config", "keys", "ns", "store", "token")
 
-    def __init__(self, store: KVStore, ns: str, config: tuple[Any, ...]) -> None:
+    def __init__(
+        self,
+        store: KVStore,
+        ns: str,
+        config: tuple[Any, ...],
+        older: tuple[tuple[Any, ...], str] | None = None,
+    ) -> None:
         self.store, self.ns, self.config = store, ns, config
         #: the caller's token of the last committed micro-batch (None: none yet)
         self.token: Any = None
@@ -149,6 +157,11 @@ class StreamStore:
                 "(store.drop_namespace) to start over"
             )
         _, stored, token, n, batches = rec
+        if older is not None and stored == older[0]:  # this call, by an earlier windowagg
+            raise CodecError(
+                f"the store's namespace {ns!r} {older[1]}: drop it (store.drop_namespace) "
+                "and replay the source from the start, or give stream() another namespace"
+            )
         if stored != config:
             raise CodecError(
                 f"the store's namespace {ns!r} holds a windowagg stream of another "

@@ -22,7 +22,8 @@ output             ``results``: keys, ``window_start``, ``window_end``, one colu
                    ``windowagg.spark.stream_window_agg``; the last revision of every window
                    equals ``window_agg`` on the concatenated input. ``rejects``: ``reason``,
                    ``event_time``, ``row`` (JSON), ``row_index`` (the row's position in the
-                   micro-batch); every row is aggregated or rejected
+                   micro-batch); every row is aggregated or rejected (count windows'
+                   last events, which complete no window: at :meth:`Stream.close`)
 idle keys          :meth:`Stream.advance` raises every key's watermark (the keys not in the
                    micro-batches too) and emits what that closes; :meth:`Stream.close` emits
                    everything left
@@ -87,15 +88,27 @@ from windowagg.pandas import (
     _to_pandas,
     group_rows,
 )
-from windowagg.rejects import CORRUPT_COLUMN, parse_times, readable_reason, validate, value_columns
+from windowagg.rejects import (
+    CORRUPT_COLUMN,
+    _rows_json,
+    parse_times,
+    readable_reason,
+    utc_micros,
+    validate,
+    value_columns,
+)
 from windowagg.storage import KVStore, SQLiteStore, open_store
 from windowagg.windows.engine import KeyStream, plan
-from windowagg.windows.engine.records import StepResult, agg_signature, atomic
+from windowagg.windows.engine.records import StepResult, Tail, agg_signature, atomic
 
 __all__ = ["Stream", "stream"]
 
 #: A watermark past every event time windowagg reads (years 0001-9999 in microseconds)
 END_OF_TIME = 2**62
+#: The columns a count-window key's events carry in its state: each row's JSON (the
+#: rejects' ``row``) and its position in its micro-batch (``row_index``), for the events
+#: that complete no window and are rejects at :meth:`Stream.close`
+CARRY = ("\x00row", "\x00row_index")
 
 
 def stream(
@@ -166,11 +179,41 @@ def stream(
 
 
 def _config(call: WindowCall, lateness: tuple[int, int]) -> tuple[Any, ...]:
-    """What a store's stream must have been written for (plain values). O(aggs)."""
+    """What a store's stream must have been written for (plain values). Count windows:
+    also that their events carry their rows (:data:`CARRY`). O(aggs)."""
     s = call.shape
     aggs = agg_signature(call.aggs)  # parameters, never an object's address
     shape = (s.size, s.slide, s.rows, s.every, s.gap, s.start_time, tuple(s.sizes))
-    return ("stream", tuple(call.keys), call.time, call.time_unit, aggs, shape, lateness)
+    out = ("stream", tuple(call.keys), call.time, call.time_unit, aggs, shape, lateness)
+    return (*out, ("rows carried", True)) if s.kind == "count" else out
+
+
+def _older(call: WindowCall, config: tuple[Any, ...]) -> tuple[tuple[Any, ...], str] | None:
+    """The configuration a windowagg before count windows' carried rows wrote for this
+    call, and why such a store is refused (None: the call's configuration never changed)."""
+    if call.shape.kind != "count":
+        return None
+    return config[:-1], (
+        "was written by a windowagg whose count-window state kept no rows, so the events "
+        "that complete no window could never be reported at close"
+    )
+
+
+def _advance_step(
+    ks: KeyStream, wm: int, tails: dict[int, Tail], at: int
+) -> tuple[StepResult, Any]:
+    """``ks.advance(wm)`` without its own all-or-nothing context (the caller holds one
+    over every key: :meth:`Stream._step`). When *wm* ends the input (``END_OF_TIME``, the
+    first time for this key), the key's :meth:`~KeyStream.tail` goes to ``tails[at]``."""
+    state: Any = ks._state
+    before = state._clock.watermark
+    state._clock.observe(np.array([wm + state._ooo], dtype=np.int64))
+    out = state._step(np.empty(0, np.int64), {c: np.empty(0) for c in state._cols})
+    if wm >= END_OF_TIME and before is not None and before < END_OF_TIME:
+        tail = ks.tail()
+        if len(tail.events.t):
+            tails[at] = tail
+    return out  # type: ignore[no-any-return]
 
 
 def _plain(v: Any) -> Any:
@@ -215,14 +258,6 @@ def _concat_columns(parts: list[dict[str, Any]], names: Sequence[str]) -> dict[s
     return out
 
 
-def _advance_step(ks: KeyStream, wm: int) -> tuple[StepResult, Any]:
-    """``ks.advance(wm)`` without its own all-or-nothing context (the caller holds one
-    over every key: :meth:`Stream._step`)."""
-    state: Any = ks._state
-    state._clock.observe(np.array([wm + state._ooo], dtype=np.int64))
-    return state._step(np.empty(0, np.int64), {c: np.empty(0) for c in state._cols})  # type: ignore[no-any-return]
-
-
 class Stream:
     """A streaming ``window_agg`` (made by :func:`stream`; see the module docstring)."""
 
@@ -249,6 +284,9 @@ class Stream:
             "planned": plan(call.aggs),
             "deltas": store is not None,
         }
+        self._carry = call.shape.kind == "count"  # rows kept for the tail's rejects
+        if self._carry:
+            self._options["carry"] = CARRY
         KeyStream(call.aggs, call.shape, **self._options)  # refuses a shape no stream takes
         self._owned = isinstance(store, str | Path)
         kv: KVStore | None
@@ -261,7 +299,8 @@ class Stream:
         self._store: StreamStore | None = None
         if kv is not None:
             try:
-                self._store = StreamStore(kv, namespace, _config(call, self._lateness))
+                config = _config(call, self._lateness)
+                self._store = StreamStore(kv, namespace, config, older=_older(call, config))
             except BaseException:
                 if self._owned:
                     kv.close()
@@ -363,6 +402,11 @@ class Stream:
         for g, key in enumerate(groups.keys):
             rows = groups.rows[groups.starts[g] : groups.starts[g + 1]]
             work.append((tuple(_plain(v) for v in key), rows))
+        if self._carry:  # count windows: every row's identity goes into its key's state
+            ident = np.empty(len(sub), dtype=object)
+            if good.any():
+                ident[good] = _rows_json(pdf[row_cols].reset_index(drop=True), good)
+            values = {**values, CARRY[0]: ident, CARRY[1]: np.arange(len(sub), dtype=np.float64)}
         steps = self._step(
             [
                 (
@@ -419,7 +463,11 @@ class Stream:
     def close(self) -> WindowAgg:
         """Emit every window left (the watermark past every time), commit, and release a
         store the stream opened itself (from a path or URL). The stream takes no more
-        micro-batches. O(keys) + the emitted windows."""
+        micro-batches. Count windows: each key's last events, which complete no window,
+        are rejects now (``in no window: ...``, as ``window_agg`` gives them), with their
+        rows and their ``row_index`` in their micro-batch, once (a stream resumed after a
+        committed close, or advanced to ``inf`` before, reports none again). O(keys) + the
+        emitted windows."""
         self._check_open("close")
         out = self._advance(END_OF_TIME, None, True)
         self._closed = True
@@ -518,7 +566,12 @@ class Stream:
         keys = list(self._ids) if self._store is not None else list(self._live)
         with contextlib.suppress(TypeError):  # keys that do not compare: first-seen order
             keys.sort()
-        steps = self._step([(k, lambda ks: _advance_step(ks, wm)) for k in keys], token, commit)
+        tails: dict[int, Tail] = {}
+        steps = self._step(
+            [(k, lambda ks, i=i: _advance_step(ks, wm, tails, i)) for i, k in enumerate(keys)],
+            token,
+            commit,
+        )
         out = [(k, r) for k, r in zip(keys, steps, strict=True) if len(r.columns["end"])]
         call = self._call
         sub = pd.DataFrame({k: [key[i] for key, _ in out] for i, k in enumerate(call.keys)})
@@ -536,13 +589,43 @@ class Stream:
             e,
             np.empty(0, bool),
         )
-        return self._output(sub, pd.DataFrame(), fw, [], self._kind)
+        return self._output(sub, pd.DataFrame(), fw, [], self._kind, _tail_rejects(tails))
 
     def _output(
-        self, sub: pd.DataFrame, pdf: pd.DataFrame, fw: FrameWindows, row_cols: list[str], kind: str
+        self,
+        sub: pd.DataFrame,
+        pdf: pd.DataFrame,
+        fw: FrameWindows,
+        row_cols: list[str],
+        kind: str,
+        rejects: pd.DataFrame | None = None,
     ) -> WindowAgg:
         call = self._call
         results = _results(sub, call.keys, call.outputs, fw)
         results["revision"] = np.asarray(fw.columns["revision"], dtype=np.int64)
-        rejects = _rejects(pdf, fw, row_cols)
+        if rejects is None:
+            rejects = _rejects(pdf, fw, row_cols)
         return WindowAgg(_from_pandas(results, kind), _from_pandas(rejects, kind))
+
+
+def _tail_rejects(tails: dict[int, Tail]) -> pd.DataFrame | None:
+    """The rejects frame of the keys' tails (by key, each in time order): their reasons,
+    times, and the rows and row indexes they carried; None: no tail. O(tail events)."""
+    if not tails:
+        return None
+    parts = [tails[i] for i in sorted(tails)]
+    t = np.concatenate([p.events.t for p in parts])
+    return pd.DataFrame(
+        {
+            "reason": np.asarray(
+                [readable_reason(r) for p in parts for r in p.reasons], dtype=object
+            ),
+            "event_time": utc_micros(t),
+            "row": np.asarray(
+                [x for p in parts for x in p.events.values[CARRY[0]].tolist()], dtype=object
+            ),
+            "row_index": np.concatenate([p.events.values[CARRY[1]] for p in parts]).astype(
+                np.int64
+            ),
+        }
+    )
