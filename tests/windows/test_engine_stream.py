@@ -255,8 +255,11 @@ def test_late_event_revises_an_emitted_window_and_pieces_are_deltas() -> None:
 
 
 def test_compaction_rewrites_the_chunks_when_half_are_dead() -> None:
+    from windowagg.fifo import TwoStacksLite
+
     aggs = parse(["sum(v)"])
-    s = KeyStream(aggs, Shape(size=10))  # per-event windows: the event log
+    # per-event windows with a FIFO aggregator of the caller's: the event log
+    s = KeyStream(aggs, Shape(size=10), factory=TwoStacksLite)
     assert s.layout == "events"
     store: dict[int, bytes] = {}
     rewrites = 0
@@ -268,7 +271,7 @@ def test_compaction_rewrites_the_chunks_when_half_are_dead() -> None:
         assert len(s) <= 40  # only the live events (and at most as many dead ones)
         assert len(store) <= 3
     assert 5 <= rewrites <= 20
-    again = KeyStream.restore(d.meta, store, aggs, Shape(size=10))
+    again = KeyStream.restore(d.meta, store, aggs, Shape(size=10), factory=TwoStacksLite)
     assert len(again) == len(s) and again.meta_bytes() == s.meta_bytes()
 
 

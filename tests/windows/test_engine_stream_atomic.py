@@ -27,7 +27,7 @@ SHAPES: dict[str, tuple[Shape, bool, str]] = {  # shape, commutative, layout
     "hopping": (Shape(size=20, slide=5), True, "panes"),
     "hopping-raw": (Shape(size=20, slide=5), False, "panes"),
     "tumbling": (Shape(size=10, slide=10), True, "panes"),
-    "per-event": (Shape(size=10), True, "events"),
+    "per-event": (Shape(size=10), True, "trailing"),
     "session": (Shape(gap=5), True, "sessions"),
     "session-raw": (Shape(gap=5), False, "sessions"),
     "count": (Shape(rows=3, every=1), True, "events"),
@@ -75,6 +75,14 @@ def test_a_raising_micro_batch_changes_nothing(name: str, steps: list[Any]) -> N
             got = call(sent)
         except AggregationError:
             assert _state(sent) == before, (name, step)
+            if layout == "trailing":
+                # the sent stream rebuilds its trees from its chunks: the twin restarts
+                # from its own bytes (equal to the sent one's) to hold the same trees, as
+                # Fussy's combine raises by how partials group (its trees' inner nodes
+                # span several windows), which no monoid does
+                twin = KeyStream.restore(
+                    twin.meta_bytes(), twin.pieces(), aggs, shape, allowed_lateness=15
+                )
             continue
         want = call(twin)
         assert _answers(got[0]) == _answers(want[0]), (name, step)

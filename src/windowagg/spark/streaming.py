@@ -203,7 +203,7 @@ class _Step:
                 ("event_time_timers", bool(event_time_timers)),
             ),
         }
-        #: ``"panes"``, ``"sessions"`` or ``"events"`` (:attr:`KeyStream.layout`): what the
+        #: ``"panes"``, ``"sessions"``, ``"trailing"`` or ``"events"`` (:attr:`KeyStream.layout`): what the
         #: state holds (all but the pane layout are read in one scan)
         self.layout = KeyStream(self.aggs, shape, **self.options).layout
 

@@ -113,6 +113,8 @@ from windowagg.windows.engine.state import (
     evaluate,
     plan,
 )
+from windowagg.windows.engine.trailing import TrailingFiBA
+from windowagg.windows.engine.trailing import fits as trailing_fits
 
 __all__ = ["STATE_VERSION", "Delta", "EventLog", "KeyStream", "StepResult", "Tail"]
 
@@ -841,10 +843,15 @@ class KeyStream:
                     "allowed_lateness": allowed_lateness}  # fmt: skip
         from windowagg.windows.engine import sessions  # it builds on EventLog
 
-        self._state: PaneStream | EventLog
+        self._state: PaneStream | TrailingFiBA | EventLog
         if fits(shape, p, emit):
             self._state = PaneStream(
                 aggs, shape, judge=judge, factory=factory, planned=p, deltas=deltas,
+                context=context, **lateness,
+            )  # fmt: skip
+        elif not carry and trailing_fits(shape, p, emit, factory):  # per-event: FiBAs
+            self._state = TrailingFiBA(
+                aggs, shape, emit=emit, judge=judge, planned=p, deltas=deltas,
                 context=context, **lateness,
             )  # fmt: skip
         else:
@@ -865,8 +872,9 @@ class KeyStream:
     @property
     def layout(self) -> str:
         """``"panes"`` (hopping windows of monoids: :mod:`.panes`), ``"sessions"``
-        (session windows of monoids: :mod:`.sessions`) or ``"events"`` (the event log:
-        every other shape, exact quantiles, ``emit="arrival"``). O(1)."""
+        (session windows of monoids: :mod:`.sessions`), ``"trailing"`` (per-event windows
+        of monoids: :mod:`.trailing`) or ``"events"`` (the event log: every other shape,
+        exact quantiles). O(1)."""
         if isinstance(self._state, PaneStream):
             return "panes"
         return str(getattr(self._state, "name", "events"))
@@ -917,7 +925,9 @@ class KeyStream:
                 "checkpoint or run the windowagg version that wrote it"
             )
         log = isinstance(s._state, EventLog)  # the event log, or a layout built on it
-        kw = {k: v for k, v in kwargs.items() if k not in ("emit", "carry") or log}
+        emits = log or isinstance(s._state, TrailingFiBA)  # the layouts that take emit=
+        kw = {k: v for k, v in kwargs.items()
+              if (k != "emit" or emits) and (k != "carry" or log)}  # fmt: skip
         kw["planned"] = s._state._plan
         s._state = type(s._state).restore(rec, pieces, aggs, shape, **kw)
         return s
