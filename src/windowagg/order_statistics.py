@@ -5,6 +5,8 @@ ordering           any: values are inserted and evicted in any order (a window's
 operator needs     a total order ``<`` on the values (no monoid: quantiles are not one)
 insert(x)          Python: O(log n) search + O(n) shift; native: O(log n) worst case
 evict(x)           same (removes one value equal to ``x``)
+bulk_insert(xs)    m inserts; ``bulk_evict(xs)``: m evictions, all or nothing (a missing
+                   value puts back what the call evicted); one call for a float64 buffer
 kth(k), rank(x)    Python: O(1) / O(log n); native: O(log n) worst case
 quantile(q)        one ``kth``; ``q`` may be a sequence (one ``kth`` each)
 slide(...)         per step: one insert, the given evictions (per-step sequences, or one
@@ -312,6 +314,26 @@ class PyOrderStatistics:
         insert = self.insert  # cached: called m times
         for x in read_values(values, f"{_WHO}.bulk_insert"):
             insert(x)
+
+    def bulk_evict(self, values: Any) -> None:
+        """``evict`` every value (a sequence or a float64/int64 buffer), all or nothing: a
+        value that is missing or cannot be ordered puts back what the call evicted, then
+        raises as ``evict``. O(m) evictions.
+
+        >>> s = OrderStatistics(backend="python"); s.bulk_insert([3, 1, 2, 1])
+        >>> s.bulk_evict([1, 3]); list(s)
+        [1, 2]
+        """
+        done: list[Any] = []
+        evict = self.evict  # cached: called m times
+        try:
+            for x in read_values(values, f"{_WHO}.bulk_evict"):
+                evict(x)
+                done.append(x)
+        except BaseException:
+            for x in done:
+                self.insert(x)
+            raise
 
     def slide(self, values: Any, evict: Any, q: Any, out: Any = None) -> Any:
         """Per step ``i``: insert ``values[i]``, evict every value of ``evict[i]`` (a

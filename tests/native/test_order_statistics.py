@@ -380,3 +380,47 @@ def test_large_tree_against_sorted_list(backend: str, switch: str) -> None:
     s._check()
     if backend == "native":
         assert s._generic == (switch == "then objects")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=60)
+@given(
+    start=st.lists(st.sampled_from([-1.5, 0.0, 1.0, 2.0, 2.0, 7.0]), max_size=20),
+    gone=st.lists(st.sampled_from([-1.5, 0.0, 1.0, 2.0, 7.0, 9.0]), max_size=8),
+    form=st.sampled_from(["list", "f64", "i64"]),
+)
+def test_bulk_evict_is_evict_of_each_all_or_nothing(
+    backend: str, start: list[float], gone: list[float], form: str
+) -> None:
+    """bulk_evict(xs) equals evict() of each value in turn; a missing value (9.0, or one
+    evicted more often than held) raises MissingValueError and leaves the multiset as it
+    was, on both backends and for a list, a float64 and an int64 buffer."""
+    s = make(backend)
+    s.bulk_insert(np.asarray(start, np.float64))
+    want = sorted(start)
+    arg: Any = gone
+    if form == "f64":
+        arg = np.asarray(gone, np.float64)
+    elif form == "i64":
+        gone = [float(int(x)) for x in gone]
+        arg = np.asarray(gone, np.int64)
+    ok = all(gone.count(x) <= want.count(x) for x in set(gone))
+    if ok:
+        s.bulk_evict(arg)
+        for x in gone:
+            want.remove(x)
+    else:
+        with pytest.raises(MissingValueError, match="not in the multiset"):
+            s.bulk_evict(arg)
+    assert [float(x) for x in s] == want
+    s._check()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bulk_evict_of_nan_is_refused_and_undone(backend: str) -> None:
+    s = make(backend)
+    s.bulk_insert([1.0, 2.0, 3.0])
+    with pytest.raises(ValueOrderError, match="NaN"):
+        s.bulk_evict(np.array([1.0, float("nan")]))
+    assert list(s) == [1.0, 2.0, 3.0]
+    s._check()

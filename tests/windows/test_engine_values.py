@@ -149,9 +149,9 @@ class Counting:
         Counting.inserted += len(values)
         self._ms.bulk_insert(values)
 
-    def evict(self, x: float) -> None:
-        Counting.evicted += 1
-        self._ms.evict(x)
+    def bulk_evict(self, values: Any) -> None:
+        Counting.evicted += len(values)
+        self._ms.bulk_evict(values)
 
     def kth(self, k: int) -> Any:
         return self._ms.kth(k)

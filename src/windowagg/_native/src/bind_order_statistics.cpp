@@ -627,6 +627,37 @@ void bind_order_statistics(nb::module_& m) {
                 else o.s.insert(v.item(i));
             }
         }, nb::arg("values").none(), "insert() every value. O(m log n).")
+        .def("bulk_evict", [](OSObj& o, nb::handle values) {
+            // evict() every value, all or nothing: a missing or unordered value puts back
+            // what this call evicted and raises as evict() does
+            Values v(values, std::string(kWho) + ".bulk_evict");
+            auto erase_at = [&](std::size_t i) {
+                if (v.kind == Values::F64) return o.s.erase_num(Num::of_flt(v.f64[i]));
+                if (v.kind == Values::I64) return o.s.erase_num(Num::of_int(v.i64[i]));
+                return o.s.erase(v.item(i));
+            };
+            auto put_back = [&](std::size_t upto) {
+                for (std::size_t j = 0; j < upto; ++j) {
+                    if (v.kind == Values::F64) o.s.insert_num(Num::of_flt(v.f64[j]));
+                    else if (v.kind == Values::I64) o.s.insert_num(Num::of_int(v.i64[j]));
+                    else o.s.insert(v.item(j));
+                }
+            };
+            for (std::size_t i = 0; i < v.n; ++i) {
+                bool ok;
+                try {
+                    ok = erase_at(i);
+                } catch (...) {
+                    put_back(i);
+                    throw;
+                }
+                if (!ok) {
+                    nb::object x = v.object(i);
+                    put_back(i);
+                    missing(x, ".bulk_evict");
+                }
+            }
+        }, nb::arg("values").none(), "evict() every value, all or nothing. O(m log n).")
         .def("slide", [](OSObj& o, nb::handle values, nb::handle evict, nb::handle q, nb::handle out) -> nb::object {
             std::string who = std::string(kWho) + ".slide";
             Values v(values, who);

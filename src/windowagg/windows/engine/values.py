@@ -14,8 +14,9 @@ in memory          per column one :class:`~windowagg.order_statistics.OrderStati
                    (natively a counted B+ tree) holding the values of the panes
                    ``held = (a, b)``: the *cursor*. Emitting window k moves it to ``(k*s,
                    k*s + w - 1)``: the panes entering are inserted (``bulk_insert``), those
-                   leaving evicted, then one ``kth`` per quantile (the nearest rank, exact
-                   integers, as :func:`~.ranks.nearest_rank`). Events landing in a held pane
+                   leaving evicted (``bulk_evict``), one call per pane and column, then one
+                   ``kth`` per quantile (the nearest rank, exact integers, as
+                   :func:`~.ranks.nearest_rank`). Events landing in a held pane
                    are inserted at once. The cursor is a cache of the pieces: restored
                    states and rolled-back steps start it empty
 ordering           any: a multiset needs no order of arrival (late events are inserts)
@@ -95,20 +96,19 @@ class Values:
     *width* and *step*: panes per window (w) and per slide (s); *present(a, b)*: the
     stored panes in ``a..b``, ascending (the pane tree knows them); *store*: the key's
     stored pieces (None: a new state); *multiset*: makes an empty order-statistics
-    structure (``insert``/``bulk_insert``, ``evict``, ``kth``, ``len``).
+    structure (``bulk_insert``, ``bulk_evict``, ``kth``, ``len``).
     """
 
     __slots__ = (
         "_chunks",
         "_cols",
+        "_cursors",
         "_make",
         "_present",
         "_qs",
         "_s",
-        "_sets",
         "_w",
         "evicted",
-        "held",
         "inserted",
     )
 
@@ -128,8 +128,9 @@ class Values:
         self._present = present
         self._make = multiset or _default_multiset
         self._chunks = Pieces(self._decode, store)
-        self._sets: dict[str, Any] = {}  # column -> the multiset of the held panes
-        self.held: tuple[int, int] | None = None  # the cursor: panes a..b are in the sets
+        # per window width (panes; several sizes: one each), the cursor: the held panes
+        # (a, b) and per column the multiset of their values
+        self._cursors: dict[int, tuple[tuple[int, int], dict[str, Any]]] = {}
         self.inserted = 0
         """Values inserted into the multisets (all columns), since construction."""
         self.evicted = 0
@@ -191,6 +192,15 @@ class Values:
     def commit(self) -> None:
         self._chunks.commit()
 
+    def _drop_cursor(self) -> None:
+        self._cursors = {}
+
+    @property
+    def held(self) -> tuple[int, int] | None:
+        """The panes the cursor of the windows' own width holds (None: none). O(1)."""
+        got = self._cursors.get(self._w)
+        return None if got is None else got[0]
+
     # ------------------------------------------------------------------ the verbs
     def add(
         self,
@@ -202,7 +212,7 @@ class Values:
         """Add the admitted events' values: ``values[c][lo[j]:hi[j]]`` land in pane
         ``panes[j]``. Each pane's piece is merged (sorted) and put; a held pane's new
         values go into the multisets. O(m log m + touched pieces)."""
-        held = self.held
+        cursors = list(self._cursors.values())
         get, put = self._chunks.get, self._chunks.put
         for p, a, b in zip(panes, np.asarray(lo).tolist(), np.asarray(hi).tolist(), strict=True):
             new = {c: np.asarray(values[c][a:b], dtype=np.float64) for c in self._cols}
@@ -212,22 +222,31 @@ class Values:
             else:
                 rec = {c: np.sort(np.concatenate([old[c], new[c]])) for c in self._cols}
             put(value_key(p), rec)
-            if held is not None and held[0] <= p <= held[1]:
-                self._insert(new)
+            for (a0, b0), sets in cursors:
+                if a0 <= p <= b0:
+                    self._insert(sets, new)
 
     def answers(self, ks: Iterable[int]) -> dict[str, np.ndarray]:
         """Every quantile of the windows *ks* (ascending numbers, each holding a stored
         pane), moving the cursor window by window. O(moves log n + windows x quantiles)."""
-        ks = [int(k) for k in ks]
-        out = {alias: np.empty(len(ks), np.float64) for qs in self._qs.values() for alias, *_ in qs}
-        w, s = self._w, self._s
-        for j, k in enumerate(ks):
-            self._move(k * s, k * s + w - 1)
+        return self.answers_at([int(k) * self._s for k in ks], self._w)
+
+    def answers_at(self, starts: Iterable[int], width: int) -> dict[str, np.ndarray]:
+        """Every quantile of the windows of *width* panes starting at pane *starts*
+        (ascending, each window holding a stored pane), moving that width's cursor window
+        by window (several sizes: one cursor per size). O(moves log n + windows x
+        quantiles)."""
+        starts = [int(a) for a in starts]
+        out = {
+            alias: np.empty(len(starts), np.float64) for qs in self._qs.values() for alias, *_ in qs
+        }
+        for j, a in enumerate(starts):
+            sets = self._move(width, a, a + width - 1)
             for c, qs in self._qs.items():
-                ms = self._sets[c]
+                ms = sets[c]
                 n = len(ms)
                 if not n:
-                    raise AssertionError(f"Values: window {k} holds no value of {c!r}")
+                    raise AssertionError(f"Values: the window at pane {a} holds no value of {c!r}")
                 for alias, num, den in qs:
                     out[alias][j] = ms.kth(nearest_rank(num, den, n) - 1)
         return out
@@ -236,67 +255,62 @@ class Values:
         """Delete the values of the dead panes *panes* (evicted from the cursor first).
         O(dropped pieces + held values among them)."""
         gone = sorted(panes)
-        held = self.held
-        if held is not None and gone:
-            a, b = held
+        for width, ((a, b), sets) in list(self._cursors.items()):
             inside = [p for p in gone if a <= p <= b]
             if inside and inside[-1] >= b:
-                self._drop_cursor()
+                del self._cursors[width]
             elif inside:
                 for p in inside:
-                    self._evict(p)
-                self.held = (inside[-1] + 1, b)
+                    self._evict(sets, p)
+                self._cursors[width] = ((inside[-1] + 1, b), sets)
         self._chunks.delete_many([value_key(p) for p in gone])
 
-    # ------------------------------------------------------------------ the cursor
-    def _drop_cursor(self) -> None:
-        self._sets = {}
-        self.held = None
-
-    def _insert(self, rec: Mapping[str, np.ndarray]) -> None:
+    # ------------------------------------------------------------------ the cursors
+    def _insert(self, sets: dict[str, Any], rec: Mapping[str, np.ndarray]) -> None:
         for c in self._cols:
-            self._sets[c].bulk_insert(rec[c])
+            sets[c].bulk_insert(rec[c])
         self.inserted += len(rec[self._cols[0]]) * len(self._cols)
 
-    def _fill(self, p: int) -> None:
+    def _fill(self, sets: dict[str, Any], p: int) -> None:
         rec = self._chunks.get(value_key(p))
         if rec is not None:
-            self._insert(rec)
+            self._insert(sets, rec)
 
-    def _evict(self, p: int) -> None:
+    def _evict(self, sets: dict[str, Any], p: int) -> None:
         rec = self._chunks.get(value_key(p))
         if rec is None:
             return
         for c in self._cols:
-            evict = self._sets[c].evict
-            for x in rec[c].tolist():
-                evict(x)
+            sets[c].bulk_evict(rec[c])  # one call per pane and column
         self.evicted += len(rec[self._cols[0]]) * len(self._cols)
 
-    def _move(self, a2: int, b2: int) -> None:
-        """Hold the panes ``a2..b2``: insert those entering, evict those leaving. A cursor
-        disjoint from the target is dropped and refilled. O(moved values log n)."""
-        held, present = self.held, self._present
-        if held is None or b2 < held[0] or a2 > held[1]:
-            self._sets = {c: self._make() for c in self._cols}
+    def _move(self, width: int, a2: int, b2: int) -> dict[str, Any]:
+        """Have the cursor of *width* hold the panes ``a2..b2``: insert those entering,
+        evict those leaving; returns its multisets. A cursor disjoint from the target is
+        dropped and refilled. O(moved values log n)."""
+        present = self._present
+        got = self._cursors.get(width)
+        if got is None or b2 < got[0][0] or a2 > got[0][1]:
+            sets = {c: self._make() for c in self._cols}
             for p in present(a2, b2):
-                self._fill(p)
-            self.held = (a2, b2)
-            return
-        a, b = held
+                self._fill(sets, p)
+            self._cursors[width] = ((a2, b2), sets)
+            return sets
+        (a, b), sets = got
         if a2 > a:
             for p in present(a, a2 - 1):
-                self._evict(p)
+                self._evict(sets, p)
         if b2 < b:
             for p in present(b2 + 1, b):
-                self._evict(p)
+                self._evict(sets, p)
         if a2 < a:
             for p in present(a2, a - 1):
-                self._fill(p)
+                self._fill(sets, p)
         if b2 > b:
             for p in present(b + 1, b2):
-                self._fill(p)
-        self.held = (a2, b2)
+                self._fill(sets, p)
+        self._cursors[width] = ((a2, b2), sets)
+        return sets
 
     def _check(self, panes: Iterable[int]) -> None:
         """Invariants (O(stored values)): a piece per stored pane *panes* and no other;
@@ -304,10 +318,13 @@ class Values:
         want = sorted(panes)
         if self.stored() != want:
             raise AssertionError(f"Values: pieces of panes {self.stored()}, not of {want}")
-        held = self.held
-        for c in self._cols:
-            inside = [p for p in want if held is not None and held[0] <= p <= held[1]]
-            expect = sorted(x for p in inside for x in self._chunks.get(value_key(p))[c].tolist())
-            got = list(self._sets[c]) if held is not None else []
-            if got != expect:
-                raise AssertionError(f"Values: the multiset of {c!r} is not the held panes'")
+        for width, ((a, b), sets) in self._cursors.items():
+            inside = [p for p in want if a <= p <= b]
+            for c in self._cols:
+                expect = sorted(
+                    x for p in inside for x in self._chunks.get(value_key(p))[c].tolist()
+                )
+                if list(sets[c]) != expect:
+                    raise AssertionError(
+                        f"Values: the multiset of {c!r} (width {width}) is not its panes'"
+                    )
