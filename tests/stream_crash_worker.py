@@ -27,6 +27,8 @@ AGGS = {
     "events": ["p95(v)", "max(v)", "count"],
     "sessions": ["max(v)", "sum(v)", "count", "first(v)"],
     "count": ["max(v)", "sum(v)", "count"],
+    # no size: each key's whole history, its frozen partial and revisable events
+    "history": ["ewm_mean(v, half_life=2 min)", "decayed_sum(v, half_life=10 min) as s"],
 }
 #: The windows of each layout's stream (``count``: the event log's count windows).
 SHAPES: dict[str, dict[str, Any]] = {
@@ -34,6 +36,7 @@ SHAPES: dict[str, dict[str, Any]] = {
     "events": {"size": "5 min", "slide": "1 min"},
     "sessions": {"gap": "10 s"},
     "count": {"rows": 20, "every": 5},
+    "history": {},
 }
 
 

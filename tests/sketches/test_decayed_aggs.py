@@ -239,8 +239,8 @@ def test_lower_answers_as_of_the_newest_event(m):
     "shape", [{"size": 60_000_000, "slide": 20_000_000}, {"size": 315_537_897_599_999_999}]
 )
 def test_stream_final_answers_equal_the_batch(shape):
-    """The streaming engine (``KeyStream``: the event log, as for every decayed
-    aggregation) fed out-of-order micro-batches: each window's last revision equals the
+    """The streaming engine (``KeyStream``: the event log for a size, the whole history's
+    fold with none) fed out-of-order micro-batches: each window's last revision equals the
     batch answer (Spark streaming runs this per key)."""
     from windowagg.windows.engine import KeyStream, Shape, window_key
 

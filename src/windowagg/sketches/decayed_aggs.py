@@ -99,6 +99,9 @@ class _Timed:
 
     __slots__ = ()
     needs_time: Final = True
+    partial: Final = "summary"
+    """Its partial is a mergeable summary of bounded size: a stream keeps a key's whole
+    history as one summary (:mod:`windowagg.windows.engine.history`)."""
     commutative: Final = True
     idempotent: Final = False
     invertible: Final = False
@@ -168,6 +171,46 @@ class _Timed:
             out.append(answer(s, e) if b > a else None)
         return self._array(out)
 
+    def fold(self, seed: Any, t: np.ndarray, v: np.ndarray) -> Any:
+        """A new summary of *seed* and the events ``(t, v)`` (neither changes): a stream
+        folding the events its lateness bound passed into the key's frozen summary. The
+        summary compacts itself as it grows, as in :meth:`slices`. O(s + len(t)) updates."""
+        if not len(t) and seed is None:
+            return None
+        s = self._new()
+        if seed is not None:
+            s.merge(seed)
+        add = self._add
+        for ti, vi in zip(np.asarray(t).tolist(), np.asarray(v).tolist(), strict=True):
+            add(s, ti, vi)
+        return s
+
+    def slices_from(
+        self, seed: Any, t: np.ndarray, v: np.ndarray, hi: np.ndarray, end: np.ndarray
+    ) -> np.ndarray:
+        """The answer over ``seed ⊗ (t, v)[0:hi[j]]`` as of ``end[j]`` for every window j
+        (*hi* non-decreasing): :meth:`slices` over windows that all start at the first event,
+        seeded with the summary of everything older (a whole-history stream's frozen
+        summary). One copy of *seed*, then one summary extended event by event, one query
+        per window. O(s + len(t)) updates + the queries."""
+        ts = np.asarray(t, dtype=np.int64).tolist()
+        vs = np.asarray(v).tolist()
+        s: Any = None
+        if seed is not None:
+            s = self._new()
+            s.merge(seed)
+        held = 0
+        out: list[Any] = []
+        add, answer = self._add, self._answer
+        for b, e in zip(np.asarray(hi).tolist(), np.asarray(end).tolist(), strict=True):
+            if s is None and b > held:
+                s = self._new()
+            for i in range(held, b):
+                add(s, ts[i], vs[i])
+            held = max(held, b)
+            out.append(None if s is None else answer(s, e))
+        return self._array(out)
+
     def _array(self, out: list[Any]) -> np.ndarray:
         return np.asarray([np.nan if x is None else x for x in out], dtype=np.float64)
 
@@ -225,6 +268,22 @@ class DecayedQuantile(_Timed):
 
     def _add(self, s: Any, t: int, v: float) -> None:
         s.update(_MAPPER.to_key(v), t / self._unit if self._decay is not None else t)
+
+    def slices_from(
+        self, seed: Any, t: np.ndarray, v: np.ndarray, hi: np.ndarray, end: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`_Timed.slices_from`; with exponential decay each window's quantile comes
+        from one Fenwick tree over the seed digest's nodes and the events' leaves (sorted
+        once: by the q-digest's post-order, as :meth:`QDigest.quantile` reads it), so a
+        window costs O(log(s + n)), not the O(s log s) sort of a digest changed since its
+        last query. The same answer as the digest extended event by event while it does
+        not compress (every window of the batch path with fewer nodes than the digest's
+        capacity: its exact regime); a digest that would compress answers within the same
+        bound (the uncompressed one is exact over the seed's nodes and the events).
+        O((s + n) log(s + n) + windows log(s + n))."""
+        if self._decay is not None:
+            return super().slices_from(seed, t, v, hi, end)
+        return _fenwick_quantiles(self, seed, t, v, hi, end)
 
     def _answer(self, s: Any, at: int) -> float:
         if self._decay is None:
@@ -297,3 +356,74 @@ class DecayedTopK(_Timed):
 
     def __repr__(self) -> str:
         return f"DecayedTopK({self.k!r}, half_life={self.half_life!r}, eps={self.eps!r})"
+
+
+def _fenwick_quantiles(
+    m: DecayedQuantile, seed: Any, t: np.ndarray, v: np.ndarray, hi: np.ndarray, end: np.ndarray
+) -> np.ndarray:
+    """:meth:`DecayedQuantile.slices_from` for exponential decay (see there)."""
+    ts = np.asarray(t, dtype=np.int64)
+    keys = [_MAPPER.to_key(x) for x in np.asarray(v, dtype=np.float64).tolist()]
+    proto = seed._q if seed is not None else m._new()._q
+    big_l, base = proto._L, proto._base
+    ref = float(ts.max()) if len(ts) else 0.0
+    entries: list[tuple[int, int, int, float]] = []  # (hi, range shift, node, weight)
+    if seed is not None and seed.landmark is not None:
+        if not len(ts):
+            ref = float(seed.landmark)
+        f = math.exp(-m._lam * (ref - seed.landmark)) if ref > seed.landmark else 1.0
+        if ref < seed.landmark:  # every event older than the seed's landmark: rescale up
+            f = math.exp(m._lam * (seed.landmark - ref))
+        for node, w in proto._nodes.items():
+            d = node.bit_length() - 1
+            shift = big_l - d
+            entries.append((((node - (1 << d) + 1) << shift) - 1, shift, node, w * f))
+    lam = m._lam
+    weights = np.exp(lam * (ts.astype(np.float64) - ref)).tolist()
+    first_leaf = len(entries)
+    for x, w in zip(keys, weights, strict=True):
+        entries.append((x, 0, base + x, -w))  # marked: added when its window comes
+    order = sorted(range(len(entries)), key=lambda i: entries[i][:3])
+    n = len(entries)
+    pos = [0] * n
+    his = [0] * n
+    tree = [0.0] * (n + 1)
+    for rank, i in enumerate(order):
+        pos[i] = rank + 1
+        his[rank] = entries[i][0]
+        w = entries[i][3]
+        if w > 0:
+            tree[rank + 1] = w
+    for i in range(1, n + 1):  # the Fenwick tree of the seed's weights, in O(n)
+        j = i + (i & -i)
+        if j <= n:
+            tree[j] += tree[i]
+    total = sum(e[3] for e in entries[:first_leaf] if e[3] > 0)
+    top = 1 << max(n.bit_length() - 1, 0)
+    phi = m.phi
+    out: list[float] = []
+    held = 0
+    for b in np.asarray(hi).tolist():
+        for i in range(held, b):
+            w = -entries[first_leaf + i][3]
+            if w > 0:
+                total += w
+                k = pos[first_leaf + i]
+                while k <= n:
+                    tree[k] += w
+                    k += k & -k
+        held = max(held, b)
+        if total <= 0.0:
+            out.append(math.nan)
+            continue
+        target = phi * total
+        at, acc, step = 0, 0.0, top  # the largest prefix below the target
+        while step:
+            nxt = at + step
+            if nxt <= n and acc + tree[nxt] < target:
+                at = nxt
+                acc += tree[nxt]
+            step >>= 1
+        out.append(_MAPPER.to_value(his[min(at, n - 1)]))
+    del end  # every window's quantile is the same as of any time (Theorem 3)
+    return np.asarray(out, dtype=np.float64)

@@ -63,7 +63,16 @@ import numpy as np
 
 from windowagg.errors import ArgumentError
 
-__all__ = ["WHATS", "ExpDecayed", "PolyDecayed", "exp_slices", "poly_slices", "scale2"]
+__all__ = [
+    "WHATS",
+    "ExpDecayed",
+    "PolyDecayed",
+    "exp_fold",
+    "exp_slices",
+    "exp_slices_from",
+    "poly_slices",
+    "scale2",
+]
 
 #: What a decayed aggregation answers: the decayed sum of values, of weights, or their ratio.
 WHATS: Final = ("sum", "count", "mean")
@@ -132,6 +141,9 @@ class ExpDecayed:
 
     __slots__ = ("half_life", "what")
     needs_time: Final = True
+    partial: Final = "constant"
+    """Its partial is three numbers whatever it holds: a stream keeps a key's whole history
+    as one partial (:mod:`windowagg.windows.engine.history`)."""
     commutative: Final = True
     idempotent: Final = False
     invertible: Final = False
@@ -214,6 +226,9 @@ class PolyDecayed:
 
     __slots__ = ("alpha", "unit", "what")
     needs_time: Final = True
+    partial: Final = "events"
+    """Its partial is the events themselves: only a window size bounds it (a stream
+    refuses it over the whole history)."""
     commutative: Final = True
     idempotent: Final = False
     invertible: Final = False
@@ -404,3 +419,128 @@ def poly_slices(
                 )
         j = k
     return out
+
+
+def exp_fold(
+    m: ExpDecayed, seed: ExpPartial | None, t: np.ndarray, v: np.ndarray
+) -> ExpPartial | None:
+    """``seed ⊗ lift(t[0], v[0]) ⊗ ...``: the partial of *seed* and the events, whose times
+    are all at or after *seed*'s landmark (a stream folding the events its lateness bound
+    passed into the key's frozen partial). In numpy: every weight relative to the newest
+    time (<= 1, :func:`scale2` below 2^-1022), one pairwise sum; the same partial as
+    :meth:`ExpDecayed.combine` one event at a time up to rounding (a few ulps). O(len(t)).
+
+    >>> m = ExpDecayed(10, "sum")
+    >>> exp_fold(m, (0, 4.0, 1.0), np.array([10, 10]), np.array([1.0, 2.0]))
+    (10, 5.0, 2.5)
+    >>> exp_fold(m, None, np.array([], dtype=np.int64), np.array([])) is None
+    True
+    """
+    t = np.asarray(t, dtype=np.int64)
+    v = np.asarray(v, dtype=np.float64)
+    if not len(t):
+        return seed
+    r = int(t.max())
+    e = (t - r).astype(np.float64) / m.half_life
+    s = float(np.sum(_scale2_array(v, e)))
+    w = float(np.sum(_scale2_array(np.ones(len(t)), e)))
+    if seed is not None:
+        if seed[0] > r:
+            raise ValueError(
+                f"exp_fold: events at {r} are older than the seed's landmark {seed[0]}"
+            )
+        f = (seed[0] - r) / m.half_life
+        s += scale2(seed[1], f)
+        w += scale2(seed[2], f)
+    return (r, s, w)
+
+
+def exp_slices_from(
+    m: ExpDecayed,
+    seed: ExpPartial | None,
+    t: np.ndarray,
+    v: np.ndarray,
+    hi: np.ndarray,
+    end: np.ndarray,
+    backend: str | None = None,
+) -> np.ndarray:
+    """*m*'s answer over ``seed ⊗ (t, v)[0:hi[j]]`` as of ``end[j]`` for every window j:
+    :func:`exp_slices` over windows that all start at the first event, seeded with the
+    partial of everything older (a whole-history stream's frozen partial; its landmark is
+    at or before ``t[0]``). *t* sorted, *hi* non-decreasing.
+
+    Natively: one ``decay_slices(as_of=False)`` call gives each window's landmark partial
+    (as of its newest event ``t[hi[j] - 1]``), the seed is rescaled to it with
+    :func:`scale2` in numpy (every factor <= 1: nothing overflows), then the answers as
+    :meth:`ExpDecayed.as_of` (a mean from the landmark partial, ``W >= 1``; a sum or count
+    scaled once to ``end``). In Python: the seed combined with one event at a time and
+    :meth:`ExpDecayed.as_of` per window (the same operations). A mean of no events is NaN.
+    O(len(t) + windows).
+
+    >>> m = ExpDecayed(10, "sum")
+    >>> t, v = np.array([10, 20]), np.array([1.0, 2.0])
+    >>> exp_slices_from(m, (0, 4.0, 1.0), t, v, np.array([0, 1, 2]), np.array([0, 10, 20]),
+    ...                 backend="python").tolist()
+    [4.0, 3.0, 3.5]
+    """
+    from windowagg._backend import default_backend, native_core, resolve_backend
+    from windowagg.errors import NativeUnavailableError
+
+    t = np.ascontiguousarray(t, dtype=np.int64)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    hi = np.ascontiguousarray(hi, dtype=np.int64)
+    end = np.ascontiguousarray(end, dtype=np.int64)
+    core = native_core() if resolve_backend(backend, "ExpDecayed") else None
+    if core is not None and not hasattr(core, "decay_slices"):
+        if (backend or default_backend()) == "native":
+            raise NativeUnavailableError(
+                "ExpDecayed: backend='native' but the compiled core was built before "
+                "decay_slices existed; rebuild it (bash scripts/build_native.sh, or "
+                "pip install --force-reinstall windowagg), or use backend='python'"
+            )
+        core = None
+    if core is None:
+        return _exp_slices_from_python(m, seed, t, v, hi, end)
+    r = len(hi)
+    s = np.empty(r, dtype=np.float64)
+    w = np.empty(r, dtype=np.float64)
+    core.decay_slices(t, v, np.zeros(r, dtype=np.int64), hi, end, m.half_life, s, w, False)
+    has = hi > 0
+    land = np.where(has, t[np.maximum(hi - 1, 0)], 0 if seed is None else seed[0])
+    if seed is not None:
+        f = (seed[0] - land).astype(np.float64) / m.half_life  # <= 0
+        s = np.where(has, s, 0.0) + _scale2_array(np.full(r, seed[1]), f)
+        w = np.where(has, w, 0.0) + _scale2_array(np.full(r, seed[2]), f)
+    empty = ~has if seed is None else np.zeros(r, dtype=bool)
+    if m.what == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out: np.ndarray = s / w
+        out[empty] = np.nan
+        return out
+    x = s if m.what == "sum" else w
+    out = _scale2_array(x, (land - end).astype(np.float64) / m.half_life)
+    out[empty] = 0.0
+    return out
+
+
+def _exp_slices_from_python(
+    m: ExpDecayed,
+    seed: ExpPartial | None,
+    t: np.ndarray,
+    v: np.ndarray,
+    hi: np.ndarray,
+    end: np.ndarray,
+) -> np.ndarray:
+    """:func:`exp_slices_from` one combine per event (the Python twin). O(n + windows)."""
+    ts, vs = t.tolist(), v.tolist()
+    p = seed
+    held = 0
+    combine, as_of = m.combine, m.as_of
+    out: list[float] = []
+    for b, e in zip(hi.tolist(), end.tolist(), strict=True):
+        for i in range(held, b):
+            p = combine(p, (ts[i], vs[i], 1.0))
+        held = max(held, b)
+        a = as_of(p, e)
+        out.append(np.nan if a is None else a)
+    return np.asarray(out, dtype=np.float64)

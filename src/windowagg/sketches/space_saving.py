@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import struct
 from collections.abc import Hashable
 from typing import Any
 
@@ -326,7 +327,7 @@ class ExpDecaySpaceSaving:
     # ---------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:
         """Serialize as :mod:`windowagg.codec` bytes (tag ``windowagg.ExpDecaySpaceSaving``);
-        keys must be int, str or bytes. O(k)."""
+        keys must be int, float, str or bytes. O(k)."""
         for x in self._c:
             _key_tag(x)  # raises TypeError for a key that cannot be written
         return _format.dumps(self)
@@ -399,8 +400,10 @@ def _key_tag(x: Any) -> int:
         return 1
     if isinstance(x, bytes):
         return 2
+    if isinstance(x, float):
+        return 3
     raise ArgumentTypeError(
-        f"only int, str and bytes keys can be serialized, got {type(x).__name__}"
+        f"only int, float, str and bytes keys can be serialized, got {type(x).__name__}"
     )
 
 
@@ -409,6 +412,8 @@ def _key_bytes(x: Any) -> bytes:
         return str(x).encode()
     if isinstance(x, str):
         return x.encode("utf-8")
+    if isinstance(x, float):  # top_k of a float column: bit-exact, big-endian binary64
+        return struct.pack(">d", x)
     assert isinstance(x, bytes)
     return x
 
@@ -421,6 +426,9 @@ def _key_from(tag: int, b: bytes, r: _format.Reader) -> Hashable:
             return b.decode("utf-8")
         if tag == 2:
             return b
+        if tag == 3 and len(b) == 8:
+            x: float = struct.unpack(">d", b)[0]
+            return x
     except (UnicodeDecodeError, ValueError):
         raise r.fail("malformed key") from None
     raise r.fail(f"unknown key tag {tag}")

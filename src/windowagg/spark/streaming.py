@@ -203,8 +203,8 @@ class _Step:
                 ("event_time_timers", bool(event_time_timers)),
             ),
         }
-        #: ``"panes"``, ``"sessions"``, ``"trailing"`` or ``"events"`` (:attr:`KeyStream.layout`): what the
-        #: state holds (all but the pane layout are read in one scan)
+        #: ``"panes"``, ``"history"``, ``"sessions"``, ``"trailing"`` or ``"events"`` (:attr:`KeyStream.layout`): what the
+        #: state holds (the pane and history layouts read on demand, the rest in one scan)
         self.layout = KeyStream(self.aggs, shape, **self.options).layout
 
     def stream(self, meta: bytes | None, pieces: Mapping[int, bytes]) -> KeyStream:
@@ -418,7 +418,7 @@ class WindowAggProcessor(StatefulProcessor):
         """The key's rows (:class:`~windowagg.spark.tws_state.KeyRows`): for the event log
         one scan of every row; for the pane layout one ``getValue`` of the head, and a view
         that reads a piece when the engine asks for it."""
-        return KeyRows(self._pieces, self._meta, scan=self._step.layout != "panes")
+        return KeyRows(self._pieces, self._meta, scan=self._step.layout not in ("panes", "history"))
 
     def handleInputRows(
         self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame], timerValues: Any

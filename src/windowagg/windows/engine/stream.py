@@ -83,6 +83,8 @@ from windowagg.windows.engine.assign import HISTORY, Shape, Windows, assign
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.core import count_tail_reason
 from windowagg.windows.engine.emit import columns
+from windowagg.windows.engine.history import HistoryFold
+from windowagg.windows.engine.history import fits as history_fits
 from windowagg.windows.engine.panes import PaneStream, fits
 from windowagg.windows.engine.records import (
     NO_DELTA,
@@ -843,11 +845,16 @@ class KeyStream:
                     "allowed_lateness": allowed_lateness}  # fmt: skip
         from windowagg.windows.engine import sessions  # it builds on EventLog
 
-        self._state: PaneStream | TrailingFiBA | EventLog
+        self._state: PaneStream | TrailingFiBA | EventLog | HistoryFold
         if fits(shape, p, emit):
             self._state = PaneStream(
                 aggs, shape, judge=judge, factory=factory, planned=p, deltas=deltas,
                 context=context, **lateness,
+            )  # fmt: skip
+        elif not carry and history_fits(shape, p, aggs):  # whole history: P + revisable
+            self._state = HistoryFold(
+                aggs, shape, emit=emit, judge=judge, factory=factory, planned=p,
+                deltas=deltas, context=context, **lateness,
             )  # fmt: skip
         elif not carry and trailing_fits(shape, p, emit, factory):  # per-event: FiBAs
             self._state = TrailingFiBA(
@@ -872,7 +879,8 @@ class KeyStream:
     @property
     def layout(self) -> str:
         """``"panes"`` (hopping windows of monoids: :mod:`.panes`), ``"sessions"``
-        (session windows of monoids: :mod:`.sessions`), ``"trailing"`` (per-event windows
+        (session windows of monoids: :mod:`.sessions`), ``"history"`` (the whole history
+        of decayed aggregations: :mod:`.history`), ``"trailing"`` (per-event windows
         of monoids: :mod:`.trailing`) or ``"events"`` (the event log: every other shape,
         exact quantiles). O(1)."""
         if isinstance(self._state, PaneStream):
@@ -925,7 +933,9 @@ class KeyStream:
                 "checkpoint or run the windowagg version that wrote it"
             )
         log = isinstance(s._state, EventLog)  # the event log, or a layout built on it
-        emits = log or isinstance(s._state, TrailingFiBA)  # the layouts that take emit=
+        emits = log or isinstance(
+            s._state, TrailingFiBA | HistoryFold
+        )  # the layouts that take emit=
         kw = {k: v for k, v in kwargs.items()
               if (k != "emit" or emits) and (k != "carry" or log)}  # fmt: skip
         kw["planned"] = s._state._plan
