@@ -12,13 +12,13 @@ import csv
 import difflib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from windowagg.aggs import parse, to_micros
+from windowagg.aggs import column_aggregations_help, parse, to_micros
 
 if TYPE_CHECKING:
     from windowagg.call import WindowCall
@@ -32,7 +32,73 @@ __all__ = [
     "one_line",
     "read_call",
     "window_args",
+    "window_options",
 ]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def window_options(f: _F) -> _F:
+    """The options that say which windows to compute, shared by ``run`` and ``follow``:
+    ``--key``, ``--time``, ``--agg``, ``--size``, ``--slide``, ``--rows``, ``--every``,
+    ``--gap``, ``--time-unit`` (the keywords ``keys``, ``time_col``, ``aggs``, ``size``,
+    ``slide``, ``rows``, ``every``, ``gap``, ``time_unit``: :func:`read_call`'s). O(1)."""
+    options = [
+        click.option(
+            "--key", "keys", multiple=True, required=True, help="Key column (repeatable)."
+        ),
+        click.option("--time", "time_col", required=True, help="Event-time column."),
+        click.option(
+            "--agg",
+            "aggs",
+            multiple=True,
+            required=True,
+            help="Aggregation of a column, repeatable: 'max(v)', 'p99(v)', 'count', "
+            f"'mean(v) as m'. One of: {column_aggregations_help()}. Decayed: "
+            "'ewm_mean(v, half_life=1h)', 'decayed_sum(v, half_life=1h)', "
+            "'decayed_count(half_life=1h)', 'decayed_sum(v, decay=poly(2))', "
+            "'decayed_p99(v, half_life=1h)', 'top_k(v, 5, half_life=1d)' (JSON text) (alone, "
+            "with no window: each key's whole history).",
+        ),
+        click.option(
+            "--size",
+            multiple=True,
+            help="Window length, e.g. '10 minutes'; repeat it for several sizes in one pass "
+            "(--size 5min --size 1h: columns max_v_5m, max_v_1h).",
+        ),
+        click.option(
+            "--slide", default=None, help="Window hop, e.g. '10 seconds' (none: per event)."
+        ),
+        click.option(
+            "--rows",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Count window: the last N events.",
+        ),
+        click.option(
+            "--every",
+            type=click.IntRange(min=1),
+            default=1,
+            show_default=True,
+            help="With --rows: emit every N.",
+        ),
+        click.option(
+            "--gap",
+            default=None,
+            help="Session windows: a new session after a gap over e.g. '5 min'.",
+        ),
+        click.option(
+            "--time-unit",
+            type=click.Choice(["s", "ms", "us"]),
+            default="s",
+            show_default=True,
+            help="Unit of numeric times.",
+        ),
+    ]
+    for option in reversed(options):  # click lists them in this order
+        f = option(f)
+    return f
+
 
 FORMATS = {"csv": "csv", "tsv": "csv", "txt": "csv", "json": "json", "jsonl": "json"}
 FORMATS |= {"ndjson": "json", "parquet": "parquet", "pq": "parquet"}
@@ -158,11 +224,13 @@ def read_call(
     every: int,
     gap: str | None,
     time_unit: str,
+    lateness: dict[str, str | None] | None = None,
 ) -> WindowCall:
     """``run``'s options read once into the :class:`~windowagg.call.WindowCall` that both
     engines are handed (:func:`windowagg.pandas.run_call`,
     :func:`windowagg.spark.batch.run_call`), or click's one-line error naming the option.
-    *size* holds the values of a repeated ``--size``. O(len(aggs)).
+    *size* holds the values of a repeated ``--size``; *lateness*: ``max_out_of_orderness``
+    and ``allowed_lateness`` as given (``follow``). O(len(aggs)).
 
     >>> w = dict(slide="10 min", rows=None, every=1, gap=None, time_unit="s")
     >>> c = read_call(["k"], "t", ["max(v)", "count"], size=["1h"], **w)
@@ -187,7 +255,9 @@ def read_call(
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--size") from e
     try:  # the names: both engines write the same files, so Spark's names are refused
-        call = parse_call(list(keys), time_col, agg_list, time_unit=time_unit, **args)
+        call = parse_call(
+            list(keys), time_col, agg_list, time_unit=time_unit, **args, **(lateness or {})
+        )
         check_names(call, SPARK_COLUMNS)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--agg / --key") from e

