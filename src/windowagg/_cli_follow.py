@@ -241,7 +241,7 @@ def _loop(
     import pandas as pd
 
     from windowagg._cli_local import read_local
-    from windowagg.errors import WindowaggError
+    from windowagg.errors import ArgumentError, WindowaggError
 
     token = s.checkpoint_token
     if token == END:
@@ -275,16 +275,23 @@ def _loop(
                 st = f.stat()
                 tok = (st.st_mtime_ns, f.name)
                 kind = (fmt or f.suffix.lstrip(".")).lower()
-                try:
+                why = None
+                try:  # a file that cannot be read (pyarrow's errors, the reader's own)
                     frame = read_local(str(f), kind, times=[s._call.time])
-                    got = s.feed(frame, token=tok, commit=False)
-                    results, rejects, n = got.results, got.rejects, len(frame)
-                except (WindowaggError, OSError, ValueError) as e:  # the file, not the state
+                except (OSError, ValueError, WindowaggError) as e:
+                    why = e
+                else:
+                    try:  # not the call's micro-batch: a column missing or repeated
+                        got = s.feed(frame, token=tok, commit=False)
+                        results, rejects, n = got.results, got.rejects, len(frame)
+                    except ArgumentError as e:  # the stream's and store's errors stop follow
+                        why = e
+                if why is not None:
                     if verbose:
-                        console.print_exception()
+                        console.print(f"{f.name}: {why!r}")
                     empty = pd.DataFrame({c: [] for c in s._needed})
-                    results = s.feed(empty, token=tok, commit=False).results
-                    rejects, n = _unreadable(f.name, one_line(e)), 0
+                    results = s.feed(empty, token=tok, commit=False).results  # the token
+                    rejects, n = _unreadable(f.name, one_line(why)), 0
                 _write(results, out / f"results-{_name(f)}.parquet")
                 _write(rejects, out / f"rejects-{_name(f)}.parquet")
                 s.commit()
