@@ -250,3 +250,45 @@ def test_values_answers_each_window_from_the_cursor() -> None:
     got = v.answers([0, 1])
     assert got["p50_v"].tolist() == [1.0, 2.0]
     assert v.held == (2, 3) and v.inserted == 4 and v.evicted == 0  # disjoint: refilled
+
+
+def test_several_sizes_take_the_pane_layout_with_one_cursor_per_size() -> None:
+    """Sizes [10, 30] every 5 with p50: one pane layout, each size answered by its own
+    cursor (width 2 and 6 panes) over the same value pieces; rows equal the batch call's
+    (a window of the small size holding no event: NaN, as the batch)."""
+    from windowagg.windows.engine.sizes import size_label
+
+    aggs = parse(["p50(v)", "count"])
+    shape = Shape(size=30, slide=5, sizes=(10, 30))
+    s = KeyStream(aggs, shape, allowed_lateness=5)
+    assert s.layout == "panes"
+    ts = np.array([1, 3, 8, 21, 22, 40, 44, 17, 60], dtype=np.int64)
+    vs = np.array([5.0, 1.0, 3.0, 2.0, 2.0, 9.0, 4.0, 6.0, 7.0])
+    rows: dict[int, dict[str, Any]] = {}
+    names = [f"{a}_{size_label(z)}" for a in ("p50_v", "count") for z in (10, 30)]
+    store: dict[int, bytes] = {}
+    meta = None
+    for lo, hi in ((0, 4), (4, 8), (8, 9)):
+        s = KeyStream.restore(meta, store, aggs, shape, allowed_lateness=5)
+        res, d = s.feed(ts[lo:hi], {"v": vs[lo:hi]})
+        s._check()
+        d.apply(store)
+        meta = d.meta
+        for j, i in enumerate(res.ids.tolist()):
+            rows[i] = {c: res.columns[c][j] for c in ["end", *names]}
+    assert isinstance(s._state, PaneStream) and s._state._values is not None
+    assert sorted(s._state._values._cursors) == [2, 6]
+    res, _ = KeyStream.restore(meta, store, aggs, shape, allowed_lateness=5).advance(10**6)
+    for j, i in enumerate(res.ids.tolist()):
+        rows[i] = {c: res.columns[c][j] for c in ["end", *names]}
+    df = pd.DataFrame({"k": "a", "t": ts, "v": vs})
+    batch = window_agg(
+        df, "k", "t", ["p50(v)", "count"], size=[10e-6, 30e-6], slide=5e-6, time_unit="us",
+        allowed_lateness=5e-6,
+    )  # fmt: skip
+    want = batch.results
+    final = sorted(rows.values(), key=lambda r: int(r["end"]))
+    assert len(final) == len(want)
+    for c in names:
+        got = [np.nan if r[c] is None else float(r[c]) for r in final]
+        np.testing.assert_array_equal(got, want[c].to_numpy(dtype=np.float64), err_msg=c)

@@ -2,9 +2,9 @@
 
 =================  ==========================================================================
 shape              hopping and tumbling windows (``size``, ``slide``, ``start_time``; one
-                   size or several, ``sizes``) whose aggregations are all monoids (no exact
-                   quantiles): :class:`KeyStream` picks this layout from the shape and the
-                   aggregations, never from a size
+                   size or several, ``sizes``) whose aggregations are monoids answered
+                   without the time, or exact quantiles: :class:`KeyStream` picks this
+                   layout from the shape and the aggregations, never from a size
 panes              width ``g = gcd(size, slide)``, aligned to ``start_time``: pane ``p`` is
                    ``[start_time + p*g, start_time + (p+1)*g)``; window ``k`` (start
                    ``start_time + k*slide``) is the panes ``k*s .. k*s + w - 1`` (``w =
@@ -33,6 +33,12 @@ pieces             one stored piece per node (key :func:`node_key`), ``("p", par
                    it touches and of the windows it emits, and its
                    :class:`~.records.Delta` puts the nodes it changed and deletes the dead
                    ones: O((q + r) log w) pieces, whatever the window holds
+exact quantiles    a second component over the same panes, :class:`~.values.Values`: a
+                   piece of sorted values per stored pane (``(p << 6) | 63``) and an
+                   order-statistics multiset per column and size at a cursor window, moved
+                   by the panes entering and leaving (see :mod:`.values`); a plan of
+                   quantiles alone keeps the tree with empty partials (it says which panes
+                   are stored)
 emission           as the event log (:mod:`.stream`): a window when the key's watermark
                    passes its end (``revision`` 0), and again (``revision`` + 1) when a
                    late-but-accepted event lands in one of its panes; final answers equal
@@ -147,13 +153,9 @@ def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
     """Whether *shape* and the planned aggregations take the pane layout: hopping or
     tumbling windows, every aggregation a monoid answered without the time (decayed
     aggregations, answered as of each window's end, keep the event log) or an exact
-    quantile (the :class:`~.values.Values` component, one size: its cursor is one
-    window's; several sizes with an exact quantile keep the event log, whose
-    :func:`~.sizes.evaluate_sizes` answers every size from one wavelet matrix).
-    O(aggregations)."""
+    quantile (the :class:`~.values.Values` component: one cursor per size). O(aggregations)."""
     timed = any(g.timed for g in p.groups)
-    several_quantiles = bool(shape.sizes) and bool(p.quantiles)
-    return shape.kind == "hopping" and emit == "watermark" and not timed and not several_quantiles
+    return shape.kind == "hopping" and emit == "watermark" and not timed
 
 
 def _fold(m: Any, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, make: Factory) -> list[Any]:
@@ -296,9 +298,8 @@ class PaneStream:
         self._deltas = deltas  # False: no store takes the deltas, nothing is encoded
         if not fits(shape, self._plan):
             raise ValueError(
-                f"PaneStream needs hopping windows of untimed aggregations (exact quantiles: one "
-                f"size), got a {shape.kind} window"
-                + (" with decayed aggregations or several sizes" if shape.kind == "hopping" else "")
+                f"PaneStream needs hopping windows of untimed aggregations, got a {shape.kind} "
+                "window" + (" with decayed aggregations" if shape.kind == "hopping" else "")
             )
         assert shape.size is not None and shape.slide is not None
         self._aggs = list(aggs)
@@ -981,6 +982,9 @@ class PaneStream:
                 res = self._sized_results(z, rows, end, self._results, *largest, end - z, end)
             else:
                 rows, res = self._size_answers(ks, end, z, wz, walked if z == shape.size else None)
+            if self._values is not None:  # this size's cursor over the rows holding a pane
+                starts = ks[rows] * self._s + (self._w - wz)
+                res = {**res, **self._values.answers_at(starts.tolist(), wz)}
             whole = len(rows) == len(ks)
             for alias, col in res.items():
                 empty = empty_answer(alias, self._aggs)
