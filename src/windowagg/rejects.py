@@ -370,9 +370,37 @@ def _rows_json(pdf: pd.DataFrame, mask: np.ndarray) -> list[str]:
     if ROW_COLUMN in pdf.columns:
         return [str(x) for x in pdf.loc[mask, ROW_COLUMN].tolist()]
     sub = pdf.loc[mask, [c for c in pdf.columns if c != ROW_COLUMN and not c.startswith("_wa_")]]
-    names = [str(c) for c in sub.columns]
-    columns = [_json_column(sub.iloc[:, j]) for j in range(sub.shape[1])]
-    return [json.dumps(dict(zip(names, vals, strict=True))) for vals in zip(*columns, strict=True)]
+    return RowsJson(sub)(np.arange(len(sub)))
+
+
+class RowsJson:
+    """``rows(positions) -> list[str]``: rows of *pdf* by position as :func:`_rows_json`
+    writes them, each column converted once, at the first call (a stream asks for a few
+    rows of a micro-batch, key by key). O(columns x rows) once, then O(columns) per row."""
+
+    __slots__ = ("_columns", "_names", "_pdf")
+
+    def __init__(self, pdf: pd.DataFrame) -> None:
+        self._pdf = pdf
+        self._names: list[str] = []
+        self._columns: list[list[Any]] | None = None
+
+    def __call__(self, positions: Any) -> list[str]:
+        pdf = self._pdf
+        idx = np.asarray(positions, dtype=np.int64).tolist()
+        if ROW_COLUMN in pdf.columns:
+            col = pdf[ROW_COLUMN].tolist()
+            return [str(col[i]) for i in idx]
+        if self._columns is None:
+            keep = [
+                j
+                for j, c in enumerate(pdf.columns)
+                if c != ROW_COLUMN and not str(c).startswith("_wa_")
+            ]
+            self._names = [str(pdf.columns[j]) for j in keep]
+            self._columns = [_json_column(pdf.iloc[:, j]) for j in keep]
+        names, cols = self._names, self._columns
+        return [json.dumps(dict(zip(names, [c[i] for c in cols], strict=True))) for i in idx]
 
 
 def _json_column(s: pd.Series) -> list[Any]:
@@ -392,7 +420,10 @@ def _json_column(s: pd.Series) -> list[Any]:
             return [_jsonable(v) for v in utc.tolist()]
         text = np.char.add(np.datetime_as_string(whole, unit="s"), "Z").tolist()
         return [None if n else t for n, t in zip(nat.tolist(), text, strict=True)]
-    return [_jsonable(v) for v in s.tolist()]
+    items: list[Any] = list(s.tolist())
+    if all(type(v) is str for v in items):  # text: as it is (what _jsonable gives a str)
+        return items
+    return [_jsonable(v) for v in items]
 
 
 _LATE = re.compile(r"^late: (-?\d+) < lateness bound (-?\d+)$")

@@ -90,7 +90,7 @@ from windowagg.pandas import (
 )
 from windowagg.rejects import (
     CORRUPT_COLUMN,
-    _rows_json,
+    RowsJson,
     parse_times,
     readable_reason,
     utc_micros,
@@ -402,23 +402,20 @@ class Stream:
         for g, key in enumerate(groups.keys):
             rows = groups.rows[groups.starts[g] : groups.starts[g + 1]]
             work.append((tuple(_plain(v) for v in key), rows))
-        if self._carry:  # count windows: every row's identity goes into its key's state
-            ident = np.empty(len(sub), dtype=object)
-            if good.any():
-                ident[good] = _rows_json(pdf[row_cols].reset_index(drop=True), good)
-            values = {**values, CARRY[0]: ident, CARRY[1]: np.arange(len(sub), dtype=np.float64)}
+        carried: Any = None
+        if self._carry:  # count windows: the rows' identity goes into their keys' state
+            # (the JSON only for the rows the engine asks for: those its tail may return)
+            carried = RowsJson(pdf[row_cols].reset_index(drop=True))
+            values = {**values, CARRY[1]: np.arange(len(sub), dtype=np.float64)}
+
+        def run(ks: KeyStream, r: np.ndarray) -> tuple[StepResult, Any]:
+            vals = {c: values[c][r] for c in values}
+            if carried is not None:
+                vals[CARRY[0]] = lambda at: carried(r[at])
+            return ks._state._step(micros[r], vals)
+
         steps = self._step(
-            [
-                (
-                    key,
-                    lambda ks, r=rows: ks._state._step(
-                        micros[r], {c: values[c][r] for c in values}
-                    ),
-                )
-                for key, rows in work
-            ],
-            token,
-            commit,
+            [(key, lambda ks, r=rows: run(ks, r)) for key, rows in work], token, commit
         )
         for k in call.keys:
             self._key_dtypes.setdefault(k, sub[k].dtype)

@@ -181,8 +181,11 @@ class EventLog:
     carry
         Names of columns each event carries without aggregating them (any values the
         codec writes: the caller's row identity), stored with the event and returned by
-        :meth:`tail`; ``feed`` takes them among its values. Only the event log keeps
-        events: with the pane layout they are ignored.
+        :meth:`tail`; ``feed`` takes them among its values, each an array or a callable
+        ``get(positions) -> values`` asked only for the batch's events that :meth:`tail`
+        may still return (the others hold None: a row's identity is built for a few
+        events, not for all). Only the event log keeps events: with the pane layout they
+        are ignored.
     """
 
     __slots__ = (
@@ -402,6 +405,25 @@ class EventLog:
             [count_tail_reason(total - full, s.every)] * (n - first),
         )
 
+    def _on_demand(self, get: Any, t: np.ndarray, order: np.ndarray) -> np.ndarray:
+        """A carried column given as ``get(positions) -> values``, for the admitted events
+        *order* (batch positions, by (time, arrival); *t* their times): asked only for the
+        events :meth:`tail` may still return, None for the others. Count windows: an event
+        older than the bound after admission keeps its position for good (every later
+        event is placed after it), and the tail only moves forward, so it is in a final tail
+        only if it is in the tail now: of the batch's events, among its last ``every - 1``.
+        Other shapes have no tail. O(k) + ``get``."""
+        out = np.full(len(t), None, dtype=object)
+        s, b = self._shape, self._clock.bound
+        if s.kind != "count" or not len(t):
+            return out
+        need = np.arange(len(t)) >= len(t) - (s.every - 1)
+        if b is not None:
+            need |= t >= b
+        if need.any():
+            out[need] = list(get(order[need]))
+        return out
+
     def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         t = np.asarray(t, dtype=np.int64)
         vals = {c: as_column(values[c]) for c in self._cols}
@@ -414,7 +436,10 @@ class EventLog:
                     f"feed: the stream carries the column {c!r} with every event; give it "
                     "among the values"
                 )
-            kept[c] = np.empty(0, object) if got is None else _carried(got)[a.order]
+            if callable(got):  # on demand: only for the events tail() may still return
+                kept[c] = self._on_demand(got, t[a.order], a.order)
+            else:
+                kept[c] = np.empty(0, object) if got is None else _carried(got)[a.order]
         new = _Events(t[a.order], self._seq + a.order.astype(np.int64), kept)
         self._seq += len(t)
         cols: dict[str, Any] | None = None
