@@ -29,6 +29,7 @@ AGGS = {
     "count": ["max(v)", "sum(v)", "count"],
     # no size: each key's whole history, its frozen partial and revisable events
     "history": ["ewm_mean(v, half_life=2 min)", "decayed_sum(v, half_life=10 min) as s"],
+    "trailing": ["max(v)", "sum(v)", "count", "first(v)"],
 }
 #: The windows of each layout's stream (``count``: the event log's count windows).
 SHAPES: dict[str, dict[str, Any]] = {
@@ -37,6 +38,7 @@ SHAPES: dict[str, dict[str, Any]] = {
     "sessions": {"gap": "10 s"},
     "count": {"rows": 20, "every": 5},
     "history": {},
+    "trailing": {"size": "5 min", "slide": None},  # per-event windows on a FiBA
 }
 
 

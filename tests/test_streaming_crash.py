@@ -33,7 +33,9 @@ def _outputs(outdir: Path) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     return [pd.read_pickle(outdir / n) for n in names]
 
 
-@pytest.mark.parametrize("layout", ["panes", "events", "sessions", "count", "history"])
+@pytest.mark.parametrize(
+    "layout", ["panes", "events", "sessions", "count", "history", "trailing"]
+)
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
 def test_sigkill_then_resume_is_exactly_once(backend: str, layout: str, tmp_path: Path) -> None:
     ref_dir = tmp_path / "ref"
@@ -85,6 +87,11 @@ def test_sigkill_then_resume_is_exactly_once(backend: str, layout: str, tmp_path
         pd.testing.assert_frame_equal(gr, wr)
         pd.testing.assert_frame_equal(gj, wj)
     assert sum(len(r) for r, _ in got) > 100 and sum(len(j) for _, j in got) > 0
+    if layout == "trailing":  # per-event windows of monoids: the FiBA layout
+        from windowagg.pandas import parse
+        from windowagg.windows.engine import KeyStream, Shape
+
+        assert KeyStream(parse(worker.AGGS[layout]), Shape(size=300)).layout == "trailing"
     if layout == "count":  # the keys' last events, rejected once, at the end
         tail = got[-1][1]
         assert len(tail) and tail["reason"].str.startswith("in no window").all()

@@ -470,15 +470,17 @@ class TrailingFiBA:
         """The windows to emit: ends in ``(emitted, watermark]``, and the emitted windows
         holding a new event (ends in ``[x, x + size)``, revisions). O(L + m log L)."""
         ot, oseq = self._open
-        k = len(new.t)
-        is_new = np.zeros(len(ot) + k, dtype=bool)
-        if k:  # each new event after the open ones of its time (ties: arrival order)
+        n, k = len(ot), len(new.t)
+        if k and (not n or new.t[0] >= ot[-1]):  # in order: an append
+            at = np.arange(n, n + k)
+            ot, oseq = np.concatenate([ot, new.t]), np.concatenate([oseq, new.seq])
+        elif k:  # each new event after the open ones of its time (ties: arrival order)
             at = np.searchsorted(ot, new.t, "right") + np.arange(k)
-            is_new[at] = True
-            ot2 = np.empty(len(is_new), dtype=np.int64)
-            os2 = np.empty(len(is_new), dtype=np.int64)
-            ot2[~is_new], ot2[at] = ot, new.t
-            os2[~is_new], os2[at] = oseq, new.seq
+            was = np.ones(n + k, dtype=bool)
+            was[at] = False
+            ot2, os2 = np.empty(n + k, dtype=np.int64), np.empty(n + k, dtype=np.int64)
+            ot2[was], ot2[at] = ot, new.t
+            os2[was], os2[at] = oseq, new.seq
             ot, oseq = ot2, os2
         self._open = (ot, oseq)
         wm = self._clock.watermark
@@ -487,28 +489,32 @@ class TrailingFiBA:
             if wm is not None:
                 self._emitted_wm = wm if emitted is None else max(emitted, wm)
             return self._columns(_NONE, _NONE, _NONE)
-        size = int(self._shape.size)  # type: ignore[arg-type]
         a = 0 if emitted is None else int(np.searchsorted(ot, emitted, "right"))
         b = int(np.searchsorted(ot, wm, "right"))  # windows 0..b-1 are closed
+        self._emitted_wm = wm if emitted is None else max(emitted, wm)
+        # late-but-accepted new events (at or before the last emission) revise the
+        # emitted windows holding them: ends in [x, x + size)
+        x = new.t[new.t <= emitted] if emitted is not None and k and a else _NONE
+        if not len(x):
+            c = np.arange(a, max(a, b), dtype=np.int64)
+            return self._columns(ot[c], np.zeros(len(c), dtype=np.int64), oseq[c])
+        size = int(self._shape.size)  # type: ignore[arg-type]
         mark = np.zeros(len(ot) + 1, dtype=np.int64)
         mark[a] += 1
         mark[max(a, b)] -= 1
-        if emitted is not None and k and a:
-            x = new.t
-            lo = np.searchsorted(ot[:a], x, "left")
-            hi = np.searchsorted(ot[:a], x + (size - 1), "right")
-            np.add.at(mark, lo, 1)
-            np.add.at(mark, hi, -1)
+        np.add.at(mark, np.searchsorted(ot[:a], x, "left"), 1)
+        np.add.at(mark, np.searchsorted(ot[:a], x + (size - 1), "right"), -1)
         c = np.flatnonzero(np.cumsum(mark[:-1]) > 0)
         ids = oseq[c]
         rev = np.zeros(len(c), dtype=np.int64)
+        is_new = np.zeros(len(ot), dtype=bool)
+        is_new[at] = True
         # emitted before: an old event's window at or before the last emission's watermark
         for j in np.flatnonzero((c < a) & ~is_new[c]).tolist():
             key = int(ids[j])
             prev = self._revs.get(key, (0, 0))[1]
             rev[j] = prev + 1
             self._revs[key] = (int(ot[c[j]]), prev + 1)
-        self._emitted_wm = wm if emitted is None else max(emitted, wm)
         return self._columns(ot[c], rev, ids)
 
     def _columns(
@@ -573,7 +579,9 @@ class TrailingFiBA:
             last = self._next - 1
             held = self._chunks.get(last)
             if held is not None and len(held.t) < SMALL:
-                self._chunks[last] = sorted_events(concat_events([held, new], self._cols))
+                both = concat_events([held, new], self._cols)
+                in_order = not len(held.t) or new.t[0] >= held.t[-1]
+                self._chunks[last] = both if in_order else sorted_events(both)
             else:
                 last = self._next
                 self._next += 1
