@@ -33,9 +33,7 @@ def _outputs(outdir: Path) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     return [pd.read_pickle(outdir / n) for n in names]
 
 
-@pytest.mark.parametrize(
-    "layout", ["panes", "events", "sessions", "count", "history", "trailing"]
-)
+@pytest.mark.parametrize("layout", ["panes", "events", "sessions", "count", "history", "trailing"])
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
 def test_sigkill_then_resume_is_exactly_once(backend: str, layout: str, tmp_path: Path) -> None:
     ref_dir = tmp_path / "ref"

@@ -363,3 +363,91 @@ def test_an_advance_that_raised_is_answered_in_full_when_retried() -> None:
         3,
         3,
     ]
+
+
+#: Decayed aggregations whose partial is a constant (exponential decay) or a bounded
+#: summary: each window's tree partial answered ``as_of`` its end.
+TIMED = [
+    "ewm_mean(v, half_life=9)",
+    "decayed_sum(v, half_life=4) as ds",
+    "decayed_count(half_life=20) as dc",
+    "decayed_p90(v, half_life=9) as dq",
+    "top_k(v, 2, half_life=30) as tk",
+    "first(v)",
+]
+TIMED_NAMES = ["ewm_mean_v", "ds", "dc", "dq", "tk", "first_v"]
+S = 1_000_000  # times in seconds, as microseconds
+
+
+def _close_enough(got: Any, want: Any) -> bool:
+    """Floats within 1e-9 (the tree groups the decayed partials otherwise than the batch's
+    slide); top_k's JSON text by its values and weights."""
+    import json
+
+    if isinstance(want, str):
+        g, w = json.loads(got), json.loads(want)
+        return [v for v, _ in g] == [v for v, _ in w] and np.allclose(
+            [x for _, x in g], [x for _, x in w], rtol=1e-9, atol=0
+        )
+    return bool(np.isclose(float(got), float(want), rtol=1e-9, atol=1e-300))
+
+
+@given(
+    streams(),
+    st.sampled_from([(9,), (20,), (4, 15)]),
+    st.integers(0, 8),
+    st.integers(0, 8),
+)
+def test_decayed_final_revisions_equal_the_batch_answer(
+    data: tuple[np.ndarray, np.ndarray, list[int], list[int]],
+    sizes: tuple[int, ...],
+    ooo: int,
+    allowed: int,
+) -> None:
+    """Exponential decay and decayed summaries (few distinct values: the summaries'
+    exact regime) on the trailing layout, times in seconds: the last revision of every
+    window equals window_agg's, through restarts."""
+    ts, vs, cuts, restarts = data
+    ts = ts * S
+    vs = np.where(np.isfinite(vs), np.abs(np.nan_to_num(vs)) % 5, vs)  # 0..4.5: few values
+    us = tuple(s * S for s in sizes)
+    shape = Shape(size=max(us), sizes=us if len(us) > 1 else ())
+    kw = {"max_out_of_orderness": ooo * S, "allowed_lateness": allowed * S}
+    aggs = parse(TIMED)
+    s = KeyStream(aggs, shape, **kw)
+    assert s.layout == "trailing"
+    from windowagg.windows.engine.sizes import size_label
+
+    cols = (
+        TIMED_NAMES if len(us) == 1 else [f"{a}_{size_label(x)}" for a in TIMED_NAMES for x in us]
+    )
+    meta: bytes | None = None
+    store: dict[int, bytes] = {}
+    last: dict[int, tuple[int, list[Any]]] = {}
+    for i, (lo, hi) in enumerate(itertools.pairwise([0, *cuts, len(ts)])):
+        if i in restarts:
+            s = KeyStream.restore(meta, store, aggs, shape, **kw)
+        res, d = s.feed(ts[lo:hi], {"v": vs[lo:hi]})
+        d.apply(store)
+        meta = d.meta
+        for j, key in enumerate(res.ids.tolist()):
+            last[key] = (int(res.columns["end"][j]), [res.columns[c][j] for c in cols])
+    s._check()
+    res, _ = s.advance(10**12)
+    for j, key in enumerate(res.ids.tolist()):
+        last[key] = (int(res.columns["end"][j]), [res.columns[c][j] for c in cols])
+    df = pd.DataFrame({"k": "a", "t": ts, "v": vs})
+    size = [float(x) for x in sizes] if len(sizes) > 1 else float(sizes[0])
+    batch = window_agg(
+        df, "k", "t", TIMED, time_unit="us", size=size, slide=None,
+        max_out_of_orderness=float(ooo), allowed_lateness=float(allowed),
+    ).results  # fmt: skip
+    final = [last[k] for k in sorted(last, key=lambda k: (last[k][0], k))]
+    assert len(final) == len(batch)
+    ends = batch["window_end"].astype("datetime64[ns, UTC]").astype("int64") // 1000
+    assert [e for e, _ in final] == ends.tolist()
+    if not final:  # (an empty batch result names no sized columns)
+        return
+    for c_i, c in enumerate(cols):
+        for (_, row), want in zip(final, batch[c].tolist(), strict=True):
+            assert _close_enough(row[c_i], want), (c, row[c_i], want)

@@ -663,6 +663,7 @@ class TrailingFiBA:
                 )
         times = np.unique(live.t).tolist()
         for g, tree in zip(self._plan.groups, self._trees.trees, strict=True):
-            tree._check()
+            if not g.timed:  # a summary partial (a new object per combine) has no ==
+                tree._check()
             if [x for x, _ in tree.to_partials()] != times:
                 raise AssertionError(f"TrailingFiBA: the tree of {g.alias!r} holds other times")
