@@ -11,9 +11,12 @@ layouts            chosen by the shape and the aggregations, never by a size
                    event rate; ``"sessions"`` (:mod:`.sessions`): session windows of
                    monoids, the first session that can still change folded below the
                    lateness bound over the event log's newer events, O(1 + rate x
-                   lateness); ``"events"`` (this module's :class:`EventLog`): per-event,
-                   count and session windows, exact quantiles, ``emit="arrival"`` (several
-                   sizes: every size's columns per row of the largest size,
+                   lateness); ``"trailing"`` (:mod:`.trailing`): per-event windows of
+                   monoids, one ``ooo.FiBA`` per aggregation answering range queries;
+                   ``"events"`` (this module's :class:`EventLog`): count windows, the
+                   per-event and session windows the others do not take (exact
+                   quantiles, polynomial decay, a ``factory``) (several sizes: every
+                   size's columns per row of the largest size,
                    :func:`~.sizes.evaluate_sizes`): the key's retained events
 event log          the retained events as arrays (int64 event time, int64 arrival sequence
                    number = row id, float64 value columns), sorted by (time, arrival),
