@@ -28,13 +28,22 @@ floor for the operator). Printed: ``triggerExecution`` medians of the first and 
 quarter of the micro-batches and their ratio, and per micro-batch the state bytes read +
 written against the input bytes (20 per row: int key, timestamp, double).
 
+``--mode history`` measures issue 37's whole-history case on ``stream_window_agg`` (the
+``transformWithStateInPandas`` operator): ``--events`` (default 1M here) of 100 keys over 2
+days of event time (each up to 30 s late), in files of ``--batch`` events (one per
+micro-batch: 100), ``ewm_mean(value, half_life=1 hour)`` with no size, allowed lateness 1
+min. Printed per micro-batch: ``triggerExecution`` and the state operator's
+``numRowsTotal`` and ``memoryUsedBytes`` (``lastProgress.stateOperators``); then the first
+and the last quarter's median ``triggerExecution`` and their ratio (target <= 1.2), and the
+rows and memory over the last half (target: flat).
+
 Printed per contender: the medians over the warm micro-batches (the first micro-batch of
 each query, which pays planning and worker start, is left out) of Spark's progress
 ``durationMs`` (``triggerExecution``, ``addBatch``, ``queryPlanning``) and of the state
 operator's ``allUpdatesTimeMs`` and ``commitTimeMs``.
 
 Run: ``python -m benchmarks.probe_spark_stream [--events N] [--batch B] [--repeats R]
-[--mode over --density D | --mode day]``.
+[--mode over --density D | --mode day | --mode history]``.
 """
 
 from __future__ import annotations
@@ -269,6 +278,70 @@ def main_day(spark: Any, work: Path, args: Any) -> None:
     )
 
 
+HISTORY_AGGS = ["ewm_mean(value, half_life=1 hour)"]
+
+
+def write_history_files(folder: Path, n: int, per_file: int, seed: int = 37) -> int:
+    """*n* events of 100 keys over 2 days, in arrival order (each up to 30 s late), as
+    files of *per_file* (mtimes increasing); returns the number of files."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True)
+    t = np.sort(rng.integers(0, 2 * DAY_US, n))
+    order = np.argsort(t + rng.integers(0, 30_000_000, n), kind="stable")
+    t0 = pd.Timestamp("2026-11-01", tz="UTC").value // 1000
+    pdf = pd.DataFrame(
+        {
+            "key": rng.integers(0, 100, n).astype(np.int32)[order],
+            "event_time": pd.to_datetime(t0 + t[order], unit="us", utc=True),
+            "value": rng.normal(size=n),
+        }
+    )
+    base = time.time() - 10_000
+    files = 0
+    for i, lo in enumerate(range(0, n, per_file)):
+        f = folder / f"part-{i:05d}.parquet"
+        pdf.iloc[lo : lo + per_file].to_parquet(f, index=False, coerce_timestamps="us")
+        os.utime(f, (base + i, base + i))
+        files += 1
+    return files
+
+
+def main_history(spark: Any, work: Path, args: Any) -> None:
+    """``--mode history`` (see the module docstring)."""
+    from windowagg.spark import stream_window_agg
+
+    src = work / "in"
+    files = write_history_files(src, args.events, args.batch)
+    spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", str(files + 10))
+
+    def build() -> Any:
+        return stream_window_agg(
+            file_stream(spark, src), "key", "event_time", HISTORY_AGGS,
+            allowed_lateness="1 minute",
+        )  # fmt: skip
+
+    seconds, q = to_noop(build, work / "ck")
+    prog = [p for p in q.recentProgress if p["numInputRows"] > 0]
+    trig = [p["durationMs"].get("triggerExecution", 0) / 1000 for p in prog]
+    ops = [p["stateOperators"][0] if p["stateOperators"] else {} for p in prog]
+    rows = [int(o.get("numRowsTotal", 0)) for o in ops]
+    mem = [int(o.get("memoryUsedBytes", 0)) for o in ops]
+    print(f"\n100 keys, whole history, {HISTORY_AGGS[0]}, {args.events:,} events in "
+          f"{len(prog)} micro-batches of {args.batch:,}; query {seconds:.1f} s")  # fmt: skip
+    print(f"{'batch':>5} {'trigger s':>9} {'numRowsTotal':>12} {'memoryUsedBytes':>15}")
+    for i, (a, b, c) in enumerate(zip(trig, rows, mem, strict=True)):
+        print(f"{i:5d} {a:9.3f} {b:12,d} {c:15,d}")
+    tr = trig[1:]  # the first pays planning and worker start
+    k = max(1, len(tr) // 4)
+    f, la = float(np.median(tr[:k])), float(np.median(tr[-k:]))
+    half = len(prog) // 2
+    print(f"triggerExecution: first quarter {f:.3f} s, last quarter {la:.3f} s, "
+          f"last/first {la / f:.2f}")  # fmt: skip
+    print(f"numRowsTotal over the last half: min {min(rows[half:]):,} max "
+          f"{max(rows[half:]):,}; memoryUsedBytes over the last half: min "
+          f"{min(mem[half:]):,} max {max(mem[half:]):,} (first half max {max(mem[:half]):,})")  # fmt: skip
+
+
 def query(spark: Any, src: Path, who: str, args: Any = None) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -327,7 +400,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--events", type=int, default=60_000)
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--mode", choices=["hop", "over", "day"], default="hop")
+    ap.add_argument("--mode", choices=["hop", "over", "day", "history"], default="hop")
     ap.add_argument("--density", type=int, default=100, help="over: events per window")
     ap.add_argument("--state-bytes", type=int, default=3_500, help="echo-apws: per key")
     args = ap.parse_args(argv)
@@ -337,9 +410,9 @@ def main(argv: list[str]) -> int:
     spark = session("local[2]", "probe-spark-stream", driver_memory="3g")
     print("spark.sql.shuffle.partitions =", spark.conf.get("spark.sql.shuffle.partitions"))
     work = Path(tempfile.mkdtemp(prefix="windowagg-probe-stream-"))
-    if args.mode == "day":
+    if args.mode in ("day", "history"):
         try:
-            main_day(spark, work, args)
+            (main_day if args.mode == "day" else main_history)(spark, work, args)
         finally:
             spark.stop()
             shutil.rmtree(work, ignore_errors=True)

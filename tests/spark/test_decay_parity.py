@@ -85,3 +85,53 @@ def test_a_mean_long_after_its_newest_event_is_not_null(spark):
     assert rows["ewm_mean_v"].tolist() == [pytest.approx(want, rel=2**-50, abs=0)]
     # the count as of the end: 2^-1057.5 + 2^-1080, a subnormal, within one rounding
     assert rows["decayed_count"].tolist() == [pytest.approx(2**-1057.5, rel=2**-16, abs=0)]
+
+
+def test_a_whole_history_stream_keeps_bounded_state_and_the_batch_answers(
+    spark, tmp_path, decay_frame, by_window, arrival_files, run_to_end
+):
+    """``stream_window_agg`` with no size (issue 37's whole-history layout: one partial per
+    key and aggregation plus the events a late event can still revise): the final revision
+    of every emitted window equals ``windowagg.pandas``; the state holds a few rows per key
+    (the statestore reader); polynomial decay with no size is refused when the query is
+    built (its partial is its events)."""
+    from windowagg.errors import ArgumentError
+    from windowagg.pandas import window_agg as local
+    from windowagg.spark import stream_window_agg
+
+    aggs = [*AGGS[:3], "decayed_p50(v, half_life=1h) as med"]
+    out = ["ewm_mean_v", "s1h", "decayed_count", "med"]
+    pdf = decay_frame[["k", "t", "v"]]
+    folder = tmp_path / "in"
+    arrival_files(folder, [pdf.iloc[part] for part in np.array_split(np.arange(len(pdf)), 4)])
+    src = (
+        spark.readStream.schema("k int, t timestamp, v double")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(str(folder))
+    )
+    with pytest.raises(ArgumentError, match="with no size keeps every event"):
+        stream_window_agg(src, "k", "t", AGGS, max_out_of_orderness="1 hour")
+    drained = run_to_end(
+        stream_window_agg(src, "k", "t", aggs, max_out_of_orderness="1 hour"), tmp_path
+    )
+    assert len(drained.rejects) == 0
+    s = drained.results.sort_values("revision", kind="stable").drop_duplicates(
+        ["k", "window_start", "window_end"], keep="last"
+    )
+    s = by_window(s, out)
+    want = by_window(local(pdf, "k", "t", aggs).results, out).drop_duplicates(
+        ["k", "window_start", "window_end"]
+    )
+    want = want.merge(s[["k", "window_start", "window_end"]], how="inner")
+    assert len(s) == len(want) > 200
+    pd.testing.assert_frame_equal(s[want.columns[:3]], want[want.columns[:3]])
+    np.testing.assert_allclose(s[out[:3]], want[out[:3]], rtol=1e-9)
+    assert s["med"].tolist() == want["med"].tolist()
+    rows = (
+        spark.read.format("statestore")
+        .option("stateVarName", "pieces")
+        .load(drained.checkpoint)
+        .toPandas()
+    )
+    per_key = rows["key"].map(lambda g: tuple(g)).value_counts()
+    assert len(per_key) == 3 and per_key.max() <= 4  # head, 1-2 chunks, the summary

@@ -369,3 +369,57 @@ def test_a_null_key_group_is_rejects_with_no_state_and_leaves_through_the_flush(
     calls, nan = h.calls, float("nan")  # a NaN key (no null to Spark): rejects, no state
     out = _micro_batch(proc, (nan, 0), pdf.assign(key=nan, _wa_null_keys=0))
     assert h.calls == calls and out[0]["reason"].tolist() == ["null key key"] * 3
+
+
+def test_whole_history_reads_its_pieces_on_demand_and_keeps_few_rows():
+    """``ewm_mean`` and ``decayed_p50`` with no size (the whole-history layout, issue 37):
+    each micro-batch reads the head and the few pieces its metadata names (the revisable
+    events' chunks and the summary piece), never a scan; the key's rows stay bounded
+    however long the history, and the answers equal the engine's over a plain dict."""
+    from windowagg.aggs import parse_aggs
+    from windowagg.spark.streaming import WindowAggProcessor
+    from windowagg.windows.engine import Shape
+    from windowagg.windows.engine.assign import HISTORY
+
+    aggs = ["ewm_mean(value, half_life=10 min)", "decayed_p50(value, half_life=1h) as med"]
+
+    def make() -> Any:
+        return WindowAggProcessor(
+            ["key"], "t", parse_aggs(aggs), Shape(size=HISTORY), "s",
+            max_out_of_orderness=30_000_000, allowed_lateness=60_000_000,
+        )  # fmt: skip
+
+    assert make()._step.layout == "history"
+    batches = _batches(40)
+    proc, h = make(), _Handle()
+    proc.init(h)
+    scans = {"n": 0}
+    scan = h.pieces.iterator
+
+    def counted_scan():
+        scans["n"] += 1
+        return scan()
+
+    h.pieces.iterator = counted_scan
+    calls, rows, got = [], [], []
+    for pdf in batches:
+        before = h.calls
+        out = _micro_batch(proc, (1,), pdf)
+        calls.append(h.calls - before)
+        rows.append(len(h.pieces.map))
+        got.append([(w, e, q, r) for f in out for _, x in f.iterrows()
+                    for w, e, q, r in zip(x["_we"], x["ewm_mean_value"], x["med"], x["_rev"],
+                                          strict=True)])  # fmt: skip
+    step = make()._step
+    meta, pieces, want = None, {}, []
+    for pdf in batches:
+        res, deltas = step((1,), iter([pdf]), meta, pieces)
+        for d in deltas:
+            d.apply(pieces)
+        meta = deltas[-1].meta if deltas else meta
+        want.append([(w, e, q, r) for f in res for _, x in f.iterrows()
+                     for w, e, q, r in zip(x["_we"], x["ewm_mean_value"], x["med"], x["_rev"],
+                                           strict=True)])  # fmt: skip
+    assert got == want and sum(map(len, got)) > 3_000
+    assert scans["n"] == 0  # pieces read one by one, never a scan
+    assert max(rows) <= 4 and max(calls[1:]) <= 9, (rows, calls)  # head, chunk, summary
