@@ -24,6 +24,7 @@ from windowagg.errors import CodecError
 from windowagg.order_statistics import OrderStatistics
 from windowagg.pandas import parse, window_agg
 from windowagg.windows.engine import Shape
+from windowagg.windows.engine import values as values_module
 from windowagg.windows.engine.panes import PaneStream
 from windowagg.windows.engine.stream import KeyStream
 from windowagg.windows.engine.values import Values, is_value_key, value_key
@@ -74,8 +75,27 @@ def _aliases(aggs: list[Any]) -> list[str]:
     st.sampled_from(AGG_SETS),
     st.integers(0, 6),
     st.integers(0, 8),
+    st.booleans(),
 )
 def test_final_revisions_equal_the_batch_answer_exactly(
+    data: tuple[np.ndarray, np.ndarray, list[int], list[bool]],
+    shape: dict[str, int],
+    names: list[str],
+    ooo: int,
+    allowed: int,
+    cursor: bool,
+) -> None:
+    """*cursor*: every window by the cursor (no scratch slide for short windows), else
+    as it comes (these small windows mostly take the scratch slide)."""
+    old = values_module._PER_WINDOW
+    values_module._PER_WINDOW = 0 if cursor else old
+    try:
+        _final_revisions_equal(data, shape, names, ooo, allowed)
+    finally:
+        values_module._PER_WINDOW = old
+
+
+def _final_revisions_equal(
     data: tuple[np.ndarray, np.ndarray, list[int], list[bool]],
     shape: dict[str, int],
     names: list[str],
@@ -247,17 +267,22 @@ def test_a_corrupted_value_piece_is_a_codec_error() -> None:
 def test_values_answers_each_window_from_the_cursor() -> None:
     v = Values({"v": [("p50_v", 1, 2)]}, width=2, step=2, present=lambda a, b: range(a, b + 1))
     v.add([0, 1, 2, 3], [0, 1, 2, 3], [1, 2, 3, 4], {"v": np.array([4.0, 1.0, 3.0, 2.0])})
-    got = v.answers([0, 1])
-    assert got["p50_v"].tolist() == [1.0, 2.0]
+    got = v.answers([0, 1])  # two short windows: one scratch slide, the cursor untouched
+    assert got["p50_v"].tolist() == [1.0, 2.0] and v.held is None and v.scratch == 4
+    assert v.answers([0])["p50_v"].tolist() == [1.0] and v.held == (0, 1)
+    assert v.answers([1])["p50_v"].tolist() == [2.0]
     assert v.held == (2, 3) and v.inserted == 4 and v.evicted == 0  # disjoint: refilled
 
 
-def test_several_sizes_take_the_pane_layout_with_one_cursor_per_size() -> None:
+def test_several_sizes_take_the_pane_layout_with_one_cursor_per_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Sizes [10, 30] every 5 with p50: one pane layout, each size answered by its own
     cursor (width 2 and 6 panes) over the same value pieces; rows equal the batch call's
     (a window of the small size holding no event: NaN, as the batch)."""
     from windowagg.windows.engine.sizes import size_label
 
+    monkeypatch.setattr(values_module, "_PER_WINDOW", 0)  # the cursors, not scratch slides
     aggs = parse(["p50(v)", "count"])
     shape = Shape(size=30, slide=5, sizes=(10, 30))
     s = KeyStream(aggs, shape, allowed_lateness=5)

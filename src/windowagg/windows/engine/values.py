@@ -8,8 +8,9 @@ component          the pane layout's (:mod:`.panes`) part for exact quantiles (`
                    = panes ``k*s .. k*s + w - 1``)
 pieces             one per stored pane, key ``(p << 6) | 63`` (:func:`value_key`; tags
                    ``0..top`` are the tree's levels): per quantile column the pane's values,
-                   sorted float64 (codec bytes). A pane's piece is written when events land
-                   in it and deleted with the pane (its last window settled)
+                   sorted float64, the columns' buffers end to end (one codec bytes
+                   object); written when events land in the pane, deleted with the pane
+                   (its last window settled)
 in memory          per column one :class:`~windowagg.order_statistics.OrderStatistics`
                    (natively a counted B+ tree) holding the values of the panes
                    ``held = (a, b)``: the *cursor*. Emitting window k moves it to ``(k*s,
@@ -42,10 +43,12 @@ Examples
 >>> v = Values({"v": [("p75_v", 3, 4)]}, width=3, step=1, present=lambda a, b: range(a, b + 1))
 >>> v.add([0, 1, 2, 3], np.array([0, 1, 3, 4]), np.array([1, 3, 4, 5]),
 ...       {"v": np.array([5.0, 1.0, 4.0, 2.0, 3.0])})
->>> {k: c.tolist() for k, c in v.answers([0, 1]).items()}  # panes 0..2, then 1..3
-{'p75_v': [4.0, 3.0]}
+>>> v.answers([0])["p75_v"].tolist(), v.answers([1])["p75_v"].tolist()  # 0..2, 1..3
+([4.0], [3.0])
 >>> v.held, v.inserted, v.evicted  # pane 3 entered, pane 0 left
 ((1, 3), 5, 1)
+>>> v.answers([0, 1])["p75_v"].tolist(), v.scratch  # two short windows: a scratch slide
+([4.0, 3.0], 5)
 >>> sorted(k >> 6 for k in v.flush(True)[0])  # one piece per pane written
 [0, 1, 2, 3]
 """
@@ -60,13 +63,20 @@ import numpy as np
 from windowagg import codec
 from windowagg.errors import CodecError
 from windowagg.windows.engine.pieces import Pieces
-from windowagg.windows.engine.ranks import nearest_rank
+from windowagg.windows.engine.ranks import nearest_rank, slide_select
 
 __all__ = ["VALUE_TAG", "Values", "value_key"]
 
 #: The low 6 bits of a value piece's key (the pane tree's levels use 0..top <= 62).
 VALUE_TAG = 63
 _BITS = 6
+#: Up to this many panes and values per emitted window, a micro-batch's windows are
+#: answered by sliding a scratch multiset over their span (one native call per column)
+#: instead of stepping the cursor window by window in Python: the same answers, a
+#: constant factor (short windows, many keys: ~1 value per pane); not an algorithm choice
+#: by size, the cursor's work bound holds either way (the scratch slide costs at most this
+#: many values per window).
+_PER_WINDOW = 16
 
 
 def value_key(pane: int) -> int:
@@ -110,6 +120,7 @@ class Values:
         "_w",
         "evicted",
         "inserted",
+        "scratch",
     )
 
     def __init__(
@@ -135,31 +146,31 @@ class Values:
         """Values inserted into the multisets (all columns), since construction."""
         self.evicted = 0
         """Values evicted from the multisets (all columns), since construction."""
+        self.scratch = 0
+        """Values slid through scratch multisets (short windows), since construction."""
 
     # ------------------------------------------------------------------ bytes
     def _encode(self, key: int, rec: dict[str, np.ndarray]) -> bytes:
-        return codec.dumps(("v", {c: rec[c].astype("<f8").tobytes() for c in self._cols}))
+        # one buffer, the columns end to end in the configuration's order (the stored
+        # configuration names them): a single codec object per piece
+        return codec.dumps(b"".join(rec[c].astype("<f8").tobytes() for c in self._cols))
 
     def _decode(self, key: int, data: bytes) -> dict[str, np.ndarray]:
         with codec.decoding("a windowagg pane's values"):
-            rec = codec.loads(data)
-        cols = rec[1] if isinstance(rec, tuple) and len(rec) == 2 and rec[0] == "v" else None
-        if not (isinstance(cols, dict) and set(cols) == set(self._cols)):
+            raw = codec.loads(data)
+        k = len(self._cols)
+        if not isinstance(raw, bytes) or not raw or len(raw) % (8 * k):
             raise CodecError(
-                f"piece {key}: not a windowagg pane's values of columns {self._cols}: the "
-                "checkpoint belongs to another query or is corrupted; use a new one"
+                f"piece {key}: not a windowagg pane's values of columns {self._cols} (float64 "
+                "buffers end to end): the checkpoint belongs to another query or is corrupted; "
+                "use a new one"
             )
+        a = np.frombuffer(raw, dtype="<f8").astype(np.float64).reshape(k, -1)
         out: dict[str, np.ndarray] = {}
-        for c in self._cols:
-            raw = cols[c]
-            if not isinstance(raw, bytes) or len(raw) % 8:
-                raise CodecError(f"piece {key}: column {c!r} is not a float64 buffer: corrupted")
-            a = np.frombuffer(raw, dtype="<f8").astype(np.float64)
-            if len(a) and (not np.isfinite(a).all() or (np.diff(a) < 0).any()):
+        for c, col in zip(self._cols, a, strict=True):
+            if not np.isfinite(col).all() or (np.diff(col) < 0).any():
                 raise CodecError(f"piece {key}: column {c!r} is not sorted finite values")
-            out[c] = a
-        if len({len(a) for a in out.values()}) > 1 or not len(out[self._cols[0]]):
-            raise CodecError(f"piece {key}: columns of different lengths or none: corrupted")
+            out[c] = col
         return out
 
     def piece(self, pane: int) -> bytes:
@@ -214,13 +225,22 @@ class Values:
         values go into the multisets. O(m log m + touched pieces)."""
         cursors = list(self._cursors.values())
         get, put = self._chunks.get, self._chunks.put
+        cols = {c: values[c] for c in self._cols}
+        plain = {c: isinstance(v, list) for c, v in cols.items()}  # a few events: no numpy
         for p, a, b in zip(panes, np.asarray(lo).tolist(), np.asarray(hi).tolist(), strict=True):
-            new = {c: np.asarray(values[c][a:b], dtype=np.float64) for c in self._cols}
             old = get(value_key(p))
-            if old is None:
-                rec = {c: np.sort(v) for c, v in new.items()}
-            else:
-                rec = {c: np.sort(np.concatenate([old[c], new[c]])) for c in self._cols}
+            rec: dict[str, np.ndarray] = {}
+            new: dict[str, np.ndarray] = {}
+            for c, v in cols.items():
+                if plain[c]:
+                    part = v[a:b]
+                    merged = sorted(part) if old is None else sorted([*old[c].tolist(), *part])
+                    rec[c] = np.array(merged, dtype=np.float64)
+                    new[c] = np.array(part, dtype=np.float64)
+                else:
+                    new[c] = np.asarray(v[a:b], dtype=np.float64)
+                    both = new[c] if old is None else np.concatenate([old[c], new[c]])
+                    rec[c] = np.sort(both)
             put(value_key(p), rec)
             for (a0, b0), sets in cursors:
                 if a0 <= p <= b0:
@@ -237,6 +257,9 @@ class Values:
         by window (several sizes: one cursor per size). O(moves log n + windows x
         quantiles)."""
         starts = [int(a) for a in starts]
+        few = self._few(starts, width)
+        if few is not None:
+            return self._scratch(starts, width, *few)
         out = {
             alias: np.empty(len(starts), np.float64) for qs in self._qs.values() for alias, *_ in qs
         }
@@ -249,6 +272,47 @@ class Values:
                     raise AssertionError(f"Values: the window at pane {a} holds no value of {c!r}")
                 for alias, num, den in qs:
                     out[alias][j] = ms.kth(nearest_rank(num, den, n) - 1)
+        return out
+
+    def _few(
+        self, starts: list[int], width: int
+    ) -> tuple[list[int], list[dict[str, np.ndarray]]] | None:
+        """The stored panes and their values over the windows' whole span when it holds
+        at most :data:`_PER_WINDOW` values per window (short windows: the cursor's Python
+        step per window would cost more than sliding a scratch multiset over the span);
+        else None. O(windows) when the span is too wide, O(its panes) otherwise."""
+        r = len(starts)
+        if r < 2 or starts[-1] + width - starts[0] > _PER_WINDOW * r:
+            return None
+        get = self._chunks.get  # every pane of the span (<= _PER_WINDOW per window)
+        span = range(starts[0], starts[-1] + width)
+        found = [(p, rec) for p in span if (rec := get(value_key(p))) is not None]
+        panes = [p for p, _ in found]
+        recs = [rec for _, rec in found]
+        c0 = self._cols[0]
+        if sum(len(rec[c0]) for rec in recs) > _PER_WINDOW * r:
+            return None
+        return panes, recs
+
+    def _scratch(
+        self, starts: list[int], width: int, panes: list[int], recs: list[dict[str, np.ndarray]]
+    ) -> dict[str, np.ndarray]:
+        """:meth:`answers_at` by one scratch multiset slid over the span's values in pane
+        order (:func:`~.ranks.slide_select`, one native ``kth_slices`` call per column):
+        the same nearest ranks; the cursors are not touched (still their panes' values).
+        O(span values log w + windows x quantiles)."""
+        c0 = self._cols[0]
+        cum = np.concatenate([[0], np.cumsum([len(rec[c0]) for rec in recs])]).astype(np.int64)
+        ids = np.asarray(panes, dtype=np.int64)
+        a = np.asarray(starts, dtype=np.int64)
+        lo = cum[np.searchsorted(ids, a, "left")]
+        hi = cum[np.searchsorted(ids, a + width - 1, "right")]
+        out: dict[str, np.ndarray] = {}
+        for c, qs in self._qs.items():
+            vals = np.concatenate([rec[c] for rec in recs]) if recs else np.empty(0)
+            got = slide_select(vals, lo, hi, [(num, den) for _, num, den in qs])
+            out.update({alias: col for (alias, _, _), col in zip(qs, got, strict=True)})
+        self.scratch += int(cum[-1]) * len(self._cols)
         return out
 
     def drop(self, panes: Iterable[int]) -> None:
