@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "inputs.hpp"
 #include "py_errors.hpp"
@@ -57,8 +58,13 @@ void decay_slices(nb::handle t, nb::handle v, nb::handle lo, nb::handle hi, nb::
     if (bv.size() != n || bhi.size() != r || be.size() != r || bs.size() != r || bw.size() != r) {
         raise("ArgumentError", "decay_slices: t and v, and lo, hi, end, out_s and out_w, must have equal lengths");
     }
-    const int64_t* l = blo.ptr<const int64_t>();
-    const int64_t* h = bhi.ptr<const int64_t>();
+    // The bounds are copied before they are checked, and the kernel, which runs without the
+    // GIL, reads only the copies: another thread may write to the caller's lo and hi
+    // meanwhile, and a bound changed after its check would read past the events.
+    std::vector<int64_t> lo_(blo.ptr<const int64_t>(), blo.ptr<const int64_t>() + r),
+        hi_(bhi.ptr<const int64_t>(), bhi.ptr<const int64_t>() + r);
+    const int64_t* l = lo_.data();
+    const int64_t* h = hi_.data();
     int64_t prev_lo = 0, prev_hi = 0;
     for (std::size_t j = 0; j < r; ++j) {  // checked before any work: the kernel trusts them
         if (l[j] < prev_lo || h[j] < prev_hi || l[j] > h[j] || h[j] > static_cast<int64_t>(n)) {

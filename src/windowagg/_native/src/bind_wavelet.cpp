@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "inputs.hpp"
 #include "py_errors.hpp"
@@ -101,7 +102,12 @@ void bind_wavelet(nb::module_& m) {
             if (o.items() != r * per)
                 raise("ArgumentError", who + ": out holds " + std::to_string(o.items()) + " items for " +
                                            std::to_string(r * per) + " answers; give one slot per window and rank");
-            const int64_t *a = l.ptr(), *b = h.ptr(), *k = rk.ptr();
+            // The bounds and ranks are copied before they are checked, and the loop below,
+            // which runs without the GIL, reads only the copies: another thread may write
+            // to the caller's arrays meanwhile, and a bound changed after its check would
+            // index past the levels (an out-of-bounds read).
+            std::vector<int64_t> a_(l.ptr(), l.ptr() + r), b_(h.ptr(), h.ptr() + r), k_(rk.ptr(), rk.ptr() + r * per);
+            const int64_t *a = a_.data(), *b = b_.data(), *k = k_.data();
             for (std::size_t i = 0; i < r; ++i) {
                 check_range(a[i], b[i], w.size(), i, who);
                 for (std::size_t j = 0; j < per; ++j) check_rank(k[i * per + j], b[i] - a[i], i, who);

@@ -1,0 +1,113 @@
+"""The verbs that run without the GIL read the bounds they checked, not the caller's arrays.
+
+``_core.WaveletMatrix.kth_slices`` and ``_core.decay_slices`` check every window's bounds,
+then release the GIL for the kernel. The kernel used to read the caller's ``lo`` / ``hi``
+(numpy arrays, shared): another thread, free to run once the GIL was released, could
+write a bound past the end after the check, and the kernel then read out of bounds (a
+crash, or under ASan a report; issue 36 item 10). Now the bounds are copied before the
+check and the kernel reads the copies.
+
+Each case runs in a subprocess (a crash fails the test, not the run): a writer thread
+puts an out-of-range bound into the last window whenever it gets the GIL, the main
+thread resets it and calls the verb, again and again. A call whose check passed must
+answer from the bounds it checked, whatever the writer did meanwhile.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from windowagg._backend import native_core
+
+_core = native_core()
+
+_PRELUDE = """
+import sys, threading
+import numpy as np
+from windowagg._backend import native_core
+from windowagg.errors import WindowaggError
+
+core = native_core()
+sys.setswitchinterval(1e-6)
+BAD = 1 << 40  # far past any buffer here
+state = {"stop": False, "armed": False}
+
+def writer(hi):
+    while not state["stop"]:
+        if state["armed"]:
+            hi[-1] = BAD
+            state["armed"] = False
+
+def race(hi, good, call, rounds=300):
+    t = threading.Thread(target=writer, args=(hi,))
+    t.start()
+    checked = moved = 0
+    try:
+        for _ in range(rounds):
+            hi[-1] = good
+            state["armed"] = True
+            try:
+                call()
+            except WindowaggError:
+                continue  # the writer ran before the check: refused, as it must be
+            checked += 1
+            moved += int(hi[-1] == BAD)  # the writer ran during (or just after) the call
+    finally:
+        state["stop"] = True
+        t.join()
+    return checked, moved
+"""
+
+_WAVELET = """
+n, r = 1000, 100_000
+codes = np.arange(n, dtype=np.int64) % 7
+wm = core.WaveletMatrix(codes, 7)
+lo = np.zeros(r, np.int64)
+hi = np.full(r, n, np.int64)
+ranks = np.full(r, n - 1, np.int64)  # the largest code of the whole sequence: 6
+out = np.empty(r, np.int64)
+
+def call():
+    out[:] = -1
+    wm.kth_slices(lo, hi, ranks, out)
+    assert (out == 6).all(), np.unique(out)
+
+checked, moved = race(hi, n, call)
+print(checked, moved)
+"""
+
+_DECAY = """
+n, r = 1000, 100_000
+t = np.arange(n, dtype=np.int64)
+v = np.ones(n)
+lo = np.zeros(r, np.int64)
+hi = np.full(r, n, np.int64)
+end = np.full(r, n - 1, np.int64)
+s = np.empty(r)
+w = np.empty(r)
+
+def call():
+    core.decay_slices(t, v, lo, hi, end, 10.0, s, w, False)
+    assert (w == w[0]).all() and (s == s[0]).all(), (w[0], w[-1])
+
+checked, moved = race(hi, n, call)
+print(checked, moved)
+"""
+
+
+@pytest.mark.parametrize("case", ["wavelet", "decay"])
+def test_a_bound_changed_during_the_call_is_not_read(case: str) -> None:
+    if case == "decay" and not hasattr(_core, "decay_slices"):
+        pytest.skip("a compiled core built before decay_slices")
+    body = _WAVELET if case == "wavelet" else _DECAY
+    code = textwrap.dedent(_PRELUDE) + textwrap.dedent(body)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, (res.returncode, res.stdout[-2000:], res.stderr[-4000:])
+    checked, moved = map(int, res.stdout.split())
+    # the race was run: some calls passed their check (the others were refused), and in
+    # some of those the writer had put its bound in by the time the call returned
+    assert checked > 0 and moved > 0, res.stdout
