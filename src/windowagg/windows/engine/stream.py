@@ -622,8 +622,10 @@ class EventLog:
         old_t = old_sorted
         last_old = ordinal * s.every + (s.every - 1) - self._dropped
         existed = last_old < old_n
-        old_end = np.where(existed, old_t[np.minimum(last_old, max(old_n - 1, 0))], 0)
-        out = existed & (old_end <= emitted) if old_n else existed
+        if not old_n:  # every stored event was compacted away: nothing to index
+            return existed
+        old_end = np.where(existed, old_t[np.minimum(last_old, old_n - 1)], 0)
+        out = existed & (old_end <= emitted)
         return out
 
     def _session_revisions(self, w: Windows, emit: np.ndarray, rev: np.ndarray) -> None:
