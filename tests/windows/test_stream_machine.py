@@ -601,3 +601,30 @@ def test_a_count_stream_whose_events_were_all_compacted_takes_the_next_event() -
     out, _ = s.advance(10**6)
     assert out.columns["end"].tolist() == [200] and out.columns["max_v"].tolist() == [5.0]
     assert out.columns["revision"].tolist() == [0]
+
+
+def test_decayed_summaries_compare_by_state_so_a_trailing_stream_passes_its_check() -> None:
+    """Found by the machine: the trailing layout's FiBA check compares each stored
+    aggregate with its recomputation, and the decayed summaries compared by identity, so
+    every check of a per-event ``decayed_p50``/``top_k`` stream failed."""
+    from windowagg.sketches.exp_qdigest import ExpDecayQDigest
+    from windowagg.sketches.space_saving import ExpDecaySpaceSaving
+
+    def digest(*ts: int) -> ExpDecayQDigest:
+        d = ExpDecayQDigest(2**64, 0.01, 0.1)
+        for t in ts:
+            d.update(7, t)
+        return d
+
+    def saving(*ts: int) -> ExpDecaySpaceSaving:
+        s = ExpDecaySpaceSaving(lam=0.1, k=4)
+        for t in ts:
+            s.update("x", t)
+        return s
+
+    assert digest(1, 2) == digest(1, 2) and digest(1, 2) != digest(1, 3)
+    assert saving(1, 2) == saving(1, 2) and saving(1, 2) != saving(1, 3)
+    for agg in (f"decayed_p50(v, half_life={H})", f"top_k(v, 2, half_life={H})"):
+        s = KeyStream(parse([agg]), Shape(size=S), allowed_lateness=S, deltas=False)
+        s.feed(np.array([0, S, S // 2]), {"v": np.array([0.0, 1.0, 2.0])})
+        s._check()

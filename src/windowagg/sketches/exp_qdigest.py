@@ -81,6 +81,13 @@ class ExpDecayQDigest:
 
     __slots__ = ("_horizon", "_lam", "_lm", "_q", "_tmax")
 
+    def __eq__(self, other: object) -> bool:
+        """The same state, slot by slot (what the invariant checks compare a stored summary
+        with its recomputation by: two merges of the same inputs are equal). O(size)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+
     def __init__(self, universe: int, eps: float, lam: float) -> None:
         if not isinstance(lam, (int, float)) or not (math.isfinite(lam) and lam > 0):
             raise ArgumentError(f"lam must be a positive finite number, got {lam!r}")

@@ -82,6 +82,13 @@ class ExpDecaySpaceSaving:
         "_tmax",
     )
 
+    def __eq__(self, other: object) -> bool:
+        """The same state, slot by slot (what the invariant checks compare a stored summary
+        with its recomputation by: two merges of the same inputs are equal). O(size)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+
     def __init__(self, eps: float | None = None, lam: float = 0.0, *, k: int | None = None) -> None:
         if k is None:
             if eps is None or not isinstance(eps, (int, float)) or not 0 < eps < 1:

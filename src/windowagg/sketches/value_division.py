@@ -76,6 +76,13 @@ class _Summary:
 
     __slots__ = ("_q", "end", "start", "tmax", "tmin")
 
+    def __eq__(self, other: object) -> bool:
+        """The same state, slot by slot (what the invariant checks compare a stored summary
+        with its recomputation by: two merges of the same inputs are equal). O(size)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+
     def __init__(self, start: float, end: float, q: QDigest | tuple[QDigest, int, float]) -> None:
         self.start = start
         self.end = end
@@ -124,6 +131,13 @@ class ValueDivision:
         "_theta",
         "_tnow",
     )
+
+    def __eq__(self, other: object) -> bool:
+        """The same state, slot by slot (what the invariant checks compare a stored summary
+        with its recomputation by: two merges of the same inputs are equal). O(size)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
 
     def __init__(
         self, universe: int, decay: Callable[[float], float], theta: float, beta: float
