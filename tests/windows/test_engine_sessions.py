@@ -348,3 +348,18 @@ def test_decayed_aggregations_with_a_summary_or_events_keep_the_event_log() -> N
     for spec in (["decayed_sum(v, decay=poly(2))"], ["decayed_p50(v, half_life=1h)"]):
         assert KeyStream(parse(spec), shape).layout == "events"
     assert KeyStream(parse([("e", ConstantExp(2.0), "v", "double")]), shape).layout == "sessions"
+
+
+def test_a_count_stream_compacted_to_nothing_takes_its_next_event() -> None:
+    """rows=1: every event older than the bound is dead, so a compaction can leave no
+    event stored; the next micro-batch's window was not emitted before (it raised an
+    IndexError on the empty stored times)."""
+    aggs = parse(["max(v)", "count"])
+    s = KeyStream(aggs, Shape(rows=1, every=1))
+    res, _ = s.feed(np.array([0]), {"v": np.array([5.0])})
+    assert res.columns["max_v"].tolist() == [5.0]
+    s.advance(1)
+    assert len(s) == 0
+    res, _ = s.feed(np.array([1000]), {"v": np.array([7.0])})
+    assert res.columns["end"].tolist() == [1000] and res.columns["revision"].tolist() == [0]
+    assert res.columns["max_v"].tolist() == [7.0]
