@@ -337,6 +337,8 @@ def main_history(spark: Any, work: Path, args: Any) -> None:
     half = len(prog) // 2
     print(f"triggerExecution: first quarter {f:.3f} s, last quarter {la:.3f} s, "
           f"last/first {la / f:.2f}")  # fmt: skip
+    for i in (half, len(ops) - 1):  # what the store says its memory is (RocksDB's own)
+        print(f"micro-batch {i} state store custom metrics: {ops[i].get('customMetrics', {})}")
     print(f"numRowsTotal over the last half: min {min(rows[half:]):,} max "
           f"{max(rows[half:]):,}; memoryUsedBytes over the last half: min "
           f"{min(mem[half:]):,} max {max(mem[half:]):,} (first half max {max(mem[:half]):,})")  # fmt: skip
