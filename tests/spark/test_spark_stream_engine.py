@@ -122,8 +122,9 @@ def assert_equal(
         ({"size": "10 minutes", "slide": "1 minute"}, MONOIDS),
         ({"size": "10 minutes", "slide": "1 minute"}, AGGS),
         ({"size": "2 minutes"}, AGGS),
+        ({"size": "2 minutes"}, MONOIDS),
     ],
-    ids=["hopping-panes", "hopping-quantiles", "per_event"],
+    ids=["hopping-panes", "hopping-quantiles", "per_event", "per_event-trailing"],
 )
 def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, run, shape, aggs):
     name = ("hop" if "slide" in shape else "event") + str(len(aggs))
@@ -176,6 +177,13 @@ def test_final_revisions_equal_the_batch_answer_and_state_is_deltas(spark, run, 
                         continue
                     under = [c for m, c in counts.items() if m >> level == i]
                     assert codec.loads(b)[1][2] == sum(under)
+            elif not quantiles:
+                # the trailing layout (per-event windows of monoids): event chunks, one
+                # per micro-batch or the newest extended while small, holding the key's
+                # events so far (no event is dead yet)
+                assert all(p & 63 == 62 for p, _ in mine) and len(mine) <= batch_id + 1
+                held = sum(len(decode_events(b, ["value"]).t) for _, b in mine)
+                assert held == len(seen)
             else:
                 # the event log: one piece per micro-batch (no event is dead yet) holding
                 # that batch's events of the key, nothing more

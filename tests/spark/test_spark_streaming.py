@@ -544,7 +544,8 @@ def test_the_processor_reads_and_writes_what_a_micro_batch_touches_not_what_it_k
     assert max(reads) <= 1.5 * min(reads)  # flat while the state keeps 10 h
     assert max(r + w for i, r, w, _ in large[1:]) <= 10 * large[0][0]
     events = _state_io(Shape(size=hour), 40, 100, minute // 2)  # per-event windows
-    # the event log re-reads what it keeps: 3x more at 4x the retained events, and more
+    # per-event windows (the trailing layout, read in one scan: its FiBA is rebuilt from
+    # the chunks) re-read what they keep: 3x more at 4x the retained events, and more
     # than 20x what the panes of a 10 h window read
     assert events[-1][1] > 3 * events[10][1] and events[-1][1] > 20 * max(reads)
 
