@@ -146,7 +146,7 @@ def _run(
 def cases(draw: Any) -> tuple[Any, ...]:
     n = draw(st.integers(0, 40))
     keys = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
-    times = draw(st.lists(st.integers(0, 60), min_size=n, max_size=n))
+    times = draw(st.lists(st.integers(-30, 60), min_size=n, max_size=n))
     values = draw(st.lists(st.integers(-5, 9), min_size=n, max_size=n))
     cuts = draw(st.lists(st.integers(0, n), max_size=6))
     return keys, times, values, cuts

@@ -11,8 +11,10 @@ metadata record    ``codec`` bytes of ``(STREAM_LAYOUT, config, token, keys, bat
 level 0            the key directory: position *i* holds the codec bytes of key *i*'s
                    values (a tuple of plain values), written once, when the key is new
 level *i* + 1      key *i*'s :class:`~windowagg.windows.engine.KeyStream` state: position
-                   ``-1`` its metadata record (:data:`HEAD`), positions ``>= 0`` its pieces
-                   (pane nodes or event chunks, by the engine's integer piece key)
+                   ``-2**63`` its metadata record (:data:`HEAD`: no piece's key), every
+                   other position one of its pieces (pane nodes, pane values or event
+                   chunks, by the engine's integer piece key: negative for panes before the
+                   windows' ``start_time``)
 reads              at open: the metadata record and the directory (O(keys)); a key's head
                    when the stream first needs it, its pieces only when the engine asks
                    (:class:`StoredPieces`): a key not in a micro-batch is never read
@@ -48,10 +50,14 @@ from windowagg.storage.base import Key, KVStore
 
 __all__ = ["HEAD", "STREAM_LAYOUT", "Pending", "StoredPieces", "StreamStore"]
 
-#: Version of this layout (inside the engine's own ``STATE_VERSION`` and the codec's)
-STREAM_LAYOUT = 1
-#: The position of a key's metadata record in its level (pieces are >= 0)
-HEAD = -1
+#: Version of this layout (inside the engine's own ``STATE_VERSION`` and the codec's).
+#: Layout 1 kept the head at position -1, where the values of pane -1 (a time just before
+#: the windows' ``start_time``) went too: it is refused, not misread.
+STREAM_LAYOUT = 2
+#: The position of a key's metadata record in its level: the least int64, which no piece
+#: key reaches (piece keys are any other int64: negative for panes before ``start_time``),
+#: the same sentinel as the Spark state's ``HEAD_KEY``
+HEAD = -(2**63)
 
 
 class StoredPieces(Mapping[int, bytes]):
@@ -109,6 +115,11 @@ class Pending:
         """Key *kid*'s :class:`~windowagg.windows.engine.stream.Delta`. O(changes)."""
         level = kid + 1
         changes = self.changes
+        if HEAD in put or HEAD in delete:
+            raise CodecError(
+                f"key {kid}: a piece under position {HEAD}, the head's: the engine's piece keys "
+                "never take it; this state is corrupted, start a new namespace"
+            )
         for k in delete:
             changes[(level, k)] = None
         for k, v in put.items():

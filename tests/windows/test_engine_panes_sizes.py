@@ -247,15 +247,16 @@ def test_a_micro_batch_reads_the_nodes_it_touches_for_every_size() -> None:
     assert max(reads) * 2 < tail[-1][1]  # a small part of the stored pieces (~1,200)
 
 
-def test_the_sizes_stream_takes_the_pane_layout_only_for_monoids() -> None:
-    """Exact quantiles keep the event log (their component is another step); the pane
-    layout's configuration names the sizes, so a state written without them (or by the
-    event log) is refused rather than misread."""
+def test_the_sizes_stream_takes_the_pane_layout_for_monoids_and_quantiles() -> None:
+    """Several sizes of monoids and exact quantiles take the pane layout (the quantiles'
+    pane values, :mod:`windowagg.windows.engine.values`); sketches keep the event log. The
+    pane layout's configuration names the sizes, so a state written without them is
+    refused rather than misread."""
     from windowagg.errors import CodecError
 
     shape = Shape(size=10, slide=5, sizes=(5, 10))
     assert KeyStream(parse(["max(v)", "count"]), shape).layout == "panes"
-    assert KeyStream(parse(["max(v)", "p95(v)"]), shape).layout == "events"
+    assert KeyStream(parse(["max(v)", "p95(v)"]), shape).layout == "panes"
     aggs = parse(["max(v)"])
     one = KeyStream(aggs, Shape(size=10, slide=5))
     d = one.feed(np.array([1, 7]), {"v": np.array([1.0, 2.0])})[1]
