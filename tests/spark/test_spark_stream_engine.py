@@ -205,3 +205,63 @@ def test_sessions_and_count_windows_end_as_the_batch_answer(run):
     pdf, res, rej, _ = run("count", stragglers=False, **shape)
     assert rej.empty and (res["revision"] == 0).all()
     assert_equal(final_revisions(res, ["key", "window_end"]), batch_closed(pdf, **shape))
+
+
+def test_the_in_process_stream_gives_the_spark_streams_rows(
+    spark, tmp_path, arrival_files, run_to_end
+):
+    """``windowagg.stream`` fed the same micro-batches (one file each) emits what
+    ``stream_window_agg`` emits, row for row: the same columns, every revision, and the same
+    rejects (too late for the allowed lateness: the same reasons, times and row JSON). The
+    late rows come first in their micro-batch: the in-process stream judges rows in input
+    order, Spark against the bound before the micro-batch (docs/stream.md, docs/spark.md),
+    and for a micro-batch's first rows the two bounds are the same."""
+    import windowagg
+    from windowagg.spark import stream_window_agg
+
+    parts = input_parts(seed=9)
+    for i, part in enumerate(parts[1:], start=1):  # per key one row 20 minutes behind: late
+        late = part.groupby("key", as_index=False).head(1).copy()
+        late["t"] = late["t"] - pd.Timedelta(minutes=20) - pd.Timedelta(seconds=i)
+        parts[i] = pd.concat([late, part], ignore_index=True)
+    kw = dict(
+        size="10 minutes",
+        slide="1 minute",
+        max_out_of_orderness="30 seconds",
+        allowed_lateness="15 minutes",
+    )
+    arrival_files(tmp_path / "in", parts)
+    sdf = (
+        spark.readStream.schema("key int, value double, t timestamp")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(str(tmp_path / "in"))
+    )
+    out = stream_window_agg(sdf, "key", "t", AGGS, api="transformWithStateInPandas", **kw)
+    drained = run_to_end(out, tmp_path / "spark")
+
+    s = windowagg.stream("key", "t", AGGS, **kw)
+    fed = [s.feed(p[["key", "value", "t"]]) for p in parts]
+    res = pd.concat([f.results for f in fed], ignore_index=True)
+    rej = pd.concat([f.rejects for f in fed], ignore_index=True)
+
+    ident = ["key", "window_start", "window_end", "revision"]
+    got, want = drained.results, res
+    assert list(got.columns) == list(want.columns)
+    assert (want["revision"] > 0).sum() > 5 and len(want) > 40
+    for c in ("window_start", "window_end"):
+        want[c] = want[c].dt.tz_localize(None)
+    got = got.sort_values(ident).reset_index(drop=True).astype({"key": "int64"})
+    want = want.sort_values(ident).reset_index(drop=True).astype({"key": "int64"})
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+
+    assert len(rej) == 2 * (len(parts) - 1)  # the late rows, each rejected once
+    want_rej = rej[["reason", "event_time", "row"]].assign(
+        event_time=lambda f: f["event_time"].dt.tz_localize(None)
+    )
+    got_rej = drained.rejects[["reason", "event_time", "row"]]
+    order = ["event_time", "row"]
+    pd.testing.assert_frame_equal(
+        got_rej.sort_values(order).reset_index(drop=True),
+        want_rej.sort_values(order).reset_index(drop=True),
+        check_dtype=False,
+    )
