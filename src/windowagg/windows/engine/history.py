@@ -72,6 +72,7 @@ from windowagg.errors import ArgumentError, CodecError
 from windowagg.windows.engine.assign import HISTORY, Shape, Windows
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
+from windowagg.windows.engine.layout import Layout
 from windowagg.windows.engine.records import (
     NO_DELTA,
     STATE_VERSION,
@@ -81,7 +82,6 @@ from windowagg.windows.engine.records import (
     admit_key,
     agg_signature,
     as_column,
-    atomic,
     check_config,
     concat_events,
     decode_events,
@@ -180,7 +180,7 @@ def _decode_summary(m: Any, data: Any) -> Any:
         return codec.loads(data)
 
 
-class HistoryFold:
+class HistoryFold(Layout):
     """One key's whole-history decayed aggregations: P and the revisable events (see the
     module docstring). Parameters as :class:`~.stream.EventLog`."""
 
@@ -259,16 +259,6 @@ class HistoryFold:
         self._frozen: tuple[Any, ...] = tuple(None for _ in self._plan.groups)
 
     # ------------------------------------------------------------------ properties
-    @property
-    def watermark(self) -> int | None:
-        """The key's watermark (None before its first event). O(1)."""
-        return self._clock.watermark
-
-    @property
-    def bound(self) -> int | None:
-        """Events older than this are late (``watermark - allowed_lateness``). O(1)."""
-        return self._clock.bound
-
     @property
     def frozen(self) -> tuple[Any, ...]:
         """Each aggregation's partial of the events below the bound (None: none). O(1)."""
@@ -396,20 +386,6 @@ class HistoryFold:
         return s
 
     # ------------------------------------------------------------------ the verbs
-    def feed(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
-        """Admit one micro-batch (arrival order) and emit what it closed or revised; fold
-        what the bound passed. O(m log m + L) numpy + the answers. A micro-batch that raises
-        changes nothing (:func:`~.records.atomic`)."""
-        with atomic(self):
-            return self._step(t, values)
-
-    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
-        """Raise the key's watermark to *watermark* and emit (and fold) what that closes.
-        Changes nothing if it raises."""
-        with atomic(self):
-            self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
-            return self._step(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
-
     def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         t = np.asarray(t, dtype=np.int64)
         vals = {c: as_column(values[c]) for c in self._cols}

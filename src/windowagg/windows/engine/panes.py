@@ -96,6 +96,7 @@ from windowagg.windows.engine.assign import Shape, Windows
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.covers import LEVEL_BITS, cover, covers, fold_covers
 from windowagg.windows.engine.emit import columns
+from windowagg.windows.engine.layout import Layout
 from windowagg.windows.engine.pieces import Pieces
 from windowagg.windows.engine.records import (
     NO_DELTA,
@@ -107,7 +108,6 @@ from windowagg.windows.engine.records import (
     admit_key_small,
     agg_signature,
     as_column,
-    atomic,
     check_config,
     concat_events,
     decode_events,
@@ -243,7 +243,7 @@ def node_key(level: int, index: int) -> int:
 _FEW = 48
 
 
-class PaneStream:
+class PaneStream(Layout):
     """One key's hopping/tumbling windows over pane partials (see the module docstring).
 
     Same verbs, output and revisions as the event log of :mod:`.stream`;
@@ -340,16 +340,6 @@ class PaneStream:
         )  # fmt: skip
 
     # ------------------------------------------------------------------ properties
-    @property
-    def watermark(self) -> int | None:
-        """The key's watermark (None before its first event). O(1)."""
-        return self._clock.watermark
-
-    @property
-    def bound(self) -> int | None:
-        """Events older than this are late (``watermark - allowed_lateness``). O(1)."""
-        return self._clock.bound
-
     @property
     def reads(self) -> tuple[int, int]:
         """Store look-ups since the state was restored, and the bytes they returned. O(1)."""
@@ -479,22 +469,6 @@ class PaneStream:
         return s
 
     # ------------------------------------------------------------------ the verbs
-    def feed(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
-        """Admit one micro-batch (arrival order), update the panes, emit what it closed or
-        revised. O(m log m + (q + r) log W) for q touched panes, r emitted windows and W
-        panes per window (see the module docstring); it reads and writes O((q + r) log W)
-        pieces. A micro-batch that raises (a user monoid's ``combine`` or ``lower``:
-        ``AggregationError``) changes nothing (:func:`~.records.atomic`)."""
-        with atomic(self):
-            return self._step(t, values)
-
-    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
-        """Raise the key's watermark to *watermark* and emit what that closes.
-        O(r log W + the stored span / slide). Changes nothing if it raises."""
-        with atomic(self):
-            self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
-            return self._step(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
-
     def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         if self._scalar and len(t) <= _SMALL:
             return self._step_small(t, values)

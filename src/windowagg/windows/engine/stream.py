@@ -88,6 +88,7 @@ from windowagg.windows.engine.core import count_tail_reason
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.history import HistoryFold
 from windowagg.windows.engine.history import fits as history_fits
+from windowagg.windows.engine.layout import Layout
 from windowagg.windows.engine.panes import PaneStream, fits
 from windowagg.windows.engine.records import (
     NO_DELTA,
@@ -99,7 +100,6 @@ from windowagg.windows.engine.records import (
     admit_key,
     agg_signature,
     as_column,
-    atomic,
     check_config,
     concat_events,
     decode_events,
@@ -155,7 +155,7 @@ def _no_bytes(events: Events) -> bytes:
     return b""
 
 
-class EventLog:
+class EventLog(Layout):
     """One key's streaming windows over its retained events (see the module docstring).
 
     Parameters
@@ -292,16 +292,6 @@ class EventLog:
         self._sessions: list[tuple[int, int, int]] = []
 
     # ------------------------------------------------------------------ properties
-    @property
-    def watermark(self) -> int | None:
-        """The key's watermark (None before its first event). O(1)."""
-        return self._clock.watermark
-
-    @property
-    def bound(self) -> int | None:
-        """Events older than this are late (``watermark - allowed_lateness``). O(1)."""
-        return self._clock.bound
-
     def __len__(self) -> int:
         """Events stored (including dead ones awaiting compaction). O(1)."""
         return len(self._events.t)
@@ -371,25 +361,6 @@ class EventLog:
         return s
 
     # ------------------------------------------------------------------ the verbs
-    def feed(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
-        """Admit one micro-batch (arrival order) and emit what it closed or revised.
-
-        Returns the windows and refused positions, and the :class:`Delta` to store.
-        O(m log m + n) numpy + the aggregators over the emitted windows. A micro-batch
-        that raises (a user monoid's ``combine`` or ``lower``: ``AggregationError``)
-        changes nothing (:func:`~.records.atomic`).
-        """
-        with atomic(self):
-            return self._step(t, values)
-
-    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
-        """Raise the key's watermark to *watermark* (e.g. Spark's global one) and emit
-        what that closes. No-op below the key's own watermark. O(n) + the emitted windows.
-        Changes nothing if it raises."""
-        with atomic(self):
-            self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
-            return self._step(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
-
     def tail(self) -> Tail:
         """The events that wait for later events and are rejects when the input ends:
         count windows' last events, which complete no window (fewer than ``every``, the

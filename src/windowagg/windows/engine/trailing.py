@@ -73,6 +73,7 @@ from windowagg.ooo import FiBA
 from windowagg.windows.engine.assign import HISTORY, Shape, Windows
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
+from windowagg.windows.engine.layout import Layout
 from windowagg.windows.engine.records import (
     NO_DELTA,
     STATE_VERSION,
@@ -82,7 +83,6 @@ from windowagg.windows.engine.records import (
     admit_key,
     agg_signature,
     as_column,
-    atomic,
     check_config,
     concat_events,
     decode_events,
@@ -161,7 +161,7 @@ def _no_bytes(events: Events) -> bytes:
     return b""
 
 
-class TrailingFiBA:
+class TrailingFiBA(Layout):
     """One key's per-event windows over a FiBA per aggregation (see the module docstring).
 
     Parameters are :class:`~.stream.EventLog`'s: *aggs*, *shape* (per-event),
@@ -253,16 +253,6 @@ class TrailingFiBA:
         self._cut: int | None = None
 
     # ------------------------------------------------------------------ properties
-    @property
-    def watermark(self) -> int | None:
-        """The key's watermark (None before its first event). O(1)."""
-        return self._clock.watermark
-
-    @property
-    def bound(self) -> int | None:
-        """Events older than this are late (``watermark - allowed_lateness``). O(1)."""
-        return self._clock.bound
-
     def __len__(self) -> int:
         """Events stored in chunks (including dead ones not yet dropped). O(chunks)."""
         return sum(len(c.t) for c in self._chunks.values())
@@ -425,23 +415,6 @@ class TrailingFiBA:
         )
 
     # ------------------------------------------------------------------ the verbs
-    def feed(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
-        """Admit one micro-batch (arrival order) and emit what it closed or revised.
-
-        Returns the windows and refused positions, and the :class:`~.records.Delta` to
-        store. O(m log m + L + (m + r z) log d) (module docstring). A micro-batch that
-        raises changes nothing (:func:`~.records.atomic`)."""
-        with atomic(self):
-            return self._step(t, values)
-
-    def advance(self, watermark: int) -> tuple[StepResult, Delta]:
-        """Raise the key's watermark to *watermark* (e.g. Spark's global one) and emit
-        what that closes. No-op below the key's own watermark. Changes nothing if it
-        raises."""
-        with atomic(self):
-            self._clock.observe(np.array([int(watermark) + self._ooo], dtype=np.int64))
-            return self._step(np.empty(0, np.int64), {c: np.empty(0) for c in self._cols})
-
     def _step(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
         if self._trees.stale:
             self._rebuild()
