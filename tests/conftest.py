@@ -35,6 +35,8 @@ that builds through the default runs on both. The ``[python]`` twin always runs 
   so the ``[native]`` twin runs first, on the same worker; with another ``--dist`` a
   ``[python]`` twin may run before its ``[native]`` one and then simply runs.
 
+Threads: ``WINDOWAGG_THREADS`` is pinned to 2 unless set (the engine's ``threads=None``).
+
 Spark: a test that requests the session-scoped ``spark`` fixture is marked ``spark`` here
 (whether or not it says so), so ``-m spark`` / ``-m "not spark"`` split the suite exactly and
 an xdist run of ``not spark`` never starts a SparkSession per worker.
@@ -78,6 +80,12 @@ settings.register_profile(
 )
 _default = "ci" if os.environ.get("CI") else "dev"
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", _default))
+
+# The batch engine's threads (issue 40): ``threads=None`` means $WINDOWAGG_THREADS, else the
+# machine's cores. Pinned here so that no test depends on the cores of the machine it runs
+# on; every engine test gives the same output with any value (``WINDOWAGG_THREADS=1 pytest``
+# runs them on one thread; tests/windows/test_engine_threads.py compares 1 with 2 and 3).
+os.environ.setdefault("WINDOWAGG_THREADS", "2")
 
 
 # --- backend twins ------------------------------------------------------------------------

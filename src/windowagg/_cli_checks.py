@@ -31,6 +31,7 @@ __all__ = [
     "input_kind",
     "one_line",
     "read_call",
+    "threads_option",
     "window_args",
     "window_options",
 ]
@@ -98,6 +99,19 @@ def window_options(f: _F) -> _F:
     for option in reversed(options):  # click lists them in this order
         f = option(f)
     return f
+
+
+def threads_option(f: _F) -> _F:
+    """``--threads N``: the threads the in-process engine computes the keys on (the
+    keyword ``threads``; default: the cores this process may use, ``1``: one thread; the
+    output is the same for every N). O(1)."""
+    return click.option(
+        "--threads",
+        type=click.IntRange(min=1),
+        default=None,
+        help="In-process engine: threads to compute the keys on (default: the cores this "
+        "process may use; 1: one thread). The output is the same for every value.",
+    )(f)
 
 
 FORMATS = {"csv": "csv", "tsv": "csv", "txt": "csv", "json": "json", "jsonl": "json"}

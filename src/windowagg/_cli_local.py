@@ -318,14 +318,14 @@ def read_local(path: str, kind: str, times: Sequence[str] = ()) -> pd.DataFrame:
 
 
 def run_local(
-    path: str, kind: str, call: WindowCall, out: Path
+    path: str, kind: str, call: WindowCall, out: Path, *, threads: int | None = None
 ) -> tuple[int, pd.DataFrame, pd.DataFrame]:
-    """Read, window (the call ``windowagg run`` read once), write ``results.parquet`` /
-    ``rejects.parquet``; (rows, results, rejects)."""
+    """Read, window (the call ``windowagg run`` read once; the keys on *threads* threads),
+    write ``results.parquet`` / ``rejects.parquet``; (rows, results, rejects)."""
     from windowagg.pandas import run_call
 
     pdf = read_local(path, kind, times=[call.time])
-    res = run_call(pdf, call, row_columns="*")
+    res = run_call(pdf, call, row_columns="*", threads=threads)
     results, rejects = res.results, res.rejects
     for name in ("results.parquet", "rejects.parquet"):  # a folder from a Spark run
         if (out / name).is_dir():

@@ -45,6 +45,7 @@ from windowagg._cli_checks import (
     input_kind,
     one_line,
     read_call,
+    threads_option,
     window_options,
 )
 from windowagg._cli_common import (
@@ -178,6 +179,7 @@ main.add_command(follow)  # windowagg follow FOLDER: windowagg.stream over arriv
     show_default=True,
     help="spark: a Spark job; local: in-process (windowagg.pandas), for files that fit in memory.",
 )
+@threads_option
 @click.option("--master", default="local[*]", show_default=True, help="Spark master.")
 @click.option(
     "--verbose", "-v", is_flag=True, help="Show Spark's log and full tracebacks on errors."
@@ -196,6 +198,7 @@ def run(
     time_unit: str,
     out_dir: str,
     engine: str,
+    threads: int | None,
     master: str,
     verbose: bool,
 ) -> None:
@@ -219,6 +222,12 @@ def run(
         gap=gap,
         time_unit=time_unit,
     )
+    if threads is not None and engine != "local":
+        raise click.BadParameter(
+            "--threads is for --engine local; Spark's parallelism is its partitions (--master "
+            "local[N] or the cluster's executors)",
+            param_hint="--threads",
+        )
     kind = input_kind(input_path, fmt)
     columns = input_columns(input_path, kind)
     if columns is not None:
@@ -229,7 +238,7 @@ def run(
     t0 = time.perf_counter()
     try:
         if engine == "local":
-            n_in, n_win, counts = _run_local(input_path, kind, call, out)
+            n_in, n_win, counts = _run_local(input_path, kind, call, out, threads)
         else:
             n_in, n_win, counts = _run_spark(input_path, fmt, call, out, master, log)
     except click.ClickException:
@@ -260,14 +269,15 @@ def run(
 
 
 def _run_local(
-    input_path: str, kind: str, call: WindowCall, out: Path
+    input_path: str, kind: str, call: WindowCall, out: Path, threads: int | None = None
 ) -> tuple[int, int, dict[str, int]]:
-    """``run --engine local``: the same files in-process. Returns (rows, windows, rejects)."""
+    """``run --engine local``: the same files in-process, the keys on *threads* threads.
+    Returns (rows, windows, rejects)."""
     from windowagg._cli_local import run_local
 
     _import_matplotlib_aside()
     with console.status("computing windows (in-process)"):
-        n_in, results, rejects = run_local(input_path, kind, call, out)
+        n_in, results, rejects = run_local(input_path, kind, call, out, threads=threads)
     counts: dict[str, int] = {}
     for reason in rejects["reason"]:
         cls = _reason_class(str(reason))

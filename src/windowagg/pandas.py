@@ -82,6 +82,7 @@ from windowagg.rejects import (
     window_bound,
 )
 from windowagg.windows.engine import Shape, window_groups
+from windowagg.windows.engine.parallel import check_threads
 from windowagg.windows.engine.sizes import sized_aggs
 from windowagg.windows.engine.state import aggregation_message
 
@@ -148,6 +149,7 @@ def window_agg(
     allowed_lateness: Any = None,
     row_columns: Sequence[str] | str | None = None,
     factory: Any = None,
+    threads: int | None = None,
 ) -> WindowAgg:
     """Sliding-window aggregation per key, in-process (see the module docstring).
 
@@ -173,6 +175,11 @@ def window_agg(
         aggregation reads).
     factory
         ``monoid -> FIFO aggregator`` for the engine (default ``fifo.TwoStacksLite``).
+    threads
+        Threads the keys are computed on (default None: the cores this process may use;
+        ``1``: every key on the calling thread). The keys are cut into runs of about
+        equal event counts, one per thread; the output is the same for every value
+        (:mod:`windowagg.windows.engine.parallel`).
 
     Returns
     -------
@@ -196,7 +203,7 @@ def window_agg(
         max_out_of_orderness=max_out_of_orderness,
         allowed_lateness=allowed_lateness,
     )
-    return run_call(df, call, row_columns=row_columns, factory=factory)
+    return run_call(df, call, row_columns=row_columns, factory=factory, threads=threads)
 
 
 def run_call(
@@ -205,6 +212,7 @@ def run_call(
     *,
     row_columns: Sequence[str] | str | None = None,
     factory: Any = None,
+    threads: int | None = None,
 ) -> WindowAgg:
     """:func:`window_agg` for a call already read by :func:`windowagg.call.parse_call`
     (a front end over this one, such as ``windowagg run --engine local``, reads its
@@ -220,6 +228,7 @@ def run_call(
     """
     key_list, agg_list, shape, lateness = call.keys, call.aggs, call.shape, call.lateness
     time, time_unit = call.time, call.time_unit
+    n_threads = check_threads(threads)  # before any work: a bad value changes nothing
     pdf, kind = _to_pandas(df)
     value_cols = value_columns(agg_list)
     needed = list(dict.fromkeys([*key_list, time, *value_cols]))
@@ -248,6 +257,7 @@ def run_call(
         time_unit=time_unit,
         lateness=lateness,
         factory=factory,
+        threads=n_threads,
     )
     results = _results(sub, key_list, call.outputs, fw)
     rejects = _rejects(pdf, fw, row_cols)
@@ -296,8 +306,10 @@ def frame_windows(
     time_unit: str = "s",
     lateness: tuple[int, int] | None = None,
     factory: Any = None,
+    threads: int = 1,
 ) -> FrameWindows:
-    """Validate the rows of *sub*, group them by key and run the engine on every key.
+    """Validate the rows of *sub*, group them by key and run the engine on every key
+    (on *threads* threads: :func:`windowagg.windows.engine.window_groups`).
 
     The one function between a frame and the window columns: ``window_agg`` calls it on
     the whole input, ``windowagg.spark.window_agg`` on each partition's rows (as pandas).
@@ -325,6 +337,7 @@ def frame_windows(
         shape,
         lateness=lateness,
         factory=factory,
+        threads=threads,
         bad=(
             bad_rows,
             bad["reason"].tolist(),
@@ -346,6 +359,7 @@ def grouped_windows(
     lateness: tuple[int, int] | None = None,
     factory: Any = None,
     bad: tuple[np.ndarray, list[str], np.ndarray, np.ndarray] | None = None,
+    threads: int = 1,
 ) -> FrameWindows:
     """The engine over validated rows, every group in one pass: the second half of
     :func:`frame_windows`.
@@ -368,6 +382,7 @@ def grouped_windows(
             shape,
             lateness=lateness,
             factory=factory,
+            threads=threads,
         )
     except AggregationError as err:
         named = sized_aggs(aggs, shape.sizes) if shape.sizes else aggs

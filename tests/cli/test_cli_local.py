@@ -351,3 +351,30 @@ def test_demo_batch_stage_counts_every_flight_and_finds_the_busiest_hour():
         sum(wi * v for wi, v in zip(w, [10, 20, 30, 40], strict=True)) / sum(w), rel=1e-12
     )
     assert "ewm_mean(dep_delay, half_life=1 day)" in b.markdown[0]
+
+
+def test_threads_give_the_same_files_and_bad_threads_are_refused(tmp_path, monkeypatch):
+    """``--threads``: the keys on N threads, the same results and rejects as one thread;
+    0 is refused by click naming the option; with the Spark engine it is a usage error."""
+    monkeypatch.setattr(cli, "_spark", _no_spark)
+    path = tmp_path / "keys.csv"
+    rows = ["k,t,v"]
+    for i in range(300):
+        v = "oops" if i % 37 == 0 else f"{(i * 7919) % 101 / 7:.4f}"
+        rows.append(f"k{i % 23},2024-03-01T00:{(i * 13) % 60:02d}:{i % 60:02d},{v}")
+    path.write_text("\n".join(rows) + "\n")
+    files = {}
+    for threads in ("1", "3"):
+        r = _run_local(path, tmp_path / threads, "--slide", "10 s", "--threads", threads)
+        assert r.exit_code == 0, r.output
+        files[threads] = [
+            pd.read_parquet(tmp_path / threads / f) for f in ("results.parquet", "rejects.parquet")
+        ]
+    for one, three in zip(files["1"], files["3"], strict=True):
+        pd.testing.assert_frame_equal(one, three, check_exact=True)
+    assert len(files["1"][0]) and len(files["1"][1]) == 9
+    bad = _run_local(path, tmp_path / "bad", "--threads", "0")
+    assert bad.exit_code == 2 and "--threads" in bad.output and "0" in bad.output, bad.output
+    argv = ["run", str(path), "--key", "k", "--time", "t", "--agg", "count", "--size", "1 minute"]
+    spark = CliRunner().invoke(main, [*argv, "--out", str(tmp_path / "s"), "--threads", "2"])
+    assert spark.exit_code == 2 and "--engine local" in spark.output, spark.output

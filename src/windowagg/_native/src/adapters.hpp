@@ -16,6 +16,12 @@
 //   nb::object to_py(const partial_type&) const;        // the twin's partial, exactly
 //   bool from_py(nb::handle p, partial_type&) const;    // inverse of to_py; false: deoptimise
 //   static constexpr bool generic;                      // true only for GenericAdapter
+//   static constexpr bool gil_free;                     // optional, true: the adapter and its
+//                                                       // partials hold no Python object, and
+//                                                       // lift_f64 of a finite double, combine
+//                                                       // and lower_num run no Python code, so
+//                                                       // a slide over float64 buffers may run
+//                                                       // without the GIL (fifo_impl.hpp)
 //   bool commutative;                                   // the monoid declares it (Python attr)
 //
 // Specialise, then deoptimise: numeric adapters hold int64 / float64 (a tagged Num where the
@@ -298,6 +304,7 @@ struct NumAdapter {
                   "Variance and StdDev run on KindAdapter (their kind a run-time field)");
     using partial_type = std::array<Num, cells(K)>;
     static constexpr bool generic = false;
+    static constexpr bool gil_free = true;  // no Python object: see the comment on gil_free
     KernelCtx ctx;
     bool commutative;
 
@@ -379,6 +386,7 @@ using MeanAdapter = NumAdapter<Kind::MEAN>;
 struct KindAdapter {
     using partial_type = std::array<Num, 3>;
     static constexpr bool generic = false;
+    static constexpr bool gil_free = true;
     Kind kind;
     KernelCtx ctx;
     bool commutative;

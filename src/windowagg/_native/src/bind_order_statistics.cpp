@@ -466,6 +466,54 @@ void select_slices(const Values& v, const Slices& s, std::size_t per, RankFn&& r
     }
 }
 
+// select_slices without the GIL, for float64 values into a float64 out buffer (the
+// windows engine's exact quantiles, run on several threads: issue 40): the same slide over
+// a float tree, the multiset's FLT form (the same keys, ranks and answers). Runs no Python
+// code: the bounds are Slices' copies, the ranks checked copies (Ranks) or computed here,
+// x and out buffers held for the call. False at the first NaN or a value that is not found
+// again (another thread wrote to x meanwhile): the caller starts over with the GIL, where
+// select_slices raises as it does. The tree holds b - a values at every window (one insert
+// per value added, one successful erase per value dropped), so every checked rank is in it.
+template <class RankFn>
+bool select_slices_nogil(const double* x, const Slices& s, std::size_t per, RankFn&& rank, double* out) {
+    windowagg::OrderStatistics<double, FltLess> w;
+    int64_t held_lo = 0, held_hi = 0;
+    for (std::size_t i = 0; i < s.r; ++i) {
+        int64_t a = s.lo[i], b = s.hi[i];
+        if (a >= held_hi) {
+            if (held_hi > held_lo) w = windowagg::OrderStatistics<double, FltLess>();
+            held_lo = held_hi = a;
+        }
+        for (; held_hi < b; ++held_hi) {
+            double xi = x[static_cast<std::size_t>(held_hi)];
+            if (std::isnan(xi)) return false;
+            w.insert(xi);
+        }
+        for (; held_lo < a; ++held_lo) {
+            double xi = x[static_cast<std::size_t>(held_lo)];
+            if (std::isnan(xi) || !w.erase(xi)) return false;
+        }
+        int64_t n = b - a;
+        for (std::size_t j = 0; j < per; ++j) out[i * per + j] = w.kth(rank(i, j, n));
+    }
+    return true;
+}
+
+// select_slices, first without the GIL where the values and out are float64 buffers.
+template <class RankFn>
+void select_slices_any(const Values& v, const Slices& s, std::size_t per, RankFn&& rank, Out& out,
+                       nb::list* rows, const std::string& who) {
+    if (v.kind == Values::F64 && out.kind == Out::F64 && !rows) {
+        bool done;
+        {
+            nb::gil_scoped_release release;
+            done = select_slices_nogil(v.f64, s, per, rank, out.f64);
+        }
+        if (done) return;
+    }
+    select_slices(v, s, per, rank, out, rows, who);
+}
+
 // slide's `evict`: one sequence of values (or None) per step, or, read in place, a float64 /
 // int64 buffer of shape (steps,) (one value per step) or (steps, k) (k values per step).
 struct Evictions {
@@ -704,7 +752,7 @@ void bind_order_statistics(nb::module_& m) {
         bool lists = res.kind == Out::LIST && rk.nested;
         nb::list rows;
         auto rank = [&](std::size_t i, std::size_t j, int64_t) { return rk.k[i * rk.per + j]; };
-        select_slices(v, s, rk.per, rank, res, lists ? &rows : nullptr, who);
+        select_slices_any(v, s, rk.per, rank, res, lists ? &rows : nullptr, who);
         if (res.kind != Out::LIST) return nb::borrow(out);
         return lists ? nb::object(rows) : nb::object(res.list);
     }, nb::arg("values").none(), nb::arg("lo").none(), nb::arg("hi").none(), nb::arg("ranks").none(),
@@ -726,7 +774,7 @@ void bind_order_statistics(nb::module_& m) {
         bool lists = res.kind == Out::LIST && !scalar;
         nb::list rows;
         auto rank = [&](std::size_t, std::size_t j, int64_t n) { return nearest_rank(qs[j], n); };
-        select_slices(v, s, qs.size(), rank, res, lists ? &rows : nullptr, who);
+        select_slices_any(v, s, qs.size(), rank, res, lists ? &rows : nullptr, who);
         if (res.kind != Out::LIST) return nb::borrow(out);
         return lists ? nb::object(rows) : nb::object(res.list);
     }, nb::arg("values").none(), nb::arg("lo").none(), nb::arg("hi").none(), nb::arg("q").none(),

@@ -20,6 +20,7 @@ struct F64StageBase {
     using partial_type = double;
     static constexpr bool generic = false;
     static constexpr bool nothrow_combine = true;  // a double addition or comparison never throws
+    static constexpr bool gil_free = true;         // no Python object (adapters.hpp)
     KernelCtx ctx;
     bool commutative;
 

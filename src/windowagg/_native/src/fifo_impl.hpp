@@ -8,6 +8,7 @@
 
 #include <nanobind/nanobind.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -79,6 +80,11 @@ struct FifoImpl {
 
 template <class Alg>
 inline constexpr bool atomic_bulk_evict_v = requires { requires Alg::atomic_bulk_evict; };
+
+// An adapter that declares gil_free (adapters.hpp): its slides over float64 buffers may run
+// without the GIL.
+template <class A>
+concept GilFree = requires { requires A::gil_free; };
 
 // A float64 first stage (F64SumAdapter, F64MaxAdapter, F64MinAdapter): partial = double,
 // combine never throws, and the next stage is the tagged adapter A::Tagged.
@@ -393,7 +399,22 @@ struct FifoImplT final : FifoImpl {
     // answers are equal bit for bit. A Deopt (a numeric adapter meeting what it
     // cannot hold, or AMTA's cached aggregates going `dirty`) leaves this window as it was:
     // the owner deoptimises it and the call starts again on the generic path.
+    //
+    // A gil_free adapter over a float64 buffer into a numeric out buffer first runs the same
+    // operations without the GIL (query_slices_nogil: other threads' numpy and native work
+    // runs meanwhile, the windows engine's key groups, issue 40); a step that needs Python
+    // makes it start over here, with the GIL.
     void query_slices(const Values& v, const Slices& s, Out& out) const override {
+        if constexpr (GilFree<A>) {
+            if (v.kind == Values::F64 && out.kind != Out::LIST) {
+                bool done;
+                {
+                    nb::gil_scoped_release release;
+                    done = query_slices_nogil(v.f64, s, out);
+                }
+                if (done) return;
+            }
+        }
         if (out.kind == Out::LIST) out.list = nb::list();  // a restart after a Deopt
         Alg<A> w = fresh();
         auto settle_w = [&w] {
@@ -435,6 +456,50 @@ struct FifoImplT final : FifoImpl {
             }
             out.put(ad(), i, w.query());
         }
+    }
+    // query_slices' loop without the GIL: the same evictions, inserts and queries in the
+    // same order (the same answers, bit for bit), for a gil_free adapter. Runs no Python
+    // code and touches no Python object: the bounds are Slices' copies (checked), x and
+    // out are buffers held for the call (Values, Out), the window is a local. False, with
+    // nothing to undo, at the first step that would need Python: a non-finite value (its
+    // lift raises MonoidInputError), an answer only Python writes (None into float64, a
+    // float into int64, a mean of big ints); the caller starts over with the GIL. A Deopt
+    // (int64 overflow of a count) propagates; the GIL is back before it reaches the owner.
+    bool query_slices_nogil(const double* x, const Slices& s, Out& out) const {
+        Alg<A> w = fresh();
+        auto settle_w = [&w] {
+            if constexpr (requires { w.dirty; })
+                if (w.dirty) throw Deopt{};
+        };
+        int64_t held_lo = 0, held_hi = 0;
+        for (std::size_t i = 0; i < s.r; ++i) {
+            int64_t a = s.lo[i], b = s.hi[i];
+            if (a >= held_hi) {
+                if (held_hi > held_lo) w = fresh();
+                held_lo = held_hi = a;
+            } else if (a > held_lo) {
+                auto k = static_cast<std::size_t>(a - held_lo);
+                if (k == 1) w.evict();
+                else if constexpr (atomic_bulk_evict_v<Alg<A>>) w.bulk_evict(k);
+                else
+                    for (std::size_t j = 0; j < k; ++j) w.evict();
+                settle_w();
+                held_lo = a;
+            }
+            for (; held_hi < b; ++held_hi) {
+                double xi = x[static_cast<std::size_t>(held_hi)];
+                P p;
+                if (!std::isfinite(xi) || !ad().lift_f64(xi, p)) return false;
+                w.insert(std::move(p));
+                settle_w();
+            }
+            Num r;
+            if (!ad().lower_num(w.query(), r)) return false;
+            if (out.kind == Out::F64 && r.tag != Num::NONE) out.f64[i] = r.as_double();
+            else if (out.kind == Out::I64 && r.tag == Num::INT) out.i64[i] = r.i;
+            else return false;  // Out::put_num would go through a Python object
+        }
+        return true;
     }
     bool load(nb::handle partials, std::size_t& i) override {
         std::size_t n = static_cast<std::size_t>(PyTuple_GET_SIZE(partials.ptr()));

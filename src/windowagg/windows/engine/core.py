@@ -10,7 +10,8 @@ per aggregation, however many keys (window bounds never cross a key).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -19,6 +20,7 @@ from windowagg.errors import AggregationError
 from windowagg.windows.engine.admission import admit_groups
 from windowagg.windows.engine.assign import Shape, Windows, assign_groups
 from windowagg.windows.engine.emit import columns
+from windowagg.windows.engine.parallel import check_threads, key_runs, run_all
 from windowagg.windows.engine.sizes import evaluate_sizes, sized_aggs
 from windowagg.windows.engine.state import Factory, Plan, evaluate, plan
 
@@ -60,8 +62,10 @@ def window_groups(
     lateness: tuple[int, int] | None = None,
     factory: Factory | None = None,
     planned: Plan | None = None,
+    threads: int = 1,
 ) -> GroupsResult:
-    """All windows of many keys' events and the events refused, in one pass.
+    """All windows of many keys' events and the events refused, in one pass (or in runs
+    of consecutive keys on *threads* threads).
 
     Parameters
     ----------
@@ -83,6 +87,11 @@ def window_groups(
         ``monoid -> FIFO aggregator`` (default ``fifo.TwoStacksLite``).
     planned
         ``plan(aggs)`` computed once by a caller that calls again.
+    threads
+        Threads to compute the keys on (:mod:`.parallel`): the keys cut into at most
+        *threads* runs of balanced event counts, each run one pass on a pool thread, the
+        outputs concatenated in key order (the same output as ``threads=1``, which runs
+        one pass on the calling thread).
 
     Returns
     -------
@@ -104,6 +113,24 @@ def window_groups(
     ([2, 1], [10, 20, 10], [5.0, 1.0, 7.0])
     """
     p = planned if planned is not None else plan(aggs)
+    threads = check_threads(threads)
+    runs = key_runs(np.asarray(starts, dtype=np.int64), threads) if threads > 1 else []
+    if len(runs) <= 2:
+        return _one_pass(t, values, starts, aggs, shape, lateness, factory, p)
+    return _in_runs(t, values, starts, aggs, shape, lateness, factory, p, runs, threads)
+
+
+def _one_pass(
+    t: np.ndarray,
+    values: Mapping[str, np.ndarray],
+    starts: np.ndarray,
+    aggs: Sequence[Any],
+    shape: Shape,
+    lateness: tuple[int, int] | None,
+    factory: Factory | None,
+    p: Plan,
+) -> GroupsResult:
+    """:func:`window_groups` in one pass over every key, on the calling thread."""
     a = admit_groups(t, values, starts, lateness, p.probes, shape)
     ts = np.asarray(t, dtype=np.int64)[a.order]
     sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
@@ -129,6 +156,60 @@ def window_groups(
     if shape.kind == "count":  # events no count window holds: rejects, never dropped
         refused, reasons = _uncounted(shape, w, new_starts, a.order, refused, reasons)
     return GroupsResult(columns(w, results, out_aggs), sizes, refused, reasons)
+
+
+def _in_runs(
+    t: np.ndarray,
+    values: Mapping[str, np.ndarray],
+    starts: np.ndarray,
+    aggs: Sequence[Any],
+    shape: Shape,
+    lateness: tuple[int, int] | None,
+    factory: Factory | None,
+    p: Plan,
+    runs: list[int],
+    threads: int,
+) -> GroupsResult:
+    """:func:`window_groups` as one pass per run of keys (``runs``: :func:`.key_runs`) on
+    *threads* threads, concatenated in key order. A run that raised makes the single pass
+    run on the calling thread, which raises its own error (the one ``threads=1`` raises).
+    O(one pass) + O(runs) concatenations."""
+    starts = np.asarray(starts, dtype=np.int64)
+    t = np.asarray(t)
+
+    def task(g0: int, g1: int) -> Callable[[], GroupsResult]:
+        s0, s1 = int(starts[g0]), int(starts[g1])
+        sub = {c: np.asarray(v)[s0:s1] for c, v in values.items()}
+        return lambda: _one_pass(
+            t[s0:s1], sub, starts[g0 : g1 + 1] - s0, aggs, shape, lateness, factory, p
+        )
+
+    tasks = [task(g0, g1) for g0, g1 in itertools.pairwise(runs)]
+    got = run_all(tasks, threads)
+    failed = [r for r in got if isinstance(r, BaseException)]
+    if failed:
+        _one_pass(t, values, starts, aggs, shape, lateness, factory, p)  # raises its error
+        raise failed[0]  # the single pass went through: a monoid that fails at random
+    done = [r for r in got if not isinstance(r, BaseException)]
+    offsets = [int(starts[g]) for g in runs[:-1]]
+    refused = np.concatenate(
+        [np.empty(0, np.int64)]
+        + [r.refused.astype(np.int64) + o for r, o in zip(done, offsets, strict=True)]
+    )
+    out = {k: _concat([r.columns[k] for r in done]) for k in done[0].columns}
+    return GroupsResult(
+        out,
+        np.concatenate([r.sizes for r in done]).astype(np.int64),
+        refused,
+        [why for r in done for why in r.reasons],
+    )
+
+
+def _concat(parts: list[Any]) -> Any:
+    """One output column from the runs' (numpy arrays end to end, else one list). O(n)."""
+    if all(isinstance(c, np.ndarray) for c in parts):
+        return np.concatenate(parts)
+    return [x for c in parts for x in (c.tolist() if isinstance(c, np.ndarray) else c)]
 
 
 def _with_key(e: AggregationError, sizes: np.ndarray) -> AggregationError:
