@@ -25,7 +25,9 @@ Ratio = the peer's time / windowagg's time (above 1: windowagg is faster).
    to 30 s. DuckDB: the RANGE frame ``PARTITION BY k``; polars: ``rolling_*_by(...)
    .over("k")``. Max and count compared with DuckDB's.
 
-DuckDB and polars run on ``--threads`` threads (default 1: windowagg is one thread).
+windowagg, DuckDB and polars run on ``--threads`` threads (default 1; windowagg's
+``threads=``). ``--only threads``: windowagg on 1 and 2 threads against polars on its
+default threads, issue 40's workloads (:mod:`benchmarks.engine_threads`).
 
 Run: ``.venv/bin/python -m benchmarks engine [--quick] [--repeats R] [--only NAME]
 [--threads T]``.
@@ -47,6 +49,7 @@ from benchmarks.harness import median, print_table, save_results
 US = 1_000_000
 GAP_US = 10_000  # mean spacing of per-event events (10 ms)
 JITTER_US = 5 * US
+WA_THREADS = [1]  # windowagg's threads= (main sets it from --threads)
 
 
 def _load() -> str:
@@ -101,7 +104,7 @@ def interleave(
 def _wa_per_event(df: pd.DataFrame, w_us: int, aggs: list[str]) -> pd.DataFrame:
     from windowagg.pandas import window_agg
 
-    out = window_agg(df, "k", "t", aggs, size=w_us / US, time_unit="us")
+    out = window_agg(df, "k", "t", aggs, size=w_us / US, time_unit="us", threads=WA_THREADS[0])
     assert not len(out.rejects)
     res: pd.DataFrame = out.results
     return res
@@ -201,7 +204,7 @@ SIZE_US, SLIDE_US = 600 * US, 10 * US
 def _wa_hopping(df: pd.DataFrame, aggs: list[str]) -> pd.DataFrame:
     from windowagg.pandas import window_agg
 
-    out = window_agg(df, "k", "t", aggs, size=600, slide=10, time_unit="us")
+    out = window_agg(df, "k", "t", aggs, size=600, slide=10, time_unit="us", threads=WA_THREADS[0])
     res: pd.DataFrame = out.results
     return res
 
@@ -305,10 +308,15 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks engine")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--only", choices=["per_event", "p95", "hopping", "many_keys"], default=None)
-    ap.add_argument("--threads", type=int, default=1, help="DuckDB and polars threads")
+    ap.add_argument(
+        "--only", choices=["per_event", "p95", "hopping", "many_keys", "threads"], default=None
+    )
+    ap.add_argument("--threads", type=int, default=1, help="windowagg, DuckDB and polars threads")
     args = ap.parse_args(argv)
+    if args.only == "threads":  # polars on its default threads: every core
+        return _threads_only(args.repeats, args.quick)
     os.environ.setdefault("POLARS_MAX_THREADS", str(args.threads))
+    WA_THREADS[0] = args.threads
 
     import duckdb
 
@@ -357,4 +365,21 @@ def main(argv: list[str]) -> int:
     print(f"load average after: {_load()} (started {started} UTC)", flush=True)
     if not q:
         save_results("engine", {"started_utc": started, "repeats": args.repeats, **tables})
+    return 0
+
+
+def _threads_only(repeats: int, quick: bool) -> int:
+    """``--only threads``: :func:`benchmarks.engine_threads.bench_threads`, printed and
+    saved (``results/engine_threads.json``)."""
+    import polars as pl
+
+    from benchmarks.engine_threads import HEADERS, bench_threads
+
+    print(f"load average before: {_load()}; polars threads: {pl.thread_pool_size()}", flush=True)
+    started = time.strftime("%H:%M:%S", time.gmtime())
+    rows = bench_threads(pl, repeats, quick)
+    print_table("windowagg on 1 and 2 threads, polars on its default threads", HEADERS, rows)
+    print(f"load average after: {_load()} (started {started} UTC)", flush=True)
+    if not quick:
+        save_results("engine_threads", {"started_utc": started, "repeats": repeats, "rows": rows})
     return 0

@@ -375,14 +375,15 @@ def grouped_windows(
     rows = groups.rows
     try:
         res = window_groups(
-            micros[rows],
-            {c: v[rows] for c, v in values.items()},
+            micros,
+            values,
             groups.starts,
             aggs,
             shape,
             lateness=lateness,
             factory=factory,
             threads=threads,
+            rows=rows,  # gathered by the engine: each run its own events, on its thread
         )
     except AggregationError as err:
         named = sized_aggs(aggs, shape.sizes) if shape.sizes else aggs

@@ -63,6 +63,7 @@ def window_groups(
     factory: Factory | None = None,
     planned: Plan | None = None,
     threads: int = 1,
+    rows: np.ndarray | None = None,
 ) -> GroupsResult:
     """All windows of many keys' events and the events refused, in one pass (or in runs
     of consecutive keys on *threads* threads).
@@ -92,6 +93,10 @@ def window_groups(
         *threads* runs of balanced event counts, each run one pass on a pool thread, the
         outputs concatenated in key order (the same output as ``threads=1``, which runs
         one pass on the calling thread).
+    rows
+        Where the events are in *t* and *values* (int64 positions, key by key as *starts*
+        says): the engine reads ``t[rows]`` (each run its own part, on its thread); None:
+        *t* and *values* are key by key already. Refused positions index ``rows`` then.
 
     Returns
     -------
@@ -116,13 +121,22 @@ def window_groups(
     threads = check_threads(threads)
     runs = key_runs(np.asarray(starts, dtype=np.int64), threads) if threads > 1 else []
     if len(runs) <= 2:
-        return _one_pass(t, values, starts, aggs, shape, lateness, factory, p)
-    return _in_runs(t, values, starts, aggs, shape, lateness, factory, p, runs, threads)
+        return _one_pass(_take(t, values, rows), starts, aggs, shape, lateness, factory, p)
+    return _in_runs(t, values, rows, starts, aggs, shape, lateness, factory, p, runs, threads)
+
+
+def _take(
+    t: np.ndarray, values: Mapping[str, np.ndarray], rows: np.ndarray | slice | None
+) -> tuple[np.ndarray, Mapping[str, np.ndarray]]:
+    """``(t[rows], {c: v[rows]})`` (positions, or a slice: views), or ``(t, values)``
+    without *rows*. O(len(rows))."""
+    if rows is None:
+        return t, values
+    return np.asarray(t)[rows], {c: np.asarray(v)[rows] for c, v in values.items()}
 
 
 def _one_pass(
-    t: np.ndarray,
-    values: Mapping[str, np.ndarray],
+    events: tuple[np.ndarray, Mapping[str, np.ndarray]],
     starts: np.ndarray,
     aggs: Sequence[Any],
     shape: Shape,
@@ -130,7 +144,9 @@ def _one_pass(
     factory: Factory | None,
     p: Plan,
 ) -> GroupsResult:
-    """:func:`window_groups` in one pass over every key, on the calling thread."""
+    """:func:`window_groups` in one pass over every key (*events*: ``(t, values)`` key by
+    key), on the calling thread."""
+    t, values = events
     a = admit_groups(t, values, starts, lateness, p.probes, shape)
     ts = np.asarray(t, dtype=np.int64)[a.order]
     sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
@@ -161,6 +177,7 @@ def _one_pass(
 def _in_runs(
     t: np.ndarray,
     values: Mapping[str, np.ndarray],
+    rows: np.ndarray | None,
     starts: np.ndarray,
     aggs: Sequence[Any],
     shape: Shape,
@@ -179,16 +196,19 @@ def _in_runs(
 
     def task(g0: int, g1: int) -> Callable[[], GroupsResult]:
         s0, s1 = int(starts[g0]), int(starts[g1])
-        sub = {c: np.asarray(v)[s0:s1] for c, v in values.items()}
-        return lambda: _one_pass(
-            t[s0:s1], sub, starts[g0 : g1 + 1] - s0, aggs, shape, lateness, factory, p
-        )
+        part = slice(s0, s1) if rows is None else rows[s0:s1]  # a slice: views, no copy
+
+        def run() -> GroupsResult:  # the run's events gathered on its own thread
+            events = _take(t, values, part)
+            return _one_pass(events, starts[g0 : g1 + 1] - s0, aggs, shape, lateness, factory, p)
+
+        return run
 
     tasks = [task(g0, g1) for g0, g1 in itertools.pairwise(runs)]
     got = run_all(tasks, threads)
     failed = [r for r in got if isinstance(r, BaseException)]
-    if failed:
-        _one_pass(t, values, starts, aggs, shape, lateness, factory, p)  # raises its error
+    if failed:  # the single pass raises its own error: the one threads=1 raises
+        _one_pass(_take(t, values, rows), starts, aggs, shape, lateness, factory, p)
         raise failed[0]  # the single pass went through: a monoid that fails at random
     done = [r for r in got if not isinstance(r, BaseException)]
     offsets = [int(starts[g]) for g in runs[:-1]]
