@@ -38,6 +38,9 @@ lateness           none by default (batch: every valid row is on time); with
                    ``max_out_of_orderness`` / ``allowed_lateness`` the rows are judged in
                    input order per key, as a stream would judge them, and late rows are
                    rejected (``late: ...``)
+threads            ``threads=N`` computes runs of keys on N threads (default: the cores
+                   this process may use; ``1``: one thread); results and rejects are the
+                   same for every N (:mod:`windowagg.windows.engine.parallel`)
 =================  ==========================================================================
 
 Examples
