@@ -177,7 +177,9 @@ def window_agg(
         ``"*"`` or column names for the rejects' ``row`` JSON (default: the columns the
         aggregation reads).
     factory
-        ``monoid -> FIFO aggregator`` for the engine (default ``fifo.TwoStacksLite``).
+        ``monoid -> FIFO aggregator`` for the engine (default ``fifo.TwoStacksLite``);
+        with ``threads`` > 1 it is called on the pool's threads and must return a new
+        aggregator per call (a class does).
     threads
         Threads the keys are computed on (default None: the cores this process may use;
         ``1``: every key on the calling thread). The keys are cut into runs of about
