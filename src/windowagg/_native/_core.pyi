@@ -32,6 +32,21 @@ def decay_slices(
     window j, into ``out_s`` / ``out_w`` (int64 / float64 1-D buffers; bounds non-decreasing);
     ``as_of=False``: as of each window's newest event (``S / W`` is the mean)."""
 
+def decayed_prefix_quantiles(
+    rank: Any,
+    m: Any,
+    e: Any,
+    lo: Any,
+    hi: Any,
+    phi: float,
+    snap: float,
+    rescale: int,
+    out: Any,
+) -> None:
+    """For windows ``[lo[j], hi[j])`` (non-empty, bounds non-decreasing) the rank of the
+    smallest value q with ``W(<= q) >= (phi W) snap``, weights ``m_i 2^(e_i - N)``, into
+    ``out`` (int64 / float64 1-D buffers): ``sketches.exact_decay.prefix_quantiles``."""
+
 _F64 = npt.NDArray[np.float64]
 _I64 = npt.NDArray[np.int64]
 _Out = TypeVar("_Out", npt.NDArray[np.float64], npt.NDArray[np.int64])

@@ -57,6 +57,7 @@ import numpy as np
 
 from windowagg.errors import ArgumentError
 from windowagg.sketches.decay import PolynomialDecay
+from windowagg.sketches.exact_decay import quantile_slices, top_k_slices
 from windowagg.sketches.exp_qdigest import ExpDecayQDigest
 from windowagg.sketches.mapping import FloatOrderMapper
 from windowagg.sketches.space_saving import ExpDecaySpaceSaving
@@ -269,6 +270,18 @@ class DecayedQuantile(_Timed):
     def _add(self, s: Any, t: int, v: float) -> None:
         s.update(_MAPPER.to_key(v), t / self._unit if self._decay is not None else t)
 
+    def slices(
+        self, t: np.ndarray, v: np.ndarray, lo: np.ndarray, hi: np.ndarray, end: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`_Timed.slices`; with exponential decay the exact decayed quantile of every
+        window (:func:`~windowagg.sketches.exact_decay.quantile_slices`: the events are
+        held, so no summary is needed; error 0). Polynomial decay: the value-division
+        summaries."""
+        if self._decay is not None:
+            return super().slices(t, v, lo, hi, end)
+        assert self.half_life is not None
+        return quantile_slices(t, v, lo, hi, self.phi, self.half_life)
+
     def slices_from(
         self, seed: Any, t: np.ndarray, v: np.ndarray, hi: np.ndarray, end: np.ndarray
     ) -> np.ndarray:
@@ -346,6 +359,14 @@ class DecayedTopK(_Timed):
 
     def _add(self, s: Any, t: int, v: Any) -> None:
         s.update(v, t)
+
+    def slices(
+        self, t: np.ndarray, v: np.ndarray, lo: np.ndarray, hi: np.ndarray, end: np.ndarray
+    ) -> np.ndarray:
+        """The exact decayed top-k of every window
+        (:func:`~windowagg.sketches.exact_decay.top_k_slices`: the events are held, so no
+        summary is needed; error 0): the same JSON text, None for no events."""
+        return top_k_slices(t, v, lo, hi, end, self.k, self.half_life)
 
     def _answer(self, s: Any, at: int) -> str:
         pairs = sorted(s.heavy_hitters(0.0, at), key=lambda p: (-p[1], str(p[0])))

@@ -10,6 +10,7 @@ void bind_order_statistics(nb::module_& m);  // bind_order_statistics.cpp
 void bind_fiba(nb::module_& m);              // bind_fiba.cpp
 void bind_decay(nb::module_& m);             // bind_decay.cpp
 void bind_wavelet(nb::module_& m);           // bind_wavelet.cpp
+void bind_decayed_rank(nb::module_& m);      // bind_decayed_rank.cpp
 
 NB_MODULE(_core, m) {
     m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA and order statistics";
@@ -29,4 +30,5 @@ NB_MODULE(_core, m) {
     bind_fiba(m);
     bind_decay(m);
     bind_wavelet(m);
+    bind_decayed_rank(m);
 }

@@ -1,0 +1,101 @@
+// _core.decayed_prefix_quantiles: the compiled twin of windowagg.sketches.exact_decay's prefix
+// pass (exact decayed quantiles of windows sharing a start; include/windowagg/decayed_rank.hpp).
+#include <nanobind/nanobind.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "inputs.hpp"
+#include "py_errors.hpp"
+#include "windowagg/decayed_rank.hpp"
+
+namespace nb = nanobind;
+using namespace windowagg::py;
+
+namespace {
+
+const char* kWho = "decayed_prefix_quantiles";
+
+// A 1-D C-contiguous buffer of 8-byte items of kind `want` ('d' or 'q'), released on exit.
+struct Buf {
+    Py_buffer view{};
+    bool ok = false;
+    Buf(nb::handle o, char want, bool writable, const char* what) {
+        int flags = PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+        const std::string kind = want == 'd' ? "float64" : "int64";
+        if (PyObject_GetBuffer(o.ptr(), &view, flags) != 0) {
+            PyErr_Clear();
+            raise("ArgumentTypeError", std::string(kWho) + ": " + what + " must be a 1-D C-contiguous " +
+                                           kind + (writable ? " writable" : "") + " buffer");
+        }
+        if (buffer_kind(view) != want) {
+            PyBuffer_Release(&view);  // a throwing constructor runs no destructor
+            raise("ArgumentTypeError", std::string(kWho) + ": " + what + " must be 1-D " + kind);
+        }
+        ok = true;
+    }
+    ~Buf() {
+        if (ok) PyBuffer_Release(&view);
+    }
+    Buf(const Buf&) = delete;
+    Buf& operator=(const Buf&) = delete;
+    std::size_t size() const { return static_cast<std::size_t>(view.len / 8); }
+    template <class T>
+    T* ptr() const { return static_cast<T*>(view.buf); }
+};
+
+void decayed_prefix_quantiles(nb::handle rank, nb::handle m, nb::handle e, nb::handle lo,
+                              nb::handle hi, double phi, double snap, int64_t rescale,
+                              nb::handle out) {
+    if (!(phi > 0 && phi < 1)) raise("ArgumentError", std::string(kWho) + ": phi must lie in (0, 1)");
+    if (!(snap > 0 && snap <= 1)) raise("ArgumentError", std::string(kWho) + ": snap must lie in (0, 1]");
+    if (rescale < 1 || rescale > 1000) {
+        raise("ArgumentError", std::string(kWho) + ": rescale must lie in [1, 1000] (weights below 2^1023)");
+    }
+    Buf brk(rank, 'q', false, "rank"), bm(m, 'd', false, "m"), be(e, 'q', false, "e"),
+        blo(lo, 'q', false, "lo"), bhi(hi, 'q', false, "hi"), bout(out, 'q', true, "out");
+    const std::size_t n = brk.size(), r = blo.size();
+    if (bm.size() != n || be.size() != n || bhi.size() != r || bout.size() != r) {
+        raise("ArgumentError", std::string(kWho) + ": rank, m and e, and lo, hi and out, must have equal lengths");
+    }
+    // Copied before they are checked; the kernel (without the GIL) reads only the copies: a
+    // bound or rank changed by another thread after its check would index past the tree.
+    std::vector<int64_t> rk(brk.ptr<const int64_t>(), brk.ptr<const int64_t>() + n),
+        l(blo.ptr<const int64_t>(), blo.ptr<const int64_t>() + r),
+        h(bhi.ptr<const int64_t>(), bhi.ptr<const int64_t>() + r);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (rk[i] < 0 || rk[i] >= static_cast<int64_t>(n)) {
+            raise("ArgumentError", std::string(kWho) + ": rank[" + std::to_string(i) + "] = " +
+                                       std::to_string(rk[i]) + " is not a position in [0, n)");
+        }
+    }
+    int64_t prev_lo = 0, prev_hi = 0;
+    for (std::size_t j = 0; j < r; ++j) {
+        if (l[j] < prev_lo || h[j] < prev_hi || l[j] >= h[j] || h[j] > static_cast<int64_t>(n)) {
+            raise("ArgumentError", std::string(kWho) + ": window " + std::to_string(j) + " has bounds [" +
+                                       std::to_string(l[j]) + ", " + std::to_string(h[j]) +
+                                       "); they must be non-decreasing, non-empty and within the events");
+        }
+        prev_lo = l[j];
+        prev_hi = h[j];
+    }
+    {
+        nb::gil_scoped_release release;
+        windowagg::decayed_prefix_quantiles(rk.data(), bm.ptr<const double>(), be.ptr<const int64_t>(), n,
+                                            l.data(), h.data(), r, phi, snap, rescale,
+                                            bout.ptr<int64_t>());
+    }
+}
+
+}  // namespace
+
+void bind_decayed_rank(nb::module_& m) {
+    m.def("decayed_prefix_quantiles", &decayed_prefix_quantiles, nb::arg("rank"), nb::arg("m"),
+          nb::arg("e"), nb::arg("lo"), nb::arg("hi"), nb::arg("phi"), nb::arg("snap"),
+          nb::arg("rescale"), nb::arg("out"),
+          "For windows [lo[j], hi[j]) (non-empty, bounds non-decreasing), the rank of the "
+          "smallest value q with W(<= q) >= (phi W) snap, weights m_i 2^(e_i - N), into out: "
+          "windowagg.sketches.exact_decay.prefix_quantiles's pass (the GIL released).");
+}

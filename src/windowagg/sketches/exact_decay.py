@@ -1,0 +1,419 @@
+"""Exact decayed quantiles and heavy hitters under exponential decay, over events held anyway.
+
+Fact card
+---------
+==================  ==========================================================================
+what                ``decayed_pNN(v, half_life=h)`` and ``top_k(v, k, half_life=h)`` of every
+                    batch window (hopping, tumbling, per event, each key's whole history),
+                    exactly: the engine holds the window's events, so no summary is needed
+idea                under exponential decay an event's weight as of any time T is
+                    ``2^((t_i - T)/h)``: the ratio of two weights never changes, so a decayed
+                    quantile is a weighted quantile with fixed weights and a decayed count a
+                    sum of fixed weights. Weights are kept relative to a landmark (forward
+                    decay, Cormode, Shkapenyuk, Srivastava, Xu 2009) as ``m_i 2^(e_i - N)``
+                    with ``2^(t_i/h) = m_i 2^e_i`` (``m_i`` in [1, 2]) and N the landmark
+                    exponent: rebasing is an exact power of two, so histories of any number
+                    of half-lives neither overflow nor lose ratios (:func:`exponents`)
+quantile            the smallest value q of the window with ``W(<= q) >= (1 - 2^-40) phi D``
+                    (W: the window's weights, D their sum): so ``W(< q) < phi D`` and
+                    ``W(<= q) >= phi D`` up to the slack, which absorbs float rounding (sums
+                    are within ``n u`` of exact): a rank that ties ``phi D`` exactly resolves
+                    the same way whatever the order of summation
+top_k               the exact decayed weight of each distinct value as of the window's end,
+                    the k heaviest, heaviest first; equal weights (equal doubles) by the
+                    value's text (``str``); weights of one value summed in time order
+time                windows whose start repeats (each key's whole history, runs of per-event
+                    windows sharing a start): one pass per run, O(log n) per event and per
+                    window (a Fenwick tree over value ranks, :func:`prefix_quantiles`; a
+                    top-k set kept as weights grow); other windows (hopping, tumbling,
+                    per event with a size): each window's events gathered, sorted and summed
+                    in numpy, windows of like lengths as the rows of one matrix,
+                    O(sum of the window lengths x log(window length)). Plus one sort of the
+                    n events by (value, time)
+space               O(n + rows of one matrix chunk (about 2^21))
+bound               0: exact (up to the float rounding of the sums, see quantile)
+==================  ==========================================================================
+
+Examples
+--------
+>>> t = np.array([0, 10, 10, 20], dtype=np.int64)
+>>> v = np.array([1.0, 2.0, 3.0, 3.0])
+>>> lo, hi = np.array([0, 0, 0, 1]), np.array([1, 3, 4, 4])
+>>> quantile_slices(t, v, lo, hi, 0.5, 10.0, backend="python").tolist()
+[1.0, 2.0, 3.0, 3.0]
+>>> top_k_slices(t, v, lo, hi, np.array([0, 10, 20, 20]), 2, 10.0)[2]
+'[[3.0, 1.5], [2.0, 0.5]]'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Final
+
+import numpy as np
+
+__all__ = [
+    "RESCALE",
+    "SNAP",
+    "exponents",
+    "prefix_quantiles",
+    "quantile_slices",
+    "top_k_slices",
+]
+
+#: The rank slack of the exact quantile: the smallest q with ``W(<= q) >= SNAP phi D``.
+SNAP: Final = 1.0 - 2.0**-40
+#: A run's weights are rebased (an exact power of two) once the newest is 2^RESCALE times
+#: the landmark's: sums stay below 2^1023 for any count below 2^62.
+RESCALE: Final = 960
+#: Rows (window x padded length) of one matrix chunk of the gathered windows.
+_CHUNK: Final = 1 << 21
+
+
+def exponents(t: np.ndarray, half_life: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(m, e)`` with ``2^(t_i / h) = m_i 2^e_i``, ``m_i`` in [1, 2] (float64), ``e_i`` an
+    int64: the integer part of ``t_i / h`` by exact integer division when h is a whole
+    number (every front end's durations), so ``m_i`` is within 2 ulp of exact whatever
+    t_i's magnitude; for a fractional h by float ``divmod`` (exact remainders for
+    ``|t_i| < 2^53``). O(n).
+
+    >>> m, e = exponents(np.array([-5, 0, 15, 20]), 10.0)
+    >>> e.tolist(), [round(x, 6) for x in m.tolist()]
+    ([-1, 0, 1, 2], [1.414214, 1.0, 1.414214, 1.0])
+    """
+    f, e = _split(t, half_life)
+    return np.exp2(f), e
+
+
+def _split(t: np.ndarray, half_life: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(f, e)`` with ``t_i / h = e_i + f_i``, ``f_i`` in [0, 1]: see :func:`exponents`."""
+    t = np.asarray(t, dtype=np.int64)
+    h = float(half_life)
+    if h == math.floor(h) and h < 2.0**62:
+        e, r = np.divmod(t, np.int64(int(h)))
+        return r.astype(np.float64) / h, np.asarray(e, dtype=np.int64)
+    # a fractional h: the remainder by fmod (exact for times within 2^53), not the
+    # fraction of t / h, whose rounding grows with t
+    q, r = np.divmod(t.astype(np.float64), h)
+    return np.clip(r / h, 0.0, 1.0), q.astype(np.int64)
+
+
+def _runs(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """True for the windows answered by a run's prefix pass: those sharing their start with
+    a neighbour (each key's whole history, per-event windows in a burst). O(windows)."""
+    same = np.zeros(len(lo), dtype=bool)
+    if len(lo) > 1:
+        eq = lo[1:] == lo[:-1]
+        same[1:] |= eq
+        same[:-1] |= eq
+    return same & (hi > lo)
+
+
+def _order(t: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The events sorted by (value, time), and each event's position there. O(n log n)."""
+    order = np.lexsort((t, v)).astype(np.int64)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return order, rank
+
+
+def _gathered(
+    rank: np.ndarray, lo: np.ndarray, hi: np.ndarray, pick: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The windows *pick* as matrices: per chunk ``(rows, idx, valid)``, *idx* each row's
+    events sorted by (value, time) (padding after them, ``valid`` False). O(rows log w)."""
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    if not len(pick):
+        return out
+    lengths = hi[pick] - lo[pick]
+    width = np.left_shift(1, np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
+    n = len(rank)
+    for p in np.unique(width).tolist():
+        rows_all = pick[width == p]
+        step = max(1, _CHUNK // p)
+        for c in range(0, len(rows_all), step):
+            rows = rows_all[c : c + step]
+            col = np.arange(p, dtype=np.int64)
+            valid = col[None, :] < (hi[rows] - lo[rows])[:, None]
+            idx = np.where(valid, lo[rows][:, None] + col[None, :], 0)
+            keys = np.where(valid, rank[idx], n)
+            s = np.argsort(keys, axis=1)
+            out.append(
+                (rows, np.take_along_axis(idx, s, axis=1), np.take_along_axis(valid, s, axis=1))
+            )
+    return out
+
+
+def _weights(
+    m: np.ndarray, e: np.ndarray, idx: np.ndarray, valid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's weights relative to its newest event's exponent N (0 for padding), and N."""
+    ei = np.where(valid, e[idx], np.iinfo(np.int64).min)
+    top = ei.max(axis=1)
+    w = np.where(valid, np.ldexp(m[idx], np.clip(ei - top[:, None], -2000, 0)), 0.0)
+    return w, top
+
+
+def quantile_slices(
+    t: np.ndarray,
+    v: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    phi: float,
+    half_life: float,
+    backend: str | None = None,
+) -> np.ndarray:
+    """The exact decayed *phi*-quantile of ``v[lo[j]:hi[j]]`` (times *t*, half-life h) for
+    every window j (see the module docstring; NaN for no events). *lo*, *hi* non-decreasing.
+    Windows sharing a start: :func:`prefix_quantiles` (native with the core built, as
+    *backend* says); the others gathered in numpy. O(n log n + the passes)."""
+    t = np.ascontiguousarray(t, dtype=np.int64)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    lo = np.ascontiguousarray(lo, dtype=np.int64)
+    hi = np.ascontiguousarray(hi, dtype=np.int64)
+    out = np.full(len(lo), np.nan, dtype=np.float64)
+    if not len(t) or not len(lo):
+        return out
+    m, e = exponents(t, half_life)
+    order, rank = _order(t, v)
+    prefix = _runs(lo, hi)
+    for rows, idx, valid in _gathered(rank, lo, hi, np.flatnonzero(~prefix & (hi > lo))):
+        w, _ = _weights(m, e, idx, valid)
+        cum = np.cumsum(w, axis=1)  # sequential along each row
+        goal = (float(phi) * cum[:, -1]) * SNAP
+        pos = np.argmax(cum >= goal[:, None], axis=1)
+        out[rows] = v[idx[np.arange(len(rows)), pos]]
+    j = np.flatnonzero(prefix)
+    if len(j):
+        got = prefix_quantiles(rank, m, e, lo[j], hi[j], float(phi), backend)
+        out[j] = v[order[got]]
+    return out
+
+
+def prefix_quantiles(
+    rank: np.ndarray,
+    m: np.ndarray,
+    e: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    phi: float,
+    backend: str | None = None,
+) -> np.ndarray:
+    """For windows ``[lo[j], hi[j])`` (non-empty; *lo*, *hi* non-decreasing), the position
+    in the (value, time) order (*rank*: each event's) of the smallest value with
+    ``W(<= q) >= (phi W) SNAP``, weights ``m_i 2^(e_i - N)``. A window with the previous
+    one's start extends its Fenwick tree over the n ranks (one per run: cleared, not
+    rebuilt, when the start moves; rebased by an exact power of two when the newest weight
+    passes ``2^RESCALE``). Natively ``_core.decayed_prefix_quantiles`` (the GIL released),
+    else this loop: the same operations, the same answers. O((events + windows) log n)."""
+    from windowagg._backend import default_backend, native_core, resolve_backend
+    from windowagg.errors import ArgumentError, NativeUnavailableError
+
+    rank = np.ascontiguousarray(rank, dtype=np.int64)
+    m = np.ascontiguousarray(m, dtype=np.float64)
+    e = np.ascontiguousarray(e, dtype=np.int64)
+    lo = np.ascontiguousarray(lo, dtype=np.int64)
+    hi = np.ascontiguousarray(hi, dtype=np.int64)
+    out = np.empty(len(lo), dtype=np.int64)
+    bad = np.flatnonzero(
+        (lo >= hi) | (hi > len(rank)) | (np.diff(lo, prepend=0) < 0) | (np.diff(hi, prepend=0) < 0)
+    )
+    if len(bad):  # the native twin's check, before either runs
+        j = int(bad[0])
+        raise ArgumentError(
+            f"decayed_prefix_quantiles: window {j} has bounds [{int(lo[j])}, {int(hi[j])}); "
+            "they must be non-decreasing, non-empty and within the events"
+        )
+    core = native_core() if resolve_backend(backend, "decayed_pNN") else None
+    if core is not None and not hasattr(core, "decayed_prefix_quantiles"):
+        if (backend or default_backend()) == "native":
+            raise NativeUnavailableError(
+                "decayed_pNN: backend='native' but the compiled core was built before "
+                "decayed_prefix_quantiles existed; rebuild it (bash scripts/build_native.sh, "
+                "or pip install --force-reinstall windowagg), or use backend='python'"
+            )
+        core = None  # "auto": native when built, and this core has no such verb
+    if core is not None:
+        core.decayed_prefix_quantiles(rank, m, e, lo, hi, phi, SNAP, RESCALE, out)
+        return out
+    _prefix_quantiles_python(rank, m, e, lo, hi, phi, out)
+    return out
+
+
+def _prefix_quantiles_python(
+    rank: np.ndarray,
+    m: np.ndarray,
+    e: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    phi: float,
+    out: np.ndarray,
+) -> None:
+    """:func:`prefix_quantiles`'s loop (the Python twin of the native kernel)."""
+    n = len(rank)
+    tree = [0.0] * (n + 1)
+    touched: list[int] = []
+    mark = bytearray(n + 1)
+    rk, ms, es = rank.tolist(), m.tolist(), e.tolist()
+    top = 1 << max(n.bit_length() - 1, 0)
+    ldexp = math.ldexp
+    cur = -1
+    held = 0
+    total = 0.0
+    base = 0
+    for j, (a, b) in enumerate(zip(lo.tolist(), hi.tolist(), strict=True)):
+        if a != cur:  # a new run: clear what the last one touched
+            for k in touched:
+                tree[k] = 0.0
+                mark[k] = 0
+            touched.clear()
+            cur, held, total, base = a, a, 0.0, es[a]
+        for i in range(held, b):
+            if es[i] - base > RESCALE:  # rebase: an exact power of two, ratios kept
+                shift = max(-3000, base - es[i])  # (clamped as the native twin's int)
+                for k in touched:
+                    tree[k] = ldexp(tree[k], shift)
+                total = ldexp(total, shift)
+                base = es[i]
+            w = ldexp(ms[i], max(-3000, es[i] - base))
+            total += w
+            k = rk[i] + 1
+            while k <= n:
+                if not mark[k]:
+                    mark[k] = 1
+                    touched.append(k)
+                tree[k] += w
+                k += k & -k
+        held = max(held, b)
+        goal = (phi * total) * SNAP
+        at, acc, step = 0, 0.0, top  # the longest prefix of ranks weighing less than goal
+        while step:
+            nxt = at + step
+            if nxt <= n and acc + tree[nxt] < goal:
+                at = nxt
+                acc += tree[nxt]
+            step >>= 1
+        out[j] = min(at, n - 1)
+
+
+def _json_rows(per_row: list[list[tuple[float, float]]]) -> list[str]:
+    return [json.dumps([[x, w] for x, w in pairs], allow_nan=False) for pairs in per_row]
+
+
+def _best(cands: list[tuple[float, float]], k: int) -> list[tuple[float, float]]:
+    """The k heaviest of ``(value, weight)`` candidates, ties by the value's text. O(c log c)."""
+    cands.sort(key=lambda p: (-p[1], str(p[0])))
+    return cands[:k]
+
+
+def top_k_slices(
+    t: np.ndarray,
+    v: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    end: np.ndarray,
+    k: int,
+    half_life: float,
+) -> np.ndarray:
+    """The exact decayed top-k of ``v[lo[j]:hi[j]]`` as of ``end[j]`` for every window j:
+    the JSON text ``[[value, weight], ...]`` (``top_k``'s column), None for no events (see
+    the module docstring). Windows sharing a start: one pass per run keeping each value's
+    weight and the k heaviest; the others gathered in numpy (per value a sum in time
+    order). O(n log n + sum of the gathered lengths x log + k log k per window)."""
+    t = np.ascontiguousarray(t, dtype=np.int64)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    lo = np.ascontiguousarray(lo, dtype=np.int64)
+    hi = np.ascontiguousarray(hi, dtype=np.int64)
+    end = np.ascontiguousarray(end, dtype=np.int64)
+    out = np.full(len(lo), None, dtype=object)
+    if not len(t) or not len(lo):
+        return out
+    m, e = exponents(t, half_life)
+    me, ee = exponents(end, half_life)
+    prefix = _runs(lo, hi)
+    _, rank = _order(t, v)
+    for rows, idx, valid in _gathered(rank, lo, hi, np.flatnonzero(~prefix & (hi > lo))):
+        # each event's weight as of the window's end, 2^((t_i - end)/h): one rounding each
+        fd, ed = _split(t[idx] - end[rows][:, None], half_life)
+        w = np.where(valid, np.ldexp(np.exp2(fd), np.clip(ed, -2000, 2000)), 0.0)
+        vals = np.where(valid, v[idx], np.nan)
+        p = idx.shape[1]
+        starts = np.ones(idx.shape, dtype=bool)
+        starts[:, 1:] = vals[:, 1:] != vals[:, :-1]  # NaN padding: a run each, weight 0
+        flat = np.flatnonzero(starts.ravel())
+        sums = np.add.reduceat(w.ravel(), flat)
+        row, keep = flat // p, valid.ravel()[flat]
+        row, sums, xs = row[keep], sums[keep], vals.ravel()[flat][keep]
+        # heaviest first per row; a row's k-th weight and all equal to it are candidates
+        o = np.lexsort((xs, -sums, row))
+        row, sums, xs = row[o], sums[o], xs[o]
+        first = np.searchsorted(row, row, "left")
+        pos = np.arange(len(row)) - first
+        last = np.searchsorted(row, np.arange(len(rows)), "right") - 1
+        kth = sums[np.minimum(first + k - 1, last[row])]
+        cand = (pos < k) | (sums == kth)
+        r_c, s_c, x_c = row[cand], sums[cand], xs[cand]
+        per_row: list[list[tuple[float, float]]] = [[] for _ in range(len(rows))]
+        for r, x, s in zip(r_c.tolist(), x_c.tolist(), s_c.tolist(), strict=True):
+            per_row[r].append((x, s))
+        out[rows] = _json_rows([_best(c, k) for c in per_row])
+    j = np.flatnonzero(prefix)
+    if len(j):
+        out[j] = _prefix_top_k(t, v, m, e, me, ee, lo[j], hi[j], end[j], j, k)
+    return out
+
+
+def _prefix_top_k(
+    t: np.ndarray,
+    v: np.ndarray,
+    m: np.ndarray,
+    e: np.ndarray,
+    me: np.ndarray,
+    ee: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    end: np.ndarray,
+    j: np.ndarray,
+    k: int,
+) -> list[str]:
+    """:func:`top_k_slices` for windows sharing their start: per run each value's weight
+    (relative to the run's landmark, rebased as in :func:`prefix_quantiles`) and the set of
+    the k heaviest (weights only grow: a value outside enters by replacing the lightest
+    member). O((events + windows) k)."""
+    del t, end
+    vs, ms, es = v.tolist(), m.tolist(), e.tolist()
+    mes, ees = me[j].tolist(), ee[j].tolist()
+    ldexp = math.ldexp
+    out: list[str] = []
+    cur = -1
+    held = 0
+    base = 0
+    weight: dict[float, float] = {}
+    best: dict[float, None] = {}
+    for a, b, mt, et in zip(lo.tolist(), hi.tolist(), mes, ees, strict=True):
+        if a != cur:
+            cur, held, base = a, a, es[a]
+            weight, best = {}, {}
+        for i in range(held, b):
+            if es[i] - base > RESCALE:
+                shift = base - es[i]
+                weight = {x: ldexp(w, shift) for x, w in weight.items()}
+                base = es[i]
+            x = vs[i]
+            weight[x] = wx = weight.get(x, 0.0) + ldexp(ms[i], es[i] - base)
+            if x in best:
+                continue
+            if len(best) < k:
+                best[x] = None
+                continue
+            worst = max(best, key=lambda y: (-weight[y], str(y)))
+            if (-wx, str(x)) < (-weight[worst], str(worst)):
+                del best[worst]
+                best[x] = None
+        held = max(held, b)
+        # as of the end: w / (2^(end/h) 2^-base), an event at the end weighing exactly 1
+        shift = max(-2000, min(2000, base - et))
+        pairs = _best([(x, ldexp(weight[x] / mt, shift)) for x in best], k)
+        out.append(json.dumps([[x, w] for x, w in pairs], allow_nan=False))
+    return out
