@@ -6,13 +6,15 @@ the decayed quantiles of ``dep_delay`` (``kind="quantiles"``, eps 0.01), each ch
 within its bound; medians of ``--repeats`` calls on a cached 8-partition DataFrame
 (``local[2]``), ``uptime``'s load beside each figure.
 
-``--window-agg``: instead, ``decayed_p99`` and ``top_k`` per key through
-``windowagg.pandas.window_agg`` on 100k synthetic events (100 keys, 30 days, values normal,
-categories Zipf(1.5)), over each key's whole history and in 3-hour windows every hour,
-beside ``ewm_mean`` and exact ``p99``; medians of ``--repeats``, interleaved.
+``--window-agg``: instead, ``decayed_p99`` and ``top_k(c, 10)`` (half-life 1 h) per key
+through ``windowagg.pandas.window_agg`` on ``--events`` synthetic events (default 1M; 100
+keys, 30 days, values normal, categories Zipf(1.5)), in 3-hour windows every hour and per
+event over each key's whole history, each beside the exact ``p99`` of the same windows
+(per event: a size spanning the 30 days) and ``ewm_mean``; medians of ``--repeats``,
+interleaved, with the ratios and the load.
 
 Run: ``.venv/bin/python -m benchmarks decayed_summary [--repeats R] [--partitions P] [--quick]
-[--window-agg]``.
+[--window-agg [--events N]]``.
 """
 
 from __future__ import annotations
@@ -28,14 +30,15 @@ import pandas as pd
 DAY = 86_400_000_000
 
 
-def window_agg_figures(repeats: int) -> int:
-    """The per-key strings through ``windowagg.pandas.window_agg`` (see the docstring)."""
+def window_agg_figures(repeats: int, n: int) -> int:
+    """The per-key strings through ``windowagg.pandas.window_agg`` (see the docstring):
+    *n* events, each case timed *repeats* times, the cases interleaved; medians, the
+    ratios to the exact ``p99`` on the same windows, and the load."""
     import numpy as np
 
     from windowagg.pandas import window_agg
 
     rng = np.random.default_rng(1)
-    n = 100_000
     t = np.sort(rng.integers(0, 30 * 86400, n)) * 1_000_000
     df = pd.DataFrame(
         {
@@ -46,23 +49,31 @@ def window_agg_figures(repeats: int) -> int:
         }
     )
     hop = {"size": "3 hours", "slide": "1 hour"}
-    cases: dict[str, tuple[str, dict[str, str]]] = {
-        "history decayed_p99(v, half_life=1d)": ("decayed_p99(v, half_life=1d)", {}),
-        "history top_k(c, 5, half_life=1d)": ("top_k(c, 5, half_life=1d)", {}),
-        "history ewm_mean(v, half_life=1d)": ("ewm_mean(v, half_life=1d)", {}),
-        "3h/1h decayed_p99(v, half_life=1d)": ("decayed_p99(v, half_life=1d)", hop),
-        "3h/1h top_k(c, 5, half_life=1d)": ("top_k(c, 5, half_life=1d)", hop),
-        "3h/1h p99(v) (exact)": ("p99(v)", hop),
+    every = {"size": "100 days"}  # per event, spanning each key's whole history (30 days)
+    cases: dict[str, tuple[str, dict[str, str], str]] = {
+        "3h/1h p99(v) (exact)": ("p99(v)", hop, ""),
+        "3h/1h decayed_p99(v, half_life=1h)": ("decayed_p99(v, half_life=1h)", hop, "3h/1h"),
+        "3h/1h top_k(c, 10, half_life=1h)": ("top_k(c, 10, half_life=1h)", hop, "3h/1h"),
+        "history p99(v) per event (exact)": ("p99(v)", every, ""),
+        "history decayed_p99(v, half_life=1h)": ("decayed_p99(v, half_life=1h)", {}, "history"),
+        "history top_k(c, 10, half_life=1h)": ("top_k(c, 10, half_life=1h)", {}, "history"),
+        "history ewm_mean(v, half_life=1h)": ("ewm_mean(v, half_life=1h)", {}, "history"),
     }
+    base = {"3h/1h": "3h/1h p99(v) (exact)", "history": "history p99(v) per event (exact)"}
     times: dict[str, list[float]] = {name: [] for name in cases}
+    loads: list[float] = []
     for _ in range(repeats):
-        for name, (agg, kw) in cases.items():
+        for name, (agg, kw, _) in cases.items():
             t0 = time.perf_counter()
             window_agg(df, "k", "t", [agg], **kw)
             times[name].append(time.perf_counter() - t0)
-    for name, ts in times.items():
-        print(f"- {name}: median {statistics.median(ts):.2f} s of {repeats}")
-    print(f"load {os.getloadavg()[0]:.1f}")
+        loads.append(os.getloadavg()[0])
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    print(f"window_agg, {n:,} events, 100 keys, 30 days; medians of {repeats}, interleaved")
+    for name, (_, _, group) in cases.items():
+        ratio = f" ({med[name] / med[base[group]]:.2f}x the exact p99)" if group else ""
+        print(f"- {name}: {med[name]:.2f} s{ratio}")
+    print("load (1 min) after each round: " + ", ".join(f"{x:.1f}" for x in loads))
     return 0
 
 
@@ -72,11 +83,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--quick", action="store_true", help="one repeat")
     ap.add_argument("--window-agg", action="store_true", help="the per-key strings instead")
+    ap.add_argument("--events", type=int, default=1_000_000, help="--window-agg's events")
     args = ap.parse_args(argv)
     if args.quick:
         args.repeats = 1
     if args.window_agg:
-        return window_agg_figures(args.repeats)
+        return window_agg_figures(args.repeats, args.events)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from windowagg.datasets import load_flights
     from windowagg.spark import decayed_summary, session

@@ -47,6 +47,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from typing import Final
@@ -110,19 +111,22 @@ def _runs(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return same & (hi > lo)
 
 
-def _order(t: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The events sorted by (value, time), and each event's position there. O(n log n)."""
-    order = np.lexsort((t, v)).astype(np.int64)
+def _order(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The events sorted by value, equal values in their sorted order (so by time within a
+    key: the engine's events are sorted by key and time), and each event's position there.
+    O(n log n)."""
+    order = np.argsort(v, kind="stable").astype(np.int64)
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order), dtype=np.int64)
     return order, rank
 
 
 def _gathered(
-    rank: np.ndarray, lo: np.ndarray, hi: np.ndarray, pick: np.ndarray
+    order: np.ndarray, rank: np.ndarray, lo: np.ndarray, hi: np.ndarray, pick: np.ndarray
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The windows *pick* as matrices: per chunk ``(rows, idx, valid)``, *idx* each row's
-    events sorted by (value, time) (padding after them, ``valid`` False). O(rows log w)."""
+    events sorted by (value, time), then padding (``valid`` False; the window's first event
+    where it matters). O(rows log w)."""
     out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     if not len(pick):
         return out
@@ -132,27 +136,16 @@ def _gathered(
     for p in np.unique(width).tolist():
         rows_all = pick[width == p]
         step = max(1, _CHUNK // p)
+        col = np.arange(p, dtype=np.int64)
         for c in range(0, len(rows_all), step):
             rows = rows_all[c : c + step]
-            col = np.arange(p, dtype=np.int64)
-            valid = col[None, :] < (hi[rows] - lo[rows])[:, None]
-            idx = np.where(valid, lo[rows][:, None] + col[None, :], 0)
-            keys = np.where(valid, rank[idx], n)
-            s = np.argsort(keys, axis=1)
-            out.append(
-                (rows, np.take_along_axis(idx, s, axis=1), np.take_along_axis(valid, s, axis=1))
-            )
+            first = lo[rows][:, None]
+            inside = col[None, :] < (hi[rows] - lo[rows])[:, None]
+            keys = np.sort(np.where(inside, rank[np.where(inside, first + col, 0)], n), axis=1)
+            valid = keys < n
+            idx = np.where(valid, order[np.minimum(keys, n - 1)], first)
+            out.append((rows, idx, valid))
     return out
-
-
-def _weights(
-    m: np.ndarray, e: np.ndarray, idx: np.ndarray, valid: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's weights relative to its newest event's exponent N (0 for padding), and N."""
-    ei = np.where(valid, e[idx], np.iinfo(np.int64).min)
-    top = ei.max(axis=1)
-    w = np.where(valid, np.ldexp(m[idx], np.clip(ei - top[:, None], -2000, 0)), 0.0)
-    return w, top
 
 
 def quantile_slices(
@@ -176,14 +169,16 @@ def quantile_slices(
     if not len(t) or not len(lo):
         return out
     m, e = exponents(t, half_life)
-    order, rank = _order(t, v)
+    order, rank = _order(v)
     prefix = _runs(lo, hi)
-    for rows, idx, valid in _gathered(rank, lo, hi, np.flatnonzero(~prefix & (hi > lo))):
-        w, _ = _weights(m, e, idx, valid)
-        cum = np.cumsum(w, axis=1)  # sequential along each row
-        goal = (float(phi) * cum[:, -1]) * SNAP
-        pos = np.argmax(cum >= goal[:, None], axis=1)
-        out[rows] = v[idx[np.arange(len(rows)), pos]]
+    for rows, idx, _ in _gathered(order, rank, lo, hi, np.flatnonzero(~prefix & (hi > lo))):
+        # padding follows each row's events: it changes no sum up to the row's last event
+        with np.errstate(over="ignore", invalid="ignore"):
+            cum = np.cumsum(np.ldexp(m[idx], e[idx] - e[hi[rows] - 1][:, None]), axis=1)
+        r = np.arange(len(rows))
+        goal = (float(phi) * cum[r, hi[rows] - lo[rows] - 1]) * SNAP
+        pos = np.argmax(cum >= goal[:, None], axis=1)  # sequential sums along each row
+        out[rows] = v[idx[r, pos]]
     j = np.flatnonzero(prefix)
     if len(j):
         got = prefix_quantiles(rank, m, e, lo[j], hi[j], float(phi), backend)
@@ -297,10 +292,6 @@ def _prefix_quantiles_python(
         out[j] = min(at, n - 1)
 
 
-def _json_rows(per_row: list[list[tuple[float, float]]]) -> list[str]:
-    return [json.dumps([[x, w] for x, w in pairs], allow_nan=False) for pairs in per_row]
-
-
 def _best(cands: list[tuple[float, float]], k: int) -> list[tuple[float, float]]:
     """The k heaviest of ``(value, weight)`` candidates, ties by the value's text. O(c log c)."""
     cands.sort(key=lambda p: (-p[1], str(p[0])))
@@ -332,8 +323,8 @@ def top_k_slices(
     m, e = exponents(t, half_life)
     me, ee = exponents(end, half_life)
     prefix = _runs(lo, hi)
-    _, rank = _order(t, v)
-    for rows, idx, valid in _gathered(rank, lo, hi, np.flatnonzero(~prefix & (hi > lo))):
+    order, rank = _order(v)
+    for rows, idx, valid in _gathered(order, rank, lo, hi, np.flatnonzero(~prefix & (hi > lo))):
         # each event's weight as of the window's end, 2^((t_i - end)/h): one rounding each
         fd, ed = _split(t[idx] - end[rows][:, None], half_life)
         w = np.where(valid, np.ldexp(np.exp2(fd), np.clip(ed, -2000, 2000)), 0.0)
@@ -345,19 +336,35 @@ def top_k_slices(
         sums = np.add.reduceat(w.ravel(), flat)
         row, keep = flat // p, valid.ravel()[flat]
         row, sums, xs = row[keep], sums[keep], vals.ravel()[flat][keep]
-        # heaviest first per row; a row's k-th weight and all equal to it are candidates
+        # heaviest first per row (equal weights by value for now)
         o = np.lexsort((xs, -sums, row))
         row, sums, xs = row[o], sums[o], xs[o]
         first = np.searchsorted(row, row, "left")
         pos = np.arange(len(row)) - first
-        last = np.searchsorted(row, np.arange(len(rows)), "right") - 1
-        kth = sums[np.minimum(first + k - 1, last[row])]
-        cand = (pos < k) | (sums == kth)
-        r_c, s_c, x_c = row[cand], sums[cand], xs[cand]
-        per_row: list[list[tuple[float, float]]] = [[] for _ in range(len(rows))]
-        for r, x, s in zip(r_c.tolist(), x_c.tolist(), s_c.tolist(), strict=True):
-            per_row[r].append((x, s))
-        out[rows] = _json_rows([_best(c, k) for c in per_row])
+        listed = pos < k
+        r_s = row[listed]
+        texts = [
+            f"[{x!r}, {w!r}]"  # json.dumps's text of a pair of finite floats
+            for x, w in zip(xs[listed].tolist(), sums[listed].tolist(), strict=True)
+        ]
+        bounds = np.searchsorted(r_s, np.arange(len(rows) + 1)).tolist()
+        answers = ["[" + ", ".join(texts[a:b]) + "]" for a, b in itertools.pairwise(bounds)]
+        # rows where equal weights meet among the k listed or at the k-th: by the values'
+        # text (str), from the k-th weight's candidates
+        tie = np.zeros(len(row), dtype=bool)
+        tie[:-1] = (row[1:] == row[:-1]) & (sums[1:] == sums[:-1]) & (pos[:-1] < k)
+        for r in np.unique(row[tie]).tolist():
+            a, b = bounds[r], bounds[r + 1]
+            lo_r = int(np.searchsorted(row, r, "left"))
+            hi_r = int(np.searchsorted(row, r, "right"))
+            kth = sums[lo_r + (b - a) - 1]
+            cands = [
+                (x, w)
+                for x, w in zip(xs[lo_r:hi_r].tolist(), sums[lo_r:hi_r].tolist(), strict=True)
+                if w >= kth
+            ]
+            answers[r] = json.dumps([[x, w] for x, w in _best(cands, k)], allow_nan=False)
+        out[rows] = answers
     j = np.flatnonzero(prefix)
     if len(j):
         out[j] = _prefix_top_k(t, v, m, e, me, ee, lo[j], hi[j], end[j], j, k)
