@@ -223,3 +223,32 @@ def test_window_agg_answers_exactly(df: pd.DataFrame, shape: str) -> None:
         assert row.decayed_p90_v == brute_quantile(ts, vs, 0.9, HOUR)
         assert row.decayed_p50_v == brute_quantile(ts, vs, 0.5, HOUR)
         check_top_k(row.top_k_v, brute_weights(ts, vs, end, HOUR), 2)
+
+
+@settings(max_examples=500, deadline=None)
+@given(x=st.floats(allow_nan=False, allow_infinity=False))
+def test_the_native_text_of_a_float_is_pythons_repr(x: float) -> None:
+    from windowagg._backend import native_core
+
+    core = native_core()
+    if core is None:
+        pytest.skip("the compiled core is not built")
+    for y in (x, x * 1e-300, x * 1e300 if abs(x) < 1e8 else x, 1e16, 1e-5, 1e-4, 123456.0):
+        assert core.py_float_repr(y) == repr(y)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), k=st.integers(1, 4))
+def test_the_prefix_top_k_backends_write_the_same_text(data: st.DataObject, k: int) -> None:
+    """Windows sharing starts (the prefix pass) natively and in Python: the same JSON text,
+    byte for byte (rebased histories, ties, -0.0)."""
+    ts, vs, h = data.draw(streams())
+    vs = [-0.0 if x == 0.0 and i % 2 else x for i, x in enumerate(vs)]
+    t, v = _sorted(ts, vs)
+    lo = np.zeros(len(t), dtype=np.int64)
+    hi = np.arange(1, len(t) + 1, dtype=np.int64)
+    a = top_k_slices(t, v, lo, hi, t, k, h, backend="python")
+    b = top_k_slices(t, v, lo, hi, t, k, h, backend="auto")
+    assert a.tolist() == b.tolist()
+    for j in range(len(t)):
+        check_top_k(b[j], brute_weights(t[: j + 1].tolist(), v[: j + 1].tolist(), int(t[j]), h), k)

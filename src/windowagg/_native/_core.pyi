@@ -47,6 +47,16 @@ def decayed_prefix_quantiles(
     smallest value q with ``W(<= q) >= (phi W) snap``, weights ``m_i 2^(e_i - N)``, into
     ``out`` (int64 / float64 1-D buffers): ``sketches.exact_decay.prefix_quantiles``."""
 
+def decayed_prefix_top_k(
+    v: Any, m: Any, e: Any, lo: Any, hi: Any, mend: Any, eend: Any, k: int, rescale: int
+) -> list[str]:
+    """For windows ``[lo[j], hi[j])`` (non-empty, bounds non-decreasing) the JSON text of the
+    k heaviest values by decayed weight as of each window's end (``2^(end/h) = mend
+    2^eend``): ``sketches.exact_decay``'s prefix top_k pass."""
+
+def py_float_repr(x: float) -> str:
+    """``repr(x)`` of a finite float, as the native top_k writes it."""
+
 _F64 = npt.NDArray[np.float64]
 _I64 = npt.NDArray[np.int64]
 _Out = TypeVar("_Out", npt.NDArray[np.float64], npt.NDArray[np.int64])

@@ -306,6 +306,7 @@ def top_k_slices(
     end: np.ndarray,
     k: int,
     half_life: float,
+    backend: str | None = None,
 ) -> np.ndarray:
     """The exact decayed top-k of ``v[lo[j]:hi[j]]`` as of ``end[j]`` for every window j:
     the JSON text ``[[value, weight], ...]`` (``top_k``'s column), None for no events (see
@@ -313,7 +314,7 @@ def top_k_slices(
     weight and the k heaviest; the others gathered in numpy (per value a sum in time
     order). O(n log n + sum of the gathered lengths x log + k log k per window)."""
     t = np.ascontiguousarray(t, dtype=np.int64)
-    v = np.ascontiguousarray(v, dtype=np.float64)
+    v = np.ascontiguousarray(v, dtype=np.float64) + 0.0  # -0.0 is 0.0: one value, one text
     lo = np.ascontiguousarray(lo, dtype=np.int64)
     hi = np.ascontiguousarray(hi, dtype=np.int64)
     end = np.ascontiguousarray(end, dtype=np.int64)
@@ -367,30 +368,34 @@ def top_k_slices(
         out[rows] = answers
     j = np.flatnonzero(prefix)
     if len(j):
-        out[j] = _prefix_top_k(t, v, m, e, me, ee, lo[j], hi[j], end[j], j, k)
+        out[j] = _prefix_top_k(v, m, e, lo[j], hi[j], me[j], ee[j], k, backend)
     return out
 
 
 def _prefix_top_k(
-    t: np.ndarray,
     v: np.ndarray,
     m: np.ndarray,
     e: np.ndarray,
-    me: np.ndarray,
-    ee: np.ndarray,
     lo: np.ndarray,
     hi: np.ndarray,
-    end: np.ndarray,
-    j: np.ndarray,
+    me: np.ndarray,
+    ee: np.ndarray,
     k: int,
+    backend: str | None = None,
 ) -> list[str]:
-    """:func:`top_k_slices` for windows sharing their start: per run each value's weight
-    (relative to the run's landmark, rebased as in :func:`prefix_quantiles`) and the set of
-    the k heaviest (weights only grow: a value outside enters by replacing the lightest
-    member). O((events + windows) k)."""
-    del t, end
+    """:func:`top_k_slices` for windows sharing their start (non-empty, bounds
+    non-decreasing; ``2^(end_j/h) = me_j 2^ee_j``): per run each value's weight (relative to
+    the run's landmark, rebased as in :func:`prefix_quantiles`) and the set of the k
+    heaviest (weights only grow: a value outside enters by replacing the lightest member).
+    Natively ``_core.decayed_prefix_top_k`` (the GIL released; floats written as Python's
+    ``repr``), else this loop: the same operations, the same text. O((events + windows) k)."""
+    from windowagg._backend import native_core, resolve_backend
+
+    core = native_core() if resolve_backend(backend, "top_k") else None
+    if core is not None and hasattr(core, "decayed_prefix_top_k"):
+        got: list[str] = core.decayed_prefix_top_k(v, m, e, lo, hi, me, ee, k, RESCALE)
+        return got
     vs, ms, es = v.tolist(), m.tolist(), e.tolist()
-    mes, ees = me[j].tolist(), ee[j].tolist()
     ldexp = math.ldexp
     out: list[str] = []
     cur = -1
@@ -398,29 +403,32 @@ def _prefix_top_k(
     base = 0
     weight: dict[float, float] = {}
     best: dict[float, None] = {}
-    for a, b, mt, et in zip(lo.tolist(), hi.tolist(), mes, ees, strict=True):
+    text: dict[float, str] = {}
+    for a, b, mt, et in zip(lo.tolist(), hi.tolist(), me.tolist(), ee.tolist(), strict=True):
         if a != cur:
             cur, held, base = a, a, es[a]
-            weight, best = {}, {}
+            weight, best, text = {}, {}, {}
         for i in range(held, b):
             if es[i] - base > RESCALE:
-                shift = base - es[i]
+                shift = max(-3000, base - es[i])
                 weight = {x: ldexp(w, shift) for x, w in weight.items()}
                 base = es[i]
             x = vs[i]
-            weight[x] = wx = weight.get(x, 0.0) + ldexp(ms[i], es[i] - base)
+            if x not in text:
+                text[x] = str(x)
+            weight[x] = wx = weight.get(x, 0.0) + ldexp(ms[i], max(-3000, es[i] - base))
             if x in best:
                 continue
             if len(best) < k:
                 best[x] = None
                 continue
-            worst = max(best, key=lambda y: (-weight[y], str(y)))
-            if (-wx, str(x)) < (-weight[worst], str(worst)):
+            worst = max(best, key=lambda y: (-weight[y], text[y]))
+            if (-wx, text[x]) < (-weight[worst], text[worst]):
                 del best[worst]
                 best[x] = None
         held = max(held, b)
         # as of the end: w / (2^(end/h) 2^-base), an event at the end weighing exactly 1
-        shift = max(-2000, min(2000, base - et))
+        shift = max(-3000, min(3000, base - et))
         pairs = _best([(x, ldexp(weight[x] / mt, shift)) for x in best], k)
         out.append(json.dumps([[x, w] for x, w in pairs], allow_nan=False))
     return out

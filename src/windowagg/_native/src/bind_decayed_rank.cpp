@@ -10,6 +10,7 @@
 #include "inputs.hpp"
 #include "py_errors.hpp"
 #include "windowagg/decayed_rank.hpp"
+#include "windowagg/decayed_top_k.hpp"
 
 namespace nb = nanobind;
 using namespace windowagg::py;
@@ -89,9 +90,65 @@ void decayed_prefix_quantiles(nb::handle rank, nb::handle m, nb::handle e, nb::h
     }
 }
 
+nb::list decayed_prefix_top_k(nb::handle v, nb::handle m, nb::handle e, nb::handle lo, nb::handle hi,
+                              nb::handle mend, nb::handle eend, int64_t k, int64_t rescale) {
+    const std::string who = "decayed_prefix_top_k";
+    if (k < 1) raise("ArgumentError", who + ": k must be >= 1");
+    if (rescale < 1 || rescale > 1000) {
+        raise("ArgumentError", who + ": rescale must lie in [1, 1000] (weights below 2^1023)");
+    }
+    Buf bv(v, 'd', false, "v"), bm(m, 'd', false, "m"), be(e, 'q', false, "e"), blo(lo, 'q', false, "lo"),
+        bhi(hi, 'q', false, "hi"), bme(mend, 'd', false, "mend"), bee(eend, 'q', false, "eend");
+    const std::size_t n = bv.size(), r = blo.size();
+    if (bm.size() != n || be.size() != n || bhi.size() != r || bme.size() != r || bee.size() != r) {
+        raise("ArgumentError", who + ": v, m and e, and lo, hi, mend and eend, must have equal lengths");
+    }
+    // Copies, checked, read by the kernel without the GIL (as decayed_prefix_quantiles).
+    std::vector<int64_t> l(blo.ptr<const int64_t>(), blo.ptr<const int64_t>() + r),
+        h(bhi.ptr<const int64_t>(), bhi.ptr<const int64_t>() + r);
+    std::vector<double> vs(bv.ptr<const double>(), bv.ptr<const double>() + n);
+    int64_t prev_lo = 0, prev_hi = 0;
+    for (std::size_t j = 0; j < r; ++j) {
+        if (l[j] < prev_lo || h[j] < prev_hi || l[j] >= h[j] || h[j] > static_cast<int64_t>(n)) {
+            raise("ArgumentError", who + ": window " + std::to_string(j) + " has bounds [" +
+                                       std::to_string(l[j]) + ", " + std::to_string(h[j]) +
+                                       "); they must be non-decreasing, non-empty and within the events");
+        }
+        prev_lo = l[j];
+        prev_hi = h[j];
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(vs[i])) raise("ArgumentError", who + ": v[" + std::to_string(i) + "] is not finite");
+    }
+    std::vector<std::string> texts;
+    {
+        nb::gil_scoped_release release;
+        texts = windowagg::decayed_prefix_top_k(vs.data(), bm.ptr<const double>(), be.ptr<const int64_t>(), l.data(),
+                                                h.data(), bme.ptr<const double>(), bee.ptr<const int64_t>(), r,
+                                                static_cast<std::size_t>(k), rescale);
+    }
+    nb::list out;
+    for (const auto& s : texts) out.append(nb::str(s.data(), s.size()));
+    return out;
+}
+
+nb::str py_float_repr(double x) {
+    if (!std::isfinite(x)) raise("ArgumentError", "py_float_repr: x must be finite");
+    std::string s = windowagg::py_float_repr(x);
+    return nb::str(s.data(), s.size());
+}
+
 }  // namespace
 
 void bind_decayed_rank(nb::module_& m) {
+    m.def("decayed_prefix_top_k", &decayed_prefix_top_k, nb::arg("v"), nb::arg("m"), nb::arg("e"),
+          nb::arg("lo"), nb::arg("hi"), nb::arg("mend"), nb::arg("eend"), nb::arg("k"),
+          nb::arg("rescale"),
+          "For windows [lo[j], hi[j]) (non-empty, bounds non-decreasing), the JSON text of the k "
+          "heaviest values by decayed weight as of each window's end (2^(end/h) = mend 2^eend): "
+          "windowagg.sketches.exact_decay's prefix top_k pass (the GIL released).");
+    m.def("py_float_repr", &py_float_repr, nb::arg("x"),
+          "repr(x) of a finite float, as the native top_k writes it (tests compare with Python).");
     m.def("decayed_prefix_quantiles", &decayed_prefix_quantiles, nb::arg("rank"), nb::arg("m"),
           nb::arg("e"), nb::arg("lo"), nb::arg("hi"), nb::arg("phi"), nb::arg("snap"),
           nb::arg("rescale"), nb::arg("out"),
