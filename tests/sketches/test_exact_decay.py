@@ -134,13 +134,15 @@ def test_quantiles_equal_the_brute_force(data: st.DataObject, phi: float) -> Non
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), k=st.integers(1, 4))
 def test_top_k_equals_the_brute_force(data: st.DataObject, k: int) -> None:
+    """Both passes against the brute force; native and Python write the same text."""
     ts, vs, h = data.draw(streams())
     t, v = _sorted(ts, vs)
     lo, hi = data.draw(windows(len(t)))
     late = data.draw(st.lists(st.integers(0, 3 * int(h)), min_size=len(lo), max_size=len(lo)))
     newest = np.where(hi > 0, t[np.maximum(hi - 1, 0)], t[0])
     end = newest + np.asarray(late, dtype=np.int64)
-    got = top_k_slices(t, v, lo, hi, end, k, h)
+    got = top_k_slices(t, v, lo, hi, end, k, h, backend="python")
+    assert got.tolist() == top_k_slices(t, v, lo, hi, end, k, h, backend="auto").tolist()
     for j, (a, b) in enumerate(zip(lo.tolist(), hi.tolist(), strict=True)):
         exact = brute_weights(t[a:b].tolist(), v[a:b].tolist(), int(end[j]), h)
         check_top_k(got[j], exact, k)

@@ -47,10 +47,9 @@ Examples
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -98,6 +97,24 @@ def _split(t: np.ndarray, half_life: float) -> tuple[np.ndarray, np.ndarray]:
     # fraction of t / h, whose rounding grows with t
     q, r = np.divmod(t.astype(np.float64), h)
     return np.clip(r / h, 0.0, 1.0), q.astype(np.int64)
+
+
+def _native(backend: str | None, who: str, verb: str) -> Any:
+    """The compiled core if *backend* resolves to it and it has *verb*, else None (the
+    Python twin); ``backend="native"`` with a core built before *verb* raises."""
+    from windowagg._backend import default_backend, native_core, resolve_backend
+    from windowagg.errors import NativeUnavailableError
+
+    core = native_core() if resolve_backend(backend, who) else None
+    if core is not None and not hasattr(core, verb):
+        if (backend or default_backend()) == "native":
+            raise NativeUnavailableError(
+                f"{who}: backend='native' but the compiled core was built before {verb} "
+                "existed; rebuild it (bash scripts/build_native.sh, or pip install "
+                "--force-reinstall windowagg), or use backend='python'"
+            )
+        return None  # "auto": native when built, and this core has no such verb
+    return core
 
 
 def _runs(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -171,7 +188,14 @@ def quantile_slices(
     m, e = exponents(t, half_life)
     order, rank = _order(v)
     prefix = _runs(lo, hi)
-    for rows, idx, _ in _gathered(order, rank, lo, hi, np.flatnonzero(~prefix & (hi > lo))):
+    pick = np.flatnonzero(~prefix & (hi > lo))
+    core = _native(backend, "decayed_pNN", "decayed_window_quantiles") if len(pick) else None
+    if core is not None:
+        at = np.empty(len(pick), dtype=np.int64)
+        core.decayed_window_quantiles(rank, order, m, e, lo[pick], hi[pick], phi, SNAP, at)
+        out[pick] = v[at]
+        pick = pick[:0]
+    for rows, idx, _ in _gathered(order, rank, lo, hi, pick):
         # padding follows each row's events: it changes no sum up to the row's last event
         with np.errstate(over="ignore", invalid="ignore"):
             cum = np.cumsum(np.ldexp(m[idx], e[idx] - e[hi[rows] - 1][:, None]), axis=1)
@@ -202,8 +226,7 @@ def prefix_quantiles(
     rebuilt, when the start moves; rebased by an exact power of two when the newest weight
     passes ``2^RESCALE``). Natively ``_core.decayed_prefix_quantiles`` (the GIL released),
     else this loop: the same operations, the same answers. O((events + windows) log n)."""
-    from windowagg._backend import default_backend, native_core, resolve_backend
-    from windowagg.errors import ArgumentError, NativeUnavailableError
+    from windowagg.errors import ArgumentError
 
     rank = np.ascontiguousarray(rank, dtype=np.int64)
     m = np.ascontiguousarray(m, dtype=np.float64)
@@ -220,15 +243,7 @@ def prefix_quantiles(
             f"decayed_prefix_quantiles: window {j} has bounds [{int(lo[j])}, {int(hi[j])}); "
             "they must be non-decreasing, non-empty and within the events"
         )
-    core = native_core() if resolve_backend(backend, "decayed_pNN") else None
-    if core is not None and not hasattr(core, "decayed_prefix_quantiles"):
-        if (backend or default_backend()) == "native":
-            raise NativeUnavailableError(
-                "decayed_pNN: backend='native' but the compiled core was built before "
-                "decayed_prefix_quantiles existed; rebuild it (bash scripts/build_native.sh, "
-                "or pip install --force-reinstall windowagg), or use backend='python'"
-            )
-        core = None  # "auto": native when built, and this core has no such verb
+    core = _native(backend, "decayed_pNN", "decayed_prefix_quantiles")
     if core is not None:
         core.decayed_prefix_quantiles(rank, m, e, lo, hi, phi, SNAP, RESCALE, out)
         return out
@@ -325,50 +340,55 @@ def top_k_slices(
     me, ee = exponents(end, half_life)
     prefix = _runs(lo, hi)
     order, rank = _order(v)
-    for rows, idx, valid in _gathered(order, rank, lo, hi, np.flatnonzero(~prefix & (hi > lo))):
-        # each event's weight as of the window's end, 2^((t_i - end)/h): one rounding each
-        fd, ed = _split(t[idx] - end[rows][:, None], half_life)
-        w = np.where(valid, np.ldexp(np.exp2(fd), np.clip(ed, -2000, 2000)), 0.0)
-        vals = np.where(valid, v[idx], np.nan)
-        p = idx.shape[1]
-        starts = np.ones(idx.shape, dtype=bool)
-        starts[:, 1:] = vals[:, 1:] != vals[:, :-1]  # NaN padding: a run each, weight 0
-        flat = np.flatnonzero(starts.ravel())
-        sums = np.add.reduceat(w.ravel(), flat)
-        row, keep = flat // p, valid.ravel()[flat]
-        row, sums, xs = row[keep], sums[keep], vals.ravel()[flat][keep]
-        # heaviest first per row (equal weights by value for now)
-        o = np.lexsort((xs, -sums, row))
-        row, sums, xs = row[o], sums[o], xs[o]
-        first = np.searchsorted(row, row, "left")
-        pos = np.arange(len(row)) - first
-        listed = pos < k
-        r_s = row[listed]
-        texts = [
-            f"[{x!r}, {w!r}]"  # json.dumps's text of a pair of finite floats
-            for x, w in zip(xs[listed].tolist(), sums[listed].tolist(), strict=True)
-        ]
-        bounds = np.searchsorted(r_s, np.arange(len(rows) + 1)).tolist()
-        answers = ["[" + ", ".join(texts[a:b]) + "]" for a, b in itertools.pairwise(bounds)]
-        # rows where equal weights meet among the k listed or at the k-th: by the values'
-        # text (str), from the k-th weight's candidates
-        tie = np.zeros(len(row), dtype=bool)
-        tie[:-1] = (row[1:] == row[:-1]) & (sums[1:] == sums[:-1]) & (pos[:-1] < k)
-        for r in np.unique(row[tie]).tolist():
-            a, b = bounds[r], bounds[r + 1]
-            lo_r = int(np.searchsorted(row, r, "left"))
-            hi_r = int(np.searchsorted(row, r, "right"))
-            kth = sums[lo_r + (b - a) - 1]
-            cands = [
-                (x, w)
-                for x, w in zip(xs[lo_r:hi_r].tolist(), sums[lo_r:hi_r].tolist(), strict=True)
-                if w >= kth
-            ]
-            answers[r] = json.dumps([[x, w] for x, w in _best(cands, k)], allow_nan=False)
-        out[rows] = answers
+    pick = np.flatnonzero(~prefix & (hi > lo))
+    if len(pick):
+        args = (v, rank, order, m, e, lo[pick], hi[pick], me[pick], ee[pick], k)
+        core = _native(backend, "top_k", "decayed_window_top_k")
+        got = core.decayed_window_top_k(*args) if core is not None else _window_top_k(*args)
+        out[pick] = got
     j = np.flatnonzero(prefix)
     if len(j):
         out[j] = _prefix_top_k(v, m, e, lo[j], hi[j], me[j], ee[j], k, backend)
+    return out
+
+
+def _window_top_k(
+    v: np.ndarray,
+    rank: np.ndarray,
+    order: np.ndarray,
+    m: np.ndarray,
+    e: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    me: np.ndarray,
+    ee: np.ndarray,
+    k: int,
+) -> list[str]:
+    """:func:`top_k_slices` for windows answered one by one (non-empty): the window's events
+    in (value, time) order, each value's weights ``m_i 2^(e_i - N)`` summed in that order (N
+    the exponent of the window's newest event), as of the end ``w / me 2^(N - ee)`` (an
+    event at the end weighs exactly 1), the k heaviest by (-weight, text). The Python twin
+    of ``_core.decayed_window_top_k``: the same operations, the same text. O(w log w) per
+    window of w events."""
+    vs, rk, od, ms, es = v.tolist(), rank.tolist(), order.tolist(), m.tolist(), e.tolist()
+    ldexp = math.ldexp
+    out: list[str] = []
+    for a, b, mt, et in zip(lo.tolist(), hi.tolist(), me.tolist(), ee.tolist(), strict=True):
+        top = es[b - 1]
+        items: list[tuple[float, float]] = []
+        s, x = 0.0, None
+        for r in sorted(rk[a:b]):
+            i = od[r]
+            if x is not None and vs[i] != x:
+                items.append((x, s))
+                s = 0.0
+            x = vs[i]
+            s += ldexp(ms[i], max(-3000, min(3000, es[i] - top)))
+        assert x is not None  # a window with events
+        items.append((x, s))
+        shift = max(-3000, min(3000, top - et))
+        pairs = _best([(y, ldexp(w / mt, shift)) for y, w in items], k)
+        out.append(json.dumps([[y, w] for y, w in pairs], allow_nan=False))
     return out
 
 
@@ -389,10 +409,8 @@ def _prefix_top_k(
     heaviest (weights only grow: a value outside enters by replacing the lightest member).
     Natively ``_core.decayed_prefix_top_k`` (the GIL released; floats written as Python's
     ``repr``), else this loop: the same operations, the same text. O((events + windows) k)."""
-    from windowagg._backend import native_core, resolve_backend
-
-    core = native_core() if resolve_backend(backend, "top_k") else None
-    if core is not None and hasattr(core, "decayed_prefix_top_k"):
+    core = _native(backend, "top_k", "decayed_prefix_top_k")
+    if core is not None:
         got: list[str] = core.decayed_prefix_top_k(v, m, e, lo, hi, me, ee, k, RESCALE)
         return got
     vs, ms, es = v.tolist(), m.tolist(), e.tolist()

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "inputs.hpp"
@@ -132,6 +133,85 @@ nb::list decayed_prefix_top_k(nb::handle v, nb::handle m, nb::handle e, nb::hand
     return out;
 }
 
+// The window bounds (copied, then checked: within the events, lo <= hi, non-empty if asked).
+std::pair<std::vector<int64_t>, std::vector<int64_t>> window_bounds(const std::string& who, const Buf& blo,
+                                                                  const Buf& bhi, std::size_t n,
+                                                                  bool non_empty) {
+    const std::size_t r = blo.size();
+    std::vector<int64_t> l(blo.ptr<const int64_t>(), blo.ptr<const int64_t>() + r),
+        h(bhi.ptr<const int64_t>(), bhi.ptr<const int64_t>() + r);
+    for (std::size_t j = 0; j < r; ++j) {
+        if (l[j] < 0 || l[j] > h[j] || (non_empty && l[j] == h[j]) || h[j] > static_cast<int64_t>(n)) {
+            raise("ArgumentError", who + ": window " + std::to_string(j) + " has bounds [" +
+                                       std::to_string(l[j]) + ", " + std::to_string(h[j]) + "); they must lie within the events" +
+                                       (non_empty ? ", non-empty" : ""));
+        }
+    }
+    return {std::move(l), std::move(h)};
+}
+
+// rank and order: inverse permutations of [0, n) (checked: the kernels index with them).
+std::pair<std::vector<int64_t>, std::vector<int64_t>> permutation(const std::string& who, const Buf& brk,
+                                                                 const Buf& bord, std::size_t n) {
+    std::vector<int64_t> rk(brk.ptr<const int64_t>(), brk.ptr<const int64_t>() + n),
+        od(bord.ptr<const int64_t>(), bord.ptr<const int64_t>() + n);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (rk[i] < 0 || rk[i] >= static_cast<int64_t>(n) || od[static_cast<std::size_t>(rk[i])] != static_cast<int64_t>(i)) {
+            raise("ArgumentError", who + ": rank and order must be inverse permutations of [0, n) (at " +
+                                       std::to_string(i) + ")");
+        }
+    }
+    return {std::move(rk), std::move(od)};
+}
+
+void decayed_window_quantiles(nb::handle rank, nb::handle order, nb::handle m, nb::handle e, nb::handle lo,
+                              nb::handle hi, double phi, double snap, nb::handle out) {
+    const std::string who = "decayed_window_quantiles";
+    if (!(phi > 0 && phi < 1)) raise("ArgumentError", who + ": phi must lie in (0, 1)");
+    if (!(snap > 0 && snap <= 1)) raise("ArgumentError", who + ": snap must lie in (0, 1]");
+    Buf brk(rank, 'q', false, "rank"), bord(order, 'q', false, "order"), bm(m, 'd', false, "m"),
+        be(e, 'q', false, "e"), blo(lo, 'q', false, "lo"), bhi(hi, 'q', false, "hi"), bout(out, 'q', true, "out");
+    const std::size_t n = brk.size(), r = blo.size();
+    if (bord.size() != n || bm.size() != n || be.size() != n || bhi.size() != r || bout.size() != r) {
+        raise("ArgumentError", who + ": rank, order, m and e, and lo, hi and out, must have equal lengths");
+    }
+    auto [l, h] = window_bounds(who, blo, bhi, n, false);
+    auto [rk, od] = permutation(who, brk, bord, n);
+    nb::gil_scoped_release release;
+    windowagg::decayed_window_quantiles(rk.data(), od.data(), bm.ptr<const double>(), be.ptr<const int64_t>(),
+                                        l.data(), h.data(), r, phi, snap, bout.ptr<int64_t>());
+}
+
+nb::list decayed_window_top_k(nb::handle v, nb::handle rank, nb::handle order, nb::handle m, nb::handle e,
+                              nb::handle lo, nb::handle hi, nb::handle mend, nb::handle eend, int64_t k) {
+    const std::string who = "decayed_window_top_k";
+    if (k < 1) raise("ArgumentError", who + ": k must be >= 1");
+    Buf bv(v, 'd', false, "v"), brk(rank, 'q', false, "rank"), bord(order, 'q', false, "order"),
+        bm(m, 'd', false, "m"), be(e, 'q', false, "e"), blo(lo, 'q', false, "lo"), bhi(hi, 'q', false, "hi"),
+        bme(mend, 'd', false, "mend"), bee(eend, 'q', false, "eend");
+    const std::size_t n = bv.size(), r = blo.size();
+    if (brk.size() != n || bord.size() != n || bm.size() != n || be.size() != n || bhi.size() != r ||
+        bme.size() != r || bee.size() != r) {
+        raise("ArgumentError", who + ": v, rank, order, m and e, and lo, hi, mend and eend, must have equal lengths");
+    }
+    auto [l, h] = window_bounds(who, blo, bhi, n, true);
+    auto [rk, od] = permutation(who, brk, bord, n);
+    std::vector<double> vs(bv.ptr<const double>(), bv.ptr<const double>() + n);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(vs[i])) raise("ArgumentError", who + ": v[" + std::to_string(i) + "] is not finite");
+    }
+    std::vector<std::string> texts;
+    {
+        nb::gil_scoped_release release;
+        texts = windowagg::decayed_window_top_k(vs.data(), rk.data(), od.data(), bm.ptr<const double>(),
+                                                be.ptr<const int64_t>(), l.data(), h.data(), bme.ptr<const double>(),
+                                                bee.ptr<const int64_t>(), r, static_cast<std::size_t>(k));
+    }
+    nb::list out;
+    for (const auto& s : texts) out.append(nb::str(s.data(), s.size()));
+    return out;
+}
+
 nb::str py_float_repr(double x) {
     if (!std::isfinite(x)) raise("ArgumentError", "py_float_repr: x must be finite");
     std::string s = windowagg::py_float_repr(x);
@@ -147,6 +227,17 @@ void bind_decayed_rank(nb::module_& m) {
           "For windows [lo[j], hi[j]) (non-empty, bounds non-decreasing), the JSON text of the k "
           "heaviest values by decayed weight as of each window's end (2^(end/h) = mend 2^eend): "
           "windowagg.sketches.exact_decay's prefix top_k pass (the GIL released).");
+    m.def("decayed_window_quantiles", &decayed_window_quantiles, nb::arg("rank"), nb::arg("order"),
+          nb::arg("m"), nb::arg("e"), nb::arg("lo"), nb::arg("hi"), nb::arg("phi"), nb::arg("snap"),
+          nb::arg("out"),
+          "For every window [lo[j], hi[j]) the event whose value is the smallest q with "
+          "W(<= q) >= (phi W) snap (-1 if empty), into out: exact_decay.quantile_slices's gathered "
+          "windows (the GIL released).");
+    m.def("decayed_window_top_k", &decayed_window_top_k, nb::arg("v"), nb::arg("rank"), nb::arg("order"),
+          nb::arg("m"), nb::arg("e"), nb::arg("lo"), nb::arg("hi"), nb::arg("mend"), nb::arg("eend"),
+          nb::arg("k"),
+          "For every window [lo[j], hi[j]) (non-empty) the JSON text of the k heaviest values by "
+          "decayed weight as of its end: exact_decay.top_k_slices's gathered windows.");
     m.def("py_float_repr", &py_float_repr, nb::arg("x"),
           "repr(x) of a finite float, as the native top_k writes it (tests compare with Python).");
     m.def("decayed_prefix_quantiles", &decayed_prefix_quantiles, nb::arg("rank"), nb::arg("m"),

@@ -189,4 +189,67 @@ inline std::vector<std::string> decayed_prefix_top_k(const double* v, const doub
     return out;
 }
 
+// For every window j ([lo[j], hi[j]), non-empty) the JSON text of the k heaviest values by
+// decayed weight as of its end (2^(end/h) = mend 2^eend): the window's events in (value,
+// time) order (ranks sorted), each value's weights m_i 2^(e_i - N) summed in that order (N the
+// exponent of the window's last event), as of the end w / mend 2^(N - eend), sorted by
+// (-weight, text). The compiled twin of exact_decay._window_top_k_python.
+// O(w log w) per window of w events.
+inline std::vector<std::string> decayed_window_top_k(const double* v, const int64_t* rank,
+                                                     const int64_t* order, const double* m,
+                                                     const int64_t* e, const int64_t* lo,
+                                                     const int64_t* hi, const double* mend,
+                                                     const int64_t* eend, std::size_t r,
+                                                     std::size_t k) {
+    std::vector<std::string> out;
+    out.reserve(r);
+    std::vector<int64_t> rs;
+    struct Item {
+        double w;
+        double x;
+        std::string text;
+    };
+    std::vector<Item> items;
+    char num[48];
+    for (std::size_t j = 0; j < r; ++j) {
+        const int64_t a = lo[j], b = hi[j];
+        rs.assign(rank + a, rank + b);
+        std::sort(rs.begin(), rs.end());
+        const int64_t top = e[b - 1];
+        items.clear();
+        double s = 0.0;
+        for (std::size_t q = 0; q < rs.size(); ++q) {
+            const int64_t i = order[rs[q]];
+            if (q && v[i] != v[order[rs[q - 1]]]) {
+                items.push_back({s, v[order[rs[q - 1]]], {}});
+                s = 0.0;
+            }
+            s += std::ldexp(m[i], detail::top_k_shift(e[i] - top));
+        }
+        items.push_back({s, v[order[rs.back()]], {}});
+        const int shift = detail::top_k_shift(top - eend[j]);
+        for (auto& it : items) {
+            it.w = std::ldexp(it.w / mend[j], shift);
+            it.text.assign(num, py_float_repr_to(it.x, num));
+        }
+        std::sort(items.begin(), items.end(), [](const Item& p, const Item& q) {
+            return detail::before(p.w, p.text, q.w, q.text);
+        });
+        std::string t;
+        t.reserve(2 + std::min(k, items.size()) * 48);
+        t += '[';
+        for (std::size_t q = 0; q < items.size() && q < k; ++q) {
+            if (q) t += ", ";
+            t += '[';
+            t += items[q].text;
+            t += ", ";
+            t.append(num, py_float_repr_to(items[q].w, num));
+            t += ']';
+        }
+        t += ']';
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
 }  // namespace windowagg
