@@ -228,13 +228,14 @@ inline std::vector<std::string> decayed_window_top_k(const double* v, const int6
         }
         items.push_back({s, v[order[rs.back()]], {}});
         const int shift = detail::top_k_shift(top - eend[j]);
-        for (auto& it : items) {
-            it.w = std::ldexp(it.w / mend[j], shift);
-            it.text.assign(num, py_float_repr_to(it.x, num));
-        }
-        std::sort(items.begin(), items.end(), [](const Item& p, const Item& q) {
-            return detail::before(p.w, p.text, q.w, q.text);
-        });
+        for (auto& it : items) it.w = std::ldexp(it.w / mend[j], shift);
+        // heaviest first; the texts only for the k heaviest and those as heavy as the k-th
+        std::sort(items.begin(), items.end(), [](const Item& p, const Item& q) { return p.w > q.w; });
+        std::size_t c = std::min(k, items.size());
+        while (c < items.size() && items[c].w == items[c - 1].w) ++c;
+        for (std::size_t q = 0; q < c; ++q) items[q].text.assign(num, py_float_repr_to(items[q].x, num));
+        std::sort(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(c),
+                  [](const Item& p, const Item& q) { return detail::before(p.w, p.text, q.w, q.text); });
         std::string t;
         t.reserve(2 + std::min(k, items.size()) * 48);
         t += '[';
