@@ -54,6 +54,20 @@ def decayed_prefix_top_k(
     k heaviest values by decayed weight as of each window's end (``2^(end/h) = mend
     2^eend``): ``sketches.exact_decay``'s prefix top_k pass."""
 
+def decayed_window_quantiles(
+    v: Any, m: Any, e: Any, lo: Any, hi: Any, phi: float, snap: float, out: Any
+) -> None:
+    """For every window ``[lo[j], hi[j])`` the event (index) whose value is the smallest q
+    with ``W(<= q) >= (phi W) snap`` (-1 if empty), into ``out``: the gathered windows of
+    ``sketches.exact_decay.quantile_slices``."""
+
+def decayed_window_top_k(
+    v: Any, m: Any, e: Any, lo: Any, hi: Any, mend: Any, eend: Any, k: int
+) -> list[str]:
+    """For every window ``[lo[j], hi[j])`` (non-empty) the JSON text of the k heaviest
+    values by decayed weight as of its end: ``sketches.exact_decay.top_k_slices``'s
+    gathered windows."""
+
 def py_float_repr(x: float) -> str:
     """``repr(x)`` of a finite float, as the native top_k writes it."""
 

@@ -186,15 +186,17 @@ def quantile_slices(
     if not len(t) or not len(lo):
         return out
     m, e = exponents(t, half_life)
-    order, rank = _order(v)
     prefix = _runs(lo, hi)
     pick = np.flatnonzero(~prefix & (hi > lo))
     core = _native(backend, "decayed_pNN", "decayed_window_quantiles") if len(pick) else None
-    if core is not None:
+    if core is not None:  # each window's events sorted by (value, index) natively
         at = np.empty(len(pick), dtype=np.int64)
-        core.decayed_window_quantiles(rank, order, m, e, lo[pick], hi[pick], phi, SNAP, at)
+        core.decayed_window_quantiles(v, m, e, lo[pick], hi[pick], phi, SNAP, at)
         out[pick] = v[at]
         pick = pick[:0]
+    if not len(pick) and not prefix.any():
+        return out
+    order, rank = _order(v)
     for rows, idx, _ in _gathered(order, rank, lo, hi, pick):
         # padding follows each row's events: it changes no sum up to the row's last event
         with np.errstate(over="ignore", invalid="ignore"):
@@ -339,10 +341,9 @@ def top_k_slices(
     m, e = exponents(t, half_life)
     me, ee = exponents(end, half_life)
     prefix = _runs(lo, hi)
-    order, rank = _order(v)
     pick = np.flatnonzero(~prefix & (hi > lo))
     if len(pick):
-        args = (v, rank, order, m, e, lo[pick], hi[pick], me[pick], ee[pick], k)
+        args = (v, m, e, lo[pick], hi[pick], me[pick], ee[pick], k)
         core = _native(backend, "top_k", "decayed_window_top_k")
         got = core.decayed_window_top_k(*args) if core is not None else _window_top_k(*args)
         out[pick] = got
@@ -354,8 +355,6 @@ def top_k_slices(
 
 def _window_top_k(
     v: np.ndarray,
-    rank: np.ndarray,
-    order: np.ndarray,
     m: np.ndarray,
     e: np.ndarray,
     lo: np.ndarray,
@@ -365,20 +364,19 @@ def _window_top_k(
     k: int,
 ) -> list[str]:
     """:func:`top_k_slices` for windows answered one by one (non-empty): the window's events
-    in (value, time) order, each value's weights ``m_i 2^(e_i - N)`` summed in that order (N
+    in (value, index) order (by time within a value), each value's weights ``m_i 2^(e_i - N)`` summed in that order (N
     the exponent of the window's newest event), as of the end ``w / me 2^(N - ee)`` (an
     event at the end weighs exactly 1), the k heaviest by (-weight, text). The Python twin
     of ``_core.decayed_window_top_k``: the same operations, the same text. O(w log w) per
     window of w events."""
-    vs, rk, od, ms, es = v.tolist(), rank.tolist(), order.tolist(), m.tolist(), e.tolist()
+    vs, ms, es = v.tolist(), m.tolist(), e.tolist()
     ldexp = math.ldexp
     out: list[str] = []
     for a, b, mt, et in zip(lo.tolist(), hi.tolist(), me.tolist(), ee.tolist(), strict=True):
         top = es[b - 1]
         items: list[tuple[float, float]] = []
         s, x = 0.0, None
-        for r in sorted(rk[a:b]):
-            i = od[r]
+        for _, i in sorted(zip(vs[a:b], range(a, b), strict=True)):
             if x is not None and vs[i] != x:
                 items.append((x, s))
                 s = 0.0

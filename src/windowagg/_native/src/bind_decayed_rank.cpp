@@ -150,62 +150,51 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> window_bounds(const std::s
     return {std::move(l), std::move(h)};
 }
 
-// rank and order: inverse permutations of [0, n) (checked: the kernels index with them).
-std::pair<std::vector<int64_t>, std::vector<int64_t>> permutation(const std::string& who, const Buf& brk,
-                                                                 const Buf& bord, std::size_t n) {
-    std::vector<int64_t> rk(brk.ptr<const int64_t>(), brk.ptr<const int64_t>() + n),
-        od(bord.ptr<const int64_t>(), bord.ptr<const int64_t>() + n);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (rk[i] < 0 || rk[i] >= static_cast<int64_t>(n) || od[static_cast<std::size_t>(rk[i])] != static_cast<int64_t>(i)) {
-            raise("ArgumentError", who + ": rank and order must be inverse permutations of [0, n) (at " +
-                                       std::to_string(i) + ")");
-        }
+// Finite values: the kernels sort them (a NaN has no place in the order).
+std::vector<double> finite_values(const std::string& who, const Buf& bv) {
+    std::vector<double> vs(bv.ptr<const double>(), bv.ptr<const double>() + bv.size());
+    for (std::size_t i = 0; i < vs.size(); ++i) {
+        if (!std::isfinite(vs[i])) raise("ArgumentError", who + ": v[" + std::to_string(i) + "] is not finite");
     }
-    return {std::move(rk), std::move(od)};
+    return vs;
 }
 
-void decayed_window_quantiles(nb::handle rank, nb::handle order, nb::handle m, nb::handle e, nb::handle lo,
-                              nb::handle hi, double phi, double snap, nb::handle out) {
+void decayed_window_quantiles(nb::handle v, nb::handle m, nb::handle e, nb::handle lo, nb::handle hi,
+                              double phi, double snap, nb::handle out) {
     const std::string who = "decayed_window_quantiles";
     if (!(phi > 0 && phi < 1)) raise("ArgumentError", who + ": phi must lie in (0, 1)");
     if (!(snap > 0 && snap <= 1)) raise("ArgumentError", who + ": snap must lie in (0, 1]");
-    Buf brk(rank, 'q', false, "rank"), bord(order, 'q', false, "order"), bm(m, 'd', false, "m"),
-        be(e, 'q', false, "e"), blo(lo, 'q', false, "lo"), bhi(hi, 'q', false, "hi"), bout(out, 'q', true, "out");
-    const std::size_t n = brk.size(), r = blo.size();
-    if (bord.size() != n || bm.size() != n || be.size() != n || bhi.size() != r || bout.size() != r) {
-        raise("ArgumentError", who + ": rank, order, m and e, and lo, hi and out, must have equal lengths");
+    Buf bv(v, 'd', false, "v"), bm(m, 'd', false, "m"), be(e, 'q', false, "e"), blo(lo, 'q', false, "lo"),
+        bhi(hi, 'q', false, "hi"), bout(out, 'q', true, "out");
+    const std::size_t n = bv.size(), r = blo.size();
+    if (bm.size() != n || be.size() != n || bhi.size() != r || bout.size() != r) {
+        raise("ArgumentError", who + ": v, m and e, and lo, hi and out, must have equal lengths");
     }
     auto [l, h] = window_bounds(who, blo, bhi, n, false);
-    auto [rk, od] = permutation(who, brk, bord, n);
+    std::vector<double> vs = finite_values(who, bv);
     nb::gil_scoped_release release;
-    windowagg::decayed_window_quantiles(rk.data(), od.data(), bm.ptr<const double>(), be.ptr<const int64_t>(),
-                                        l.data(), h.data(), r, phi, snap, bout.ptr<int64_t>());
+    windowagg::decayed_window_quantiles(vs.data(), bm.ptr<const double>(), be.ptr<const int64_t>(), l.data(),
+                                        h.data(), r, phi, snap, bout.ptr<int64_t>());
 }
 
-nb::list decayed_window_top_k(nb::handle v, nb::handle rank, nb::handle order, nb::handle m, nb::handle e,
-                              nb::handle lo, nb::handle hi, nb::handle mend, nb::handle eend, int64_t k) {
+nb::list decayed_window_top_k(nb::handle v, nb::handle m, nb::handle e, nb::handle lo, nb::handle hi,
+                              nb::handle mend, nb::handle eend, int64_t k) {
     const std::string who = "decayed_window_top_k";
     if (k < 1) raise("ArgumentError", who + ": k must be >= 1");
-    Buf bv(v, 'd', false, "v"), brk(rank, 'q', false, "rank"), bord(order, 'q', false, "order"),
-        bm(m, 'd', false, "m"), be(e, 'q', false, "e"), blo(lo, 'q', false, "lo"), bhi(hi, 'q', false, "hi"),
-        bme(mend, 'd', false, "mend"), bee(eend, 'q', false, "eend");
+    Buf bv(v, 'd', false, "v"), bm(m, 'd', false, "m"), be(e, 'q', false, "e"), blo(lo, 'q', false, "lo"),
+        bhi(hi, 'q', false, "hi"), bme(mend, 'd', false, "mend"), bee(eend, 'q', false, "eend");
     const std::size_t n = bv.size(), r = blo.size();
-    if (brk.size() != n || bord.size() != n || bm.size() != n || be.size() != n || bhi.size() != r ||
-        bme.size() != r || bee.size() != r) {
-        raise("ArgumentError", who + ": v, rank, order, m and e, and lo, hi, mend and eend, must have equal lengths");
+    if (bm.size() != n || be.size() != n || bhi.size() != r || bme.size() != r || bee.size() != r) {
+        raise("ArgumentError", who + ": v, m and e, and lo, hi, mend and eend, must have equal lengths");
     }
     auto [l, h] = window_bounds(who, blo, bhi, n, true);
-    auto [rk, od] = permutation(who, brk, bord, n);
-    std::vector<double> vs(bv.ptr<const double>(), bv.ptr<const double>() + n);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!std::isfinite(vs[i])) raise("ArgumentError", who + ": v[" + std::to_string(i) + "] is not finite");
-    }
+    std::vector<double> vs = finite_values(who, bv);
     std::vector<std::string> texts;
     {
         nb::gil_scoped_release release;
-        texts = windowagg::decayed_window_top_k(vs.data(), rk.data(), od.data(), bm.ptr<const double>(),
-                                                be.ptr<const int64_t>(), l.data(), h.data(), bme.ptr<const double>(),
-                                                bee.ptr<const int64_t>(), r, static_cast<std::size_t>(k));
+        texts = windowagg::decayed_window_top_k(vs.data(), bm.ptr<const double>(), be.ptr<const int64_t>(), l.data(),
+                                                h.data(), bme.ptr<const double>(), bee.ptr<const int64_t>(), r,
+                                                static_cast<std::size_t>(k));
     }
     nb::list out;
     for (const auto& s : texts) out.append(nb::str(s.data(), s.size()));
@@ -227,14 +216,12 @@ void bind_decayed_rank(nb::module_& m) {
           "For windows [lo[j], hi[j]) (non-empty, bounds non-decreasing), the JSON text of the k "
           "heaviest values by decayed weight as of each window's end (2^(end/h) = mend 2^eend): "
           "windowagg.sketches.exact_decay's prefix top_k pass (the GIL released).");
-    m.def("decayed_window_quantiles", &decayed_window_quantiles, nb::arg("rank"), nb::arg("order"),
-          nb::arg("m"), nb::arg("e"), nb::arg("lo"), nb::arg("hi"), nb::arg("phi"), nb::arg("snap"),
+    m.def("decayed_window_quantiles", &decayed_window_quantiles, nb::arg("v"), nb::arg("m"), nb::arg("e"), nb::arg("lo"), nb::arg("hi"), nb::arg("phi"), nb::arg("snap"),
           nb::arg("out"),
           "For every window [lo[j], hi[j]) the event whose value is the smallest q with "
           "W(<= q) >= (phi W) snap (-1 if empty), into out: exact_decay.quantile_slices's gathered "
           "windows (the GIL released).");
-    m.def("decayed_window_top_k", &decayed_window_top_k, nb::arg("v"), nb::arg("rank"), nb::arg("order"),
-          nb::arg("m"), nb::arg("e"), nb::arg("lo"), nb::arg("hi"), nb::arg("mend"), nb::arg("eend"),
+    m.def("decayed_window_top_k", &decayed_window_top_k, nb::arg("v"), nb::arg("m"), nb::arg("e"), nb::arg("lo"), nb::arg("hi"), nb::arg("mend"), nb::arg("eend"),
           nb::arg("k"),
           "For every window [lo[j], hi[j]) (non-empty) the JSON text of the k heaviest values by "
           "decayed weight as of its end: exact_decay.top_k_slices's gathered windows.");

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace windowagg {
@@ -79,14 +80,15 @@ inline void decayed_prefix_quantiles(const int64_t* rank, const double* m, const
 }
 
 // For every window j ([lo[j], hi[j]), bounds within the events) the event (index) whose value
-// is the smallest q with W(<= q) >= (phi W) snap, -1 for an empty window: the window's ranks
-// sorted, its weights m_i 2^(e_i - N) (N the exponent of its last event, the newest) summed in
-// that order. The compiled twin of the numpy matrices of exact_decay.quantile_slices (a
-// row's cumsum: the same sums in the same order). O(w log w) per window of w events.
-inline void decayed_window_quantiles(const int64_t* rank, const int64_t* order, const double* m,
-                                     const int64_t* e, const int64_t* lo, const int64_t* hi,
-                                     std::size_t r, double phi, double snap, int64_t* out) {
-    std::vector<int64_t> rs;
+// is the smallest q with W(<= q) >= (phi W) snap, -1 for an empty window: the window's events
+// sorted by (value, index), its weights m_i 2^(e_i - N) (N the exponent of its last event, the
+// newest) summed in that order. The compiled twin of the numpy matrices of
+// exact_decay.quantile_slices (a row's cumsum over the events in stable value order: the same
+// sums in the same order). O(w log w) per window of w events.
+inline void decayed_window_quantiles(const double* v, const double* m, const int64_t* e,
+                                     const int64_t* lo, const int64_t* hi, std::size_t r,
+                                     double phi, double snap, int64_t* out) {
+    std::vector<std::pair<double, int64_t>> rs;
     std::vector<double> w;
     for (std::size_t j = 0; j < r; ++j) {
         const int64_t a = lo[j], b = hi[j];
@@ -94,13 +96,14 @@ inline void decayed_window_quantiles(const int64_t* rank, const int64_t* order, 
             out[j] = -1;
             continue;
         }
-        rs.assign(rank + a, rank + b);
+        rs.clear();
+        for (int64_t i = a; i < b; ++i) rs.emplace_back(v[i], i);
         std::sort(rs.begin(), rs.end());
         const int64_t top = e[b - 1];
         w.resize(rs.size());
         double d = 0.0;
         for (std::size_t q = 0; q < rs.size(); ++q) {
-            const int64_t i = order[rs[q]];
+            const int64_t i = rs[q].second;
             w[q] = std::ldexp(m[i], detail::clamp_shift(e[i] - top));
             d += w[q];
         }
@@ -111,7 +114,7 @@ inline void decayed_window_quantiles(const int64_t* rank, const int64_t* order, 
             c += w[q];
             if (c >= goal) break;
         }
-        out[j] = order[rs[q]];
+        out[j] = rs[q].second;
     }
 }
 

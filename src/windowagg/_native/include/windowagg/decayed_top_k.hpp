@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace windowagg {
@@ -191,19 +192,18 @@ inline std::vector<std::string> decayed_prefix_top_k(const double* v, const doub
 
 // For every window j ([lo[j], hi[j]), non-empty) the JSON text of the k heaviest values by
 // decayed weight as of its end (2^(end/h) = mend 2^eend): the window's events in (value,
-// time) order (ranks sorted), each value's weights m_i 2^(e_i - N) summed in that order (N the
+// index) order, each value's weights m_i 2^(e_i - N) summed in that order (N the
 // exponent of the window's last event), as of the end w / mend 2^(N - eend), sorted by
 // (-weight, text). The compiled twin of exact_decay._window_top_k_python.
 // O(w log w) per window of w events.
-inline std::vector<std::string> decayed_window_top_k(const double* v, const int64_t* rank,
-                                                     const int64_t* order, const double* m,
+inline std::vector<std::string> decayed_window_top_k(const double* v, const double* m,
                                                      const int64_t* e, const int64_t* lo,
                                                      const int64_t* hi, const double* mend,
                                                      const int64_t* eend, std::size_t r,
                                                      std::size_t k) {
     std::vector<std::string> out;
     out.reserve(r);
-    std::vector<int64_t> rs;
+    std::vector<std::pair<double, int64_t>> rs;
     struct Item {
         double w;
         double x;
@@ -213,20 +213,21 @@ inline std::vector<std::string> decayed_window_top_k(const double* v, const int6
     char num[48];
     for (std::size_t j = 0; j < r; ++j) {
         const int64_t a = lo[j], b = hi[j];
-        rs.assign(rank + a, rank + b);
+        rs.clear();
+        for (int64_t i = a; i < b; ++i) rs.emplace_back(v[i], i);
         std::sort(rs.begin(), rs.end());
         const int64_t top = e[b - 1];
         items.clear();
         double s = 0.0;
         for (std::size_t q = 0; q < rs.size(); ++q) {
-            const int64_t i = order[rs[q]];
-            if (q && v[i] != v[order[rs[q - 1]]]) {
-                items.push_back({s, v[order[rs[q - 1]]], {}});
+            const int64_t i = rs[q].second;
+            if (q && rs[q].first != rs[q - 1].first) {
+                items.push_back({s, rs[q - 1].first, {}});
                 s = 0.0;
             }
             s += std::ldexp(m[i], detail::top_k_shift(e[i] - top));
         }
-        items.push_back({s, v[order[rs.back()]], {}});
+        items.push_back({s, rs.back().first, {}});
         const int shift = detail::top_k_shift(top - eend[j]);
         for (auto& it : items) it.w = std::ldexp(it.w / mend[j], shift);
         // heaviest first; the texts only for the k heaviest and those as heavy as the k-th
