@@ -24,17 +24,17 @@ const char* kWho = "decayed_prefix_quantiles";
 struct Buf {
     Py_buffer view{};
     bool ok = false;
-    Buf(nb::handle o, char want, bool writable, const char* what) {
+    Buf(const std::string& who, nb::handle o, char want, bool writable, const char* what) {
         int flags = PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
         const std::string kind = want == 'd' ? "float64" : "int64";
         if (PyObject_GetBuffer(o.ptr(), &view, flags) != 0) {
             PyErr_Clear();
-            raise("ArgumentTypeError", std::string(kWho) + ": " + what + " must be a 1-D C-contiguous " +
+            raise("ArgumentTypeError", who + ": " + what + " must be a 1-D C-contiguous " +
                                            kind + (writable ? " writable" : "") + " buffer");
         }
         if (buffer_kind(view) != want) {
             PyBuffer_Release(&view);  // a throwing constructor runs no destructor
-            raise("ArgumentTypeError", std::string(kWho) + ": " + what + " must be 1-D " + kind);
+            raise("ArgumentTypeError", who + ": " + what + " must be 1-D " + kind);
         }
         ok = true;
     }
@@ -51,16 +51,17 @@ struct Buf {
 void decayed_prefix_quantiles(nb::handle rank, nb::handle m, nb::handle e, nb::handle lo,
                               nb::handle hi, double phi, double snap, int64_t rescale,
                               nb::handle out) {
-    if (!(phi > 0 && phi < 1)) raise("ArgumentError", std::string(kWho) + ": phi must lie in (0, 1)");
-    if (!(snap > 0 && snap <= 1)) raise("ArgumentError", std::string(kWho) + ": snap must lie in (0, 1]");
+    const std::string who = kWho;
+    if (!(phi > 0 && phi < 1)) raise("ArgumentError", who + ": phi must lie in (0, 1)");
+    if (!(snap > 0 && snap <= 1)) raise("ArgumentError", who + ": snap must lie in (0, 1]");
     if (rescale < 1 || rescale > 1000) {
-        raise("ArgumentError", std::string(kWho) + ": rescale must lie in [1, 1000] (weights below 2^1023)");
+        raise("ArgumentError", who + ": rescale must lie in [1, 1000] (weights below 2^1023)");
     }
-    Buf brk(rank, 'q', false, "rank"), bm(m, 'd', false, "m"), be(e, 'q', false, "e"),
-        blo(lo, 'q', false, "lo"), bhi(hi, 'q', false, "hi"), bout(out, 'q', true, "out");
+    Buf brk(who, rank, 'q', false, "rank"), bm(who, m, 'd', false, "m"), be(who, e, 'q', false, "e"),
+        blo(who, lo, 'q', false, "lo"), bhi(who, hi, 'q', false, "hi"), bout(who, out, 'q', true, "out");
     const std::size_t n = brk.size(), r = blo.size();
     if (bm.size() != n || be.size() != n || bhi.size() != r || bout.size() != r) {
-        raise("ArgumentError", std::string(kWho) + ": rank, m and e, and lo, hi and out, must have equal lengths");
+        raise("ArgumentError", who + ": rank, m and e, and lo, hi and out, must have equal lengths");
     }
     // Copied before they are checked; the kernel (without the GIL) reads only the copies: a
     // bound or rank changed by another thread after its check would index past the tree.
@@ -69,14 +70,14 @@ void decayed_prefix_quantiles(nb::handle rank, nb::handle m, nb::handle e, nb::h
         h(bhi.ptr<const int64_t>(), bhi.ptr<const int64_t>() + r);
     for (std::size_t i = 0; i < n; ++i) {
         if (rk[i] < 0 || rk[i] >= static_cast<int64_t>(n)) {
-            raise("ArgumentError", std::string(kWho) + ": rank[" + std::to_string(i) + "] = " +
+            raise("ArgumentError", who + ": rank[" + std::to_string(i) + "] = " +
                                        std::to_string(rk[i]) + " is not a position in [0, n)");
         }
     }
     int64_t prev_lo = 0, prev_hi = 0;
     for (std::size_t j = 0; j < r; ++j) {
         if (l[j] < prev_lo || h[j] < prev_hi || l[j] >= h[j] || h[j] > static_cast<int64_t>(n)) {
-            raise("ArgumentError", std::string(kWho) + ": window " + std::to_string(j) + " has bounds [" +
+            raise("ArgumentError", who + ": window " + std::to_string(j) + " has bounds [" +
                                        std::to_string(l[j]) + ", " + std::to_string(h[j]) +
                                        "); they must be non-decreasing, non-empty and within the events");
         }
@@ -98,8 +99,8 @@ nb::list decayed_prefix_top_k(nb::handle v, nb::handle m, nb::handle e, nb::hand
     if (rescale < 1 || rescale > 1000) {
         raise("ArgumentError", who + ": rescale must lie in [1, 1000] (weights below 2^1023)");
     }
-    Buf bv(v, 'd', false, "v"), bm(m, 'd', false, "m"), be(e, 'q', false, "e"), blo(lo, 'q', false, "lo"),
-        bhi(hi, 'q', false, "hi"), bme(mend, 'd', false, "mend"), bee(eend, 'q', false, "eend");
+    Buf bv(who, v, 'd', false, "v"), bm(who, m, 'd', false, "m"), be(who, e, 'q', false, "e"), blo(who, lo, 'q', false, "lo"),
+        bhi(who, hi, 'q', false, "hi"), bme(who, mend, 'd', false, "mend"), bee(who, eend, 'q', false, "eend");
     const std::size_t n = bv.size(), r = blo.size();
     if (bm.size() != n || be.size() != n || bhi.size() != r || bme.size() != r || bee.size() != r) {
         raise("ArgumentError", who + ": v, m and e, and lo, hi, mend and eend, must have equal lengths");
@@ -164,8 +165,8 @@ void decayed_window_quantiles(nb::handle v, nb::handle m, nb::handle e, nb::hand
     const std::string who = "decayed_window_quantiles";
     if (!(phi > 0 && phi < 1)) raise("ArgumentError", who + ": phi must lie in (0, 1)");
     if (!(snap > 0 && snap <= 1)) raise("ArgumentError", who + ": snap must lie in (0, 1]");
-    Buf bv(v, 'd', false, "v"), bm(m, 'd', false, "m"), be(e, 'q', false, "e"), blo(lo, 'q', false, "lo"),
-        bhi(hi, 'q', false, "hi"), bout(out, 'q', true, "out");
+    Buf bv(who, v, 'd', false, "v"), bm(who, m, 'd', false, "m"), be(who, e, 'q', false, "e"), blo(who, lo, 'q', false, "lo"),
+        bhi(who, hi, 'q', false, "hi"), bout(who, out, 'q', true, "out");
     const std::size_t n = bv.size(), r = blo.size();
     if (bm.size() != n || be.size() != n || bhi.size() != r || bout.size() != r) {
         raise("ArgumentError", who + ": v, m and e, and lo, hi and out, must have equal lengths");
@@ -181,8 +182,8 @@ nb::list decayed_window_top_k(nb::handle v, nb::handle m, nb::handle e, nb::hand
                               nb::handle mend, nb::handle eend, int64_t k) {
     const std::string who = "decayed_window_top_k";
     if (k < 1) raise("ArgumentError", who + ": k must be >= 1");
-    Buf bv(v, 'd', false, "v"), bm(m, 'd', false, "m"), be(e, 'q', false, "e"), blo(lo, 'q', false, "lo"),
-        bhi(hi, 'q', false, "hi"), bme(mend, 'd', false, "mend"), bee(eend, 'q', false, "eend");
+    Buf bv(who, v, 'd', false, "v"), bm(who, m, 'd', false, "m"), be(who, e, 'q', false, "e"), blo(who, lo, 'q', false, "lo"),
+        bhi(who, hi, 'q', false, "hi"), bme(who, mend, 'd', false, "mend"), bee(who, eend, 'q', false, "eend");
     const std::size_t n = bv.size(), r = blo.size();
     if (bm.size() != n || be.size() != n || bhi.size() != r || bme.size() != r || bee.size() != r) {
         raise("ArgumentError", who + ": v, m and e, and lo, hi, mend and eend, must have equal lengths");

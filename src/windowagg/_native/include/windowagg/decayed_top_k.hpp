@@ -231,9 +231,15 @@ inline std::vector<std::string> decayed_window_top_k(const double* v, const doub
         const int shift = detail::top_k_shift(top - eend[j]);
         for (auto& it : items) it.w = std::ldexp(it.w / mend[j], shift);
         // heaviest first; the texts only for the k heaviest and those as heavy as the k-th
-        std::sort(items.begin(), items.end(), [](const Item& p, const Item& q) { return p.w > q.w; });
         std::size_t c = std::min(k, items.size());
-        while (c < items.size() && items[c].w == items[c - 1].w) ++c;
+        if (c < items.size()) {  // the k-th heaviest in place, then every value as heavy
+            const auto kth = items.begin() + static_cast<std::ptrdiff_t>(c - 1);
+            std::nth_element(items.begin(), kth, items.end(),
+                             [](const Item& p, const Item& q) { return p.w > q.w; });
+            const double w = kth->w;
+            const auto mid = std::partition(kth + 1, items.end(), [w](const Item& it) { return it.w == w; });
+            c = static_cast<std::size_t>(mid - items.begin());
+        }
         for (std::size_t q = 0; q < c; ++q) items[q].text.assign(num, py_float_repr_to(items[q].x, num));
         std::sort(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(c),
                   [](const Item& p, const Item& q) { return detail::before(p.w, p.text, q.w, q.text); });
