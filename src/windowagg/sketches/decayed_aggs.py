@@ -18,6 +18,11 @@ DecayedTopK         the k heaviest values of a window by decayed count, as a JSO
                     ``m = max(k, ceil(1/eps))`` counters (exponential decay only)
   error             every reported weight w(x) is an upper bound: ``f(x) <= w(x) <= f(x) +
                     D/m``; every value not reported has ``f <= max(the k-th weight, D/m)``
+batch               under exponential decay :meth:`DecayedQuantile.slices` and
+                    :meth:`DecayedTopK.slices` (the engine's batch verb) answer exactly
+                    (:mod:`windowagg.sketches.exact_decay`: error 0); the summaries answer
+                    where state is bounded (streaming whole history, per-event streams,
+                    merges) and for polynomial decay
 ordering            out-of-order: commutative monoids (a late event is weighted by its own
                     time); mergeable, so any tree of combines keeps the bounds with D = the
                     union's total

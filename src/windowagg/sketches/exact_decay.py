@@ -24,13 +24,17 @@ top_k               the exact decayed weight of each distinct value as of the wi
                     value's text (``str``); weights of one value summed in time order
 time                windows whose start repeats (each key's whole history, runs of per-event
                     windows sharing a start): one pass per run, O(log n) per event and per
-                    window (a Fenwick tree over value ranks, :func:`prefix_quantiles`; a
-                    top-k set kept as weights grow); other windows (hopping, tumbling,
-                    per event with a size): each window's events gathered, sorted and summed
-                    in numpy, windows of like lengths as the rows of one matrix,
-                    O(sum of the window lengths x log(window length)). Plus one sort of the
-                    n events by (value, time)
-space               O(n + rows of one matrix chunk (about 2^21))
+                    window (a Fenwick tree over value ranks, :func:`prefix_quantiles`; top_k:
+                    each value's weight and the k heaviest kept as weights grow, O(k) per
+                    event and window); other windows (hopping, tumbling, per event with a
+                    size): each window's events sorted by (value, index) and summed,
+                    O(w log w) per window of w events. Plus O(n) for the weights
+native              ``_core.decayed_prefix_quantiles``, ``decayed_window_quantiles``,
+                    ``decayed_prefix_top_k``, ``decayed_window_top_k`` (the GIL released;
+                    floats in top_k's JSON as Python's ``repr``); the Python twins (loops, and
+                    numpy matrices for the gathered quantiles) give the same answers bit for
+                    bit, the same text byte for byte (``backend=``)
+space               O(n); the numpy twin: a matrix chunk of about 2^21 entries
 bound               0: exact (up to the float rounding of the sums, see quantile)
 ==================  ==========================================================================
 
