@@ -19,9 +19,10 @@ namespace windowagg::py {
 // One index array as int64 (a float64 buffer or a non-integer item is refused).
 inline std::vector<int64_t> read_indices(nb::handle obj, const std::string& who, const char* name) {
     Values v(obj, who);
-    std::vector<int64_t> out(v.n);
     if (v.kind == Values::F64) raise("ArgumentTypeError", who + " needs integer window bounds " + name + ", got float64");
-    for (std::size_t i = 0; i < v.n; ++i) out[i] = v.kind == Values::I64 ? v.i64[i] : index_arg(v.item(i), who, "window bound");
+    if (v.kind == Values::I64) return std::vector<int64_t>(v.i64, v.i64 + v.n);  // one copy
+    std::vector<int64_t> out(v.n);
+    for (std::size_t i = 0; i < v.n; ++i) out[i] = index_arg(v.item(i), who, "window bound");
     return out;
 }
 
@@ -36,7 +37,27 @@ struct Slices {
                                        std::to_string(hi.size()) + " upper bounds; give one lo and one hi per window");
         r = lo.size();
         auto n64 = static_cast<int64_t>(n);
-        for (std::size_t i = 0; i < r; ++i) {
+        // the first window that breaks a rule, found without the GIL when there are many
+        // (the bounds are this object's copies: no other thread sees them; a few windows
+        // are not worth handing the GIL to another thread); the message is made with it
+        std::size_t first = r;
+        auto find = [&] {
+            for (std::size_t i = 0; i < r; ++i) {
+                bool bad = lo[i] < 0 || lo[i] > hi[i] || hi[i] > n64;
+                bool unsorted = i && (lo[i] < lo[i - 1] || hi[i] < hi[i - 1]);
+                if (bad || unsorted) {
+                    first = i;
+                    return;
+                }
+            }
+        };
+        if (r >= (std::size_t(1) << 14)) {
+            nb::gil_scoped_release release;
+            find();
+        } else {
+            find();
+        }
+        for (std::size_t i = first; i < r; ++i) {
             bool bad = lo[i] < 0 || lo[i] > hi[i] || hi[i] > n64;
             bool unsorted = i && (lo[i] < lo[i - 1] || hi[i] < hi[i - 1]);
             if (!bad && !unsorted) continue;
