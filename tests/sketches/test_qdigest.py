@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from sketches.sketch_oracle import freq, hh_ok, quantile_ok, total, weight_le
 from windowagg.errors import CodecError, EmptyWindowError
 from windowagg.sketches import QDigest
-from windowagg.sketches.qdigest import _compress_dict, _compress_numpy
+from windowagg.sketches._qdigest_kernels import compress_dict as _compress_dict
+from windowagg.sketches._qdigest_kernels import compress_numpy as _compress_numpy
 
 EPS = st.sampled_from([0.02, 0.05, 0.1, 0.3])
 UNIV = st.sampled_from([2, 3, 16, 1000, 2**20])

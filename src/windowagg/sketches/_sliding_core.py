@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from windowagg.errors import ArgumentError, ArgumentTypeError, TimestampError
-from windowagg.sketches.qdigest import QDigest, _compress_dict
+from windowagg.sketches._qdigest_kernels import compress_dict as _compress_dict
+from windowagg.sketches.qdigest import QDigest
 
 
 class _Level:
@@ -104,7 +105,7 @@ class _SlidingCore:
         self._values = universe is not None
         self._merged = False
         if universe is not None:
-            q = QDigest(universe, eps)  # validates the universe
+            q = QDigest(universe, eps, backend="python")  # validates the universe
             self._U = universe
             self._LU = q.universe_bits
             self._vbase = 1 << self._LU

@@ -12,8 +12,8 @@ import math
 from windowagg._invariants import invariant
 from windowagg.errors import ArgumentError, ArgumentTypeError
 from windowagg.sketches import _format
+from windowagg.sketches._qdigest_kernels import compress_dict as _compress_dict
 from windowagg.sketches._sliding_core import _Level, _SlidingCore
-from windowagg.sketches.qdigest import _compress_dict
 
 
 class _SlidingWindowBase(_SlidingCore):

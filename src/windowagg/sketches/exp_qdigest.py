@@ -91,7 +91,7 @@ class ExpDecayQDigest:
     def __init__(self, universe: int, eps: float, lam: float) -> None:
         if not isinstance(lam, (int, float)) or not (math.isfinite(lam) and lam > 0):
             raise ArgumentError(f"lam must be a positive finite number, got {lam!r}")
-        self._q = QDigest(universe, eps)
+        self._q = QDigest(universe, eps, backend="python")
         self._lam = float(lam)
         self._lm: float | None = None
         self._horizon = 300.0 / self._lam
@@ -194,9 +194,9 @@ class ExpDecayQDigest:
         keys = np.asarray(xs).reshape(-1)
         if keys.size != t.size:
             raise ArgumentError(f"{keys.size} keys but {t.size} timestamps")
-        from windowagg.sketches.qdigest import _aggregate_keys
+        from windowagg.sketches._qdigest_kernels import key_array
 
-        _aggregate_keys(np, keys, None, self._q.universe)  # validates keys, changes nothing
+        key_array(np, keys, self._q.universe)  # validates keys, changes nothing
         tmax = float(t.max())
         if self._lm is None:
             self._lm = float(t.min())

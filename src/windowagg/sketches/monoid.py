@@ -82,7 +82,7 @@ class QDigestMonoid:
             universe = mapper.universe
         elif mapper is not None and mapper.universe != universe:
             raise ArgumentError(f"universe {universe} differs from the mapper's {mapper.universe}")
-        self._identity = QDigest(universe, eps)
+        self._identity = QDigest(universe, eps, backend="python")
         self.universe = universe
         self.eps = float(eps)
         self.mapper = mapper
@@ -115,10 +115,15 @@ class QDigestMonoid:
         d._n = 1.0
         d._cap = proto._cap
         d._sorted = None
+        d._nat = None
         return d
 
     def combine(self, a: QDigest, b: QDigest) -> QDigest:
         """A new digest of both operands (neither is changed). O(s1 + s2)."""
+        if a._nat is not None:  # decoded on the native backend (codec): read its nodes
+            a = a._python_twin()
+        if b._nat is not None:
+            b = b._python_twin()
         if not b._nodes:
             return a
         if not a._nodes:
@@ -135,6 +140,7 @@ class QDigestMonoid:
         d._n = a._n + b._n
         d._cap = self._cap
         d._sorted = None
+        d._nat = None
         if len(nodes) > self._cap:
             d.compress()
             d._cap = self._cap  # keep partials small: compress again above the base cap
@@ -142,7 +148,7 @@ class QDigestMonoid:
 
     def lower(self, a: QDigest) -> Any:
         """The configured quantile(s) of *a* (values if a mapper is set); None when empty."""
-        if not a._nodes:
+        if a.is_empty():
             return None
         keys = [a.quantile(p) for p in self.quantiles]
         vals: list[Any] = keys if self.mapper is None else [self.mapper.to_value(k) for k in keys]

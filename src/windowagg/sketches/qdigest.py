@@ -47,18 +47,23 @@ True
 from __future__ import annotations
 
 import math
+import struct
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from windowagg._backend import Backend, resolve_backend
 from windowagg._invariants import invariant
 from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError
 from windowagg.sketches import _format
+from windowagg.sketches import _qdigest_kernels as _k
 
 __all__ = ["QDigest", "QDigestBounds"]
 
 _INF = math.inf
+_U64_MAX = (1 << 64) - 1
+_OVERFLOW = "QDigest: the total weight would overflow float64; scale the weights down"
 CAP_FACTOR = 12  # updates compress when the digest exceeds CAP_FACTOR * L / eps + 1 nodes
 
 
@@ -100,16 +105,22 @@ class QDigest:
         U >= 2; keys must be integers in [0, U). L = ceil(log2 U) <= 64.
     eps : float
         Accuracy in (0, 1): rank error <= eps*n/2, quantile error <= eps*n (n = total weight).
+    backend : {"auto", "native", "python"}, optional
+        The implementation (:mod:`windowagg._backend`): the compiled twin
+        (``_native/include/windowagg/qdigest.hpp``, held in ``_nat``) or this class's own
+        dict of nodes, the readable reference. Both hold the same nodes and floats, give the
+        same answers and write the same bytes; the default follows ``$WINDOWAGG_BACKEND``.
 
     Notes
     -----
     Mutators (``update``, ``update_many``, ``merge``, ``compress``) return None; queries
-    never change the summary. Bounds for given parameters: :meth:`error_bound`.
+    never change the summary; a call that raises changes nothing. Bounds for given
+    parameters: :meth:`error_bound`.
     """
 
-    __slots__ = ("_L", "_U", "_base", "_cap", "_eps", "_n", "_nodes", "_sorted")
+    __slots__ = ("_L", "_U", "_base", "_cap", "_eps", "_n", "_nat", "_nodes", "_sorted")
 
-    def __init__(self, universe: int, eps: float) -> None:
+    def __init__(self, universe: int, eps: float, *, backend: Backend | None = None) -> None:
         if isinstance(universe, bool) or not isinstance(universe, int):
             raise ArgumentTypeError(f"universe must be an int >= 2, got {universe!r}")
         if universe < 2 or universe > 1 << 64:
@@ -124,6 +135,11 @@ class QDigest:
         self._n = 0.0
         self._cap = math.ceil(CAP_FACTOR * self._L / self._eps) + 1
         self._sorted: tuple[list[int], list[float], list[int]] | None = None
+        self._nat: Any = None  # the compiled twin, when it holds the nodes
+        if resolve_backend(backend, "QDigest"):
+            from windowagg._native.qdigest import make  # below this class
+
+            self._nat = make(universe - 1, self._eps)
 
     # ------------------------------------------------------------------ facts
     @staticmethod
@@ -148,6 +164,11 @@ class QDigest:
         )
 
     @property
+    def backend(self) -> str:
+        """The implementation held: ``"native"`` or ``"python"``. O(1)."""
+        return "python" if self._nat is None else "native"
+
+    @property
     def universe(self) -> int:
         """U: keys lie in [0, U)."""
         return self._U
@@ -165,27 +186,28 @@ class QDigest:
     @property
     def total_weight(self) -> float:
         """n: the sum of all weights added (exact up to float rounding). O(1)."""
-        return self._n
+        return self._n if self._nat is None else float(self._nat.n)
 
     @property
     def size(self) -> int:
         """Number of stored nodes (the paper's space measure). O(1)."""
-        return len(self._nodes)
+        return len(self._nodes) if self._nat is None else int(self._nat.size)
 
     def __len__(self) -> int:
-        return len(self._nodes)
+        return self.size
 
     def threshold(self) -> float:
         """eps*n/L: the largest count a non-leaf node may hold after compress. O(1)."""
-        return self._eps * self._n / self._L
+        return self._eps * self.total_weight / self._L
 
     def is_empty(self) -> bool:
         """True when nothing has been added. O(1)."""
-        return not self._nodes
+        return self.size == 0
 
     def __repr__(self) -> str:
         return (
-            f"QDigest(universe={self._U}, eps={self._eps}, n={self._n:g}, nodes={len(self._nodes)})"
+            f"QDigest(universe={self._U}, eps={self._eps}, n={self.total_weight:g}, "
+            f"nodes={self.size})"
         )
 
     def __eq__(self, other: object) -> bool:
@@ -194,8 +216,8 @@ class QDigest:
         return (
             self._U == other._U
             and self._eps == other._eps
-            and self._n == other._n
-            and self._nodes == other._nodes
+            and self.total_weight == other.total_weight
+            and self._items() == other._items()
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -208,6 +230,7 @@ class QDigest:
         d._n = self._n
         d._cap = self._cap
         d._sorted = self._sorted
+        d._nat = None if self._nat is None else self._nat.copy()
         return d
 
     # --------------------------------------------------------------- updates
@@ -226,6 +249,10 @@ class QDigest:
     def _bad_weight(weight: Any) -> float:
         try:
             w = float(weight)
+        except OverflowError:  # an int beyond float: not finite
+            raise ArgumentError(
+                f"weight must be a positive finite number, got {weight!r}"
+            ) from None
         except (TypeError, ValueError):
             raise ArgumentTypeError(
                 f"weight must be a positive finite number, got {weight!r}"
@@ -245,21 +272,31 @@ class QDigest:
         """
         if type(x) is not int or not 0 <= x < self._U:
             x = self._bad_key(x)
-        if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
-            weight = self._bad_weight(weight)
+        if type(weight) is not float or not 0 < weight < _INF:
+            weight = self._bad_weight(weight)  # ints too: one beyond float would fail late
+        if self._nat is not None:
+            self._nat.update(x, weight)
+            return
+        n = self._n + weight
+        if n == _INF:
+            raise ArgumentError(_OVERFLOW)
         nodes = self._nodes
         leaf = self._base + x
         nodes[leaf] = nodes.get(leaf, 0.0) + weight
-        self._n += weight
+        self._n = n
         self._sorted = None
         if len(nodes) > self._cap:
             self.compress()
 
     def update_many(self, xs: Iterable[int], weights: Iterable[float] | None = None) -> None:
-        """Add many keys at once (numpy arrays are fastest). O(b log b + s) for b keys.
+        """Add many keys at once: the array verb (an int64/uint64 buffer of keys, a float64
+        buffer of weights or None for 1 each). Python: O(b log b + s) for b keys; native:
+        O(b + s), one hash probe per key.
 
         Same result guarantees as calling :meth:`update` for each key; the node layout may
-        differ (it compresses once per call). All input is validated before anything changes.
+        differ (it compresses once per call). Both backends add, per distinct key, its
+        weights summed in input order, and n the weights summed in input order: the same
+        floats. All input is validated before anything changes.
 
         >>> d = QDigest(100, 0.1); d.update_many([1, 2, 2, 99]); d.total_weight
         4.0
@@ -274,9 +311,16 @@ class QDigest:
             for x, w in zip(xs_l, ws_l, strict=False):
                 self.update(x, w)
             return
-        uniq, wsum, total = _aggregate_keys(np, xs, weights, self._U)
-        if uniq.size == 0:
+        a = _k.key_array(np, xs, self._U)
+        if a.size == 0:
             return
+        wts = None if weights is None else _k.weight_array(np, weights, a.size)
+        if self._nat is not None:
+            self._nat.update_many(a, wts)
+            return
+        uniq, wsum, total = _k.aggregate_keys(np, a, wts)
+        if self._n + total == _INF:
+            raise ArgumentError(_OVERFLOW)
         nodes = self._nodes
         get = nodes.get  # bound method cached: called once per distinct key
         base = self._base
@@ -305,9 +349,55 @@ class QDigest:
                 f"cannot merge QDigest(universe={other._U}, eps={other._eps}) into "
                 f"QDigest(universe={self._U}, eps={self._eps}): parameters must match"
             )
-        if other is self:
+        if self._nat is not None:
+            self._nat.merge(other._native_twin())
+            return
+        if self._n + other.total_weight == _INF:
+            raise ArgumentError(_OVERFLOW)
+        if other._nat is not None:
+            other = other._python_twin()
+        elif other is self:
             other = other.copy()
         self._merge_from(other)
+
+    def _native_twin(self) -> Any:
+        """The native object holding these nodes (its own, or a new one). O(1) or O(s)."""
+        if self._nat is not None:
+            return self._nat
+        from windowagg._native.qdigest import load
+
+        return load(self._U - 1, self._eps, self._n, *self._body())
+
+    def _python_twin(self) -> QDigest:
+        """A Python-backed digest with these nodes and n (a copy when native). O(s)."""
+        if self._nat is None:
+            return self
+        d = self._empty_like()
+        d._nodes = self._items()
+        d._n = float(self._nat.n)
+        return d
+
+    def _items(self) -> dict[int, float]:
+        """{heap id: count} of every node (the native twin's read out). O(s)."""
+        if self._nat is None:
+            return self._nodes
+        depths, offs, counts = self._nat.body()
+        k = len(depths)
+        ids = [(1 << d) + o for d, o in zip(depths, struct.unpack(f">{k}Q", offs), strict=True)]
+        return dict(zip(ids, struct.unpack(f">{k}d", counts), strict=True))
+
+    def _body(self) -> tuple[bytes, bytes, bytes]:
+        """(depths, big-endian uint64 offsets, big-endian float64 counts) of the nodes in
+        heap-id order: the codec's fields, the same bytes on both backends. O(s log s)."""
+        if self._nat is not None:
+            body: tuple[bytes, bytes, bytes] = self._nat.body()
+            return body
+        ids = sorted(self._nodes)
+        depths = [i.bit_length() - 1 for i in ids]
+        offs = [i - (1 << d) for i, d in zip(ids, depths, strict=True)]
+        counts = [self._nodes[i] for i in ids]
+        k = len(ids)
+        return bytes(depths), struct.pack(f">{k}Q", *offs), struct.pack(f">{k}d", *counts)
 
     def _merge_from(self, other: QDigest) -> None:
         """merge() without the checks (callers guarantee equal parameters). O(s1 + s2)."""
@@ -328,6 +418,7 @@ class QDigest:
         d._n = 0.0
         d._cap = math.ceil(CAP_FACTOR * self._L / self._eps) + 1
         d._sorted = None
+        d._nat = None
         return d
 
     def _add_leaf(self, x: int, weight: float) -> None:
@@ -345,6 +436,9 @@ class QDigest:
 
         Afterwards every non-leaf node holds <= eps*n/L and at most 4L/eps + 1 nodes remain.
         """
+        if self._nat is not None:
+            self._nat.compress()
+            return
         self._sorted = None
         nodes = self._nodes
         if not nodes:
@@ -356,10 +450,10 @@ class QDigest:
             except ImportError:  # pragma: no cover
                 pass
             else:
-                self._nodes = _compress_numpy(np, nodes, th, self._L)
+                self._nodes = _k.compress_numpy(np, nodes, th, self._L)
                 self._after_compress()
                 return
-        _compress_dict(nodes, th, self._L)
+        _k.compress_dict(nodes, th, self._L)
         self._after_compress()
 
     def _after_compress(self) -> None:
@@ -446,6 +540,11 @@ class QDigest:
         first query following a mutation (that one sorts: O(s log s)).
         """
         x = self._query_key(x)
+        if self._nat is not None:
+            if x < 0:
+                return 0.0, 0.0
+            b: tuple[float, float] = self._nat.rank_bounds(min(x, _U64_MAX))
+            return b
         lo = self._low_le(x)
         return lo, lo + self._straddle_le(x)
 
@@ -485,6 +584,9 @@ class QDigest:
         899
         """
         phi = _check_phi(phi)
+        if self._nat is not None:
+            q: int = self._nat.quantile(phi)
+            return q
         if not self._nodes:
             raise EmptyWindowError("quantile of an empty QDigest; add values first")
         his, pref, _ = self._post_order()
@@ -497,16 +599,32 @@ class QDigest:
                     return h
             return his[-1]
         # smallest hi whose prefix reaches the target (float slack: never past the end)
-        i = _first_reaching(pref, target)
+        i = _k.first_reaching(pref, target)
         return his[min(i, len(his) - 1)]
 
     def quantiles(self, phis: Iterable[float]) -> list[int]:
-        """:meth:`quantile` for each phi. O(k log s)."""
-        return [self.quantile(p) for p in phis]
+        """:meth:`quantile` for each phi (the array verb: one native call); every phi is
+        checked before the first answer. O(s log s + k log s).
+
+        >>> d = QDigest(1000, 0.01); d.update_many(range(1000)); d.quantiles([0.1, 0.5])
+        [99, 499]
+        """
+        ps = [_check_phi(p) for p in phis]
+        if self._nat is not None:
+            qs: list[int] = self._nat.quantiles(ps)
+            return qs
+        return [self.quantile(p) for p in ps]
 
     def frequency_bounds(self, x: int) -> tuple[float, float]:
-        """(lo, hi) with lo <= f(x) <= hi and hi - lo <= eps*n (f = weight of key x). O(L)."""
+        """(lo, hi) with lo <= f(x) <= hi and hi - lo <= eps*n (f = weight of key x). O(L).
+
+        A key outside the universe has none: (0.0, 0.0)."""
         x = self._query_key(x)
+        if not 0 <= x < self._U:
+            return 0.0, 0.0
+        if self._nat is not None:
+            b: tuple[float, float] = self._nat.frequency_bounds(x)
+            return b
         nodes = self._nodes
         leaf = self._base + x
         lo = nodes.get(leaf, 0.0)
@@ -528,6 +646,9 @@ class QDigest:
         [5]
         """
         phi = _check_phi(phi)
+        if self._nat is not None:
+            hh: list[tuple[int, float]] = self._nat.heavy_hitters(phi)
+            return hh
         out = []
         thr = phi * self._n
         nodes = self._nodes
@@ -561,6 +682,9 @@ class QDigest:
 
     def __iter__(self) -> Iterator[tuple[int, int, float]]:
         """(lo, hi, count) of every stored node in post-order (children before parents)."""
+        if self._nat is not None:
+            yield from self._nat.post_nodes()
+            return
         _his, _, ids = self._post_order()
         nodes = self._nodes
         for node in ids:
@@ -570,9 +694,12 @@ class QDigest:
     # --------------------------------------------------------------- checks
     def _check(self) -> None:
         """O(s) invariant check; raises InvariantError naming the broken invariant."""
+        if self._nat is not None:
+            self._nat._check()
         base = self._base
         total = 0.0
-        for node, c in self._nodes.items():
+        n = self.total_weight
+        for node, c in self._items().items():
             invariant(
                 1 <= node < 2 * base,
                 "QDigest",
@@ -585,26 +712,27 @@ class QDigest:
             invariant(c >= 0 and math.isfinite(c), "QDigest", f"node {node} has bad count {c!r}")
             total += c
         invariant(
-            math.isclose(total, self._n, rel_tol=1e-9, abs_tol=1e-9),
+            math.isclose(total, n, rel_tol=1e-9, abs_tol=1e-9),
             "QDigest",
-            f"sum of node counts {total} != total weight {self._n}",
+            f"sum of node counts {total} != total weight {n}",
         )
 
     def _check_compressed(self) -> None:
         """Invariants that hold right after compress(): non-leaf counts and size bound."""
         self._check()
         th = self.threshold()
-        slack = 1e-9 * max(1.0, self._n)
-        for node, c in self._nodes.items():
+        slack = 1e-9 * max(1.0, self.total_weight)
+        nodes = self._items()
+        for node, c in nodes.items():
             if node < self._base:
                 invariant(
                     c <= th + slack, "QDigest", f"non-leaf node {node} holds {c} > eps*n/L = {th}"
                 )
         bound = math.ceil(4 * self._L / self._eps) + 1
         invariant(
-            len(self._nodes) <= bound,
+            len(nodes) <= bound,
             "QDigest",
-            f"{len(self._nodes)} nodes > 4L/eps + 1 = {bound}",
+            f"{len(nodes)} nodes > 4L/eps + 1 = {bound}",
         )
 
     # --------------------------------------------------------------- bytes
@@ -616,27 +744,49 @@ class QDigest:
     def _write_body(self, w: _format.Writer) -> None:
         w.u64(self._U - 1)
         w.f64(self._eps)
-        w.f64(self._n)
-        ids = list(self._nodes)
-        w.node_ids(ids)
-        w.f64s([self._nodes[i] for i in ids])
+        w.f64(self.total_weight)
+        for field in self._body():  # node_ids' two fields, then f64s: in heap-id order
+            w.blob(field)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> QDigest:
-        """Rebuild a digest written by :meth:`to_bytes` (or by windowagg before codec
-        version 2, format ``WASK``); CodecError on malformed bytes. O(s).
+    def from_bytes(cls, data: bytes, *, backend: Backend | None = None) -> QDigest:
+        """Rebuild a digest written by :meth:`to_bytes` on either backend (or by windowagg
+        before codec version 2, format ``WASK``) on *backend*; CodecError on malformed
+        bytes, on both backends. O(s log s).
 
         >>> d = QDigest(100, 0.1); d.update(42); QDigest.from_bytes(d.to_bytes()) == d
         True
         """
-        return _format.loads(cls, data, _format.KIND_QDIGEST, cls._read_body)
+        d = _format.loads(cls, data, _format.KIND_QDIGEST, cls._read_body_default)
+        if backend is not None:
+            d._become(resolve_backend(backend, "QDigest"))
+        return d
+
+    def _become(self, native: bool) -> None:
+        """Hold the nodes on the native twin (*native*) or in the dict, in place. O(s)."""
+        if native == (self._nat is not None):
+            return
+        if native:
+            self._nat = self._native_twin()
+            self._nodes, self._n, self._sorted = {}, 0.0, None
+        else:
+            py = self._python_twin()
+            self._nodes, self._n, self._sorted, self._nat = py._nodes, py._n, None, None
 
     def _to_codec(self) -> tuple[Any, ...]:
         return _format.to_plain(self._write_body)
 
     @classmethod
     def _from_codec(cls, plain: Any) -> QDigest:
-        return _format.from_plain(plain, _format.KIND_QDIGEST, cls._read_body, "QDigest")
+        return _format.from_plain(plain, _format.KIND_QDIGEST, cls._read_body_default, "QDigest")
+
+    @classmethod
+    def _read_body_default(cls, r: _format.Reader) -> QDigest:
+        """:meth:`_read_body`, then on the default backend (the native load checks the
+        fields again: CodecError for anything it refuses). O(s log s)."""
+        d = cls._read_body(r)
+        d._become(resolve_backend(None, "QDigest"))
+        return d
 
     @classmethod
     def _read_body(cls, r: _format.Reader) -> QDigest:
@@ -645,7 +795,7 @@ class QDigest:
         n = r.f64()
         if universe < 2 or not 0.0 < eps < 1.0 or n < 0:
             raise r.fail(f"bad parameters universe={universe}, eps={eps}, n={n}")
-        d = cls(universe, eps)
+        d = cls(universe, eps, backend="python")
         ids = r.node_ids(d._L)
         counts = r.f64s()
         if len(counts) != len(ids):
@@ -667,123 +817,3 @@ def _check_phi(phi: float) -> float:
     if not isinstance(phi, (int, float)) or isinstance(phi, bool) or not 0.0 <= phi <= 1.0:
         raise ArgumentError(f"phi must be a number in [0, 1], got {phi!r}")
     return float(phi)
-
-
-def _first_reaching(pref: list[float], target: float) -> int:
-    lo, hi = 0, len(pref)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if pref[mid] >= target:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-def _compress_dict(nodes: dict[int, float], th: float, L: int) -> None:
-    """Bottom-up compress of a node dict in place (pure Python). O(s + L)."""
-    by_depth: list[list[int]] = [[] for _ in range(L + 1)]
-    for node in nodes:
-        by_depth[node.bit_length() - 1].append(node)
-    get = nodes.get  # cached: called ~3 times per node
-    for depth in range(L, 0, -1):
-        up = by_depth[depth - 1]
-        for node in by_depth[depth]:
-            c = get(node)
-            if c is None:  # folded away together with its sibling
-                continue
-            sib = node ^ 1
-            par = node >> 1
-            pc = get(par)
-            tot = c + get(sib, 0.0) + (pc or 0.0)
-            if tot <= th:
-                nodes[par] = tot
-                del nodes[node]
-                nodes.pop(sib, None)
-                if pc is None:
-                    up.append(par)
-
-
-def _compress_numpy(np: Any, nodes: dict[int, float], th: float, L: int) -> dict[int, float]:
-    """The same compress as :func:`_compress_dict`, vectorized per level (L <= 62)."""
-    ids = np.fromiter(nodes.keys(), dtype=np.int64, count=len(nodes))
-    cnt = np.fromiter(nodes.values(), dtype=np.float64, count=len(nodes))
-    pow2 = np.left_shift(np.int64(1), np.arange(L + 1, dtype=np.int64))
-    depth = np.searchsorted(pow2, ids, side="right") - 1
-    order = np.lexsort((ids, depth))
-    ids, cnt, depth = ids[order], cnt[order], depth[order]
-    bounds = np.searchsorted(depth, np.arange(L + 2))
-    lvl_ids = [ids[bounds[d] : bounds[d + 1]] for d in range(L + 1)]
-    lvl_cnt = [cnt[bounds[d] : bounds[d + 1]] for d in range(L + 1)]
-    for d in range(L, 0, -1):
-        cid = lvl_ids[d]
-        if cid.size == 0:
-            continue
-        cc = lvl_cnt[d]
-        par = cid >> 1
-        up, inv = np.unique(par, return_inverse=True)
-        csum = np.bincount(inv, weights=cc, minlength=up.size)
-        pid, pc = lvl_ids[d - 1], lvl_cnt[d - 1]
-        pos = np.searchsorted(pid, up)
-        posc = np.minimum(pos, max(pid.size - 1, 0))
-        present = (pos < pid.size) & (pid[posc] == up) if pid.size else np.zeros(up.size, bool)
-        pcount = np.where(present, pc[posc] if pid.size else 0.0, 0.0)
-        tot = csum + pcount
-        merge = tot <= th
-        if not merge.any():
-            continue
-        keep = ~merge[inv]
-        lvl_ids[d], lvl_cnt[d] = cid[keep], cc[keep]
-        upd = present & merge
-        if upd.any():
-            pc = pc.copy()
-            pc[pos[upd]] = tot[upd]
-        new = merge & ~present
-        if new.any():
-            pid = np.concatenate([pid, up[new]])
-            pc = np.concatenate([pc, tot[new]])
-            o = np.argsort(pid, kind="stable")
-            pid, pc = pid[o], pc[o]
-        lvl_ids[d - 1], lvl_cnt[d - 1] = pid, pc
-    out_ids = np.concatenate(lvl_ids).tolist()
-    out_cnt = np.concatenate(lvl_cnt).tolist()
-    return dict(zip(out_ids, out_cnt, strict=False))
-
-
-def _aggregate_keys(
-    np: Any, xs: Iterable[int], weights: Iterable[float] | None, universe: int
-) -> tuple[Any, Any, float]:
-    """Validate a batch; return (distinct keys, summed weights, total weight)."""
-    a = np.asarray(xs if not isinstance(xs, Iterator) else list(xs))
-    if a.ndim != 1:
-        a = a.reshape(-1)
-    if a.size == 0:
-        return a.astype(np.int64), np.zeros(0), 0.0
-    if a.dtype.kind not in "iu":
-        if a.dtype.kind == "O" and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in a.tolist()
-        ):
-            a = np.array(a.tolist(), dtype=object)
-        else:
-            raise ArgumentTypeError(
-                f"update_many needs integer keys, got dtype {a.dtype}; map real values with "
-                "windowagg.sketches.ValueMapper"
-            )
-    lo, hi = a.min(), a.max()
-    if lo < 0 or hi >= universe:
-        bad = lo if lo < 0 else hi
-        raise ArgumentError(f"QDigest key {int(bad)} is outside the universe [0, {universe})")
-    if a.dtype.kind == "O" or universe > 1 << 63:
-        a = np.array([int(v) for v in a.tolist()], dtype=np.uint64)
-    if weights is None:
-        uniq, counts = np.unique(a, return_counts=True)
-        return uniq, counts.astype(np.float64), float(a.size)
-    w = np.asarray(weights if not isinstance(weights, Iterator) else list(weights), dtype=float)
-    w = w.reshape(-1)
-    if w.size != a.size:
-        raise ArgumentError(f"xs has {a.size} keys but weights has {w.size} entries")
-    if not (np.all(np.isfinite(w)) and np.all(w > 0)):
-        raise ArgumentError("weights must be positive finite numbers")
-    uniq, inv = np.unique(a, return_inverse=True)
-    wsum = np.bincount(inv.reshape(-1), weights=w, minlength=uniq.size)
-    return uniq, wsum, float(w.sum())

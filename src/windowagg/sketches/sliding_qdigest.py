@@ -111,7 +111,7 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         straddle the window's start; their total weight is the second value (<= eps*D_w/2).
         """
         t, tau = self._query_tau(w, t)
-        d = QDigest(self._U, self._veps)
+        d = QDigest(self._U, self._veps, backend="python")
         nodes = d._nodes
         vbase = self._vbase
         n = 0.0
@@ -182,7 +182,7 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         """
         t, horizon = self._decay_args(decay, t, horizon)
         pieces, unc = self._decayed_pieces(decay, t, horizon)
-        d = QDigest(self._U, self._veps)
+        d = QDigest(self._U, self._veps, backend="python")
         nodes = d._nodes
         n = 0.0
         vbase = self._vbase

@@ -65,6 +65,7 @@ def _one_leaf(proto: QDigest, leaf: int, weight: float) -> QDigest:
     q._nodes = {leaf: weight}
     q._n = weight
     q._sorted = None
+    q._nat = None
     return q
 
 
@@ -146,7 +147,7 @@ class ValueDivision:
             raise ArgumentTypeError(f"decay must be a callable g(age), got {decay!r}")
         if not isinstance(theta, (int, float)) or not 0 < theta < _INF:
             raise ArgumentError(f"theta must be a positive number, got {theta!r}")
-        self._proto = QDigest(universe, beta)  # validates universe and beta
+        self._proto = QDigest(universe, beta, backend="python")  # validates universe and beta
         self._U = universe
         self._g = decay
         self._nl = neg_log_of(decay)
@@ -354,7 +355,7 @@ class ValueDivision:
         """
         g = self._g if decay is None else decay
         tt = self._query_time(t)
-        d = QDigest(self._U, self._beta)
+        d = QDigest(self._U, self._beta, backend="python")
         for s in self._S:
             gamma = g(tt - s.tmax)
             if gamma > 0:

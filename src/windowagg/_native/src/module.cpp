@@ -11,9 +11,10 @@ void bind_fiba(nb::module_& m);              // bind_fiba.cpp
 void bind_decay(nb::module_& m);             // bind_decay.cpp
 void bind_wavelet(nb::module_& m);           // bind_wavelet.cpp
 void bind_decayed_rank(nb::module_& m);      // bind_decayed_rank.cpp
+void bind_qdigest(nb::module_& m);           // bind_qdigest.cpp
 
 NB_MODULE(_core, m) {
-    m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA and order statistics";
+    m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA, order statistics and the q-digest";
 #ifdef NDEBUG
     m.attr("debug_build") = false;
 #else
@@ -31,4 +32,5 @@ NB_MODULE(_core, m) {
     bind_decay(m);
     bind_wavelet(m);
     bind_decayed_rank(m);
+    bind_qdigest(m);
 }

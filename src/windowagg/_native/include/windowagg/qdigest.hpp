@@ -1,0 +1,391 @@
+// The q-digest of Shrivastava et al., "Medians and beyond" (SenSys 2004): the compiled twin
+// of windowagg.sketches.qdigest.QDigest's Python reference, operation for operation, so both
+// produce the same node sets and the same float sums bit for bit (the Python docstring holds
+// the fact card and the error analysis).
+//
+// A node is a dyadic range of [0, 2^L), named by (depth, offset): the root is (0, 0), the
+// leaf of key x is (L, x); the Python heap id is 2^depth + offset. Each depth has its own
+// open-addressing hash map offset -> count, so compress() walks the levels bottom-up and a
+// leaf update is one probe. L <= 64: offsets are uint64 at every depth.
+//
+// Every mutator checks its arguments before it changes anything (the binding layer checks
+// types first); a failed allocation (std::bad_alloc) is the only way out mid-change.
+// Plain code, no template: compiled once.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace windowagg {
+
+// uint64 -> double, linear probing, backward-shift deletion (no tombstones). A slot is empty
+// when its value is negative: stored counts are never negative.
+class QDigestLevel {
+public:
+    struct Slot {
+        uint64_t key;
+        double val;
+    };
+
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+
+    const double* find(uint64_t k) const {
+        if (!size_) return nullptr;
+        for (std::size_t i = home(k);; i = (i + 1) & mask_) {
+            const Slot& s = slots_[i];
+            if (s.val < 0) return nullptr;
+            if (s.key == k) return &s.val;
+        }
+    }
+    double get(uint64_t k) const {
+        const double* p = find(k);
+        return p ? *p : 0.0;
+    }
+    // slot[k] = slot.get(k, 0.0) + v; true if k was new.
+    bool add(uint64_t k, double v) {
+        reserve_one();
+        for (std::size_t i = home(k);; i = (i + 1) & mask_) {
+            Slot& s = slots_[i];
+            if (s.val < 0) {
+                s.key = k;
+                s.val = 0.0 + v;
+                ++size_;
+                return true;
+            }
+            if (s.key == k) {
+                s.val = s.val + v;
+                return false;
+            }
+        }
+    }
+    // slot[k] = v; true if k was new.
+    bool set(uint64_t k, double v) {
+        reserve_one();
+        for (std::size_t i = home(k);; i = (i + 1) & mask_) {
+            Slot& s = slots_[i];
+            if (s.val < 0 || s.key == k) {
+                bool fresh = s.val < 0;
+                s.key = k;
+                s.val = v;
+                size_ += fresh;
+                return fresh;
+            }
+        }
+    }
+    bool erase(uint64_t k) {
+        if (!size_) return false;
+        std::size_t i = home(k);
+        for (;; i = (i + 1) & mask_) {
+            if (slots_[i].val < 0) return false;
+            if (slots_[i].key == k) break;
+        }
+        // backward shift: pull later members of the probe run into the hole
+        std::size_t j = i;
+        for (;;) {
+            j = (j + 1) & mask_;
+            if (slots_[j].val < 0) break;
+            std::size_t h = home(slots_[j].key);
+            // slot j may move to i unless its home lies cyclically in (i, j]
+            bool stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
+            if (!stays) {
+                slots_[i] = slots_[j];
+                i = j;
+            }
+        }
+        slots_[i].val = -1.0;
+        --size_;
+        return true;
+    }
+    void clear() {
+        slots_.clear();
+        mask_ = 0;
+        size_ = 0;
+    }
+    template <class F>
+    void for_each(F&& f) const {
+        for (const Slot& s : slots_)
+            if (s.val >= 0) f(s.key, s.val);
+    }
+    void reserve(std::size_t n) {
+        std::size_t want = 16;
+        while (want / 2 < n + 1) want *= 2;  // load <= 1/2
+        if (want > slots_.size()) rehash(want);
+    }
+
+private:
+    std::size_t home(uint64_t k) const {
+        return static_cast<std::size_t>((k * 0x9E3779B97F4A7C15ull) >> shift_) & mask_;
+    }
+    void reserve_one() {
+        if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    }
+    void rehash(std::size_t cap) {
+        std::vector<Slot> old(cap, Slot{0, -1.0});
+        old.swap(slots_);
+        mask_ = cap - 1;
+        shift_ = 64 - std::countr_zero(static_cast<uint64_t>(cap));
+        for (const Slot& s : old)
+            if (s.val >= 0) {
+                std::size_t i = home(s.key);
+                while (slots_[i].val >= 0) i = (i + 1) & mask_;
+                slots_[i] = s;
+            }
+    }
+    std::vector<Slot> slots_;
+    std::size_t mask_ = 0;
+    int shift_ = 60;
+    std::size_t size_ = 0;
+};
+
+class QDigestCore {
+public:
+    static constexpr int CAP_FACTOR = 12;
+
+    // universe = umax + 1 in [2, 2^64]; 0 < eps < 1 (the binding checks both).
+    QDigestCore(uint64_t umax, double eps) : umax_(umax), eps_(eps) {
+        L_ = std::max(1, 64 - std::countl_zero(umax));
+        levels_.resize(static_cast<std::size_t>(L_) + 1);
+        double cap = std::ceil(static_cast<double>(CAP_FACTOR * L_) / eps_) + 1;
+        cap_ = cap < 4.0e18 ? static_cast<std::size_t>(cap) : static_cast<std::size_t>(4e18);
+    }
+
+    uint64_t umax() const { return umax_; }
+    double eps() const { return eps_; }
+    int bits() const { return L_; }
+    double n() const { return n_; }
+    std::size_t size() const { return size_; }
+    std::size_t cap() const { return cap_; }
+    double threshold() const { return eps_ * n_ / L_; }
+    const QDigestLevel& level(int d) const { return levels_[static_cast<std::size_t>(d)]; }
+
+    // key <= umax, weight finite > 0: checked by the caller
+    void update(uint64_t x, double w) {
+        size_ += levels_[static_cast<std::size_t>(L_)].add(x, w);
+        n_ += w;
+        sorted_ = false;
+        if (size_ > cap_) compress();
+    }
+
+    // The leaves of a checked batch: per distinct key the sum of its weights in input order
+    // (from 0.0), added to the leaf; n += total (the caller's sum). Compresses once.
+    void add_leaf_sums(const QDigestLevel& sums, double total) {
+        QDigestLevel& leaves = levels_[static_cast<std::size_t>(L_)];
+        leaves.reserve(leaves.size() + sums.size());
+        sums.for_each([&](uint64_t k, double v) { size_ += leaves.add(k, v); });
+        n_ += total;
+        sorted_ = false;
+        if (size_ > cap_) compress();
+    }
+
+    // Node-wise sums; other has the same parameters and is not *this (the caller copies).
+    void merge(const QDigestCore& o) {
+        for (int d = 0; d <= L_; ++d) {
+            QDigestLevel& mine = levels_[static_cast<std::size_t>(d)];
+            mine.reserve(mine.size() + o.level(d).size());
+            o.level(d).for_each([&](uint64_t k, double v) { size_ += mine.add(k, v); });
+        }
+        n_ += o.n_;
+        sorted_ = false;
+        if (size_ > cap_) compress();
+    }
+
+    // Bottom-up: fold a sibling pair and its parent into the parent while the three hold
+    // <= eps*n/L. The decision for a pair reads only its own counts (its level is final when
+    // it is visited), so the result does not depend on the visiting order. O(s + L).
+    void compress() {
+        sorted_ = false;
+        if (!size_) return;
+        const double th = eps_ * n_ / L_;
+        std::vector<uint64_t> keys;
+        for (int d = L_; d >= 1; --d) {
+            QDigestLevel& cur = levels_[static_cast<std::size_t>(d)];
+            if (cur.empty()) continue;
+            QDigestLevel& up = levels_[static_cast<std::size_t>(d - 1)];
+            keys.clear();
+            keys.reserve(cur.size());
+            cur.for_each([&](uint64_t k, double) { keys.push_back(k); });
+            for (uint64_t k : keys) {
+                const double* c = cur.find(k);
+                if (!c) continue;  // folded away with its sibling
+                double tot = *c + cur.get(k ^ 1) + up.get(k >> 1);
+                if (tot <= th) {
+                    size_ -= cur.erase(k);
+                    size_ -= cur.erase(k ^ 1);
+                    size_ += up.set(k >> 1, tot);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ queries
+    struct Post {
+        uint64_t hi;
+        int shift;
+        int depth;
+        uint64_t off;
+        double count;
+    };
+
+    static uint64_t low_of(uint64_t off, int shift) { return shift >= 64 ? 0 : off << shift; }
+    static uint64_t span_of(int shift) { return shift >= 64 ? ~0ull : (1ull << shift) - 1; }
+
+    // nodes sorted by (hi, range size) with prefix sums of their counts (cached)
+    const std::vector<Post>& post() const {
+        if (!sorted_) {
+            post_.clear();
+            post_.reserve(size_);
+            for (int d = 0; d <= L_; ++d) {
+                int shift = L_ - d;
+                levels_[static_cast<std::size_t>(d)].for_each([&](uint64_t off, double c) {
+                    post_.push_back(Post{low_of(off, shift) | span_of(shift), shift, d, off, c});
+                });
+            }
+            std::sort(post_.begin(), post_.end(), [](const Post& a, const Post& b) {
+                return a.hi != b.hi ? a.hi < b.hi : a.shift < b.shift;
+            });
+            pref_.resize(post_.size());
+            double acc = 0.0;
+            for (std::size_t i = 0; i < post_.size(); ++i) pref_[i] = acc = acc + post_[i].count;
+            sorted_ = true;
+        }
+        return post_;
+    }
+
+    // (lo, hi) bounds on the weight of keys <= x
+    std::pair<double, double> rank_bounds(uint64_t x) const {
+        const std::vector<Post>& p = post();
+        auto it = std::upper_bound(p.begin(), p.end(), x, [](uint64_t v, const Post& q) { return v < q.hi; });
+        std::size_t i = static_cast<std::size_t>(it - p.begin());
+        double lo = i ? pref_[i - 1] : 0.0;
+        return {lo, lo + straddle_le(x)};
+    }
+
+    // counts of the proper ancestors of leaf x whose range ends after x, deepest first
+    double straddle_le(uint64_t x) const {
+        uint64_t last = L_ >= 64 ? ~0ull : (1ull << L_) - 1;
+        if (x >= last) return 0.0;
+        double s = 0.0;
+        for (int d = L_ - 1; d >= 0; --d) {
+            int shift = L_ - d;
+            bool ends_after = shift >= 64 || ((x + 1) >> shift) == (x >> shift);
+            if (ends_after) s = s + levels_[static_cast<std::size_t>(d)].get(shift >= 64 ? 0 : x >> shift);
+        }
+        return s;
+    }
+
+    // the smallest node end whose prefix reaches phi*n (the digest is not empty)
+    uint64_t quantile(double phi) const {
+        const std::vector<Post>& p = post();
+        double target = phi * n_;
+        if (target <= 0) {
+            for (std::size_t i = 0; i < p.size(); ++i)
+                if (pref_[i] > 0) return p[i].hi;
+            return p.back().hi;
+        }
+        std::size_t lo = 0, hi = pref_.size();
+        while (lo < hi) {
+            std::size_t mid = (lo + hi) / 2;
+            if (pref_[mid] >= target) hi = mid;
+            else lo = mid + 1;
+        }
+        return p[std::min(lo, p.size() - 1)].hi;
+    }
+
+    // (count of leaf x, + counts of all its ancestors, deepest first); x <= umax
+    std::pair<double, double> frequency_bounds(uint64_t x) const {
+        double lo = levels_[static_cast<std::size_t>(L_)].get(x);
+        double s = 0.0;
+        for (int d = L_ - 1; d >= 0; --d) {
+            int shift = L_ - d;
+            s = s + levels_[static_cast<std::size_t>(d)].get(shift >= 64 ? 0 : x >> shift);
+        }
+        return {lo, lo + s};
+    }
+
+    // leaves with count + ancestors >= phi*n as (key, count + ancestors/2), heaviest first
+    std::vector<std::pair<uint64_t, double>> heavy_hitters(double phi) const {
+        std::vector<std::pair<uint64_t, double>> out;
+        double thr = phi * n_;
+        levels_[static_cast<std::size_t>(L_)].for_each([&](uint64_t x, double c) {
+            double acc = 0.0;  // root first, as the Python reference memoizes it
+            for (int d = 0; d < L_; ++d) {
+                int shift = L_ - d;
+                acc = acc + levels_[static_cast<std::size_t>(d)].get(shift >= 64 ? 0 : x >> shift);
+            }
+            if (c + acc >= thr) out.emplace_back(x, c + acc / 2);
+        });
+        std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+            return a.second != b.second ? a.second > b.second : a.first < b.first;
+        });
+        return out;
+    }
+
+    // ------------------------------------------------------------------ state
+    // every node as (depth, offset, count), sorted by (depth, offset): the heap-id order
+    std::vector<Post> nodes_by_id() const {
+        std::vector<Post> out;
+        out.reserve(size_);
+        for (int d = 0; d <= L_; ++d) {
+            std::size_t from = out.size();
+            levels_[static_cast<std::size_t>(d)].for_each(
+                [&](uint64_t off, double c) { out.push_back(Post{0, 0, d, off, c}); });
+            std::sort(out.begin() + static_cast<std::ptrdiff_t>(from), out.end(),
+                      [](const Post& a, const Post& b) { return a.off < b.off; });
+        }
+        return out;
+    }
+
+    // Replace the state by checked nodes (the binding checks them) and total n.
+    void load(const std::vector<Post>& nodes, double n) {
+        std::vector<QDigestLevel> fresh(static_cast<std::size_t>(L_) + 1);
+        for (const Post& p : nodes) fresh[static_cast<std::size_t>(p.depth)].set(p.off, p.count);
+        levels_.swap(fresh);
+        size_ = nodes.size();
+        n_ = n;
+        sorted_ = false;
+    }
+
+    // "" when whole, else which invariant broke where. O(s).
+    std::string check() const {
+        std::size_t count = 0;
+        for (int d = 0; d <= L_; ++d) {
+            std::string bad;
+            levels_[static_cast<std::size_t>(d)].for_each([&](uint64_t off, double c) {
+                ++count;
+                if (bad.empty() && d < 64 && off >> d)
+                    bad = "node (depth " + std::to_string(d) + ", offset " + std::to_string(off) + ") outside its level";
+                if (bad.empty() && d == L_ && off > umax_)
+                    bad = "leaf " + std::to_string(off) + " outside the universe";
+                if (bad.empty() && !(c >= 0 && std::isfinite(c)))
+                    bad = "node (depth " + std::to_string(d) + ", offset " + std::to_string(off) + ") has a bad count";
+                if (bad.empty() && levels_[static_cast<std::size_t>(d)].find(off) != nullptr &&
+                    *levels_[static_cast<std::size_t>(d)].find(off) != c)
+                    bad = "level " + std::to_string(d) + " loses offset " + std::to_string(off) + " on lookup";
+            });
+            if (!bad.empty()) return bad;
+        }
+        if (count != size_) return "node count " + std::to_string(size_) + " != stored nodes " + std::to_string(count);
+        return "";
+    }
+
+private:
+    uint64_t umax_;
+    double eps_;
+    int L_;
+    std::size_t cap_;
+    std::vector<QDigestLevel> levels_;
+    std::size_t size_ = 0;
+    double n_ = 0.0;
+    mutable bool sorted_ = false;
+    mutable std::vector<Post> post_;
+    mutable std::vector<double> pref_;
+};
+
+}  // namespace windowagg
