@@ -105,17 +105,25 @@ void add_batch(QD& q, const K* keys, std::size_t n, const double* w) {
         check_key(q, static_cast<uint64_t>(hi));
     }
     double total = 0.0;
+    bool whole = true;
     if (w) {
         for (std::size_t i = 0; i < n; ++i)
             if (!(w[i] > 0.0 && w[i] < INFINITY)) raise("ArgumentError", "weights must be positive finite numbers");
-        for (std::size_t i = 0; i < n; ++i) total = total + w[i];  // in input order, as np.cumsum
+        for (std::size_t i = 0; i < n; ++i) {
+            total = total + w[i];  // in input order, as np.cumsum
+            whole = whole && w[i] == std::floor(w[i]);
+        }
     } else {
         total = static_cast<double>(n);
     }
     check_total(q, total);
+    if (!w && q.integral() && q.n() + total <= QD::EXACT) {
+        q.add_ones(keys, n);  // exact integers: any order of additions gives these floats
+        return;
+    }
     windowagg::QDigestLevel sums;  // per key: its weights summed in input order, from 0.0
     for (std::size_t i = 0; i < n; ++i) sums.add(static_cast<uint64_t>(keys[i]), w ? w[i] : 1.0);
-    q.add_leaf_sums(sums, total);
+    q.add_leaf_sums(sums, total, whole);
 }
 
 nb::bytes be_u64s(const std::vector<uint64_t>& v) {

@@ -18,13 +18,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace windowagg {
 
-// uint64 -> double, linear probing, backward-shift deletion (no tombstones). A slot is empty
+// uint64 -> double, linear probing (load <= 3/4), backward-shift deletion (no tombstones). A slot is empty
 // when its value is negative: stored counts are never negative.
 class QDigestLevel {
 public:
@@ -103,6 +104,11 @@ public:
         --size_;
         return true;
     }
+    // empty, keeping the slots (a level refills to about the size it had)
+    void reset() {
+        for (Slot& s : slots_) s.val = -1.0;
+        size_ = 0;
+    }
     void clear() {
         slots_.clear();
         mask_ = 0;
@@ -115,7 +121,7 @@ public:
     }
     void reserve(std::size_t n) {
         std::size_t want = 16;
-        while (want / 2 < n + 1) want *= 2;  // load <= 1/2
+        while (want / 4 * 3 < n + 1) want *= 2;  // load <= 3/4
         if (want > slots_.size()) rehash(want);
     }
 
@@ -124,7 +130,7 @@ private:
         return static_cast<std::size_t>((k * 0x9E3779B97F4A7C15ull) >> shift_) & mask_;
     }
     void reserve_one() {
-        if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+        if ((size_ + 1) * 4 > slots_.size() * 3) rehash(slots_.empty() ? 16 : slots_.size() * 2);
     }
     void rehash(std::size_t cap) {
         std::vector<Slot> old(cap, Slot{0, -1.0});
@@ -169,13 +175,32 @@ public:
     void update(uint64_t x, double w) {
         size_ += levels_[static_cast<std::size_t>(L_)].add(x, w);
         n_ += w;
+        integral_ = integral_ && w == std::floor(w) && n_ <= EXACT;
         sorted_ = false;
         if (size_ > cap_) compress();
     }
 
     // The leaves of a checked batch: per distinct key the sum of its weights in input order
     // (from 0.0), added to the leaf; n += total (the caller's sum). Compresses once.
-    void add_leaf_sums(const QDigestLevel& sums, double total) {
+    // True when every count is an integer and n <= 2^53, so every sum of counts is exact
+    // and the order of additions cannot change a float: then a batch of weight-1 keys may
+    // go straight into the leaves (leaf + 1 + 1 == leaf + 2).
+    bool integral() const { return integral_; }
+    static constexpr double EXACT = 9007199254740992.0;  // 2^53
+
+    // A checked batch of weight-1 keys on an integral digest with n + b <= 2^53: one probe
+    // per key. Compresses once.
+    template <class K>
+    void add_ones(const K* keys, std::size_t b) {
+        QDigestLevel& leaves = levels_[static_cast<std::size_t>(L_)];
+        for (std::size_t i = 0; i < b; ++i) size_ += leaves.add(static_cast<uint64_t>(keys[i]), 1.0);
+        n_ += static_cast<double>(b);
+        sorted_ = false;
+        if (size_ > cap_) compress();
+    }
+
+    void add_leaf_sums(const QDigestLevel& sums, double total, bool integral) {
+        integral_ = integral_ && integral && n_ + total <= EXACT;
         QDigestLevel& leaves = levels_[static_cast<std::size_t>(L_)];
         leaves.reserve(leaves.size() + sums.size());
         sums.for_each([&](uint64_t k, double v) { size_ += leaves.add(k, v); });
@@ -186,6 +211,7 @@ public:
 
     // Node-wise sums; other has the same parameters and is not *this (the caller copies).
     void merge(const QDigestCore& o) {
+        integral_ = integral_ && o.integral_ && n_ + o.n_ <= EXACT;
         for (int d = 0; d <= L_; ++d) {
             QDigestLevel& mine = levels_[static_cast<std::size_t>(d)];
             mine.reserve(mine.size() + o.level(d).size());
@@ -197,31 +223,86 @@ public:
     }
 
     // Bottom-up: fold a sibling pair and its parent into the parent while the three hold
-    // <= eps*n/L. The decision for a pair reads only its own counts (its level is final when
-    // it is visited), so the result does not depend on the visiting order. O(s + L).
+    // <= eps*n/L: the Python dict kernel's result, node for node and float for float.
+    //
+    // The kernel walks every level; here only the nodes where something can happen are
+    // visited: the stored nodes and the branching points of the trie they span (the lowest
+    // common ancestors of neighbours in pre-order), a "virtual tree" of <= 2s nodes. Between
+    // two of them a node is alone on its level (no sibling, no parent stored), so the kernel
+    // moves it up one level per step with its count unchanged (c + 0.0 + 0.0 = c) while
+    // c <= eps*n/L: the whole chain is one step here. Each subtree is finished before its
+    // parent is visited (post-order), as the kernel finishes a level before the one above.
+    // O(s log s) for the sort, O(s) after it.
     void compress() {
         sorted_ = false;
         if (!size_) return;
         const double th = eps_ * n_ / L_;
-        std::vector<uint64_t> keys;
-        for (int d = L_; d >= 1; --d) {
-            QDigestLevel& cur = levels_[static_cast<std::size_t>(d)];
-            if (cur.empty()) continue;
-            QDigestLevel& up = levels_[static_cast<std::size_t>(d - 1)];
-            keys.clear();
-            keys.reserve(cur.size());
-            cur.for_each([&](uint64_t k, double) { keys.push_back(k); });
-            for (uint64_t k : keys) {
-                const double* c = cur.find(k);
-                if (!c) continue;  // folded away with its sibling
-                double tot = *c + cur.get(k ^ 1) + up.get(k >> 1);
-                if (tot <= th) {
-                    size_ -= cur.erase(k);
-                    size_ -= cur.erase(k ^ 1);
-                    size_ += up.set(k >> 1, tot);
+        // pre-order: by range start, an ancestor before its descendants (16-byte keys sorted,
+        // then the nodes laid out in that order)
+        // scratch kept between calls: a fresh one each time costs the kernel's page zeroing
+        std::vector<Key>& keys = scratch_.keys;
+        std::vector<std::pair<uint64_t, double>>& raw = scratch_.raw;
+        keys.clear();
+        raw.clear();
+        keys.reserve(size_);
+        raw.reserve(size_);
+        for (int d = 0; d <= L_; ++d)
+            levels_[static_cast<std::size_t>(d)].for_each([&](uint64_t off, double c) {
+                keys.push_back(Key{low_of(off, L_ - d), static_cast<uint32_t>(d), static_cast<uint32_t>(raw.size())});
+                raw.emplace_back(off, c);
+            });
+        std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+            return a.lo != b.lo ? a.lo < b.lo : a.depth < b.depth;
+        });
+        std::vector<VNode>& v = scratch_.v;
+        v.clear();
+        v.reserve(2 * size_ + 2);
+        if (keys[0].depth != 0) v.push_back(VNode{0, 0.0, 0, false});  // the root, unstored
+        for (const Key& k : keys)
+            v.push_back(VNode{raw[k.slot].first, raw[k.slot].second, static_cast<int>(k.depth), true});
+        std::vector<Out>& out = scratch_.out;
+        out.clear();
+        out.reserve(v.size());
+        // the path from the root to the last node visited, as indices into `v`
+        std::vector<std::size_t>& stack = scratch_.stack;
+        stack.clear();
+        const std::size_t first = 1;  // v[0] is the root, stored or not
+        stack.push_back(0);
+        const std::size_t stored_end = v.size();
+        for (std::size_t i = first; i < stored_end; ++i) {
+            std::size_t top = stack.back();
+            if (!is_ancestor(v[top], v[i])) {
+                auto [ld, loff] = lca(v[top], v[i]);
+                while (stack.size() >= 2 && v[stack[stack.size() - 2]].depth >= ld) {
+                    attach(v, stack[stack.size() - 2], stack.back(), th, out);
+                    stack.pop_back();
+                }
+                if (v[stack.back()].depth > ld) {  // a branching point nobody stores
+                    v.push_back(VNode{loff, 0.0, ld, false});
+                    std::size_t b = v.size() - 1;
+                    attach(v, b, stack.back(), th, out);
+                    stack.back() = b;
                 }
             }
+            stack.push_back(i);
         }
+        while (stack.size() >= 2) {
+            attach(v, stack[stack.size() - 2], stack.back(), th, out);
+            stack.pop_back();
+        }
+        finish(v, 0, th, out);
+        if (v[0].present) out.push_back(Out{0, 0, v[0].cnt});
+        // rebuild the levels
+        std::size_t total = 0;
+        std::vector<std::size_t> per(static_cast<std::size_t>(L_) + 1, 0);
+        for (const Out& o : out) ++per[static_cast<std::size_t>(o.depth)];
+        for (int d = 0; d <= L_; ++d) {
+            QDigestLevel& dst = levels_[static_cast<std::size_t>(d)];
+            dst.reset();
+            dst.reserve(per[static_cast<std::size_t>(d)]);
+        }
+        for (const Out& o : out) total += levels_[static_cast<std::size_t>(o.depth)].set(o.off, o.cnt);
+        size_ = total;
     }
 
     // ------------------------------------------------------------------ queries
@@ -344,6 +425,9 @@ public:
 
     // Replace the state by checked nodes (the binding checks them) and total n.
     void load(const std::vector<Post>& nodes, double n) {
+        bool integral = n <= EXACT;
+        for (const Post& p : nodes) integral = integral && p.count == std::floor(p.count);
+        integral_ = integral;
         std::vector<QDigestLevel> fresh(static_cast<std::size_t>(L_) + 1);
         for (const Post& p : nodes) fresh[static_cast<std::size_t>(p.depth)].set(p.off, p.count);
         levels_.swap(fresh);
@@ -376,6 +460,99 @@ public:
     }
 
 private:
+    // a node of the virtual tree: stored (cnt its count) or a branching point; `present`
+    // and `cnt` become its state when its level is reached (finish), side[0/1] its
+    // children's indices (or npos)
+    struct VNode {
+        uint64_t off;
+        double cnt;
+        int depth;
+        bool stored;
+        bool present = false;
+        bool done = false;
+        std::size_t side[2] = {npos, npos};
+    };
+    struct Out {
+        int depth;
+        uint64_t off;
+        double cnt;
+    };
+    static constexpr std::size_t npos = ~std::size_t{0};
+    struct Key {
+        uint64_t lo;
+        uint32_t depth;
+        uint32_t slot;
+    };
+    struct Scratch {
+        std::vector<Key> keys;
+        std::vector<std::pair<uint64_t, double>> raw;
+        std::vector<VNode> v;
+        std::vector<Out> out;
+        std::vector<std::size_t> stack;
+        Scratch() = default;
+        Scratch(const Scratch&) {}  // a copy starts with none
+        Scratch& operator=(const Scratch&) { return *this; }
+    };
+
+    static bool is_ancestor(const VNode& a, const VNode& b) {
+        if (a.depth > b.depth) return false;
+        int up = b.depth - a.depth;
+        return (up >= 64 ? 0 : b.off >> up) == a.off;
+    }
+    // (depth, offset) of the lowest common ancestor
+    static std::pair<int, uint64_t> lca(const VNode& a, const VNode& b) {
+        int m = std::min(a.depth, b.depth);
+        uint64_t pa = a.depth - m >= 64 ? 0 : a.off >> (a.depth - m);
+        uint64_t pb = b.depth - m >= 64 ? 0 : b.off >> (b.depth - m);
+        int diff = pa == pb ? 0 : 64 - std::countl_zero(pa ^ pb);
+        int d = m - diff;
+        return {d, diff >= 64 ? 0 : pa >> diff};
+    }
+    // child c (finished below) hangs under parent p: record it on its side
+    void attach(std::vector<VNode>& v, std::size_t p, std::size_t c, double th, std::vector<Out>& out) {
+        finish(v, c, th, out);
+        int up = v[c].depth - v[p].depth - 1;  // levels between them
+        uint64_t at = up >= 64 ? 0 : v[c].off >> up;  // c's ancestor one level below p
+        v[p].side[at & 1] = c;
+    }
+    // v[i]'s children are finished: run the kernel's step at the level below i (the pair
+    // of i's children, with i as the parent), after each child's chain climbed to it
+    void finish(std::vector<VNode>& v, std::size_t i, double th, std::vector<Out>& out) {
+        VNode& n = v[i];
+        if (n.done) return;
+        n.done = true;
+        bool any = false;
+        bool has[2] = {false, false};
+        double cs[2] = {0.0, 0.0};
+        uint64_t offs[2] = {0, 0};
+        for (int s = 0; s < 2; ++s) {
+            std::size_t c = n.side[s];
+            if (c == npos) continue;
+            VNode& ch = v[c];
+            offs[s] = (n.depth + 1 >= 64 ? 0 : (n.off << 1)) | static_cast<uint64_t>(s);
+            if (ch.depth == n.depth + 1) {
+                has[s] = ch.present;
+                cs[s] = ch.cnt;
+            } else if (ch.present && ch.cnt <= th) {  // climbs its chain: one node at depth + 1
+                has[s] = true;
+                cs[s] = ch.cnt;
+            } else if (ch.present) {
+                out.push_back(Out{ch.depth, ch.off, ch.cnt});  // stays where it is
+            }
+            any = any || has[s];
+        }
+        n.present = n.stored;
+        if (!any) return;
+        double tot = (cs[0] + cs[1]) + (n.stored ? n.cnt : 0.0);
+        if (tot <= th) {
+            n.present = true;
+            n.cnt = tot;
+            return;
+        }
+        for (int s = 0; s < 2; ++s)
+            if (has[s]) out.push_back(Out{n.depth + 1, offs[s], cs[s]});
+    }
+
     uint64_t umax_;
     double eps_;
     int L_;
@@ -383,6 +560,8 @@ private:
     std::vector<QDigestLevel> levels_;
     std::size_t size_ = 0;
     double n_ = 0.0;
+    bool integral_ = true;
+    Scratch scratch_;
     mutable bool sorted_ = false;
     mutable std::vector<Post> post_;
     mutable std::vector<double> pref_;
