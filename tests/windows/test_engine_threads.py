@@ -55,6 +55,7 @@ FAMILIES = {
         "decayed_count(half_life=7)",
         "decayed_sum(v, decay=poly(1.5)) as poly_sum",
     ],
+    "decayed summaries": ["decayed_p50(v, half_life=7)", "top_k(v, 3, half_life=7)", "count"],
     "user": [("seq", Concat(), "v", "string"), ("tally", Tally(), "v", "double"), "sum(v)"],
 }
 
