@@ -190,6 +190,35 @@ def test_event_log_costs_one_scan_and_one_write_per_key_and_micro_batch():
     assert list(h.pieces.map) == [(-(2**63),)]  # everything inline in the head row
 
 
+def test_panes_with_exact_quantiles_cost_one_scan_and_one_write_per_key_and_micro_batch():
+    """Hopping 1 h / 1 min with exact p95 (the pane layout: tree nodes and each pane's
+    values), issue 28's benchmark stream on one key: the rows are read in one scan and
+    written in one ``updateValue`` of the head (one look-up per piece made ~350 round trips
+    per micro-batch: the cursor re-reads the window's values at every restore), and the
+    answers equal the engine's over a plain dict store."""
+    batches = _batches(40)
+    proc, h = _processor(), _Handle()
+    proc.init(h)
+    assert proc._step.layout == "panes" and not proc._step.on_demand
+    calls, got = [], []
+    for pdf in batches:
+        before = h.calls
+        got.append(_windows(list(_micro_batch(proc, (1,), pdf))))
+        calls.append(h.calls - before)
+    assert got == _reference(batches)
+    assert sum(len(g) for g in got) > 500
+    assert calls[0] == 3 and max(calls[1:]) == 2, calls
+    assert list(h.pieces.map) == [(-(2**63),)]  # everything inline in the head row
+
+
+def test_panes_of_monoids_are_read_on_demand():
+    """Without a quantile the pane tree reads the nodes a micro-batch touches, one
+    ``getValue`` each (the head names no piece inline): a 10 h window reads within 2x what
+    a 1 h one reads (tests/spark/test_spark_streaming.py counts the bytes)."""
+    proc = _processor(aggs=["max(value)", "sum(value)", "count"])
+    assert proc._step.layout == "panes" and proc._step.on_demand
+
+
 def test_event_log_spills_old_pieces_when_the_key_outgrows_its_head():
     """A window holding more than INLINE micro-batches of events: the oldest pieces move to
     rows of their own (each once), the head stays within INLINE x a micro-batch's bytes,

@@ -203,9 +203,15 @@ class _Step:
                 ("event_time_timers", bool(event_time_timers)),
             ),
         }
-        #: ``"panes"``, ``"history"``, ``"sessions"``, ``"trailing"`` or ``"events"`` (:attr:`KeyStream.layout`): what the
-        #: state holds (the pane and history layouts read on demand, the rest in one scan)
-        self.layout = KeyStream(self.aggs, shape, **self.options).layout
+        probe = KeyStream(self.aggs, shape, **self.options)
+        #: ``"panes"``, ``"history"``, ``"sessions"``, ``"trailing"`` or ``"events"``
+        #: (:attr:`KeyStream.layout`): what the state holds
+        self.layout = probe.layout
+        #: whether a micro-batch reads only the pieces it touches (:attr:`KeyStream.on_demand`:
+        #: the pane tree of monoids, the history fold), one ``getValue`` each; else the
+        #: key's rows are read in one scan (the event log and the layouts built on it, the
+        #: pane layout with exact quantiles, which re-reads its window's values anyway)
+        self.on_demand = probe.on_demand
 
     def stream(self, meta: bytes | None, pieces: Mapping[int, bytes]) -> KeyStream:
         """The key's state from its stored bytes (None: a new key). The pane layout reads
@@ -415,10 +421,10 @@ class WindowAggProcessor(StatefulProcessor):
         self._pieces = handle.getMapState("pieces", PIECE_KEY_SCHEMA, PIECE_SCHEMA)
 
     def _load(self) -> KeyRows:
-        """The key's rows (:class:`~windowagg.spark.tws_state.KeyRows`): for the event log
-        one scan of every row; for the pane layout one ``getValue`` of the head, and a view
-        that reads a piece when the engine asks for it."""
-        return KeyRows(self._pieces, self._meta, scan=self._step.layout not in ("panes", "history"))
+        """The key's rows (:class:`~windowagg.spark.tws_state.KeyRows`): for a layout read
+        on demand (:attr:`_Step.on_demand`) one ``getValue`` of the head, and a view that
+        reads a piece when the engine asks for it; for the others one scan of every row."""
+        return KeyRows(self._pieces, self._meta, scan=not self._step.on_demand)
 
     def handleInputRows(
         self, key: tuple[Any, ...], rows: Iterator[pd.DataFrame], timerValues: Any

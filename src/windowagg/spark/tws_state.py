@@ -16,13 +16,16 @@ inline pieces      the event log (it reads every piece each micro-batch) keeps t
                    micro-batch puts; beyond that the oldest move to rows of their own (each
                    piece at most once): a micro-batch reads the key in **one scan** and
                    writes it in **one** ``updateValue`` in the common case, and writes at
-                   most ``INLINE`` x its new pieces' bytes (plus the pieces moved out). The
-                   pane layout reads its pieces one by one where the micro-batch touches
-                   them: its head holds only the metadata (``getValue``), its pieces are
-                   rows
-round trips        per key and micro-batch: event log 1 scan + 1 ``updateValue`` (+1 per
-                   piece moved out or removed from a row); panes 1 ``getValue`` + 1 per
-                   piece read, put or removed + 1 ``updateValue`` of the head
+                   most ``INLINE`` x its new pieces' bytes (plus the pieces moved out).
+                   So are the layouts that re-read most of their pieces anyway (the pane
+                   layout with exact quantiles: its cursor's window values). A layout read
+                   on demand (the pane tree of monoids, the history fold:
+                   ``KeyStream.on_demand``) reads its pieces one by one where the
+                   micro-batch touches them: its head holds only the metadata
+                   (``getValue``), its pieces are rows
+round trips        per key and micro-batch: scanned 1 scan + 1 ``updateValue`` (+1 per
+                   piece moved out or removed from a row); on demand 1 ``getValue`` + 1
+                   per piece read, put or removed + 1 ``updateValue`` of the head
 versions           ``TWS_LAYOUT`` 2; layout 1 (windowagg before 2026-11-28: the metadata in a
                    ``ValueState`` "meta", every piece a row) is read, and rewritten as
                    layout 2 by the key's next write (the ``ValueState`` cleared then); a
@@ -163,8 +166,9 @@ class KeyRows:
 
     *pieces* is a ``MapState`` (``bigint`` -> ``binary``), *legacy* the layout-1
     ``ValueState`` of the metadata (read only when the key has no head row). ``scan=True``
-    (the event log) reads every row in one scan and keeps pieces inline; ``scan=False``
-    (panes) reads the head with one ``getValue`` and the pieces on demand
+    (the event log; panes with exact quantiles) reads every row in one scan and keeps
+    pieces inline; ``scan=False`` (a layout read on demand: the pane tree of monoids, the
+    history fold) reads the head with one ``getValue`` and the pieces on demand
     (:attr:`pieces` is then a :class:`MapStateView`).
     """
 

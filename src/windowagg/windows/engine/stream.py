@@ -889,6 +889,20 @@ class KeyStream:
         return str(getattr(self._state, "name", "events"))
 
     @property
+    def on_demand(self) -> bool:
+        """Whether a micro-batch reads only the stored pieces it touches, one look-up each
+        (the pane tree of monoids: O(log W) nodes per emitted window; the history fold),
+        rather than, in effect, all of them: the event log and the layouts built on it
+        read every piece, and the pane layout with exact quantiles refills its cursor from
+        the window's value pieces at every restore (O(window values), the bulk of its
+        state). A store that pays a round trip per look-up (Spark's ``MapState``) reads the
+        latter in one scan. O(1)."""
+        s = self._state
+        if isinstance(s, PaneStream):
+            return not s._plan.quantiles
+        return getattr(s, "reads", None) == "on_demand"
+
+    @property
     def watermark(self) -> int | None:
         """The key's watermark (None before its first event). O(1)."""
         return self._state.watermark
