@@ -35,7 +35,13 @@ micro-batch: 100), ``ewm_mean(value, half_life=1 hour)`` with no size, allowed l
 min. Printed per micro-batch: ``triggerExecution`` and the state operator's
 ``numRowsTotal`` and ``memoryUsedBytes`` (``lastProgress.stateOperators``); then the first
 and the last quarter's median ``triggerExecution`` and their ratio (target <= 1.2), and the
-rows and memory over the last half (target: flat).
+rows and memory over the last half (target: flat) with the memory's growth per micro-batch.
+``memoryUsedBytes`` is RocksDB's (Spark's ``RocksDB.metrics``, per state store instance:
+one per shuffle partition): table readers + memtables + the instance's own LRU block cache
+of ``spark.sql.streaming.stateStore.rocksdb.blockCacheSizeMB`` (default 8) MB, which fills
+with the blocks of the SST files each commit writes and compaction rewrites; ``--conf
+spark.sql.streaming.stateStore.rocksdb.blockCacheSizeMB=1`` shows the plateau within a
+short run.
 
 Printed per contender: the medians over the warm micro-batches (the first micro-batch of
 each query, which pays planning and worker start, is left out) of Spark's progress
@@ -43,7 +49,7 @@ each query, which pays planning and worker start, is left out) of Spark's progre
 operator's ``allUpdatesTimeMs`` and ``commitTimeMs``.
 
 Run: ``python -m benchmarks.probe_spark_stream [--events N] [--batch B] [--repeats R]
-[--mode over --density D | --mode day | --mode history]``.
+[--mode over --density D | --mode day | --mode history] [--conf KEY=VALUE ...]``.
 """
 
 from __future__ import annotations
@@ -342,6 +348,10 @@ def main_history(spark: Any, work: Path, args: Any) -> None:
     print(f"numRowsTotal over the last half: min {min(rows[half:]):,} max "
           f"{max(rows[half:]):,}; memoryUsedBytes over the last half: min "
           f"{min(mem[half:]):,} max {max(mem[half:]):,} (first half max {max(mem[:half]):,})")  # fmt: skip
+    q3 = 3 * len(mem) // 4
+    for lo, hi in ((0, half), (half, q3), (q3, len(mem) - 1)):  # a plateau: growth -> 0
+        print(f"memoryUsedBytes growth per micro-batch, micro-batches {lo}..{hi}: "
+              f"{(mem[hi] - mem[lo]) / max(1, hi - lo):,.0f} B")  # fmt: skip
 
 
 def query(spark: Any, src: Path, who: str, args: Any = None) -> Any:
@@ -405,11 +415,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--mode", choices=["hop", "over", "day", "history"], default="hop")
     ap.add_argument("--density", type=int, default=100, help="over: events per window")
     ap.add_argument("--state-bytes", type=int, default=3_500, help="echo-apws: per key")
+    ap.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE",
+        help="a Spark setting for the session (repeatable), e.g. "
+        "spark.sql.streaming.stateStore.rocksdb.blockCacheSizeMB=1",
+    )  # fmt: skip
     args = ap.parse_args(argv)
+    conf = dict(c.split("=", 1) for c in args.conf)
     from windowagg.spark import session
 
     print("loadavg before:", Path("/proc/loadavg").read_text().strip())
-    spark = session("local[2]", "probe-spark-stream", driver_memory="3g")
+    spark = session("local[2]", "probe-spark-stream", driver_memory="3g", conf=conf)
+    print("session settings:", conf or "defaults")
     print("spark.sql.shuffle.partitions =", spark.conf.get("spark.sql.shuffle.partitions"))
     work = Path(tempfile.mkdtemp(prefix="windowagg-probe-stream-"))
     if args.mode in ("day", "history"):
