@@ -35,9 +35,19 @@ without a store    (a new in-process stream) the cache is the whole state: a mis
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 __all__ = ["Pieces"]
+
+#: :meth:`Pieces.begin` copies a cache of at most this many times the keys the last flush
+#: put or deleted (a step changes about as many): the copy then costs about as much as
+#: noting the changes one by one, in one C-level pass.
+_SNAPSHOT = 8
+
+#: What a journal keeps for a key that was absent from the cache before its first change.
+_UNCACHED = object()
 
 
 class Pieces:
@@ -50,10 +60,12 @@ class Pieces:
 
     __slots__ = (
         "_cache",
+        "_churn",
         "_decode",
         "_dirty",
         "_gone",
         "_journal",
+        "_noting",
         "_store",
         "read_bytes",
         "reads",
@@ -68,8 +80,11 @@ class Pieces:
         self._dirty: set[int] = set()
         self._gone: set[int] = set()
         # per begin() not yet committed or rolled back (innermost last): the pending sets
-        # as they were, and per key changed since, what it held
-        self._journal: list[tuple[set[int], set[int], dict[int, tuple[bool, Any]]]] = []
+        # as they were, and either per key changed since, what the cache held (_UNCACHED:
+        # nothing), or a copy of the whole cache (see begin)
+        self._journal: list[tuple[set[int], set[int], dict[int, Any] | None, Any]] = []
+        self._noting: list[dict[int, Any]] = []  # the open per-key journals, innermost last
+        self._churn = 0  # keys put or deleted by the last flush
         self.reads = 0
         """Store look-ups (``get`` or ``contains`` of a key not cached yet)."""
         self.read_bytes = 0
@@ -105,37 +120,68 @@ class Pieces:
         self.read_bytes += 8
         return key in store
 
+    @property
+    def in_memory(self) -> bool:
+        """Whether the cache is the whole state (no store behind it). O(1)."""
+        return self._store is None
+
+    def cached(self) -> int:
+        """How many keys the cache holds (without a store: the pieces stored). O(1)."""
+        return len(self._cache)
+
+    def stored_among(self, keys: list[int]) -> list[int]:
+        """The keys of *keys* under which a piece is stored, in order: without a store one
+        pass over the cache (no Python step per key), else :meth:`contains` of each.
+        O(len(keys))."""
+        if self._store is None:  # the cache holds exactly the stored pieces
+            return list(filter(self._cache.__contains__, keys))
+        contains = self.contains
+        return [k for k in keys if contains(k)]
+
     def _note(self, key: int) -> None:
         """Journal what *key* holds before its first change since each open :meth:`begin`."""
-        for _, _, before in self._journal:
+        for before in self._noting:
             if key not in before:
-                cache = self._cache
-                before[key] = (key in cache, cache.get(key))
+                before[key] = self._cache.get(key, _UNCACHED)
 
     def begin(self) -> None:
         """Start journalling the changes, for :meth:`rollback` (inside an open journal: a
-        nested one, which :meth:`commit` or :meth:`rollback` closes). O(pending changes)."""
-        self._journal.append((set(self._dirty), set(self._gone), {}))
+        nested one, which :meth:`commit` or :meth:`rollback` closes). Without a store and
+        with a cache no larger than :data:`_SNAPSHOT` times the last flush's changes, the
+        journal is one copy of the cache (one C-level pass, instead of a note per key
+        changed); else the keys are noted as they change. O(pending changes), amortized
+        O(changes) for a copy."""
+        dirty, gone = set(self._dirty), set(self._gone)
+        if self._store is None and len(self._cache) <= _SNAPSHOT * max(self._churn, 1):
+            self._journal.append((dirty, gone, None, self._cache.copy()))
+        else:
+            before: dict[int, Any] = {}
+            self._journal.append((dirty, gone, before, None))
+            self._noting.append(before)
 
     def rollback(self) -> None:
         """Undo every ``put``, ``delete`` and ``flush`` since the innermost open
         :meth:`begin`, and close its journal. O(changes)."""
         if not self._journal:
             return
-        dirty, gone, before = self._journal.pop()
-        cache = self._cache
-        for key, (held, piece) in before.items():
-            if held:
-                cache[key] = piece
-            else:
-                cache.pop(key, None)
+        dirty, gone, before, copy = self._journal.pop()
+        if before is None:
+            self._cache = copy
+        else:
+            self._noting.pop()
+            cache = self._cache
+            for key, piece in before.items():
+                if piece is _UNCACHED:
+                    cache.pop(key, None)
+                else:
+                    cache[key] = piece
         self._dirty, self._gone = dirty, gone
 
     def commit(self) -> None:
         """Keep the changes since the innermost open :meth:`begin` (close its journal; an
         enclosing one still holds what they replaced). O(1)."""
-        if self._journal:
-            self._journal.pop()
+        if self._journal and self._journal.pop()[2] is not None:
+            self._noting.pop()
 
     def put(self, key: int, piece: Any) -> None:
         """Store *piece* (decoded) under *key* at the next :meth:`flush`. O(1)."""
@@ -155,30 +201,46 @@ class Pieces:
         self._gone.add(key)
 
     def put_many(self, items: list[tuple[int, Any]]) -> None:
-        """:meth:`put` of every (key, piece) of *items*, in order. O(len(items))."""
-        journals, cache, dirty, gone = self._journal, self._cache, self._dirty, self._gone
-        for key, piece in items:
-            for _, _, before in journals:  # as _note
-                if key not in before:
-                    before[key] = (key in cache, cache.get(key))
-            cache[key] = piece
-            dirty.add(key)
-            gone.discard(key)
+        """:meth:`put` of every (key, piece) of *items*, in order. O(len(items)), in set
+        and dict operations (no Python step per item: a micro-batch puts hundreds)."""
+        keys = [k for k, _ in items]
+        self._journal_many(keys)
+        self._cache.update(items)
+        self._dirty.update(keys)
+        self._gone.difference_update(keys)
 
     def delete_many(self, keys: list[int]) -> None:
-        """:meth:`delete` of every key of *keys*, in order. O(len(keys))."""
-        journals, cache, dirty, gone = self._journal, self._cache, self._dirty, self._gone
-        keep = self._store is not None  # a store's piece is masked; without one, forgotten
-        for key in keys:
-            for _, _, before in journals:  # as _note
-                if key not in before:
-                    before[key] = (key in cache, cache.get(key))
-            if keep:
-                cache[key] = None
-            else:
+        """:meth:`delete` of every key of *keys*, in order. O(len(keys)), as :meth:`put_many`."""
+        if not keys:
+            return
+        self._journal_many(keys)
+        cache = self._cache
+        if self._store is not None:  # a store's piece is masked; without one, forgotten
+            cache.update(zip(keys, repeat(None)))
+        else:
+            for key in keys:
                 cache.pop(key, None)
-            dirty.discard(key)
-            gone.add(key)
+        self._dirty.difference_update(keys)
+        self._gone.update(keys)
+
+    def _journal_many(self, keys: list[int]) -> None:
+        """:meth:`_note` of every key of *keys*. O(len(keys))."""
+        get = self._cache.get
+        for before in self._noting:
+            new = set(keys).difference(before)
+            before.update(zip(new, map(get, new, repeat(_UNCACHED)), strict=True))
+
+    def get_many(self, keys: list[int]) -> list[Any]:
+        """:meth:`get` of every key of *keys* (repeats allowed), in order. O(len(keys)): the
+        cached ones in one dict pass, the others one store read each."""
+        cache = self._cache
+        if self._store is None:  # the cache is the whole state: a miss is an absent piece
+            return list(map(cache.get, keys))
+        got = list(map(cache.get, keys, repeat(_UNCACHED)))
+        if any(map(is_, got, repeat(_UNCACHED))):  # identity only: pieces may be arrays
+            get = self.get
+            got = [get(k) if g is _UNCACHED else g for k, g in zip(keys, got, strict=True)]
+        return got
 
     def flush(
         self,
@@ -200,6 +262,7 @@ class Pieces:
             else:
                 put = {k: encode(k, cache[k]) for k in keys}
             gone = tuple(sorted(self._gone))
+        self._churn = len(self._dirty) + len(self._gone)
         self._dirty.clear()
         self._gone.clear()
         return put, gone

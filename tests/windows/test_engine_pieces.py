@@ -1,0 +1,126 @@
+"""Issue 37 (the pane layout's constant): ``Pieces`` batches its bookkeeping (``put_many``,
+``delete_many``, ``get_many``, ``stored_among`` in set and dict operations) and, without a
+store and with a cache about as large as a step's changes, journals a step by one copy of
+the cache instead of a note per key. Nothing but the speed may change: against a plain
+dict model, every read, every flush and every rollback or commit (nested) is the same, with
+a store behind the pieces or without, whichever journal ``begin`` picks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from windowagg.windows.engine.pieces import Pieces
+
+KEYS = st.integers(0, 12)
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("put"), st.lists(st.tuples(KEYS, st.integers(0, 99)), max_size=6)),
+        st.tuples(st.just("delete"), st.lists(KEYS, max_size=6)),
+        st.tuples(st.just("put1"), st.tuples(KEYS, st.integers(0, 99))),
+        st.tuples(st.just("delete1"), KEYS),
+        st.tuples(st.just("read"), st.lists(KEYS, max_size=8)),
+        st.tuples(st.just("begin"), st.none()),
+        st.tuples(st.just("commit"), st.none()),
+        st.tuples(st.just("rollback"), st.none()),
+        st.tuples(st.just("flush"), st.none()),
+    ),
+    max_size=40,
+)
+
+
+def _decode(key: int, data: bytes) -> Any:
+    return ("v", int(data))
+
+
+def _encode(key: int, piece: Any) -> bytes:
+    return str(piece[1]).encode()
+
+
+@given(st.dictionaries(KEYS, st.integers(0, 99), max_size=8), st.booleans(), OPS)
+def test_pieces_equal_a_dict_through_journals_and_flushes(
+    initial: dict[int, int], with_store: bool, ops: list[tuple[str, Any]]
+) -> None:
+    store = {k: str(v).encode() for k, v in initial.items()} if with_store else None
+    p = Pieces(_decode, store)
+    model: dict[int, Any] = {k: ("v", v) for k, v in initial.items()} if with_store else {}
+    dirty: dict[int, Any] = {}  # pending puts
+    gone: set[int] = set()  # pending deletes (of keys the flush has not written yet)
+    saved: list[tuple[dict[int, Any], dict[int, Any], set[int]]] = []  # per open begin
+    for op, arg in ops:
+        if op == "put":
+            p.put_many([(k, ("v", v)) for k, v in arg])
+            for k, v in arg:
+                model[k] = dirty[k] = ("v", v)
+                gone.discard(k)
+        elif op == "put1":
+            p.put(arg[0], ("v", arg[1]))
+            model[arg[0]] = dirty[arg[0]] = ("v", arg[1])
+            gone.discard(arg[0])
+        elif op in ("delete", "delete1"):
+            keys = arg if op == "delete" else [arg]
+            if op == "delete":
+                p.delete_many(keys)
+            else:
+                p.delete(arg)
+            for k in keys:
+                model.pop(k, None)
+                dirty.pop(k, None)
+                gone.add(k)
+        elif op == "read":
+            want = [model.get(k) for k in arg]
+            assert p.get_many(arg) == want
+            assert p.stored_among(arg) == [k for k in arg if k in model]
+            assert [p.get(k) for k in arg] == want
+            assert [p.contains(k) for k in arg] == [k in model for k in arg]
+        elif op == "begin":
+            p.begin()
+            saved.append((dict(model), dict(dirty), set(gone)))
+        elif op == "commit":
+            p.commit()
+            if saved:
+                saved.pop()
+        elif op == "rollback":
+            p.rollback()
+            if saved:
+                model, dirty, gone = saved.pop()
+                model, dirty, gone = dict(model), dict(dirty), set(gone)
+        else:
+            put, deleted = p.flush(_encode)
+            assert put == {k: _encode(k, v) for k, v in sorted(dirty.items())}
+            assert deleted == tuple(sorted(gone))
+            dirty, gone = {}, set()
+        assert sorted(p.stored()) == sorted(model)
+        assert p.in_memory == (store is None)
+
+
+def test_begin_copies_a_small_cache_and_notes_keys_in_a_large_one() -> None:
+    """Without a store, a cache no larger than 8x the last flush's changes is journalled
+    by one copy; a larger one (or any cache over a store) key by key: both undo alike."""
+    p = Pieces(_decode)
+    p.put_many([(k, ("v", k)) for k in range(4)])
+    p.flush(_encode)  # 4 changes: a cache of up to 32 keys is copied
+    p.begin()
+    assert p._journal[-1][2] is None  # the copy
+    p.put_many([(k, ("v", -k)) for k in range(40)])
+    p.delete(2)
+    p.rollback()
+    assert [p.get(k) for k in range(5)] == [("v", 0), ("v", 1), ("v", 2), ("v", 3), None]
+    p.put_many([(k, ("v", k)) for k in range(100)])
+    p.flush(_encode)  # 100 changes
+    p.put_many([(k, ("v", k)) for k in range(100, 1000)])
+    p.flush(_encode)  # 900 changes, a cache of 1000: copied
+    p.put(5, ("v", 5))
+    p.flush(_encode)  # 1 change, a cache of 1000: noted key by key
+    p.begin()
+    assert p._journal[-1][2] == {}
+    p.begin()  # nested: the inner one is noted too (the cache did not change)
+    p.delete_many([1, 2, 3])
+    p.commit()
+    p.put(7, ("v", 70))
+    p.rollback()  # undoes the committed inner step as well
+    assert [p.get(k) for k in (1, 2, 3, 7)] == [("v", 1), ("v", 2), ("v", 3), ("v", 7)]
+    assert p._noting == [] and p._journal == []
