@@ -53,8 +53,11 @@ several sizes      one tree, ``top`` set by the largest size (FiBA's window shar
 time               per micro-batch of m events touching q panes and emitting r windows:
                    O(m log m) numpy + one ``lift`` and ``combine`` per event (numpy-native
                    for ``sum``/``max``/``min``/``count``) + O((q + r) log w) node reads,
-                   combines and writes; a jump of the watermark also looks at the stored
-                   span once (O(span / slide) windows, O(span / 2**top) top nodes);
+                   combines and writes (windows of numeric kinds spanning at most
+                   ``2 log2 w`` panes each: answered from those panes, one slice verb per
+                   aggregation, :meth:`PaneStream._dense`); a jump of the watermark also
+                   looks at the stored span once (O(span / slide) windows, O(span /
+                   2**top) top nodes);
                    several sizes: O(z r log W) for z sizes
 space              O(window / slide + panes of the lateness) partials per key, plus, for a
                    non-commutative plan, the events of the open panes
