@@ -597,6 +597,7 @@ class PaneStream(Layout):
                 c = grp.column
                 col = by_column.get(c)
                 if col is None:
+                    assert c is not None  # no column: the zeros above
                     col = by_column[c] = [vals[c][k] for k in order]
                 numeric = c is None or c not in objects
                 kind = declared_kind(m) if numeric else None
