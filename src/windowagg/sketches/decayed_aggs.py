@@ -62,7 +62,7 @@ import numpy as np
 
 from windowagg.errors import ArgumentError
 from windowagg.sketches.decay import PolynomialDecay
-from windowagg.sketches.exact_decay import quantile_slices, top_k_slices
+from windowagg.sketches.exact_decay import fenwick_below, quantile_slices, top_k_slices
 from windowagg.sketches.exp_qdigest import ExpDecayQDigest
 from windowagg.sketches.mapping import FloatOrderMapper
 from windowagg.sketches.space_saving import ExpDecaySpaceSaving
@@ -442,14 +442,7 @@ def _fenwick_quantiles(
         if total <= 0.0:
             out.append(math.nan)
             continue
-        target = phi * total
-        at, acc, step = 0, 0.0, top  # the largest prefix below the target
-        while step:
-            nxt = at + step
-            if nxt <= n and acc + tree[nxt] < target:
-                at = nxt
-                acc += tree[nxt]
-            step >>= 1
+        at = fenwick_below(tree, n, top, phi * total)  # the largest prefix below the target
         out.append(_MAPPER.to_value(his[min(at, n - 1)]))
     del end  # every window's quantile is the same as of any time (Theorem 3)
     return np.asarray(out, dtype=np.float64)

@@ -61,6 +61,7 @@ __all__ = [
     "RESCALE",
     "SNAP",
     "exponents",
+    "fenwick_below",
     "prefix_quantiles",
     "quantile_slices",
     "top_k_slices",
@@ -257,6 +258,24 @@ def prefix_quantiles(
     return out
 
 
+def fenwick_below(tree: list[float], n: int, top: int, goal: float) -> int:
+    """The longest prefix of ranks ``1..at`` of the Fenwick tree *tree* (sizes ``1..n``,
+    *top* the largest power of two ``<= n``) whose weights sum below *goal*: ``at``, the
+    0-based rank of the first value reaching it (``n`` when none does). O(log n).
+
+    >>> fenwick_below([0.0, 1.0, 3.0, 1.0, 6.0], 4, 4, 3.5)  # weights 1, 2, 1, 2
+    2
+    """
+    at, acc, step = 0, 0.0, top
+    while step:
+        nxt = at + step
+        if nxt <= n and acc + tree[nxt] < goal:
+            at = nxt
+            acc += tree[nxt]
+        step >>= 1
+    return at
+
+
 def _prefix_quantiles_python(
     rank: np.ndarray,
     m: np.ndarray,
@@ -302,15 +321,7 @@ def _prefix_quantiles_python(
                 tree[k] += w
                 k += k & -k
         held = max(held, b)
-        goal = (phi * total) * SNAP
-        at, acc, step = 0, 0.0, top  # the longest prefix of ranks weighing less than goal
-        while step:
-            nxt = at + step
-            if nxt <= n and acc + tree[nxt] < goal:
-                at = nxt
-                acc += tree[nxt]
-            step >>= 1
-        out[j] = min(at, n - 1)
+        out[j] = min(fenwick_below(tree, n, top, (phi * total) * SNAP), n - 1)
 
 
 def _best(cands: list[tuple[float, float]], k: int) -> list[tuple[float, float]]:
