@@ -220,7 +220,12 @@ def _duck_hopping(con: Any, select: str) -> pd.DataFrame:
     return res
 
 
-def _polars_hopping(pl: Any, pdf: Any, quantile: bool) -> Any:
+def polars_hopping(
+    pl: Any, pdf: Any, quantile: bool, size_us: int = SIZE_US, slide_us: int = SLIDE_US
+) -> Any:
+    """polars' ``group_by_dynamic`` hopping windows (microsecond integer times) of max, sum,
+    count, mean (and p99, nearest rank): the peer of the hopping rows here and in
+    :mod:`benchmarks.engine_threads`."""
     aggs = [
         pl.col("v").max().alias("mx"),
         pl.col("v").sum().alias("sm"),
@@ -231,7 +236,7 @@ def _polars_hopping(pl: Any, pdf: Any, quantile: bool) -> Any:
         aggs.append(pl.col("v").quantile(0.99, interpolation="higher").alias("p99"))
     return (
         pdf.sort("t")
-        .group_by_dynamic("t", every=f"{SLIDE_US}i", period=f"{SIZE_US}i", group_by="k")
+        .group_by_dynamic("t", every=f"{slide_us}i", period=f"{size_us}i", group_by="k")
         .agg(aggs)
     )
 
@@ -257,7 +262,7 @@ def bench_hopping(con: Any, pl: Any, n: int, keys: int, repeats: int) -> list[An
             "duckdb": lambda d=duck: _duck_hopping(con, d),
         }
         if pl is not None:
-            contenders["polars"] = lambda q=quantile: _polars_hopping(pl, pdf, q)
+            contenders["polars"] = lambda q=quantile: polars_hopping(pl, pdf, q)
         med, ans = interleave(contenders, repeats)
         wa, dk = ans["windowagg"], ans["duckdb"]
         assert len(wa) == len(dk), f"{len(wa)} windows vs DuckDB's {len(dk)}"

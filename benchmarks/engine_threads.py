@@ -27,28 +27,14 @@ from typing import Any
 
 import pandas as pd
 
+from benchmarks.bench_engine import polars_hopping
+
 US = 1_000_000
 
 
 def _load() -> str:
     a, b, c = os.getloadavg()
     return f"{a:.2f} {b:.2f} {c:.2f}"
-
-
-def _polars_hopping(pl: Any, pdf: Any, size_s: int, quantile: bool) -> Any:
-    aggs = [
-        pl.col("v").max().alias("mx"),
-        pl.col("v").sum().alias("sm"),
-        pl.len().alias("n"),
-        pl.col("v").mean().alias("mean"),
-    ]
-    if quantile:
-        aggs.append(pl.col("v").quantile(0.99, interpolation="higher").alias("p99"))
-    return (
-        pdf.sort("t")
-        .group_by_dynamic("t", every=f"{10 * US}i", period=f"{size_s * US}i", group_by="k")
-        .agg(aggs)
-    )
 
 
 def workloads(pl: Any, quick: bool) -> list[tuple[str, Callable[[int], Any], Callable[[], Any]]]:
@@ -85,22 +71,22 @@ def workloads(pl: Any, quick: bool) -> list[tuple[str, Callable[[int], Any], Cal
         (
             f"hopping 10 min / 10 s, max/sum/count/mean ({ev})",
             hopping(600, base),
-            lambda: _polars_hopping(pl, hop_pl, 600, False),
+            lambda: polars_hopping(pl, hop_pl, False, size_us=600 * US, slide_us=10 * US),
         ),
         (
             "same + exact p99",
             hopping(600, [*base, "p99(v)"]),
-            lambda: _polars_hopping(pl, hop_pl, 600, True),
+            lambda: polars_hopping(pl, hop_pl, True, size_us=600 * US, slide_us=10 * US),
         ),
         (
             "hopping 1 h / 10 s",
             hopping(3600, base),
-            lambda: _polars_hopping(pl, hop_pl, 3600, False),
+            lambda: polars_hopping(pl, hop_pl, False, size_us=3600 * US, slide_us=10 * US),
         ),
         (
             "1 h / 10 s + exact p99",
             hopping(3600, [*base, "p99(v)"]),
-            lambda: _polars_hopping(pl, hop_pl, 3600, True),
+            lambda: polars_hopping(pl, hop_pl, True, size_us=3600 * US, slide_us=10 * US),
         ),
         (
             "ewm_mean(v, half_life=1h) per event, whole history",
