@@ -47,6 +47,7 @@ from typing import Any
 from windowagg import codec
 from windowagg.errors import ArgumentError, CodecError
 from windowagg.storage.base import Key, KVStore
+from windowagg.windows.engine.records import HEAD_KEY
 
 __all__ = ["HEAD", "STREAM_LAYOUT", "Pending", "StoredPieces", "StreamStore"]
 
@@ -54,10 +55,9 @@ __all__ = ["HEAD", "STREAM_LAYOUT", "Pending", "StoredPieces", "StreamStore"]
 #: Layout 1 kept the head at position -1, where the values of pane -1 (a time just before
 #: the windows' ``start_time``) went too: it is refused, not misread.
 STREAM_LAYOUT = 2
-#: The position of a key's metadata record in its level: the least int64, which no piece
-#: key reaches (piece keys are any other int64: negative for panes before ``start_time``),
-#: the same sentinel as the Spark state's ``HEAD_KEY``
-HEAD = -(2**63)
+#: The position of a key's metadata record in its level: the engine's
+#: :data:`~windowagg.windows.engine.records.HEAD_KEY`, the one int64 no piece key takes
+HEAD = HEAD_KEY
 
 
 class StoredPieces(Mapping[int, bytes]):

@@ -60,7 +60,7 @@ from typing import Any
 
 from windowagg import codec
 from windowagg.errors import CodecError
-from windowagg.windows.engine.records import Delta
+from windowagg.windows.engine.records import HEAD_KEY, Delta
 
 __all__ = [
     "HEAD_KEY",
@@ -72,9 +72,6 @@ __all__ = [
     "key_state",
 ]
 
-#: The head's row key: the smallest ``bigint``, never a piece's key (pane node keys and
-#: chunk numbers are >= 0)
-HEAD_KEY = -(2**63)
 #: Version of the rows' layout (inside the engine's ``STATE_VERSION`` and the codec's own)
 TWS_LAYOUT = 2
 #: The event log's inline pieces hold at most this many times the bytes a micro-batch puts

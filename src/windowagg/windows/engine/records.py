@@ -39,6 +39,7 @@ from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.state import Plan
 
 __all__ = [
+    "HEAD_KEY",
     "STATE_VERSION",
     "Delta",
     "Events",
@@ -59,6 +60,10 @@ __all__ = [
 #: version 3 keeps the panes' partials in a tree of pieces (:func:`.panes.node_key`) so
 #: that a micro-batch reads only the pieces it needs.
 STATE_VERSION = 3
+#: The one int64 no piece key takes (piece keys are any other int64: pane nodes and values
+#: are negative for panes before the windows' ``start_time``): where a store keeps a key's
+#: metadata record beside its pieces (Spark's head row, :func:`windowagg.stream`'s head).
+HEAD_KEY = -(2**63)
 
 _I64 = np.dtype("<i8")
 _F64 = np.dtype("<f8")
