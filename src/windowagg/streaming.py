@@ -287,7 +287,8 @@ class Stream:
         self._carry = call.shape.kind == "count"  # rows kept for the tail's rejects
         if self._carry:
             self._options["carry"] = CARRY
-        KeyStream(call.aggs, call.shape, **self._options)  # refuses a shape no stream takes
+        # refuses a shape no stream takes; its layout groups the pieces into store rows
+        template = KeyStream(call.aggs, call.shape, **self._options)
         self._owned = isinstance(store, str | Path)
         kv: KVStore | None
         if isinstance(store, Path) or (isinstance(store, str) and "://" not in store):
@@ -300,7 +301,9 @@ class Stream:
         if kv is not None:
             try:
                 config = _config(call, self._lateness)
-                self._store = StreamStore(kv, namespace, config, older=_older(call, config))
+                self._store = StreamStore(
+                    kv, namespace, config, older=_older(call, config), rows_of=template.store_rows
+                )
             except BaseException:
                 if self._owned:
                     kv.close()

@@ -95,6 +95,13 @@ class Layout(ABC):
     def pieces(self) -> dict[int, bytes]:
         """Every stored piece, by its integer key (what a store holds for the key)."""
 
+    def store_rows(self, keys: np.ndarray) -> np.ndarray:
+        """The store row of each piece key in *keys* (int64): pieces a step tends to change
+        together share a row, so that a key-value store writes a few rows per key and
+        micro-batch rather than one per piece (``windowagg.stream``'s store). Default: a
+        row per piece; a layout of many small pieces groups them. O(len(keys))."""
+        return np.asarray(keys, dtype=np.int64)
+
     @abstractmethod
     def deadline(self) -> int | None:
         """The watermark at which the state next has something to emit or drop (None:

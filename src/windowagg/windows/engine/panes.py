@@ -127,7 +127,7 @@ from windowagg.windows.engine.state import (
     plan,
     query_slices,
 )
-from windowagg.windows.engine.values import Values, is_value_key, value_key
+from windowagg.windows.engine.values import VALUE_TAG, Values, is_value_key, value_key
 
 __all__ = ["PaneStream", "fits", "node_key"]
 
@@ -266,6 +266,8 @@ def _default_make(monoid: Any) -> Any:
 
 
 _LEVEL_BITS = LEVEL_BITS
+#: A store row (:meth:`PaneStream.store_rows`) holds the pieces of ``2**_ROW_BITS`` panes.
+_ROW_BITS = 5
 #: Up to this many window numbers (or top nodes) are walked one by one; a wider span (events
 #: of a key far apart in time) is enumerated from the stored panes instead.
 _WALK = 1 << 16
@@ -281,6 +283,23 @@ def node_key(level: int, index: int) -> int:
     (320, 131, -64)
     """
     return (index << _LEVEL_BITS) | level
+
+
+def store_rows(keys: np.ndarray) -> np.ndarray:
+    """The store row of each pane piece key: the row of the piece's first pane, rows of
+    ``2**_ROW_BITS`` panes (a node of level ``L`` starts at pane ``index << L``, a pane's
+    values at the pane itself): what one micro-batch changes (the panes its events land
+    in, their ancestors, the panes it drops) falls in a few rows. O(len(keys)).
+
+    >>> store_rows(np.array([node_key(0, 5), node_key(0, 40), node_key(3, 4), 40 << 6 | 63]))
+    array([0, 1, 1, 1])
+    """
+    keys = np.asarray(keys, dtype=np.int64)
+    level = keys & ((1 << _LEVEL_BITS) - 1)
+    index = keys >> _LEVEL_BITS
+    value = level == VALUE_TAG
+    first = np.where(value, index, index << np.where(value, 0, level))
+    return first >> _ROW_BITS
 
 
 #: Up to this many windows to emit, a micro-batch walks their covers in plain Python
@@ -1298,6 +1317,10 @@ class PaneStream(Layout):
             self._values.drop([k >> _LEVEL_BITS for k in gone if not k & ((1 << _LEVEL_BITS) - 1)])
 
     # ------------------------------------------------------------------ timers
+    def store_rows(self, keys: np.ndarray) -> np.ndarray:
+        """A store row per 32 panes (:func:`store_rows`). O(len(keys))."""
+        return store_rows(keys)
+
     def deadline(self) -> int | None:
         """The end of the oldest window not emitted yet; else the watermark at which every
         stored pane is dead; None when nothing is stored. O((span / slide) log W)."""

@@ -924,6 +924,10 @@ class KeyStream:
         """Every stored piece by key: an equivalent of what a store holds. O(state)."""
         return self._state.pieces()
 
+    def store_rows(self, keys: np.ndarray) -> np.ndarray:
+        """The key-value store row of each piece key (the layout's grouping). O(len(keys))."""
+        return self._state.store_rows(keys)
+
     @classmethod
     def restore(
         cls,
