@@ -1,4 +1,5 @@
-"""Test support shared by every test module: the monoid matrix and value strategies.
+"""Test support shared by every test module: the monoid matrix and value strategies, and a
+store whose commits fail on demand (``FlakyStore``).
 
 Every aggregator is run in lockstep against an oracle over ``MONOID_MATRIX``, which holds
 a group (Sum), idempotent monoids (Max, MaxCount's max part) and non-commutative ones
@@ -11,7 +12,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from windowagg.errors import StorageError
 from windowagg.monoids import ArgMax, Concat, First, Last, MatMul2x2, Max, MaxCount, Sum
+from windowagg.storage import MemoryStore
 
 
 def _mod3(x: int) -> int:
@@ -64,3 +67,15 @@ _counter = iter(range(10**12))
 def unique_value(name: str) -> Any:
     """A value no other call returns, so that a dropped or reordered entry is visible."""
     return value_at(name, next(_counter))
+
+
+class FlakyStore(MemoryStore):
+    """A :class:`~windowagg.storage.MemoryStore` whose ``commit`` raises ``StorageError``
+    (writing nothing) while ``fail`` is set: a store that goes down between micro-batches."""
+
+    fail = False
+
+    def commit(self, ns: str, puts: Any, delete_ranges: Any, meta: Any) -> None:
+        if self.fail:
+            raise StorageError("store down")
+        super().commit(ns, puts, delete_ranges, meta)

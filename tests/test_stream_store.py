@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import windowagg
+from support import FlakyStore
 from windowagg import codec
 from windowagg._stream_store import HEAD, decode_row, encode_row
 from windowagg.errors import CodecError, StorageError
@@ -121,17 +122,8 @@ def test_a_corrupted_row_is_a_codec_error_naming_it(tmp_path: Path) -> None:
         again.feed(_minutes("a", 60, 61, 4), token=2)
 
 
-class _Flaky(MemoryStore):
-    fail = False
-
-    def commit(self, ns: str, puts: Any, delete_ranges: Any, meta: Any) -> None:
-        if self.fail:
-            raise StorageError("store down")
-        super().commit(ns, puts, delete_ranges, meta)
-
-
 def test_a_failed_commit_keeps_the_rows_as_they_were() -> None:
-    store = _Flaky()
+    store = FlakyStore()
     s = windowagg.stream(store=store, **_KW)
     s.feed(_minutes("a", 0, 60, 5), token=1)
     nxt = _minutes("a", 60, 100, 6)

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import windowagg
+from support import FlakyStore
 from windowagg.errors import (
     AggregationError,
     ArgumentError,
@@ -417,15 +418,6 @@ def test_another_configuration_is_a_clear_error(tmp_path: Path) -> None:
         s.feed(pd.DataFrame({"k": ["a"], "t": [1], "v": [1.0]}))
 
 
-class _Flaky(MemoryStore):
-    fail = False
-
-    def commit(self, ns: str, puts: Any, delete_ranges: Any, meta: Any) -> None:
-        if self.fail:
-            raise StorageError("store down")
-        super().commit(ns, puts, delete_ranges, meta)
-
-
 def _boom_sum() -> Any:
     from windowagg.monoids import Sum
 
@@ -439,7 +431,7 @@ def _boom_sum() -> Any:
 
 
 def test_a_call_that_raises_changes_nothing() -> None:
-    store = _Flaky()
+    store = FlakyStore()
     kw = dict(keys="k", time="t", aggs=["sum(v)"], size=10, slide=10, allowed_lateness=50)
     s = windowagg.stream(store=store, **kw)
     ref = windowagg.stream(**kw)
