@@ -224,27 +224,30 @@ class Values:
         ``panes[j]``. Each pane's piece is merged (sorted) and put; a held pane's new
         values go into the multisets. O(m log m + touched pieces)."""
         cursors = list(self._cursors.values())
-        get, put = self._chunks.get, self._chunks.put
         cols = {c: values[c] for c in self._cols}
         plain = {c: isinstance(v, list) for c, v in cols.items()}  # a few events: no numpy
-        for p, a, b in zip(panes, np.asarray(lo).tolist(), np.asarray(hi).tolist(), strict=True):
-            old = get(value_key(p))
+        keys = [value_key(p) for p in panes]
+        olds = self._chunks.get_many(keys)
+        puts: list[tuple[int, dict[str, np.ndarray]]] = []
+        for p, key, old, a, b in zip(
+            panes, keys, olds, np.asarray(lo).tolist(), np.asarray(hi).tolist(), strict=True
+        ):
             rec: dict[str, np.ndarray] = {}
-            new: dict[str, np.ndarray] = {}
             for c, v in cols.items():
                 if plain[c]:
                     part = v[a:b]
                     merged = sorted(part) if old is None else sorted([*old[c].tolist(), *part])
                     rec[c] = np.array(merged, dtype=np.float64)
-                    new[c] = np.array(part, dtype=np.float64)
                 else:
-                    new[c] = np.asarray(v[a:b], dtype=np.float64)
-                    both = new[c] if old is None else np.concatenate([old[c], new[c]])
-                    rec[c] = np.sort(both)
-            put(value_key(p), rec)
-            for (a0, b0), sets in cursors:
+                    both = v[a:b] if old is None else np.concatenate([old[c], v[a:b]])
+                    rec[c] = np.sort(np.asarray(both, dtype=np.float64))
+            puts.append((key, rec))
+            for (a0, b0), sets in cursors:  # a held pane's new values: into the multisets
                 if a0 <= p <= b0:
-                    self._insert(sets, new)
+                    self._insert(
+                        sets, {c: np.asarray(v[a:b], dtype=np.float64) for c, v in cols.items()}
+                    )
+        self._chunks.put_many(puts)
 
     def answers(self, ks: Iterable[int]) -> dict[str, np.ndarray]:
         """Every quantile of the windows *ks* (ascending numbers, each holding a stored
