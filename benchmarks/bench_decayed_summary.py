@@ -13,8 +13,23 @@ event over each key's whole history, each beside the exact ``p99`` of the same w
 (per event: a size spanning the 30 days) and ``ewm_mean``; medians of ``--repeats``,
 interleaved, with the ratios and the load.
 
+``--spark-rows N``: instead, ``decayed_summary`` over N synthetic rows (30 days of
+timestamps, ``v`` normal, ``c`` Zipf(1.5)-like item ids; generated and cached in Spark,
+``--partitions`` of them, ``local[2]``) beside Spark's own whole-stream answers on the same
+rows: ``percentile_approx(v, [0.5, 0.9, 0.99])`` (undecayed quantiles, rank error 1/10000)
+for ``kind="quantiles"`` and ``groupBy(c).count()``'s top 10 (exact undecayed counts) for
+``kind="top_k"`` (1-day half-life, eps 0.01: decayed quantiles' ranks and decayed weights
+within eps D); medians of ``--repeats``, interleaved, the ratios and the load; the decayed
+answers then checked against exact decayed values (Spark aggregations, not timed).
+
+``--floor``: what ``top_k(c, 10)``'s texts cost at least per event over each key's whole
+history (``--events`` of them, 1M: 10M weights): CPU seconds of the exact per-event ``p99``,
+``top_k(c, 1)`` and ``top_k(c, 10)``, and of making and freeing as many Python strings of
+the texts' mean length; then ``benchmarks/cpp/float_text_floor.cpp`` (compiled with the
+machine's g++): ``std::to_chars`` of 10 doubles per event, digits only.
+
 Run: ``.venv/bin/python -m benchmarks decayed_summary [--repeats R] [--partitions P] [--quick]
-[--window-agg [--events N]]``.
+[--window-agg [--events N]] [--floor] [--spark-rows N]``.
 """
 
 from __future__ import annotations
@@ -24,6 +39,7 @@ import os
 import statistics
 import sys
 import time
+from typing import Any
 
 import pandas as pd
 
@@ -61,20 +77,178 @@ def window_agg_figures(repeats: int, n: int) -> int:
     }
     base = {"3h/1h": "3h/1h p99(v) (exact)", "history": "history p99(v) per event (exact)"}
     times: dict[str, list[float]] = {name: [] for name in cases}
+    cpus: dict[str, list[float]] = {name: [] for name in cases}
     loads: list[float] = []
     for _ in range(repeats):
         for name, (agg, kw, _) in cases.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             window_agg(df, "k", "t", [agg], **kw)
             times[name].append(time.perf_counter() - t0)
+            cpus[name].append(time.process_time() - c0)
         loads.append(os.getloadavg()[0])
     med = {name: statistics.median(ts) for name, ts in times.items()}
+    cpu = {name: statistics.median(ts) for name, ts in cpus.items()}
     print(f"window_agg, {n:,} events, 100 keys, 30 days; medians of {repeats}, interleaved")
+    print("(wall clock; CPU: the process's, every thread's, in brackets)")
     for name, (_, _, group) in cases.items():
-        ratio = f" ({med[name] / med[base[group]]:.2f}x the exact p99)" if group else ""
-        print(f"- {name}: {med[name]:.2f} s{ratio}")
+        ratio = ""
+        if group:
+            b = base[group]
+            ratio = f" ({med[name] / med[b]:.2f}x the exact p99; CPU {cpu[name] / cpu[b]:.2f}x)"
+        print(f"- {name}: {med[name]:.2f} s [CPU {cpu[name]:.2f} s]{ratio}")
     print("load (1 min) after each round: " + ", ".join(f"{x:.1f}" for x in loads))
     return 0
+
+
+def floor_figures(repeats: int, n: int) -> int:
+    """What top_k's texts cost at least, per event over each key's whole history (see the
+    docstring): medians of CPU seconds over *repeats* interleaved rounds."""
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    from windowagg.pandas import window_agg
+
+    rng = np.random.default_rng(1)
+    t = np.sort(rng.integers(0, 30 * 86400, n)) * 1_000_000
+    df = pd.DataFrame(
+        {
+            "k": rng.integers(0, 100, n),
+            "t": pd.to_datetime(t, unit="us", utc=True),
+            "v": rng.normal(10, 5, n).round(1),
+            "c": rng.zipf(1.5, n).clip(max=1000).astype(float),
+        }
+    )
+    size = 272  # the mean text of top_k(c, 10) on this data
+    buf = memoryview(b"x" * (size * n))
+
+    def strings() -> None:
+        texts = [str(buf[i : i + size], "ascii") for i in range(0, size * n, size)]
+        del texts
+
+    cases = {
+        "p99(v) per event (exact)": lambda: window_agg(df, "k", "t", ["p99(v)"], size="100 days"),
+        "top_k(c, 1)": lambda: window_agg(df, "k", "t", ["top_k(c, 1, half_life=1h)"]),
+        "top_k(c, 10)": lambda: window_agg(df, "k", "t", ["top_k(c, 10, half_life=1h)"]),
+        f"{n:,} Python strings of {size} ASCII chars (made, freed)": strings,
+    }
+    cpus: dict[str, list[float]] = {name: [] for name in cases}
+    loads: list[float] = []
+    for _ in range(repeats):
+        for name, call in cases.items():
+            c0 = time.process_time()
+            call()
+            cpus[name].append(time.process_time() - c0)
+        loads.append(os.getloadavg()[0])
+    print(f"floor, {n:,} events, 100 keys; CPU seconds, medians of {repeats}, interleaved")
+    for name in cases:
+        print(f"- {name}: {statistics.median(cpus[name]):.3f} s")
+    print("load (1 min) after each round: " + ", ".join(f"{x:.1f}" for x in loads))
+    cxx = shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        print("no C++ compiler: std::to_chars's floor not measured")
+        return 0
+    src = Path(__file__).resolve().parent / "cpp" / "float_text_floor.cpp"
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = str(Path(tmp) / "floor")
+        subprocess.run([cxx, "-O2", "-std=c++20", str(src), "-o", exe], check=True)
+        for _ in range(repeats):
+            subprocess.run([exe, str(10 * n), str(n), str(size)], check=True)
+    return 0
+
+
+def spark_rows_figures(repeats: int, n: int, partitions: int) -> int:
+    """Spark's ``decayed_summary`` on *n* synthetic rows against Spark's own whole-stream
+    answers on the same cached DataFrame (see the docstring): each call timed *repeats*
+    times, the four interleaved; medians, the ratios, the load, then the decayed answers
+    checked against their exact values (one Spark aggregation each, not timed)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import functions as F
+
+    from windowagg.spark import decayed_summary, session
+
+    spark = session("local[2]", "bench-decayed-summary-rows", driver_memory="3g")
+    u = F.rand(seed=2)
+    sdf = (
+        spark.range(0, n, numPartitions=partitions)
+        .select(
+            F.timestamp_seconds((F.rand(seed=1) * (30 * 86400)).cast("long")).alias("t"),
+            (F.randn(seed=3) * 5 + 10).alias("v"),
+            # Zipf(1.5)-like item ids: floor(U^-2), capped at 1000 (as --window-agg's c)
+            F.least(F.floor(F.pow(1.0 - u, -2.0)), F.lit(1000)).cast("long").alias("c"),
+        )
+        .cache()
+    )
+    sdf.count()
+    qs = [0.5, 0.9, 0.99]
+    cases = {
+        "percentile_approx(v, [0.5, 0.9, 0.99]) (accuracy 10000)": lambda: sdf.agg(
+            F.percentile_approx("v", qs)
+        ).collect(),
+        "groupBy(c).count(), top 10": lambda: (
+            sdf.groupBy("c").count().orderBy(F.desc("count")).limit(10).collect()
+        ),
+        "decayed_summary quantiles(v), eps 0.01": lambda: decayed_summary(
+            sdf, "t", "v", half_life="1 day", kind="quantiles", quantiles=qs, eps=0.01
+        ),
+        "decayed_summary top_k(c, 10), eps 0.01": lambda: decayed_summary(
+            sdf, "t", "c", half_life="1 day", kind="top_k", k=10, eps=0.01
+        ),
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    loads: list[float] = []
+    got: dict[str, Any] = {}
+    for _ in range(repeats):
+        for name, call in cases.items():
+            t0 = time.perf_counter()
+            got[name] = call()
+            times[name].append(time.perf_counter() - t0)
+            print(f"  {name}: {times[name][-1]:.2f} s", flush=True)
+        loads.append(os.getloadavg()[0])
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    names = list(cases)
+    print(f"Spark local[2], {n:,} rows, {partitions} partitions (cached); medians of {repeats}")
+    for name in names:
+        print(f"- {name}: {med[name]:.2f} s")
+    for ours, theirs in ((names[2], names[0]), (names[3], names[1])):
+        print(f"- {theirs} / {ours}: {med[theirs] / med[ours]:.2f}x")
+    both = (med[names[0]] + med[names[1]]) / (med[names[2]] + med[names[3]])
+    print(f"- percentile_approx + count by item / decayed_summary (both kinds): {both:.2f}x")
+    print("load (1 min) after each round: " + ", ".join(f"{x:.1f}" for x in loads))
+    ok = _check_rows(sdf, got[names[2]], got[names[3]])
+    spark.stop()
+    return 0 if ok else 1
+
+
+def _check_rows(sdf: Any, quant: Any, top: Any) -> bool:
+    """The decayed answers against their exact values (Spark aggregations): each reported
+    weight within ``[f, f + eps D]``, each quantile's ranks within ``eps D``."""
+    from pyspark.sql import functions as F
+
+    day_s = DAY / 1e6
+    w = F.pow(F.lit(2.0), -(F.lit(top.as_of / 1e6) - F.unix_micros("t") / 1e6) / day_s)
+    exact = dict(sdf.groupBy("c").agg(F.sum(w).alias("w")).collect())
+    d = sum(exact.values())
+    ok = abs(top.total - d) <= 1e-6 * d
+    for x, est in top.answer:
+        ok &= -1e-9 * d <= est - exact[x] <= top.error + 1e-9 * d
+    print(f"top_k: D = {top.total:.3f} (exact {d:.3f}), bound eps D = {top.error:.3f}")
+    print("  " + ", ".join(f"{x}: {est:.2f} (exact {exact[x]:.2f})" for x, est in top.answer))
+    wq = F.pow(F.lit(2.0), -(F.lit(quant.as_of / 1e6) - F.unix_micros("t") / 1e6) / day_s)
+    for phi, q in quant.answer.items():
+        row = sdf.agg(
+            F.sum(F.when(F.col("v") < q, wq).otherwise(0.0)).alias("below"),
+            F.sum(F.when(F.col("v") <= q, wq).otherwise(0.0)).alias("upto"),
+            F.sum(wq).alias("d"),
+        ).first()
+        below, upto = row["below"] / row["d"], row["upto"] / row["d"]
+        ok &= below <= phi + 0.01 + 1e-9 and upto >= phi - 0.01 - 1e-9
+        print(f"  p{phi * 100:g}: {q:.4f} (W(<q)/D {below:.4f}, W(<=q)/D {upto:.4f})")
+    print("within the bounds" if ok else "OUTSIDE A BOUND")
+    return bool(ok)
 
 
 def main(argv: list[str]) -> int:
@@ -84,11 +258,19 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--quick", action="store_true", help="one repeat")
     ap.add_argument("--window-agg", action="store_true", help="the per-key strings instead")
     ap.add_argument("--events", type=int, default=1_000_000, help="--window-agg's events")
+    ap.add_argument("--floor", action="store_true", help="what top_k's texts cost at least")
+    ap.add_argument(
+        "--spark-rows", type=int, default=0, help="synthetic rows vs Spark's own answers instead"
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.repeats = 1
     if args.window_agg:
         return window_agg_figures(args.repeats, args.events)
+    if args.floor:
+        return floor_figures(args.repeats, args.events)
+    if args.spark_rows:
+        return spark_rows_figures(args.repeats, args.spark_rows, args.partitions)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from windowagg.datasets import load_flights
     from windowagg.spark import decayed_summary, session

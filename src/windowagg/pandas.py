@@ -514,6 +514,14 @@ def _results(
             data[a.alias] = np.asarray(col, dtype=np.int64)
         elif a.dtype == "double":
             data[a.alias] = np.asarray(col, dtype=np.float64)
+        elif (
+            getattr(a.monoid, "answers_text", False)
+            and isinstance(col, np.ndarray)
+            and col.dtype.kind == "O"
+        ):
+            # declared text (str or None per window): the engine's object array as it is,
+            # the same column as from a list (pandas infers nothing else from strings)
+            data[a.alias] = col
         else:
             data[a.alias] = list(col)
     return pd.DataFrame(data, copy=False)  # the columns are fresh arrays: no copy

@@ -235,8 +235,17 @@ def test_the_native_text_of_a_float_is_pythons_repr(x: float) -> None:
     core = native_core()
     if core is None:
         pytest.skip("the compiled core is not built")
-    for y in (x, x * 1e-300, x * 1e300 if abs(x) < 1e8 else x, 1e16, 1e-5, 1e-4, 123456.0):
+    edges = [1e16, 1e-5, 1e-4, 123456.0, 2.0**53, 2.0**53 + 2, 9999999999999998.0, 0.0, -0.0]
+    edges += [math.nextafter(b, d) for b in (1e-4, 1e16, 2.0**53) for d in (0.0, math.inf)]
+    for y in (
+        x,
+        x * 1e-300,
+        x * 1e300 if abs(x) < 1e8 else x,
+        float(round(x)) if abs(x) < 1e300 else x,
+        *edges,
+    ):
         assert core.py_float_repr(y) == repr(y)
+        assert core.py_float_repr(-y) == repr(-y)
 
 
 @settings(max_examples=150, deadline=None)

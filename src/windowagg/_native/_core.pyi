@@ -48,11 +48,22 @@ def decayed_prefix_quantiles(
     ``out`` (int64 / float64 1-D buffers): ``sketches.exact_decay.prefix_quantiles``."""
 
 def decayed_prefix_top_k(
-    v: Any, m: Any, e: Any, lo: Any, hi: Any, mend: Any, eend: Any, k: int, rescale: int
-) -> list[str]:
+    v: Any,
+    m: Any,
+    e: Any,
+    lo: Any,
+    hi: Any,
+    mend: Any,
+    eend: Any,
+    k: int,
+    rescale: int,
+    out: npt.NDArray[np.object_],
+    at: Any,
+) -> None:
     """For windows ``[lo[j], hi[j])`` (non-empty, bounds non-decreasing) the JSON text of the
     k heaviest values by decayed weight as of each window's end (``2^(end/h) = mend
-    2^eend``): ``sketches.exact_decay``'s prefix top_k pass."""
+    2^eend``), into ``out[at[j]]`` (an object array): ``sketches.exact_decay``'s prefix
+    top_k pass."""
 
 def decayed_window_quantiles(
     v: Any, m: Any, e: Any, lo: Any, hi: Any, phi: float, snap: float, out: Any
@@ -62,11 +73,20 @@ def decayed_window_quantiles(
     ``sketches.exact_decay.quantile_slices``."""
 
 def decayed_window_top_k(
-    v: Any, m: Any, e: Any, lo: Any, hi: Any, mend: Any, eend: Any, k: int
-) -> list[str]:
+    v: Any,
+    m: Any,
+    e: Any,
+    lo: Any,
+    hi: Any,
+    mend: Any,
+    eend: Any,
+    k: int,
+    out: npt.NDArray[np.object_],
+    at: Any,
+) -> None:
     """For every window ``[lo[j], hi[j])`` (non-empty) the JSON text of the k heaviest
-    values by decayed weight as of its end: ``sketches.exact_decay.top_k_slices``'s
-    gathered windows."""
+    values by decayed weight as of its end, into ``out[at[j]]`` (an object array):
+    ``sketches.exact_decay.top_k_slices``'s gathered windows."""
 
 def py_float_repr(x: float) -> str:
     """``repr(x)`` of a finite float, as the native top_k writes it."""

@@ -28,12 +28,15 @@ time                windows whose start repeats (each key's whole history, runs 
                     each value's weight and the k heaviest kept as weights grow, O(k) per
                     event and window); other windows (hopping, tumbling, per event with a
                     size): each window's events sorted by (value, index) and summed,
-                    O(w log w) per window of w events. Plus O(n) for the weights
+                    O(w log w) per window of w events (native top_k: summed by value id,
+                    O(w) + O(k log k)). Plus O(n) for the weights
 native              ``_core.decayed_prefix_quantiles``, ``decayed_window_quantiles``,
                     ``decayed_prefix_top_k``, ``decayed_window_top_k`` (the GIL released;
-                    floats in top_k's JSON as Python's ``repr``); the Python twins (loops, and
-                    numpy matrices for the gathered quantiles) give the same answers bit for
-                    bit, the same text byte for byte (``backend=``)
+                    top_k's JSON written in C++, floats as Python's ``repr``, in chunks of
+                    windows made ASCII strings straight into the output's object array);
+                    the Python twins (loops, and numpy matrices for the gathered quantiles)
+                    give the same answers bit for bit, the same text byte for byte
+                    (``backend=``)
 space               O(n); the numpy twin: a matrix chunk of about 2^21 entries
 bound               0: exact (up to the float rounding of the sums, see quantile)
 ==================  ==========================================================================
@@ -324,6 +327,11 @@ def _prefix_quantiles_python(
         out[j] = min(fenwick_below(tree, n, top, (phi * total) * SNAP), n - 1)
 
 
+def _heavy(p: tuple[str, float]) -> tuple[float, str]:
+    """The (-weight, text) order of ``(text, weight)`` pairs: heaviest first."""
+    return -p[1], p[0]
+
+
 def _best(cands: list[tuple[float, float]], k: int) -> list[tuple[float, float]]:
     """The k heaviest of ``(value, weight)`` candidates, ties by the value's text. O(c log c)."""
     cands.sort(key=lambda p: (-p[1], str(p[0])))
@@ -360,11 +368,13 @@ def top_k_slices(
     if len(pick):
         args = (v, m, e, lo[pick], hi[pick], me[pick], ee[pick], k)
         core = _native(backend, "top_k", "decayed_window_top_k")
-        got = core.decayed_window_top_k(*args) if core is not None else _window_top_k(*args)
-        out[pick] = got
+        if core is not None:  # the texts written into out in place
+            core.decayed_window_top_k(*args, out, pick)
+        else:
+            out[pick] = _window_top_k(*args)
     j = np.flatnonzero(prefix)
     if len(j):
-        out[j] = _prefix_top_k(v, m, e, lo[j], hi[j], me[j], ee[j], k, backend)
+        _prefix_top_k(v, m, e, lo[j], hi[j], me[j], ee[j], k, out, j, backend)
     return out
 
 
@@ -379,11 +389,12 @@ def _window_top_k(
     k: int,
 ) -> list[str]:
     """:func:`top_k_slices` for windows answered one by one (non-empty): the window's events
-    in (value, index) order (by time within a value), each value's weights ``m_i 2^(e_i - N)`` summed in that order (N
-    the exponent of the window's newest event), as of the end ``w / me 2^(N - ee)`` (an
-    event at the end weighs exactly 1), the k heaviest by (-weight, text). The Python twin
-    of ``_core.decayed_window_top_k``: the same operations, the same text. O(w log w) per
-    window of w events."""
+    in (value, index) order (by time within a value), each value's weights
+    ``m_i 2^(e_i - N)`` summed in that order (N the exponent of the window's newest event),
+    as of the end ``w / me 2^(N - ee)`` (an event at the end weighs exactly 1), the k
+    heaviest by (-weight, text). The Python twin of ``_core.decayed_window_top_k`` (which
+    sums each value's weights in time order through a table of value ids, without the sort:
+    the same sums in the same order), the same text. O(w log w) per window of w events."""
     vs, ms, es = v.tolist(), m.tolist(), e.tolist()
     ldexp = math.ldexp
     out: list[str] = []
@@ -414,21 +425,25 @@ def _prefix_top_k(
     me: np.ndarray,
     ee: np.ndarray,
     k: int,
+    out: np.ndarray,
+    at: np.ndarray,
     backend: str | None = None,
-) -> list[str]:
+) -> None:
     """:func:`top_k_slices` for windows sharing their start (non-empty, bounds
-    non-decreasing; ``2^(end_j/h) = me_j 2^ee_j``): per run each value's weight (relative to
-    the run's landmark, rebased as in :func:`prefix_quantiles`) and the set of the k
-    heaviest (weights only grow: a value outside enters by replacing the lightest member).
-    Natively ``_core.decayed_prefix_top_k`` (the GIL released; floats written as Python's
-    ``repr``), else this loop: the same operations, the same text. O((events + windows) k)."""
+    non-decreasing; ``2^(end_j/h) = me_j 2^ee_j``), window j's text into ``out[at[j]]``: per
+    run each value's weight (relative to the run's landmark, rebased as in
+    :func:`prefix_quantiles`) and the set of the k heaviest (weights only grow: a value
+    outside enters by replacing the lightest member); a value written and ordered by its text
+    as first seen in the run (``0.0`` or ``-0.0``). Natively ``_core.decayed_prefix_top_k``
+    (the GIL released but to make the strings; floats written as Python's ``repr``), else
+    this loop: the same operations, the same text. O((events + windows) k)."""
     core = _native(backend, "top_k", "decayed_prefix_top_k")
     if core is not None:
-        got: list[str] = core.decayed_prefix_top_k(v, m, e, lo, hi, me, ee, k, RESCALE)
-        return got
+        core.decayed_prefix_top_k(v, m, e, lo, hi, me, ee, k, RESCALE, out, at)
+        return
+    texts: list[str] = []
     vs, ms, es = v.tolist(), m.tolist(), e.tolist()
     ldexp = math.ldexp
-    out: list[str] = []
     cur = -1
     held = 0
     base = 0
@@ -460,6 +475,9 @@ def _prefix_top_k(
         held = max(held, b)
         # as of the end: w / (2^(end/h) 2^-base), an event at the end weighing exactly 1
         shift = max(-3000, min(3000, base - et))
-        pairs = _best([(x, ldexp(weight[x] / mt, shift)) for x in best], k)
-        out.append(json.dumps([[x, w] for x, w in pairs], allow_nan=False))
-    return out
+        # each value written as first seen in the run (0.0 or -0.0), as it is ordered
+        pairs = sorted(((text[x], ldexp(weight[x] / mt, shift)) for x in best), key=_heavy)
+        texts.append(
+            "[" + ", ".join(f"[{s}, {json.dumps(w, allow_nan=False)}]" for s, w in pairs[:k]) + "]"
+        )
+    out[at] = texts

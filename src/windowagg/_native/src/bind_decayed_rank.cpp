@@ -2,8 +2,11 @@
 // pass (exact decayed quantiles of windows sharing a start; include/windowagg/decayed_rank.hpp).
 #include <nanobind/nanobind.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +50,82 @@ struct Buf {
     template <class T>
     T* ptr() const { return static_cast<T*>(view.buf); }
 };
+
+// A writable 1-D C-contiguous buffer of object references (numpy's dtype=object), released
+// on exit: where top_k's texts go.
+struct ObjBuf {
+    Py_buffer view{};
+    bool ok = false;
+    ObjBuf(const std::string& who, nb::handle o) {
+        const int flags = PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE;
+        if (PyObject_GetBuffer(o.ptr(), &view, flags) != 0) {
+            PyErr_Clear();
+            raise("ArgumentTypeError", who + ": out must be a writable 1-D object array (numpy dtype=object)");
+        }
+        if (view.ndim != 1 || view.itemsize != static_cast<Py_ssize_t>(sizeof(PyObject*)) ||
+            view.format == nullptr || std::string(view.format) != "O") {
+            PyBuffer_Release(&view);
+            raise("ArgumentTypeError", who + ": out must be a writable 1-D object array (numpy dtype=object)");
+        }
+        ok = true;
+    }
+    ~ObjBuf() {
+        if (ok) PyBuffer_Release(&view);
+    }
+    ObjBuf(const ObjBuf&) = delete;
+    ObjBuf& operator=(const ObjBuf&) = delete;
+    std::size_t size() const { return static_cast<std::size_t>(view.len) / sizeof(PyObject*); }
+    PyObject** slots() const { return static_cast<PyObject**>(view.buf); }
+};
+
+// The positions of out the windows' texts go to (copied, each checked within out).
+std::vector<int64_t> positions(const std::string& who, nb::handle at, std::size_t r, const ObjBuf& out) {
+    Buf bat(who, at, 'q', false, "at");
+    if (bat.size() != r) raise("ArgumentError", who + ": at must have one position per window");
+    std::vector<int64_t> pos(bat.ptr<const int64_t>(), bat.ptr<const int64_t>() + r);
+    for (std::size_t j = 0; j < r; ++j) {
+        if (pos[j] < 0 || pos[j] >= static_cast<int64_t>(out.size())) {
+            raise("ArgumentError", who + ": at[" + std::to_string(j) + "] = " + std::to_string(pos[j]) +
+                                       " is not a position of out (length " + std::to_string(out.size()) + ")");
+        }
+    }
+    return pos;
+}
+
+// The kernel's texts into out[at[j]] as Python strings: the windows in chunks of kChunk, each
+// computed without the GIL into one buffer (still in cache when it is copied), then made ASCII
+// strings with it (PyUnicode_New and a copy: the texts are ASCII, nothing to decode), each
+// replacing the reference out held. The kernel is built without the GIL too (its value table
+// is O(n)).
+constexpr std::size_t kChunk = 4096;
+
+template <class Kernel, class... Args>
+void texts_into(const ObjBuf& out, const std::vector<int64_t>& at, std::size_t r, Args... args) {
+    std::optional<Kernel> kernel;
+    windowagg::TextChunk chunk;
+    PyObject** slots = out.slots();
+    for (std::size_t j0 = 0; j0 < r; j0 += kChunk) {
+        const std::size_t j1 = std::min(r, j0 + kChunk);
+        {
+            nb::gil_scoped_release release;
+            if (!kernel) kernel.emplace(args...);
+            chunk.clear();
+            kernel->run(j0, j1, chunk);
+        }
+        std::size_t from = 0;
+        for (std::size_t q = 0; q < j1 - j0; ++q) {
+            const std::size_t to = chunk.ends[q];
+            PyObject* s = PyUnicode_New(static_cast<Py_ssize_t>(to - from), 127);
+            if (s == nullptr) throw nb::python_error();
+            std::memcpy(PyUnicode_1BYTE_DATA(s), chunk.bytes.data() + from, to - from);
+            PyObject*& slot = slots[at[j0 + q]];
+            PyObject* old = slot;
+            slot = s;
+            Py_XDECREF(old);
+            from = to;
+        }
+    }
+}
 
 void decayed_prefix_quantiles(nb::handle rank, nb::handle m, nb::handle e, nb::handle lo,
                               nb::handle hi, double phi, double snap, int64_t rescale,
@@ -92,8 +171,9 @@ void decayed_prefix_quantiles(nb::handle rank, nb::handle m, nb::handle e, nb::h
     }
 }
 
-nb::list decayed_prefix_top_k(nb::handle v, nb::handle m, nb::handle e, nb::handle lo, nb::handle hi,
-                              nb::handle mend, nb::handle eend, int64_t k, int64_t rescale) {
+void decayed_prefix_top_k(nb::handle v, nb::handle m, nb::handle e, nb::handle lo, nb::handle hi,
+                          nb::handle mend, nb::handle eend, int64_t k, int64_t rescale, nb::handle out,
+                          nb::handle at) {
     const std::string who = "decayed_prefix_top_k";
     if (k < 1) raise("ArgumentError", who + ": k must be >= 1");
     if (rescale < 1 || rescale > 1000) {
@@ -122,16 +202,12 @@ nb::list decayed_prefix_top_k(nb::handle v, nb::handle m, nb::handle e, nb::hand
     for (std::size_t i = 0; i < n; ++i) {
         if (!std::isfinite(vs[i])) raise("ArgumentError", who + ": v[" + std::to_string(i) + "] is not finite");
     }
-    std::vector<std::string> texts;
-    {
-        nb::gil_scoped_release release;
-        texts = windowagg::decayed_prefix_top_k(vs.data(), bm.ptr<const double>(), be.ptr<const int64_t>(), l.data(),
-                                                h.data(), bme.ptr<const double>(), bee.ptr<const int64_t>(), r,
-                                                static_cast<std::size_t>(k), rescale);
-    }
-    nb::list out;
-    for (const auto& s : texts) out.append(nb::str(s.data(), s.size()));
-    return out;
+    ObjBuf bout(who, out);
+    const std::vector<int64_t> pos = positions(who, at, r, bout);
+    texts_into<windowagg::PrefixTopK>(bout, pos, r, static_cast<const double*>(vs.data()), bm.ptr<const double>(),
+                                           be.ptr<const int64_t>(), n, static_cast<const int64_t*>(l.data()),
+                                           static_cast<const int64_t*>(h.data()), bme.ptr<const double>(),
+                                           bee.ptr<const int64_t>(), static_cast<std::size_t>(k), rescale);
 }
 
 // The window bounds (copied, then checked: within the events, lo <= hi, non-empty if asked).
@@ -178,8 +254,8 @@ void decayed_window_quantiles(nb::handle v, nb::handle m, nb::handle e, nb::hand
                                         h.data(), r, phi, snap, bout.ptr<int64_t>());
 }
 
-nb::list decayed_window_top_k(nb::handle v, nb::handle m, nb::handle e, nb::handle lo, nb::handle hi,
-                              nb::handle mend, nb::handle eend, int64_t k) {
+void decayed_window_top_k(nb::handle v, nb::handle m, nb::handle e, nb::handle lo, nb::handle hi,
+                          nb::handle mend, nb::handle eend, int64_t k, nb::handle out, nb::handle at) {
     const std::string who = "decayed_window_top_k";
     if (k < 1) raise("ArgumentError", who + ": k must be >= 1");
     Buf bv(who, v, 'd', false, "v"), bm(who, m, 'd', false, "m"), be(who, e, 'q', false, "e"), blo(who, lo, 'q', false, "lo"),
@@ -190,16 +266,12 @@ nb::list decayed_window_top_k(nb::handle v, nb::handle m, nb::handle e, nb::hand
     }
     auto [l, h] = window_bounds(who, blo, bhi, n, true);
     std::vector<double> vs = finite_values(who, bv);
-    std::vector<std::string> texts;
-    {
-        nb::gil_scoped_release release;
-        texts = windowagg::decayed_window_top_k(vs.data(), bm.ptr<const double>(), be.ptr<const int64_t>(), l.data(),
-                                                h.data(), bme.ptr<const double>(), bee.ptr<const int64_t>(), r,
-                                                static_cast<std::size_t>(k));
-    }
-    nb::list out;
-    for (const auto& s : texts) out.append(nb::str(s.data(), s.size()));
-    return out;
+    ObjBuf bout(who, out);
+    const std::vector<int64_t> pos = positions(who, at, r, bout);
+    texts_into<windowagg::WindowTopK>(bout, pos, r, static_cast<const double*>(vs.data()), bm.ptr<const double>(),
+                                           be.ptr<const int64_t>(), n, static_cast<const int64_t*>(l.data()),
+                                           static_cast<const int64_t*>(h.data()), bme.ptr<const double>(),
+                                           bee.ptr<const int64_t>(), static_cast<std::size_t>(k));
 }
 
 nb::str py_float_repr(double x) {
@@ -213,19 +285,22 @@ nb::str py_float_repr(double x) {
 void bind_decayed_rank(nb::module_& m) {
     m.def("decayed_prefix_top_k", &decayed_prefix_top_k, nb::arg("v"), nb::arg("m"), nb::arg("e"),
           nb::arg("lo"), nb::arg("hi"), nb::arg("mend"), nb::arg("eend"), nb::arg("k"),
-          nb::arg("rescale"),
+          nb::arg("rescale"), nb::arg("out"), nb::arg("at"),
           "For windows [lo[j], hi[j]) (non-empty, bounds non-decreasing), the JSON text of the k "
-          "heaviest values by decayed weight as of each window's end (2^(end/h) = mend 2^eend): "
-          "windowagg.sketches.exact_decay's prefix top_k pass (the GIL released).");
+          "heaviest values by decayed weight as of each window's end (2^(end/h) = mend 2^eend), "
+          "into out[at[j]] (out a numpy object array): windowagg.sketches.exact_decay's prefix "
+          "top_k pass (the GIL released but to make the strings).");
     m.def("decayed_window_quantiles", &decayed_window_quantiles, nb::arg("v"), nb::arg("m"), nb::arg("e"), nb::arg("lo"), nb::arg("hi"), nb::arg("phi"), nb::arg("snap"),
           nb::arg("out"),
           "For every window [lo[j], hi[j]) the event whose value is the smallest q with "
           "W(<= q) >= (phi W) snap (-1 if empty), into out: exact_decay.quantile_slices's gathered "
           "windows (the GIL released).");
-    m.def("decayed_window_top_k", &decayed_window_top_k, nb::arg("v"), nb::arg("m"), nb::arg("e"), nb::arg("lo"), nb::arg("hi"), nb::arg("mend"), nb::arg("eend"),
-          nb::arg("k"),
+    m.def("decayed_window_top_k", &decayed_window_top_k, nb::arg("v"), nb::arg("m"), nb::arg("e"),
+          nb::arg("lo"), nb::arg("hi"), nb::arg("mend"), nb::arg("eend"), nb::arg("k"), nb::arg("out"),
+          nb::arg("at"),
           "For every window [lo[j], hi[j]) (non-empty) the JSON text of the k heaviest values by "
-          "decayed weight as of its end: exact_decay.top_k_slices's gathered windows.");
+          "decayed weight as of its end, into out[at[j]] (out a numpy object array): "
+          "exact_decay.top_k_slices's gathered windows (the GIL released but to make the strings).");
     m.def("py_float_repr", &py_float_repr, nb::arg("x"),
           "repr(x) of a finite float, as the native top_k writes it (tests compare with Python).");
     m.def("decayed_prefix_quantiles", &decayed_prefix_quantiles, nb::arg("rank"), nb::arg("m"),
