@@ -1,5 +1,5 @@
 """The Python-free headers (include/windowagg/fiba.hpp, order_statistics.hpp,
-wavelet_matrix.hpp, qdigest.hpp) under their standalone C++ tests, built with AddressSanitizer and
+wavelet_matrix.hpp, qdigest.hpp, space_saving.hpp) under their standalone C++ tests, built with AddressSanitizer and
 UndefinedBehaviorSanitizer when a C++20 compiler is there."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ INCLUDE = ROOT / "src" / "windowagg" / "_native" / "include"
         ("test_order_statistics.cpp", "1"),  # against a std::multiset oracle
         ("test_wavelet_matrix.cpp", "1"),  # against sorted ranges
         ("test_qdigest.cpp", "1"),  # its hash levels against std::unordered_map
+        ("test_space_saving.cpp", "2"),  # against brute-force decayed frequencies
     ],
 )
 def test_header_against_an_stl_oracle(tmp_path: Path, source: str, scale: str) -> None:

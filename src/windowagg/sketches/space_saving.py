@@ -21,6 +21,19 @@ Counts are kept in landmark units (see :mod:`windowagg.sketches.exp_qdigest`): e
 counter decays by the same factor, so comparing stored counts compares decayed counts at
 any common time, and the minimum is found with a lazily refreshed heap.
 
+Two backends (``backend=``, :mod:`windowagg._backend`): the compiled twin
+(``_native/include/windowagg/space_saving.hpp``, held in ``_nat``) or this class's own dicts,
+the readable reference. Both hold the same counters in the same order with the same floats,
+evict the same key on ties (the heap holds the same entries on both), give the
+same answers and write the same bytes. The compiled twin holds int keys in int64, str and
+bytes keys. Any other key (float, bool, an int past int64, a tuple, ...) is the Python
+implementation's: with ``backend="native"`` passed to the class it raises
+:class:`~windowagg.errors.ArgumentTypeError` and changes nothing; otherwise (``"auto"``, or
+the default ``backend=None`` whatever ``$WINDOWAGG_BACKEND`` says, which is what the library's
+own callers use) the summary moves its whole state, heap included, to the Python
+implementation at the first such key and goes on there (``backend`` then says
+``"python"``), so the answers and bytes are those of the reference either way.
+
 Invariants (checked by ``_check``): for a monitored key, ``c - over <= f <= c``; for any
 other key, ``f <= floor``; ``floor <= min c``; ``sum c + (k - m) floor <= n`` (m monitored
 keys, n the total), which gives ``floor <= n/k <= eps n`` after any sequence of updates and
@@ -43,8 +56,9 @@ import struct
 from collections.abc import Hashable
 from typing import Any
 
+from windowagg._backend import Backend, resolve_backend
 from windowagg._invariants import invariant
-from windowagg.errors import ArgumentError, ArgumentTypeError
+from windowagg.errors import ArgumentError, ArgumentTypeError, TimestampError
 from windowagg.sketches import _format
 from windowagg.sketches.exp_qdigest import _bad_time
 from windowagg.sketches.qdigest import QDigest, _check_phi
@@ -53,6 +67,7 @@ __all__ = ["ExpDecaySpaceSaving"]
 
 _INF = math.inf
 _exp = math.exp
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 class ExpDecaySpaceSaving:
@@ -66,6 +81,15 @@ class ExpDecaySpaceSaving:
         Decay rate (> 0).
     k : int, optional
         Number of counters instead of eps (then eps = 1/k).
+    backend : {"auto", "native", "python"}, optional
+        The implementation: the compiled twin or the pure-Python reference (same state,
+        answers and bytes; the module docstring says which keys each holds). The default
+        follows ``$WINDOWAGG_BACKEND``.
+
+    Notes
+    -----
+    Mutators (``update``, ``update_many``, ``merge``) return None; queries never change the
+    summary; a call that raises changes nothing.
     """
 
     __slots__ = (
@@ -77,6 +101,8 @@ class ExpDecaySpaceSaving:
         "_lam",
         "_lm",
         "_n",
+        "_nat",
+        "_native_only",
         "_over",
         "_seq",
         "_tmax",
@@ -87,9 +113,51 @@ class ExpDecaySpaceSaving:
         with its recomputation by: two merges of the same inputs are equal). O(size)."""
         if type(other) is not type(self):
             return NotImplemented
-        return all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+        return self._state() == other._state()
 
-    def __init__(self, eps: float | None = None, lam: float = 0.0, *, k: int | None = None) -> None:
+    __hash__ = None  # type: ignore[assignment]
+
+    def _state(self) -> tuple[Any, ...]:
+        """(k, lam, landmark, tmax, floor, n, counts, overestimates, heap entries sorted,
+        seq): the whole state, read out of the native twin when it holds it. The heap's
+        layout is not state: its entries (count, seq, key) have unique seqs, so the minimum,
+        and every choice update makes, depends on the entries alone. O(k log k)."""
+        nat = self._nat
+        if nat is None:
+            return (
+                self._k,
+                self._lam,
+                self._lm,
+                self._tmax,
+                self._floor,
+                self._n,
+                self._c,
+                self._over,
+                sorted(self._heap),
+                self._seq,
+            )
+        items = nat.items()
+        return (
+            self._k,
+            self._lam,
+            nat.landmark,
+            nat.tmax,
+            nat.floor,
+            nat.n,
+            {x: c for x, c, _ in items},
+            {x: o for x, _, o in items},
+            nat.heap(),
+            nat.seq,
+        )
+
+    def __init__(
+        self,
+        eps: float | None = None,
+        lam: float = 0.0,
+        *,
+        k: int | None = None,
+        backend: Backend | None = None,
+    ) -> None:
         if k is None:
             if eps is None or not isinstance(eps, (int, float)) or not 0 < eps < 1:
                 raise ArgumentError(f"eps must be a number in (0, 1), got {eps!r}")
@@ -109,6 +177,18 @@ class ExpDecaySpaceSaving:
         self._n = 0.0
         self._heap: list[tuple[float, int, Hashable]] = []
         self._seq = 0
+        self._nat: Any = None  # the compiled twin, when it holds the state
+        self._native_only = False  # backend="native" asked for: no move to Python
+        if resolve_backend(backend, "ExpDecaySpaceSaving"):
+            from windowagg._native.space_saving import make  # below this class
+
+            self._nat = make(k, self._lam)
+            self._native_only = backend == "native"
+
+    @property
+    def backend(self) -> str:
+        """The implementation holding the state: ``"native"`` or ``"python"``. O(1)."""
+        return "python" if self._nat is None else "native"
 
     @property
     def k(self) -> int:
@@ -123,15 +203,115 @@ class ExpDecaySpaceSaving:
     @property
     def size(self) -> int:
         """Monitored keys (<= k). O(1)."""
-        return len(self._c)
+        return len(self._c) if self._nat is None else int(self._nat.size)
 
     @property
     def max_timestamp(self) -> float | None:
         """Largest timestamp seen (the default query time), None when empty. O(1)."""
-        return None if self._tmax == -_INF else self._tmax
+        tmax = self._tmax if self._nat is None else self._nat.tmax
+        return None if tmax == -_INF else tmax
 
     def __repr__(self) -> str:
-        return f"ExpDecaySpaceSaving(k={self._k}, lam={self._lam}, monitored={len(self._c)})"
+        return f"ExpDecaySpaceSaving(k={self._k}, lam={self._lam}, monitored={self.size})"
+
+    # ------------------------------------------------------------ the two backends
+    def _leave_native(self, x: Any) -> None:
+        """Key *x* is not held by the compiled twin: move the whole state (heap and
+        sequence number included) to the Python implementation, or, under
+        ``backend="native"``, raise ArgumentTypeError (nothing changed). O(k)."""
+        if self._native_only:
+            raise self._refusal(x)
+        nat = self._nat
+        items = nat.items()
+        self._c = {y: c for y, c, _ in items}
+        self._over = {y: o for y, _, o in items}
+        self._heap = nat.heap()
+        self._seq = int(nat.seq)
+        self._lm, self._tmax = nat.landmark, nat.tmax
+        self._floor, self._n = nat.floor, nat.n
+        self._nat = None
+
+    @staticmethod
+    def _refusal(x: Any) -> ArgumentTypeError:
+        return ArgumentTypeError(
+            f"ExpDecaySpaceSaving(backend='native') holds int keys in int64, str and "
+            f"bytes keys; got {x!r} ({type(x).__name__}): convert the keys, or use "
+            "backend='auto' (which moves to the Python implementation at such a key) or "
+            "backend='python'"
+        )
+
+    @staticmethod
+    def _native_key(x: Any) -> bool:
+        """True if the compiled twin holds key *x* (exact int in int64, str, bytes). O(1)."""
+        tx = type(x)
+        if tx is int:
+            return bool(_I64_MIN <= x <= _I64_MAX)
+        if tx is str:
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+            return True
+        return tx is bytes
+
+    def _python_view(self) -> ExpDecaySpaceSaving:
+        """This summary on the Python implementation (itself, or a copy read out of the
+        native twin). O(k)."""
+        if self._nat is None:
+            return self
+        s = self.copy()
+        s._native_only = False
+        s._leave_native(None)
+        return s
+
+    def _native_twin(self) -> Any:
+        """A native object holding this state (its own, or a new one), None if a key is
+        not held natively. O(k)."""
+        if self._nat is not None:
+            return self._nat
+        if not all(self._native_key(x) for x in self._c):
+            return None
+        from windowagg._native.space_saving import load
+
+        return load(self._k, self._lam, *self._fields())
+
+    def _fields(self) -> tuple[Any, ...]:
+        """(has a landmark, landmark, tmax, floor, n, [(key, count, overestimate)] in
+        order): the codec's fields. O(k)."""
+        nat = self._nat
+        if nat is None:
+            lm = 0.0 if self._lm is None else self._lm
+            tmax = 0.0 if self._lm is None else self._tmax
+            items = [(x, c, self._over[x]) for x, c in self._c.items()]
+            return int(self._lm is not None), lm, tmax, self._floor, self._n, items
+        lm = nat.landmark
+        return (
+            int(lm is not None),
+            0.0 if lm is None else lm,
+            0.0 if lm is None else nat.tmax,
+            nat.floor,
+            nat.n,
+            nat.items(),
+        )
+
+    def _become(self, native: bool, strict: bool) -> None:
+        """Hold the state on the native twin (*native*) or in the dicts, in place; with
+        *strict* (backend="native" asked for) a key the twin cannot hold raises. O(k)."""
+        if native == (self._nat is not None):
+            self._native_only = native and strict
+            return
+        if not native:
+            self._native_only = False
+            self._leave_native(None)
+            return
+        nat = self._native_twin()
+        if nat is None:
+            if strict:
+                raise self._refusal(next(x for x in self._c if not self._native_key(x)))
+            return
+        self._nat, self._native_only = nat, strict
+        self._c, self._over, self._heap, self._seq = {}, {}, [], 0
+        self._lm, self._tmax, self._floor, self._n = None, -_INF, 0.0, 0.0
 
     def _relandmark(self, new_lm: float) -> None:
         assert self._lm is not None
@@ -160,6 +340,12 @@ class ExpDecaySpaceSaving:
             t = _bad_time(t)
         if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
             weight = QDigest._bad_weight(weight)
+        nat = self._nat
+        if nat is not None:
+            if nat.update(x, t, weight):
+                return
+            hash(x)  # unhashable keys fail here, before any change
+            self._leave_native(x)
         hash(x)  # unhashable keys fail here, before any change
         lm = self._lm
         if lm is None:
@@ -210,6 +396,78 @@ class ExpDecaySpaceSaving:
         if len(heap) > 4 * self._k + 16:
             self._rebuild_heap()
 
+    def update_many(self, keys: Any, times: Any, weights: Any = None) -> None:
+        """:meth:`update` of each ``(keys[i], times[i], weights[i])`` in order: the array
+        verb. *keys*: an integer numpy array (held as int64) or any sequence of keys; *times*
+        and *weights* (None: 1 each): float64 arrays or sequences of the same length.
+        O(b) plus O(log k) per eviction; natively one hash probe and one exp per item.
+
+        The same state as the :meth:`update` calls one by one, on both backends. Everything
+        is checked before anything changes (TimestampError for a time that is not finite,
+        ArgumentError for a weight that is not positive and finite, TypeError for an
+        unhashable key).
+
+        >>> ss = ExpDecaySpaceSaving(k=2, lam=0.1)
+        >>> ss.update_many(["a", "b", "a"], [0.0, 1.0, 2.0])
+        >>> round(ss.estimate("a"), 4)
+        1.8187
+        """
+        import numpy as np
+
+        try:
+            ts = np.ascontiguousarray(times, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TimestampError(
+                f"ExpDecaySpaceSaving.update_many: times must be finite numbers, got {times!r}"
+            ) from None
+        if ts.ndim != 1 or not np.isfinite(ts).all():
+            raise TimestampError(
+                "ExpDecaySpaceSaving.update_many: times must be a 1-D array of finite numbers"
+            )
+        ws = None
+        if weights is not None:
+            try:
+                ws = np.ascontiguousarray(weights, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ArgumentTypeError(
+                    "ExpDecaySpaceSaving.update_many: weights must be positive finite numbers"
+                ) from None
+            if ws.shape != ts.shape or not ((ws > 0) & (ws < _INF)).all():
+                raise ArgumentError(
+                    "ExpDecaySpaceSaving.update_many: weights must be positive finite numbers, "
+                    f"one per time ({ts.size} times)"
+                )
+        ka: Any = None  # int64 keys, when they all fit
+        integral = isinstance(keys, np.ndarray) and keys.ndim == 1 and keys.dtype.kind in "iu"
+        if integral and (keys.dtype.kind == "i" or keys.size == 0 or int(keys.max()) <= _I64_MAX):
+            ka = np.ascontiguousarray(keys, dtype=np.int64)
+        if ka is not None:
+            kl: list[Any] | None = None
+            nkeys = ka.size
+        else:
+            kl = keys.tolist() if isinstance(keys, np.ndarray) else list(keys)
+            nkeys = len(kl)
+        if nkeys != ts.size:
+            raise ArgumentError(
+                f"ExpDecaySpaceSaving.update_many: {nkeys} keys but {ts.size} times"
+            )
+        nat = self._nat
+        if nat is not None:
+            if nat.update_many(ka if kl is None else kl, ts, ws):
+                return
+            assert kl is not None
+            for x in kl:
+                hash(x)  # unhashable keys fail here, before any change
+            self._leave_native(next(x for x in kl if not self._native_key(x)))
+        if kl is None:
+            kl = ka.tolist()
+        for x in kl:
+            hash(x)  # unhashable keys fail here, before any change
+        up = self.update  # bound once: called per item
+        wl = [1.0] * len(kl) if ws is None else ws.tolist()
+        for x, t, w in zip(kl, ts.tolist(), wl, strict=True):
+            up(x, t, w)
+
     def merge(self, other: ExpDecaySpaceSaving) -> None:
         """Add *other* (same k and lam) into this summary. O(k log k).
 
@@ -225,6 +483,13 @@ class ExpDecaySpaceSaving:
             raise ArgumentError(
                 f"cannot merge k={other._k}, lam={other._lam} into k={self._k}, lam={self._lam}"
             )
+        if self._nat is not None:
+            onat = other._native_twin()
+            if onat is not None:
+                self._nat.merge(onat)
+                return
+            self._leave_native(next(x for x in other._c if not self._native_key(x)))
+        other = other._python_view()
         if other._lm is None:
             return
         if other is self:
@@ -255,11 +520,15 @@ class ExpDecaySpaceSaving:
 
     def copy(self) -> ExpDecaySpaceSaving:
         """An independent copy. O(k)."""
-        s = ExpDecaySpaceSaving(lam=self._lam, k=self._k)
+        s = ExpDecaySpaceSaving(lam=self._lam, k=self._k, backend="python")
+        s._native_only = self._native_only
+        if self._nat is not None:
+            s._nat = self._nat.copy()
+            return s
         s._lm, s._tmax = self._lm, self._tmax
         s._c, s._over = dict(self._c), dict(self._over)
         s._floor, s._n = self._floor, self._n
-        s._rebuild_heap()
+        s._heap, s._seq = list(self._heap), self._seq
         return s
 
     # ---------------------------------------------------------------- queries
@@ -270,17 +539,36 @@ class ExpDecaySpaceSaving:
             t = self._tmax
         return _exp(-self._lam * (_bad_time(t) - self._lm))
 
+    def _nat_time(self, t: Any) -> float | None:
+        """*t* for the native twin: checked as :meth:`_scale` checks it. O(1)."""
+        if t is None or self._nat.landmark is None:
+            return None
+        return _bad_time(t)
+
     def decayed_count(self, t: float | None = None) -> float:
         """D(t), exact up to rounding; t defaults to the largest timestamp seen. O(1)."""
+        if self._nat is not None:
+            d: float = self._nat.decayed_count(self._nat_time(t))
+            return d
         return self._n * self._scale(t)
 
     def estimate(self, x: Hashable, t: float | None = None) -> float:
         """Upper bound on f_t(x), at most eps*D(t) too high. O(1)."""
+        if self._nat is not None:
+            e = self._nat.estimate(x, self._nat_time(t))
+            if e is not None:
+                return float(e)
+            return self._python_view().estimate(x, t)  # a key of another type: O(k)
         c = self._c.get(x)
         return (self._floor if c is None else c) * self._scale(t)
 
     def frequency_bounds(self, x: Hashable, t: float | None = None) -> tuple[float, float]:
         """(lo, hi) with lo <= f_t(x) <= hi and hi - lo <= eps*D(t). O(1)."""
+        if self._nat is not None:
+            b = self._nat.frequency_bounds(x, self._nat_time(t))
+            if b is not None:
+                return float(b[0]), float(b[1])
+            return self._python_view().frequency_bounds(x, t)  # a key of another type: O(k)
         s = self._scale(t)
         c = self._c.get(x)
         if c is None:
@@ -293,6 +581,9 @@ class ExpDecaySpaceSaving:
         O(k log k).
         """
         phi = _check_phi(phi)
+        if self._nat is not None:
+            hh: list[tuple[Hashable, float]] = self._nat.heavy_hitters(phi, self._nat_time(t))
+            return hh
         thr = phi * self._n
         s = self._scale(t)
         out = [(x, c * s) for x, c in self._c.items() if c >= thr and c > 0]
@@ -301,6 +592,9 @@ class ExpDecaySpaceSaving:
 
     def _check(self) -> None:
         """O(k) invariants (see the module docstring)."""
+        if self._nat is not None:
+            self._nat._check()
+            return
         invariant(
             len(self._c) <= self._k,
             "ExpDecaySpaceSaving",
@@ -335,38 +629,45 @@ class ExpDecaySpaceSaving:
     def to_bytes(self) -> bytes:
         """Serialize as :mod:`windowagg.codec` bytes (tag ``windowagg.ExpDecaySpaceSaving``);
         keys must be int, float, str or bytes. O(k)."""
-        for x in self._c:
+        for x in self._c:  # (the native twin holds only keys that can be written)
             _key_tag(x)  # raises TypeError for a key that cannot be written
         return _format.dumps(self)
 
     def _write(self, w: _format.Writer) -> None:
+        has, lm, tmax, floor, n, items = self._fields()
         w.u64(self._k)
         w.f64(self._lam)
-        w.u8(0 if self._lm is None else 1)
-        w.f64(0.0 if self._lm is None else self._lm)
-        w.f64(0.0 if self._lm is None else self._tmax)
-        w.f64(self._floor)
-        w.f64(self._n)
-        w.u64(len(self._c))
-        for x, c in self._c.items():
+        w.u8(has)
+        w.f64(lm)
+        w.f64(tmax)
+        w.f64(floor)
+        w.f64(n)
+        w.u64(len(items))
+        for x, c, over in items:
             w.u8(_key_tag(x))
             w.blob(_key_bytes(x))
             w.f64(c)
-            w.f64(self._over[x])
+            w.f64(over)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> ExpDecaySpaceSaving:
-        """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(k)."""
-        return _format.loads(cls, data, _format.KIND_EXP_SPACE_SAVING, cls._read)
+    def from_bytes(cls, data: bytes, *, backend: Backend | None = None) -> ExpDecaySpaceSaving:
+        """Rebuild from :meth:`to_bytes` of either backend (or ``WASK`` bytes) on *backend*;
+        CodecError on malformed bytes. O(k)."""
+        s = _format.loads(cls, data, _format.KIND_EXP_SPACE_SAVING, cls._read)
+        if backend is not None:
+            s._become(resolve_backend(backend, "ExpDecaySpaceSaving"), backend == "native")
+        return s
 
     def _to_codec(self) -> tuple[Any, ...]:
         return _format.to_plain(self._write)
 
     @classmethod
     def _from_codec(cls, plain: Any) -> ExpDecaySpaceSaving:
-        return _format.from_plain(
+        s = _format.from_plain(
             plain, _format.KIND_EXP_SPACE_SAVING, cls._read, "ExpDecaySpaceSaving"
         )
+        s._become(resolve_backend(None, "ExpDecaySpaceSaving"), False)
+        return s
 
     @classmethod
     def _read(cls, r: _format.Reader) -> ExpDecaySpaceSaving:
@@ -379,7 +680,7 @@ class ExpDecaySpaceSaving:
             raise r.fail(f"bad parameters k={k}, lam={lam}, monitored={m}")
         if floor < 0 or n < 0:
             raise r.fail("negative floor or total")
-        s = cls(lam=lam, k=k)
+        s = cls(lam=lam, k=k, backend="python")
         for _ in range(m):
             tag = r.u8()
             x = _key_from(tag, r.blob(), r)

@@ -12,9 +12,10 @@ void bind_decay(nb::module_& m);             // bind_decay.cpp
 void bind_wavelet(nb::module_& m);           // bind_wavelet.cpp
 void bind_decayed_rank(nb::module_& m);      // bind_decayed_rank.cpp
 void bind_qdigest(nb::module_& m);           // bind_qdigest.cpp
+void bind_space_saving(nb::module_& m);      // bind_space_saving.cpp
 
 NB_MODULE(_core, m) {
-    m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA, order statistics and the q-digest";
+    m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA, order statistics, the q-digest and Space-Saving";
 #ifdef NDEBUG
     m.attr("debug_build") = false;
 #else
@@ -33,4 +34,5 @@ NB_MODULE(_core, m) {
     bind_wavelet(m);
     bind_decayed_rank(m);
     bind_qdigest(m);
+    bind_space_saving(m);
 }
