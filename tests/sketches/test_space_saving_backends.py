@@ -345,3 +345,21 @@ def test_long_zipf_stream_with_ties_same_state(lam: float) -> None:
     b.update_many(strs, times[:20_000] + 9000.0)
     same(a, b, [1, 2, 3, "s1", "s2"])
     a._check()
+
+
+def test_times_and_weights_the_reference_converts_are_converted_alike() -> None:
+    a, b = pair(3, 0.1)
+    for s in (a, b):
+        s.update(1, "2.5")  # float("2.5"), as the reference's check converts it
+        s.update(2, True, True)  # bools are 1.0, both as time and as weight
+        s.update(3, np.float64(4.0), np.int64(2))
+    assert a._state() == b._state() and a.backend == "native"
+    for s in (a, b):
+        s.update(4, 2**60 + 1)  # an int past 2**53: the reference keeps it as its max time
+    assert a.to_bytes() == b.to_bytes()  # both write float(t)
+    assert a.max_timestamp == float(b.max_timestamp or 0)  # the twin holds float(t)
+    for s in (a, b):
+        with pytest.raises(TimestampError, match="finite number"):
+            s.update(1, "soon")
+        with pytest.raises(ArgumentError, match="positive finite"):
+            s.update(1, 1.0, -2)

@@ -32,7 +32,9 @@ implementation's: with ``backend="native"`` passed to the class it raises
 the default ``backend=None`` whatever ``$WINDOWAGG_BACKEND`` says, which is what the library's
 own callers use) the summary moves its whole state, heap included, to the Python
 implementation at the first such key and goes on there (``backend`` then says
-``"python"``), so the answers and bytes are those of the reference either way.
+``"python"``), so the answers and bytes are those of the reference either way. The twin
+holds times as float64: an int timestamp past 2**53 is its float there (``max_timestamp``),
+as the bytes write it on both.
 
 Invariants (checked by ``_check``): for a monitored key, ``c - over <= f <= c``; for any
 other key, ``f <= floor``; ``floor <= min c``; ``sum c + (k - m) floor <= n`` (m monitored
@@ -336,11 +338,19 @@ class ExpDecaySpaceSaving:
 
         Bad timestamps or weights raise before anything changes.
         """
+        nat = self._nat
+        if nat is not None:
+            # the twin checks t and weight itself (and changes nothing when it refuses);
+            # anything it refuses or does not hold goes through the reference's checks below
+            try:
+                if nat.update(x, t, weight):
+                    return
+            except (TypeError, ValueError):
+                pass
         if (type(t) is not int and type(t) is not float) or not -_INF < t < _INF:
             t = _bad_time(t)
         if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
             weight = QDigest._bad_weight(weight)
-        nat = self._nat
         if nat is not None:
             if nat.update(x, t, weight):
                 return
