@@ -400,7 +400,7 @@ def _fenwick_quantiles(
         f = math.exp(-m._lam * (ref - seed.landmark)) if ref > seed.landmark else 1.0
         if ref < seed.landmark:  # every event older than the seed's landmark: rescale up
             f = math.exp(m._lam * (seed.landmark - ref))
-        for node, w in proto._nodes.items():
+        for node, w in proto._items().items():
             d = node.bit_length() - 1
             shift = big_l - d
             entries.append((((node - (1 << d) + 1) << shift) - 1, shift, node, w * f))

@@ -16,6 +16,8 @@ error          D(t) = sum_i w_i exp(-lam (t - t_i)), L = ceil(log2 U):
                heavy hitters: all x with f_t(x) >= phi D(t) (phi > eps), none below
                (phi - eps) D(t)
 merge          the same bounds for the union, any merge tree (landmarks are aligned first)
+backends       ``backend=``: the held QDigest is the compiled twin or the Python reference;
+               same nodes, floats, answers and codec bytes on both
 paper          Cormode, Korn, Tirthapura 2007, section 4.1, Theorem 3; guide section 2.5
 =============  ==============================================================================
 
@@ -43,12 +45,14 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
+from windowagg._backend import Backend, resolve_backend
 from windowagg._invariants import invariant
 from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError, TimestampError
 from windowagg.sketches import _format
-from windowagg.sketches.qdigest import QDigest, QDigestBounds, _check_phi
+from windowagg.sketches.qdigest import _OVERFLOW, QDigest, QDigestBounds, _check_phi
 
 __all__ = ["ExpDecayQDigest"]
 
@@ -77,6 +81,11 @@ class ExpDecayQDigest:
     universe, eps : as :class:`QDigest`.
     lam : float
         Decay rate per time unit (> 0).
+    backend : {"auto", "native", "python"}, optional
+        The :class:`QDigest` held (:mod:`windowagg._backend`): the compiled twin or the
+        Python reference. The landmark arithmetic is this class's on both; the digest's
+        nodes, floats, answers and bytes are the same on both (a state written by one is
+        read by the other). The default follows ``$WINDOWAGG_BACKEND``.
     """
 
     __slots__ = ("_horizon", "_lam", "_lm", "_q", "_tmax")
@@ -88,10 +97,12 @@ class ExpDecayQDigest:
             return NotImplemented
         return all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
 
-    def __init__(self, universe: int, eps: float, lam: float) -> None:
+    def __init__(
+        self, universe: int, eps: float, lam: float, *, backend: Backend | None = None
+    ) -> None:
         if not isinstance(lam, (int, float)) or not (math.isfinite(lam) and lam > 0):
             raise ArgumentError(f"lam must be a positive finite number, got {lam!r}")
-        self._q = QDigest(universe, eps, backend="python")
+        self._q = QDigest(universe, eps, backend=backend)
         self._lam = float(lam)
         self._lm: float | None = None
         self._horizon = 300.0 / self._lam
@@ -101,6 +112,11 @@ class ExpDecayQDigest:
     def error_bound(universe: int, eps: float) -> QDigestBounds:
         """Bounds (fractions of D(t)) and space, as :meth:`QDigest.error_bound`. O(1)."""
         return QDigest.error_bound(universe, eps)
+
+    @property
+    def backend(self) -> str:
+        """The digest held: ``"native"`` or ``"python"``. O(1)."""
+        return self._q.backend
 
     @property
     def lam(self) -> float:
@@ -128,20 +144,27 @@ class ExpDecayQDigest:
             f"nodes={self._q.size})"
         )
 
-    def _relandmark(self, new_lm: float) -> None:
-        """Move the landmark forward, rescaling every weight. O(s)."""
-        assert self._lm is not None
-        f = _exp(-self._lam * (new_lm - self._lm))
+    def _move_to(self, new_lm: float) -> float | None:
+        """The factor exp(-lam (new_lm - landmark)) that moving the landmark forward to
+        *new_lm* rescales every weight by, None when it does not move. O(1)."""
+        lm = self._lm
+        if lm is None or not new_lm > lm:
+            return None
+        return _exp(-self._lam * (new_lm - lm))
+
+    def _check_total(self, f: float | None, add: float) -> None:
+        """ArgumentError unless the total weight after a landmark move by *f* plus *add*
+        stays a float64 (checked before anything changes). O(1), O(s) when f is given."""
         q = self._q
-        q._nodes = {k: v * f for k, v in q._nodes.items() if v * f > 0.0}
-        q._n = math.fsum(q._nodes.values())
-        q._sorted = None
-        self._lm = new_lm
+        n = q._rescaled_total(f) if f is not None else q.total_weight
+        if not (add < _INF and n + add < _INF):
+            raise ArgumentError(_OVERFLOW)
 
     def update(self, x: int, t: float, weight: float = 1.0) -> None:
         """Add key *x* observed at time *t* with *weight*. O(1) amortized.
 
-        Errors (TypeError/ValueError/TimestampError) leave the summary unchanged.
+        Errors (TypeError/ValueError/TimestampError, ArgumentError when the stored total
+        would overflow) leave the summary unchanged.
 
         >>> d = ExpDecayQDigest(16, 0.1, lam=1.0); d.update(3, 0.0); d.update(4, 1.0)
         >>> round(d.decayed_count(1.0), 6)
@@ -155,16 +178,26 @@ class ExpDecayQDigest:
         if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
             weight = q._bad_weight(weight)
         lm = self._lm
+        f = None
         if lm is None:
-            lm = self._lm = float(t)
-        a = t - lm
-        if a > self._horizon:
-            self._relandmark(float(t))
-            a = 0.0
+            lm = float(t)
+        elif t - lm > self._horizon:
+            f = self._move_to(float(t))
+            lm = float(t)
+        w = weight * _exp(self._lam * (t - lm))
+        nat = q._nat
+        if f is not None or not (w < _INF and q.total_weight + w < _INF):
+            self._check_total(f, w)
+        # checked: from here on nothing raises
+        if f is not None:
+            q._rescale(f)
+        self._lm = lm
         if t > self._tmax:
             self._tmax = t
-        w = weight * _exp(self._lam * a)
         if w <= 0.0:  # underflow: the item is negligible next to the landmark's scale
+            return
+        if nat is not None:
+            nat.update(x, w)
             return
         nodes = q._nodes
         leaf = q._base + x
@@ -175,7 +208,9 @@ class ExpDecayQDigest:
             q.compress()
 
     def update_many(self, xs: Any, ts: Any, weights: Any = None) -> None:
-        """Add many (key, time[, weight]) at once; numpy arrays are fastest. O(b log b + s).
+        """Add many (key, time[, weight]) at once: the array verb (numpy arrays are
+        fastest; the weights are computed with numpy and added by the held digest's
+        ``update_many``, one native call). O(b log b + s) Python, O(b + s) native.
 
         Everything is validated before anything changes.
         """
@@ -196,26 +231,42 @@ class ExpDecayQDigest:
             raise ArgumentError(f"{keys.size} keys but {t.size} timestamps")
         from windowagg.sketches._qdigest_kernels import key_array
 
-        key_array(np, keys, self._q.universe)  # validates keys, changes nothing
+        keys = key_array(np, keys, self._q.universe)  # validates keys, changes nothing
         tmax = float(t.max())
-        if self._lm is None:
-            self._lm = float(t.min())
-        if tmax - self._lm > self._horizon:
-            self._relandmark(tmax)
-        ww = w * np.exp(self._lam * (t - self._lm))
+        lm = self._lm
+        f = None
+        if lm is None:
+            lm = float(t.min())
+            if tmax - lm > self._horizon:  # nothing stored yet: the landmark just starts late
+                lm = tmax
+        elif tmax - lm > self._horizon:
+            f = self._move_to(tmax)
+            lm = tmax
+        with np.errstate(over="ignore"):  # an infinite weight is refused below
+            ww = w * np.exp(self._lam * (t - lm))
         keep = ww > 0
         if not keep.all():
             keys, ww = keys[keep], ww[keep]
+        with np.errstate(over="ignore"):
+            total = float(np.cumsum(ww)[-1]) if ww.size else 0.0
+        if not np.all(np.isfinite(ww)):
+            raise ArgumentError(_OVERFLOW)
+        self._check_total(f, total)
+        # checked: from here on nothing raises
+        if f is not None:
+            self._q._rescale(f)
+        self._lm = lm
         if tmax > self._tmax:
             self._tmax = tmax
         if keys.size:
             self._q.update_many(keys, ww)
 
     def merge(self, other: ExpDecayQDigest) -> None:
-        """Add *other* (same universe, eps, lam) into this summary. O(s1 + s2).
+        """Add *other* (same universe, eps, lam; either backend) into this summary.
+        O(s1 + s2).
 
         The landmarks are aligned (the later one wins) and counts added node-wise; the
-        bounds hold for the union with D = D1 + D2.
+        bounds hold for the union with D = D1 + D2. Nothing changes when it raises.
         """
         if not isinstance(other, ExpDecayQDigest):
             raise ArgumentTypeError(
@@ -232,22 +283,50 @@ class ExpDecayQDigest:
             self._lm = other._lm
             self._tmax = other._tmax
             return
-        if other._lm > self._lm:
-            self._relandmark(other._lm)
-        assert self._lm is not None
-        gamma = _exp(-self._lam * (self._lm - other._lm))
-        self._q._add_scaled(other._q, gamma)
-        self._q._nodes = {k: v for k, v in self._q._nodes.items() if v > 0.0}
+        f = self._move_to(other._lm)
+        lm = self._lm if f is None else other._lm
+        gamma = _exp(-self._lam * (lm - other._lm))
+        self._check_total(f, other._q.total_weight * gamma)
+        # checked: from here on nothing raises
+        q = self._q
+        if f is not None:
+            q._rescale(f)
+        self._lm = lm
+        q._add_scaled(other._q, gamma)
+        q._drop_zeros()
         self._tmax = max(self._tmax, other._tmax)
-        if len(self._q._nodes) > self._q._cap:
-            self._q.compress()
+        q._compress_if_full()
+
+    def merge_many(self, others: Iterable[ExpDecayQDigest]) -> None:
+        """:meth:`merge` of each summary in turn (the array verb: all checked first). The
+        result is the left-to-right fold, the same nodes and bytes as merging one by one.
+        O(sum of sizes).
+        """
+        items = list(others)
+        for o in items:
+            if not isinstance(o, ExpDecayQDigest):
+                raise ArgumentTypeError(
+                    f"can only merge an ExpDecayQDigest, got {type(o).__name__}"
+                )
+            if o._lam != self._lam:
+                raise ArgumentError(f"cannot merge lam={o._lam} into lam={self._lam}")
+            if o._q.universe != self._q.universe or o._q.eps != self._q.eps:
+                raise ArgumentError("cannot merge ExpDecayQDigests with different universe or eps")
+        before = self.copy()
+        try:
+            for o in items:
+                self.merge(o)
+        except BaseException:
+            self._q, self._lm, self._tmax = before._q, before._lm, before._tmax
+            raise
 
     def compress(self) -> None:
         """Compress the underlying digest. O(s + L)."""
         self._q.compress()
 
     def copy(self) -> ExpDecayQDigest:
-        """An independent copy (for fold-style aggregation, e.g. Spark). O(s)."""
+        """An independent copy on the same backend (for fold-style aggregation, e.g.
+        Spark). O(s)."""
         d = ExpDecayQDigest.__new__(ExpDecayQDigest)
         d._q = self._q.copy()
         d._lam, d._lm, d._horizon, d._tmax = self._lam, self._lm, self._horizon, self._tmax
@@ -267,7 +346,7 @@ class ExpDecayQDigest:
 
         *t* defaults to the largest timestamp seen.
         """
-        return self._q._n * self._scale(t)
+        return self._q.total_weight * self._scale(t)
 
     def rank(self, x: int, t: float | None = None) -> float:
         """Decayed weight of keys <= x at time t, error <= eps*D(t)/2. O(L + log s)."""
@@ -291,6 +370,19 @@ class ExpDecayQDigest:
         if self._q.is_empty():
             raise EmptyWindowError("quantile of an empty ExpDecayQDigest; add values first")
         return self._q.quantile(phi)
+
+    def quantiles(self, phis: Iterable[float]) -> list[int]:
+        """:meth:`quantile` of each phi (the array verb: one native call), every phi checked
+        first. O(s log s + k log s).
+
+        >>> d = ExpDecayQDigest(100, 0.01, lam=0.5); d.update_many(range(100), [0.0] * 100)
+        >>> d.quantiles([0.25, 0.5])
+        [24, 49]
+        """
+        ps = [_check_phi(p) for p in phis]
+        if ps and self._q.is_empty():
+            raise EmptyWindowError("quantile of an empty ExpDecayQDigest; add values first")
+        return self._q.quantiles(ps)
 
     def heavy_hitters(self, phi: float, t: float | None = None) -> list[tuple[int, float]]:
         """(key, decayed weight estimate at t), heaviest first. O(s L).
@@ -332,9 +424,18 @@ class ExpDecayQDigest:
         self._q._write_body(w)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> ExpDecayQDigest:
-        """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(s)."""
-        return _format.loads(cls, data, _format.KIND_EXP_QDIGEST, cls._read)
+    def from_bytes(cls, data: bytes, *, backend: Backend | None = None) -> ExpDecayQDigest:
+        """Rebuild from :meth:`to_bytes` of either backend (or ``WASK`` bytes) on *backend*;
+        CodecError on malformed bytes, on both backends. O(s log s).
+
+        >>> d = ExpDecayQDigest(16, 0.1, lam=1.0); d.update(3, 0.0)
+        >>> ExpDecayQDigest.from_bytes(d.to_bytes(), backend="python") == d
+        True
+        """
+        d = _format.loads(cls, data, _format.KIND_EXP_QDIGEST, cls._read)
+        if backend is not None:
+            d._q._become(resolve_backend(backend, "ExpDecayQDigest"))
+        return d
 
     def _to_codec(self) -> tuple[Any, ...]:
         return _format.to_plain(self._write)
@@ -350,9 +451,11 @@ class ExpDecayQDigest:
         lm = r.f64()
         tmax = r.f64()
         q = QDigest._read_body(r)
-        if not lam > 0 or has not in (0, 1):
+        if not 0 < lam < _INF or has not in (0, 1):
             raise r.fail(f"bad parameters lam={lam}, flag={has}")
-        d = cls(q.universe, q.eps, lam)
+        if has and not (math.isfinite(lm) and math.isfinite(tmax)):
+            raise r.fail(f"landmark {lm} and largest timestamp {tmax} must be finite")
+        d = cls(q.universe, q.eps, lam, backend="python")
         d._q = q
         if has:
             d._lm, d._tmax = lm, tmax
@@ -360,4 +463,6 @@ class ExpDecayQDigest:
                 raise r.fail("largest timestamp is too far past the landmark")
         elif not q.is_empty():
             raise r.fail("items without a landmark")
+        # the default backend (the native load checks the nodes again: CodecError)
+        q._become(resolve_backend(None, "ExpDecayQDigest"))
         return d

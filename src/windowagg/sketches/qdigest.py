@@ -461,22 +461,70 @@ class QDigest:
         # (amortized O(1) update) and the size never exceeds 12L/eps + 1
         self._cap = math.ceil(CAP_FACTOR * self._L / self._eps) + 1
 
+    # ------------------------------------------ scaling (the decayed digests, both backends)
     def _scaled(self, gamma: float) -> QDigest:
-        """A copy with every count and n multiplied by gamma > 0 (a valid digest). O(s)."""
+        """A copy with every count and n multiplied by gamma > 0 (a valid digest), on this
+        backend; ArgumentError (nothing built) if n * gamma overflows. O(s)."""
+        if not self.total_weight * gamma < _INF:
+            raise ArgumentError(_OVERFLOW)
         d = self.copy()
+        if d._nat is not None:
+            d._nat.scale(gamma, False)
+            return d
         d._nodes = {k: v * gamma for k, v in self._nodes.items()}
         d._n = self._n * gamma
         d._sorted = None
         return d
 
+    def _rescaled_total(self, f: float) -> float:
+        """The n :meth:`_rescale` (f) would set; nothing changes. O(s)."""
+        if self._nat is not None:
+            return float(self._nat.rescaled_total(f))
+        return math.fsum(w for w in (v * f for v in self._nodes.values()) if w > 0.0)
+
+    def _rescale(self, f: float) -> None:
+        """Every count times 0 < f <= 1, the counts that become 0 dropped, n their exact sum
+        (``math.fsum``; the native twin rounds the same sum correctly): a landmark move of
+        the decayed digests. O(s)."""
+        if self._nat is not None:
+            self._nat.scale(f, True)
+            return
+        self._nodes = {k: w for k, w in ((k, v * f) for k, v in self._nodes.items()) if w > 0.0}
+        self._n = math.fsum(self._nodes.values())
+        self._sorted = None
+
     def _add_scaled(self, other: QDigest, gamma: float) -> None:
-        """Add gamma * other into self without compressing (query-time combination). O(s2)."""
+        """Add gamma * other into self without compressing (query-time combination); one
+        addition per node, so the nodes' order cannot change a float. Either backend on
+        either side; ArgumentError (nothing changed) if n would overflow. O(s2)."""
+        if not self.total_weight + other.total_weight * gamma < _INF:
+            raise ArgumentError(_OVERFLOW)
+        if self._nat is not None:
+            self._nat.add_scaled(other._native_twin(), gamma)
+            return
+        if other._nat is not None:
+            other = other._python_twin()
         nodes = self._nodes
         get = nodes.get
         for k, v in other._nodes.items():
             nodes[k] = get(k, 0.0) + v * gamma
         self._n += other._n * gamma
         self._sorted = None
+
+    def _drop_zeros(self) -> None:
+        """Drop the nodes whose count is 0. O(s)."""
+        if self._nat is not None:
+            self._nat.drop_zeros()
+            return
+        self._nodes = {k: v for k, v in self._nodes.items() if v > 0.0}
+        self._sorted = None
+
+    def _compress_if_full(self) -> None:
+        """compress() when the digest holds more than its cap (the rule after a merge). O(s)."""
+        if self._nat is not None:
+            self._nat.compress_if_full()
+        elif len(self._nodes) > self._cap:
+            self.compress()
 
     # --------------------------------------------------------------- queries
     def _range_of(self, node: int) -> tuple[int, int]:

@@ -235,6 +235,29 @@ void bind_qdigest(nb::module_& m) {
             }
         })
         .def("compress", &QD::compress)
+        .def("scale", [](QD& q, double f, bool rebase) {
+            if (!(f >= 0.0 && f < INFINITY)) raise("ArgumentError", "QDigest.scale needs a finite factor >= 0, got " + std::to_string(f));
+            if (!(q.n() * f < INFINITY)) raise("ArgumentError", "QDigest: the total weight would overflow float64; scale the weights down");
+            q.scale(f, rebase);
+        }, nb::arg("f"), nb::arg("rebase"),
+           "Every count times f; rebase: drop counts that become 0 and set n to their exact sum "
+           "(math.fsum), else n times f. O(s).")
+        .def("rescaled_total", [](const QD& q, double f) {
+            if (!(f >= 0.0 && f < INFINITY)) raise("ArgumentError", "QDigest.rescaled_total needs a finite factor >= 0, got " + std::to_string(f));
+            return q.rescaled_total(f);
+        }, nb::arg("f"), "The n that scale(f, True) would set (nothing changes). O(s).")
+        .def("add_scaled", [](QD& q, const QD& o, double gamma) {
+            if (o.umax() != q.umax() || o.eps() != q.eps())
+                raise("ArgumentError", "cannot add QDigest(universe=" + universe_str(o.umax()) + ", eps=" + std::to_string(o.eps()) +
+                                           ") into QDigest(universe=" + universe_str(q.umax()) + ", eps=" + std::to_string(q.eps()) +
+                                           "): parameters must match");
+            if (!(gamma >= 0.0 && gamma < INFINITY)) raise("ArgumentError", "QDigest.add_scaled needs a finite factor >= 0, got " + std::to_string(gamma));
+            if (!(q.n() + o.n() * gamma < INFINITY)) raise("ArgumentError", "QDigest: the total weight would overflow float64; scale the weights down");
+            q.add_scaled(o, gamma);
+        }, nb::arg("other"), nb::arg("gamma"),
+           "Node-wise count += gamma * other's, n += gamma * other's n; no compress. O(s2).")
+        .def("drop_zeros", &QD::drop_zeros, "Drop the nodes whose count is 0. O(s).")
+        .def("compress_if_full", &QD::compress_if_full, "compress() when over the size cap. O(s).")
         .def("rank_bounds", [](const QD& q, uint64_t x) { return q.rank_bounds(x); })
         .def("quantile", [](const QD& q, double phi) {
             check_phi(phi);

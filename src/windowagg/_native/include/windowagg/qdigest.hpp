@@ -150,6 +150,49 @@ private:
     std::size_t size_ = 0;
 };
 
+// A correctly rounded sum of doubles, whatever their order (Shewchuk's exact partials; the
+// same number as Python's math.fsum for finite inputs whose sum is finite).
+class ExactSum {
+public:
+    void add(double x) {
+        std::size_t i = 0;
+        for (double y : parts_) {
+            if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
+            double hi = x + y;
+            double lo = y - (hi - x);
+            if (lo != 0.0) parts_[i++] = lo;
+            x = hi;
+        }
+        parts_.resize(i);
+        parts_.push_back(x);
+    }
+    double result() const {
+        if (parts_.empty()) return 0.0;
+        std::size_t n = parts_.size();
+        double hi = parts_[--n];
+        double lo = 0.0;
+        while (n > 0) {
+            double x = hi;
+            double y = parts_[--n];
+            hi = x + y;
+            double yr = hi - x;
+            lo = y - yr;
+            if (lo != 0.0) break;
+        }
+        // round half-even across the partials left: the next one decides a tie
+        if (n > 0 && ((lo < 0.0 && parts_[n - 1] < 0.0) || (lo > 0.0 && parts_[n - 1] > 0.0))) {
+            double y = lo * 2.0;
+            double x = hi + y;
+            double yr = x - hi;
+            if (y == yr) hi = x;
+        }
+        return hi;
+    }
+
+private:
+    std::vector<double> parts_;
+};
+
 class QDigestCore {
 public:
     static constexpr int CAP_FACTOR = 12;
@@ -219,6 +262,81 @@ public:
         }
         n_ += o.n_;
         sorted_ = false;
+        if (size_ > cap_) compress();
+    }
+
+    // ------------------------------------------------- scaling (the decayed digests)
+    // Every count times f >= 0 (finite). rebase: the nodes whose count becomes 0 are dropped
+    // and n is the correctly rounded sum of the counts left (the Python reference's
+    // math.fsum), as a landmark move of ExpDecayQDigest does; else n times f (a scaled
+    // copy of the digest). Does not compress. O(s).
+    void scale(double f, bool rebase) {
+        integral_ = false;
+        sorted_ = false;
+        std::size_t total = 0;
+        for (QDigestLevel& lv : levels_) {
+            if (lv.empty()) continue;
+            std::vector<std::pair<uint64_t, double>> kept;
+            kept.reserve(lv.size());
+            lv.for_each([&](uint64_t k, double v) {
+                double w = v * f;
+                if (!rebase || w > 0.0) kept.emplace_back(k, w);
+            });
+            lv.reset();
+            for (const auto& kv : kept) lv.set(kv.first, kv.second);
+            total += kept.size();
+        }
+        size_ = total;
+        n_ = rebase ? exact_sum() : n_ * f;
+    }
+
+    // The correctly rounded sum of every count times f (kept if > 0), as scale(f, true)
+    // would set n: the caller checks it before anything changes. O(s).
+    double rescaled_total(double f) const {
+        ExactSum acc;
+        for (const QDigestLevel& lv : levels_)
+            lv.for_each([&](uint64_t, double v) {
+                double w = v * f;
+                if (w > 0.0) acc.add(w);
+            });
+        return acc.result();
+    }
+
+    // Node-wise count += gamma * other's count (one addition per node, so the order of
+    // the nodes cannot change a float), n += gamma * other's n; no compress, nothing
+    // dropped. o may be *this. O(s2).
+    void add_scaled(const QDigestCore& o, double gamma) {
+        if (&o == this) {
+            QDigestCore copy(o);
+            add_scaled(copy, gamma);
+            return;
+        }
+        integral_ = false;
+        for (int d = 0; d <= L_; ++d) {
+            QDigestLevel& mine = levels_[static_cast<std::size_t>(d)];
+            mine.reserve(mine.size() + o.level(d).size());
+            o.level(d).for_each([&](uint64_t k, double v) { size_ += mine.add(k, v * gamma); });
+        }
+        n_ = n_ + o.n_ * gamma;
+        sorted_ = false;
+    }
+
+    // Drop the nodes whose count is 0 (the Python reference keeps counts > 0). O(s).
+    void drop_zeros() {
+        std::vector<uint64_t> dead;
+        for (QDigestLevel& lv : levels_) {
+            dead.clear();
+            lv.for_each([&](uint64_t k, double v) {
+                if (!(v > 0.0)) dead.push_back(k);
+            });
+            for (uint64_t k : dead) size_ -= lv.erase(k);
+        }
+        sorted_ = false;
+    }
+
+    // compress() when the digest holds more than its cap (the reference's rule after a
+    // merge of scaled digests). O(s) or nothing.
+    void compress_if_full() {
         if (size_ > cap_) compress();
     }
 
@@ -460,6 +578,11 @@ public:
     }
 
 private:
+    double exact_sum() const {
+        ExactSum acc;
+        for (const QDigestLevel& lv : levels_) lv.for_each([&](uint64_t, double v) { acc.add(v); });
+        return acc.result();
+    }
     // a node of the virtual tree: stored (cnt its count) or a branching point; `present`
     // and `cnt` become its state when its level is reached (finish), side[0/1] its
     // children's indices (or npos)
