@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from sketches.test_qdigest_backends import (  # noqa: F401  (collected here as well)
     test_a_call_that_raises_changes_nothing_on_both_backends,
+    test_large_compresses_same_nodes,
     test_lockstep_same_bytes_and_answers_after_every_step,
     test_merged_in_random_trees,
 )

@@ -312,3 +312,24 @@ def test_bad_bytes_are_codec_errors_on_both_backends() -> None:
                 r._check()
                 outcomes.append(r.to_bytes())
         assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("eps", [0.02, 0.2])
+def test_large_compresses_same_nodes(eps: float) -> None:
+    """Compresses of tens of thousands of leaves (the native one radix-sorts them): the same
+    nodes as the Python kernel's, on float keys (top bytes nearly constant) and on keys
+    spread over the whole universe, weighted and not."""
+    rng = np.random.default_rng(39)
+    m = FloatOrderMapper()
+    a, b = pair(m.universe, eps)
+    for i in range(6):
+        if i % 2:
+            keys = rng.integers(0, 2**64 - 1, 20_000, dtype=np.uint64, endpoint=True)
+        else:
+            keys = m.to_keys(rng.lognormal(0.0, 2.0, 20_000))
+        ws = None if i < 3 else rng.choice([0.5, 1.0, 3.25], keys.size)
+        for d in (a, b):
+            d.update_many(keys, ws)
+            d.compress()
+        same(a, b, [0, 2**63, int(keys[0]), 2**64 - 1])
+    a._check()

@@ -127,8 +127,10 @@ def key_array(np: Any, xs: Iterable[int], universe: int) -> Any:
     if lo < 0 or hi >= universe:
         bad = lo if lo < 0 else hi
         raise ArgumentError(f"QDigest key {int(bad)} is outside the universe [0, {universe})")
-    if a.dtype.kind == "O" or universe > 1 << 63:
+    if a.dtype.kind == "O":
         return np.array([int(v) for v in a.tolist()], dtype=np.uint64)
+    # checked in [0, universe): an int64 buffer holds them whatever the universe (a
+    # universe past 2**63 once sent every key through a Python int here: ~60 ns a key)
     return np.ascontiguousarray(a, dtype=np.uint64 if a.dtype.kind == "u" else np.int64)
 
 

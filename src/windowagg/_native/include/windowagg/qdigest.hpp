@@ -350,34 +350,52 @@ public:
     // moves it up one level per step with its count unchanged (c + 0.0 + 0.0 = c) while
     // c <= eps*n/L: the whole chain is one step here. Each subtree is finished before its
     // parent is visited (post-order), as the kernel finishes a level before the one above.
-    // O(s log s) for the sort, O(s) after it.
+    // O(s + i log i) for the sorts (the leaves radix-sorted, the i inner nodes compared),
+    // O(s) after them.
     void compress() {
         sorted_ = false;
         if (!size_) return;
         const double th = eps_ * n_ / L_;
         // pre-order: by range start, an ancestor before its descendants (16-byte keys sorted,
         // then the nodes laid out in that order)
-        // scratch kept between calls: a fresh one each time costs the kernel's page zeroing
+        // scratch kept between calls: a fresh one each time costs the kernel's page zeroing.
+        // The leaves (most of the nodes) are radix-sorted by offset; the inner nodes (at most
+        // ~4L/eps survivors of the last compress) sorted by comparison; then one merge.
         std::vector<Key>& keys = scratch_.keys;
         std::vector<std::pair<uint64_t, double>>& raw = scratch_.raw;
+        std::vector<Leaf>& leaves = scratch_.leaves;
         keys.clear();
         raw.clear();
-        keys.reserve(size_);
-        raw.reserve(size_);
-        for (int d = 0; d <= L_; ++d)
+        leaves.clear();
+        leaves.reserve(levels_[static_cast<std::size_t>(L_)].size());
+        for (int d = 0; d < L_; ++d)
             levels_[static_cast<std::size_t>(d)].for_each([&](uint64_t off, double c) {
                 keys.push_back(Key{low_of(off, L_ - d), static_cast<uint32_t>(d), static_cast<uint32_t>(raw.size())});
                 raw.emplace_back(off, c);
             });
+        levels_[static_cast<std::size_t>(L_)].for_each([&](uint64_t off, double c) { leaves.push_back(Leaf{off, c}); });
         std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
             return a.lo != b.lo ? a.lo < b.lo : a.depth < b.depth;
         });
+        radix_sort(leaves, scratch_.tmp);
         std::vector<VNode>& v = scratch_.v;
         v.clear();
         v.reserve(2 * size_ + 2);
-        if (keys[0].depth != 0) v.push_back(VNode{0, 0.0, 0, false});  // the root, unstored
-        for (const Key& k : keys)
-            v.push_back(VNode{raw[k.slot].first, raw[k.slot].second, static_cast<int>(k.depth), true});
+        if (keys.empty() || keys[0].depth != 0) v.push_back(VNode{0, 0.0, 0, false});  // the root, unstored
+        // pre-order: by range start, an ancestor before its descendants (a leaf's start is
+        // its offset, and it is the deepest node starting there)
+        {
+            std::size_t i = 0, j = 0;
+            while (i < keys.size() || j < leaves.size()) {
+                if (j == leaves.size() || (i < keys.size() && keys[i].lo <= leaves[j].off)) {
+                    const Key& k = keys[i++];
+                    v.push_back(VNode{raw[k.slot].first, raw[k.slot].second, static_cast<int>(k.depth), true});
+                } else {
+                    v.push_back(VNode{leaves[j].off, leaves[j].cnt, L_, true});
+                    ++j;
+                }
+            }
+        }
         std::vector<Out>& out = scratch_.out;
         out.clear();
         out.reserve(v.size());
@@ -606,7 +624,45 @@ private:
         uint32_t depth;
         uint32_t slot;
     };
+    struct Leaf {
+        uint64_t off;
+        double cnt;
+    };
+    // LSD radix sort by offset, a byte per pass; a pass whose byte is the same for every
+    // leaf is skipped (the top bytes of float keys hardly vary). O(b) for b leaves
+    // (a comparison sort below 512 leaves, and past 2^32 where the counts would wrap).
+    // Measured on 10M float keys at eps = 0.02 (benchmarks/cpp/qdigest_floor.cpp): the
+    // digest's update rate 7.5 -> 14 M keys/s of CPU against std::sort of every node;
+    // 11-bit digits (6 passes) measured no different.
+    static void radix_sort(std::vector<Leaf>& a, std::vector<Leaf>& tmp) {
+        const std::size_t n = a.size();
+        if (n < 512 || n >= (std::size_t{1} << 32)) {
+            std::sort(a.begin(), a.end(), [](const Leaf& x, const Leaf& y) { return x.off < y.off; });
+            return;
+        }
+        std::vector<uint32_t> cnt(8 * 256, 0);
+        for (const Leaf& x : a)
+            for (int b = 0; b < 8; ++b) ++cnt[static_cast<std::size_t>(b) * 256 + ((x.off >> (8 * b)) & 255)];
+        tmp.resize(n);
+        Leaf* src = a.data();
+        Leaf* dst = tmp.data();
+        for (int b = 0; b < 8; ++b) {
+            uint32_t* c = cnt.data() + static_cast<std::size_t>(b) * 256;
+            if (c[(src[0].off >> (8 * b)) & 255] == n) continue;
+            uint32_t sum = 0;
+            for (int i = 0; i < 256; ++i) {
+                uint32_t k = c[i];
+                c[i] = sum;
+                sum += k;
+            }
+            for (std::size_t i = 0; i < n; ++i) dst[c[(src[i].off >> (8 * b)) & 255]++] = src[i];
+            std::swap(src, dst);
+        }
+        if (src != a.data()) std::copy(src, src + n, a.data());
+    }
     struct Scratch {
+        std::vector<Leaf> leaves;
+        std::vector<Leaf> tmp;
         std::vector<Key> keys;
         std::vector<std::pair<uint64_t, double>> raw;
         std::vector<VNode> v;
