@@ -385,15 +385,23 @@ public:
         // pre-order: by range start, an ancestor before its descendants (a leaf's start is
         // its offset, and it is the deepest node starting there)
         {
-            std::size_t i = 0, j = 0;
+            std::size_t i = 0, j = 0, at = v.size();
+            v.resize(at + keys.size() + leaves.size());  // written in place: no push per node
+            VNode* w = v.data() + at;
             while (i < keys.size() || j < leaves.size()) {
+                VNode& n = *w++;
                 if (j == leaves.size() || (i < keys.size() && keys[i].lo <= leaves[j].off)) {
                     const Key& k = keys[i++];
-                    v.push_back(VNode{raw[k.slot].first, raw[k.slot].second, static_cast<int>(k.depth), true});
+                    n.off = raw[k.slot].first;
+                    n.cnt = raw[k.slot].second;
+                    n.depth = static_cast<int>(k.depth);
                 } else {
-                    v.push_back(VNode{leaves[j].off, leaves[j].cnt, L_, true});
+                    n.off = leaves[j].off;
+                    n.cnt = leaves[j].cnt;
+                    n.depth = L_;
                     ++j;
                 }
+                n.stored = true;
             }
         }
         std::vector<Out>& out = scratch_.out;
