@@ -126,10 +126,10 @@ def shape_of(size: Any, slide: Any, rows: Any, every: Any, gap: Any, start_time:
     if isinstance(size, list | tuple):
         return _shape_of_sizes(list(size), slide, slide_us, start)
     if rows is not None:
-        return Shape(rows=_count(rows, "rows"), every=_count(every, "every"), start_time=start)
+        return Shape.of(rows=_count(rows, "rows"), every=_count(every, "every"), start_time=start)
     if gap is not None:
-        return Shape(gap=_positive(gap, "gap"), start_time=start)
-    return Shape(size=_positive(size, "size"), slide=slide_us, start_time=start)
+        return Shape.of(gap=_positive(gap, "gap"), start_time=start)
+    return Shape.of(size=_positive(size, "size"), slide=slide_us, start_time=start)
 
 
 def _positive(d: Any, what: str) -> int:
@@ -175,7 +175,7 @@ def _shape_of_sizes(size: list[Any], slide: Any, slide_us: int | None, start: in
             "slide, e.g. ['5 min', '1 h'] every '5 min'"
         )
     try:
-        return Shape(size=max(sizes), slide=slide_us, start_time=start, sizes=tuple(sizes))
+        return Shape.of(size=max(sizes), slide=slide_us, start_time=start, sizes=tuple(sizes))
     except ValueError as e:
         raise ArgumentError(f"size={size!r} with slide={slide!r}: {e}") from None
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from windowagg.aggs import parse_aggs
 from windowagg.errors import ArgumentError, CodecError
 from windowagg.windows.engine import KeyStream
-from windowagg.windows.engine.assign import Shape
 from windowagg.windows.engine.core import count_tail_reason, window_key
+from windowagg.windows.engine.shapes import Shape
 
 AGGS = parse_aggs(["sum(v)", "count"])
 

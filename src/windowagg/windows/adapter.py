@@ -60,8 +60,8 @@ from windowagg.windows._common import (
     check_late_policy,
     monoid_name,
 )
-from windowagg.windows.engine.assign import Shape
 from windowagg.windows.engine.records import atomic, nonfinite
+from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.stream import KeyStream
 
 __all__ = ["EngineWindows"]
@@ -213,7 +213,7 @@ class EngineWindows(Generic[In, P, Out]):
         self._late = late
         self._bad_value = bad_value
         self._emit = emit
-        self._shapes = [Shape(start_time=self._origin, **s) for s in shapes]
+        self._shapes = [Shape.of(start_time=self._origin, **s) for s in shapes]
         self._aggs = _aggs(monoid)
         self._streams = [self._stream(s) for s in self._shapes]
         # a value the engine's admission would refuse (its lift) is refused here, so that

@@ -4,6 +4,9 @@
 admission          :mod:`.admission` — non-finite values and late events refused, with a
                    reason, by position (identity); events sorted by (key,) time
 watermark clock    :mod:`.clock` — per-key event-time watermark and lateness bound
+shapes             :mod:`.shapes` — one class per window shape behind one protocol
+                   (assignment, first window end, deadline, compaction bound, why a time
+                   is in no window): what every layout and front end asks of a shape
 assignment         :mod:`.assign` — hopping/tumbling, per-event ``(t - size, t]``, count
                    (``rows``/``every``) and session (``gap``) windows as slices of the
                    sorted events (and key ranges for an out-of-order aggregator), for
@@ -35,9 +38,10 @@ See ``docs/engine.md`` for the data path.
 from __future__ import annotations
 
 from windowagg.windows.engine.admission import Admitted, admit, admit_groups
-from windowagg.windows.engine.assign import Shape, Windows, assign, assign_groups
+from windowagg.windows.engine.assign import Windows, assign, assign_groups
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.core import GroupsResult, KeyResult, window_groups, window_key
+from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.state import Plan, plan
 from windowagg.windows.engine.stream import KeyStream
 

@@ -36,8 +36,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from windowagg.windows._common import bad_value_reason
-from windowagg.windows.engine.assign import Shape, key_shifts
+from windowagg.windows.engine.assign import key_shifts
 from windowagg.windows.engine.clock import WatermarkClock
+from windowagg.windows.engine.shapes import Shape
 
 __all__ = ["Admitted", "admit", "admit_groups"]
 
@@ -145,28 +146,9 @@ def _refusals(
             except Exception as e:  # the monoid's own refusal, whatever its type
                 reason[j] = bad_value_reason(e)
                 ok[j] = False
-    if shape is not None and shape.kind == "hopping":
-        _refuse_gaps(t, ok, reason, shape)
+    if shape is not None:
+        shape.refuse_times(t, ok, reason)
     return ok, reason
-
-
-def _refuse_gaps(t: np.ndarray, ok: np.ndarray, reason: dict[int, str], shape: Shape) -> None:
-    """Refuse the times no hopping window holds: with ``size < slide``, those whose offset
-    into their slide is ``>= size`` (a property of the time alone, so a stream refuses
-    them on arrival, as a batch does). O(m)."""
-    size, slide = shape.size, shape.slide
-    assert size is not None and slide is not None
-    if size >= slide:
-        return
-    phase = (t - shape.start_time) % slide
-    for i in np.flatnonzero(ok & (phase >= size)).tolist():
-        a = int(t[i]) - int(phase[i])
-        reason[i] = (
-            f"in no window: {int(t[i])} lies between the hopping windows [{a}, {a + size}) "
-            f"and [{a + slide}, {a + slide + size}) (size < slide leaves gaps); make "
-            "slide <= size to cover every time"
-        )
-        ok[i] = False
 
 
 def _judge_late(

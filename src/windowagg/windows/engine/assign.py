@@ -1,5 +1,5 @@
 """Window assignment: which events every window of a shape holds, for one key's sorted events
-or for many keys' at once.
+or for many keys' at once (the kernels each shape's class in :mod:`.shapes` calls).
 
 =================  ==========================================================================
 input              one key's admitted event times, sorted (ties keep input order); or many
@@ -31,6 +31,7 @@ window sequence the aggregators can also *slide* through, across keys.
 Examples
 --------
 >>> import numpy as np
+>>> from windowagg.windows.engine.shapes import Shape
 >>> w = assign(Shape(size=20, slide=10), np.array([0, 5, 12, 31]))
 >>> w.start.tolist(), w.end.tolist(), w.lo.tolist(), w.hi.tolist()
 ([-10, 0, 10, 20, 30], [10, 20, 30, 40, 50], [0, 0, 2, 3, 3], [2, 3, 3, 4, 4])
@@ -47,94 +48,12 @@ Two keys, events ``[0, 5]`` and ``[3]`` laid end to end (``starts`` = where each
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import gcd
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
-__all__ = ["HISTORY", "Shape", "Windows", "assign", "assign_groups", "key_shifts"]
-
-
-@dataclass(frozen=True)
-class Shape:
-    """One window shape (all times in the caller's integer unit, e.g. microseconds).
-
-    Exactly one of ``size`` (time windows; ``slide=None`` for per-event windows), ``rows``
-    (count windows, with ``every``) or ``gap`` (session windows). ``sizes`` (time windows
-    only) asks for several sizes at once over the same windows' ends: ``size`` is then the
-    largest (it decides the windows, :func:`assign`), and each size's window ends where
-    the row's does (:mod:`~windowagg.windows.engine.sizes`); with a ``slide`` the sizes
-    differ by multiples of it, so that they share one grid of window ends.
-
-    >>> Shape(size=10).kind, Shape(size=10, slide=5).kind, Shape(rows=3).kind
-    ('per_event', 'hopping', 'count')
-    >>> Shape(size=20, slide=5, sizes=(5, 20)).sizes
-    (5, 20)
-    >>> Shape(size=20, slide=10, sizes=(5, 20))
-    Traceback (most recent call last):
-    ...
-    ValueError: sizes (5, 20) must differ by multiples of slide 10 (to share one grid of window ends); give e.g. sizes that are multiples of the slide
-    >>> Shape(size=10, gap=3)
-    Traceback (most recent call last):
-    ...
-    ValueError: give exactly one window shape: size (with slide), rows (with every) or gap; got size=10, rows=None, gap=3
-    """
-
-    size: int | None = None
-    slide: int | None = None
-    rows: int | None = None
-    every: int = 1
-    gap: int | None = None
-    start_time: int = 0
-    sizes: tuple[int, ...] = ()
-
-    def __post_init__(self) -> None:
-        given = [x is not None for x in (self.size, self.rows, self.gap)]
-        if sum(given) != 1:
-            raise ValueError(
-                "give exactly one window shape: size (with slide), rows (with every) or gap; "
-                f"got size={self.size}, rows={self.rows}, gap={self.gap}"
-            )
-        if self.size is not None and self.size <= 0:
-            raise ValueError(f"window size must be positive, got {self.size}")
-        if self.slide is not None and (self.size is None or self.slide <= 0):
-            raise ValueError(
-                f"slide needs a time window (size) and must be positive, got {self.slide}"
-            )
-        if self.rows is not None and (self.rows <= 0 or self.every <= 0):
-            raise ValueError(
-                f"rows and every must be positive, got rows={self.rows}, every={self.every}"
-            )
-        if self.gap is not None and self.gap <= 0:
-            raise ValueError(f"session gap must be positive, got {self.gap}")
-        if self.sizes:
-            self._check_sizes()
-
-    def _check_sizes(self) -> None:
-        """Several sizes: time windows, positive and distinct, ``size`` the largest, and
-        with a slide all alike modulo the slide. O(len(sizes))."""
-        sizes = self.sizes
-        if self.size is None:
-            raise ValueError(f"sizes {sizes} need time windows (size), not rows or gap")
-        if min(sizes) <= 0 or len(set(sizes)) != len(sizes):
-            raise ValueError(f"sizes {sizes} must be positive and distinct")
-        if self.size != max(sizes):
-            raise ValueError(f"size must be the largest of sizes {sizes}, got {self.size}")
-        if self.slide is not None and any((s - self.size) % self.slide for s in sizes):
-            raise ValueError(
-                f"sizes {sizes} must differ by multiples of slide {self.slide} (to share "
-                "one grid of window ends); give e.g. sizes that are multiples of the slide"
-            )
-
-    @property
-    def kind(self) -> str:
-        """``"hopping"``, ``"per_event"``, ``"count"`` or ``"session"``. O(1)."""
-        if self.gap is not None:
-            return "session"
-        if self.rows is not None:
-            return "count"
-        return "per_event" if self.slide is None else "hopping"
+__all__ = ["HISTORY", "Assignable", "Windows", "assign", "assign_groups", "key_shifts"]
 
 
 class Windows(NamedTuple):
@@ -157,48 +76,34 @@ class Windows(NamedTuple):
     """Inclusive upper key bound of the window."""
 
 
-def assign(shape: Shape, t: np.ndarray) -> Windows:
-    """The windows of *shape* over one key's sorted int64 times *t*. O(n + windows)."""
-    t = np.asarray(t, dtype=np.int64)
-    size = shape.size
-    if shape.kind == "per_event" and size is not None and size < HISTORY:
-        # one key: the searches of _per_event without the keys' shifts (same answers)
-        return Windows(
-            start=t - size,
-            end=t.copy(),
-            lo=np.searchsorted(t, t - size, "right").astype(np.int64),
-            hi=np.searchsorted(t, t, "right").astype(np.int64),
-            keys=t,
-            key_lo=t - (size - 1),
-            key_hi=t.copy(),
-        )
-    return assign_groups(shape, t, np.array([0, len(t)], dtype=np.int64))[0]
+class Assignable(Protocol):
+    """What :func:`assign` and :func:`assign_groups` ask of a shape: a
+    :class:`~.shapes.Shape`, whose classes call this module's kernels."""
+
+    def assign(self, t: np.ndarray) -> Windows: ...
+
+    def assign_groups(self, t: np.ndarray, starts: np.ndarray) -> tuple[Windows, np.ndarray]: ...
 
 
-def assign_groups(shape: Shape, t: np.ndarray, starts: np.ndarray) -> tuple[Windows, np.ndarray]:
+def assign(shape: Assignable, t: np.ndarray) -> Windows:
+    """The windows of *shape* over one key's sorted int64 times *t* (:meth:`.Shape.assign`).
+    O(n + windows)."""
+    return shape.assign(t)
+
+
+def assign_groups(
+    shape: Assignable, t: np.ndarray, starts: np.ndarray
+) -> tuple[Windows, np.ndarray]:
     """The windows of *shape* over many keys' times at once, and how many each key has.
 
     *t* holds the keys' int64 times end to end, key ``g``'s sorted in
     ``t[starts[g]:starts[g + 1]]`` (``starts`` non-decreasing, from 0 to ``len(t)``; a key
     may have none). Returns the windows ordered by key, then end (``lo``/``hi`` index *t*),
-    and the number of windows of every key. O(n + windows + keys) in a fixed number of
-    numpy calls.
+    and the number of windows of every key (:meth:`.Shape.assign_groups`). O(n + windows +
+    keys) in a fixed number of numpy calls.
     """
     t = np.asarray(t, dtype=np.int64)
-    starts = np.asarray(starts, dtype=np.int64)
-    counts = np.diff(starts)
-    kind = shape.kind
-    if kind == "hopping":
-        assert shape.size is not None and shape.slide is not None
-        return _hopping(t, starts, counts, shape.size, shape.slide, shape.start_time)
-    if kind == "per_event":
-        assert shape.size is not None
-        return _per_event(t, starts, counts, shape.size), counts
-    if kind == "count":
-        assert shape.rows is not None
-        return _count(t, starts, counts, shape.rows, shape.every)
-    assert shape.gap is not None
-    return _session(t, starts, counts, shape.gap)
+    return shape.assign_groups(t, np.asarray(starts, dtype=np.int64))
 
 
 def key_shifts(lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
@@ -316,7 +221,7 @@ def _hopping(
 #: 0001-9999 in microseconds: ``windowagg.aggs.MAX_DURATION``) or longer means each key's
 #: whole history: an event's window holds every event of its key up to its time (ties
 #: included), from ``start`` = the key's first event time (decayed aggregations with no
-#: ``size``: ``windowagg.call``).
+#: ``size``: ``windowagg.call``); :class:`~.shapes.WholeHistory`.
 HISTORY = 315_537_897_599_999_999
 
 

@@ -18,9 +18,10 @@ import numpy as np
 
 from windowagg.errors import AggregationError
 from windowagg.windows.engine.admission import admit_groups
-from windowagg.windows.engine.assign import Shape, Windows, assign_groups
+from windowagg.windows.engine.assign import assign_groups
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.parallel import check_threads, key_runs, run_all
+from windowagg.windows.engine.shapes import Shape, count_tail_reason
 from windowagg.windows.engine.sizes import evaluate_sizes, sized_aggs
 from windowagg.windows.engine.state import Factory, Plan, evaluate, plan
 
@@ -169,8 +170,8 @@ def _one_pass(
     except AggregationError as e:
         raise _with_key(e, sizes) from e.__cause__
     refused, reasons = a.refused, a.reasons
-    if shape.kind == "count":  # events no count window holds: rejects, never dropped
-        refused, reasons = _uncounted(shape, w, new_starts, a.order, refused, reasons)
+    # events no window holds (count windows' by position): rejects, never dropped
+    refused, reasons = shape.unassigned(w, new_starts, a.order, refused, reasons)
     return GroupsResult(columns(w, results, out_aggs), sizes, refused, reasons)
 
 
@@ -239,62 +240,6 @@ def _with_key(e: AggregationError, sizes: np.ndarray) -> AggregationError:
     g = int(np.searchsorted(np.cumsum(sizes), e.window, "right"))
     return AggregationError(
         f"{e} (key #{g} in key order)", alias=e.alias, window=e.window, key=g, reason=e.reason
-    )
-
-
-def _uncounted(
-    shape: Shape,
-    w: Windows,
-    starts: np.ndarray,
-    order: np.ndarray,
-    refused: np.ndarray,
-    reasons: list[str],
-) -> tuple[np.ndarray, list[str]]:
-    """The refused positions and reasons plus the admitted events no count window holds:
-    a key's last events after its last window (fewer than ``every``), and with ``rows <
-    every`` the events between windows (``in no window: ...``). O(n + windows)."""
-    n = len(order)
-    if not n:
-        return refused, reasons
-    depth = np.cumsum(np.bincount(w.lo, minlength=n + 1) - np.bincount(w.hi, minlength=n + 1))
-    out = np.flatnonzero(depth[:n] == 0)
-    if not len(out):
-        return refused, reasons
-    assert shape.rows is not None
-    rows, every = shape.rows, shape.every
-    counts = np.diff(starts)
-    key = np.searchsorted(starts, out, "right") - 1
-    position = out - starts[key]  # in the key's (time, arrival) order
-    count = counts[key]
-    full = count // every * every  # the key's events up to its last window
-    why = []
-    for p, f, c in zip(position.tolist(), full.tolist(), count.tolist(), strict=True):
-        if p >= f:
-            why.append(count_tail_reason(c - f, every))
-        else:
-            why.append(
-                f"in no window: count windows of the last {rows} of every {every} events "
-                "skip it (rows < every leaves events out); make rows >= every to cover every "
-                "event"
-            )
-    all_refused = np.concatenate([refused, order[out]]).astype(np.int64)
-    all_reasons = [*reasons, *why]
-    by_position = np.argsort(all_refused, kind="stable")
-    return all_refused[by_position], [all_reasons[i] for i in by_position.tolist()]
-
-
-def count_tail_reason(last: int, every: int) -> str:
-    """Why one of a key's *last* events (fewer than *every*, after its last count window)
-    is in no window: the reject reason of the batch front ends, and of a stream's or the
-    object API's close (:meth:`~.stream.KeyStream.tail`). O(1).
-
-    >>> count_tail_reason(1, 2)[:60]
-    "in no window: one of its key's last 1 events in time order, "
-    """
-    return (
-        f"in no window: one of its key's last {last} events in time order, which complete "
-        f"no count window (one closes every {every} events); use every=1 for a window per "
-        "event, or a time window"
     )
 
 

@@ -5,7 +5,8 @@ array (``bigint``), a float64 array (``double``; an empty answer, ``None``, beco
 or a list (any other type, e.g. a user monoid's tuples). O(windows) per column.
 
 >>> import numpy as np
->>> from windowagg.windows.engine.assign import Shape, assign
+>>> from windowagg.windows.engine.assign import assign
+>>> from windowagg.windows.engine.shapes import Shape
 >>> from windowagg.aggs import parse_aggs
 >>> w = assign(Shape(size=10, slide=10), np.array([1, 12]))
 >>> c = columns(w, {"count": [1, 1], "max_v": [4.0, None]}, parse_aggs(["count", "max(v)"]))

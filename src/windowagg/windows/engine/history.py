@@ -69,7 +69,7 @@ import numpy as np
 
 from windowagg import codec
 from windowagg.errors import ArgumentError, CodecError
-from windowagg.windows.engine.assign import HISTORY, Shape, Windows
+from windowagg.windows.engine.assign import Windows
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.layout import Layout
@@ -90,6 +90,7 @@ from windowagg.windows.engine.records import (
     encode_events,
     take_events,
 )
+from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.state import Factory, Plan, Unlowered, plan
 
 __all__ = ["CHUNK_TAG", "FROZEN_KEY", "HistoryFold", "chunk_key", "fits"]
@@ -114,12 +115,7 @@ def chunk_key(n: int) -> int:
 def whole_history(shape: Shape) -> bool:
     """Whether *shape* is each key's whole history (per-event windows at least
     :data:`~.assign.HISTORY` long). O(1)."""
-    return (
-        shape.kind == "per_event"
-        and not shape.sizes
-        and shape.size is not None
-        and shape.size >= HISTORY
-    )
+    return shape.whole_history and not shape.sizes
 
 
 def fits(shape: Shape, p: Plan, aggs: Sequence[Any]) -> bool:

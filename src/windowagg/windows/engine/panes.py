@@ -95,7 +95,7 @@ from windowagg import codec
 from windowagg.errors import AggregationError, CodecError
 from windowagg.monoids.base import declared_kind
 from windowagg.monoids.builtins import Max, Min, Sum
-from windowagg.windows.engine.assign import Shape, Windows
+from windowagg.windows.engine.assign import Windows
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.covers import LEVEL_BITS, cover, covers, fold_covers
 from windowagg.windows.engine.emit import columns
@@ -118,6 +118,7 @@ from windowagg.windows.engine.records import (
     sorted_events,
     take_events,
 )
+from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.sizes import at_row, empty_answer, size_label, sized_aggs, spread
 from windowagg.windows.engine.state import (
     Factory,
@@ -158,7 +159,7 @@ def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
     aggregations, answered as of each window's end, keep the event log) or an exact
     quantile (the :class:`~.values.Values` component: one cursor per size). O(aggregations)."""
     timed = any(g.timed for g in p.groups)
-    return shape.kind == "hopping" and emit == "watermark" and not timed
+    return shape.grid and emit == "watermark" and not timed
 
 
 def _fold(m: Any, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, make: Factory) -> list[Any]:
@@ -367,7 +368,7 @@ class PaneStream(Layout):
         if not fits(shape, self._plan):
             raise ValueError(
                 f"PaneStream needs hopping windows of untimed aggregations, got a {shape.kind} "
-                "window" + (" with decayed aggregations" if shape.kind == "hopping" else "")
+                "window" + (" with decayed aggregations" if shape.grid else "")
             )
         assert shape.size is not None and shape.slide is not None
         self._aggs = list(aggs)

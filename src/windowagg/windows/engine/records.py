@@ -34,8 +34,8 @@ import numpy as np
 from windowagg import codec
 from windowagg.errors import CodecError
 from windowagg.windows.engine.admission import Admitted, admit
-from windowagg.windows.engine.assign import Shape
 from windowagg.windows.engine.clock import WatermarkClock
+from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.state import Plan
 
 __all__ = [

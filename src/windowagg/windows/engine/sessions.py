@@ -68,7 +68,7 @@ import numpy as np
 from windowagg import codec
 from windowagg.errors import AggregationError, CodecError
 from windowagg.monoids.base import declared_kind
-from windowagg.windows.engine.assign import Shape, Windows, assign
+from windowagg.windows.engine.assign import Windows, assign
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.records import (
     NO_DELTA,
@@ -78,6 +78,7 @@ from windowagg.windows.engine.records import (
     check_config,
     take_events,
 )
+from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.state import Group, Plan, aggregation_message, group_input
 from windowagg.windows.engine.stream import EventLog
 
@@ -99,7 +100,7 @@ def fits(shape: Shape, p: Plan) -> bool:
     monoids, decayed ones only where the monoid declares a constant-size partial
     (``partial = "constant"``: exponential decay); no exact quantile. O(aggregations)."""
     return (
-        shape.gap is not None
+        shape.merges
         and not p.quantiles
         and all(
             not g.timed or getattr(g.monoid, "partial", None) in _FOLDED_TIMED for g in p.groups

@@ -54,7 +54,8 @@ import numpy as np
 
 from windowagg.errors import AggregationError
 from windowagg.exact_quantile import ExactQuantile
-from windowagg.windows.engine.assign import Shape, Windows, _search
+from windowagg.windows.engine.assign import Windows, _search
+from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.state import (
     Factory,
     Plan,
@@ -123,7 +124,7 @@ def evaluate_sizes(
     that size holds an event. O(sizes · (n + windows)) aggregator operations.
     """
     end, hi = w.end, w.hi
-    per_event = shape.slide is None
+    per_event = shape.per_event
     ev_counts = np.diff(starts)
     # exact quantiles: one wavelet matrix per column for every size (per-event windows,
     # one per event and size, keep the slide)

@@ -82,7 +82,7 @@ import numpy as np
 
 from windowagg import codec
 from windowagg.errors import ArgumentError, CodecError
-from windowagg.windows.engine.assign import HISTORY, Shape, Windows, assign
+from windowagg.windows.engine.assign import Windows, assign
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.core import count_tail_reason
 from windowagg.windows.engine.emit import columns
@@ -108,6 +108,7 @@ from windowagg.windows.engine.records import (
     sorted_events,
     take_events,
 )
+from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.sizes import evaluate_sizes, sized_aggs
 from windowagg.windows.engine.state import (
     Factory,
@@ -239,18 +240,12 @@ class EventLog(Layout):
             raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
         self._context = tuple(context)  # the caller's parameters, in config()
         self._deltas = deltas  # False: no store takes the deltas, nothing is encoded
-        if shape.kind == "count":
-            assert shape.rows is not None
-            if shape.rows < shape.every:
-                raise ArgumentError(
-                    f"count windows of rows={shape.rows} every={shape.every} events leave "
-                    "events out of every window, and a stream cannot reject them on arrival "
-                    "(a later event may still shift their position); use rows >= every in "
-                    "streaming, or a batch front end, which rejects them ('in no window: ...')"
-                )
+        refusal = shape.stream_refusal()
+        if refusal is not None:
+            raise ArgumentError(refusal)
         self._judge = judge
         self._plan = planned if planned is not None else plan(aggs)
-        if emit == "arrival" and (shape.kind != "per_event" or self._plan.quantiles):
+        if emit == "arrival" and (not shape.per_event or self._plan.quantiles):
             raise ArgumentError(
                 "emit='arrival' answers per-event windows (size without slide) of monoid "
                 f"aggregations as of each event's arrival; got a {shape.kind} window"
@@ -368,7 +363,7 @@ class EventLog(Layout):
         shape (time settles every event). Changes nothing. O(every)."""
         s = self._shape
         n = len(self._events.t)
-        if s.kind != "count" or not n:
+        if not s.positional or not n:  # time settles every event of the other shapes
             return Tail(_take(self._events, slice(0, 0)), [])
         total = self._dropped + n
         full = total // s.every * s.every  # the events up to the last complete window
@@ -389,7 +384,7 @@ class EventLog(Layout):
         Other shapes have no tail. O(k) + ``get``."""
         out = np.full(len(t), None, dtype=object)
         s, b = self._shape, self._clock.bound
-        if s.kind != "count" or not len(t):
+        if not s.positional or not len(t):
             return out
         need = np.arange(len(t)) >= len(t) - (s.every - 1)
         if b is not None:
@@ -465,13 +460,7 @@ class EventLog(Layout):
         got = self._wcache
         if got is not None and got[0] is self._events:
             return got[1]
-        s = self._shape
-        t = self._events.t
-        if s.kind == "count":
-            assert s.rows is not None
-            w = _count(t, s.rows, s.every, self._dropped)
-        else:
-            w = assign(s, t)
+        w = self._shape.stored_windows(self._events.t, self._dropped)
         self._wcache = (self._events, w)
         return w
 
@@ -486,21 +475,16 @@ class EventLog(Layout):
         r = len(w.end)
         if wm is None or not r:
             return self._columns(w, np.zeros(r, dtype=bool), np.zeros(0, np.int64), w.start)
-        new_before = np.concatenate([[0], np.cumsum(is_new)])
-        holds_new = new_before[w.hi] > new_before[w.lo]
-        kind = self._shape.kind
-        if kind == "count":
-            first_new = int(np.argmax(is_new)) if is_new.any() else len(is_new)
-            holds_new = w.hi > first_new
+        holds_new = self._shape.holds_new(w, is_new)
         closed = w.end <= wm
         fresh = closed if emitted is None else closed & (w.end > emitted)
         emit = fresh | (closed & holds_new)
         rev = np.zeros(r, dtype=np.int64)
-        ids = self._ids(w)
-        if kind == "session":
+        ids = self._shape.window_ids(w, self._events.seq)
+        if self._shape.merges:
             self._session_revisions(w, emit, rev)
         elif emitted is not None:
-            before = self._emitted_before(w, is_new, old_n, old_sorted, emitted)
+            before = self._shape.emitted_before(w, is_new, old_sorted, emitted, self._dropped)
             again = np.flatnonzero(emit & ~fresh & before)
             for j in again.tolist():
                 key = int(ids[j])
@@ -515,7 +499,7 @@ class EventLog(Layout):
         """Per-event windows found by searches (not the whole history): :meth:`_step` and
         :meth:`deadline` then look only at the windows they emit. O(1)."""
         s = self._shape
-        return s.kind == "per_event" and not s.sizes and s.size is not None and s.size < HISTORY
+        return s.trails and not s.sizes
 
     def _close_per_event(self, is_new: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
         """:meth:`_close` for per-event windows, over the windows it emits only: those
@@ -559,45 +543,6 @@ class EventLog(Layout):
             self._revs[key] = (int(end[j]), prev + 1)
         self._emitted_wm = wm if emitted is None else max(emitted, wm)
         return self._columns(w, np.ones(len(c), dtype=bool), rev, ids)
-
-    def _ids(self, w: Windows) -> np.ndarray:
-        kind = self._shape.kind
-        if kind == "per_event":
-            return self._events.seq
-        if kind == "count":
-            return w.key_hi
-        return w.start
-
-    def _emitted_before(
-        self,
-        w: Windows,
-        is_new: np.ndarray,
-        old_n: int,
-        old_sorted: np.ndarray,
-        emitted: int,
-    ) -> np.ndarray:
-        """Per window: whether it was emitted before this batch."""
-        kind = self._shape.kind
-        if kind == "hopping":
-            new_before = np.concatenate([[0], np.cumsum(is_new)])
-            olds = (w.hi - w.lo) - (new_before[w.hi] - new_before[w.lo])
-            out: np.ndarray = (olds > 0) & (w.end <= emitted)
-            return out
-        if kind == "per_event":
-            out = ~is_new & (w.end <= emitted)
-            return out
-        # count windows: the ordinal; emitted if it existed with an end <= emitted then
-        s = self._shape
-        assert s.rows is not None
-        ordinal = w.key_hi
-        old_t = old_sorted
-        last_old = ordinal * s.every + (s.every - 1) - self._dropped
-        existed = last_old < old_n
-        if not old_n:  # every stored event was compacted away: nothing to index
-            return existed
-        old_end = np.where(existed, old_t[np.minimum(last_old, old_n - 1)], 0)
-        out = existed & (old_end <= emitted)
-        return out
 
     def _session_revisions(self, w: Windows, emit: np.ndarray, rev: np.ndarray) -> None:
         """A session emitted supersedes the emitted sessions it contains (revision + 1)."""
@@ -675,33 +620,16 @@ class EventLog(Layout):
         t = self._events.t
         if b is None or not len(t):
             return 0
-        s = self._shape
-        kind = s.kind
-        if kind in ("hopping", "per_event"):
-            assert s.size is not None
-            return int(np.searchsorted(t, b - s.size, "right"))
-        if kind == "session":
-            assert s.gap is not None
-            w = assign(s, t)
-            live = np.flatnonzero(w.end >= b)
-            return int(w.lo[live[0]]) if len(live) else len(t)
-        assert s.rows is not None
-        # a later event lands at a global position >= p (the events older than the
-        # bound), so every window still to be emitted or changed ends at or after p and
-        # starts at or after p - rows + 1
-        p = self._dropped + int(np.searchsorted(t, b, "left"))
-        return int(min(max(0, p - s.rows + 1 - self._dropped), len(t)))
+        return self._shape.dead(t, b, self._dropped)
 
     def _compact(self) -> bool:
         """Drop the dead prefix when it is at least half the stored events; prune the
         revisions no later event can change. Returns whether the events were rewritten."""
         b = self._clock.bound
         if b is not None:
-            if self._shape.kind != "hopping":
-                self._revs = {k: v for k, v in self._revs.items() if v[0] >= b}
-            else:
-                self._revs = {k: v for k, v in self._revs.items() if v[0] > b}
-            if self._shape.kind == "session" and self._sessions:
+            revisable = self._shape.revisable
+            self._revs = {k: v for k, v in self._revs.items() if revisable(v[0], b)}
+            if self._shape.merges and self._sessions:
                 self._sessions = self._live_sessions(b)
         dead = self._dead()
         n = len(self._events.t)
@@ -745,16 +673,8 @@ class EventLog(Layout):
             pending = w.end[w.end > wm] if wm is not None else w.end
             if len(pending) and self._emit == "watermark":
                 return int(pending.min())
-        if s.kind == "count":
-            return None
-        top = int(t.max())
-        if s.kind == "session":
-            assert s.gap is not None
-            at = top + s.gap + self._lateness + 1
-        else:
-            assert s.size is not None
-            at = top + s.size + self._lateness
-        return None if wm is not None and at <= wm else at
+        at = s.deadline(int(t.max()), self._lateness)  # None: count windows wait for events
+        return None if at is None or (wm is not None and at <= wm) else at
 
     def expired(self) -> bool:
         """Whether the state can go: nothing it holds can be emitted or revised any more
@@ -763,7 +683,7 @@ class EventLog(Layout):
         later event, and its last events wait for the later ones that complete their
         windows (compaction keeps it to the events a later window or late event can still
         reach). O(n)."""
-        if self._shape.kind == "count":
+        if self._shape.positional:
             return not len(self._events.t) and not self._dropped
         return self.deadline() is None
 
@@ -1013,23 +933,3 @@ class KeyStream:
     def _check(self) -> None:
         """The layout's invariants (O(stored))."""
         self._state._check()
-
-
-def _count(t: np.ndarray, rows: int, every: int, offset: int) -> Windows:
-    """Count windows over the stored events, which start at global position *offset*."""
-    n = len(t)
-    total = offset + n
-    last_g = np.arange(every - 1, total, every, dtype=np.int64)
-    last_g = last_g[last_g >= offset]
-    first_g = np.maximum(last_g - (rows - 1), 0)
-    first = np.maximum(first_g - offset, 0)
-    last = last_g - offset
-    return Windows(
-        start=t[first],
-        end=t[last],
-        lo=first,
-        hi=last + 1,
-        keys=np.arange(offset, total, dtype=np.int64),
-        key_lo=first_g,
-        key_hi=(last_g - (every - 1)) // every,  # the window's ordinal
-    )

@@ -70,7 +70,7 @@ import numpy as np
 from windowagg import codec
 from windowagg.errors import AggregationError, ArgumentError, CodecError
 from windowagg.ooo import FiBA
-from windowagg.windows.engine.assign import HISTORY, Shape, Windows
+from windowagg.windows.engine.assign import Windows
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.emit import columns
 from windowagg.windows.engine.layout import Layout
@@ -90,6 +90,7 @@ from windowagg.windows.engine.records import (
     sorted_events,
     take_events,
 )
+from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.sizes import size_label, sized_aggs
 from windowagg.windows.engine.state import Group, Plan, Unlowered, aggregation_message, plan
 
@@ -126,10 +127,7 @@ def fits(shape: Shape, p: Plan, emit: str = "watermark", factory: Any = None) ->
     (one or several sizes, not the whole history), no exact quantiles, every timed
     aggregation declaring a constant or summary partial, and no FIFO aggregator *factory*
     of the caller's (the tree is an ``ooo.FiBA``, not one). O(aggregations)."""
-    if shape.kind != "per_event" or p.quantiles or factory is not None:
-        return False
-    sizes = shape.sizes or (shape.size,)
-    if any(s is None or s >= HISTORY for s in sizes):
+    if not shape.trails or p.quantiles or factory is not None:  # every size < HISTORY
         return False
     return all(_timed_fits(g.monoid) for g in p.groups if g.timed)
 
