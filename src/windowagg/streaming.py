@@ -185,13 +185,13 @@ def _config(call: WindowCall, lateness: tuple[int, int]) -> tuple[Any, ...]:
     aggs = agg_signature(call.aggs)  # parameters, never an object's address
     shape = (s.size, s.slide, s.rows, s.every, s.gap, s.start_time, tuple(s.sizes))
     out = ("stream", tuple(call.keys), call.time, call.time_unit, aggs, shape, lateness)
-    return (*out, ("rows carried", True)) if s.kind == "count" else out
+    return (*out, ("rows carried", True)) if s.positional else out
 
 
 def _older(call: WindowCall, config: tuple[Any, ...]) -> tuple[tuple[Any, ...], str] | None:
     """The configuration a windowagg before count windows' carried rows wrote for this
     call, and why such a store is refused (None: the call's configuration never changed)."""
-    if call.shape.kind != "count":
+    if not call.shape.positional:
         return None
     return config[:-1], (
         "was written by a windowagg whose count-window state kept no rows, so the events "
@@ -284,7 +284,7 @@ class Stream:
             "planned": plan(call.aggs),
             "deltas": store is not None,
         }
-        self._carry = call.shape.kind == "count"  # rows kept for the tail's rejects
+        self._carry = call.shape.positional  # rows kept for the tail's rejects
         if self._carry:
             self._options["carry"] = CARRY
         # refuses a shape no stream takes; its layout groups the pieces into store rows

@@ -235,10 +235,7 @@ class EngineWindows(Generic[In, P, Out]):
         sh = self._shapes[0]
         self._grid = (
             (sh.start_time, sh.size, sh.slide)
-            if len(self._shapes) == 1
-            and sh.kind == "hopping"
-            and sh.size is not None
-            and sh.slide is not None
+            if len(self._shapes) == 1 and sh.grid and sh.size is not None and sh.slide is not None
             else None
         )
         self._fast = False  # int times known, no probe, no gaps, no raise: insert's fast path
@@ -539,19 +536,8 @@ class EngineWindows(Generic[In, P, Out]):
         return x, None
 
     def _gap(self, x: int) -> str | None:
-        """The engine's reason for a time in no hopping window (``size < slide``)."""
-        s = self._shapes[0]
-        if s.kind != "hopping" or s.size is None or s.slide is None or s.size >= s.slide:
-            return None
-        phase = (x - s.start_time) % s.slide
-        if phase < s.size:
-            return None
-        a = x - phase
-        return (
-            f"in no window: {x} lies between the hopping windows [{a}, {a + s.size}) and "
-            f"[{a + s.slide}, {a + s.slide + s.size}) (size < slide leaves gaps); make "
-            "slide <= size to cover every time"
-        )
+        """The engine's reason for a time in no window (hopping ``size < slide``)."""
+        return self._shapes[0].no_window(x)
 
     def _reject(self, t: Any, v: Any, reason: str, code: str) -> None:
         self._counts[code] += 1
@@ -621,7 +607,7 @@ class EngineWindows(Generic[In, P, Out]):
         """Whether insert may take its fast path: int times (known), no probe, no gaps,
         emission at the watermark, no policy that raises, open, a time admitted."""
         s = self._shapes[0]
-        gaps = s.kind == "hopping" and (s.size or 0) < (s.slide or 0)
+        gaps = s.gaps
         self._fast = (
             self._times.dt is False
             and not self._probe
@@ -667,17 +653,7 @@ class EngineWindows(Generic[In, P, Out]):
     def _first_end(self, x: int) -> float:
         """A lower bound of the end of any window that an event at *x* can close."""
         s = self._shapes[0]
-        if s.kind == "hopping":  # every size's (SharedWindows): a larger one can end first
-            ends = []
-            for h in self._shapes:
-                assert h.size is not None and h.slide is not None
-                k = -((h.start_time - x + h.size - 1) // h.slide)  # ceil((x-size+1-st)/slide)
-                ends.append(h.start_time + k * h.slide + h.size)
-            return min(ends)
-        if s.kind == "session":
-            assert s.gap is not None
-            return x + s.gap
-        if s.kind == "count" and self._due == _INF:
+        if s.positional and self._due == _INF:
             # every complete window emitted (else _due is the oldest pending one's end,
             # which an event that shifts positions can make earlier): none can close
             # before the events complete the next one
@@ -685,24 +661,25 @@ class EngineWindows(Generic[In, P, Out]):
             done = self._counts["accepted"]
             if done + len(self._buf_t) < (done // every + 1) * every:
                 return _INF
-        return x
+        shapes = self._shapes
+        if len(shapes) == 1:
+            return s.first_end(x)
+        # every size's (SharedWindows): a larger one's first window can end first
+        return min(h.first_end(x) for h in shapes)
 
     def _deadline(self) -> float:
         """The earliest watermark at which the engine can emit again (a lower bound)."""
         s = self._shapes[0]
-        if s.kind == "hopping" and self._max_t is not None and self._emit == "watermark":
+        if s.grid and self._max_t is not None and self._emit == "watermark":
             # the next grid end after the watermark: O(1), where the engine's deadline()
             # assigns every stored pane (an extra micro-batch at an empty end is harmless)
-            assert s.slide is not None
-            wm, st, sl = self._max_t - self._ooo, s.start_time, s.slide
+            wm = self._max_t - self._ooo
+            ends = [h.next_end(wm) for h in self._shapes]
             self._due_grid = True  # the next grid end: no event at or past wm ends before it
-            return float(min(st + z + ((wm - st - z) // sl + 1) * sl for z in self._sizes_engine()))
+            return float(min(e for e in ends if e is not None))
         self._due_grid = False
         d = [st.deadline() for st in self._streams]
         return min((float(x) for x in d if x is not None), default=_INF)
-
-    def _sizes_engine(self) -> list[int]:
-        return [int(sh.size) for sh in self._shapes if sh.size is not None]
 
     # ------------------------------------------------------------------ emission
     def _flush(self, out: list[WindowResult[Out]] | None = None) -> None:

@@ -432,7 +432,7 @@ class EventLog(Layout):
         if cols is None and self._per_event_search():
             cols, ids = self._close_per_event(is_new)
         elif cols is None:
-            cols, ids = self._close(is_new, old_n, old.t)
+            cols, ids = self._close(is_new, old.t)
         put: dict[int, bytes] = {}
         delete: tuple[int, ...] = ()
         enc = encode_chunk if self._deltas else _no_bytes
@@ -465,7 +465,7 @@ class EventLog(Layout):
         return w
 
     def _close(
-        self, is_new: np.ndarray, old_n: int, old_sorted: np.ndarray
+        self, is_new: np.ndarray, old_sorted: np.ndarray
     ) -> tuple[dict[str, Any], np.ndarray]:
         """The windows to emit after a merge (``is_new`` marks the batch's events among the
         stored ones; *old_sorted*: the stored times before it)."""
