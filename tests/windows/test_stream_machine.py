@@ -628,3 +628,29 @@ def test_decayed_summaries_compare_by_state_so_a_trailing_stream_passes_its_chec
         s = KeyStream(parse([agg]), Shape(size=S), allowed_lateness=S, deltas=False)
         s.feed(np.array([0, S, S // 2]), {"v": np.array([0.0, 1.0, 2.0])})
         s._check()
+
+
+def test_a_decayed_median_tying_half_the_weight_agrees_with_the_batch() -> None:
+    """Found by the machine: a per-event window whose weights below a value sum to half
+    the window's in real arithmetic; the stream's q-digest and the batch's exact kernel
+    summed them in other orders, and the rounding picked 0.0 on one side, -0.5 on the
+    other. Both now take the smallest value reaching ``(1 - 2**-40)`` of the rank."""
+    state = StreamMachine()
+    state.setup(
+        cell=Cell(
+            kind="per_event",
+            shape={"size": 2, "slide": None},
+            classes=("monoid", "summary"),
+            aggs=["max(v)", "decayed_p50(v, half_life=3)"],
+            ooo=0,
+            allowed=1,
+            judge="arrival",
+            deltas=False,
+        )
+    )
+    state.checked()
+    state.feed(events=[(0, -0.5), (-1, 0.0), (-1, -0.5), (-1, -0.5), (-1, -1.0)], forward=1)
+    state.checked()
+    state.feed(events=[(0, 0.0), (-1, 0.0), (-1, 0.0)], forward=0)
+    state.checked()
+    state.teardown()

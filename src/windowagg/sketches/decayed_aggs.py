@@ -62,7 +62,7 @@ import numpy as np
 
 from windowagg.errors import ArgumentError
 from windowagg.sketches.decay import PolynomialDecay
-from windowagg.sketches.exact_decay import fenwick_below, quantile_slices, top_k_slices
+from windowagg.sketches.exact_decay import SNAP, fenwick_below, quantile_slices, top_k_slices
 from windowagg.sketches.exp_qdigest import ExpDecayQDigest
 from windowagg.sketches.mapping import FloatOrderMapper
 from windowagg.sketches.space_saving import ExpDecaySpaceSaving
@@ -442,7 +442,8 @@ def _fenwick_quantiles(
         if total <= 0.0:
             out.append(math.nan)
             continue
-        at = fenwick_below(tree, n, top, phi * total)  # the largest prefix below the target
+        # the largest prefix below the target (the slack of QDigest.quantile's rank)
+        at = fenwick_below(tree, n, top, (phi * total) * SNAP)
         out.append(_MAPPER.to_value(his[min(at, n - 1)]))
     del end  # every window's quantile is the same as of any time (Theorem 3)
     return np.asarray(out, dtype=np.float64)

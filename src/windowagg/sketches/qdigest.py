@@ -58,6 +58,7 @@ from windowagg._invariants import invariant
 from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError
 from windowagg.sketches import _format
 from windowagg.sketches import _qdigest_kernels as _k
+from windowagg.sketches.exact_decay import SNAP
 
 __all__ = ["QDigest", "QDigestBounds"]
 
@@ -624,7 +625,10 @@ class QDigest:
         """An eps-approximate phi-quantile q: W(< q) <= (phi+eps)n and W(<= q) >= (phi-eps)n.
 
         More precisely W(<= q) >= phi*n (q is the smallest node end whose certified rank
-        reaches phi*n, so an uncompressed digest answers exactly) and W(< q) <= (phi+eps)n.
+        reaches phi*n, so an uncompressed digest answers exactly) and W(< q) <= (phi+eps)n,
+        up to a slack of ``2**-40`` relative (``exact_decay.SNAP``) that absorbs the float
+        rounding of the sums: a rank that ties phi*n resolves the same way whatever the
+        order of summation, and as the exact decayed quantile resolves it.
         Raises EmptyWindowError when the digest is empty. O(log s) after the first query
         following a mutation.
 
@@ -639,7 +643,7 @@ class QDigest:
             raise EmptyWindowError("quantile of an empty QDigest; add values first")
         his, pref, _ = self._post_order()
         n = self._n
-        target = phi * n
+        target = phi * n * SNAP  # a rank tying phi*n resolves alike whatever the summing
         if target <= 0:
             # phi = 0: the first node with positive count; W(< q) <= eps*n
             for h, p in zip(his, pref, strict=False):

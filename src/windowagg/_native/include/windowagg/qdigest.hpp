@@ -505,10 +505,13 @@ public:
         return s;
     }
 
-    // the smallest node end whose prefix reaches phi*n (the digest is not empty)
+    // the smallest node end whose prefix reaches (1 - 2^-40) phi n (the digest is not
+    // empty): the slack absorbs the rounding of the sums, so that a rank tying phi n
+    // exactly resolves the same way whatever the order of summation (as the exact
+    // decayed quantile's SNAP)
     uint64_t quantile(double phi) const {
         const std::vector<Post>& p = post();
-        double target = phi * n_;
+        double target = phi * n_ * (1.0 - 0x1p-40);
         if (target <= 0) {
             for (std::size_t i = 0; i < p.size(); ++i)
                 if (pref_[i] > 0) return p[i].hi;
