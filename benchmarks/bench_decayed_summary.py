@@ -20,7 +20,9 @@ rows: ``percentile_approx(v, [0.5, 0.9, 0.99])`` (undecayed quantiles, rank erro
 for ``kind="quantiles"`` and ``groupBy(c).count()``'s top 10 (exact undecayed counts) for
 ``kind="top_k"`` (1-day half-life, eps 0.01: decayed quantiles' ranks and decayed weights
 within eps D); medians of ``--repeats``, interleaved, the ratios and the load; the decayed
-answers then checked against exact decayed values (Spark aggregations, not timed).
+answers then checked against exact decayed values (Spark aggregations, not timed); beside
+them the same plan with a function that only counts its rows (the Arrow transfer's floor);
+``--kinds quantiles`` or ``top_k`` times one pair only.
 
 ``--floor``: what ``top_k(c, 10)``'s texts cost at least per event over each key's whole
 history (``--events`` of them, 1M: 10M weights): CPU seconds of the exact per-event ``p99``,
@@ -29,7 +31,7 @@ the texts' mean length; then ``benchmarks/cpp/float_text_floor.cpp`` (compiled w
 machine's g++): ``std::to_chars`` of 10 doubles per event, digits only.
 
 Run: ``.venv/bin/python -m benchmarks decayed_summary [--repeats R] [--partitions P] [--quick]
-[--window-agg [--events N]] [--floor] [--spark-rows N]``.
+[--window-agg [--events N]] [--floor] [--spark-rows N [--kinds K]]``.
 """
 
 from __future__ import annotations
@@ -160,11 +162,11 @@ def floor_figures(repeats: int, n: int) -> int:
     return 0
 
 
-def spark_rows_figures(repeats: int, n: int, partitions: int) -> int:
+def spark_rows_figures(repeats: int, n: int, partitions: int, kinds: list[str]) -> int:
     """Spark's ``decayed_summary`` on *n* synthetic rows against Spark's own whole-stream
-    answers on the same cached DataFrame (see the docstring): each call timed *repeats*
-    times, the four interleaved; medians, the ratios, the load, then the decayed answers
-    checked against their exact values (one Spark aggregation each, not timed)."""
+    answers on the same cached DataFrame (see the docstring), for each of *kinds*: each call
+    timed *repeats* times, interleaved; medians, the ratios, the load, then the decayed
+    answers checked against their exact values (Spark aggregations, not timed)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import functions as F
 
@@ -184,20 +186,38 @@ def spark_rows_figures(repeats: int, n: int, partitions: int) -> int:
     )
     sdf.count()
     qs = [0.5, 0.9, 0.99]
-    cases = {
-        "percentile_approx(v, [0.5, 0.9, 0.99]) (accuracy 10000)": lambda: sdf.agg(
-            F.percentile_approx("v", qs)
-        ).collect(),
-        "groupBy(c).count(), top 10": lambda: (
-            sdf.groupBy("c").count().orderBy(F.desc("count")).limit(10).collect()
+    pairs = {  # kind: (Spark's own answer, decayed_summary's)
+        "quantiles": (
+            (
+                "percentile_approx(v, [0.5, 0.9, 0.99]) (accuracy 10000)",
+                lambda: sdf.agg(F.percentile_approx("v", qs)).collect(),
+            ),
+            (
+                "decayed_summary quantiles(v), eps 0.01",
+                lambda: decayed_summary(
+                    sdf, "t", "v", half_life="1 day", kind="quantiles", quantiles=qs, eps=0.01
+                ),
+            ),
         ),
-        "decayed_summary quantiles(v), eps 0.01": lambda: decayed_summary(
-            sdf, "t", "v", half_life="1 day", kind="quantiles", quantiles=qs, eps=0.01
-        ),
-        "decayed_summary top_k(c, 10), eps 0.01": lambda: decayed_summary(
-            sdf, "t", "c", half_life="1 day", kind="top_k", k=10, eps=0.01
+        "top_k": (
+            (
+                "groupBy(c).count(), top 10",
+                lambda: sdf.groupBy("c").count().orderBy(F.desc("count")).limit(10).collect(),
+            ),
+            (
+                "decayed_summary top_k(c, 10), eps 0.01",
+                lambda: decayed_summary(
+                    sdf, "t", "c", half_life="1 day", kind="top_k", k=10, eps=0.01
+                ),
+            ),
         ),
     }
+    cases = {name: call for kind in kinds for name, call in pairs[kind]}
+    for kind in kinds:  # what decayed_summary's plan costs with no summary: Arrow to Python
+        col = "v" if kind == "quantiles" else "c"
+        cases[f"mapInArrow(t, {col}), rows counted only (the transfer floor)"] = lambda col=col: (
+            _transfer(sdf, col)
+        )
     times: dict[str, list[float]] = {name: [] for name in cases}
     loads: list[float] = []
     got: dict[str, Any] = {}
@@ -209,45 +229,79 @@ def spark_rows_figures(repeats: int, n: int, partitions: int) -> int:
             print(f"  {name}: {times[name][-1]:.2f} s", flush=True)
         loads.append(os.getloadavg()[0])
     med = {name: statistics.median(ts) for name, ts in times.items()}
-    names = list(cases)
     print(f"Spark local[2], {n:,} rows, {partitions} partitions (cached); medians of {repeats}")
-    for name in names:
+    for name in cases:
         print(f"- {name}: {med[name]:.2f} s")
-    for ours, theirs in ((names[2], names[0]), (names[3], names[1])):
+    for kind in kinds:
+        (theirs, _), (ours, _) = pairs[kind]
         print(f"- {theirs} / {ours}: {med[theirs] / med[ours]:.2f}x")
-    both = (med[names[0]] + med[names[1]]) / (med[names[2]] + med[names[3]])
-    print(f"- percentile_approx + count by item / decayed_summary (both kinds): {both:.2f}x")
+    if len(kinds) == 2:
+        spark_s = sum(med[pairs[k][0][0]] for k in kinds)
+        print(
+            f"- Spark's two / decayed_summary's two: {spark_s / sum(med[pairs[k][1][0]] for k in kinds):.2f}x"
+        )
     print("load (1 min) after each round: " + ", ".join(f"{x:.1f}" for x in loads))
-    ok = _check_rows(sdf, got[names[2]], got[names[3]])
+    ok = True
+    if "top_k" in kinds:
+        ok &= _check_top_k(sdf, got[pairs["top_k"][1][0]])
+    if "quantiles" in kinds:
+        ok &= _check_quantiles(sdf, got[pairs["quantiles"][1][0]])
+    print("within the bounds" if ok else "OUTSIDE A BOUND")
     spark.stop()
     return 0 if ok else 1
 
 
-def _check_rows(sdf: Any, quant: Any, top: Any) -> bool:
-    """The decayed answers against their exact values (Spark aggregations): each reported
-    weight within ``[f, f + eps D]``, each quantile's ranks within ``eps D``."""
+def _transfer(sdf: Any, col: str) -> int:
+    """``decayed_summary``'s plan (``select(t, col).mapInArrow``, one row per partition) with
+    a function that only counts its rows: the Arrow transfer and the Python workers."""
+    from pyspark.sql import types as T
+
+    def rows(batches: Any) -> Any:
+        import pyarrow as pa
+
+        n = sum(b.num_rows for b in batches)
+        yield pa.record_batch([pa.array([n], pa.int64())], names=["rows"])
+
+    schema = T.StructType([T.StructField("rows", T.LongType(), False)])
+    return sum(r["rows"] for r in sdf.select("t", col).mapInArrow(rows, schema).collect())
+
+
+def _decay(as_of: int) -> Any:
+    """Each row's weight ``2^-(as_of - t) / 1 day`` as a Spark column."""
     from pyspark.sql import functions as F
 
-    day_s = DAY / 1e6
-    w = F.pow(F.lit(2.0), -(F.lit(top.as_of / 1e6) - F.unix_micros("t") / 1e6) / day_s)
-    exact = dict(sdf.groupBy("c").agg(F.sum(w).alias("w")).collect())
+    return F.pow(F.lit(2.0), -(F.lit(as_of) - F.unix_micros("t")) / F.lit(float(DAY)))
+
+
+def _check_top_k(sdf: Any, top: Any) -> bool:
+    """Each reported weight within ``[f, f + eps D]`` of the exact decayed count f."""
+    from pyspark.sql import functions as F
+
+    exact = dict(sdf.groupBy("c").agg(F.sum(_decay(top.as_of)).alias("w")).collect())
     d = sum(exact.values())
     ok = abs(top.total - d) <= 1e-6 * d
     for x, est in top.answer:
         ok &= -1e-9 * d <= est - exact[x] <= top.error + 1e-9 * d
     print(f"top_k: D = {top.total:.3f} (exact {d:.3f}), bound eps D = {top.error:.3f}")
     print("  " + ", ".join(f"{x}: {est:.2f} (exact {exact[x]:.2f})" for x, est in top.answer))
-    wq = F.pow(F.lit(2.0), -(F.lit(quant.as_of / 1e6) - F.unix_micros("t") / 1e6) / day_s)
+    return bool(ok)
+
+
+def _check_quantiles(sdf: Any, quant: Any) -> bool:
+    """Each quantile's decayed ranks within ``eps D`` (eps 0.01)."""
+    from pyspark.sql import functions as F
+
+    w = _decay(quant.as_of)
+    ok = True
     for phi, q in quant.answer.items():
         row = sdf.agg(
-            F.sum(F.when(F.col("v") < q, wq).otherwise(0.0)).alias("below"),
-            F.sum(F.when(F.col("v") <= q, wq).otherwise(0.0)).alias("upto"),
-            F.sum(wq).alias("d"),
+            F.sum(F.when(F.col("v") < q, w).otherwise(0.0)).alias("below"),
+            F.sum(F.when(F.col("v") <= q, w).otherwise(0.0)).alias("upto"),
+            F.sum(w).alias("d"),
         ).first()
         below, upto = row["below"] / row["d"], row["upto"] / row["d"]
         ok &= below <= phi + 0.01 + 1e-9 and upto >= phi - 0.01 - 1e-9
         print(f"  p{phi * 100:g}: {q:.4f} (W(<q)/D {below:.4f}, W(<=q)/D {upto:.4f})")
-    print("within the bounds" if ok else "OUTSIDE A BOUND")
     return bool(ok)
 
 
@@ -262,6 +316,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "--spark-rows", type=int, default=0, help="synthetic rows vs Spark's own answers instead"
     )
+    ap.add_argument("--kinds", default="quantiles,top_k", help="--spark-rows' kinds")
     args = ap.parse_args(argv)
     if args.quick:
         args.repeats = 1
@@ -270,7 +325,10 @@ def main(argv: list[str]) -> int:
     if args.floor:
         return floor_figures(args.repeats, args.events)
     if args.spark_rows:
-        return spark_rows_figures(args.repeats, args.spark_rows, args.partitions)
+        kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+        if not kinds or not set(kinds) <= {"quantiles", "top_k"}:
+            ap.error(f"--kinds {args.kinds!r}: give quantiles, top_k or both")
+        return spark_rows_figures(args.repeats, args.spark_rows, args.partitions, kinds)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from windowagg.datasets import load_flights
     from windowagg.spark import decayed_summary, session
