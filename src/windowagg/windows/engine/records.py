@@ -493,29 +493,31 @@ def atomic(state: Any) -> Iterator[None]:
     >>> s.n, s.seen
     (1, [1])
     """
-    saved: list[tuple[str, Any]] = []
+    # one list of the slots' values (not a pair per slot): a stream's micro-batch keeps
+    # every key's undo open until its commit, and each container kept alive that long
+    # counts towards the cyclic GC's next full pass over all the keys' state
+    names = _slots(type(state))
+    saved = [getattr(state, name) for name in names]
     journals: list[Any] = []
-    for name in _slots(type(state)):
-        value = getattr(state, name)
+    for i, value in enumerate(saved):
         kind = type(value)
         if kind in _PLAIN:  # immutable, kept as is (the common case first: a cheap test)
             pass
         elif kind is list or kind is dict or kind is set:
-            value = value.copy()
+            saved[i] = value.copy()
         elif kind is WatermarkClock:
-            value = copy.copy(value)
+            saved[i] = copy.copy(value)
         elif hasattr(value, "rollback"):
             value.begin()
             journals.append(value)
         elif isinstance(value, (list, dict, set, WatermarkClock)):
-            value = copy.copy(value)
-        saved.append((name, value))
+            saved[i] = copy.copy(value)
     try:
         yield
     except BaseException:
         for pieces in journals:
             pieces.rollback()
-        for name, value in saved:
+        for name, value in zip(names, saved, strict=True):
             setattr(state, name, value)
         raise
     for pieces in journals:  # only on success: a rollback closed its journal already
