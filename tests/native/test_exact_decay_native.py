@@ -71,6 +71,29 @@ def test_native_kernels_refuse_bad_bounds_and_buffers() -> None:
         core.decayed_window_quantiles(vn, m, e, lo, hi, 0.5, xd.SNAP, out)
 
 
+def test_an_overflowed_top_k_weight_is_refused_on_both_backends() -> None:
+    """A window ending far before its events: each weight as of the end overflows
+    float64. The Python twin's ``2**x`` raises OverflowError; the native writer raised
+    nothing and wrote the text of ``inf`` as if it were digits (reading past what
+    ``to_chars`` wrote): it refuses it the same way now, on every window's path."""
+    t, v = np.array([0, 5], dtype=np.int64), np.array([1.0, 2.0])
+    lo, hi, end = np.array([0, 0]), np.array([1, 2]), np.array([-(10**7), 5])
+    for backend in ("python", "native"):
+        with pytest.raises(OverflowError):
+            xd.top_k_slices(t, v, lo, hi, end, 1, 1.0, backend=backend)
+    with pytest.raises(OverflowError):  # the per-event path's kernel (windows sharing a start)
+        xd.top_k_slices(
+            t,
+            v,
+            np.array([0, 0]),
+            np.array([1, 2]),
+            np.array([-(10**7), -(10**7)]),
+            1,
+            1.0,
+            backend="native",
+        )
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_native_kernels_answer_as_their_python_twins(seed: int) -> None:
     t, v, m, e, _, _ = events(3000, seed)

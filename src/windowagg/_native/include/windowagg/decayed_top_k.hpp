@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,10 @@ namespace windowagg {
 // from the first (for a double: 1e-4 <= |x| < 1e16, the shortest digits of a smaller or larger
 // double never reaching either bound), else d[.ddd]e+XX.
 inline std::size_t py_float_repr_to(double x, char* out) {
+    if (!std::isfinite(x))  // an overflowed weight: refused (as the Python twin's 2**x), not text
+        throw std::overflow_error(
+            "top_k: a decayed weight is not a finite float64 (the window ends too far from its "
+            "events for float64); use a larger half_life or windows nearer their events");
     const double a = std::fabs(x);
     if (a >= 1e-4 && a < 1e16) {
         // fixed notation with the fewest decimals that round-trip: the shortest digits (below
