@@ -206,11 +206,23 @@ def test_the_slice_verbs_let_other_threads_run() -> None:
     """While a thread runs ``query_slices`` (built-in monoid, float64) or ``kth_slices``
     (float64), another thread runs Python code: its loop counts far more iterations during
     such calls than during the same calls over a list of floats, which hold the GIL (there
-    it only runs in the switch intervals around the call)."""
+    it only runs in the switch intervals around the call). The counts depend on how much
+    of a core the process gets (the suite runs on as many workers as cores): a verb that
+    held the GIL could never show the margin, so the margin is asked of the best of three
+    runs, not of one (a loaded CI run gave 2.7x once)."""
     code = textwrap.dedent(_OVERLAP)
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, (res.returncode, res.stdout[-2000:], res.stderr[-4000:])
-    for line in res.stdout.split("\n"):
-        if line:
-            _name, free, held = line.split()
-            assert int(free) > 3 * int(held) + 1000, line
+    bad: list[str] = []
+    for _attempt in range(3):
+        res = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=600
+        )
+        assert res.returncode == 0, (res.returncode, res.stdout[-2000:], res.stderr[-4000:])
+        bad = []
+        for line in res.stdout.split("\n"):
+            if line:
+                _name, free, held = line.split()
+                if not int(free) > 3 * int(held) + 1000:
+                    bad.append(line)
+        if not bad:
+            break
+    assert not bad, bad
