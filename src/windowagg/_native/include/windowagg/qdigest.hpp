@@ -299,7 +299,10 @@ public:
                 double w = v * f;
                 if (w > 0.0) acc.add(w);
             });
-        return acc.result();
+        // every term is positive: a NaN can only be an overflow of the partials (inf - inf),
+        // and the true sum is then past float64: +inf, as a plain sum would say
+        const double r = acc.result();
+        return std::isnan(r) ? INFINITY : r;
     }
 
     // Node-wise count += gamma * other's count (one addition per node, so the order of
