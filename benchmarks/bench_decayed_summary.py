@@ -48,17 +48,14 @@ import pandas as pd
 DAY = 86_400_000_000
 
 
-def window_agg_figures(repeats: int, n: int) -> int:
-    """The per-key strings through ``windowagg.pandas.window_agg`` (see the docstring):
-    *n* events, each case timed *repeats* times, the cases interleaved; medians, the
-    ratios to the exact ``p99`` on the same windows, and the load."""
+def _events(n: int) -> pd.DataFrame:
+    """The ``--window-agg`` events: *n* over 30 days, 100 keys, ``v`` normal, ``c`` Zipf(1.5)
+    item ids capped at 1000 (seed 1; the same for the figures and the floor)."""
     import numpy as np
-
-    from windowagg.pandas import window_agg
 
     rng = np.random.default_rng(1)
     t = np.sort(rng.integers(0, 30 * 86400, n)) * 1_000_000
-    df = pd.DataFrame(
+    return pd.DataFrame(
         {
             "k": rng.integers(0, 100, n),
             "t": pd.to_datetime(t, unit="us", utc=True),
@@ -66,6 +63,16 @@ def window_agg_figures(repeats: int, n: int) -> int:
             "c": rng.zipf(1.5, n).clip(max=1000).astype(float),
         }
     )
+
+
+def window_agg_figures(repeats: int, n: int) -> int:
+    """The per-key strings through ``windowagg.pandas.window_agg`` (see the docstring):
+    *n* events, each case timed *repeats* times, the cases interleaved; medians, the
+    ratios to the exact ``p99`` on the same windows, and the load."""
+
+    from windowagg.pandas import window_agg
+
+    df = _events(n)
     hop = {"size": "3 hours", "slide": "1 hour"}
     every = {"size": "100 days"}  # per event, spanning each key's whole history (30 days)
     cases: dict[str, tuple[str, dict[str, str], str]] = {
@@ -110,20 +117,9 @@ def floor_figures(repeats: int, n: int) -> int:
     import tempfile
     from pathlib import Path
 
-    import numpy as np
-
     from windowagg.pandas import window_agg
 
-    rng = np.random.default_rng(1)
-    t = np.sort(rng.integers(0, 30 * 86400, n)) * 1_000_000
-    df = pd.DataFrame(
-        {
-            "k": rng.integers(0, 100, n),
-            "t": pd.to_datetime(t, unit="us", utc=True),
-            "v": rng.normal(10, 5, n).round(1),
-            "c": rng.zipf(1.5, n).clip(max=1000).astype(float),
-        }
-    )
+    df = _events(n)
     size = 272  # the mean text of top_k(c, 10) on this data
     buf = memoryview(b"x" * (size * n))
 
