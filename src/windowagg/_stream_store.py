@@ -316,19 +316,20 @@ class StreamStore:
     def row(self, kid: int, row: int) -> dict[int, bytes]:
         """Key *kid*'s row *row* (piece key -> bytes; empty: no such row), read from the
         store once, then kept. Do not change the returned mapping. O(row bytes)."""
-        rows = self._rows.setdefault(kid, {})
-        got = rows.get(row)
+        got = self._rows.get(kid, {}).get(row)
         if got is None:
             raw = None if kid in self._known else self.store.get(self.ns, (kid + 1, row))
-            got = {} if raw is None else self._decode(raw, kid, row)
-            rows[row] = got
+            got = self._keep(kid, row, raw)
         return got
 
-    def _decode(self, raw: bytes, kid: int, row: int) -> dict[int, bytes]:
-        return decode_row(
+    def _keep(self, kid: int, row: int, raw: bytes | None) -> dict[int, bytes]:
+        """Key *kid*'s row *row* as read from the store (None: absent), decoded and kept."""
+        got = {} if raw is None else decode_row(
             raw, row, self.rows_of, f"row {row} of key {kid} of the windowagg stream in "
             f"namespace {self.ns!r}"
         )  # fmt: skip
+        self._rows.setdefault(kid, {})[row] = got
+        return got
 
     def _rows_changed(
         self,
@@ -355,9 +356,7 @@ class StreamStore:
             unread.extend((kid + 1, r) for r in dict.fromkeys(rs) if r not in held)
         if unread:
             for (level, r), raw in zip(unread, self.store.multi_get(self.ns, unread), strict=True):
-                kid = level - 1
-                got = {} if raw is None else self._decode(raw, kid, r)
-                self._rows.setdefault(kid, {})[r] = got
+                self._keep(level - 1, r, raw)
         out: list[tuple[int, int, dict[int, bytes]]] = []
         for kid, rs, changes in plans:
             held = self._rows.get(kid, {})
