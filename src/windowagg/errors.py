@@ -39,6 +39,7 @@ __all__ = [
     "StorageError",
     "TimestampError",
     "ValueOrderError",
+    "WeightOverflowError",
     "WindowaggError",
 ]
 
@@ -61,6 +62,21 @@ class ArgumentTypeError(ArgumentError, TypeError):
     argument) and a ``TypeError``, the built-in Python raises for a wrong type.
 
     >>> issubclass(ArgumentTypeError, ArgumentError) and issubclass(ArgumentTypeError, TypeError)
+    True
+    """
+
+
+class WeightOverflowError(ArgumentError, OverflowError):
+    """A decayed weight or total past float64 at the time asked: under exponential decay a
+    query time far before the events weighs each by ``exp(lam * (t_i - t))``. The message
+    names the structure, the time and the times that can be asked.
+
+    An :class:`ArgumentError` (the time is the bad argument) and an ``OverflowError``, the
+    built-in ``math.exp`` raises for the same overflow.
+
+    >>> issubclass(WeightOverflowError, ArgumentError)
+    True
+    >>> issubclass(WeightOverflowError, OverflowError)
     True
     """
 

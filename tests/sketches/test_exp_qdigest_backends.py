@@ -262,6 +262,23 @@ def test_a_call_that_raises_changes_nothing_on_both_backends(call: Any) -> None:
     assert errors[0] == errors[1]
 
 
+def test_an_int_past_float64_is_a_bad_time_or_weight_on_both_backends() -> None:
+    """An int time or weight past float64 passed the finite-number guard (any int is below
+    inf) and failed later as a bare OverflowError; it is a TimestampError / ArgumentError
+    now, the same on both backends, and nothing changes."""
+    a, b = pair(1000, 0.1, 0.5)
+    for d in (a, b):
+        d.update(5, 1.0)
+        before = d.to_bytes()
+        with pytest.raises(TimestampError, match="finite"):
+            d.update(3, 10**400)
+        with pytest.raises(ArgumentError, match="finite"):
+            d.update(3, 2.0, 10**400)
+        with pytest.raises(TimestampError):
+            d.decayed_count(-(10**400))
+        assert d.to_bytes() == before
+
+
 def test_merge_many_that_raises_midway_changes_nothing() -> None:
     """merge_many checks every operand first; an overflow found while folding restores the
     state held before the call."""

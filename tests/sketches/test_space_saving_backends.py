@@ -16,7 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowagg import native_available
-from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, TimestampError
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    CodecError,
+    TimestampError,
+    WeightOverflowError,
+)
 from windowagg.sketches import ExpDecaySpaceSaving
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="compiled core not built")
@@ -363,3 +369,56 @@ def test_times_and_weights_the_reference_converts_are_converted_alike() -> None:
             s.update(1, "soon")
         with pytest.raises(ArgumentError, match="positive finite"):
             s.update(1, 1.0, -2)
+
+
+@pytest.mark.parametrize("backend", ["native", "python"])
+def test_a_query_far_before_the_events_is_refused_by_name(backend: str) -> None:
+    """A query time far before the landmark weighs every event by exp(lam (landmark - t)):
+    past float64 that was a bare OverflowError (math.exp's; the twin mirrored it). Now a
+    WeightOverflowError (an ArgumentError and an OverflowError) naming the structure and
+    the time and saying which time to ask, the same text on both backends; the summary is
+    unchanged and answers at a time nearer the events."""
+    s = ExpDecaySpaceSaving(lam=1.0, k=3, backend=backend)
+    s.update_many(["a", "b", "a"], [1000.0, 1001.0, 1002.0])
+    before = s._state()
+    queries = [
+        lambda: s.decayed_count(-1e6),
+        lambda: s.estimate("a", -1e6),
+        lambda: s.estimate("zz", -(10**6)),  # an unmonitored key: the floor's estimate
+        lambda: s.frequency_bounds("a", -1e6),
+        lambda: s.heavy_hitters(0.1, -1e6),
+    ]
+    for q in queries:
+        with pytest.raises(WeightOverflowError) as info:
+            q()
+        assert isinstance(info.value, ArgumentError) and isinstance(info.value, OverflowError)
+        msg = str(info.value)
+        assert msg.startswith("ExpDecaySpaceSaving: at query time t=-1000000.0 "), msg
+        assert "t=1002.0 (the largest timestamp seen" in msg, msg
+    assert s._state() == before
+    # where exp does not overflow but the total does (the product), the same error
+    big = ExpDecaySpaceSaving(lam=1.0, k=3, backend=backend)
+    big.update("a", 0.0, 1e300)
+    with pytest.raises(WeightOverflowError, match=r"at query time t=-30\.0 "):
+        big.decayed_count(-30.0)
+    assert big.decayed_count(-1.0) == pytest.approx(1e300 * math.e)
+    assert s.decayed_count(1002.0) == pytest.approx(1 + math.exp(-1) + math.exp(-2))
+    with pytest.raises(TimestampError):  # an int past float64 is a bad time, not a bare error
+        s.decayed_count(10**400)
+    with pytest.raises(TimestampError):
+        s.update("a", 10**400)
+    with pytest.raises(ArgumentError):  # likewise a weight
+        s.update("a", 1.0, 10**400)
+    assert s._state() == before
+
+
+def test_the_far_query_error_reads_the_same_on_both_backends() -> None:
+    a, b = pair(3, 0.5)
+    for s in (a, b):
+        s.update_many([1, 2, 1], [7.0, 8.0, 9.0], [1.0, 2.0, 3.0])
+    texts = []
+    for s in (a, b):
+        with pytest.raises(WeightOverflowError) as info:
+            s.heavy_hitters(0.0, -5000)
+        texts.append(str(info.value))
+    assert texts[0] == texts[1]

@@ -45,6 +45,7 @@ Examples
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -57,6 +58,7 @@ from windowagg.sketches.qdigest import _OVERFLOW, QDigest, QDigestBounds, _check
 __all__ = ["ExpDecayQDigest"]
 
 _INF = math.inf
+_FMAX = sys.float_info.max  # the finite floats; an int past it is not a finite time or weight
 _exp = math.exp
 
 
@@ -68,7 +70,11 @@ def _bad_time(t: Any) -> float:
             raise TimestampError(
                 f"timestamp must be a finite number, got {t!r} ({type(t).__name__})"
             ) from None
-    if not math.isfinite(t):
+    try:
+        finite = math.isfinite(t)
+    except OverflowError:  # an int past float64
+        finite = False
+    if not finite:
         raise TimestampError(f"timestamp must be a finite number, got {t!r}")
     return float(t)
 
@@ -171,11 +177,11 @@ class ExpDecayQDigest:
         1.367879
         """
         q = self._q
-        if (type(t) is not int and type(t) is not float) or not -_INF < t < _INF:
+        if (type(t) is not int and type(t) is not float) or not -_FMAX <= t <= _FMAX:
             t = _bad_time(t)
         if type(x) is not int or not 0 <= x < q._U:
             x = q._bad_key(x)
-        if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
+        if (type(weight) is not int and type(weight) is not float) or not 0 < weight <= _FMAX:
             weight = q._bad_weight(weight)
         lm = self._lm
         f = None

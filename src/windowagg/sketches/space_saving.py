@@ -55,12 +55,18 @@ from __future__ import annotations
 import heapq
 import math
 import struct
+import sys
 from collections.abc import Hashable
 from typing import Any
 
 from windowagg._backend import Backend, resolve_backend
 from windowagg._invariants import invariant
-from windowagg.errors import ArgumentError, ArgumentTypeError, TimestampError
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    TimestampError,
+    WeightOverflowError,
+)
 from windowagg.sketches import _format
 from windowagg.sketches.exp_qdigest import _bad_time
 from windowagg.sketches.qdigest import QDigest, _check_phi
@@ -68,6 +74,7 @@ from windowagg.sketches.qdigest import QDigest, _check_phi
 __all__ = ["ExpDecaySpaceSaving"]
 
 _INF = math.inf
+_FMAX = sys.float_info.max  # the finite floats; an int past it is not a finite time or weight
 _exp = math.exp
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -347,9 +354,9 @@ class ExpDecaySpaceSaving:
                     return
             except (TypeError, ValueError):
                 pass
-        if (type(t) is not int and type(t) is not float) or not -_INF < t < _INF:
+        if (type(t) is not int and type(t) is not float) or not -_FMAX <= t <= _FMAX:
             t = _bad_time(t)
-        if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
+        if (type(weight) is not int and type(weight) is not float) or not 0 < weight <= _FMAX:
             weight = QDigest._bad_weight(weight)
         if nat is not None:
             if nat.update(x, t, weight):
@@ -543,11 +550,20 @@ class ExpDecaySpaceSaving:
 
     # ---------------------------------------------------------------- queries
     def _scale(self, t: float | None) -> float:
-        if self._lm is None:
+        """The factor from landmark units to decayed weights at time *t* (default: the
+        largest timestamp seen). WeightOverflowError when the decayed total at *t* is past
+        float64 (a time far before the events), as the native twin does. O(1)."""
+        lm = self._lm
+        if lm is None:
             return 0.0
-        if t is None:
-            t = self._tmax
-        return _exp(-self._lam * (_bad_time(t) - self._lm))
+        tt = _bad_time(self._tmax if t is None else t)
+        try:
+            s = _exp(-self._lam * (tt - lm))
+        except OverflowError:
+            s = _INF
+        if s == _INF or self._n * s == _INF:
+            raise _overflow(tt, lm, self._lam, self._tmax)
+        return s
 
     def _nat_time(self, t: Any) -> float | None:
         """*t* for the native twin: checked as :meth:`_scale` checks it. O(1)."""
@@ -707,6 +723,17 @@ class ExpDecaySpaceSaving:
         except AssertionError as e:
             raise r.fail(str(e)) from None
         return s
+
+
+def _overflow(t: float, lm: float, lam: float, tmax: float) -> WeightOverflowError:
+    """The error of a query at time *t* whose decayed total is past float64 (the native
+    twin writes the same text). O(1)."""
+    return WeightOverflowError(
+        f"ExpDecaySpaceSaving: at query time t={t!r} the decayed weights overflow float64 "
+        f"(t is {lm - t!r} before the landmark {lm!r} and each weight grows as "
+        f"exp({lam!r} * (landmark - t))); ask at a time nearer the events, e.g. "
+        f"t={float(tmax)!r} (the largest timestamp seen, the default)"
+    )
 
 
 def _key_tag(x: Any) -> int:

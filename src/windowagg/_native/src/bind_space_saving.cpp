@@ -131,6 +131,11 @@ std::optional<double> opt_time(nb::handle t) {
     return v;
 }
 
+std::string py_repr(double x) { return repr_str(nb::float_(x)); }
+
+// The factor from landmark units to decayed weights at t (None: the largest timestamp);
+// WeightOverflowError, with the reference's text (space_saving._overflow), when the decayed
+// total at t is past float64: a time far before the events.
 double scale_at(const SS& s, nb::handle t) {
     std::optional<double> tt;
     if (s.has_landmark()) {
@@ -138,7 +143,14 @@ double scale_at(const SS& s, nb::handle t) {
         if (tt) check_time(*tt);
     }
     double sc = s.scale(tt.has_value(), tt.value_or(0.0));
-    if (std::isinf(sc)) raise_builtin(PyExc_OverflowError, "math range error");  // as math.exp
+    if (std::isinf(sc) || std::isinf(s.n() * sc)) {
+        double at = tt.value_or(s.tmax()), lm = s.landmark();
+        raise("WeightOverflowError", std::string(WHO) + ": at query time t=" + py_repr(at) +
+                                         " the decayed weights overflow float64 (t is " + py_repr(lm - at) +
+                                         " before the landmark " + py_repr(lm) + " and each weight grows as exp(" +
+                                         py_repr(s.lam()) + " * (landmark - t))); ask at a time nearer the events, "
+                                         "e.g. t=" + py_repr(s.tmax()) + " (the largest timestamp seen, the default)");
+    }
     return sc;
 }
 
