@@ -332,3 +332,54 @@ class ExpDecaySpaceSaving:
         items: list[tuple[Any, float, float]],
     ) -> ExpDecaySpaceSaving: ...
     def _check(self) -> None: ...
+
+# --- SlidingWindowCount (bind_sliding_window.cpp; held by
+# windowagg.sketches.SlidingWindowCount as _nat) ---
+
+_SWLevelFields = tuple[int, bool, bytes, bytes, bytes]
+
+class SlidingWindowCount:
+    """The sliding-window count (windowagg.sketches.SlidingWindowCount holds it)."""
+
+    def __init__(
+        self, eps: float, time_bits: int, max_window: int, capacity_factor: float, kappa: int
+    ) -> None: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def top_n(self) -> int: ...
+    @property
+    def tau0(self) -> int: ...
+    @property
+    def tmax(self) -> int: ...
+    @property
+    def num_levels(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    def update(self, t: int, weight: int = 1) -> None: ...
+    def update_many(
+        self, ts: npt.NDArray[np.int64], weights: npt.NDArray[np.int64] | None = None
+    ) -> None: ...
+    def merge(self, other: SlidingWindowCount) -> None: ...
+    def count_bounds(self, tau: int) -> tuple[float, float]: ...
+    def fields(
+        self,
+    ) -> tuple[bool, int, int, int, int, bytes, bytes, bytes, list[_SWLevelFields]]: ...
+    @staticmethod
+    def load(
+        eps: float,
+        time_bits: int,
+        max_window: int,
+        capacity_factor: float,
+        kappa: int,
+        merged: bool,
+        tau0: int,
+        tmax: int,
+        n: int,
+        top_n: int,
+        ts: bytes,
+        xs: bytes,
+        ws: bytes,
+        levels: list[_SWLevelFields],
+    ) -> SlidingWindowCount: ...
+    def _check(self) -> None: ...

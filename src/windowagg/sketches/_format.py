@@ -8,6 +8,8 @@ big-endian, CRC32; ``docs/formats.md``) holding the sketch as a registered type,
 binary64 / uint64 values, ``u8s`` as bytes, ``node_ids`` as two bytes values (depths, then
 big-endian uint64 offsets). ``ValueDivision`` cannot be rebuilt without its decay function,
 so it is not a registered type: its bytes hold ``("windowagg.ValueDivision", 2, ...)``.
+The sliding-window summaries write layout 3 (:data:`SLIDING_VERSION`): layout 2's fields in
+a canonical order.
 
 Layout version 1, written before the codec carried sketches, is still read::
 
@@ -16,7 +18,7 @@ Layout version 1, written before the codec carried sketches, is still read::
     kind     u8        which sketch (KIND_* below)
     body     ...       the same fields, little-endian, lengths as u64 counts
 
-Every reader (:class:`PlainReader` for version 2, :class:`LegacyReader` for version 1)
+Every reader (:class:`PlainReader` for versions 2 and 3, :class:`LegacyReader` for version 1)
 checks each field's type and range and every count against the data actually present
 before allocating, and raises :class:`~windowagg.errors.CodecError`; :func:`loads` and
 :func:`from_plain` turn any other failure of a sketch's rebuild into one too.
@@ -40,6 +42,8 @@ __all__ = [
     "KIND_SW_QDIGEST",
     "KIND_VALUE_DIVISION",
     "MAGIC",
+    "SLIDING_LAYOUTS",
+    "SLIDING_VERSION",
     "LegacyReader",
     "PlainReader",
     "Reader",
@@ -52,6 +56,12 @@ __all__ = [
 MAGIC: Final = b"WASK"
 LEGACY_VERSION: Final = 1
 FORMAT_VERSION: Final = 2
+# SlidingWindowCount / SlidingWindowQDigest write layout 3: the fields of layout 2 in one
+# canonical order (buffer sorted by (t, key, weight), every node list by ascending heap id),
+# so a state's bytes do not depend on the order its dicts and heap were built in and both
+# backends write the same bytes; layouts 1 and 2 (any order) are still read.
+SLIDING_VERSION: Final = 3
+SLIDING_LAYOUTS: Final = (FORMAT_VERSION, SLIDING_VERSION)
 KIND_QDIGEST: Final = 1
 KIND_EXP_QDIGEST: Final = 2
 KIND_EXP_SPACE_SAVING: Final = 3
@@ -79,8 +89,8 @@ class Writer:
 
     __slots__ = ("_items",)
 
-    def __init__(self) -> None:
-        self._items: list[Any] = [FORMAT_VERSION]
+    def __init__(self, version: int = FORMAT_VERSION) -> None:
+        self._items: list[Any] = [version]
 
     def u8(self, v: int) -> None:
         self._items.append(int(v))
@@ -123,12 +133,20 @@ class Writer:
 
 
 class Reader:
-    """The checks shared by both readers; subclasses supply the raw field access."""
+    """The checks shared by both readers; subclasses supply the raw field access.
+
+    ``layout`` is the layout version being read (1 for ``WASK`` bytes).
+    """
 
     __slots__ = ("_what",)
 
     def __init__(self, what: str) -> None:
         self._what = what
+
+    @property
+    def layout(self) -> int:
+        """The layout version of the fields being read. O(1)."""
+        return LEGACY_VERSION
 
     # -- raw access (per format) ---------------------------------------------------------
     def _int(self, lo: int, hi: int, what: str) -> int:
@@ -209,19 +227,27 @@ class Reader:
 class PlainReader(Reader):
     """Reads the fields of layout version 2 from the decoded plain tuple."""
 
-    __slots__ = ("_items", "_pos")
+    __slots__ = ("_items", "_pos", "version")
 
-    def __init__(self, plain: Any, kind: int) -> None:
+    def __init__(
+        self, plain: Any, kind: int, versions: tuple[int, ...] = (FORMAT_VERSION,)
+    ) -> None:
         super().__init__(_KIND_NAMES.get(kind, "sketch"))
         if type(plain) is not tuple or not plain:
             raise self.fail(f"expected a non-empty tuple of fields, got {type(plain).__name__}")
-        if plain[0] != FORMAT_VERSION or type(plain[0]) is not int:
+        if type(plain[0]) is not int or plain[0] not in versions:
+            known = ", ".join(str(v) for v in (LEGACY_VERSION, *versions))
             raise CodecError(
                 f"{self._what} layout version {plain[0]!r} is not supported (this library "
-                f"reads versions {LEGACY_VERSION} and {FORMAT_VERSION}); upgrade windowagg"
+                f"reads versions {known}); upgrade windowagg"
             )
+        self.version: int = plain[0]
         self._items = plain
         self._pos = 1
+
+    @property
+    def layout(self) -> int:
+        return self.version
 
     def _next(self, typ: type, what: str) -> Any:
         if self._pos >= len(self._items):
@@ -366,9 +392,16 @@ def _read_legacy(data: bytes, kind: int, read: Callable[[Reader], T], who: str) 
     return obj
 
 
-def from_plain(plain: Any, kind: int, read: Callable[[Reader], T], who: str) -> T:
-    """A registered sketch's ``from_plain``: the layout-2 tuple, or layout-1 ``WASK`` bytes
-    (what ``windowagg.spark`` stored before the library registered its sketches). O(size)."""
+def from_plain(
+    plain: Any,
+    kind: int,
+    read: Callable[[Reader], T],
+    who: str,
+    versions: tuple[int, ...] = (FORMAT_VERSION,),
+) -> T:
+    """A registered sketch's ``from_plain``: a layout tuple of one of *versions*, or layout-1
+    ``WASK`` bytes (what ``windowagg.spark`` stored before the library registered its
+    sketches). O(size)."""
     from windowagg import codec
 
     if type(plain) is bytes:
@@ -376,14 +409,14 @@ def from_plain(plain: Any, kind: int, read: Callable[[Reader], T], who: str) -> 
             raise CodecError(f"{who}: a bytes payload must be {MAGIC!r} (layout 1) data")
         return _read_legacy(plain, kind, read, who)
     with codec.decoding(who):
-        r = PlainReader(plain, kind)
+        r = PlainReader(plain, kind, versions)
         obj = read(r)
         r.done()
     return obj
 
 
-def to_plain(write: Callable[[Writer], None]) -> tuple[Any, ...]:
-    """The layout-2 plain tuple of a sketch whose ``_write`` is *write*. O(size)."""
-    w = Writer()
+def to_plain(write: Callable[[Writer], None], version: int = FORMAT_VERSION) -> tuple[Any, ...]:
+    """The plain tuple (layout *version*) of a sketch whose ``_write`` is *write*. O(size)."""
+    w = Writer(version)
     write(w)
     return w.plain()

@@ -16,6 +16,9 @@ from windowagg.errors import ArgumentError, ArgumentTypeError, TimestampError
 from windowagg.sketches._qdigest_kernels import compress_dict as _compress_dict
 from windowagg.sketches.qdigest import QDigest
 
+MAX_WEIGHT = 1 << 53  # an item's weight is exact in a float64 count
+MAX_TOTAL = (1 << 64) - 1  # the total weight is a u64 field of the codec
+
 
 class _Level:
     """One fill-then-descend q-digest over time (threshold theta, truncated to kappa nodes)."""
@@ -54,6 +57,7 @@ class _SlidingCore:
         "_levels",
         "_merged",
         "_n",
+        "_nat",
         "_tau0",
         "_tbase",
         "_theta0",
@@ -88,6 +92,7 @@ class _SlidingCore:
             raise ArgumentError(f"max_window must be None or an int >= 1, got {max_window!r}")
         if not isinstance(capacity_factor, (int, float)) or not capacity_factor > 0:
             raise ArgumentError(f"capacity_factor must be > 0, got {capacity_factor!r}")
+        self._nat: Any = None  # the compiled twin, when it holds the state (SlidingWindowCount)
         self._eps = float(eps)
         self._LT = time_bits
         self._tbase = 1 << time_bits
@@ -140,18 +145,32 @@ class _SlidingCore:
         return self._W
 
     @property
+    def backend(self) -> str:
+        """The implementation held: ``"native"`` or ``"python"``. O(1)."""
+        return "python" if self._nat is None else "native"
+
+    @property
     def total_weight(self) -> int:
         """Weight of every item ever added. O(1)."""
+        if self._nat is not None:
+            n: int = self._nat.n
+            return n
         return self._n
 
     @property
     def num_levels(self) -> int:
         """Materialized levels J. O(1)."""
+        if self._nat is not None:
+            j: int = self._nat.num_levels
+            return j
         return len(self._levels)
 
     @property
     def size(self) -> int:
         """Stored time nodes + buffered items (+ value nodes for SlidingWindowQDigest). O(J kappa)."""
+        if self._nat is not None:
+            size: int = self._nat.size
+            return size
         s = len(self._B) + sum(len(lv.cnt) for lv in self._levels)
         if self._values:
             for lv in self._levels:
@@ -162,7 +181,14 @@ class _SlidingCore:
     @property
     def max_timestamp(self) -> int | None:
         """Largest timestamp seen (the default query time), None when empty."""
-        return None if self._tmax < 0 else self._tmax
+        tmax = self._tmax_now()
+        return None if tmax < 0 else tmax
+
+    def _tmax_now(self) -> int:
+        if self._nat is not None:
+            tmax: int = self._nat.tmax
+            return tmax
+        return self._tmax
 
     # ---------------------------------------------------------------- updates
     def _bad_time(self, t: Any) -> int:
@@ -181,17 +207,29 @@ class _SlidingCore:
     @staticmethod
     def _bad_int_weight(w: Any) -> int:
         if isinstance(w, bool) or not hasattr(w, "__index__"):
-            if isinstance(w, float) and w.is_integer() and w >= 1:
+            if isinstance(w, float) and w.is_integer() and 1 <= w <= MAX_WEIGHT:
                 return int(w)
             raise ArgumentTypeError(
                 f"sliding-window weights are multiplicities: ints >= 1, got {w!r}"
             )
         wi = int(w.__index__())
-        if wi < 1:
-            raise ArgumentError(f"sliding-window weights must be ints >= 1, got {wi}")
+        if not 1 <= wi <= MAX_WEIGHT:
+            raise ArgumentError(
+                f"sliding-window weights must be ints in [1, 2**53], got {wi}; split a larger "
+                "multiplicity into several updates"
+            )
         return wi
 
+    def _check_total(self, w: int) -> None:
+        """ArgumentError (nothing changed) when the total weight would pass 2**64 - 1. O(1)."""
+        if self.total_weight + w > MAX_TOTAL:
+            raise ArgumentError(
+                f"{type(self).__name__}: the total weight would pass 2**64 - 1 (the codec's "
+                "u64); split the stream over several summaries"
+            )
+
     def _add(self, x: int, t: int, w: int) -> None:
+        self._check_total(w)
         if t > self._tmax:
             self._tmax = t
         self._n += w
@@ -313,8 +351,8 @@ class _SlidingCore:
                     lv.last = last
                     n_before = len(levels)
                     self._truncate_level(i)
-                    if len(levels) > n_before:  # the clone already holds items[: k + 1]
-                        starts[i + 1] = k + 1
+                    for j in range(n_before, len(levels)):  # clones hold items[: k + 1]
+                        starts[j] = k + 1
             lv.last = last
             i += 1
         self._top_n += sum(it[2] for it in items)
@@ -335,7 +373,8 @@ class _SlidingCore:
         return (node - (1 << d)) << (self._LT - d)
 
     def _truncate_level(self, i: int) -> None:
-        """Truncate level i; if it is the top level, first clone it into level i + 1."""
+        """Truncate level i; if it is the top level, first clone it into level i + 1 (and
+        that clone in turn while it holds more than 2 kappa nodes)."""
         levels = self._levels
         lv = levels[i]
         if i == len(levels) - 1:
@@ -346,6 +385,8 @@ class _SlidingCore:
             nxt = lv.clone(lv.theta * 2)
             self._compress_level(nxt)
             levels.append(nxt)
+            if len(nxt.cnt) > 2 * self._kappa:  # still over (a small kappa, heavy items):
+                self._truncate_level(i + 1)  # truncated in turn, cloned first
         self._truncate(lv)
 
     def _compress_level(self, lv: _Level) -> None:
@@ -354,7 +395,7 @@ class _SlidingCore:
         val = lv.val
         th = lv.theta
         by_depth: list[list[int]] = [[] for _ in range(self._LT + 1)]
-        for node in cnt:
+        for node in sorted(cnt):  # ascending ids: the sums' order is the canonical one
             by_depth[node.bit_length() - 1].append(node)
         for depth in range(self._LT, 0, -1):
             for node in by_depth[depth]:
@@ -435,10 +476,12 @@ class _SlidingCore:
                 late.append((t, x, w))
             else:
                 fresh.append((t, x, w))
+        total = sum(ws)
+        self._check_total(total)
         tmax = max(ts)
         if tmax > self._tmax:
             self._tmax = tmax
-        self._n += sum(ws)
+        self._n += total
         if late:
             late.sort()
             self._evict_run(late)
@@ -452,14 +495,15 @@ class _SlidingCore:
 
     # ---------------------------------------------------------------- queries
     def _query_tau(self, w: int, t: int | None) -> tuple[int, int]:
+        tmax = self._tmax_now()
         if t is None:
-            t = max(self._tmax, 0)
+            t = max(tmax, 0)
         elif isinstance(t, bool) or not hasattr(t, "__index__"):
             raise TimestampError(f"query time must be an int, got {t!r}")
         t = int(t)
-        if t < self._tmax:
+        if t < tmax:
             raise ArgumentError(
-                f"query time {t} is before the largest timestamp seen ({self._tmax}); "
+                f"query time {t} is before the largest timestamp seen ({tmax}); "
                 "windows end at or after every item (pass t >= max_timestamp or omit it)"
             )
         if isinstance(w, bool) or not isinstance(w, int) or w < 1:
@@ -480,14 +524,14 @@ class _SlidingCore:
         if lv is None:  # nothing answers (no level yet): all level mass is uncertain
             return [], float(self._top_n), None
         inside = []
-        unc = 0.0
+        straddling = []
         lo_of, hi_of = self._lo, self._hi
         for node, c in lv.cnt.items():
             if lo_of(node) > tau:
                 inside.append(node)
             elif hi_of(node) > tau:
-                unc += c
-        return inside, unc, lv
+                straddling.append(c)
+        return inside, math.fsum(straddling), lv  # fsum: the same float in any node order
 
     def count_bounds(self, w: int, t: int | None = None) -> tuple[float, float]:
         """Certified (lo, hi) around D_w, the weight with timestamps in (t - w, t]. O(space).
@@ -496,6 +540,9 @@ class _SlidingCore:
         *t* defaults to the largest timestamp seen; it may not be earlier.
         """
         t, tau = self._query_tau(w, t)
+        if self._nat is not None:
+            lo, hi = self._nat.count_bounds(tau)
+            return lo, hi
         if tau >= self._tau0:
             s = sum(ww for T, _, ww in self._B if tau < T)
             return float(s), float(s)
@@ -538,7 +585,7 @@ class _SlidingCore:
             if lv is None:  # no level answers: the level mass of these windows is uncertain
                 unc += self._top_n * (G(t - tb) - G(w_hi + 1))
                 continue
-            for node, c in lv.cnt.items():
+            for node, c in sorted(lv.cnt.items()):  # canonical order: the floats' sums
                 lo = self._lo(node)
                 hi = self._hi(node)
                 # inside for tau in [ta, min(tb, lo - 1)]

@@ -6,14 +6,17 @@ documented in docs/sketches.md (no pickle; limits checked before allocating).
 
 from __future__ import annotations
 
+import copy
 import heapq
 import math
+import struct
+from typing import Any
 
 from windowagg._invariants import invariant
 from windowagg.errors import ArgumentError, ArgumentTypeError
 from windowagg.sketches import _format
 from windowagg.sketches._qdigest_kernels import compress_dict as _compress_dict
-from windowagg.sketches._sliding_core import _Level, _SlidingCore
+from windowagg.sketches._sliding_core import MAX_WEIGHT, _Level, _SlidingCore
 
 
 class _SlidingWindowBase(_SlidingCore):
@@ -22,6 +25,10 @@ class _SlidingWindowBase(_SlidingCore):
     # ---------------------------------------------------------------- checks
     def _check(self) -> None:
         """O(space) invariants; InvariantError (an AssertionError) names the broken one."""
+        if self._nat is not None:  # the twin's own check, then the reference's on its state
+            self._nat._check()
+            self._python_twin()._check()
+            return
         B = self._B
         for i in range(1, len(B)):
             invariant(
@@ -145,8 +152,14 @@ class _SlidingWindowBase(_SlidingCore):
             )
         if other is self:
             raise ArgumentError("cannot merge a sliding-window summary into itself")
+        if self._nat is not None:  # the twin checks the total before it changes anything
+            self._nat.merge(other._native_twin())
+            return
+        if other._nat is not None:
+            other = other._python_twin()
         if other._n == 0:
             return
+        self._check_total(other._n)
         self._merged = True
         # levels: tau = max; nodes ending after tau added node-wise
         J = max(len(self._levels), len(other._levels))
@@ -215,41 +228,133 @@ class _SlidingWindowBase(_SlidingCore):
         return self._levels[-1].clone(theta)
 
     # ---------------------------------------------------------------- bytes
+    # ------------------------------------------------------------- backends
+    def _fields(self) -> tuple[Any, ...]:
+        """The state's codec fields in layout 3's canonical order, the same on both backends:
+        (merged, tau0, tmax, n, top_n, buffer times, keys, weights as big-endian uint64 bytes,
+        [(tau, exact, node depths, offsets, counts) per level]). O(space log space)."""
+        if self._nat is not None:
+            return tuple(self._nat.fields())
+        B = sorted(self._B)
+        k = len(B)
+        levels = []
+        for lv in self._levels:
+            ids = sorted(lv.cnt)
+            depths = [i.bit_length() - 1 for i in ids]
+            offs = [i - (1 << d) for i, d in zip(ids, depths, strict=True)]
+            levels.append(
+                (
+                    lv.tau,
+                    lv.exact,
+                    bytes(depths),
+                    struct.pack(f">{len(ids)}Q", *offs),
+                    struct.pack(f">{len(ids)}d", *[lv.cnt[i] for i in ids]),
+                )
+            )
+        return (
+            self._merged,
+            self._tau0,
+            self._tmax,
+            self._n,
+            self._top_n,
+            struct.pack(f">{k}Q", *[T for T, _, _ in B]),
+            struct.pack(f">{k}Q", *[x for _, x, _ in B]),
+            struct.pack(f">{k}Q", *[ww for _, _, ww in B]),
+            levels,
+        )
+
+    def _set_fields(self, fields: tuple[Any, ...]) -> None:
+        """The Python state from :meth:`_fields` (checked ones: a twin's). O(space)."""
+        merged, tau0, tmax, n, top_n, Ts, xs, ws, levels = fields
+        k = len(Ts) // 8
+        wl = struct.unpack(f">{k}Q", ws)
+        self._merged = bool(merged)
+        self._tau0, self._tmax, self._n, self._top_n = tau0, tmax, n, top_n
+        self._B = list(
+            zip(struct.unpack(f">{k}Q", Ts), struct.unpack(f">{k}Q", xs), wl, strict=True)
+        )  # sorted: already a heap
+        self._Bw = sum(wl)
+        self._levels = []
+        for j, (tau, exact, depths, offs, counts) in enumerate(levels):
+            lv = _Level(self._theta0 * (2 << j), self._values)
+            lv.tau, lv.exact = tau, bool(exact)
+            m = len(depths)
+            ids = [(1 << d) + o for d, o in zip(depths, struct.unpack(f">{m}Q", offs), strict=True)]
+            lv.cnt = dict(zip(ids, struct.unpack(f">{m}d", counts), strict=True))
+            self._levels.append(lv)
+
+    def _params(self) -> tuple[float, int, int, float, int]:
+        return (self._eps, self._LT, 0 if self._W is None else self._W, self._cf, self._kappa)
+
+    def _native_twin(self) -> Any:
+        """The native object holding this state (its own, or a new one). O(1) or O(space)."""
+        if self._nat is not None:
+            return self._nat
+        from windowagg._native.sliding_window import load  # below this class
+
+        return load(self._params(), self._fields())
+
+    def _python_twin(self) -> Any:
+        """A Python-backed summary with this state (a copy when native). O(space)."""
+        if self._nat is None:
+            return self
+        twin = copy.copy(self)
+        twin._nat = None
+        twin._set_fields(self._fields())
+        return twin
+
+    def _become(self, native: bool) -> None:
+        """Hold the state on the native twin (*native*) or in Python, in place. O(space)."""
+        if native == (self._nat is not None):
+            return
+        if native:
+            self._nat = self._native_twin()
+            self._B, self._levels, self._Bw, self._n, self._top_n = [], [], 0, 0, 0
+        else:
+            fields = self._fields()
+            self._nat = None
+            self._set_fields(fields)
+
+    # ---------------------------------------------------------------- bytes
     def _write(self, w: _format.Writer) -> None:
+        """The fields of layout 3: layout 2's, in the canonical order (the buffer sorted by
+        (t, key, weight), every node list by ascending heap id). O(space log space)."""
         w.f64(self._eps)
         w.u8(self._LT)
         w.f64(self._cf)
         w.u64(0 if self._W is None else self._W)
         w.u64(self._U)
-        w.u8(1 if self._merged else 0)
-        w.i64(self._tau0)
-        w.i64(self._tmax)
-        w.u64(self._n)
-        w.u64(self._top_n)
-        w.u64(len(self._B))
-        w.u64s([T for T, _, _ in self._B])
-        w.u64s([x for _, x, _ in self._B])
-        w.u64s([ww for _, _, ww in self._B])
-        w.u64(len(self._levels))
-        for lv in self._levels:
-            w.i64(lv.tau)
-            w.u8(1 if lv.exact else 0)
-            ids = list(lv.cnt)
-            w.node_ids(ids)
-            w.f64s([lv.cnt[i] for i in ids])
-            if lv.val is not None:
-                for i in ids:
+        merged, tau0, tmax, n, top_n, Ts, xs, ws, levels = self._fields()
+        w.u8(1 if merged else 0)
+        w.i64(tau0)
+        w.i64(tmax)
+        w.u64(n)
+        w.u64(top_n)
+        w.u64(len(Ts) // 8)
+        for arr in (Ts, xs, ws):  # u64s
+            w.blob(arr)
+        w.u64(len(levels))
+        for j, (tau, exact, depths, offs, counts) in enumerate(levels):
+            w.i64(tau)
+            w.u8(1 if exact else 0)
+            for part in (depths, offs, counts):  # node_ids, then f64s
+                w.blob(part)
+            if self._values:
+                lv = self._levels[j]
+                assert lv.val is not None
+                for i in sorted(lv.cnt):
                     self._write_vdict(w, lv.val[i])
 
     def _write_vdict(self, w: _format.Writer, vd: dict[int, float]) -> None:
         if not self._values:
             return
-        ids = list(vd)
+        ids = sorted(vd)
         w.node_ids(ids)
         w.f64s([vd[i] for i in ids])
 
     def _read_vdict(self, r: _format.Reader) -> dict[int, float]:
         ids = r.node_ids(self._LU)
+        _canonical_ids(r, ids)
         cs = r.f64s()
         if len(cs) != len(ids) or any(c < 0 for c in cs):
             raise r.fail("bad value digest")
@@ -280,11 +385,15 @@ class _SlidingWindowBase(_SlidingCore):
         Ts, xs, ws = r.u64s(), r.u64s(), r.u64s()
         if not (len(Ts) == len(xs) == len(ws) == nb):
             raise r.fail("buffer arrays differ in length")
-        if any(self._tbase <= T for T in Ts) or any(ww < 1 for ww in ws):
+        if any(self._tbase <= T for T in Ts) or any(not 1 <= ww <= MAX_WEIGHT for ww in ws):
             raise r.fail("buffered item out of range")
-        if self._values and any(x >= self._U for x in xs):
+        if any(x >= self._U for x in xs) if self._values else any(xs):
             raise r.fail("buffered key outside the universe")
         self._B = list(zip(Ts, xs, ws, strict=False))
+        if r.layout >= _format.SLIDING_VERSION and any(
+            self._B[i] > self._B[i + 1] for i in range(len(self._B) - 1)
+        ):
+            raise r.fail("buffer not in (t, key, weight) order")
         heapq.heapify(self._B)
         self._Bw = sum(ws)
         nl = r.u64()
@@ -299,6 +408,7 @@ class _SlidingWindowBase(_SlidingCore):
                 raise r.fail("bad level flag")
             lv.exact = bool(exact)
             ids = r.node_ids(self._LT)
+            _canonical_ids(r, ids)
             cs = r.f64s()
             if len(cs) != len(ids) or any(c < 0 for c in cs):
                 raise r.fail("bad level node counts")
@@ -310,3 +420,11 @@ class _SlidingWindowBase(_SlidingCore):
             self._check()
         except AssertionError as e:
             raise r.fail(str(e)) from None
+
+
+def _canonical_ids(r: _format.Reader, ids: list[int]) -> None:
+    """Layout 3 lists nodes by ascending heap id (layouts 1 and 2: any order). O(k)."""
+    if r.layout >= _format.SLIDING_VERSION and any(
+        ids[i] > ids[i + 1] for i in range(len(ids) - 1)
+    ):
+        raise r.fail("nodes not in ascending heap-id order")

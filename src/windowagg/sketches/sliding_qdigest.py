@@ -9,7 +9,7 @@ from typing import Any
 
 from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError
 from windowagg.sketches import _format
-from windowagg.sketches._sliding_core import _as_list
+from windowagg.sketches._sliding_core import MAX_WEIGHT, _as_list
 from windowagg.sketches._sliding_state import _SlidingWindowBase
 from windowagg.sketches.qdigest import QDigest, _check_phi
 
@@ -63,7 +63,7 @@ class SlidingWindowQDigest(_SlidingWindowBase):
             x = self._bad_key(x)
         if type(t) is not int or not 0 <= t < self._tbase:
             t = self._bad_time(t)
-        if type(weight) is not int or weight < 1:
+        if type(weight) is not int or not 1 <= weight <= MAX_WEIGHT:
             weight = self._bad_int_weight(weight)
         self._add(x, t, weight)
 
@@ -186,7 +186,7 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         nodes = d._nodes
         n = 0.0
         vbase = self._vbase
-        for T, x, ww in self._B:
+        for T, x, ww in sorted(self._B):  # canonical order: the floats' sums
             a = t - T
             if a < horizon:
                 g = ww * decay(a)
@@ -248,11 +248,17 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         return _format.loads(cls, data, _format.KIND_SW_QDIGEST, cls._read)
 
     def _to_codec(self) -> tuple[Any, ...]:
-        return _format.to_plain(self._write)
+        return _format.to_plain(self._write, _format.SLIDING_VERSION)
 
     @classmethod
     def _from_codec(cls, plain: Any) -> SlidingWindowQDigest:
-        return _format.from_plain(plain, _format.KIND_SW_QDIGEST, cls._read, "SlidingWindowQDigest")
+        return _format.from_plain(
+            plain,
+            _format.KIND_SW_QDIGEST,
+            cls._read,
+            "SlidingWindowQDigest",
+            _format.SLIDING_LAYOUTS,
+        )
 
     @classmethod
     def _read(cls, r: _format.Reader) -> SlidingWindowQDigest:

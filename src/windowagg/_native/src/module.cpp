@@ -13,9 +13,10 @@ void bind_wavelet(nb::module_& m);           // bind_wavelet.cpp
 void bind_decayed_rank(nb::module_& m);      // bind_decayed_rank.cpp
 void bind_qdigest(nb::module_& m);           // bind_qdigest.cpp
 void bind_space_saving(nb::module_& m);      // bind_space_saving.cpp
+void bind_sliding_window(nb::module_& m);    // bind_sliding_window.cpp
 
 NB_MODULE(_core, m) {
-    m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA, order statistics, the q-digest and Space-Saving";
+    m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA, order statistics, the q-digest, Space-Saving and the sliding-window count";
 #ifdef NDEBUG
     m.attr("debug_build") = false;
 #else
@@ -35,4 +36,5 @@ NB_MODULE(_core, m) {
     bind_decayed_rank(m);
     bind_qdigest(m);
     bind_space_saving(m);
+    bind_sliding_window(m);
 }
