@@ -229,6 +229,9 @@ class Summary(NamedTuple):
     rejects: dict[str, int]
     summary: Any
     """The merged sketch (``ExpDecaySpaceSaving`` or ``ExpDecayQDigest``), None if empty."""
+    method: str = "summary"
+    """What answered: ``"summary"`` (the sketches' bounds: ``error``) or ``"exact"``
+    (``windowagg.spark.decayed_summary``'s top_k by a Spark aggregation: ``error`` 0)."""
 
 
 def answer_of(

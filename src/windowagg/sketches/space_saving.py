@@ -684,6 +684,69 @@ class ExpDecaySpaceSaving:
             s._become(resolve_backend(backend, "ExpDecaySpaceSaving"), backend == "native")
         return s
 
+    @classmethod
+    def from_weights(
+        cls,
+        weights: Any,
+        total: float,
+        at: float,
+        *,
+        k: int,
+        lam: float,
+        backend: Backend | None = None,
+    ) -> ExpDecaySpaceSaving:
+        """The summary of a stream whose exact decayed weights as of *at* are known: the
+        ``k`` heaviest of *weights* (``(key, weight)`` pairs, distinct keys, any order)
+        held with no overestimate, the floor the ``(k + 1)``-th weight, the total *total*
+        (every key's weight, held or not). Every invariant of the module docstring holds
+        (a key not held weighs at most the floor, which no held count is below), so it
+        merges and answers as any summary, with bounds that are 0 for the keys held.
+        ``windowagg.spark.decayed_summary``'s exact top_k builds its summary so. O(m log m)
+        for m pairs.
+
+        >>> s = ExpDecaySpaceSaving.from_weights([("a", 3.0), ("b", 1.0), ("c", 2.0)], 6.5,
+        ...                                      100.0, k=2, lam=0.1)
+        >>> s.heavy_hitters(0.0), s.frequency_bounds("b"), s.decayed_count()
+        ([('a', 3.0), ('c', 2.0)], (0.0, 2.0), 6.5)
+        """
+        s = cls(lam=lam, k=k, backend="python")  # checks k and lam
+        pairs = sorted(((float(w), i, x) for i, (x, w) in enumerate(weights)), reverse=True)
+        if not (isinstance(total, (int, float)) and math.isfinite(total) and total >= 0):
+            raise ArgumentError(
+                f"ExpDecaySpaceSaving.from_weights: total={total!r} must be "
+                "a finite number >= 0 (the decayed weight of every key)"
+            )
+        at = _bad_time(at)
+        for w, _, x in pairs:
+            _key_tag(x)  # a key the codec can write (ArgumentTypeError otherwise)
+            if not (math.isfinite(w) and w >= 0):
+                raise ArgumentError(
+                    f"ExpDecaySpaceSaving.from_weights: the weight of {x!r} is {w!r}; give "
+                    "finite decayed weights >= 0"
+                )
+        held = pairs[:k]
+        if len({x for _, _, x in pairs}) != len(pairs):
+            raise ArgumentError(
+                "ExpDecaySpaceSaving.from_weights: a key is given twice; "
+                "give each key's whole weight once"
+            )
+        slack = 1e-9 * max(1.0, float(total))
+        if math.fsum(w for w, _, _ in held) > total + slack:
+            raise ArgumentError(
+                f"ExpDecaySpaceSaving.from_weights: the weights held add up to more than the "
+                f"total {total!r}; give the total of every key's weight"
+            )
+        s._c = {x: w for w, _, x in held}
+        s._over = dict.fromkeys(s._c, 0.0)
+        s._floor = pairs[k][0] if len(pairs) > k else 0.0
+        s._n = float(total)
+        if pairs or total > 0:
+            s._lm, s._tmax = at, at
+        s._rebuild_heap()
+        s._check()
+        s._become(resolve_backend(backend, "ExpDecaySpaceSaving"), backend == "native")
+        return s
+
     def _to_codec(self) -> tuple[Any, ...]:
         return _format.to_plain(self._write)
 
