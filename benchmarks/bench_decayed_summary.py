@@ -18,11 +18,14 @@ timestamps, ``v`` normal, ``c`` Zipf(1.5)-like item ids; generated and cached in
 ``--partitions`` of them, ``local[2]``) beside Spark's own whole-stream answers on the same
 rows: ``percentile_approx(v, [0.5, 0.9, 0.99])`` (undecayed quantiles, rank error 1/10000)
 for ``kind="quantiles"`` and ``groupBy(c).count()``'s top 10 (exact undecayed counts) for
-``kind="top_k"`` (1-day half-life, eps 0.01: decayed quantiles' ranks and decayed weights
-within eps D); medians of ``--repeats``, interleaved, the ratios and the load; the decayed
-answers then checked against exact decayed values (Spark aggregations, not timed); beside
-them the same plan with a function that only counts its rows (the Arrow transfer's floor);
-``--kinds quantiles`` or ``top_k`` times one pair only.
+``kind="top_k"`` (1-day half-life, eps 0.01: decayed quantiles' ranks within eps D; top_k
+exact by default, its weights within 0 of the exact ones); medians of ``--repeats``,
+interleaved, the ratios and the load; the decayed answers then checked against exact
+decayed values (Spark aggregations, not timed); beside them the summaries' plan with a
+function that only counts its rows (the Arrow transfer's floor), top_k with
+``method="summary"``, and Spark's own decayed count by item (``groupBy(c)`` of each row's
+``exp``: the floor of any exact answer); ``--kinds quantiles`` or ``top_k`` times one pair
+only.
 
 ``--floor``: what ``top_k(c, 10)``'s texts cost at least per event over each key's whole
 history (``--events`` of them, 1M: 10M weights): CPU seconds of the exact per-event ``p99``,
@@ -46,6 +49,7 @@ from typing import Any
 import pandas as pd
 
 DAY = 86_400_000_000
+LN2 = 0.6931471805599453
 
 
 def _events(n: int) -> pd.DataFrame:
@@ -209,6 +213,14 @@ def spark_rows_figures(repeats: int, n: int, partitions: int, kinds: list[str]) 
         ),
     }
     cases = {name: call for kind in kinds for name, call in pairs[kind]}
+    if "top_k" in kinds:  # Spark's own decayed count by item: what any exact answer costs
+        cases["groupBy(c).agg(sum(exp(-(as_of - t) ln2 / h))), top 10 (the exact floor)"] = lambda: (
+            sdf.groupBy("c")
+            .agg(F.sum(F.exp((F.unix_micros("t") - F.lit(30 * DAY)) * F.lit(LN2 / DAY))).alias("w"))
+            .orderBy(F.desc("w"))
+            .limit(10)
+            .collect()
+        )
     if "top_k" in kinds:  # the sketches' path, which top_k took before its exact default
         cases["decayed_summary top_k(c, 10), eps 0.01, method='summary'"] = lambda: decayed_summary(
             sdf, "t", "c", half_life="1 day", kind="top_k", k=10, eps=0.01, method="summary"
