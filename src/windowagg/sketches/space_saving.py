@@ -707,7 +707,7 @@ class ExpDecaySpaceSaving:
         >>> s = ExpDecaySpaceSaving.from_weights([("a", 3.0), ("b", 1.0), ("c", 2.0)], 6.5,
         ...                                      100.0, k=2, lam=0.1)
         >>> s.heavy_hitters(0.0), s.frequency_bounds("b"), s.decayed_count()
-        ([('a', 3.0), ('c', 2.0)], (0.0, 2.0), 6.5)
+        ([('a', 3.0), ('c', 2.0)], (0.0, 1.0), 6.5)
         """
         s = cls(lam=lam, k=k, backend="python")  # checks k and lam
         pairs = sorted(((float(w), i, x) for i, (x, w) in enumerate(weights)), reverse=True)
