@@ -333,16 +333,25 @@ class ExpDecaySpaceSaving:
     ) -> ExpDecaySpaceSaving: ...
     def _check(self) -> None: ...
 
-# --- SlidingWindowCount (bind_sliding_window.cpp; held by
-# windowagg.sketches.SlidingWindowCount as _nat) ---
+# --- SlidingWindowCount, SlidingWindowQDigest (bind_sliding_window.cpp; held by
+# windowagg.sketches.SlidingWindowCount / SlidingWindowQDigest as _nat) ---
 
-_SWLevelFields = tuple[int, bool, bytes, bytes, bytes]
+# (tau, exact, depths, offsets, counts) of a count level; a q-digest level adds a list of
+# (depths, offsets, counts), one value digest per node in the same order
+_SWLevelFields = tuple[Any, ...]
+_SWFields = tuple[bool, int, int, int, int, bytes, bytes, bytes, list[_SWLevelFields]]
 
 class SlidingWindowCount:
     """The sliding-window count (windowagg.sketches.SlidingWindowCount holds it)."""
 
     def __init__(
-        self, eps: float, time_bits: int, max_window: int, capacity_factor: float, kappa: int
+        self,
+        eps: float,
+        time_bits: int,
+        max_window: int,
+        capacity_factor: float,
+        kappa: int,
+        universe: int = 0,
     ) -> None: ...
     @property
     def n(self) -> int: ...
@@ -362,9 +371,7 @@ class SlidingWindowCount:
     ) -> None: ...
     def merge(self, other: SlidingWindowCount) -> None: ...
     def count_bounds(self, tau: int) -> tuple[float, float]: ...
-    def fields(
-        self,
-    ) -> tuple[bool, int, int, int, int, bytes, bytes, bytes, list[_SWLevelFields]]: ...
+    def fields(self) -> _SWFields: ...
     @staticmethod
     def load(
         eps: float,
@@ -372,6 +379,7 @@ class SlidingWindowCount:
         max_window: int,
         capacity_factor: float,
         kappa: int,
+        universe: int,
         merged: bool,
         tau0: int,
         tmax: int,
@@ -382,4 +390,58 @@ class SlidingWindowCount:
         ws: bytes,
         levels: list[_SWLevelFields],
     ) -> SlidingWindowCount: ...
+    def _check(self) -> None: ...
+
+class SlidingWindowQDigest:
+    """The sliding-window q-digest (windowagg.sketches.SlidingWindowQDigest holds it)."""
+
+    def __init__(
+        self,
+        eps: float,
+        time_bits: int,
+        max_window: int,
+        capacity_factor: float,
+        kappa: int,
+        universe: int = 0,
+    ) -> None: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def top_n(self) -> int: ...
+    @property
+    def tau0(self) -> int: ...
+    @property
+    def tmax(self) -> int: ...
+    @property
+    def num_levels(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    def update(self, x: int, t: int, weight: int = 1) -> None: ...
+    def update_many(
+        self,
+        xs: npt.NDArray[np.int64],
+        ts: npt.NDArray[np.int64],
+        weights: npt.NDArray[np.int64] | None = None,
+    ) -> None: ...
+    def merge(self, other: SlidingWindowQDigest) -> None: ...
+    def count_bounds(self, tau: int) -> tuple[float, float]: ...
+    def fields(self) -> _SWFields: ...
+    @staticmethod
+    def load(
+        eps: float,
+        time_bits: int,
+        max_window: int,
+        capacity_factor: float,
+        kappa: int,
+        universe: int,
+        merged: bool,
+        tau0: int,
+        tmax: int,
+        n: int,
+        top_n: int,
+        ts: bytes,
+        xs: bytes,
+        ws: bytes,
+        levels: list[_SWLevelFields],
+    ) -> SlidingWindowQDigest: ...
     def _check(self) -> None: ...

@@ -1,6 +1,6 @@
-"""The native ``_core.SlidingWindowCount`` that
-:class:`windowagg.sketches.SlidingWindowCount` holds (nothing here imports the public class:
-``_native`` sits below it)."""
+"""The native ``_core.SlidingWindowCount`` / ``_core.SlidingWindowQDigest`` that
+:class:`windowagg.sketches.SlidingWindowCount` / ``SlidingWindowQDigest`` hold (nothing here
+imports the public classes: ``_native`` sits below them)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,31 @@ from typing import Any
 
 from windowagg.errors import NativeUnavailableError
 
-__all__ = ["load", "make"]
+__all__ = ["MAX_UNIVERSE", "load", "make"]
+
+MAX_UNIVERSE = 1 << 62  # the twin's value leaves 2**LU + x are uint64 heap ids, LU <= 62
 
 
-def _core() -> Any:
+def _cls(values: bool) -> Any:
     from windowagg._native import _core as core  # built: the backend resolved to native
 
-    if not hasattr(core, "SlidingWindowCount"):  # a core built before it
+    name = "SlidingWindowQDigest" if values else "SlidingWindowCount"
+    if not hasattr(core, name):  # a core built before it
         raise NativeUnavailableError(
-            "the compiled core was built before SlidingWindowCount existed; rebuild it "
+            f"the compiled core was built before {name} existed; rebuild it "
             "(bash scripts/build_native.sh, or pip install -e .) or use backend='python'"
         )
-    return core
+    return getattr(core, name)
 
 
-def make(eps: float, time_bits: int, max_window: int, capacity_factor: float, kappa: int) -> Any:
-    """An empty native ``_core.SlidingWindowCount`` (max_window 0: none). O(1)."""
-    return _core().SlidingWindowCount(eps, time_bits, max_window, capacity_factor, kappa)
+def make(values: bool, params: tuple[float, int, int, float, int, int]) -> Any:
+    """An empty native summary: params = (eps, time_bits, max_window (0: none),
+    capacity_factor, kappa, universe (0 for the count)). O(1)."""
+    return _cls(values)(*params)
 
 
-def load(params: tuple[float, int, int, float, int], fields: tuple[Any, ...]) -> Any:
+def load(
+    values: bool, params: tuple[float, int, int, float, int, int], fields: tuple[Any, ...]
+) -> Any:
     """A native summary from its parameters and codec fields (CodecError if invalid). O(s)."""
-    return _core().SlidingWindowCount.load(*params, *fields)
+    return _cls(values).load(*params, *fields)

@@ -10,8 +10,10 @@ import copy
 import heapq
 import math
 import struct
+from collections.abc import Callable
 from typing import Any
 
+from windowagg._backend import Backend, resolve_backend
 from windowagg._invariants import invariant
 from windowagg.errors import ArgumentError, ArgumentTypeError
 from windowagg.sketches import _format
@@ -237,20 +239,14 @@ class _SlidingWindowBase(_SlidingCore):
             return tuple(self._nat.fields())
         B = sorted(self._B)
         k = len(B)
-        levels = []
+        levels: list[tuple[Any, ...]] = []
         for lv in self._levels:
             ids = sorted(lv.cnt)
-            depths = [i.bit_length() - 1 for i in ids]
-            offs = [i - (1 << d) for i, d in zip(ids, depths, strict=True)]
-            levels.append(
-                (
-                    lv.tau,
-                    lv.exact,
-                    bytes(depths),
-                    struct.pack(f">{len(ids)}Q", *offs),
-                    struct.pack(f">{len(ids)}d", *[lv.cnt[i] for i in ids]),
-                )
-            )
+            fields: tuple[Any, ...] = (lv.tau, lv.exact, *_node_fields(lv.cnt, ids))
+            if lv.val is not None:
+                val = lv.val
+                fields += ([_node_fields(val[i], sorted(val[i])) for i in ids],)
+            levels.append(fields)
         return (
             self._merged,
             self._tau0,
@@ -275,16 +271,67 @@ class _SlidingWindowBase(_SlidingCore):
         )  # sorted: already a heap
         self._Bw = sum(wl)
         self._levels = []
-        for j, (tau, exact, depths, offs, counts) in enumerate(levels):
+        for j, (tau, exact, *nodes) in enumerate(levels):
             lv = _Level(self._theta0 * (2 << j), self._values)
             lv.tau, lv.exact = tau, bool(exact)
-            m = len(depths)
-            ids = [(1 << d) + o for d, o in zip(depths, struct.unpack(f">{m}Q", offs), strict=True)]
-            lv.cnt = dict(zip(ids, struct.unpack(f">{m}d", counts), strict=True))
+            lv.cnt = _node_dict(*nodes[:3])
+            if lv.val is not None:
+                lv.val = {i: _node_dict(*f) for i, f in zip(lv.cnt, nodes[3], strict=True)}
             self._levels.append(lv)
 
-    def _params(self) -> tuple[float, int, int, float, int]:
-        return (self._eps, self._LT, 0 if self._W is None else self._W, self._cf, self._kappa)
+    def _params(self) -> tuple[float, int, int, float, int, int]:
+        W = 0 if self._W is None else self._W
+        return (self._eps, self._LT, W, self._cf, self._kappa, self._U)
+
+    def _make_native(self, backend: Backend | None) -> None:
+        """Hold an empty native twin when *backend* resolves to native (at construction).
+        A universe past the twin's 2**62 stays on the reference unless native was asked
+        for by name (ArgumentError). O(1)."""
+        name = type(self).__name__
+        if not resolve_backend(backend, name):
+            return
+        from windowagg._native.sliding_window import MAX_UNIVERSE, make  # below this class
+
+        if self._U > MAX_UNIVERSE:
+            if backend == "native":
+                raise ArgumentError(
+                    f"{name}: the compiled twin takes a universe up to 2**62, got {self._U}; "
+                    "use backend='python' (or 'auto') for a larger one"
+                )
+            return
+        self._nat = make(self._values, self._params())
+
+    def _decayed_count_bounds(
+        self, g: Callable[[float], float], t: int | None, horizon: int | None
+    ) -> tuple[float, float]:
+        if self._nat is not None:  # O(space), as the query: on the reference's state
+            ref: _SlidingWindowBase = self._python_twin()
+            return ref._decayed_count_bounds(g, t, horizon)
+        return super()._decayed_count_bounds(g, t, horizon)
+
+    def _update_many_native(self, arrays: tuple[tuple[Any, int, int], ...]) -> bool:
+        """The native batch when every (array, lo, hi) of *arrays* is a 1-D numpy integer
+        array of values in [lo, hi] (None: the weights, 1 each) and the lengths agree: True
+        when done. False sends the batch through the reference's checks, so a bad batch
+        raises the reference's error. O(b)."""
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover - numpy is a test dependency
+            return False
+        out: list[Any] = []
+        for a, lo, hi in arrays:
+            if a is None:
+                out.append(None)
+                continue
+            if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu":
+                return False
+            if a.size and (int(a.min()) < lo or int(a.max()) > hi):
+                return False
+            out.append(np.ascontiguousarray(a, dtype=np.int64))
+        if len({a.size for a in out if a is not None}) > 1:
+            return False
+        self._nat.update_many(*out)  # checks the total first
+        return True
 
     def _native_twin(self) -> Any:
         """The native object holding this state (its own, or a new one). O(1) or O(space)."""
@@ -292,7 +339,7 @@ class _SlidingWindowBase(_SlidingCore):
             return self._nat
         from windowagg._native.sliding_window import load  # below this class
 
-        return load(self._params(), self._fields())
+        return load(self._values, self._params(), self._fields())
 
     def _python_twin(self) -> Any:
         """A Python-backed summary with this state (a copy when native). O(space)."""
@@ -304,7 +351,11 @@ class _SlidingWindowBase(_SlidingCore):
         return twin
 
     def _become(self, native: bool) -> None:
-        """Hold the state on the native twin (*native*) or in Python, in place. O(space)."""
+        """Hold the state on the native twin (*native*; a universe past 2**62 stays on the
+        reference) or in Python, in place. O(space)."""
+        from windowagg._native.sliding_window import MAX_UNIVERSE  # below this class
+
+        native = native and self._U <= MAX_UNIVERSE
         if native == (self._nat is not None):
             return
         if native:
@@ -334,23 +385,15 @@ class _SlidingWindowBase(_SlidingCore):
         for arr in (Ts, xs, ws):  # u64s
             w.blob(arr)
         w.u64(len(levels))
-        for j, (tau, exact, depths, offs, counts) in enumerate(levels):
+        for tau, exact, *nodes in levels:
             w.i64(tau)
             w.u8(1 if exact else 0)
-            for part in (depths, offs, counts):  # node_ids, then f64s
+            for part in nodes[:3]:  # node_ids, then f64s
                 w.blob(part)
-            if self._values:
-                lv = self._levels[j]
-                assert lv.val is not None
-                for i in sorted(lv.cnt):
-                    self._write_vdict(w, lv.val[i])
-
-    def _write_vdict(self, w: _format.Writer, vd: dict[int, float]) -> None:
-        if not self._values:
-            return
-        ids = sorted(vd)
-        w.node_ids(ids)
-        w.f64s([vd[i] for i in ids])
+            if self._values:  # one value digest per node, in the same order
+                for vd in nodes[3]:
+                    for part in vd:
+                        w.blob(part)
 
     def _read_vdict(self, r: _format.Reader) -> dict[int, float]:
         ids = r.node_ids(self._LU)
@@ -379,6 +422,8 @@ class _SlidingWindowBase(_SlidingCore):
         self._merged = bool(merged)
         self._tau0 = r.i64()
         self._tmax = r.i64()
+        if not (-1 <= self._tau0 < self._tbase and -1 <= self._tmax < self._tbase):
+            raise r.fail("bad tau0 or max_timestamp")
         self._n = r.u64()
         self._top_n = r.u64()
         nb = r.u64()
@@ -428,3 +473,22 @@ def _canonical_ids(r: _format.Reader, ids: list[int]) -> None:
         ids[i] > ids[i + 1] for i in range(len(ids) - 1)
     ):
         raise r.fail("nodes not in ascending heap-id order")
+
+
+def _node_fields(nodes: dict[int, float], ids: list[int]) -> tuple[bytes, bytes, bytes]:
+    """(depths, big-endian uint64 offsets, big-endian float64 counts) of *ids* (sorted). O(k)."""
+    depths = [i.bit_length() - 1 for i in ids]
+    offs = [i - (1 << d) for i, d in zip(ids, depths, strict=True)]
+    k = len(ids)
+    return (
+        bytes(depths),
+        struct.pack(f">{k}Q", *offs),
+        struct.pack(f">{k}d", *[nodes[i] for i in ids]),
+    )
+
+
+def _node_dict(depths: bytes, offs: bytes, counts: bytes) -> dict[int, float]:
+    """The inverse of :func:`_node_fields`. O(k)."""
+    k = len(depths)
+    ids = [(1 << d) + o for d, o in zip(depths, struct.unpack(f">{k}Q", offs), strict=True)]
+    return dict(zip(ids, struct.unpack(f">{k}d", counts), strict=True))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from windowagg._backend import Backend, resolve_backend
 from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError
 from windowagg.sketches import _format
 from windowagg.sketches._sliding_core import MAX_WEIGHT, _as_list
@@ -28,6 +29,11 @@ class SlidingWindowQDigest(_SlidingWindowBase):
     eps : float
         Accuracy (see the fact card for the bounds).
     time_bits, max_window, capacity_factor : as :class:`SlidingWindowCount`.
+    backend : {"auto", "native", "python"}, optional
+        As :class:`SlidingWindowCount`: the compiled twin or the reference, the same state,
+        answers and bytes. The twin takes universes up to 2**62 (a larger one stays on the
+        reference unless ``"native"`` is asked for: ArgumentError). The window and decayed
+        queries read the twin's state into the reference (O(space), as the queries).
     """
 
     __slots__ = ()
@@ -40,8 +46,10 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         *,
         max_window: int | None = None,
         capacity_factor: float = 3.0,
+        backend: Backend | None = None,
     ) -> None:
         self._init(eps, time_bits, max_window, capacity_factor, 0.5, universe)
+        self._make_native(backend)
 
     @property
     def universe(self) -> int:
@@ -51,7 +59,7 @@ class SlidingWindowQDigest(_SlidingWindowBase):
     def __repr__(self) -> str:
         return (
             f"SlidingWindowQDigest(universe={self._U}, eps={self._eps}, time_bits={self._LT}, "
-            f"n={self._n}, levels={len(self._levels)})"
+            f"n={self.total_weight}, levels={self.num_levels})"
         )
 
     def update(self, x: int, t: int, weight: int = 1) -> None:
@@ -65,6 +73,9 @@ class SlidingWindowQDigest(_SlidingWindowBase):
             t = self._bad_time(t)
         if type(weight) is not int or not 1 <= weight <= MAX_WEIGHT:
             weight = self._bad_int_weight(weight)
+        if self._nat is not None:
+            self._nat.update(x, t, weight)  # checks the total first
+            return
         self._add(x, t, weight)
 
     def _bad_key(self, x: Any) -> int:
@@ -78,7 +89,15 @@ class SlidingWindowQDigest(_SlidingWindowBase):
     def update_many(
         self, xs: Iterable[int], ts: Iterable[int], weights: Iterable[int] | None = None
     ) -> None:
-        """:meth:`update` for each (key, timestamp), validated first (nothing changes on error)."""
+        """:meth:`update` for each (key, timestamp), validated first (nothing changes on error).
+
+        The array verb: numpy integer arrays go to the native twin in one call, which runs
+        without the GIL. O(b log b + J b).
+        """
+        if self._nat is not None and self._update_many_native(
+            ((xs, 0, self._U - 1), (ts, 0, self._tbase - 1), (weights, 1, MAX_WEIGHT))
+        ):
+            return
         xl = [
             self._bad_key(x) if type(x) is not int or not 0 <= x < self._U else x
             for x in _as_list(xs)
@@ -94,6 +113,15 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         )
         if not len(xl) == len(tl) == len(wl):
             raise ArgumentError("keys, timestamps and weights differ in length")
+        if self._nat is not None:
+            import numpy as np
+
+            self._nat.update_many(
+                np.array(xl, np.int64),
+                np.array(tl, np.int64),
+                None if weights is None else np.array(wl, np.int64),
+            )
+            return
         self._update_many_items(xl, tl, wl)
 
     def merge(self, other: SlidingWindowQDigest) -> None:
@@ -110,6 +138,9 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         The digest holds every item of the window except those charged to time nodes that
         straddle the window's start; their total weight is the second value (<= eps*D_w/2).
         """
+        if self._nat is not None:  # O(space), as the query: on the reference's state
+            ref: SlidingWindowQDigest = self._python_twin()
+            return ref.window_digest(w, t)
         t, tau = self._query_tau(w, t)
         d = QDigest(self._U, self._veps, backend="python")
         nodes = d._nodes
@@ -180,6 +211,9 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         is a non-negative combination of window sums. Ranks, quantiles and heavy hitters of
         the digest are within eps * D_g of the decayed truth. O(space).
         """
+        if self._nat is not None:  # O(space), as the query: on the reference's state
+            ref: SlidingWindowQDigest = self._python_twin()
+            return ref.decayed_digest(decay, t, horizon)
         t, horizon = self._decay_args(decay, t, horizon)
         pieces, unc = self._decayed_pieces(decay, t, horizon)
         d = QDigest(self._U, self._veps, backend="python")
@@ -243,9 +277,13 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         return _format.dumps(self)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> SlidingWindowQDigest:
-        """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes); CodecError on malformed bytes. O(space)."""
-        return _format.loads(cls, data, _format.KIND_SW_QDIGEST, cls._read)
+    def from_bytes(cls, data: bytes, *, backend: Backend | None = None) -> SlidingWindowQDigest:
+        """Rebuild from :meth:`to_bytes` of either backend (or layout 2 / ``WASK`` bytes) on
+        *backend*; CodecError on malformed bytes, on both backends. O(space log space)."""
+        s = _format.loads(cls, data, _format.KIND_SW_QDIGEST, cls._read)
+        if backend is not None:
+            s._become(resolve_backend(backend, "SlidingWindowQDigest"))
+        return s
 
     def _to_codec(self) -> tuple[Any, ...]:
         return _format.to_plain(self._write, _format.SLIDING_VERSION)
@@ -265,8 +303,9 @@ class SlidingWindowQDigest(_SlidingWindowBase):
         eps, LT, cf, W, U, merged = cls._read_header(r)
         if U < 2:
             raise r.fail(f"bad universe {U}")
-        s = cls(U, eps, LT, max_window=W, capacity_factor=cf)
+        s = cls(U, eps, LT, max_window=W, capacity_factor=cf, backend="python")
         s._read_state(r, merged)
+        s._become(resolve_backend(None, "SlidingWindowQDigest"))  # the twin checks it again
         return s
 
 

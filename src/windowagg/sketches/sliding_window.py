@@ -102,10 +102,7 @@ class SlidingWindowCount(_SlidingWindowBase):
         backend: Backend | None = None,
     ) -> None:
         self._init(eps, time_bits, max_window, capacity_factor, 1.0, None)
-        if resolve_backend(backend, "SlidingWindowCount"):
-            from windowagg._native.sliding_window import make  # below this class
-
-            self._nat = make(*self._params())
+        self._make_native(backend)
 
     def __repr__(self) -> str:
         return (
@@ -133,7 +130,9 @@ class SlidingWindowCount(_SlidingWindowBase):
         The array verb: numpy integer arrays of timestamps (and weights) go to the native
         twin in one call, which runs without the GIL. O(b log b + J b).
         """
-        if self._nat is not None and self._update_many_native(ts, weights):
+        if self._nat is not None and self._update_many_native(
+            ((ts, 0, self._tbase - 1), (weights, 1, MAX_WEIGHT))
+        ):
             return
         tl = [
             self._bad_time(t) if type(t) is not int or not 0 <= t < self._tbase else t
@@ -155,30 +154,6 @@ class SlidingWindowCount(_SlidingWindowBase):
             return
         self._update_many_items([0] * len(tl), tl, wl)
 
-    def _update_many_native(self, ts: Any, weights: Any) -> bool:
-        """The native batch when *ts* (and *weights*) are numpy integer arrays whose values
-        are all valid: True when done; False sends the batch through the reference's checks
-        (so a bad batch raises the reference's error). O(b)."""
-        try:
-            import numpy as np
-        except ImportError:  # pragma: no cover - numpy is a test dependency
-            return False
-        arrs: list[Any] = []
-        for a, lo, hi in ((ts, 0, self._tbase - 1), (weights, 1, MAX_WEIGHT)):
-            if a is None:
-                arrs.append(None)
-                continue
-            if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu":
-                return False
-            if a.size and (int(a.min()) < lo or int(a.max()) > hi):
-                return False
-            arrs.append(np.ascontiguousarray(a, dtype=np.int64))
-        t_arr, w_arr = arrs
-        if w_arr is not None and w_arr.size != t_arr.size:
-            return False
-        self._nat.update_many(t_arr, w_arr)  # checks the total first
-        return True
-
     def merge(self, other: SlidingWindowCount) -> None:
         """Add *other* (same parameters). O(space). Certified bounds stay valid; the eps
         guarantee degrades to about k*eps for a k-way merge (see docs/sketches.md)."""
@@ -198,8 +173,7 @@ class SlidingWindowCount(_SlidingWindowBase):
         self, decay: Callable[[float], float], t: int | None = None, horizon: int | None = None
     ) -> tuple[float, float]:
         """Certified (lo, hi) around the decayed count (Theorem 5). O(space)."""
-        ref: SlidingWindowCount = self._python_twin()  # O(space), as the query
-        return ref._decayed_count_bounds(decay, t, horizon)
+        return self._decayed_count_bounds(decay, t, horizon)
 
     def to_bytes(self) -> bytes:
         """Serialize as :mod:`windowagg.codec` bytes (tag ``windowagg.SlidingWindowCount``). O(space)."""

@@ -1,13 +1,16 @@
-// The sliding-window count of Cormode, Korn and Tirthapura (2007, section 3, Theorem 1;
-// Alg. 3.1-3.3 with the guide's errata): the compiled twin of the Python reference
-// windowagg.sketches._sliding_core / _sliding_state (SlidingWindowCount), operation for
-// operation, so both hold the same buffer, levels, node sets and float counts bit for bit
-// (the Python module docstring holds the fact card and the error analysis).
+// The sliding-window summaries of Cormode, Korn and Tirthapura (2007, section 3, Theorems 1
+// and 2, Corollary 1, section 5.1's defer-merge levels; Alg. 3.1-3.3 with the guide's
+// errata): the compiled twin of the Python reference windowagg.sketches._sliding_core /
+// _sliding_state (SlidingWindowCount, SlidingWindowQDigest), operation for operation, so
+// both hold the same buffer, levels, node sets and float counts bit for bit (the Python
+// module docstring holds the fact card and the error analysis).
 //
 // State: the buffer B of the latest items (kappa .. 2 kappa of them; an unordered vector:
 // only its multiset matters, it is evicted in (t, key, weight) order), and levels j = 1..J of
 // fill-then-descend q-digests over time, one hash map heap id -> count each (the root is 1,
-// the leaf of time T is 2^LT + T; LT <= 62). Every order-sensitive float sum runs in the
+// the leaf of time T is 2^LT + T; LT <= 62); with values (SlidingWindowQDigest) every time
+// node also holds a value q-digest, a map value heap id -> count (the leaf of key x is
+// 2^LU + x; LU <= 62 here). Every order-sensitive float sum runs in the
 // reference's canonical order (ascending heap ids, sorted buffer) or is correctly rounded
 // (ExactSum, math.fsum's), so no hash order reaches a float.
 //
@@ -22,6 +25,7 @@
 #include <cstdint>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -39,9 +43,42 @@ struct SWItem {
     friend bool operator==(const SWItem& a, const SWItem& b) { return a.t == b.t && a.x == b.x && a.w == b.w; }
 };
 
+// The reference's compress_dict: fold sibling pairs into their parent bottom-up while the
+// three counts sum to <= th ((c + sibling) + parent: the same float whichever of the pair
+// comes first, so the result does not depend on the map's order). O(s + L).
+inline void compress_values(QDigestLevel& nodes, double th, int L) {
+    std::vector<std::vector<uint64_t>> by_depth(static_cast<std::size_t>(L) + 1);
+    nodes.for_each([&](uint64_t k, double) { by_depth[static_cast<std::size_t>(63 - std::countl_zero(k))].push_back(k); });
+    for (int depth = L; depth > 0; --depth) {
+        std::vector<uint64_t>& up = by_depth[static_cast<std::size_t>(depth - 1)];
+        std::vector<uint64_t> here = std::move(by_depth[static_cast<std::size_t>(depth)]);
+        for (uint64_t node : here) {
+            const double* cp = nodes.find(node);
+            if (!cp) continue;  // folded away together with its sibling
+            double c = *cp;
+            const double* sp = nodes.find(node ^ 1);
+            const double* pp = nodes.find(node >> 1);
+            bool fresh = !pp;
+            double tot = c + (sp ? *sp : 0.0) + (pp ? *pp : 0.0);
+            if (tot <= th) {
+                nodes.set(node >> 1, tot);
+                nodes.erase(node);
+                nodes.erase(node ^ 1);
+                if (fresh) up.push_back(node >> 1);
+            }
+        }
+    }
+}
+
+// vd[k] = vd.get(k, 0.0) + v for every (k, v) of src (per key one addition: any order).
+inline void add_values(QDigestLevel& vd, const QDigestLevel& src) {
+    src.for_each([&](uint64_t k, double v) { vd.add(k, v); });
+}
+
 struct SWLevel {
     double theta = 0.0;
     QDigestLevel cnt;
+    std::unordered_map<uint64_t, QDigestLevel> val;  // time node -> value digest (values only)
     int64_t tau = -1;
     bool exact = true;  // built by fill-then-descend alone (not cloned, not merged)
     uint64_t last = 0;  // node of the previous placement (a hint; 0 = none)
@@ -56,16 +93,24 @@ struct SWLevel {
     }
 };
 
-class SlidingCountCore {
+class SlidingCore {
 public:
     static constexpr uint64_t MAX_WEIGHT = uint64_t{1} << 53;
 
     // 0 < eps < 1, 1 <= LT <= 62, W >= 0 (0: no max_window), cf > 0, kappa >= 2: checked by
-    // the caller (kappa = max(2, ceil(cf * LT / eps)), the reference's).
-    SlidingCountCore(double eps, int LT, uint64_t W, double cf, uint64_t kappa, double theta0)
-        : eps_(eps), cf_(cf), LT_(LT), W_(W), kappa_(kappa), theta0_(theta0) {
+    // the caller (kappa = max(2, ceil(cf * LT / eps)), the reference's). Values (U > 0): keys
+    // in [0, U), LU = ceil(log2 U) in [1, 62], vcap = ceil(6 LU / eps) + 1 (the reference's).
+    SlidingCore(double eps, int LT, uint64_t W, double cf, uint64_t kappa, double theta0, uint64_t U = 0, int LU = 0,
+                uint64_t vcap = 0)
+        : eps_(eps), cf_(cf), LT_(LT), W_(W), kappa_(kappa), theta0_(theta0), U_(U), LU_(LU), vcap_(vcap) {
         tbase_ = uint64_t{1} << LT;
+        values_ = U > 0;
+        vbase_ = values_ ? uint64_t{1} << LU : 0;
     }
+    bool values() const { return values_; }
+    uint64_t universe() const { return U_; }
+    int universe_bits() const { return LU_; }
+    uint64_t vbase() const { return vbase_; }
 
     // ------------------------------------------------------------------ facts
     double eps() const { return eps_; }
@@ -84,7 +129,10 @@ public:
     const std::vector<SWItem>& buffer() const { return B_; }
     std::size_t size() const {
         std::size_t s = B_.size();
-        for (const SWLevel& lv : levels_) s += lv.cnt.size();
+        for (const SWLevel& lv : levels_) {
+            s += lv.cnt.size();
+            for (const auto& kv : lv.val) s += kv.second.size();
+        }
         return s;
     }
 
@@ -133,7 +181,7 @@ public:
     }
 
     // Same parameters, other != this, n + other.n < 2^64: checked by the caller.
-    void merge(const SlidingCountCore& o) {
+    void merge(const SlidingCore& o) {
         if (o.n_ == 0) return;
         merged_ = true;
         std::size_t J = std::max(levels_.size(), o.levels_.size());
@@ -150,11 +198,18 @@ public:
                 for (uint64_t node : src->sorted_ids()) {
                     if (static_cast<int64_t>(hi_of(node)) <= lv.tau) continue;
                     lv.cnt.add(node, *src->cnt.find(node));
+                    if (values_) add_values(lv.val[node], src->val.at(node));
                 }
             }
             // presence must stay upward-closed: add missing ancestors with count 0
             for (uint64_t node : lv.sorted_ids())
-                for (uint64_t p = node >> 1; p && !lv.has(p); p >>= 1) lv.cnt.set(p, 0.0);
+                for (uint64_t p = node >> 1; p && !lv.has(p); p >>= 1) {
+                    lv.cnt.set(p, 0.0);
+                    if (values_) lv.val[p];
+                }
+            if (values_)
+                for (auto& kv : lv.val)
+                    if (kv.second.size() > vcap_) compress_values(kv.second, veps_() * *lv.cnt.find(kv.first) / LU_, LU_);
             out.push_back(std::move(lv));
         }
         levels_ = std::move(out);
@@ -243,6 +298,13 @@ public:
                 else if (!(c >= 0)) bad = "negative count";
             });
             if (!bad.empty()) return "level " + std::to_string(j + 1) + ": " + bad;
+            if (values_) {
+                if (lv.val.size() != lv.cnt.size()) return "level " + std::to_string(j + 1) + ": value digests and nodes differ";
+                for (const auto& kv : lv.val)
+                    if (!lv.has(kv.first)) return "level " + std::to_string(j + 1) + ": value digests and nodes differ";
+            } else if (!lv.val.empty()) {
+                return "level " + std::to_string(j + 1) + ": a count level holds value digests";
+            }
             if (lv.cnt.size() > 2 * kappa_) return "level " + std::to_string(j + 1) + " holds > 2 kappa nodes";
         }
         if (B_.size() > 2 * kappa_) return "buffer holds > 2 kappa items";
@@ -297,6 +359,7 @@ private:
                     node = last;  // the previous placement's node is still the deepest
                 } else if (!lv.has(1)) {
                     cnt.set(1, 0.0);
+                    if (values_) lv.val[1];
                     d = 0;
                     node = 1;
                 } else {  // deepest present ancestor: presence is upward-closed along the path
@@ -316,15 +379,20 @@ private:
                     if (d == LT || room >= w) {
                         *cp = c + w;
                         last = node;
+                        if (values_) add_value(lv.val[node], c + w, it.x, w);
                         break;
                     }
                     if (room > 0) {
                         *cp = th;
+                        if (values_) add_value(lv.val[node], th, it.x, room);
                         w -= room;
                     }
                     ++d;
                     node = leaf >> (LT - d);
-                    if (!lv.has(node)) cnt.set(node, 0.0);
+                    if (!lv.has(node)) {
+                        cnt.set(node, 0.0);
+                        if (values_) lv.val[node];
+                    }
                 }
                 if (cnt.size() > two_kappa) {
                     lv.last = last;
@@ -350,6 +418,7 @@ private:
             SWLevel nxt;
             nxt.theta = levels_[i].theta * 2;
             nxt.cnt = levels_[i].cnt;
+            nxt.val = levels_[i].val;
             nxt.tau = levels_[i].tau;
             nxt.exact = false;
             compress_level(nxt);
@@ -377,9 +446,20 @@ private:
                 uint64_t par = node >> 1;
                 double tot = *cnt.find(par) + c + (sp ? *sp : 0.0);
                 if (tot <= lv.theta) {
+                    bool had_sib = sp != nullptr;
                     cnt.set(par, tot);
                     cnt.erase(node);
-                    if (sp) cnt.erase(sib);
+                    if (had_sib) cnt.erase(sib);
+                    if (values_) {  // the reference's order: node's digest, then its sibling's
+                        QDigestLevel& pv = lv.val[par];
+                        add_values(pv, lv.val.at(node));
+                        lv.val.erase(node);
+                        if (had_sib) {
+                            add_values(pv, lv.val.at(sib));
+                            lv.val.erase(sib);
+                        }
+                        if (pv.size() > vcap_) compress_values(pv, veps_() * tot / LU_, LU_);
+                    }
                 }
             }
         }
@@ -409,6 +489,7 @@ private:
         for (const Key& k : keyed) {  // post-order: every node ending at or before tau comes first
             if (static_cast<int64_t>(k.hi) > tau) break;
             lv.cnt.erase(k.node);
+            lv.val.erase(k.node);
         }
     }
 
@@ -420,7 +501,10 @@ private:
         lv.cnt.for_each([&](uint64_t node, double) {
             if (static_cast<int64_t>(hi_of(node)) <= tau) dead.push_back(node);
         });
-        for (uint64_t node : dead) lv.cnt.erase(node);
+        for (uint64_t node : dead) {
+            lv.cnt.erase(node);
+            lv.val.erase(node);
+        }
     }
 
     // Level j, or (above the top level) the top level's contents under theta_j.
@@ -430,10 +514,18 @@ private:
         lv.theta = theta_of(j);
         if (levels_.empty()) return lv;
         lv.cnt = levels_.back().cnt;
+        lv.val = levels_.back().val;
         lv.tau = levels_.back().tau;
         lv.exact = false;
         return lv;
     }
+
+    // vd[leaf of x] += w; compress with threshold eps * total / LU when over capacity.
+    void add_value(QDigestLevel& vd, double total, uint64_t x, double w) const {
+        vd.add(vbase_ + x, w);
+        if (vd.size() > vcap_) compress_values(vd, veps_() * total / LU_, LU_);
+    }
+    double veps_() const { return eps_; }
 
     const SWLevel* pick_level(int64_t tau) const {
         for (const SWLevel& lv : levels_)
@@ -445,6 +537,11 @@ private:
     int LT_;
     uint64_t W_, kappa_;
     double theta0_;
+    uint64_t U_;
+    int LU_;
+    uint64_t vcap_;
+    bool values_ = false;
+    uint64_t vbase_ = 0;
     uint64_t tbase_;
     std::vector<SWItem> B_;
     uint64_t Bw_ = 0;
