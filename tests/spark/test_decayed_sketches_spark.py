@@ -102,6 +102,13 @@ def test_spark_batch_parity_and_the_whole_stream_summary(spark, decay_frame, by_
     assert [o for o, _ in both[0].answer] == [o for o, _ in both[1].answer]
     for (_, x), (_, y) in zip(both[0].answer, both[1].answer, strict=True):
         assert x <= y + 1e-9 * d  # the summary's weights are upper bounds
+    none = decayed_summary(sdf.where(F.col("origin").isNull()), "t", "origin", half_life="1h")
+    assert (none.method, none.answer, none.rows, none.rejects) == (
+        "exact",
+        [],
+        0,
+        {"null value in 'origin'": 1},  # the null-time row has an origin: not in this frame
+    )
     with pytest.raises(ArgumentError, match="method='exact' answers kind='top_k' only"):
         decayed_summary(sdf, "t", "v", half_life="1 hour", kind="quantiles", method="exact")
     q = decayed_summary(sdf, "t", "v", half_life="6 hours", kind="quantiles", eps=0.02)

@@ -239,7 +239,7 @@ def _exact_top_k(df: DataFrame, time: str, value: str, spec: SummarySpec, naive:
     and keeps each group's rows and newest time; cached, it gives the rejects, the rows
     and the newest time (one small aggregation), then each value's weight as of ``as_of``
     (its buckets' sums scaled by ``2^-((as_of - start) / h)``), the heaviest
-    ``max(k, ceil(1/eps)) + 1`` and the total (two more). The answer and the ``summary``
+    ``max(k, ceil(1/eps)) + 1`` and the total (one more). The answer and the ``summary``
     (:meth:`ExpDecaySpaceSaving.from_weights`: the heaviest held exactly, the floor the
     next weight) are exact up to float rounding: ``error`` is 0. O(n) on the executors,
     O(values x buckets) after the first aggregation."""
@@ -278,25 +278,36 @@ def _exact_top_k(df: DataFrame, time: str, value: str, spec: SummarySpec, naive:
         .cache()
     )
     ok = F.col("b") > F.lit(_CODE + 3)  # a bucket start, not a reject's code
+    good = groups.where(ok)
+    if spec.as_of is None:  # as of the newest event: one row joined to every group
+        good = good.crossJoin(good.agg(F.max("newest").alias("at")))
+        at: Any = F.col("at")
+    else:
+        at = F.lit(spec.as_of)
+    weights = good.groupBy("x").agg(
+        F.sum(F.col("s") * F.exp((F.col("b") - at) * ln2_h)).alias("w"), F.max(at).alias("at")
+    )
+    held = max(spec.k, math.ceil(1.0 / spec.eps))
+    parts = [  # one job: the heaviest, the total, then the rows counted and rejected by code
+        weights.orderBy(F.desc("w"), F.asc("x")).limit(held + 1).withColumn("part", F.lit(0)),
+        weights.agg(F.sum("w").alias("w"), F.max("at").alias("at")).withColumn("part", F.lit(1)),
+        groups.groupBy(F.when(ok, F.lit(None)).otherwise(F.col("b")).alias("code"))
+        .agg(F.sum("n").alias("n"))
+        .withColumn("part", F.lit(2)),
+    ]
     try:
-        rejects: dict[str, int] = {}
-        counted, newest = 0, 0
-        tally = F.when(ok, F.lit(None)).otherwise(F.col("b")).alias("code")
-        for r in groups.groupBy(tally).agg(F.sum("n"), F.max("newest")).collect():
-            if r[0] is None:
-                counted, newest = int(r[1]), r[2]
-            else:
-                rejects[reasons[r[0]]] = int(r[1])
-        if not counted:
-            return answer_of(None, spec, 0, rejects)._replace(method="exact")
-        at = spec.as_of if spec.as_of is not None else int(newest)
-        scale = F.exp((F.col("b") - F.lit(at)) * ln2_h)
-        weights = groups.where(ok).groupBy("x").agg(F.sum(F.col("s") * scale).alias("w"))
-        held = max(spec.k, math.ceil(1.0 / spec.eps))
-        top = weights.orderBy(F.desc("w"), F.asc("x")).limit(held + 1).collect()
-        total = float(weights.agg(F.sum("w")).collect()[0][0])
+        both = parts[0].unionByName(parts[1], allowMissingColumns=True)
+        got = both.unionByName(parts[2], allowMissingColumns=True).collect()
     finally:
         groups.unpersist()
+
+    top = [r for r in got if r["part"] == 0]
+    rejects = {reasons[r["code"]]: int(r["n"]) for r in got if r["part"] == 2 and r["code"]}
+    counted = sum(int(r["n"]) for r in got if r["part"] == 2 and r["code"] is None)
+    if not counted:
+        return answer_of(None, spec, 0, rejects)._replace(method="exact")
+    (total_row,) = [r for r in got if r["part"] == 1]
+    total, at_us = float(total_row["w"]), int(total_row["at"])
 
     def key(x: Any) -> Any:  # summarize's _keys, from a Spark value
         if isinstance(x, bool) or not isinstance(x, (int, float, bytes, bytearray)):
@@ -307,5 +318,5 @@ def _exact_top_k(df: DataFrame, time: str, value: str, spec: SummarySpec, naive:
 
     lam = math.log(2.0) / h
     pairs = [(key(r["x"]), float(r["w"])) for r in top]
-    s = ExpDecaySpaceSaving.from_weights(pairs, max(total, 0.0), at, k=held, lam=lam)
+    s = ExpDecaySpaceSaving.from_weights(pairs, max(total, 0.0), at_us, k=held, lam=lam)
     return answer_of(s, spec, counted, rejects)._replace(error=0.0, method="exact")
