@@ -44,6 +44,8 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -77,9 +79,9 @@ def window_agg_figures(repeats: int, n: int) -> int:
     from windowagg.pandas import window_agg
 
     df = _events(n)
-    hop = {"size": "3 hours", "slide": "1 hour"}
-    every = {"size": "100 days"}  # per event, spanning each key's whole history (30 days)
-    cases: dict[str, tuple[str, dict[str, str], str]] = {
+    hop: dict[str, Any] = {"size": "3 hours", "slide": "1 hour"}
+    every: dict[str, Any] = {"size": "100 days"}  # per event over each key's 30 days
+    cases: dict[str, tuple[str, dict[str, Any], str]] = {
         "3h/1h p99(v) (exact)": ("p99(v)", hop, ""),
         "3h/1h decayed_p99(v, half_life=1h)": ("decayed_p99(v, half_life=1h)", hop, "3h/1h"),
         "3h/1h top_k(c, 10, half_life=1h)": ("top_k(c, 10, half_life=1h)", hop, "3h/1h"),
@@ -212,7 +214,9 @@ def spark_rows_figures(repeats: int, n: int, partitions: int, kinds: list[str]) 
             ),
         ),
     }
-    cases = {name: call for kind in kinds for name, call in pairs[kind]}
+    cases: dict[str, Callable[[], Any]] = {
+        name: call for kind in kinds for name, call in pairs[kind]
+    }
     if "top_k" in kinds:  # Spark's own decayed count by item: what any exact answer costs
         cases["groupBy(c).agg(sum(exp(-(as_of - t) ln2 / h))), top 10 (the exact floor)"] = lambda: (
             sdf.groupBy("c")
@@ -227,8 +231,8 @@ def spark_rows_figures(repeats: int, n: int, partitions: int, kinds: list[str]) 
         )
     for kind in kinds:  # what decayed_summary's plan costs with no summary: Arrow to Python
         col = "v" if kind == "quantiles" else "c"
-        cases[f"mapInArrow(t, {col}), rows counted only (the transfer floor)"] = lambda col=col: (
-            _transfer(sdf, col)
+        cases[f"mapInArrow(t, {col}), rows counted only (the transfer floor)"] = partial(
+            _transfer, sdf, col
         )
     times: dict[str, list[float]] = {name: [] for name in cases}
     loads: list[float] = []
