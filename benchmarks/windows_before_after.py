@@ -8,7 +8,9 @@ the machine's other jobs disturb least) and of wall-clock events/s, their ratios
 windows each emitted and the load average. Workloads (those of ``python -m benchmarks
 windows``): 10 events/s, each up to 3 s out of order, ``max_out_of_orderness`` 3 s;
 ``SlidingWindows`` 10 min / 10 s (Sum, Max) one ``insert`` per event, and ``insert_many``
-bursts of 1000; per-event windows of 10 min; ``CountWindows(Sum, 6000, every=100)``.
+bursts of 1000; per-event windows of 10 min; ``CountWindows(Sum, 6000, every=100)``;
+``SessionWindows(Sum, gap=50 ms)`` (a session closes every few events); ``SharedWindows(Sum,
+[1 min, 10 min], 10 s)``.
 
 Used for ``benchmarks/results/windows-2026-11-28.md``.
 """
@@ -25,7 +27,15 @@ import sys
 import time
 from typing import Any
 
-WORKLOADS = {"sum1": 20_000, "max1": 20_000, "burst": 20_000, "perevent": 3_000, "count": 3_000}
+WORKLOADS = {
+    "sum1": 20_000,
+    "max1": 20_000,
+    "burst": 20_000,
+    "perevent": 3_000,
+    "count": 3_000,
+    "session": 3_000,
+    "shared": 20_000,
+}
 
 
 def events(n: int, seed: int = 1) -> list[tuple[int, float]]:
@@ -36,7 +46,7 @@ def events(n: int, seed: int = 1) -> list[tuple[int, float]]:
 def run_one(name: str, n: int) -> str:
     """One workload in this process: ``"wall <ev/s> cpu <ev/s> windows <emitted>"``."""
     from windowagg.monoids import Max, Sum
-    from windowagg.windows import CountWindows, SlidingWindows
+    from windowagg.windows import CountWindows, SessionWindows, SharedWindows, SlidingWindows
 
     ev = events(n)
     out = 0
@@ -54,9 +64,17 @@ def run_one(name: str, n: int) -> str:
             for t, v in ev:
                 out += len(insert(t, v))
         out += len(w.close())
+    elif name == "shared":
+        w = SharedWindows(Sum(), [60_000, 600_000], 10_000, max_out_of_orderness=3000)
+        insert = w.insert
+        for t, v in ev:
+            out += len(insert(t, v))
+        out += len(w.close())
     else:
         if name == "perevent":
             w = SlidingWindows(Sum(), 600_000, None, max_out_of_orderness=3000)
+        elif name == "session":
+            w = SessionWindows(Sum(), 50, max_out_of_orderness=3000)
         else:
             w = CountWindows(Sum(), 6000, 100, max_out_of_orderness=3000)
         insert = w.insert

@@ -56,7 +56,7 @@ def dump(w: EngineWindows[Any, Any, Any]) -> bytes:
             STATE_VERSION,
             monoid_name(w._monoid),
             config(w),
-            w._max_t,
+            w._schedule.newest,
             (w._times.dt, w._times.aware),
             w._closed,
             dict(w._counts),
@@ -103,7 +103,6 @@ def _load(w: EngineWindows[Any, Any, Any], data: bytes) -> None:
         raise CodecError(f"state written for the monoid {name!r}, not {monoid_name(w._monoid)!r}")
     if cfg != config(w):
         raise CodecError(f"state written for {cfg!r}, not {config(w)!r}")
-    w._max_t = max_t
     w._times.dt, w._times.aware = types
     w._closed = bool(closed)
     w._counts = dict(counts)
@@ -121,5 +120,5 @@ def _load(w: EngineWindows[Any, Any, Any], data: bytes) -> None:
         )
         for (meta, pieces), shape in zip(streams, w._shapes, strict=True)
     ]
-    w._due = w._deadline()
+    w._schedule.restart(w._streams, max_t, w._counts["accepted"])
     w._set_fast()

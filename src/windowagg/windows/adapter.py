@@ -6,11 +6,16 @@ engine             one :class:`~windowagg.windows.engine.KeyStream` per window s
                    pane layout for hopping windows of monoids, its event log otherwise)
 adapter            converts times (``int``, or ``datetime`` -> int64 microseconds) and
                    values (numbers -> float64), keeps the side output (:attr:`rejected`),
-                   the counters and the late / bad-value policies, and feeds the engine in
-                   micro-batches: events wait in a buffer until the watermark reaches the
-                   earliest window end they or the stored events can close (or an event
-                   arrives behind the watermark: it may be late or revise a window), so
-                   ``insert`` returns exactly the windows the engine emits for that arrival
+                   the counters and the late / bad-value policies (``"raise"`` before the
+                   engine sees the event), and holds events in a buffer; nothing else
+asks the engine    whether an event is refused (its value:
+                   :func:`~windowagg.windows.engine.admission.value_refusal`; its time:
+                   :meth:`~windowagg.windows.engine.shapes.Shape.no_window`) or late, the
+                   watermark and lateness bound, and when to feed the buffer (the key's
+                   :class:`~windowagg.windows.engine.schedule.Schedule`: an arrival behind
+                   the watermark, or the watermark reaching the earliest window end the
+                   held or stored events can close), so ``insert`` returns exactly the
+                   windows the engine emits for that arrival
 semantics          the engine's, as :func:`windowagg.pandas.window_agg` and Spark: late =
                    ``t < watermark - allowed_lateness`` (watermark = newest time -
                    ``max_out_of_orderness``), judged per arrival; a window is emitted when the
@@ -60,7 +65,9 @@ from windowagg.windows._common import (
     check_late_policy,
     monoid_name,
 )
-from windowagg.windows.engine.records import atomic, nonfinite
+from windowagg.windows.engine.admission import value_refusal
+from windowagg.windows.engine.records import atomic
+from windowagg.windows.engine.schedule import Schedule
 from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.stream import KeyStream
 
@@ -216,32 +223,24 @@ class EngineWindows(Generic[In, P, Out]):
         self._shapes = [Shape.of(start_time=self._origin, **s) for s in shapes]
         self._aggs = _aggs(monoid)
         self._streams = [self._stream(s) for s in self._shapes]
-        # a value the engine's admission would refuse (its lift) is refused here, so that
-        # the buffer holds only events the clock sees, exactly as the engine's clock
-        self._probe = self._aggs[0].kind is None
-        # values as given (an object column) for every monoid but the exact float built-ins
+        # the engine's schedule: the clock of the held events, and when to feed them
+        self._schedule = Schedule(
+            self._shapes, self._streams, max_out_of_orderness=self._ooo,
+            allowed_lateness=self._allowed, emit=emit,
+        )  # fmt: skip
+        # the monoid's lift, for the engine's admission of one value (None: the exact
+        # float built-ins, which refuse only non-finite values); their values are float64
+        self._probe = monoid.lift if self._aggs[0].kind is None else None
         self._objects = self._aggs[0].dtype == "object"
-        self._max_t: int | None = None  # newest admitted time (the engine clock's)
-        self._due: float = _INF  # the earliest watermark at which a window can close
         self._buf_t: list[int] = []
         self._buf_v: list[Any] = []
         # the caller's (t, v) of the buffered events that _add converted (the others are
         # _buf_t[i], _buf_v[i] as given), by buffer position: for their rejects
         self._buf_raw: dict[int, tuple[Any, Any]] = {}
         self._closed = False
-        # the hopping grid (start_time, size, slide) of the first end an event can close,
-        # for the fast path of insert; None: another shape, or several sizes (a larger
-        # size's first window holding x can end before the smaller's: see _first_end)
-        sh = self._shapes[0]
-        self._grid = (
-            (sh.start_time, sh.size, sh.slide)
-            if len(self._shapes) == 1 and sh.grid and sh.size is not None and sh.slide is not None
-            else None
-        )
         self._fast = False  # int times known, no probe, no gaps, no raise: insert's fast path
-        self._due_grid = False  # _due is the next grid end after the watermark (_deadline)
-        self._burst = False  # inside insert_many: flush once at its end
-        self._behind = False  # a buffered event arrived behind the watermark
+        self._burst = False  # inside insert_many: feed once at its end
+        self._feed_due = False  # the schedule asked for a feed inside the burst
         self.rejected: list[Rejected] = []
         """The side output: every event not aggregated (``late="side"``,
         ``bad_value="side"``, bad timestamps, times in no window), oldest first."""
@@ -282,17 +281,15 @@ class EngineWindows(Generic[In, P, Out]):
     @property
     def watermark(self) -> Any:
         """Newest admitted time minus ``max_out_of_orderness`` (None before any). O(1)."""
-        if self._max_t is None:
-            return None
-        return self._times.from_engine(self._max_t - self._ooo)
+        wm = self._schedule.watermark
+        return None if wm is None else self._times.from_engine(wm)
 
     @property
     def lateness_bound(self) -> Any:
         """Events with ``t < lateness_bound`` are late: ``watermark - allowed_lateness``
         (None before the first event). O(1)."""
-        if self._max_t is None:
-            return None
-        return self._times.from_engine(self._max_t - self._ooo - self._allowed)
+        b = self._schedule.bound
+        return None if b is None else self._times.from_engine(b)
 
     @property
     def streams(self) -> list[KeyStream]:
@@ -304,7 +301,7 @@ class EngineWindows(Generic[In, P, Out]):
         """The watermark at which the window next has work (a window to close, or state to
         drop), for an event-time timer; None when nothing is stored. O(stored)."""
         self._flush()
-        d = self._deadline()
+        d = self._schedule.due
         return None if d == _INF else self._times.from_engine(int(d))
 
     def __len__(self) -> int:
@@ -319,14 +316,15 @@ class EngineWindows(Generic[In, P, Out]):
         lists, keeping these), so their lengths restore them."""
         bt = self._buf_t
         return (bt, self._buf_v, self._buf_raw, len(bt), dict(self._counts), self.rejected,
-                len(self.rejected), self._max_t, self._due, self._due_grid, self._behind,
-                self._fast, self._closed, self._times.dt, self._times.aware)  # fmt: skip
+                len(self.rejected), self._schedule.saved(), self._feed_due, self._fast,
+                self._closed, self._times.dt, self._times.aware)  # fmt: skip
 
     def _undo(self, saved: tuple[Any, ...]) -> None:
         """Put back what :meth:`_save` kept. O(buffered)."""
-        bt, bv, raw, n, self._counts, rej, n_rej = saved[:7]
-        (self._max_t, self._due, self._due_grid, self._behind, self._fast, self._closed,
-         self._times.dt, self._times.aware) = saved[7:]  # fmt: skip
+        bt, bv, raw, n, self._counts, rej, n_rej, sched = saved[:8]
+        (self._feed_due, self._fast, self._closed, self._times.dt,
+         self._times.aware) = saved[8:]  # fmt: skip
+        self._schedule.put_back(sched)
         del bt[n:], bv[n:], rej[n_rej:]
         for i in [i for i in raw if i >= n]:
             del raw[i]
@@ -368,35 +366,19 @@ class EngineWindows(Generic[In, P, Out]):
             and type(t) is int
             and (tv is float or (tv is int and -_END <= val <= _END))
             and val - val == 0
+            and -_END <= t <= _END
         ):
-            x: int = t
-            if -_END <= x <= _END:
-                due0 = self._due
-                self._buf_t.append(x)
-                self._buf_v.append(val)  # as given: the flush makes the float64 column
-                if not self._due_grid:  # else x >= watermark ends no window before _due
-                    grid = self._grid
-                    if grid is not None:  # the first window end after x: O(1) arithmetic
-                        st, size, slide = grid
-                        end: float = st + size - ((st - x + size - 1) // slide) * slide
-                    else:
-                        end = self._first_end(x)
-                    if end < self._due:
-                        self._due = end
-                mx0 = mx = self._max_t
-                assert mx is not None  # _fast is set once a time was admitted
-                if x > mx:
-                    self._max_t = mx = x
-                # behind the watermark (may be late or revise), or a window to close
-                if x < mx - self._ooo or mx - self._ooo >= self._due:
-                    try:
-                        self._flush(out)
-                    except BaseException:  # the flush put the buffer back: take x out
-                        self._buf_t.pop()
-                        self._buf_v.pop()
-                        self._max_t, self._due = mx0, due0
-                        raise
-                return out
+            self._buf_t.append(t)
+            self._buf_v.append(val)  # as given: the flush makes the float64 column
+            if self._schedule.hold(t):  # the engine's schedule: feed now
+                try:
+                    self._flush(out)
+                except BaseException:  # the flush put the buffer back: take t out
+                    self._buf_t.pop()
+                    self._buf_v.pop()
+                    self._schedule.unhold()
+                    raise
+            return out
         self._check_open()
         with self._door():
             self._add(t, v, out)
@@ -406,12 +388,11 @@ class EngineWindows(Generic[In, P, Out]):
         """Add events in arrival order as one engine micro-batch: each judged as by
         :meth:`insert` (lateness per arrival), then the windows the burst closed or revised
         (a window the burst both closes and changes comes once, with its final value). With
-        ``late="raise"`` or ``bad_value="raise"`` the whole burst is checked first and
-        nothing changes when one event fails. O(m) + at most one engine micro-batch."""
+        ``late="raise"`` or ``bad_value="raise"`` nothing changes when one event fails (the
+        call's door puts back what the events before it did). O(m) + at most one engine
+        micro-batch."""
         self._check_open()
         items = list(pairs)
-        if self._late == "raise" or self._bad_value == "raise":
-            self._precheck(items)
         out: list[WindowResult[Out]] = []
         with self._door():  # a raise (bad input, the flush) puts the window back
             self._burst_in(items, out)
@@ -420,8 +401,9 @@ class EngineWindows(Generic[In, P, Out]):
     def _burst_in(self, items: list[tuple[Any, In]], out: list[WindowResult[Out]]) -> None:
         """:meth:`insert_many`'s work, inside its all-or-nothing door."""
         self._burst = True  # one engine micro-batch for the burst (judged per arrival)
-        bt, bv = self._buf_t, self._buf_v  # hot loop: locals
-        grid, first_end = self._grid, self._first_end
+        bt, bv, sched = self._buf_t, self._buf_v, self._schedule  # hot loop: locals
+        run = len(bt)  # the first of the buffered run of fast events the schedule has not held
+        due = False
         try:
             for t, v in items:
                 val: Any = v
@@ -432,29 +414,20 @@ class EngineWindows(Generic[In, P, Out]):
                     and type(t) is int
                     and (tv is float or (tv is int and -_END <= val <= _END))
                     and val - val == 0
+                    and -_END <= t <= _END
                 ):
-                    x: int = t
-                    if -_END <= x <= _END:
-                        bt.append(x)
-                        bv.append(val)
-                        if grid is not None:
-                            st, size, slide = grid
-                            end: float = st + size - ((st - x + size - 1) // slide) * slide
-                        else:
-                            end = first_end(x)
-                        if end < self._due:
-                            self._due = end
-                        mx = self._max_t
-                        assert mx is not None  # _fast is set once a time was admitted
-                        if x > mx:
-                            self._max_t = x
-                        elif x < mx - self._ooo:
-                            self._behind = True
-                        continue
+                    bt.append(t)
+                    bv.append(val)
+                    continue
+                if len(bt) > run:  # the schedule holds the run first: arrival order
+                    due = sched.hold_many(bt[run:]) or due
                 self._add(t, v, out)
+                run = len(bt)
+            if len(bt) > run:
+                due = sched.hold_many(bt[run:]) or due
         finally:
             self._burst = False
-        if self._behind or self._emit == "arrival" or self._due_now():
+        if due or self._feed_due:
             self._flush(out)
 
     def advance_watermark(self, wm: Any) -> list[WindowResult[Out]]:
@@ -471,11 +444,8 @@ class EngineWindows(Generic[In, P, Out]):
         out: list[WindowResult[Out]] = []
         with self._door(self._streams):  # the flush and the advance: one step
             self._flush(out)
-            if self._max_t is not None and x <= self._max_t - self._ooo:
-                return out
-            self._max_t = x + self._ooo
-            self._results([s.advance(x) for s in self._streams], 0, _nothing, out)
-            self._due = self._deadline()
+            if self._schedule.advance(x):
+                self._results([s.advance(x) for s in self._streams], 0, _nothing, out)
         return out
 
     def close(self) -> list[WindowResult[Out]]:
@@ -508,36 +478,24 @@ class EngineWindows(Generic[In, P, Out]):
     def _value(self, v: Any) -> tuple[Any, str | None]:
         """``(value, None)`` (a float for the float64 column of an exact ``Sum``, ``Max``,
         ``Min`` or ``Mean``; the value itself for any other monoid), or ``(None, reason)``
-        for a value the engine refuses."""
+        for a value the engine's admission refuses (:func:`~.engine.admission.value_refusal`)."""
         if self._objects:
-            if nonfinite(v):
-                return None, f"non-finite value in 'value': {v!r}"
-            try:
-                self._monoid.lift(v)
-            except Exception as e:
-                return None, f"{BAD_VALUE}: {type(e).__name__}: {e}"
-            return v, None
+            why = value_refusal(v, "value", self._probe)
+            return (v, None) if why is None else (None, why)
         if (isinstance(v, Real) and not isinstance(v, bool)) or isinstance(v, np.floating):
             x = float(v)
-        else:
-            try:
-                self._monoid.lift(v)
-            except Exception as e:
-                return None, f"{BAD_VALUE}: {type(e).__name__}: {e}"
-            name = type(self._monoid).__name__
-            raise ArgumentTypeError(
-                f"{monoid_name(self._monoid)} keeps float64 values in the windows engine (its "
-                f"numeric fast path); got {type(v).__name__} {v!r}: give numbers, or, for values "
-                f"of other types, a monoid that is not exactly Sum/Max/Min/Mean (e.g. a subclass "
-                f"`class Any{name}({name}): pass`, which takes any value its lift accepts)"
-            )
-        if x - x != 0:  # NaN or +-inf
-            return None, f"non-finite value in 'value': {x!r}"
-        return x, None
-
-    def _gap(self, x: int) -> str | None:
-        """The engine's reason for a time in no window (hopping ``size < slide``)."""
-        return self._shapes[0].no_window(x)
+            why = value_refusal(x, "value", None)
+            return (x, None) if why is None else (None, why)
+        why = value_refusal(v, "value", self._monoid.lift)
+        if why is not None:
+            return None, why
+        name = type(self._monoid).__name__
+        raise ArgumentTypeError(
+            f"{monoid_name(self._monoid)} keeps float64 values in the windows engine (its "
+            f"numeric fast path); got {type(v).__name__} {v!r}: give numbers, or, for values "
+            f"of other types, a monoid that is not exactly Sum/Max/Min/Mean (e.g. a subclass "
+            f"`class Any{name}({name}): pass`, which takes any value its lift accepts)"
+        )
 
     def _reject(self, t: Any, v: Any, reason: str, code: str) -> None:
         self._counts[code] += 1
@@ -555,7 +513,7 @@ class EngineWindows(Generic[In, P, Out]):
             and self._times.dt is False
             and -_END <= t <= _END
             and (tv is float or tv is int)
-            and not self._probe
+            and self._probe is None
             and v - v == 0
         ):
             x: int = t
@@ -571,22 +529,29 @@ class EngineWindows(Generic[In, P, Out]):
         if why is not None:
             if self._bad_value == "raise":
                 raise MonoidInputError(
-                    f"{self._kind}: the engine refused the value {v!r} at {t!r} ({why}); fix "
-                    "or filter the input, or use bad_value='side' (or 'drop')"
+                    f"{self._kind}: the engine refused the value {v!r} at {t!r} ({why}); "
+                    + ("nothing of the burst was applied: " if self._burst else "")
+                    + "fix or filter the input, or use bad_value='side' (or 'drop')"
                 )
-            self._reject(t, v, why or "", BAD_VALUE)
+            self._reject(t, v, why, BAD_VALUE)
             return
-        gap = self._gap(x)
+        gap = self._shapes[0].no_window(x)  # the engine's reason for a time in no window
         if gap is not None:
             self._reject(t, v, gap, "unassigned")
             return
-        mx = self._max_t
-        if mx is not None and x < mx - self._ooo - self._allowed and self._late == "raise":
+        sched = self._schedule
+        bound = sched.late(x)
+        if bound is not None and self._late == "raise":
+            if self._burst:
+                raise LateEventError(
+                    f"event at {t!r} is older than the lateness bound; nothing of the burst "
+                    "was applied: raise allowed_lateness or use late='side'"
+                )
             raise LateEventError(
                 f"event at {t!r} is older than the lateness bound "
-                f"{self._times.from_engine(mx - self._ooo - self._allowed)!r} (watermark "
-                "minus allowed_lateness); raise allowed_lateness or max_out_of_orderness, "
-                "or use late='side' (the default) or 'drop'"
+                f"{self._times.from_engine(bound)!r} (watermark minus allowed_lateness); "
+                "raise allowed_lateness or max_out_of_orderness, or use late='side' (the "
+                "default) or 'drop'"
             )
         self._times.commit(t)
         if not self._fast:
@@ -594,92 +559,25 @@ class EngineWindows(Generic[In, P, Out]):
         self._buf_raw[len(self._buf_t)] = (t, v)
         self._buf_t.append(x)
         self._buf_v.append(value)
-        self._due = min(self._due, self._first_end(x))
-        behind = mx is not None and x < mx - self._ooo
-        if mx is None or x > mx:
-            self._max_t = mx = x
-        if self._burst:
-            self._behind = self._behind or behind
-        elif behind or self._emit == "arrival" or mx - self._ooo >= self._due:
-            self._flush(out)
+        if sched.hold(x):  # the engine's schedule: feed now (once, at a burst's end)
+            if self._burst:
+                self._feed_due = True
+            else:
+                self._flush(out)
 
     def _set_fast(self) -> None:
         """Whether insert may take its fast path: int times (known), no probe, no gaps,
         emission at the watermark, no policy that raises, open, a time admitted."""
-        s = self._shapes[0]
-        gaps = s.gaps
         self._fast = (
             self._times.dt is False
-            and not self._probe
-            and not gaps
+            and self._probe is None
+            and not self._shapes[0].gaps
             and self._emit == "watermark"
             and self._late != "raise"
             and self._bad_value != "raise"
             and not self._closed
-            and self._max_t is not None
+            and self._schedule.watermark is not None
         )
-
-    def _due_now(self) -> bool:
-        return self._max_t is not None and self._max_t - self._ooo >= self._due
-
-    def _precheck(self, items: list[tuple[Any, Any]]) -> None:
-        """``late="raise"`` / ``bad_value="raise"``: raise before anything of the burst."""
-        mx = self._max_t
-        for t, v in items:
-            try:
-                x = self._times.to_engine(t)
-            except (TypeError, ValueError, OverflowError):
-                continue
-            _, why = self._value(v)
-            if why is not None:
-                if self._bad_value == "raise":
-                    raise MonoidInputError(
-                        f"{self._kind}: the engine refused the value {v!r} at {t!r} ({why}); "
-                        "nothing of the burst was applied: fix or filter the input, or use "
-                        "bad_value='side' (or 'drop')"
-                    )
-                continue
-            if self._gap(x) is not None:
-                continue
-            if mx is not None and x < mx - self._ooo - self._allowed:
-                if self._late == "raise":
-                    raise LateEventError(
-                        f"event at {t!r} is older than the lateness bound; nothing of the "
-                        "burst was applied: raise allowed_lateness or use late='side'"
-                    )
-                continue
-            mx = x if mx is None else max(mx, x)
-
-    def _first_end(self, x: int) -> float:
-        """A lower bound of the end of any window that an event at *x* can close."""
-        s = self._shapes[0]
-        if s.positional and self._due == _INF:
-            # every complete window emitted (else _due is the oldest pending one's end,
-            # which an event that shifts positions can make earlier): none can close
-            # before the events complete the next one
-            every = s.every
-            done = self._counts["accepted"]
-            if done + len(self._buf_t) < (done // every + 1) * every:
-                return _INF
-        shapes = self._shapes
-        if len(shapes) == 1:
-            return s.first_end(x)
-        # every size's (SharedWindows): a larger one's first window can end first
-        return min(h.first_end(x) for h in shapes)
-
-    def _deadline(self) -> float:
-        """The earliest watermark at which the engine can emit again (a lower bound)."""
-        s = self._shapes[0]
-        if s.grid and self._max_t is not None and self._emit == "watermark":
-            # the next grid end after the watermark: O(1), where the engine's deadline()
-            # assigns every stored pane (an extra micro-batch at an empty end is harmless)
-            wm = self._max_t - self._ooo
-            ends = [h.next_end(wm) for h in self._shapes]
-            self._due_grid = True  # the next grid end: no event at or past wm ends before it
-            return float(min(e for e in ends if e is not None))
-        self._due_grid = False
-        d = [st.deadline() for st in self._streams]
-        return min((float(x) for x in d if x is not None), default=_INF)
 
     # ------------------------------------------------------------------ emission
     def _flush(self, out: list[WindowResult[Out]] | None = None) -> None:
@@ -702,7 +600,7 @@ class EngineWindows(Generic[In, P, Out]):
         vals = {"value": col}
         bt, bv, conv = self._buf_t, self._buf_v, self._buf_raw
         self._buf_t, self._buf_v, self._buf_raw = [], [], {}
-        self._behind = False
+        self._feed_due = False
         steps = [s.feed(t, vals) for s in self._streams]
 
         def raw(i: int) -> tuple[Any, Any]:
@@ -711,13 +609,13 @@ class EngineWindows(Generic[In, P, Out]):
             return got if got is not None else (bt[i], bv[i])
 
         self._results(steps, len(bt), raw, out if out is not None else [])
-        self._due = self._deadline()
 
     def _results(
         self, steps: list[Any], n: int, raw: Callable[[int], tuple[Any, Any]], out: list[Any]
     ) -> None:
         """Collect the engine's steps for *n* fed events (``raw(i)``: the caller's (t, v) of
-        event i): rejects, counters and the emitted windows, in end order."""
+        event i): rejects, counters and the emitted windows, in end order; then the
+        schedule hears what the streams now have pending."""
         step = steps[0][0]  # every size admits alike (one clock configuration)
         refused = step.refused.tolist()
         for i, why in zip(refused, step.reasons, strict=True):
@@ -725,6 +623,7 @@ class EngineWindows(Generic[In, P, Out]):
             t, v = raw(i)
             self._reject(t, v, why, code)
         self._counts["accepted"] += n - len(refused)
+        self._schedule.fed(n - len(refused))
         rows: list[tuple[int, int, int, WindowResult[Out]]] = []
         frm = self._times.from_engine
         for size_i, (res, _) in enumerate(steps):

@@ -22,7 +22,9 @@ batch              :func:`window_groups` (:mod:`.core`) — every key of a frame
                    (:func:`window_key` for one key)
 streaming          :class:`~.stream.KeyStream` (:mod:`.stream`) — one key's state across
                    micro-batches (event chunks + metadata as deltas), emitting closed
-                   windows and revisions through the same admission, assignment, state
+                   windows and revisions through the same admission, assignment, state;
+                   :class:`~.schedule.Schedule` (:mod:`.schedule`) — when a front end that
+                   holds a key's arrivals (the object API) must feed them
 =================  ==========================================================================
 
 See ``docs/engine.md`` for the data path.

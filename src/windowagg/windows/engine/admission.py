@@ -40,7 +40,7 @@ from windowagg.windows.engine.assign import key_shifts
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.shapes import Shape
 
-__all__ = ["Admitted", "admit", "admit_groups"]
+__all__ = ["Admitted", "admit", "admit_groups", "nonfinite_reason", "value_refusal"]
 
 
 class Admitted(NamedTuple):
@@ -114,6 +114,36 @@ def admit_groups(
     return _admitted(t, ok, reason, _by_key(t, starts))
 
 
+def nonfinite_reason(column: str, x: Any) -> str:
+    """The reason a non-finite value *x* of *column* is refused. O(1).
+
+    >>> nonfinite_reason("v", float("-inf"))
+    "non-finite value in 'v': -inf"
+    """
+    return f"non-finite value in {column!r}: {float(x)!r}"
+
+
+def value_refusal(value: Any, column: str, lift: Callable[[Any], Any] | None) -> str | None:
+    """Why admission refuses one event's *value* of *column*, None when it admits it: a
+    float NaN or +-inf, then a value *lift* (a probe's, see :func:`admit`) refuses; the
+    reasons of :func:`admit`, for a front end that judges arrivals one at a time (the
+    object API). Times in no window: :meth:`~.shapes.Shape.no_window`. O(1) + one lift.
+
+    >>> value_refusal(float("nan"), "v", None), value_refusal(2.0, "v", None)
+    ("non-finite value in 'v': nan", None)
+    >>> value_refusal(-1.0, "v", lambda x: x if x >= 0 else 1 / 0)
+    'bad_value: ZeroDivisionError: division by zero'
+    """
+    if isinstance(value, float) and value - value != 0:
+        return nonfinite_reason(column, value)
+    if lift is not None:
+        try:
+            lift(value)
+        except Exception as e:  # the monoid's own refusal, whatever its type
+            return bad_value_reason(e)
+    return None
+
+
 def _refusals(
     t: np.ndarray,
     values: Mapping[str, np.ndarray],
@@ -135,7 +165,7 @@ def _refusals(
         if finite.all():
             continue
         for i in np.flatnonzero(ok & ~finite).tolist():
-            reason[i] = f"non-finite value in {column!r}: {float(v[i])!r}"
+            reason[i] = nonfinite_reason(column, v[i])
         ok &= finite
     for probed, lift in probes:
         where = np.flatnonzero(ok)

@@ -13,7 +13,8 @@ protocol           :meth:`Shape.assign_groups` (which events every window holds,
                    event can close); :meth:`Shape.deadline` (the watermark after which an
                    event changes no window); :meth:`Shape.dead` (the compaction bound: stored
                    events no later emission can hold); :meth:`Shape.no_window` (why a time is
-                   in no window)
+                   in no window); :meth:`Shape.completes` (whether held events can complete
+                   a window: count windows)
 capabilities       ``grid`` (window ends on a fixed grid: panes), ``trails`` (per-event windows
                    of a bounded size), ``per_event`` (one window per event, ending at it),
                    ``whole_history``, ``positional`` (windows by position: a later event
@@ -302,6 +303,12 @@ class Shape(ABC):
         None when window ends follow the events (ask the layout's deadline). O(sizes)."""
         return None
 
+    def completes(self, stored: int, held: int) -> bool:
+        """Whether *held* events arriving after *stored* admitted ones can complete a window
+        (a positional shape's windows close by count: :class:`Count`); a time window's
+        always can. O(1)."""
+        return True
+
     def stored_windows(self, t: np.ndarray, dropped: int) -> Windows:
         """The windows over a stream's stored sorted times *t*, after *dropped* compacted
         events (positions count them: :class:`Count`). O(n) numpy."""
@@ -519,6 +526,8 @@ class Count(Shape):
     >>> c = Shape(rows=3, every=2)
     >>> c.first_end(7), c.deadline(7, 0), c.dead(np.array([1, 6, 12, 20]), 12, 0)
     (7, None, 0)
+    >>> c.completes(stored=4, held=1), c.completes(stored=5, held=1)
+    (False, True)
     """
 
     kind = "count"
@@ -534,6 +543,10 @@ class Count(Shape):
 
     def deadline(self, newest: int, lateness: int) -> int | None:
         return None  # the last events wait for later events, not for time
+
+    def completes(self, stored: int, held: int) -> bool:
+        # one window ends every `every` events: the held ones must reach the next multiple
+        return stored + held >= (stored // self.every + 1) * self.every
 
     def dead(self, t: np.ndarray, bound: int, dropped: int) -> int:
         # a later event lands at a global position >= p (the events older than the
