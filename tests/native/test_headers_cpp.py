@@ -22,7 +22,7 @@ INCLUDE = ROOT / "src" / "windowagg" / "_native" / "include"
         ("test_fiba.cpp", "2"),  # against a std::map oracle
         ("test_order_statistics.cpp", "1"),  # against a std::multiset oracle
         ("test_wavelet_matrix.cpp", "1"),  # against sorted ranges
-        ("test_qdigest.cpp", "1"),  # its hash levels against std::unordered_map
+        ("test_qdigest.cpp", "1"),  # hash levels vs std::unordered_map; top-down vs bottom-up
         ("test_space_saving.cpp", "2"),  # against brute-force decayed frequencies
     ],
 )

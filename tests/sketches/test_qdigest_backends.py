@@ -333,3 +333,19 @@ def test_large_compresses_same_nodes(eps: float) -> None:
             d.compress()
         same(a, b, [0, 2**63, int(keys[0]), 2**64 - 1])
     a._check()
+
+
+@pytest.mark.parametrize("light", [1.0, 0.5])
+def test_sibling_leaves_keep_their_keys_at_64_bits(light: float) -> None:
+    """Two sibling leaves (keys 2k, 2k + 1) that stay apart when the universe is 2**64: the
+    native compress wrote them at keys 0 and 1 (the shift of a depth-63 parent was treated as
+    one past 63). Integral counts (the top-down compress) and fractional (the bottom-up)."""
+    a, b = pair(2**64, 0.5)
+    for d in (a, b):
+        for k in (10, 11, 2**40, 2**64 - 2, 2**64 - 1):
+            d.update(k, 1000.0)
+        d.update(5, light)
+        d.compress()
+    same(a, b, [0, 1, 5, 10, 11, 2**40, 2**64 - 1])
+    assert [(lo, hi) for lo, hi, _ in a][:2] == [(10, 10), (11, 11)]
+    a._check()

@@ -2,15 +2,18 @@
 // (linear probing, backward-shift deletion) against std::unordered_map under random adds,
 // sets and erases over clustered and spread keys; and the digest's node count, total and
 // check() through random updates, merges and compresses, with every level's node count
-// bounded after compress (<= 4L/eps + 1 in all). Built with AddressSanitizer and
+// bounded after compress (<= 4L/eps + 1 in all); an integral digest's top-down compress
+// against the bottom-up pass on the same nodes. Built with AddressSanitizer and
 // UndefinedBehaviorSanitizer by tests/native/test_headers_cpp.py.
 // Build: g++ -std=c++20 -O1 -g -fsanitize=address,undefined -I src/windowagg/_native/include
 //        tests/native/cpp/test_qdigest.cpp -o /tmp/t && /tmp/t
 #include <windowagg/qdigest.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <unordered_map>
 
@@ -74,12 +77,72 @@ static void digest(std::mt19937_64& rng, uint64_t umax, double eps, int n) {
     EXPECT(q.bits() == 64 || q.quantile(1.0) < (1ull << q.bits()));
 }
 
+// An integral digest's top-down compress (qdigest_fold.hpp) against the bottom-up pass on
+// copies of the same digest: the same nodes and counts, on float-order keys, spread keys,
+// keys with their low byte cleared (sibling-rich), clusters around one hot key (heavy leaves
+// and heavy sibling pairs), integer weights, merged digests (inner nodes of every size),
+// over universes of 2 to 2^64 keys.
+static void top_down_vs_bottom_up(std::mt19937_64& rng, int trials) {
+    std::lognormal_distribution<double> ln(0.0, 2.0);
+    const double epss[] = {0.02, 0.05, 0.1, 0.3, 0.7, 0.99};
+    for (int trial = 0; trial < trials; ++trial) {
+        int kind = static_cast<int>(rng() % 5);
+        uint64_t umax = kind == 0   ? ~0ull
+                        : kind == 1 ? 1ull
+                        : kind == 2 ? rng() % 5000 + 1
+                        : kind == 3 ? (1ull << (rng() % 63 + 1)) - 1
+                                    : (rng() >> (rng() % 64)) | 1;
+        double eps = epss[rng() % 6];
+        windowagg::QDigestCore q(umax, eps);
+        auto any = [&]() { return umax == ~0ull ? rng() : rng() % (umax + 1); };
+        uint64_t hot = any();
+        for (int step = 0; step < 4; ++step) {
+            windowagg::QDigestCore other(umax, eps);
+            windowagg::QDigestCore& t = rng() % 4 == 0 ? other : q;
+            int b = rng() % 3 == 0 ? static_cast<int>(rng() % 50) : static_cast<int>(rng() % 6000);
+            int mode = static_cast<int>(rng() % 5);
+            for (int i = 0; i < b; ++i) {
+                uint64_t x;
+                if (mode == 0) {
+                    double v = ln(rng);
+                    uint64_t bits;
+                    std::memcpy(&bits, &v, 8);
+                    x = (bits >> 63) ? ~bits : (bits | (1ull << 63));
+                    if (umax != ~0ull) x %= umax + 1;
+                } else if (mode == 1) {
+                    x = rng() % 8 == 0 ? hot : any();
+                } else if (mode == 2) {
+                    x = any() & ~0xFFull;
+                } else if (mode == 3) {
+                    x = rng() % 2 ? hot : hot ^ (rng() % 16);
+                } else {
+                    x = any();
+                }
+                x = std::min(x, umax);
+                t.update(x, rng() % 3 == 0 ? static_cast<double>(1 + rng() % 1000) : 1.0);
+            }
+            if (&t == &other) q.merge(other);
+            EXPECT(q.integral());
+            windowagg::QDigestCore a = q, b2 = q;
+            a.compress_top_down();
+            b2.compress_bottom_up();
+            EXPECT(a.check().empty());
+            auto x = a.nodes_by_id(), y = b2.nodes_by_id();
+            EXPECT(x.size() == y.size());
+            for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+                EXPECT(x[i].depth == y[i].depth && x[i].off == y[i].off && x[i].count == y[i].count);
+            if (rng() % 2) q = a;
+        }
+    }
+}
+
 int main(int argc, char** argv) {
     int scale = argc > 1 ? std::atoi(argv[1]) : 1;
     std::mt19937_64 rng(39);
     for (uint64_t spread : {0ull, 8ull, 64ull, 1000ull, 1ull << 20}) level_vs_map(rng, spread, 20000 * scale);
     for (uint64_t umax : {1ull, 2ull, 999ull, (1ull << 32) - 1, (1ull << 63) + 4, ~0ull})
         for (double eps : {0.01, 0.2, 0.9}) digest(rng, umax, eps, 5000 * scale);
+    top_down_vs_bottom_up(rng, 300 * scale);
     if (failures) return 1;
     std::puts("ok");
     return 0;

@@ -5,8 +5,9 @@
 //
 // A node is a dyadic range of [0, 2^L), named by (depth, offset): the root is (0, 0), the
 // leaf of key x is (L, x); the Python heap id is 2^depth + offset. Each depth has its own
-// open-addressing hash map offset -> count, so compress() walks the levels bottom-up and a
-// leaf update is one probe. L <= 64: offsets are uint64 at every depth.
+// open-addressing hash map offset -> count (qdigest_level.hpp), so a leaf update is one
+// probe; compress() folds top down when every count is an integer (qdigest_fold.hpp) and
+// bottom-up otherwise. L <= 64: offsets are uint64 at every depth.
 //
 // Every mutator checks its arguments before it changes anything (the binding layer checks
 // types first); a failed allocation (std::bad_alloc) is the only way out mid-change.
@@ -23,175 +24,10 @@
 #include <utility>
 #include <vector>
 
+#include "qdigest_fold.hpp"
+#include "qdigest_level.hpp"
+
 namespace windowagg {
-
-// uint64 -> double, linear probing (load <= 3/4), backward-shift deletion (no tombstones). A slot is empty
-// when its value is negative: stored counts are never negative.
-class QDigestLevel {
-public:
-    struct Slot {
-        uint64_t key;
-        double val;
-    };
-
-    std::size_t size() const { return size_; }
-    bool empty() const { return size_ == 0; }
-
-    const double* find(uint64_t k) const {
-        if (!size_) return nullptr;
-        for (std::size_t i = home(k);; i = (i + 1) & mask_) {
-            const Slot& s = slots_[i];
-            if (s.val < 0) return nullptr;
-            if (s.key == k) return &s.val;
-        }
-    }
-    double get(uint64_t k) const {
-        const double* p = find(k);
-        return p ? *p : 0.0;
-    }
-    // slot[k] = slot.get(k, 0.0) + v; true if k was new.
-    bool add(uint64_t k, double v) {
-        reserve_one();
-        for (std::size_t i = home(k);; i = (i + 1) & mask_) {
-            Slot& s = slots_[i];
-            if (s.val < 0) {
-                s.key = k;
-                s.val = 0.0 + v;
-                ++size_;
-                return true;
-            }
-            if (s.key == k) {
-                s.val = s.val + v;
-                return false;
-            }
-        }
-    }
-    // slot[k] = v; true if k was new.
-    bool set(uint64_t k, double v) {
-        reserve_one();
-        for (std::size_t i = home(k);; i = (i + 1) & mask_) {
-            Slot& s = slots_[i];
-            if (s.val < 0 || s.key == k) {
-                bool fresh = s.val < 0;
-                s.key = k;
-                s.val = v;
-                size_ += fresh;
-                return fresh;
-            }
-        }
-    }
-    bool erase(uint64_t k) {
-        if (!size_) return false;
-        std::size_t i = home(k);
-        for (;; i = (i + 1) & mask_) {
-            if (slots_[i].val < 0) return false;
-            if (slots_[i].key == k) break;
-        }
-        // backward shift: pull later members of the probe run into the hole
-        std::size_t j = i;
-        for (;;) {
-            j = (j + 1) & mask_;
-            if (slots_[j].val < 0) break;
-            std::size_t h = home(slots_[j].key);
-            // slot j may move to i unless its home lies cyclically in (i, j]
-            bool stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
-            if (!stays) {
-                slots_[i] = slots_[j];
-                i = j;
-            }
-        }
-        slots_[i].val = -1.0;
-        --size_;
-        return true;
-    }
-    // empty, keeping the slots (a level refills to about the size it had)
-    void reset() {
-        for (Slot& s : slots_) s.val = -1.0;
-        size_ = 0;
-    }
-    void clear() {
-        slots_.clear();
-        mask_ = 0;
-        size_ = 0;
-    }
-    template <class F>
-    void for_each(F&& f) const {
-        for (const Slot& s : slots_)
-            if (s.val >= 0) f(s.key, s.val);
-    }
-    void reserve(std::size_t n) {
-        std::size_t want = 16;
-        while (want / 4 * 3 < n + 1) want *= 2;  // load <= 3/4
-        if (want > slots_.size()) rehash(want);
-    }
-
-private:
-    std::size_t home(uint64_t k) const {
-        return static_cast<std::size_t>((k * 0x9E3779B97F4A7C15ull) >> shift_) & mask_;
-    }
-    void reserve_one() {
-        if ((size_ + 1) * 4 > slots_.size() * 3) rehash(slots_.empty() ? 16 : slots_.size() * 2);
-    }
-    void rehash(std::size_t cap) {
-        std::vector<Slot> old(cap, Slot{0, -1.0});
-        old.swap(slots_);
-        mask_ = cap - 1;
-        shift_ = 64 - std::countr_zero(static_cast<uint64_t>(cap));
-        for (const Slot& s : old)
-            if (s.val >= 0) {
-                std::size_t i = home(s.key);
-                while (slots_[i].val >= 0) i = (i + 1) & mask_;
-                slots_[i] = s;
-            }
-    }
-    std::vector<Slot> slots_;
-    std::size_t mask_ = 0;
-    int shift_ = 60;
-    std::size_t size_ = 0;
-};
-
-// A correctly rounded sum of doubles, whatever their order (Shewchuk's exact partials; the
-// same number as Python's math.fsum for finite inputs whose sum is finite).
-class ExactSum {
-public:
-    void add(double x) {
-        std::size_t i = 0;
-        for (double y : parts_) {
-            if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
-            double hi = x + y;
-            double lo = y - (hi - x);
-            if (lo != 0.0) parts_[i++] = lo;
-            x = hi;
-        }
-        parts_.resize(i);
-        parts_.push_back(x);
-    }
-    double result() const {
-        if (parts_.empty()) return 0.0;
-        std::size_t n = parts_.size();
-        double hi = parts_[--n];
-        double lo = 0.0;
-        while (n > 0) {
-            double x = hi;
-            double y = parts_[--n];
-            hi = x + y;
-            double yr = hi - x;
-            lo = y - yr;
-            if (lo != 0.0) break;
-        }
-        // round half-even across the partials left: the next one decides a tie
-        if (n > 0 && ((lo < 0.0 && parts_[n - 1] < 0.0) || (lo > 0.0 && parts_[n - 1] > 0.0))) {
-            double y = lo * 2.0;
-            double x = hi + y;
-            double yr = x - hi;
-            if (y == yr) hi = x;
-        }
-        return hi;
-    }
-
-private:
-    std::vector<double> parts_;
-};
 
 class QDigestCore {
 public:
@@ -255,6 +91,7 @@ public:
     // Node-wise sums; other has the same parameters and is not *this (the caller copies).
     void merge(const QDigestCore& o) {
         integral_ = integral_ && o.integral_ && n_ + o.n_ <= EXACT;
+        inner_ok_ = false;
         for (int d = 0; d <= L_; ++d) {
             QDigestLevel& mine = levels_[static_cast<std::size_t>(d)];
             mine.reserve(mine.size() + o.level(d).size());
@@ -272,6 +109,7 @@ public:
     // copy of the digest). Does not compress. O(s).
     void scale(double f, bool rebase) {
         integral_ = false;
+        inner_ok_ = false;
         sorted_ = false;
         std::size_t total = 0;
         for (QDigestLevel& lv : levels_) {
@@ -315,6 +153,7 @@ public:
             return;
         }
         integral_ = false;
+        inner_ok_ = false;
         for (int d = 0; d <= L_; ++d) {
             QDigestLevel& mine = levels_[static_cast<std::size_t>(d)];
             mine.reserve(mine.size() + o.level(d).size());
@@ -326,6 +165,7 @@ public:
 
     // Drop the nodes whose count is 0 (the Python reference keeps counts > 0). O(s).
     void drop_zeros() {
+        inner_ok_ = false;
         std::vector<uint64_t> dead;
         for (QDigestLevel& lv : levels_) {
             dead.clear();
@@ -343,6 +183,53 @@ public:
         if (size_ > cap_) compress();
     }
 
+    // Fold a sibling pair and its parent into the parent, bottom-up, while the three hold
+    // <= eps*n/L: the Python dict kernel's result, node for node and float for float. An
+    // integral digest (every count an integer, n <= 2^53: no sum can round) folds top down
+    // (qdigest_fold.hpp: only the nodes holding more than eps*n/L are visited, and the
+    // leaves are ordered only where such a node splits them); any other, bottom-up.
+    void compress() {
+        if (integral_) compress_top_down();
+        else compress_bottom_up();
+    }
+
+    // compress() of an integral digest (the caller checks integral()). O(s) + O(h log s) for
+    // h nodes holding more than eps*n/L.
+    void compress_top_down() {
+        sorted_ = false;
+        if (!size_) return;
+        const double th = eps_ * n_ / L_;
+        std::vector<QDigestFold::Leaf>& leaves = scratch_.fleaves;
+        leaves.clear();
+        leaves.reserve(levels_[static_cast<std::size_t>(L_)].size());
+        levels_[static_cast<std::size_t>(L_)].for_each([&](uint64_t off, double c) { leaves.push_back({off, c}); });
+        if (!inner_ok_) {  // the inner nodes in pre-order: kept from the last compress, else sorted
+            inner_.clear();
+            for (int d = 0; d < L_; ++d)
+                levels_[static_cast<std::size_t>(d)].for_each([&](uint64_t off, double c) { inner_.push_back({off, c, d}); });
+            std::sort(inner_.begin(), inner_.end(), [this](const QDigestFold::Node& a, const QDigestFold::Node& b) {
+                uint64_t la = low_of(a.off, L_ - a.depth), lb = low_of(b.off, L_ - b.depth);
+                return la != lb ? la < lb : a.depth < b.depth;
+            });
+        }
+        std::vector<QDigestFold::Node>& out = scratch_.fout;
+        scratch_.fold.run(L_, th, leaves, inner_, out);
+        std::size_t per[65] = {};
+        for (const QDigestFold::Node& o : out) ++per[o.depth];
+        for (int d = 0; d <= L_; ++d) {
+            QDigestLevel& dst = levels_[static_cast<std::size_t>(d)];
+            dst.reset();
+            dst.reserve(per[d]);
+        }
+        inner_.clear();
+        for (const QDigestFold::Node& o : out) {
+            levels_[static_cast<std::size_t>(o.depth)].set(o.off, o.cnt);
+            if (o.depth < L_) inner_.push_back(o);  // still in pre-order
+        }
+        size_ = out.size();
+        inner_ok_ = true;
+    }
+
     // Bottom-up: fold a sibling pair and its parent into the parent while the three hold
     // <= eps*n/L: the Python dict kernel's result, node for node and float for float.
     //
@@ -355,8 +242,9 @@ public:
     // parent is visited (post-order), as the kernel finishes a level before the one above.
     // O(s + i log i) for the sorts (the leaves radix-sorted, the i inner nodes compared),
     // O(s) after them.
-    void compress() {
+    void compress_bottom_up() {
         sorted_ = false;
+        inner_ok_ = false;
         if (!size_) return;
         const double th = eps_ * n_ / L_;
         // pre-order: by range start, an ancestor before its descendants (16-byte keys sorted,
@@ -581,6 +469,7 @@ public:
         std::vector<QDigestLevel> fresh(static_cast<std::size_t>(L_) + 1);
         for (const Post& p : nodes) fresh[static_cast<std::size_t>(p.depth)].set(p.off, p.count);
         levels_.swap(fresh);
+        inner_ok_ = false;
         size_ = nodes.size();
         n_ = n;
         sorted_ = false;
@@ -606,6 +495,22 @@ public:
             if (!bad.empty()) return bad;
         }
         if (count != size_) return "node count " + std::to_string(size_) + " != stored nodes " + std::to_string(count);
+        if (inner_ok_) {  // the kept pre-order of the inner nodes is theirs
+            std::size_t inner = size_ - levels_[static_cast<std::size_t>(L_)].size();
+            if (inner_.size() != inner)
+                return "kept pre-order holds " + std::to_string(inner_.size()) + " inner nodes, the levels " + std::to_string(inner);
+            for (std::size_t i = 0; i < inner_.size(); ++i) {
+                const QDigestFold::Node& a = inner_[i];
+                const double* c = a.depth >= 0 && a.depth < L_ ? levels_[static_cast<std::size_t>(a.depth)].find(a.off) : nullptr;
+                if (!c || *c != a.cnt)
+                    return "kept pre-order: node (depth " + std::to_string(a.depth) + ", offset " + std::to_string(a.off) + ") is not the levels'";
+                if (i > 0) {
+                    const QDigestFold::Node& b = inner_[i - 1];
+                    uint64_t la = low_of(b.off, L_ - b.depth), lb = low_of(a.off, L_ - a.depth);
+                    if (la > lb || (la == lb && b.depth >= a.depth)) return "kept pre-order out of order at " + std::to_string(i);
+                }
+            }
+        }
         return "";
     }
 
@@ -682,6 +587,9 @@ private:
         std::vector<VNode> v;
         std::vector<Out> out;
         std::vector<std::size_t> stack;
+        std::vector<QDigestFold::Leaf> fleaves;
+        std::vector<QDigestFold::Node> fout;
+        QDigestFold fold;
         Scratch() = default;
         Scratch(const Scratch&) {}  // a copy starts with none
         Scratch& operator=(const Scratch&) { return *this; }
@@ -722,7 +630,7 @@ private:
             std::size_t c = n.side[s];
             if (c == npos) continue;
             VNode& ch = v[c];
-            offs[s] = (n.depth + 1 >= 64 ? 0 : (n.off << 1)) | static_cast<uint64_t>(s);
+            offs[s] = (n.off << 1) | static_cast<uint64_t>(s);  // n.depth < L <= 64: no shift past 63
             if (ch.depth == n.depth + 1) {
                 has[s] = ch.present;
                 cs[s] = ch.cnt;
@@ -754,6 +662,10 @@ private:
     std::size_t size_ = 0;
     double n_ = 0.0;
     bool integral_ = true;
+    // the nodes of depth < L in pre-order, as the last top-down compress left them (valid
+    // while inner_ok_: only the leaf level changes between compresses of updates)
+    std::vector<QDigestFold::Node> inner_;
+    bool inner_ok_ = false;
     Scratch scratch_;
     mutable bool sorted_ = false;
     mutable std::vector<Post> post_;
