@@ -202,7 +202,8 @@ public:
         std::vector<QDigestFold::Leaf>& leaves = scratch_.fleaves;
         leaves.clear();
         leaves.reserve(levels_[static_cast<std::size_t>(L_)].size());
-        levels_[static_cast<std::size_t>(L_)].for_each([&](uint64_t off, double c) { leaves.push_back({off, c}); });
+        // read out and emptied in one pass (the leaf level is the largest)
+        levels_[static_cast<std::size_t>(L_)].drain([&](uint64_t off, double c) { leaves.push_back({off, c}); });
         if (!inner_ok_) {  // the inner nodes in pre-order: kept from the last compress, else sorted
             inner_.clear();
             for (int d = 0; d < L_; ++d)
@@ -218,7 +219,7 @@ public:
         for (const QDigestFold::Node& o : out) ++per[o.depth];
         for (int d = 0; d <= L_; ++d) {
             QDigestLevel& dst = levels_[static_cast<std::size_t>(d)];
-            dst.reset();
+            if (d < L_) dst.reset();  // the leaf level was emptied as it was read
             dst.reserve(per[d]);
         }
         inner_.clear();

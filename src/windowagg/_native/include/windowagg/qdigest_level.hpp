@@ -90,6 +90,16 @@ public:
         --size_;
         return true;
     }
+    // f(key, value) for every member, emptying the level in the same pass (keeps the slots)
+    template <class F>
+    void drain(F&& f) {
+        for (Slot& s : slots_)
+            if (s.val >= 0) {
+                f(s.key, s.val);
+                s.val = -1.0;
+            }
+        size_ = 0;
+    }
     // empty, keeping the slots (a level refills to about the size it had)
     void reset() {
         for (Slot& s : slots_) s.val = -1.0;
