@@ -21,9 +21,15 @@ def _core() -> Any:
     return core
 
 
+_QDigest: Any = None  # _core.QDigest, once found (make() is called per interval by ValueDivision)
+
+
 def make(umax: int, eps: float) -> Any:
     """An empty native ``_core.QDigest`` over keys ``[0, umax]``. O(L)."""
-    return _core().QDigest(umax, eps)
+    global _QDigest
+    if _QDigest is None:
+        _QDigest = _core().QDigest
+    return _QDigest(umax, eps)
 
 
 def load(umax: int, eps: float, n: float, depths: bytes, offsets: bytes, counts: bytes) -> Any:

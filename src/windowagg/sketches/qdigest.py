@@ -316,9 +316,17 @@ class QDigest:
         if a.size == 0:
             return
         wts = None if weights is None else _k.weight_array(np, weights, a.size)
+        self._add_checked(a, wts)
+
+    def _add_checked(self, a: Any, wts: Any) -> None:
+        """:meth:`update_many` of a batch already checked (:func:`_k.key_array`,
+        :func:`_k.weight_array`; ArgumentError, nothing changed, if n would overflow).
+        O(b) natively, O(b log b) here."""
         if self._nat is not None:
             self._nat.update_many(a, wts)
             return
+        import numpy as np
+
         uniq, wsum, total = _k.aggregate_keys(np, a, wts)
         if self._n + total == _INF:
             raise ArgumentError(_OVERFLOW)
@@ -411,19 +419,26 @@ class QDigest:
         if len(nodes) > self._cap:
             self.compress()
 
-    def _empty_like(self) -> QDigest:
-        """An empty digest with the same parameters, without re-validating them. O(1)."""
+    def _empty_like(self, native: bool = False) -> QDigest:
+        """An empty digest with the same parameters, without re-validating them; on the
+        compiled twin when *native* (the caller resolved the backend). O(1) (native: O(L))."""
         d = QDigest.__new__(QDigest)
         d._U, d._L, d._eps, d._base = self._U, self._L, self._eps, self._base
         d._nodes = {}
         d._n = 0.0
-        d._cap = math.ceil(CAP_FACTOR * self._L / self._eps) + 1
+        d._cap = self._cap
         d._sorted = None
         d._nat = None
+        if native:
+            d._nat = _native_make()(self._U - 1, self._eps)
         return d
 
     def _add_leaf(self, x: int, weight: float) -> None:
-        """update() for an already validated key and weight. O(1) amortized."""
+        """update() for an already validated key and weight (the caller checked that n
+        stays finite). O(1) amortized."""
+        if self._nat is not None:
+            self._nat.update(x, weight)
+            return
         nodes = self._nodes
         leaf = self._base + x
         nodes[leaf] = nodes.get(leaf, 0.0) + weight
@@ -863,6 +878,19 @@ class QDigest:
             raise r.fail("node counts do not sum to the total weight")
         d._after_compress()
         return d
+
+
+_MAKE: list[Any] = []  # windowagg._native.qdigest.make, once imported
+
+
+def _native_make() -> Any:
+    """``windowagg._native.qdigest.make``, imported on first use (``_native`` sits below this
+    module) and kept: ValueDivision builds a digest per new interval. O(1)."""
+    if not _MAKE:
+        from windowagg._native.qdigest import make
+
+        _MAKE.append(make)
+    return _MAKE[0]
 
 
 def _check_phi(phi: float) -> float:

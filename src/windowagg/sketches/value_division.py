@@ -21,6 +21,11 @@ error          every item's weight is overestimated by a factor <= 1 + theta, so
                ``effective_theta(t)`` reports the actual largest ratio (often << theta)
 merge          summaries of partitions merge when they share decay, theta and beta; the same
                bounds hold (straddling summaries are kept apart, so size may grow)
+update_many    b items in one call: O(b log b) numpy grouping (by interval, then by age band
+               at the batch's latest time) and one q-digest ``update_many`` per group
+backends       ``backend=`` picks the QDigest each interval holds (compiled twin or Python
+               reference); the interval logic is this class's on both, so both hold the
+               same intervals, nodes and floats, answer alike and write the same bytes
 paper          Cormode, Korn, Tirthapura 2007, section 4.3, Theorem 6, Lemma 1;
                guide seed-decay.md section 2.8 and errata 7.9
 =============  ==============================================================================
@@ -36,30 +41,65 @@ True
 >>> d = vd.digest()
 >>> 0 <= d.quantile(0.5) < 1000
 True
+
+The array verb and the two backends (the same bytes):
+
+>>> import numpy as np
+>>> xs, ts = np.arange(500) % 100, np.arange(500.0)
+>>> a = ValueDivision(100, PolynomialDecay(1.0), 0.05, 0.02, backend="python")
+>>> a.update_many(xs, ts)
+>>> b = ValueDivision.from_bytes(a.to_bytes(), PolynomialDecay(1.0))
+>>> b.to_bytes() == a.to_bytes() and b.quantiles([0.5, 0.9]) == a.quantiles([0.5, 0.9])
+True
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import pairwise
+from typing import Any
 
+from windowagg._backend import Backend, resolve_backend
 from windowagg._invariants import invariant
-from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, EmptyWindowError
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    CodecError,
+    EmptyWindowError,
+    TimestampError,
+)
 from windowagg.sketches import _format
+from windowagg.sketches import _qdigest_kernels as _k
 from windowagg.sketches.decay import ExponentialDecay, PolynomialDecay, neg_log_of
 from windowagg.sketches.exp_qdigest import _bad_time
+from windowagg.sketches.qdigest import _OVERFLOW as _QD_OVERFLOW
 from windowagg.sketches.qdigest import QDigest, _check_phi
 
 __all__ = ["ValueDivision"]
 
 _INF = math.inf
+_FMAX = sys.float_info.max  # the finite floats; an int past it is not a finite time or weight
 _TAG = "windowagg.ValueDivision"  # first item of the codec tuple to_bytes writes
+# The total weight's ceiling: below it no sum of the summaries' totals (a merge pass, a
+# merge, a query's digest) can reach float64's overflow, so those never raise mid-way.
+_WMAX = 2.0**1023
+_OVERFLOW = (
+    "ValueDivision: the total weight would pass 2**1023 (float64's range, with room for the "
+    "sums of its summaries); scale the weights down"
+)
 _new_qdigest = QDigest.__new__
 
 
-def _one_leaf(proto: QDigest, leaf: int, weight: float) -> QDigest:
-    """A digest with *proto*'s parameters holding weight at one leaf node (no checks). O(1)."""
+def _one_leaf(proto: QDigest, leaf: int, weight: float, native: bool) -> QDigest:
+    """A digest with *proto*'s parameters holding weight at one leaf node (no checks), the
+    compiled twin when *native*. O(1) (native: O(L))."""
+    if native:
+        d = proto._empty_like(True)
+        d._nat.update(leaf - proto._base, weight)
+        return d
     q = _new_qdigest(QDigest)
     q._U, q._L, q._eps, q._base, q._cap = proto._U, proto._L, proto._eps, proto._base, proto._cap
     q._nodes = {leaf: weight}
@@ -71,9 +111,9 @@ def _one_leaf(proto: QDigest, leaf: int, weight: float) -> QDigest:
 
 class _Summary:
     """One time interval's summary. ``_q`` is its QDigest, or, for a summary that has only
-    ever held one item, the lightweight ``(proto, leaf node, weight)``: most flow items open
-    such a singleton that a merge pass folds into a neighbour before it grows, so the digest
-    is built only when something reads ``q`` (same contents either way)."""
+    ever held one item, the lightweight ``(proto, leaf node, weight, native)``: most flow
+    items open such a singleton that a merge pass folds into a neighbour before it grows, so
+    the digest is built only when something reads ``q`` (same contents either way)."""
 
     __slots__ = ("_q", "end", "start", "tmax", "tmin")
 
@@ -84,7 +124,9 @@ class _Summary:
             return NotImplemented
         return all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
 
-    def __init__(self, start: float, end: float, q: QDigest | tuple[QDigest, int, float]) -> None:
+    def __init__(
+        self, start: float, end: float, q: QDigest | tuple[QDigest, int, float, bool]
+    ) -> None:
         self.start = start
         self.end = end
         self.tmin = start
@@ -98,6 +140,113 @@ class _Summary:
         if isinstance(q, tuple):
             q = self._q = _one_leaf(*q)
         return q
+
+    @property
+    def total(self) -> float:
+        """The interval's total weight (a singleton's without building its digest). O(1)."""
+        q = self._q
+        return q[2] if isinstance(q, tuple) else q.total_weight
+
+
+class _BatchPlan:
+    """Where :meth:`ValueDivision.update_many` puts a checked batch, computed before anything
+    changes (the decay runs here): the batch sorted by time, the items inside an interval
+    grouped per interval, the others cut into runs of one gap and one age band at the
+    batch's latest time, each run marked to extend its left neighbour (0), its right
+    neighbour (1) or to open an interval (2). O(b log b + runs)."""
+
+    __slots__ = ("groups", "keys", "runs", "t_now", "times", "weights")
+
+    def __init__(self, vd: ValueDivision, keys: Any, tt: Any, w: Any) -> None:
+        import numpy as np
+
+        S = vd._S
+        m = len(S)
+        T = max(vd._tnow, float(tt.max()))
+        order = np.argsort(tt, kind="stable")
+        st = tt[order]
+        self.t_now = T
+        self.times = st
+        self.keys = keys[order]
+        self.weights = None if w is None else w[order]
+        if m:
+            idx = np.searchsorted(np.array(vd._starts, dtype=np.float64), st, side="right") - 1
+            ends = np.array([s.end for s in S], dtype=np.float64)
+            inside = (idx >= 0) & (ends[np.maximum(idx, 0)] >= st)
+        else:
+            idx = np.full(st.size, -1, dtype=np.int64)
+            inside = np.zeros(st.size, dtype=bool)
+        self.groups: list[tuple[int, Any]] = []
+        ii = np.flatnonzero(inside)
+        if ii.size:
+            gj = idx[ii]
+            o = np.argsort(gj, kind="stable")  # per interval, still in time order
+            ii, gj = ii[o], gj[o]
+            cuts = [0, *(np.flatnonzero(gj[1:] != gj[:-1]) + 1).tolist(), ii.size]
+            for a, z in pairwise(cuts):
+                self.groups.append((int(gj[a]), ii[a:z]))
+        self.runs: list[tuple[int, int, Any]] = []
+        gi = np.flatnonzero(~inside)
+        if gi.size:
+            bands = vd._bands(T - st[gi])
+            gj = idx[gi]
+            cut = (gj[1:] != gj[:-1]) | (bands[1:] != bands[:-1])
+            cuts = [0, *(np.flatnonzero(cut) + 1).tolist(), gi.size]
+            band = vd._band
+            for a, z in pairwise(cuts):
+                j, bt = int(gj[a]), float(bands[a])
+                first = a == 0 or int(gj[a - 1]) != j  # the gap's oldest run
+                last = z == gi.size or int(gj[z]) != j  # the gap's youngest run
+                how = 2
+                if first and j >= 0 and band(T - S[j].start) == bt:
+                    how = 0
+                elif last and j + 1 < m and band(T - S[j + 1].end) == bt:
+                    how = 1
+                self.runs.append((j, how, gi[a:z]))
+
+    def apply(self, vd: ValueDivision) -> None:
+        """Place the batch (nothing here raises: the caller checked the total). O(b + m)."""
+        S = vd._S
+        st, sk, sw = self.times, self.keys, self.weights
+        if self.t_now > vd._tnow:
+            vd._tnow = self.t_now
+        for j, sel in self.groups:
+            s = S[j]
+            s.q._add_checked(sk[sel], None if sw is None else sw[sel])
+            lo, hi = float(st[sel[0]]), float(st[sel[-1]])
+            if lo < s.tmin:
+                s.tmin = lo
+            if hi > s.tmax:
+                s.tmax = hi
+        new_after: dict[int, list[_Summary]] = {}
+        p = vd._proto
+        for j, how, sel in self.runs:
+            lo, hi = float(st[sel[0]]), float(st[sel[-1]])
+            ks, ws = sk[sel], None if sw is None else sw[sel]
+            if how == 0:
+                s = S[j]
+                s.q._add_checked(ks, ws)
+                s.end = s.tmax = hi
+            elif how == 1:
+                s = S[j + 1]
+                s.q._add_checked(ks, ws)
+                s.start = s.tmin = lo
+            else:
+                q: QDigest | tuple[QDigest, int, float, bool]
+                if sel.size == 1:  # a lazy singleton, as update() opens one
+                    w1 = 1.0 if ws is None else float(ws[0])
+                    q = (p, p._base + int(ks[0]), 0.0 + w1, vd._native)
+                else:
+                    q = vd._digest()
+                    q._add_checked(ks, ws)
+                new_after.setdefault(j, []).append(_Summary(lo, hi, q))
+        if new_after:
+            out = list(new_after.get(-1, ()))
+            for j, s in enumerate(S):
+                out.append(s)
+                out.extend(new_after.get(j, ()))
+            vd._S = out
+        vd._starts = [s.start for s in vd._S]
 
 
 class ValueDivision:
@@ -114,6 +263,16 @@ class ValueDivision:
         Multiplicative weight error (> 0): each weight is overestimated by <= 1 + theta.
     beta : float
         The inner q-digests' eps (additive rank error <= beta*D/2).
+    backend : {"auto", "native", "python"}, optional
+        The QDigest each interval holds (:mod:`windowagg._backend`): the compiled twin or the
+        Python reference. The intervals, nodes, floats, answers and bytes are the same on
+        both (a state written by one is read by the other). The default follows
+        ``$WINDOWAGG_BACKEND``.
+
+    Notes
+    -----
+    Mutators (``update``, ``update_many``, ``merge``, ``merge_pass``, ``compress``) return
+    None; queries never change the state; a call that raises changes nothing.
     """
 
     __slots__ = (
@@ -125,6 +284,8 @@ class ValueDivision:
         "_inv_ln1t",
         "_ln1t",
         "_m_after_pass",
+        "_n",
+        "_native",
         "_nl",
         "_poly",
         "_proto",
@@ -135,13 +296,21 @@ class ValueDivision:
 
     def __eq__(self, other: object) -> bool:
         """The same state, slot by slot (what the invariant checks compare a stored summary
-        with its recomputation by: two merges of the same inputs are equal). O(size)."""
+        with its recomputation by: two merges of the same inputs are equal); ``_n``, the
+        running total the overflow guard reads, is a sum of the same weights in another
+        order and is left out. O(size)."""
         if type(other) is not type(self):
             return NotImplemented
-        return all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+        return all(getattr(self, a) == getattr(other, a) for a in self.__slots__ if a != "_n")
 
     def __init__(
-        self, universe: int, decay: Callable[[float], float], theta: float, beta: float
+        self,
+        universe: int,
+        decay: Callable[[float], float],
+        theta: float,
+        beta: float,
+        *,
+        backend: Backend | None = None,
     ) -> None:
         if not callable(decay):
             raise ArgumentTypeError(f"decay must be a callable g(age), got {decay!r}")
@@ -163,6 +332,13 @@ class ValueDivision:
         self._starts: list[float] = []
         self._tnow = -_INF
         self._m_after_pass = 0
+        self._n = 0.0  # the weights added, summed as they came: the overflow guard's
+        self._native = resolve_backend(backend, "ValueDivision")
+
+    @property
+    def backend(self) -> str:
+        """The QDigest the intervals hold: ``"native"`` or ``"python"``. O(1)."""
+        return "native" if self._native else "python"
 
     @property
     def num_summaries(self) -> int:
@@ -193,6 +369,10 @@ class ValueDivision:
             f"beta={self._beta}, summaries={len(self._S)})"
         )
 
+    def _digest(self) -> QDigest:
+        """An empty QDigest(U, beta) on this summary's backend. O(1) (native: O(L))."""
+        return self._proto._empty_like(self._native)
+
     def _band(self, age: float) -> float:
         """Index of the age band: largest i with g(b_i) = (1+theta)^-i >= g(age)."""
         if self._poly:
@@ -201,6 +381,19 @@ class ValueDivision:
             return math.floor(age * self._expo + 1e-12)
         v = self._nl(age)
         return math.floor(v * self._inv_ln1t + 1e-12) if v < _INF else _INF
+
+    def _bands(self, ages: Any) -> Any:
+        """:meth:`_band` of every age of a float64 array (numpy's log1p for polynomial
+        decay: it may differ from math.log1p in the last bit, which moves a band's edge by
+        that bit, far inside the bounds' slack). O(b)."""
+        import numpy as np
+
+        if self._poly:
+            return np.floor(np.log1p(ages) * self._poly + 1e-12)
+        if self._expo:
+            return np.floor(ages * self._expo + 1e-12)
+        band = self._band
+        return np.array([band(a) for a in ages.tolist()], dtype=np.float64)
 
     def _fits(self, start: float, end: float) -> bool:
         """True if the timestamps [start, end] lie in one age band at t_now."""
@@ -212,18 +405,22 @@ class ValueDivision:
 
         Bad input raises before anything changes.
         """
-        if (type(t) is not int and type(t) is not float) or not -_INF < t < _INF:
+        if (type(t) is not int and type(t) is not float) or not -_FMAX <= t <= _FMAX:
             t = _bad_time(t)
         if type(x) is not int or not 0 <= x < self._U:
             x = self._proto._bad_key(x)
-        if (type(weight) is not int and type(weight) is not float) or not 0 < weight < _INF:
+        if (type(weight) is not int and type(weight) is not float) or not 0 < weight <= _FMAX:
             weight = QDigest._bad_weight(weight)
+        n = self._n + weight
+        if n > _WMAX:
+            raise ArgumentError(_OVERFLOW)
         S = self._S
-        if t > self._tnow:
-            self._tnow = t
+        tn = t if t > self._tnow else self._tnow
         starts = self._starts
         i = bisect_right(starts, t) - 1
         if i >= 0 and S[i].end >= t:
+            self._n = n
+            self._tnow = tn
             s = S[i]
             s.q._add_leaf(x, weight)
             if t < s.tmin:
@@ -232,7 +429,7 @@ class ValueDivision:
                 s.tmax = t
         else:
             # extend a neighbour when the union stays inside one band, else a new singleton
-            tn = self._tnow
+            # (the bands first: a user's decay may raise, and then nothing has changed)
             ps = self._poly
             bt: float
             if ps:  # the closed-form band of _band(), inlined for polynomial decay
@@ -250,6 +447,8 @@ class ValueDivision:
                 bt = band(tn - t)
                 ok_left = i >= 0 and band(tn - S[i].start) == bt
                 ok_right = not ok_left and i + 1 < len(S) and band(tn - S[i + 1].end) == bt
+            self._n = n
+            self._tnow = tn
             if ok_left:
                 s = S[i]
                 s.q._add_leaf(x, weight)
@@ -265,9 +464,70 @@ class ValueDivision:
                 # a lazy one-item summary (the flow data's most common case): its digest, the
                 # state _empty_like() + _add_leaf() would give, is built only if it is read
                 p = self._proto
-                S.insert(i + 1, _Summary(t, t, (p, p._base + x, 0.0 + weight)))
+                S.insert(i + 1, _Summary(t, t, (p, p._base + x, 0.0 + weight, self._native)))
                 starts.insert(i + 1, t)
         if len(S) > 2 * self._m_after_pass + 8:
+            self.merge_pass()
+
+    def update_many(self, xs: Any, ts: Any, weights: Any = None) -> None:
+        """Add ``(xs[i], ts[i], weights[i])`` for every i: the array verb. *xs*: integer keys
+        in [0, U) (a numpy array or a sequence), *ts* finite times (held as float64),
+        *weights* positive finite (None: 1 each). O(b log b) numpy work plus one q-digest
+        ``update_many`` per group, plus a merge pass when m has doubled.
+
+        The batch is placed as of its latest time T = max(t_now, max ts): an item inside an
+        interval joins it (one ``update_many`` per interval, items in time order); the items
+        in a gap between two intervals, sorted by time, are cut into runs of one age band at
+        T, and each run extends its left neighbour (the gap's oldest run, when the union
+        lies in one band), else its right neighbour (the youngest run, likewise), else opens
+        an interval of its own. Every interval stays inside one band, so the bounds of the
+        fact card hold as for :meth:`update`; the intervals may differ from b
+        :meth:`update` calls (fewer: a run opens one interval, not one per item). Both
+        backends run this same placement: the same intervals, nodes, floats and bytes.
+        Everything is checked before anything changes.
+
+        >>> from windowagg.sketches.decay import PolynomialDecay
+        >>> vd = ValueDivision(64, PolynomialDecay(1.0), 0.1, 0.05)
+        >>> vd.update_many([1, 2, 3, 2], [0.0, 5.0, 9.0, 9.5], [1.0, 2.0, 1.0, 1.0])
+        >>> vd.decayed_count(9.5) > 0, vd.t_now
+        (True, 9.5)
+        """
+        import numpy as np
+
+        keys = _k.key_array(np, xs, self._U)
+        try:
+            tt = np.ascontiguousarray(np.asarray(ts, dtype=np.float64).reshape(-1))
+        except (TypeError, ValueError, OverflowError):
+            raise TimestampError(
+                f"ValueDivision.update_many: times must be finite numbers, got {ts!r}"
+            ) from None
+        if tt.size != keys.size:
+            raise ArgumentError(
+                f"ValueDivision.update_many: {keys.size} keys but {tt.size} times; give one "
+                "time per key"
+            )
+        if not np.isfinite(tt).all():
+            raise TimestampError(
+                "ValueDivision.update_many: times must be finite numbers, got "
+                f"{float(tt[~np.isfinite(tt)][0])!r}"
+            )
+        w = None if weights is None else _k.weight_array(np, weights, keys.size)
+        b = int(keys.size)
+        if b == 0:
+            return
+        if w is None:
+            total = float(b)
+        else:
+            with np.errstate(over="ignore"):
+                total = float(np.cumsum(w)[-1])
+        n = self._n + total
+        if not n <= _WMAX:
+            raise ArgumentError(_OVERFLOW)
+        plan = _BatchPlan(self, keys, tt, w)  # the decay runs here: may raise, nothing changed
+        # checked: from here on nothing raises (the total stays below _WMAX)
+        self._n = n
+        plan.apply(self)
+        if len(self._S) > 2 * self._m_after_pass + 8:
             self.merge_pass()
 
     def merge_pass(self) -> None:
@@ -290,18 +550,27 @@ class ValueDivision:
         b_start = band(tn - a.start)  # band of the oldest timestamp of a = out[-1]
         q: QDigest | None = None  # a.q, fetched on a's first merge (a may be a lazy singleton)
         nodes: dict[int, float] = {}
+        native = self._native
+        base = self._proto._base
         for s in S[1:]:
             if ps:
                 same = floor(log1p(tn - s.end) * ps + 1e-12) == b_start
             else:
                 same = band(tn - s.end) == b_start
             if same:
-                # q._merge_from(s.q) inlined (same node sums, n, and compress rule)
                 if q is None:
                     q = a.q
                     nodes = q._nodes
                 sq = s._q
-                if isinstance(sq, tuple):  # a lazy singleton: add its one leaf
+                if native:
+                    # the twin's update / merge: the same leaf or node sums, n, and compress
+                    # rule as the Python lines below (the twins hold the same nodes)
+                    if isinstance(sq, tuple):
+                        q._nat.update(sq[1] - base, sq[2])
+                    else:
+                        q._nat.merge(sq._nat)
+                # q._merge_from(s.q) inlined (same node sums, n, and compress rule)
+                elif isinstance(sq, tuple):  # a lazy singleton: add its one leaf
                     k, v = sq[1], sq[2]
                     nodes[k] = nodes.get(k, 0.0) + v
                     q._n += v
@@ -355,14 +624,25 @@ class ValueDivision:
         """
         g = self._g if decay is None else decay
         tt = self._query_time(t)
-        d = QDigest(self._U, self._beta, backend="python")
+        scaled = []
+        n = 0.0
         for s in self._S:
             gamma = g(tt - s.tmax)
             if gamma > 0:
-                d._add_scaled(s.q, gamma)
-        d._nodes = {k: v for k, v in d._nodes.items() if v > 0}
-        if len(d._nodes) > d._cap:
-            d.compress()
+                n = n + s.total * gamma  # the total the digest reaches, summed as it adds
+                if not n < _INF:  # (a user's g above 1) checked before anything is built
+                    raise ArgumentError(_QD_OVERFLOW)
+                scaled.append((s.q, gamma))
+        d = self._digest()
+        if self._native:
+            add = d._nat.add_scaled  # bound once: one native call per summary
+            for q, gamma in scaled:
+                add(q._nat, gamma)
+        else:
+            for q, gamma in scaled:
+                d._add_scaled(q, gamma)
+        d._drop_zeros()
+        d._compress_if_full()
         return d
 
     def effective_theta(
@@ -386,7 +666,7 @@ class ValueDivision:
     def decayed_count(self, t: float | None = None) -> float:
         """Decayed total, overestimated by a factor <= 1 + theta. O(m)."""
         tt = self._query_time(t)
-        return math.fsum(self._g(tt - s.tmax) * s.q.total_weight for s in self._S)
+        return math.fsum(self._g(tt - s.tmax) * s.total for s in self._S)
 
     def rank(self, x: int, t: float | None = None) -> float:
         """Decayed weight of keys <= x; error <= (theta + beta/2) D. O(m s)."""
@@ -399,6 +679,15 @@ class ValueDivision:
         if d.is_empty():
             raise EmptyWindowError("quantile of an empty ValueDivision; add values first")
         return d.quantile(phi)
+
+    def quantiles(self, phis: Iterable[float], t: float | None = None) -> list[int]:
+        """:meth:`quantile` of each phi from one digest at time t (the array verb), every phi
+        checked first. O(m s + k log s)."""
+        ps = [_check_phi(p) for p in phis]
+        d = self.digest(t)
+        if ps and d.is_empty():
+            raise EmptyWindowError("quantile of an empty ValueDivision; add values first")
+        return d.quantiles(ps)
 
     def heavy_hitters(self, phi: float, t: float | None = None) -> list[tuple[int, float]]:
         """All keys with f >= (phi+theta)D (phi > beta), none < (phi-theta-beta)D. O(m s)."""
@@ -421,33 +710,61 @@ class ValueDivision:
             raise ArgumentError("cannot merge ValueDivisions with different parameters or decay")
         if other is self:
             raise ArgumentError("cannot merge a ValueDivision into itself")
-        self._tnow = max(self._tnow, other._tnow)
-        mine = self._S
-        theirs = [_Summary(s.start, s.end, s.q.copy()) for s in other._S]
-        for a, b in zip(theirs, other._S, strict=False):
+        n = self._n + other._n
+        if n > _WMAX:
+            raise ArgumentError(_OVERFLOW)
+        tn = max(self._tnow, other._tnow)
+        theirs = []
+        for b in other._S:
+            c = b.q.copy()
+            c._become(self._native)  # other's summaries on this backend
+            a = _Summary(b.start, b.end, c)
             a.tmin, a.tmax = b.tmin, b.tmax
-        allS = sorted(mine + theirs, key=lambda s: (s.start, s.end))
+            theirs.append(a)
+        # the plan first (the decay runs here, and may raise): runs of neighbours whose
+        # union lies in one band at the later t_now
+        band = self._band
+        groups: list[list[_Summary]] = []
+        lo = hi = 0.0
+        for s in sorted(self._S + theirs, key=lambda s: (s.start, s.end)):
+            if groups and band(tn - max(hi, s.end)) == band(tn - min(lo, s.start)):
+                groups[-1].append(s)
+                lo, hi = min(lo, s.start), max(hi, s.end)
+            else:
+                groups.append([s])
+                lo, hi = s.start, s.end
+        # checked: from here on nothing raises (the total stays below _WMAX)
+        self._n = n
+        self._tnow = tn
         out: list[_Summary] = []
-        for s in allS:
-            if out and self._fits(min(out[-1].start, s.start), max(out[-1].end, s.end)):
-                a = out[-1]
+        for grp in groups:
+            a = grp[0]
+            for s in grp[1:]:
                 a.q.merge(s.q)
                 a.start = min(a.start, s.start)
                 a.end = max(a.end, s.end)
                 a.tmin = min(a.tmin, s.tmin)
                 a.tmax = max(a.tmax, s.tmax)
-            else:
-                out.append(s)
+            out.append(a)
         self._S = out
         self._starts = [s.start for s in out]
         self._m_after_pass = len(out)
 
     def _check(self) -> None:
-        """O(m s) invariants: sorted starts, tmin/tmax inside intervals, ratio <= 1 + theta."""
+        """O(m s) invariants: sorted starts, tmin/tmax inside intervals, every digest on this
+        backend, the running total, ratio <= 1 + theta."""
         invariant(
             self._starts == [s.start for s in self._S], "ValueDivision", "start index out of sync"
         )
         for i, s in enumerate(self._S):
+            sq = s._q
+            held = sq[3] if isinstance(sq, tuple) else sq.backend == "native"
+            invariant(
+                held == self._native,
+                "ValueDivision",
+                f"summary {i}: a {'native' if held else 'python'} digest in a {self.backend} "
+                "ValueDivision",
+            )
             invariant(
                 s.start <= s.tmin <= s.tmax <= s.end, "ValueDivision", f"summary {i}: bad interval"
             )
@@ -458,6 +775,12 @@ class ValueDivision:
                     f"summary {i}: starts not sorted",
                 )
             s.q._check()
+        tot = math.fsum(s.total for s in self._S)
+        invariant(
+            self._n <= _WMAX and math.isclose(self._n, tot, rel_tol=1e-9, abs_tol=1e-300),
+            "ValueDivision",
+            f"running total {self._n} differs from the summaries' total {tot}",
+        )
         if self._S:
             eff = self.effective_theta()
             invariant(
@@ -491,13 +814,19 @@ class ValueDivision:
             s.q._write_body(w)
 
     @classmethod
-    def from_bytes(cls, data: bytes, decay: Callable[[float], float]) -> ValueDivision:
-        """Rebuild from :meth:`to_bytes` (or ``WASK`` bytes) with the same *decay*;
-        CodecError on bad bytes. O(m s)."""
+    def from_bytes(
+        cls,
+        data: bytes,
+        decay: Callable[[float], float],
+        *,
+        backend: Backend | None = None,
+    ) -> ValueDivision:
+        """Rebuild from :meth:`to_bytes` of either backend (or ``WASK`` bytes) with the same
+        *decay*, on *backend*; CodecError on bad bytes, on both backends. O(m s)."""
         from windowagg import codec
 
         def read(r: _format.Reader) -> ValueDivision:
-            return cls._read(r, decay)
+            return cls._read(r, decay, backend)
 
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise CodecError(f"ValueDivision.from_bytes needs bytes, got {type(data).__name__}")
@@ -512,7 +841,9 @@ class ValueDivision:
         )
 
     @classmethod
-    def _read(cls, r: _format.Reader, decay: Callable[[float], float]) -> ValueDivision:
+    def _read(
+        cls, r: _format.Reader, decay: Callable[[float], float], backend: Backend | None
+    ) -> ValueDivision:
         name = r.text()
         theta, beta = r.f64(), r.f64()
         U = r.u64() + 1
@@ -523,15 +854,19 @@ class ValueDivision:
             raise r.fail(f"stored decay {name!r} differs from the given {decay!r}")
         if not (theta > 0 and 0 < beta < 1 and U >= 2 and has in (0, 1)):
             raise r.fail("bad parameters")
-        vd = cls(U, decay, theta, beta)
+        vd = cls(U, decay, theta, beta, backend=backend)
         for _ in range(m):
             start, end, tmin, tmax = r.f64(), r.f64(), r.f64(), r.f64()
             q = QDigest._read_body(r)
             if q.universe != U or q.eps != beta:
                 raise r.fail("inner digest parameters differ")
+            q._become(vd._native)  # the native load checks the fields again (CodecError)
             s = _Summary(start, end, q)
             s.tmin, s.tmax = tmin, tmax
             vd._S.append(s)
+        vd._n = math.fsum(s.total for s in vd._S)
+        if not vd._n <= _WMAX:
+            raise r.fail("the summaries' total weight is past 2**1023")
         vd._starts = [s.start for s in vd._S]
         vd._tnow = tnow if has else -_INF
         vd._m_after_pass = len(vd._S)
