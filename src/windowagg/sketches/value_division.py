@@ -467,23 +467,24 @@ class ValueDivision:
         """
         g = self._g if decay is None else decay
         tt = self._query_time(t)
-        scaled = []
-        n = 0.0
-        for s in self._S:
-            gamma = g(tt - s.tmax)
-            if gamma > 0:
-                n = n + s.total * gamma  # the total the digest reaches, summed as it adds
-                if not n < _INF:  # (a user's g above 1) checked before anything is built
-                    raise ArgumentError(_QD_OVERFLOW)
-                scaled.append((s.q, gamma))
         d = self._digest()
         if self._native:
             add = d._nat.add_scaled  # bound once: one native call per summary
-            for q, gamma in scaled:
-                add(q._nat, gamma)
+            n = 0.0  # the total the digest reaches, summed as the twin adds it
+            for s in self._S:
+                gamma = g(tt - s.tmax)
+                if gamma > 0:
+                    q = s._q
+                    nat = s.q._nat if isinstance(q, tuple) else q._nat
+                    n = n + nat.n * gamma
+                    if not n < _INF:  # (a user's g above 1) the reference's check and text
+                        raise ArgumentError(_QD_OVERFLOW)
+                    add(nat, gamma)
         else:
-            for q, gamma in scaled:
-                d._add_scaled(q, gamma)
+            for s in self._S:
+                gamma = g(tt - s.tmax)
+                if gamma > 0:
+                    d._add_scaled(s.q, gamma)
         d._drop_zeros()
         d._compress_if_full()
         return d
