@@ -148,3 +148,27 @@ def test_update_many_refuses_bad_buffers_and_changes_nothing() -> None:
         _core.ExpDecaySpaceSaving(3, math.nan)
     assert s._state() == before
     s._check()
+
+
+def test_load_refuses_a_total_or_time_that_is_not_finite() -> None:
+    """Found by the load fuzz (k=1, n=inf, no landmark): both decoders took a non-finite
+    total (and floor, landmark, largest time), and the summary's invariant broke at its
+    first update. CodecError now, on both backends."""
+    inf, nan = float("inf"), float("nan")
+    cases = [
+        ("_n", 0, 0.0, 0.0, 0.0, inf),
+        ("_n", 1, 0.0, 0.0, 0.0, nan),
+        ("_floor", 1, 0.0, 0.0, inf, inf),
+        ("_lm", 1, inf, 0.0, 0.0, 1.0),
+        ("_tmax", 1, 0.0, nan, 0.0, 1.0),
+    ]
+    for field, has, lm, tmax, floor, n in cases:
+        with pytest.raises(CodecError, match="finite"):
+            _core.ExpDecaySpaceSaving.load(1, 746.0, has, lm, tmax, floor, n, [])
+        s = ExpDecaySpaceSaving(lam=0.5, k=2, backend="python")
+        s.update(1, 0.0)
+        setattr(s, field, {"_n": n, "_floor": floor, "_lm": lm, "_tmax": tmax}[field])
+        data = s.to_bytes()  # bytes holding the bad field, as a corrupted store would
+        for backend in ("native", "python"):
+            with pytest.raises(CodecError, match="finite"):
+                ExpDecaySpaceSaving.from_bytes(data, backend=backend)

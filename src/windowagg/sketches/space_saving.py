@@ -767,8 +767,10 @@ class ExpDecaySpaceSaving:
         m = r.u64()
         if not (1 <= k <= 1 << 32) or not lam > 0 or has not in (0, 1) or m > k:
             raise r.fail(f"bad parameters k={k}, lam={lam}, monitored={m}")
-        if floor < 0 or n < 0:
-            raise r.fail("negative floor or total")
+        if not (math.isfinite(floor) and math.isfinite(n) and floor >= 0 and n >= 0):
+            raise r.fail("floor and total must be finite and >= 0")
+        if has and not (math.isfinite(lm) and math.isfinite(tmax)):
+            raise r.fail("landmark and largest timestamp must be finite")
         s = cls(lam=lam, k=k, backend="python")
         for _ in range(m):
             tag = r.u8()

@@ -245,7 +245,10 @@ public:
     // built the object with (k, lam) already checked.
     std::string load(bool has, double lm, double tmax, double floor, double n, std::vector<Slot> items) {
         if (items.size() > k_) return "more monitored keys than k";
-        if (floor < 0 || n < 0) return "negative floor or total";
+        if (!(std::isfinite(floor) && std::isfinite(n) && floor >= 0 && n >= 0))
+            return "floor and total must be finite and >= 0";
+        if (has && !(std::isfinite(lm) && std::isfinite(tmax)))
+            return "landmark and largest timestamp must be finite";
         for (Slot& s : items) {
             s.hash = s.key.hash();
             s.alive = true;
