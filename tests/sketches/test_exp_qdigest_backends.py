@@ -16,7 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowagg import native_available
-from windowagg.errors import ArgumentError, CodecError, EmptyWindowError, TimestampError
+from windowagg.errors import (
+    ArgumentError,
+    CodecError,
+    EmptyWindowError,
+    TimestampError,
+    WeightOverflowError,
+)
 from windowagg.sketches import ExpDecayQDigest, QDigest
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the compiled core is not built")
@@ -277,6 +283,44 @@ def test_an_int_past_float64_is_a_bad_time_or_weight_on_both_backends() -> None:
         with pytest.raises(TimestampError):
             d.decayed_count(-(10**400))
         assert d.to_bytes() == before
+
+
+def test_a_query_far_before_the_events_is_refused_by_name() -> None:
+    """A query time far before the landmark weighs every item by exp(lam (landmark - t)):
+    past float64 that was a bare OverflowError (math.exp's). Now a WeightOverflowError (an
+    ArgumentError and an OverflowError) naming the structure and the time and saying which
+    time to ask, the same text on both backends, as ExpDecaySpaceSaving's; nothing changes
+    and a time nearer the events answers."""
+    texts: list[list[str]] = []
+    for d in pair(1024, 0.01, 1.0):
+        d.update_many(list(range(100)), [1000.0 + i for i in range(100)])
+        before = d.to_bytes()
+        queries = [
+            lambda: d.decayed_count(-5000.0),
+            lambda: d.rank(5, -5000.0),
+            lambda: d.rank_bounds(5, -5000.0),
+            lambda: d.range_count(1, 5, -5000.0),
+            lambda: d.heavy_hitters(0.1, -5000.0),
+            lambda: d.digest(-5000.0),
+        ]
+        texts.append([])
+        for q in queries:
+            with pytest.raises(WeightOverflowError) as info:
+                q()
+            assert isinstance(info.value, ArgumentError) and isinstance(info.value, OverflowError)
+            msg = str(info.value)
+            assert msg.startswith("ExpDecayQDigest: at query time t=-5000.0 "), msg
+            assert "t=1099.0 (the largest timestamp seen" in msg, msg
+            texts[-1].append(msg)
+        assert d.to_bytes() == before
+        assert d.decayed_count(1099.0) == pytest.approx(sum(math.exp(-i) for i in range(100)))
+        # exp itself fits but the decayed total does not (the product): the same error
+        big = ExpDecayQDigest(16, 0.1, 1.0, backend=d.backend)
+        big.update(3, 0.0, 1e300)
+        with pytest.raises(WeightOverflowError, match=r"at query time t=-30\.0 "):
+            big.decayed_count(-30.0)
+        assert big.decayed_count(-1.0) == pytest.approx(1e300 * math.e)
+    assert texts[0] == texts[1]
 
 
 def test_merge_many_that_raises_midway_changes_nothing() -> None:

@@ -51,7 +51,13 @@ from typing import Any
 
 from windowagg._backend import Backend, resolve_backend
 from windowagg._invariants import invariant
-from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError, TimestampError
+from windowagg.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    EmptyWindowError,
+    TimestampError,
+    WeightOverflowError,
+)
 from windowagg.sketches import _format
 from windowagg.sketches.qdigest import _OVERFLOW, QDigest, QDigestBounds, _check_phi
 
@@ -60,6 +66,17 @@ __all__ = ["ExpDecayQDigest"]
 _INF = math.inf
 _FMAX = sys.float_info.max  # the finite floats; an int past it is not a finite time or weight
 _exp = math.exp
+
+
+def _weight_overflow(who: str, t: float, lm: float, lam: float, tmax: float) -> WeightOverflowError:
+    """The error of *who*'s query at time *t* whose decayed total is past float64 (the
+    native ExpDecaySpaceSaving writes the same text). O(1)."""
+    return WeightOverflowError(
+        f"{who}: at query time t={t!r} the decayed weights overflow float64 "
+        f"(t is {lm - t!r} before the landmark {lm!r} and each weight grows as "
+        f"exp({lam!r} * (landmark - t))); ask at a time nearer the events, e.g. "
+        f"t={float(tmax)!r} (the largest timestamp seen, the default)"
+    )
 
 
 def _bad_time(t: Any) -> float:
@@ -340,12 +357,21 @@ class ExpDecayQDigest:
 
     # ---------------------------------------------------------------- queries
     def _scale(self, t: float | None) -> float:
-        if self._lm is None:
+        """The factor from landmark units to decayed weights at time *t* (default: the
+        largest timestamp seen). WeightOverflowError when the decayed total at *t* is past
+        float64 (a time far before the events), as :class:`ExpDecaySpaceSaving` does. O(1).
+        """
+        lm = self._lm
+        if lm is None:
             return 0.0
-        if t is None:
-            t = self._tmax
-        t = _bad_time(t)
-        return _exp(-self._lam * (t - self._lm))
+        tt = _bad_time(self._tmax if t is None else t)
+        try:
+            s = _exp(-self._lam * (tt - lm))
+        except OverflowError:
+            s = math.inf
+        if s == math.inf or self._q.total_weight * s == math.inf:
+            raise _weight_overflow("ExpDecayQDigest", tt, lm, self._lam, self._tmax)
+        return s
 
     def decayed_count(self, t: float | None = None) -> float:
         """D(t) = sum_i w_i exp(-lam (t - t_i)), exact up to float rounding. O(1).

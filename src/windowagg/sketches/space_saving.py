@@ -65,10 +65,9 @@ from windowagg.errors import (
     ArgumentError,
     ArgumentTypeError,
     TimestampError,
-    WeightOverflowError,
 )
 from windowagg.sketches import _format
-from windowagg.sketches.exp_qdigest import _bad_time
+from windowagg.sketches.exp_qdigest import _bad_time, _weight_overflow
 from windowagg.sketches.qdigest import QDigest, _check_phi
 
 __all__ = ["ExpDecaySpaceSaving"]
@@ -562,7 +561,7 @@ class ExpDecaySpaceSaving:
         except OverflowError:
             s = _INF
         if s == _INF or self._n * s == _INF:
-            raise _overflow(tt, lm, self._lam, self._tmax)
+            raise _weight_overflow("ExpDecaySpaceSaving", tt, lm, self._lam, self._tmax)
         return s
 
     def _nat_time(self, t: Any) -> float | None:
@@ -788,17 +787,6 @@ class ExpDecaySpaceSaving:
         except AssertionError as e:
             raise r.fail(str(e)) from None
         return s
-
-
-def _overflow(t: float, lm: float, lam: float, tmax: float) -> WeightOverflowError:
-    """The error of a query at time *t* whose decayed total is past float64 (the native
-    twin writes the same text). O(1)."""
-    return WeightOverflowError(
-        f"ExpDecaySpaceSaving: at query time t={t!r} the decayed weights overflow float64 "
-        f"(t is {lm - t!r} before the landmark {lm!r} and each weight grows as "
-        f"exp({lam!r} * (landmark - t))); ask at a time nearer the events, e.g. "
-        f"t={float(tmax)!r} (the largest timestamp seen, the default)"
-    )
 
 
 def _key_tag(x: Any) -> int:

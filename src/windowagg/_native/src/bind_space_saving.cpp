@@ -134,7 +134,7 @@ std::optional<double> opt_time(nb::handle t) {
 std::string py_repr(double x) { return repr_str(nb::float_(x)); }
 
 // The factor from landmark units to decayed weights at t (None: the largest timestamp);
-// WeightOverflowError, with the reference's text (space_saving._overflow), when the decayed
+// WeightOverflowError, with the reference's text (exp_qdigest._weight_overflow), when the decayed
 // total at t is past float64: a time far before the events.
 double scale_at(const SS& s, nb::handle t) {
     std::optional<double> tt;
