@@ -296,12 +296,12 @@ def test_a_query_far_before_the_events_is_refused_by_name() -> None:
         d.update_many(list(range(100)), [1000.0 + i for i in range(100)])
         before = d.to_bytes()
         queries = [
-            lambda: d.decayed_count(-5000.0),
-            lambda: d.rank(5, -5000.0),
-            lambda: d.rank_bounds(5, -5000.0),
-            lambda: d.range_count(1, 5, -5000.0),
-            lambda: d.heavy_hitters(0.1, -5000.0),
-            lambda: d.digest(-5000.0),
+            lambda d=d: d.decayed_count(-5000.0),
+            lambda d=d: d.rank(5, -5000.0),
+            lambda d=d: d.rank_bounds(5, -5000.0),
+            lambda d=d: d.range_count(1, 5, -5000.0),
+            lambda d=d: d.heavy_hitters(0.1, -5000.0),
+            lambda d=d: d.digest(-5000.0),
         ]
         texts.append([])
         for q in queries:
