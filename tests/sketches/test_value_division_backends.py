@@ -25,6 +25,7 @@ from windowagg.errors import (
     WindowaggError,
 )
 from windowagg.sketches import ExponentialDecay, PolynomialDecay, ValueDivision
+from windowagg.sketches._value_division_parts import _BatchPlan
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the compiled core is not built")
 
@@ -353,6 +354,57 @@ def test_a_raising_decay_changes_nothing() -> None:
             vd.update_many([1, 2], [60.0, 10_000.0])
         assert vd.to_bytes() == before
         assert vd.t_now == 49.0
+
+
+def test_a_decay_raising_in_the_merge_pass_changes_nothing() -> None:
+    """The merge pass an update or a batch sets off runs the user's decay on every
+    interval: it raised there after the item had gone in (a summary changed by a call that
+    raised). Its bands are now planned before anything changes: the call raises, the bytes
+    are as before, and the same call without the fault answers as if it never failed."""
+    calls: dict[str, Any] = {"n": 0, "limit": None}
+
+    def counting(age: float) -> float:
+        calls["n"] += 1
+        if calls["limit"] is not None and calls["n"] > calls["limit"]:
+            raise ValueError("fussy decay: raised in the merge pass")
+        return float((1.0 + age) ** -1.0)
+
+    for backend in ("native", "python"):
+        vd = ValueDivision(100, counting, 0.1, 0.1, backend=backend)
+        twin = ValueDivision(100, PolynomialDecay(1.0), 0.1, 0.1, backend=backend)
+        raised = 0
+        for i in range(120):
+            before = vd.to_bytes()
+            calls.update(n=0, limit=3)  # an update's own bands take at most 3 calls
+            try:
+                vd.update(i % 100, float(i))
+            except ValueError:
+                raised += 1
+                calls["limit"] = None  # (_check runs the decay too)
+                assert vd.to_bytes() == before
+                vd._check()
+                vd.update(i % 100, float(i))
+            calls["limit"] = None
+            twin.update(i % 100, float(i))
+            vd._check()
+        assert raised >= 3
+        # the batch verb: its plan's decay calls counted on a plan that changes nothing
+        # a batch of items one age band apart: ~47 new intervals, past the pass's threshold
+        ts = np.array([5000.0 - 1.2**j for j in range(46)] + [5000.0])
+        keys = np.arange(47, dtype=np.int64)
+        calls.update(n=0, limit=None)
+        _BatchPlan(vd, keys, ts, None)
+        before = vd.to_bytes()
+        calls.update(n=0, limit=calls["n"])
+        with pytest.raises(ValueError, match="merge pass"):
+            vd.update_many(keys, ts)
+        assert vd.to_bytes() == before
+        calls["limit"] = None
+        vd.update_many(keys, ts)
+        twin.update_many(keys, ts)
+        vd._check()
+        for phi in (0.1, 0.5, 0.9):
+            assert vd.quantile(phi) == twin.quantile(phi)
 
 
 def test_overflow_guard_and_merge_of_backends() -> None:

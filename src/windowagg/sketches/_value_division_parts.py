@@ -129,6 +129,29 @@ class _BatchPlan:
                     how = 1
                 self.runs.append((j, how, gi[a:z]))
 
+    def spans(self, S: list[_Summary]) -> list[tuple[float, float]]:
+        """The (start, end) of every interval :meth:`apply` leaves, computed without
+        changing *S* (so a merge pass can be planned before the batch goes in). O(m + runs).
+        """
+        st = self.times
+        spans = [(s.start, s.end) for s in S]
+        new_after: dict[int, list[tuple[float, float]]] = {}
+        for j, how, sel in self.runs:
+            lo, hi = float(st[sel[0]]), float(st[sel[-1]])
+            if how == 0:
+                spans[j] = (spans[j][0], hi)
+            elif how == 1:
+                spans[j + 1] = (lo, spans[j + 1][1])
+            else:
+                new_after.setdefault(j, []).append((lo, hi))
+        if not new_after:
+            return spans
+        out = list(new_after.get(-1, ()))
+        for j, span in enumerate(spans):
+            out.append(span)
+            out.extend(new_after.get(j, ()))
+        return out
+
     def apply(self, vd: ValueDivision) -> None:
         """Place the batch (nothing here raises: the caller checked the total). O(b + m)."""
         S = vd._S

@@ -290,6 +290,17 @@ class ValueDivision:
                 bt = band(tn - t)
                 ok_left = i >= 0 and band(tn - S[i].start) == bt
                 ok_right = not ok_left and i + 1 < len(S) and band(tn - S[i + 1].end) == bt
+            plan = None
+            if len(S) + (not ok_left and not ok_right) > 2 * self._m_after_pass + 8:
+                # the merge pass this insert sets off, planned on the intervals it leaves
+                spans = [(r.start, r.end) for r in S]
+                if ok_left:
+                    spans[i] = (spans[i][0], t)
+                elif ok_right:
+                    spans[i + 1] = (t, spans[i + 1][1])
+                else:
+                    spans.insert(i + 1, (t, t))
+                plan = self._merge_plan(spans, tn)
             self._n = n
             self._tnow = tn
             if ok_left:
@@ -309,8 +320,8 @@ class ValueDivision:
                 p = self._proto
                 S.insert(i + 1, _Summary(t, t, (p, p._base + x, 0.0 + weight, self._native)))
                 starts.insert(i + 1, t)
-        if len(S) > 2 * self._m_after_pass + 8:
-            self.merge_pass()
+            if plan is not None:
+                self._merge_apply(plan)
 
     def update_many(self, xs: Any, ts: Any, weights: Any = None) -> None:
         """Add ``(xs[i], ts[i], weights[i])`` for every i: the array verb. *xs*: integer keys
@@ -367,39 +378,61 @@ class ValueDivision:
         if not n <= _WMAX:
             raise ArgumentError(_OVERFLOW)
         plan = _BatchPlan(self, keys, tt, w)  # the decay runs here: may raise, nothing changed
+        spans = plan.spans(self._S)
+        passed = None  # the merge pass the batch sets off, planned on the intervals it leaves
+        if len(spans) > 2 * self._m_after_pass + 8:
+            passed = self._merge_plan(spans, max(self._tnow, plan.t_now))
         # checked: from here on nothing raises (the total stays below _WMAX)
         self._n = n
         plan.apply(self)
-        if len(self._S) > 2 * self._m_after_pass + 8:
-            self.merge_pass()
+        if passed is not None:
+            self._merge_apply(passed)
 
     def merge_pass(self) -> None:
         """Merge neighbours whose union lies inside one age band at t_now. O(m + merges).
 
         Runs automatically whenever m doubles; merging only ever lowers space (each merge
-        keeps the (1 + theta) weight-ratio guarantee because g is smooth).
+        keeps the (1 + theta) weight-ratio guarantee because g is smooth). The bands are
+        all computed before anything changes: a user's decay that raises leaves the
+        summary as it was.
         """
-        S = self._S
-        if not S:
-            return
-        tn = self._tnow
+        if self._S:
+            self._merge_apply(self._merge_plan([(s.start, s.end) for s in self._S], self._tnow))
+
+    def _merge_plan(self, spans: list[tuple[float, float]], tn: float) -> list[bool]:
+        """Which intervals a merge pass at *tn* folds into the group before them: entry
+        i - 1 for interval i of *spans* (its (start, end), in order), True when its end lies
+        in the band of its group's oldest start. Runs the decay; changes nothing. O(m)."""
         ps = self._poly
-        band = self._band  # the polynomial closed form is inlined in the loop below
+        band = self._band  # the polynomial closed form is inlined below
         log1p = math.log1p
         floor = math.floor
+        start0 = spans[0][0]
+        b_start = floor(log1p(tn - start0) * ps + 1e-12) if ps else band(tn - start0)
+        plan: list[bool] = []
+        append = plan.append
+        for start, end in spans[1:]:
+            if ps:
+                same = floor(log1p(tn - end) * ps + 1e-12) == b_start
+            else:
+                same = band(tn - end) == b_start
+            append(same)
+            if not same:
+                b_start = floor(log1p(tn - start) * ps + 1e-12) if ps else band(tn - start)
+        return plan
+
+    def _merge_apply(self, plan: list[bool]) -> None:
+        """Fold the intervals as *plan* (:meth:`_merge_plan` of the current intervals) says.
+        Nothing here raises. O(m + merges)."""
+        S = self._S
         a = S[0]
         out = [a]
         append = out.append  # bound method cached: one call per summary
-        b_start = band(tn - a.start)  # band of the oldest timestamp of a = out[-1]
         q: QDigest | None = None  # a.q, fetched on a's first merge (a may be a lazy singleton)
         nodes: dict[int, float] = {}
         native = self._native
         base = self._proto._base
-        for s in S[1:]:
-            if ps:
-                same = floor(log1p(tn - s.end) * ps + 1e-12) == b_start
-            else:
-                same = band(tn - s.end) == b_start
+        for s, same in zip(S[1:], plan, strict=True):
             if same:
                 if q is None:
                     q = a.q
@@ -436,7 +469,6 @@ class ValueDivision:
                 append(s)
                 a = s
                 q = None
-                b_start = floor(log1p(tn - s.start) * ps + 1e-12) if ps else band(tn - s.start)
         self._S = out
         self._starts = [s.start for s in out]
         self._m_after_pass = len(out)
