@@ -242,13 +242,21 @@ def test_a_call_that_raises_changes_nothing_on_both_backends() -> None:
 def test_a_universe_past_the_twin_stays_on_the_reference() -> None:
     with pytest.raises(ArgumentError, match="2\\*\\*62"):
         SlidingWindowQDigest(2**62 + 1, 0.3, 10, backend="native")
-    s = SlidingWindowQDigest(
-        2**63, 0.3, 10, backend="auto"
-    )  # (2**64 cannot be written: U is a u64 field)
-    assert s.backend == "python"
-    s.update(2**63 - 1, 5)
-    back = SlidingWindowQDigest.from_bytes(s.to_bytes(), backend="auto")
-    assert back.backend == "python" and back.to_bytes() == s.to_bytes()
+    for universe in (2**63, 2**64):  # 2**64: every 64-bit key (its bytes were unreadable)
+        s = SlidingWindowQDigest(universe, 0.3, 10, backend="auto")
+        assert s.backend == "python"
+        for i in range(300):
+            s.update(universe - 1 - (i * 7919) % 5000, i)
+        back = SlidingWindowQDigest.from_bytes(s.to_bytes(), backend="auto")
+        assert back.backend == "python" and back.to_bytes() == s.to_bytes()
+        for phi in (0.0, 0.5, 1.0):
+            assert back.quantile(phi, 200) == s.quantile(phi, 200)
+        assert back.range_count(universe - 2500, universe - 1, 100) == s.range_count(
+            universe - 2500, universe - 1, 100
+        )
+    s._U = 2**64 + 1  # bytes whose universe field is past every 64-bit key: refused
+    with pytest.raises(CodecError, match="out of range"):
+        SlidingWindowQDigest.from_bytes(s.to_bytes(), backend="auto")
     ok = SlidingWindowQDigest(2**62, 0.3, 10, backend="native")
     ok.update(2**62 - 1, 5)
     ref = SlidingWindowQDigest(2**62, 0.3, 10, backend="python")

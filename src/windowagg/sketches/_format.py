@@ -175,6 +175,11 @@ class Reader:
     def u64(self) -> int:
         return self._int(0, _U64_MAX, "u64")
 
+    def universe(self) -> int:
+        """A u64 field that holds a universe size, which may be 2**64 itself (a universe
+        of every 64-bit key: the codec's ints hold it; a layout-1 field never did). O(1)."""
+        return self._int(0, 1 << 64, "u64")
+
     def i64(self) -> int:
         return self._int(_I64_MIN, _I64_MAX, "i64")
 

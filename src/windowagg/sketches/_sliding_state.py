@@ -412,7 +412,7 @@ class _SlidingWindowBase(_SlidingCore):
         LT = r.u8()
         cf = r.f64()
         W = r.u64()
-        U = r.u64()
+        U = r.universe()  # up to 2**64 (a universe of every 64-bit key)
         merged = r.u8()
         if not (0 < eps < 1 and 1 <= LT <= 62 and cf > 0 and merged in (0, 1)):
             raise r.fail(f"bad parameters eps={eps}, time_bits={LT}, capacity_factor={cf}")
