@@ -94,3 +94,54 @@ def test_the_small_path_is_taken() -> None:
         out, delta = s.feed(np.array([1, 12]), {"v": np.array([1.0, 2.0])})
     assert calls == [2] and out.columns["sum_v"].tolist() == [1.0, 1.0]
     assert delta.meta == b""
+
+
+class _Picky:
+    """A user monoid (sum) whose lift refuses values below *floor*, counting its lifts."""
+
+    identity = 0.0
+
+    def __init__(self, floor: float) -> None:
+        self.floor, self.lifts = floor, 0
+
+    def lift(self, x: float) -> float:
+        self.lifts += 1
+        if x < self.floor:
+            raise ValueError(f"below {self.floor}")
+        return x
+
+    def combine(self, a: float, b: float) -> float:
+        return a + b
+
+    def lower(self, a: float) -> float:
+        return a
+
+
+@pytest.mark.parametrize("judge", ["arrival", "batch"])
+@given(steps=st.lists(batch, max_size=5))
+def test_user_monoid_refusals_are_admit_key_small(judge: str, steps: list[Any]) -> None:
+    """Two user monoids whose lifts refuse overlapping rows: admit_key and admit_key_small
+    give the same positions and reasons (the first refusal's, ``bad_value: <type>:
+    <message>``); a row one lift refused is not lifted again (admit_key kept its refused
+    rows in a list and searched it for every later refusal: quadratic in the refusals), so
+    the lifts number at most one per row and monoid."""
+    first, second = _Picky(0.0), _Picky(2.0)
+    p = plan(parse_aggs([("a", first, "v"), ("b", second, "w")]))
+    c1, c2 = WatermarkClock(3, 10), WatermarkClock(3, 10)
+    for step in steps:
+        t, vals = _arrays(step)
+        first.lifts = second.lifts = 0
+        a = admit_key(p, c1, judge, t, vals)
+        assert first.lifts + second.lifts <= 2 * len(step)
+        refused_first = sum(
+            1 for _, v, _ in step if np.isfinite(v) and v < 0.0
+        )  # rows the first monoid refused: the second never sees them
+        assert second.lifts <= len(step) - refused_first
+        got = admit_key_small(p, c2, judge, t.tolist(), {k: v.tolist() for k, v in vals.items()})
+        assert got == (a.order.tolist(), a.refused.tolist(), a.reasons), step
+        for i, why in zip(a.refused.tolist(), a.reasons, strict=True):
+            v = step[i][1]
+            if why.startswith("bad_value"):
+                below = "0.0" if np.isfinite(v) and v < 0.0 else "2.0"
+                assert why == f"bad_value: ValueError: below {below}", (step, i)
+        assert c1.watermark == c2.watermark

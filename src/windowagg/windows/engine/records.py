@@ -33,7 +33,8 @@ import numpy as np
 
 from windowagg import codec
 from windowagg.errors import CodecError
-from windowagg.windows.engine.admission import Admitted, admit
+from windowagg.windows._common import bad_value_reason
+from windowagg.windows.engine.admission import Admitted, admit, nonfinite_reason
 from windowagg.windows.engine.clock import WatermarkClock
 from windowagg.windows.engine.shapes import Shape
 from windowagg.windows.engine.state import Plan
@@ -244,21 +245,19 @@ def admit_key(
     (``"arrival"``: each event against the bound before it; ``"batch"``: every event
     against the bound before the micro-batch). O(m log m) + one ``lift`` per probe.
     """
-    bad: list[int] = []
-    why: list[str] = []
+    lifted: dict[int, str] = {}  # position -> reason, the first lift's refusal wins
     for g in p.groups:
         if g.buffer is not None or g.column is None or g.timed:
             continue  # the built-ins and decayed sums take every finite float
         lift = g.monoid.lift
         for i, v in enumerate(vals[g.column].tolist()):
-            if nonfinite(v):
+            if nonfinite(v) or i in lifted:
                 continue
             try:
                 lift(v)
             except Exception as e:
-                if i not in bad:
-                    bad.append(i)
-                    why.append(f"bad_value: {type(e).__name__}: {e}")
+                lifted[i] = bad_value_reason(e)
+    bad, why = list(lifted), list(lifted.values())
     if not bad:
         if judge == "batch":
             return _admit_batch(clock, t, vals, shape)
@@ -303,7 +302,7 @@ def admit_key_small(
             try:
                 lift(v)
             except Exception as e:
-                bad[i] = f"bad_value: {type(e).__name__}: {e}"
+                bad[i] = bad_value_reason(e)
     for c, col in vals.items():
         try:
             if sum(col) - sum(col) == 0:  # NaN or +-inf anywhere makes the sum non-finite
@@ -312,7 +311,7 @@ def admit_key_small(
             pass
         for i, v in enumerate(col):
             if nonfinite(v) and i not in bad:
-                bad[i] = f"non-finite value in {c!r}: {float(v)!r}"
+                bad[i] = nonfinite_reason(c, v)
     kept: list[int] = []
     if judge == "batch":
         b = clock.bound
