@@ -106,6 +106,7 @@ __all__ = [
     "READ_VERSIONS",
     "decoding",
     "dumps",
+    "dumps_bytes",
     "dumps_numbers",
     "encoded",
     "loads",
@@ -388,4 +389,28 @@ def dumps_numbers(tag: str, rows: list[Any]) -> list[bytes]:
                 out.append(bytes(head + b + crc(b, start).to_bytes(_CRC_LEN, "big")))
                 continue
         out.append(dumps((tag, row)))
+    return out
+
+
+def dumps_bytes(items: list[bytes]) -> list[bytes]:
+    """``dumps(b)`` for every bytes object *b*, byte for byte, without the per-value
+    dispatch (a pane layout writes a buffer of values per pane, many per micro-batch).
+    O(total size).
+
+    >>> items = [b"", b"ab", bytes(300)]
+    >>> dumps_bytes(items) == [dumps(b) for b in items]
+    True
+    """
+    crc, size = zlib.crc32, _CRC_LEN
+    out: list[bytes] = []
+    for b in items:
+        if type(b) is not bytes:
+            out.append(dumps(b))
+            continue
+        data = bytearray(_HEADER)
+        data.append(_BYTES)
+        _put_varint(data, len(b))
+        data += b
+        data += crc(data).to_bytes(size, "big")
+        out.append(bytes(data))
     return out

@@ -24,6 +24,7 @@ from windowagg.errors import CodecError
 from windowagg.order_statistics import OrderStatistics
 from windowagg.pandas import parse, window_agg
 from windowagg.windows.engine import Shape
+from windowagg.windows.engine import bands as bands_module
 from windowagg.windows.engine import values as values_module
 from windowagg.windows.engine.panes import PaneStream
 from windowagg.windows.engine.stream import KeyStream
@@ -42,6 +43,9 @@ VALUES = st.one_of(
     st.sampled_from([0.0, 1.0, 2.0, 2.5, -3.0, 7.0, -0.5]),  # many duplicates
     st.integers(-20, 20).map(float),
     st.sampled_from([float("inf"), float("nan")]),  # refused, as window_agg does
+)
+FINITE = st.one_of(
+    st.sampled_from([0.0, 1.0, 2.0, 2.5, -3.0, 7.0, -0.5]), st.integers(-20, 20).map(float)
 )
 HOPPING = st.builds(
     lambda size, slide, start: {"size": size, "slide": slide, "start_time": start},
@@ -76,6 +80,7 @@ def _aliases(aggs: list[Any]) -> list[str]:
     st.integers(0, 6),
     st.integers(0, 8),
     st.booleans(),
+    st.sampled_from([None, 0, 1]),
 )
 def test_final_revisions_equal_the_batch_answer_exactly(
     data: tuple[np.ndarray, np.ndarray, list[int], list[bool]],
@@ -84,15 +89,20 @@ def test_final_revisions_equal_the_batch_answer_exactly(
     ooo: int,
     allowed: int,
     cursor: bool,
+    margin: int | None,
 ) -> None:
     """*cursor*: every window by the cursor (no scratch slide for short windows), else
-    as it comes (these small windows mostly take the scratch slide)."""
-    old = values_module._PER_WINDOW
-    values_module._PER_WINDOW = 0 if cursor else old
+    as it comes (these small windows mostly take the scratch slide); *margin*: the
+    cursor's rank bands that narrow (0, 1: a band of one to three ranks, rebuilt whenever
+    the rank leaves it), or as configured (None: these small windows' bands hold them
+    whole)."""
+    old = values_module._PER_WINDOW, bands_module.MARGIN
+    values_module._PER_WINDOW = 0 if cursor else old[0]
+    bands_module.MARGIN = old[1] if margin is None else margin
     try:
         _final_revisions_equal(data, shape, names, ooo, allowed)
     finally:
-        values_module._PER_WINDOW = old
+        values_module._PER_WINDOW, bands_module.MARGIN = old
 
 
 def _final_revisions_equal(
@@ -317,3 +327,94 @@ def test_several_sizes_take_the_pane_layout_with_one_cursor_per_size(
     for c in names:
         got = [np.nan if r[c] is None else float(r[c]) for r in final]
         np.testing.assert_array_equal(got, want[c].to_numpy(dtype=np.float64), err_msg=c)
+
+
+@given(
+    st.integers(1, 12),
+    st.integers(1, 4),
+    st.lists(
+        st.tuples(
+            st.lists(st.tuples(st.integers(0, 30), FINITE), max_size=30),
+            st.integers(0, 30),
+            st.integers(0, 6),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from([0, 1, 3]),
+)
+def test_narrow_bands_answer_every_window_exactly(
+    width: int, step: int, rounds: list[tuple[list[tuple[int, float]], int, int]], margin: int
+) -> None:
+    """The cursor's rank bands with a margin of a few ranks (rebuilt whenever the rank
+    leaves them) against the sorted values of each window: values landing in held panes,
+    the cursor moving forward and back (revisions), dead panes dropped; the invariant
+    after every call."""
+    old = bands_module.MARGIN
+    bands_module.MARGIN = margin
+    try:
+        stored: dict[int, list[float]] = {}
+        v = Values(
+            {"v": [("p50_v", 1, 2), ("p95_v", 19, 20), ("p10_v", 1, 10)]},
+            width=width,
+            step=step,
+            present=lambda a, b: [p for p in sorted(stored) if a <= p <= b],
+            multiset=OrderStatistics,
+        )
+        values_module_few = values_module._PER_WINDOW
+        values_module._PER_WINDOW = 0  # the cursor, not the scratch slide
+        try:
+            for events, first, count in rounds:
+                events = sorted(events)
+                panes = sorted({p for p, _ in events})
+                if panes:
+                    lo = [next(j for j, e in enumerate(events) if e[0] == p) for p in panes]
+                    hi = [*lo[1:], len(events)]
+                    v.add(panes, lo, hi, {"v": np.array([x for _, x in events])})
+                    for p, x in events:
+                        stored.setdefault(p, []).append(x)
+                ks = [
+                    k
+                    for k in range(first, first + count)
+                    if any(k * step <= p < k * step + width for p in stored)
+                ]
+                got = v.answers(ks)
+                for j, k in enumerate(ks):
+                    held = sorted(
+                        x
+                        for p, xs in stored.items()
+                        if k * step <= p < k * step + width
+                        for x in xs
+                    )
+                    for alias, num, den in (("p50_v", 1, 2), ("p95_v", 19, 20), ("p10_v", 1, 10)):
+                        assert got[alias][j] == held[max(1, -(-num * len(held) // den)) - 1]
+                dead = [p for p in sorted(stored) if p < first * step - 2]
+                v.drop(dead)
+                for p in dead:
+                    del stored[p]
+                v._check(sorted(stored))
+        finally:
+            values_module._PER_WINDOW = values_module_few
+    finally:
+        bands_module.MARGIN = old
+
+
+def test_add_takes_runs_in_any_place() -> None:
+    """Runs end to end (the engine's callers: one sort) and runs apart or reordered (each
+    pane's run sorted on its own) give the same sorted pieces."""
+    x = np.array([3.0, 1.0, 2.0, 9.0, 0.5, 4.0])
+    together = Values({"v": [("p50_v", 1, 2)]}, width=2, step=1, present=lambda a, b: [0, 1])
+    together.add([0, 1], [0, 3], [3, 6], {"v": x})
+    apart = Values({"v": [("p50_v", 1, 2)]}, width=2, step=1, present=lambda a, b: [0, 1])
+    apart.add([0, 1], [3, 0], [6, 2], {"v": x})
+    assert together.piece(0) != apart.piece(0)
+    assert [together._chunks.get(value_key(p))["v"].tolist() for p in (0, 1)] == [
+        [1.0, 2.0, 3.0],
+        [0.5, 4.0, 9.0],
+    ]
+    assert [apart._chunks.get(value_key(p))["v"].tolist() for p in (0, 1)] == [
+        [0.5, 4.0, 9.0],
+        [1.0, 3.0],
+    ]
+    apart.add([1], [2], [3], {"v": x})  # merged into the stored piece
+    assert apart._chunks.get(value_key(1))["v"].tolist() == [1.0, 2.0, 3.0]
