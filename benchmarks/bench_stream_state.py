@@ -30,11 +30,11 @@ medians (s), the ratios panes / events and stream / batch, and the load average.
 allowed lateness 1 min, through ``KeyStream.feed`` with deltas applied to a dict (as a
 store would), after an untimed warm-up on 200 events. Per case, in a subprocess each,
 interleaved over ``--reps`` rounds: ``KeyStream.layout``, the median ms per micro-batch of
-the first and the last quarter and their ratio (target <= 1.5), the state after the run
-(``meta_bytes`` + every piece; targets: whole-history exponential decay <= 100 kB, several
-sizes <= 2x the ``1d/1min`` case) and the load average. A case that runs past ``--budget``
-seconds stops after its current micro-batch and reports how many it ran and the trend
-(the median ms of its last 3 micro-batches over its first 3).
+the first and the last quarter and their ratio (target <= 1.5; wall, and CPU beside it),
+the state after the run (``meta_bytes`` + every piece; targets: whole-history exponential
+decay <= 100 kB, several sizes <= 2x the ``1d/1min`` case) and the load average. A case
+that runs past ``--budget`` seconds stops after its current micro-batch and reports how
+many it ran and the trend (the median ms of its last 3 micro-batches over its first 3).
 
 ``python -m benchmarks stream_state [--quick] [--reps N] [--old-ref REF] [--out FILE]``
 ``python -m benchmarks stream_state --many-keys [--p95] [--quick] [--reps N] [--old-ref REF] [--out FILE]``
@@ -187,12 +187,14 @@ def case_worker(case: dict[str, Any]) -> dict[str, Any]:
     s = KeyStream(aggs, shape, allowed_lateness=MIN)
     store: dict[int, bytes] = {}
     ms: list[float] = []
+    cpu: list[float] = []  # CPU ms beside wall ms: the machine is shared
     parts = np.array_split(np.arange(len(t)), case["batches"])
     began = time.perf_counter()
     for part in parts:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         _, d = s.feed(t[part], {"v": v[part]})
         ms.append((time.perf_counter() - t0) * 1e3)
+        cpu.append((time.process_time() - c0) * 1e3)
         d.apply(store)
         if time.perf_counter() - began > case["budget"]:
             break
@@ -206,6 +208,8 @@ def case_worker(case: dict[str, Any]) -> dict[str, Any]:
         "seconds": time.perf_counter() - began,
         "ms_first_quarter": float(np.median(ms[:q])),
         "ms_last_quarter": float(np.median(ms[-q:])),
+        "cpu_ms_first_quarter": float(np.median(cpu[:q])),
+        "cpu_ms_last_quarter": float(np.median(cpu[-q:])),
         "trend_last3_over_first3": float(np.median(ms[-k:]) / np.median(ms[:k])),
         "ms": ms,
         "meta_bytes": len(s.meta_bytes()),
@@ -247,7 +251,10 @@ def _run_cases(args: argparse.Namespace) -> int:
             print(f"{name:27s} one micro-batch ran past {2 * args.budget + 120} s: stopped")
             report["cases"][name] = {"timed_out": True}
             continue
-        keys = ("ms_first_quarter", "ms_last_quarter", "trend_last3_over_first3", "seconds")
+        keys = (
+            "ms_first_quarter", "ms_last_quarter", "cpu_ms_first_quarter", "cpu_ms_last_quarter",
+            "trend_last3_over_first3", "seconds",
+        )  # fmt: skip
         med: dict[str, Any] = {k: float(np.median([r[k] for r in rs])) for k in keys}
         last = rs[-1]
         for k in ("layout", "batches_run", "batches", "events_run", "meta_bytes",
@@ -255,6 +262,7 @@ def _run_cases(args: argparse.Namespace) -> int:
             med[k] = last[k]
         med["state_bytes"] = last["meta_bytes"] + last["piece_bytes"]
         med["ratio"] = med["ms_last_quarter"] / med["ms_first_quarter"]
+        med["cpu_ratio"] = med["cpu_ms_last_quarter"] / med["cpu_ms_first_quarter"]
         med["reps"] = len(rs)
         med["ms_per_batch_last_rep"] = [round(x, 3) for x in last["ms"]]
         report["cases"][name] = med
@@ -270,7 +278,9 @@ def _run_cases(args: argparse.Namespace) -> int:
         )
         print(
             f"{name:27s} {med['layout']:6s} ms/batch {med['ms_first_quarter']:9.2f} -> "
-            f"{med['ms_last_quarter']:9.2f} ({med['ratio']:5.2f}x)  state "
+            f"{med['ms_last_quarter']:9.2f} ({med['ratio']:5.2f}x; CPU "
+            f"{med['cpu_ms_first_quarter']:.2f} -> {med['cpu_ms_last_quarter']:.2f}, "
+            f"{med['cpu_ratio']:5.2f}x)  state "
             f"{med['state_bytes'] / 1e3:10.1f} kB ({med['pieces']} pieces)  "
             f"load {med['loadavg_start'][0]:.1f}->{med['loadavg_end'][0]:.1f}{note}"
         )
