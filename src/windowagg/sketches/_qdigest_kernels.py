@@ -123,6 +123,8 @@ def key_array(np: Any, xs: Iterable[int], universe: int) -> Any:
                 f"update_many needs integer keys, got dtype {a.dtype}; map real values with "
                 "windowagg.sketches.ValueMapper"
             )
+    if a.dtype.kind == "u" and universe > np.iinfo(a.dtype).max:
+        return np.ascontiguousarray(a, dtype=np.uint64)  # every value in [0, universe)
     lo, hi = a.min(), a.max()
     if lo < 0 or hi >= universe:
         bad = lo if lo < 0 else hi

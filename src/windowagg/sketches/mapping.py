@@ -157,12 +157,17 @@ class FloatOrderMapper:
         """Vectorized :meth:`to_key` (returns uint64 keys). O(b)."""
         import numpy as np
 
-        a = np.asarray(vs, dtype=np.float64) + 0.0  # -0.0 + 0.0 == +0.0
-        if np.isnan(a).any():
+        a = np.asarray(vs, dtype=np.float64) + 0.0  # a fresh array; -0.0 + 0.0 == +0.0
+        if a.size and np.isnan(a.min()):  # min is NaN iff some value is
             raise ArgumentError("cannot map NaN onto a q-digest universe")
-        u = a.view(np.uint64)
-        neg = (u & np.uint64(_SIGN)) != 0
-        return np.where(neg, ~u, u | np.uint64(_SIGN))
+        # as to_key: the bits xor all ones when the sign is set (~u), else xor the sign (u |
+        # sign); the mask is the int64 view shifted right arithmetically, or'ed with the sign.
+        # Three in-place passes over one array (np.where over two temporaries: about 2x slower)
+        i = a.view(np.int64)
+        k = i >> 63
+        k |= np.int64(-_SIGN)
+        k ^= i
+        return k.view(np.uint64)
 
     def to_value(self, key: int) -> float:
         """The float whose key is *key*. O(1)."""

@@ -292,7 +292,8 @@ class QDigest:
     def update_many(self, xs: Iterable[int], weights: Iterable[float] | None = None) -> None:
         """Add many keys at once: the array verb (an int64/uint64 buffer of keys, a float64
         buffer of weights or None for 1 each). Python: O(b log b + s) for b keys; native:
-        O(b + s), one hash probe per key.
+        O(b + s), one hash probe per key (keys of weight 1: appended while the digest cannot
+        pass its cap, then counted in one probe each by the batch that may).
 
         Same result guarantees as calling :meth:`update` for each key; the node layout may
         differ (it compresses once per call). Both backends add, per distinct key, its

@@ -3,7 +3,8 @@
 // sets and erases over clustered and spread keys; and the digest's node count, total and
 // check() through random updates, merges and compresses, with every level's node count
 // bounded after compress (<= 4L/eps + 1 in all); an integral digest's top-down compress
-// against the bottom-up pass on the same nodes. Built with AddressSanitizer and
+// against the bottom-up pass on the same nodes; batches of weight-1 keys (add_ones) against
+// the summed batches. Built with AddressSanitizer and
 // UndefinedBehaviorSanitizer by tests/native/test_headers_cpp.py.
 // Build: g++ -std=c++20 -O1 -g -fsanitize=address,undefined -I src/windowagg/_native/include
 //        tests/native/cpp/test_qdigest.cpp -o /tmp/t && /tmp/t
@@ -136,6 +137,76 @@ static void top_down_vs_bottom_up(std::mt19937_64& rng, int trials) {
     }
 }
 
+// add_ones (weight-1 batches: kept pending while they cannot pass the cap, counted and
+// folded when they may) against add_leaf_sums of the same batches (every leaf summed into the
+// leaf level, compressed when past the cap): the same nodes, on float-order keys, spread keys,
+// a few hot keys (leaves of counts > 1 that survive compresses), repeats of a small set (the
+// batches that stay under the cap), with integer-weight updates and merges between batches;
+// the nodes compared after some batches only (reading them settles the pending keys), check()
+// after every one (pending keys left as they are).
+static void pending_vs_summed(std::mt19937_64& rng, int trials) {
+    std::lognormal_distribution<double> ln(0.0, 2.0);
+    const double epss[] = {0.02, 0.05, 0.1, 0.3, 0.7};
+    for (int trial = 0; trial < trials; ++trial) {
+        int kind = static_cast<int>(rng() % 4);
+        uint64_t umax = kind == 0 ? ~0ull : kind == 1 ? 3ull : kind == 2 ? rng() % 100000 + 1 : (rng() >> (rng() % 64)) | 1;
+        double eps = epss[rng() % 5];
+        windowagg::QDigestCore q(umax, eps), ref(umax, eps);
+        auto any = [&]() { return umax == ~0ull ? rng() : rng() % (umax + 1); };
+        uint64_t hot = any();
+        int steps = 5 + static_cast<int>(rng() % 30);
+        for (int step = 0; step < steps; ++step) {
+            std::size_t b = rng() % 3 == 0 ? rng() % 40 + 1 : rng() % 9000 + 1;
+            int mode = static_cast<int>(rng() % 4);
+            std::vector<uint64_t> keys(b);
+            for (uint64_t& x : keys) {
+                if (mode == 0) {
+                    double v = ln(rng);
+                    uint64_t bits;
+                    std::memcpy(&bits, &v, 8);
+                    x = (bits >> 63) ? ~bits : (bits | (1ull << 63));
+                } else if (mode == 1) {
+                    x = rng() % 4 == 0 ? hot : any();
+                } else if (mode == 2) {
+                    x = any() % 300;
+                } else {
+                    x = any();
+                }
+                x = std::min(x, umax);
+            }
+            int op = static_cast<int>(rng() % 8);
+            if (op == 0) {  // an integer-weight update on both
+                uint64_t x = rng() % 2 ? hot : keys[0];
+                double w = static_cast<double>(1 + rng() % 50);
+                q.update(x, w);
+                ref.update(x, w);
+            } else if (op == 1) {  // a merge of a digest fed the batch
+                windowagg::QDigestCore o(umax, eps), o2(umax, eps);
+                o.add_ones(keys.data(), b);
+                windowagg::QDigestLevel sums;
+                for (uint64_t x : keys) sums.add(x, 1.0);
+                o2.add_leaf_sums(sums, static_cast<double>(b), true);
+                q.merge(o);
+                ref.merge(o2);
+            } else {
+                q.add_ones(keys.data(), b);
+                windowagg::QDigestLevel sums;
+                for (uint64_t x : keys) sums.add(x, 1.0);
+                ref.add_leaf_sums(sums, static_cast<double>(b), true);
+            }
+            EXPECT(q.check().empty());
+            EXPECT(q.n() == ref.n());
+            if (rng() % 4 == 0 || step == steps - 1) {
+                auto x = q.nodes_by_id(), y = ref.nodes_by_id();
+                EXPECT(x.size() == y.size());
+                for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+                    EXPECT(x[i].depth == y[i].depth && x[i].off == y[i].off && x[i].count == y[i].count);
+                EXPECT(q.check().empty());
+            }
+        }
+    }
+}
+
 int main(int argc, char** argv) {
     int scale = argc > 1 ? std::atoi(argv[1]) : 1;
     std::mt19937_64 rng(39);
@@ -143,6 +214,7 @@ int main(int argc, char** argv) {
     for (uint64_t umax : {1ull, 2ull, 999ull, (1ull << 32) - 1, (1ull << 63) + 4, ~0ull})
         for (double eps : {0.01, 0.2, 0.9}) digest(rng, umax, eps, 5000 * scale);
     top_down_vs_bottom_up(rng, 300 * scale);
+    pending_vs_summed(rng, 60 * scale);
     if (failures) return 1;
     std::puts("ok");
     return 0;

@@ -99,7 +99,7 @@ void add_batch(QD& q, const K* keys, std::size_t n, const double* w) {
         }
         if (lo < 0) raise("ArgumentError", "QDigest key " + std::to_string(lo) + " is outside the universe [0, " + universe_str(q.umax()) + ")");
         check_key(q, static_cast<uint64_t>(hi));
-    } else {
+    } else if (q.umax() < ~0ull) {  // a universe of 2^64 holds every uint64
         K hi = keys[0];
         for (std::size_t i = 1; i < n; ++i) hi = keys[i] > hi ? keys[i] : hi;
         check_key(q, static_cast<uint64_t>(hi));

@@ -15,13 +15,15 @@
 // any stretch of nodes that store nothing and have one child: it visits the lowest common
 // ancestor of a subtree's contents (as the bottom-up pass's virtual tree does).
 //
-// How the leaves are ordered. The leaves arrive in any order (a hash level's), and only the
+// How the leaves are ordered. The leaves of count 1 arrive as bare keys, one entry per unit
+// of count (a key may repeat), in any order (a hash level's, or as update_many gave them);
+// every other node, a leaf of another count included, arrives in pre-order. Only the
 // ranges of heavy nodes are ever split: a heavy range is partitioned by the next 6 to 11 key
 // bits below those all its leaves share (a counting scatter between two buffers) when the
 // recursion first needs a bit below what it is ordered by, and ranges of at most 32 leaves
-// are sorted whole. A light subtree is never ordered inside. The inner nodes (depth < L:
-// few, the survivors of the last compress) arrive in pre-order. The survivors leave in
-// pre-order: each visited node takes its output slot when first reached.
+// are sorted whole. A light subtree is never ordered inside. The weight of a range of keys
+// is its length. The survivors leave in pre-order: each visited node takes its output slot
+// when first reached.
 //
 // Time: O(s) for the weights and the scatters (each leaf is scattered at most L/6 times,
 // once per refinement of a heavy range holding it) plus O(h log s) for h heavy nodes'
@@ -41,10 +43,6 @@ namespace windowagg {
 
 class QDigestFold {
 public:
-    struct Leaf {
-        uint64_t off;
-        double cnt;
-    };
     // a node (depth, offset, count); depth -1 marks an output slot left empty
     struct Node {
         uint64_t off;
@@ -52,25 +50,21 @@ public:
         int depth;
     };
 
-    // leaves: distinct offsets at depth L, any order (reordered here); inner: the nodes of
-    // depth < L in pre-order (by range start, an ancestor before its descendants); every
-    // count an integer and their total <= 2^53; th = eps*n/L. out: the survivors in
+    // keys: leaves as offsets at depth L in any order (reordered here), one entry per unit
+    // of count (a key may repeat); nodes: the other nodes (any depth <= L, each once; a leaf
+    // here and in keys counts both) in pre-order (by range start, an ancestor before its
+    // descendants);
+    // every count an integer and their total <= 2^53; th = eps*n/L. out: the survivors in
     // pre-order.
-    void run(int L, double th, std::vector<Leaf>& leaves, const std::vector<Node>& inner, std::vector<Node>& out) {
+    void run(int L, double th, std::vector<uint64_t>& keys, const std::vector<Node>& nodes, std::vector<Node>& out) {
         L_ = L;
         th_ = th;
-        in_ = inner.data();
-        const std::size_t m = leaves.size(), k = inner.size();
+        in_ = nodes.data();
+        const std::size_t m = keys.size(), k = nodes.size();
         tmp_.resize(m);
-        cnt_.resize(std::size_t{1} << 11);
-        wt_.resize(std::size_t{1} << 11);
-        buf_[0] = leaves.data();
+        cnt_.resize((std::size_t{1} << 11) + 1);
+        buf_[0] = keys.data();
         buf_[1] = tmp_.data();
-        pa_.resize(m + 1);
-        double tot = 0.0;
-        for (std::size_t i = 0; i < m; ++i) tot = tot + buf_[0][i].cnt;
-        pa_[0] = 0.0;
-        pa_[m] = tot;
         pi_.resize(k + 1);
         lo_.resize(k);
         pi_[0] = 0.0;
@@ -82,7 +76,7 @@ public:
         out.clear();
         if (m + k == 0) return;
         out.push_back(Node{0, 0.0, -1});  // the root's slot
-        const double w = pa_[m] + pi_[k];
+        const double w = static_cast<double>(m) + pi_[k];
         State root = w <= th_ ? State{true, w} : solve(0, 0, 0, m, 0, k, 0, 0);
         if (root.present) out[0] = Node{0, root.cnt, 0};
         std::size_t j = 0;
@@ -109,66 +103,54 @@ private:
         return {m - diff, diff >= 64 ? 0 : pa >> diff};
     }
 
-    // The leaves in [i, j) of buffer `in` share their first D bits; order them by their
-    // first bits down to a deeper depth, which is returned (all L bits when the range is
-    // short), and say in `in` which buffer holds them now. A scatter skips the bits all of
-    // them share and takes 6 to 11 more (more for longer ranges: fewer scatters per leaf;
-    // past 11 bits the scatter's 2^bits write streams cost more than a pass saves),
-    // ping-ponging between the two buffers; the prefix sums are written at the boundaries
-    // of its buckets only (every later split of this range falls on one, or is refined).
+    // The keys in [i, j) of buffer `in` share their first D bits; order them by their first
+    // bits down to a deeper depth, which is returned (all L bits when the range is short),
+    // and say in `in` which buffer holds them now. A scatter skips the bits all of them share
+    // and takes 6 to 11 more (more for longer ranges: fewer scatters per key; past 11 bits
+    // the scatter's 2^bits write streams cost more than a pass saves), ping-ponging between
+    // the two buffers.
     int refine(std::size_t i, std::size_t j, int D, int& in) {
-        Leaf* a = buf_[in] + i;
+        uint64_t* a = buf_[in] + i;
         const std::size_t n = j - i;
         if (n <= kSmall) {
             for (std::size_t x = 1; x < n; ++x) {  // insertion sort: short ranges
-                Leaf v = a[x];
+                uint64_t v = a[x];
                 std::size_t y = x;
-                for (; y > 0 && a[y - 1].off > v.off; --y) a[y] = a[y - 1];
+                for (; y > 0 && a[y - 1] > v; --y) a[y] = a[y - 1];
                 a[y] = v;
             }
-            double acc = pa_[i];
-            for (std::size_t x = 0; x + 1 < n; ++x) pa_[i + x + 1] = acc = acc + a[x].cnt;
             return L_;
         }
         uint64_t diff = 0;
-        const uint64_t first = a[0].off;
-        for (std::size_t x = 1; x < n; ++x) diff |= a[x].off ^ first;
-        if (!diff) return L_;  // cannot happen (distinct offsets), but then all are in order
+        const uint64_t first = a[0];
+        for (std::size_t x = 1; x < n; ++x) diff |= a[x] ^ first;
+        if (!diff) return L_;  // entries of one key: in order
         const int from = std::max(D, std::countl_zero(diff) - (64 - L_));  // bits they all share
         const int w = std::min(std::clamp(static_cast<int>(std::bit_width(n)) - 4, 6, 11), L_ - from);
         const int shift = L_ - from - w;
         const uint64_t mask = (uint64_t{1} << w) - 1;
         const std::size_t nb = std::size_t{1} << w;
         uint32_t* cnt = cnt_.data();
-        double* wt = wt_.data();
         std::fill(cnt, cnt + nb, 0u);
-        std::fill(wt, wt + nb, 0.0);
-        for (std::size_t x = 0; x < n; ++x) {
-            std::size_t b = (a[x].off >> shift) & mask;
-            ++cnt[b];
-            wt[b] += a[x].cnt;
-        }
+        for (std::size_t x = 0; x < n; ++x) ++cnt[(a[x] >> shift) & mask];
         uint32_t at = 0;
-        double acc = pa_[i];
         for (std::size_t b = 0; b < nb; ++b) {
             uint32_t c = cnt[b];
             cnt[b] = at;
             at += c;
-            acc = acc + wt[b];
-            if (c) pa_[i + at] = acc;
         }
-        Leaf* t = buf_[in ^ 1] + i;
-        for (std::size_t x = 0; x < n; ++x) t[cnt[(a[x].off >> shift) & mask]++] = a[x];
+        uint64_t* t = buf_[in ^ 1] + i;
+        for (std::size_t x = 0; x < n; ++x) t[cnt[(a[x] >> shift) & mask]++] = a[x];
         in ^= 1;
         return from + w;
     }
 
-    // The lowest node holding all of leaves [a, b) and inner nodes [p, q) (not both empty),
+    // The lowest node holding all of keys [a, b) and nodes [p, q) (not both empty),
     // knowing the leaves are ordered down to depth D and all lie under depth `floor`.
-    std::pair<int, uint64_t> top(const Leaf* lv, std::size_t a, std::size_t b, std::size_t p, std::size_t q, int D) const {
+    std::pair<int, uint64_t> top(const uint64_t* lv, std::size_t a, std::size_t b, std::size_t p, std::size_t q, int D) const {
         std::pair<int, uint64_t> t{-1, 0};
         if (a < b) {
-            uint64_t x = lv[a].off, y = lv[b - 1].off;
+            uint64_t x = lv[a], y = lv[b - 1];
             int same = x == y ? L_ : std::countl_zero(x ^ y) - (64 - L_);  // common leading bits
             int d = std::min(same, D);
             t = {d, up(x, L_, d)};
@@ -181,19 +163,19 @@ private:
     }
 
     // The kernel's result in the subtree of node (vd, voff), whose contents (leaves [i, j),
-    // inner nodes [p, q), not both empty) weigh more than th and have it as their lowest
+    // nodes [p, q), not both empty) weigh more than th and have it as their lowest
     // common ancestor or below it; the leaves are ordered down to depth D >= vd. Writes the
     // survivors below the node into their slots; returns the node's own state.
     State solve(int vd, uint64_t voff, std::size_t i, std::size_t j, std::size_t p, std::size_t q, int D, int in) {
-        if (vd == L_) return State{true, buf_[in][i].cnt};  // one leaf (offsets are distinct)
         const bool stored = p < q && in_[p].depth == vd;
         const double sc = stored ? in_[p].cnt : 0.0;
+        if (vd == L_) return State{true, static_cast<double>(j - i) + sc};  // one leaf: its entries
         if (stored) ++p;
         if (D < vd + 1 && i < j) D = refine(i, j, D, in);
-        const Leaf* lv = buf_[in];
+        const uint64_t* lv = buf_[in];
         const int sh = L_ - vd - 1;  // the bit that picks the side at depth vd + 1
         std::size_t am = static_cast<std::size_t>(
-            std::partition_point(lv + i, lv + j, [sh](const Leaf& x) { return ((x.off >> sh) & 1) == 0; }) - lv);
+            std::partition_point(lv + i, lv + j, [sh](uint64_t x) { return ((x >> sh) & 1) == 0; }) - lv);
         std::size_t im = static_cast<std::size_t>(
             std::partition_point(lo_.begin() + static_cast<std::ptrdiff_t>(p), lo_.begin() + static_cast<std::ptrdiff_t>(q),
                                  [sh](uint64_t lo) { return ((lo >> sh) & 1) == 0; }) -
@@ -207,7 +189,7 @@ private:
             if (a == b && pa == pb) continue;
             slot[s] = out.size();
             out.push_back(Node{0, 0.0, -1});
-            const double w = (pa_[b] - pa_[a]) + (pi_[pb] - pi_[pa]);
+            const double w = static_cast<double>(b - a) + (pi_[pb] - pi_[pa]);
             if (w <= th_) {  // light: folds to one node, climbed to depth vd + 1
                 has[s] = true;
                 cs[s] = w;
@@ -232,15 +214,13 @@ private:
 
     int L_ = 0;
     double th_ = 0.0;
-    Leaf* buf_[2] = {nullptr, nullptr};  // the leaves and the scatter's other buffer
+    uint64_t* buf_[2] = {nullptr, nullptr};  // the keys and the scatter's other buffer
     std::vector<uint32_t> cnt_;  // a scatter's bucket sizes, then starts
-    std::vector<double> wt_;     // a scatter's bucket weights
     const Node* in_ = nullptr;
     std::vector<Node>* out_ = nullptr;
-    std::vector<double> pa_;  // prefix sums of the leaves' counts, in their current order
-    std::vector<double> pi_;  // prefix sums of the inner nodes' counts
-    std::vector<uint64_t> lo_;  // the inner nodes' range starts
-    std::vector<Leaf> tmp_;
+    std::vector<double> pi_;  // prefix sums of the nodes' counts
+    std::vector<uint64_t> lo_;  // the nodes' range starts
+    std::vector<uint64_t> tmp_;
 };
 
 }  // namespace windowagg
