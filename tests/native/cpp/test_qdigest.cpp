@@ -207,6 +207,27 @@ static void pending_vs_summed(std::mt19937_64& rng, int trials) {
     }
 }
 
+// A large cap (eps = 1e-4: 7.68M nodes) and batches of 1000 repeated keys: the pending keys
+// reach MAX_PENDING long before the cap, are counted (under the cap) and moved into the leaf
+// level; the same nodes as the summed batches, and check() bounds the pending list.
+static void pending_bound() {
+    windowagg::QDigestCore q(~0ull, 1e-4), ref(~0ull, 1e-4);
+    const std::size_t b = 100000;
+    std::vector<uint64_t> keys(b);
+    for (int step = 0; step < 13; ++step) {
+        for (std::size_t i = 0; i < b; ++i) keys[i] = (i * 7919 + static_cast<std::size_t>(step)) % 1000 * 0x9E3779B97F4Aull;
+        q.add_ones(keys.data(), b);
+        windowagg::QDigestLevel sums;
+        for (uint64_t x : keys) sums.add(x, 1.0);
+        ref.add_leaf_sums(sums, static_cast<double>(b), true);
+        EXPECT(q.check().empty());
+    }
+    auto x = q.nodes_by_id(), y = ref.nodes_by_id();
+    EXPECT(x.size() == y.size() && x.size() == 1000);
+    for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+        EXPECT(x[i].depth == y[i].depth && x[i].off == y[i].off && x[i].count == y[i].count);
+}
+
 int main(int argc, char** argv) {
     int scale = argc > 1 ? std::atoi(argv[1]) : 1;
     std::mt19937_64 rng(39);
@@ -215,6 +236,7 @@ int main(int argc, char** argv) {
         for (double eps : {0.01, 0.2, 0.9}) digest(rng, umax, eps, 5000 * scale);
     top_down_vs_bottom_up(rng, 300 * scale);
     pending_vs_summed(rng, 60 * scale);
+    pending_bound();
     if (failures) return 1;
     std::puts("ok");
     return 0;

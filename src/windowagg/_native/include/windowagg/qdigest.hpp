@@ -98,11 +98,14 @@ public:
     // update rate from ~22M to ~34-39M keys/s of CPU: the probes into a 2 MB leaf level (past
     // L2, at up to 3/4 load) and the scatters of 16-byte leaves were most of the time.
     // O(b) amortized: each key is appended once, probed once and scattered O(L/6) times.
+    // At most MAX_PENDING keys wait (8 MB; a large cap and repeated keys would otherwise hold
+    // every key until the cap): a batch past it counts as if it may pass the cap.
+    static constexpr std::size_t MAX_PENDING = std::size_t{1} << 20;
     template <class K>
     void add_ones(const K* keys, std::size_t b) {
         n_ += static_cast<double>(b);
         sorted_ = false;
-        if (!repeats_ && size_ + pend_.size() + b <= cap_) {
+        if (!repeats_ && size_ + pend_.size() + b <= cap_ && pend_.size() + b <= MAX_PENDING) {
             const std::size_t at = pend_.size();
             pend_.resize(at + b);
             uint64_t* p = pend_.data() + at;
@@ -614,7 +617,7 @@ public:
     std::string check() const {
         if (!pend_.empty()) {  // pending keys: weight 1, in the universe, unable to pass the cap
             if (!integral_ || repeats_) return "pending keys on a digest that probes its leaves directly";
-            if (size_ + pend_.size() > cap_)
+            if (size_ + pend_.size() > cap_ || pend_.size() > MAX_PENDING)
                 return std::to_string(pend_.size()) + " pending keys could take " + std::to_string(size_) + " nodes past the cap";
             for (uint64_t k : pend_)
                 if (k > umax_) return "pending key " + std::to_string(k) + " outside the universe";
