@@ -61,7 +61,7 @@ import zlib
 from decimal import Decimal
 from typing import Any
 
-from windowagg._codec_decode import decoding, loads
+from windowagg._codec_decode import decoding, loads, loads_numbers
 from windowagg._codec_format import (
     _BY_TYPE,
     _BYTES,
@@ -110,6 +110,7 @@ __all__ = [
     "dumps_numbers",
     "encoded",
     "loads",
+    "loads_numbers",
     "register",
     "registered",
 ]
@@ -187,7 +188,21 @@ def _encode(obj: object, out: bytearray, depth: int) -> None:
         if depth >= MAX_DEPTH:
             _too_deep(depth)
         d = depth + 1
+        heads = _INT_HEADS
         for k, v in mapping.items():
+            # int keys of bytes (a store's pieces by key, held inline): inlined, no call
+            if type(k) is int and type(v) is bytes:
+                n = (k.bit_length() + 8) >> 3
+                if n < 128:
+                    out += heads[n]
+                    out += k.to_bytes(n, "big", signed=True)
+                    out.append(_BYTES)
+                    if len(v) < 0x80:
+                        out.append(len(v))
+                    else:
+                        _put_varint(out, len(v))
+                    out += v
+                    continue
             try:
                 _encode(k, out, d)
                 _encode(v, out, d)

@@ -40,12 +40,16 @@ def _encode(key: int, piece: Any) -> bytes:
     return str(piece[1]).encode()
 
 
-@given(st.dictionaries(KEYS, st.integers(0, 99), max_size=8), st.booleans(), OPS)
+def _decode_many(keys: list[int], datas: list[bytes]) -> list[Any]:
+    return [("v", int(d)) for d in datas]
+
+
+@given(st.dictionaries(KEYS, st.integers(0, 99), max_size=8), st.booleans(), st.booleans(), OPS)
 def test_pieces_equal_a_dict_through_journals_and_flushes(
-    initial: dict[int, int], with_store: bool, ops: list[tuple[str, Any]]
+    initial: dict[int, int], with_store: bool, many: bool, ops: list[tuple[str, Any]]
 ) -> None:
     store = {k: str(v).encode() for k, v in initial.items()} if with_store else None
-    p = Pieces(_decode, store)
+    p = Pieces(_decode, store, _decode_many if many else None)
     model: dict[int, Any] = {k: ("v", v) for k, v in initial.items()} if with_store else {}
     dirty: dict[int, Any] = {}  # pending puts
     gone: set[int] = set()  # pending deletes (of keys the flush has not written yet)
@@ -124,3 +128,33 @@ def test_begin_copies_a_small_cache_and_notes_keys_in_a_large_one() -> None:
     p.rollback()  # undoes the committed inner step as well
     assert [p.get(k) for k in (1, 2, 3, 7)] == [("v", 1), ("v", 2), ("v", 3), ("v", 7)]
     assert p._noting == [] and p._journal == []
+
+
+def test_get_many_decodes_its_misses_in_one_call_and_a_raise_caches_nothing() -> None:
+    """With a ``decode_many``, :meth:`Pieces.get_many` reads each missing key once, hands
+    the present ones to one call (in first-asked order) and answers as ``get`` would; when
+    that call raises, nothing is cached: the same keys are read again, and raise again."""
+    calls: list[list[int]] = []
+
+    def many(keys: list[int], datas: list[bytes]) -> list[Any]:
+        calls.append(keys)
+        if b"bad" in datas:
+            raise ValueError("bad piece")
+        return [("v", int(d)) for d in datas]
+
+    p = Pieces(_decode, {1: b"1", 2: b"2", 4: b"4"}, many)
+    assert p.get(2) == ("v", 2)
+    assert p.get_many([4, 1, 3, 2, 4]) == [("v", 4), ("v", 1), None, ("v", 2), ("v", 4)]
+    assert calls == [[4, 1]]  # 2 was cached, 3 is absent, 4 asked twice
+    assert (p.reads, p.read_bytes) == (4, 4 * 8 + 3)
+    assert p.get_many([3, 1]) == [None, ("v", 1)] and len(calls) == 1  # all cached
+    q = Pieces(_decode, {1: b"1", 2: b"bad"}, many)
+    for _ in range(2):
+        try:
+            q.get_many([1, 2])
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("the bad piece was not refused")
+    assert calls[-2:] == [[1, 2], [1, 2]]  # read again: the first raise cached nothing
+    assert q.cached() == 0

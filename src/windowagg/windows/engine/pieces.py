@@ -62,6 +62,7 @@ class Pieces:
         "_cache",
         "_churn",
         "_decode",
+        "_decode_many",
         "_dirty",
         "_gone",
         "_journal",
@@ -72,9 +73,15 @@ class Pieces:
     )
 
     def __init__(
-        self, decode: Callable[[int, bytes], Any], store: Mapping[int, bytes] | None = None
+        self,
+        decode: Callable[[int, bytes], Any],
+        store: Mapping[int, bytes] | None = None,
+        decode_many: Callable[[list[int], list[bytes]], list[Any]] | None = None,
     ) -> None:
         self._decode = decode
+        #: decodes several pieces in one call (keys, their bytes), as *decode* would one by
+        #: one (the same pieces, the same error for a bad one): :meth:`get_many`'s misses
+        self._decode_many = decode_many
         self._store = store
         self._cache: dict[int, Any] = {}  # key -> decoded piece, or None: absent
         self._dirty: set[int] = set()
@@ -232,15 +239,29 @@ class Pieces:
 
     def get_many(self, keys: list[int]) -> list[Any]:
         """:meth:`get` of every key of *keys* (repeats allowed), in order. O(len(keys)): the
-        cached ones in one dict pass, the others one store read each."""
+        cached ones in one dict pass, the others one store read each, decoded together
+        when the pieces have a ``decode_many`` (one call: a restored state's micro-batch
+        reads tens of pieces per key)."""
         cache = self._cache
-        if self._store is None:  # the cache is the whole state: a miss is an absent piece
+        store = self._store
+        if store is None:  # the cache is the whole state: a miss is an absent piece
             return list(map(cache.get, keys))
         got = list(map(cache.get, keys, repeat(_UNCACHED)))
-        if any(map(is_, got, repeat(_UNCACHED))):  # identity only: pieces may be arrays
+        if not any(map(is_, got, repeat(_UNCACHED))):  # identity only: pieces may be arrays
+            return got
+        many = self._decode_many
+        if many is None:
             get = self.get
-            got = [get(k) if g is _UNCACHED else g for k, g in zip(keys, got, strict=True)]
-        return got
+            return [get(k) if g is _UNCACHED else g for k, g in zip(keys, got, strict=True)]
+        missed = list(dict.fromkeys(k for k, g in zip(keys, got, strict=True) if g is _UNCACHED))
+        raws = [store.get(k) for k in missed]
+        self.reads += len(missed)
+        self.read_bytes += 8 * len(missed) + sum(len(r) for r in raws if r is not None)
+        held = [k for k, r in zip(missed, raws, strict=True) if r is not None]
+        decoded = many(held, [bytes(r) for r in raws if r is not None]) if held else []
+        cache.update(zip(missed, repeat(None)))  # after the decode: a raise caches nothing
+        cache.update(zip(held, decoded, strict=True))
+        return [cache[k] if g is _UNCACHED else g for k, g in zip(keys, got, strict=True)]
 
     def flush(
         self,
