@@ -349,7 +349,7 @@ def _decode_dict(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
         kpos = p
         # int keys of bytes values (a store's pieces by key): read inline where complete,
         # as _decode reads them; anything else (or a truncated one: its error) by _decode
-        if p + 1 < size and data[p] == 0x69 and data[p + 1] < 0x80 and p + 2 + data[p + 1] <= size:
+        if p + 1 < size and data[p] == _INT and data[p + 1] < 0x80 and p + 2 + data[p + 1] <= size:
             end = p + 2 + data[p + 1]
             key = _from_bytes(data[p + 2 : end], "big", signed=True)
             p = end
@@ -363,7 +363,12 @@ def _decode_dict(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
             ) from None
         if dup:
             raise CodecError(f"duplicate dict key {key!r} at offset {kpos}")
-        if p + 1 < size and data[p] == 0x62 and data[p + 1] < 0x80 and p + 2 + data[p + 1] <= size:
+        if (
+            p + 1 < size
+            and data[p] == _BYTES
+            and data[p + 1] < 0x80
+            and p + 2 + data[p + 1] <= size
+        ):
             end = p + 2 + data[p + 1]
             value: Any = data[p + 2 : end]
             p = end
