@@ -79,6 +79,26 @@ def _weight_overflow(who: str, t: float, lm: float, lam: float, tmax: float) -> 
     )
 
 
+def _scale(
+    who: str, lm: float | None, lam: float, tmax: float, total: float, t: float | None
+) -> float:
+    """The factor ``exp(-lam (t - lm))`` from landmark units to decayed weights at time *t*
+    (None: *tmax*, the largest timestamp seen) of *who*, a summary with landmark *lm*
+    (None: empty, 0.0) holding *total* in landmark units. WeightOverflowError when the
+    factor or the decayed total at *t* is past float64 (a time far before the events).
+    O(1)."""
+    if lm is None:
+        return 0.0
+    tt = _bad_time(tmax if t is None else t)
+    try:
+        s = _exp(-lam * (tt - lm))
+    except OverflowError:
+        s = math.inf
+    if s == math.inf or total * s == math.inf:
+        raise _weight_overflow(who, tt, lm, lam, tmax)
+    return s
+
+
 def _bad_time(t: Any) -> float:
     if isinstance(t, bool) or not isinstance(t, (int, float)):
         try:
@@ -357,21 +377,8 @@ class ExpDecayQDigest:
 
     # ---------------------------------------------------------------- queries
     def _scale(self, t: float | None) -> float:
-        """The factor from landmark units to decayed weights at time *t* (default: the
-        largest timestamp seen). WeightOverflowError when the decayed total at *t* is past
-        float64 (a time far before the events), as :class:`ExpDecaySpaceSaving` does. O(1).
-        """
-        lm = self._lm
-        if lm is None:
-            return 0.0
-        tt = _bad_time(self._tmax if t is None else t)
-        try:
-            s = _exp(-self._lam * (tt - lm))
-        except OverflowError:
-            s = math.inf
-        if s == math.inf or self._q.total_weight * s == math.inf:
-            raise _weight_overflow("ExpDecayQDigest", tt, lm, self._lam, self._tmax)
-        return s
+        """The factor from landmark units to decayed weights at time *t*: :func:`_scale`."""
+        return _scale("ExpDecayQDigest", self._lm, self._lam, self._tmax, self._q.total_weight, t)
 
     def decayed_count(self, t: float | None = None) -> float:
         """D(t) = sum_i w_i exp(-lam (t - t_i)), exact up to float rounding. O(1).

@@ -67,7 +67,7 @@ from windowagg.errors import (
     TimestampError,
 )
 from windowagg.sketches import _format
-from windowagg.sketches.exp_qdigest import _bad_time, _weight_overflow
+from windowagg.sketches.exp_qdigest import _bad_time, _scale
 from windowagg.sketches.qdigest import QDigest, _check_phi
 
 __all__ = ["ExpDecaySpaceSaving"]
@@ -549,20 +549,9 @@ class ExpDecaySpaceSaving:
 
     # ---------------------------------------------------------------- queries
     def _scale(self, t: float | None) -> float:
-        """The factor from landmark units to decayed weights at time *t* (default: the
-        largest timestamp seen). WeightOverflowError when the decayed total at *t* is past
-        float64 (a time far before the events), as the native twin does. O(1)."""
-        lm = self._lm
-        if lm is None:
-            return 0.0
-        tt = _bad_time(self._tmax if t is None else t)
-        try:
-            s = _exp(-self._lam * (tt - lm))
-        except OverflowError:
-            s = _INF
-        if s == _INF or self._n * s == _INF:
-            raise _weight_overflow("ExpDecaySpaceSaving", tt, lm, self._lam, self._tmax)
-        return s
+        """The factor from landmark units to decayed weights at time *t* (as the native
+        twin computes it): :func:`~windowagg.sketches.exp_qdigest._scale`. O(1)."""
+        return _scale("ExpDecaySpaceSaving", self._lm, self._lam, self._tmax, self._n, t)
 
     def _nat_time(self, t: Any) -> float | None:
         """*t* for the native twin: checked as :meth:`_scale` checks it. O(1)."""
