@@ -26,7 +26,9 @@ output             ``results``: keys, ``window_start``, ``window_end``, one colu
                    last events, which complete no window: at :meth:`Stream.close`)
 idle keys          :meth:`Stream.advance` raises every key's watermark (the keys not in the
                    micro-batches too) and emits what that closes; :meth:`Stream.close` emits
-                   everything left
+                   everything left. A key whose state expired (nothing in it can be emitted
+                   or revised any more: ``KeyStream.expired``) leaves the process; its clock
+                   (one integer) stays, and a fresh state on it takes the key's next event
 state              in process (``store=None``), or the keys' state deltas in a
                    ``windowagg.storage`` store (``store=`` a SQLite file path, a URL
                    ``sqlite:///...`` / ``redis://...`` / ``memory://``, or a store object):
@@ -262,6 +264,9 @@ def _concat_columns(parts: list[dict[str, Any]], names: Sequence[str]) -> dict[s
 class Stream:
     """A streaming ``window_agg`` (made by :func:`stream`; see the module docstring)."""
 
+    #: keys whose state expired leave the process (tests set it False to compare)
+    _park = True
+
     def __init__(
         self,
         call: WindowCall,
@@ -311,6 +316,9 @@ class Stream:
                 raise
         #: the keys' live state, by key values
         self._live: dict[tuple[Any, ...], KeyStream] = {}
+        #: the keys whose state expired (nothing in it can be emitted or revised any more):
+        #: only their clock's newest time (None: no event admitted) stays in process
+        self._parked: dict[tuple[Any, ...], int | None] = {}
         #: key values -> key id (the store's directory and the keys new since)
         self._ids: dict[tuple[Any, ...], int] = dict(self._store.keys) if self._store else {}
         self._pending = Pending()
@@ -509,6 +517,12 @@ class Stream:
         if ks is not None:
             return ks
         call = self._call
+        if key in self._parked:  # a fresh state on the key's clock judges as the old one
+            ks = KeyStream(call.aggs, call.shape, **self._options)
+            newest = self._parked[key]
+            if newest is not None:
+                ks._state._clock.advance_to(newest)
+            return ks
         kid = self._ids.get(key)
         if self._store is not None and kid is not None and key in self._store.keys:
             st = self._store
@@ -557,14 +571,33 @@ class Stream:
                 self._pending_token = token
         # leaving the ExitStack without an error keeps every key's changes
         for key, ks in touched:
-            self._live[key] = ks
+            if self._park and self._can_park(ks):
+                self._live.pop(key, None)
+                self._parked[key] = ks._state._clock._max_t
+            else:
+                self._live[key] = ks
+                self._parked.pop(key, None)
             if key not in self._ids:
                 self._ids[key] = new_ids.get(key, len(self._ids))
         self._batches += 1
         return results
 
+    def _can_park(self, ks: KeyStream) -> bool:
+        """Whether *ks* can leave the process now, its clock kept: nothing in it can be
+        emitted or revised any more (:meth:`KeyStream.expired`, as Spark drops a key's
+        state), and, with a store, it holds no piece (the store then holds its head only,
+        which a fresh state on the same clock replaces). O(the key's state)."""
+        if ks.deadline() is not None or not ks.expired():
+            return False
+        return self._store is None or not ks.pieces()
+
     def _advance(self, wm: int, token: Any, commit: bool) -> WindowAgg:
-        keys = list(self._ids) if self._store is not None else list(self._live)
+        keys = list(self._ids)
+        # in process, a parked key emits nothing and stays parked: only its clock moves
+        # (after every other key's step, so that a step that raises leaves it too)
+        parked = self._store is None and bool(self._parked)
+        if parked:
+            keys = [k for k in keys if k not in self._parked]
         with contextlib.suppress(TypeError):  # keys that do not compare: first-seen order
             keys.sort()
         tails: dict[int, Tail] = {}
@@ -573,6 +606,11 @@ class Stream:
             token,
             commit,
         )
+        if parked:
+            newest = wm + self._lateness[0]
+            for key, old in self._parked.items():
+                if old is None or old < newest:
+                    self._parked[key] = newest
         out = [(k, r) for k, r in zip(keys, steps, strict=True) if len(r.columns["end"])]
         call = self._call
         sub = pd.DataFrame({k: [key[i] for key, _ in out] for i, k in enumerate(call.keys)})
