@@ -361,3 +361,22 @@ def test_bad_bytes_are_codec_errors_on_both_backends() -> None:
                 r._check()
                 outcomes.append(r.to_bytes())
         assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.1])
+def test_spark_quantiles_batches_same_bytes(eps: float) -> None:
+    """decayed_summary's quantiles path: 10k-row batches of float-order keys with decayed
+    weights (times over 30 days out of order, 1-day half-life), many batches held back by
+    the native digest between compresses: the same bytes as the Python reference."""
+    from windowagg.sketches import FloatOrderMapper
+
+    rng = np.random.default_rng(7)
+    day = 86_400_000_000
+    a, b = pair(2**64, eps, math.log(2.0) / day)
+    for _ in range(24):
+        keys = FloatOrderMapper().to_keys(rng.normal(10.0, 5.0, 10_000))
+        ts = (rng.integers(0, 30 * 86400, 10_000) * 1_000_000).astype(np.float64)
+        for d in (a, b):
+            d.update_many(keys, ts)
+    a._check()
+    same(a, b, [0, 2**63, 2**64 - 1])

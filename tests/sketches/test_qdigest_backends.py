@@ -349,3 +349,45 @@ def test_sibling_leaves_keep_their_keys_at_64_bits(light: float) -> None:
     same(a, b, [0, 1, 5, 10, 11, 2**40, 2**64 - 1])
     assert [(lo, hi) for lo, hi, _ in a][:2] == [(10, 10), (11, 11)]
     a._check()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    universe=st.sampled_from([3, 1000, 2**32, 2**64]),
+    eps=st.sampled_from([0.02, 0.1, 0.3]),
+    seed=st.integers(0, 2**32),
+    looks=st.sets(st.integers(0, 29), max_size=4),
+)
+def test_weighted_batches_held_back_give_the_same_nodes(
+    universe: int, eps: float, seed: int, looks: set[int]
+) -> None:
+    """Many weighted batches in a row (the native digest holds their (key, weight) pairs
+    back while they cannot pass the cap, then sums them per key in one sort): the same
+    bytes as the Python reference's batch-by-batch sums, with keys repeated within and
+    across batches, weights whose sums depend on their order (0.1, 1/3, lognormal), an
+    integral start (weight-1 batches) and a look at the state only at the steps in *looks*
+    (reading settles the pairs)."""
+    rng = np.random.default_rng(seed)
+    a, b = pair(universe, eps)
+    hot = rng.integers(0, universe, 3, dtype=np.uint64, endpoint=False)
+    for step in range(30):
+        size = int(rng.integers(1, 4000))
+        mode = step % 4
+        if mode == 0:
+            keys = rng.integers(0, universe, size, dtype=np.uint64, endpoint=False)
+        elif mode == 1:
+            keys = rng.choice(hot, size)
+        elif mode == 2:
+            keys = rng.integers(0, min(universe, 300), size, dtype=np.uint64, endpoint=False)
+        else:
+            keys = FloatOrderMapper().to_keys(rng.lognormal(0.0, 2.0, size)) % np.uint64(
+                universe - 1 if universe < 2**64 else 2**64 - 1
+            )
+        pick = rng.integers(0, 3, size)
+        ws = np.where(pick == 0, 0.1, np.where(pick == 1, 1.0 / 3.0, rng.lognormal(0, 3, size)))
+        for d in (a, b):
+            d.update_many(keys, None if step < 2 else ws)
+        if step in looks:
+            same(a, b, [0, int(hot[0]), universe - 1])
+    a._check()
+    same(a, b, [0, int(hot[0]), int(hot[1]), universe - 1])

@@ -4,7 +4,8 @@
 // check() through random updates, merges and compresses, with every level's node count
 // bounded after compress (<= 4L/eps + 1 in all); an integral digest's top-down compress
 // against the bottom-up pass on the same nodes; batches of weight-1 keys (add_ones) against
-// the summed batches. Built with AddressSanitizer and
+// the summed batches; weighted batches (add_weighted) against the summed batches. Built with
+// AddressSanitizer and
 // UndefinedBehaviorSanitizer by tests/native/test_headers_cpp.py.
 // Build: g++ -std=c++20 -O1 -g -fsanitize=address,undefined -I src/windowagg/_native/include
 //        tests/native/cpp/test_qdigest.cpp -o /tmp/t && /tmp/t
@@ -228,6 +229,118 @@ static void pending_bound() {
         EXPECT(x[i].depth == y[i].depth && x[i].off == y[i].off && x[i].count == y[i].count);
 }
 
+// add_weighted (weighted batches held back as (key, weight) pairs while they cannot pass
+// the cap, sorted and summed per key when they may) against add_leaf_sums of the same
+// batches' per-key sums: the same nodes and floats (weights 0.1, 1/3, lognormal: sums whose
+// order shows), with keys repeated within and across batches, stored leaves the pairs add
+// to, integer-weight updates and merges between batches, and a weight-1 batch (add_ones)
+// before the first weighted one; the nodes compared after some batches only (reading them
+// settles the pairs), check() after every one.
+static void weighted_vs_summed(std::mt19937_64& rng, int trials) {
+    std::lognormal_distribution<double> ln(0.0, 3.0);
+    const double epss[] = {0.01, 0.05, 0.1, 0.3, 0.7};
+    for (int trial = 0; trial < trials; ++trial) {
+        int kind = static_cast<int>(rng() % 4);
+        uint64_t umax = kind == 0 ? ~0ull : kind == 1 ? 3ull : kind == 2 ? rng() % 100000 + 1 : (rng() >> (rng() % 64)) | 1;
+        double eps = epss[rng() % 5];
+        windowagg::QDigestCore q(umax, eps), ref(umax, eps);
+        auto any = [&]() { return umax == ~0ull ? rng() : rng() % (umax + 1); };
+        uint64_t hot = any();
+        if (rng() % 3 == 0) {
+            std::vector<uint64_t> ones(rng() % 500 + 1);
+            for (uint64_t& x : ones) x = any();
+            q.add_ones(ones.data(), ones.size());
+            windowagg::QDigestLevel sums;
+            for (uint64_t x : ones) sums.add(x, 1.0);
+            ref.add_leaf_sums(sums, static_cast<double>(ones.size()), true);
+        }
+        int steps = 5 + static_cast<int>(rng() % 40);
+        for (int step = 0; step < steps; ++step) {
+            std::size_t b = rng() % 3 == 0 ? rng() % 40 + 1 : rng() % 6000 + 1;
+            int mode = static_cast<int>(rng() % 4);
+            std::vector<uint64_t> keys(b);
+            std::vector<double> w(b);
+            for (std::size_t i = 0; i < b; ++i) {
+                uint64_t& x = keys[i];
+                if (mode == 0) {
+                    double v = ln(rng);
+                    uint64_t bits;
+                    std::memcpy(&bits, &v, 8);
+                    x = (bits >> 63) ? ~bits : (bits | (1ull << 63));
+                } else if (mode == 1) {
+                    x = rng() % 4 == 0 ? hot : any();
+                } else if (mode == 2) {
+                    x = any() % 300;
+                } else {
+                    x = any();
+                }
+                x = std::min(x, umax);
+                int wk = static_cast<int>(rng() % 4);
+                w[i] = wk == 0 ? 0.1 : wk == 1 ? 1.0 / 3.0 : wk == 2 ? ln(rng) + 1e-300 : 1.0;
+            }
+            double total = 0.0;
+            for (double x : w) total = total + x;
+            int op = static_cast<int>(rng() % 10);
+            if (op == 0) {  // an integer-weight update on both
+                uint64_t x = rng() % 2 ? hot : keys[0];
+                double wt = static_cast<double>(1 + rng() % 50);
+                q.update(x, wt);
+                ref.update(x, wt);
+            } else if (op == 1) {  // a merge of a digest fed the batch
+                windowagg::QDigestCore o(umax, eps), o2(umax, eps);
+                o.add_weighted(keys.data(), w.data(), b, total);
+                windowagg::QDigestLevel sums;
+                for (std::size_t i = 0; i < b; ++i) sums.add(keys[i], w[i]);
+                o2.add_leaf_sums(sums, total, false);
+                q.merge(o);
+                ref.merge(o2);
+            } else {
+                q.add_weighted(keys.data(), w.data(), b, total);
+                windowagg::QDigestLevel sums;
+                for (std::size_t i = 0; i < b; ++i) sums.add(keys[i], w[i]);
+                ref.add_leaf_sums(sums, total, false);
+            }
+            EXPECT(q.check().empty());
+            EXPECT(q.n() == ref.n());
+            if (rng() % 4 == 0 || step == steps - 1) {
+                auto x = q.nodes_by_id(), y = ref.nodes_by_id();
+                EXPECT(x.size() == y.size());
+                for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+                    EXPECT(x[i].depth == y[i].depth && x[i].off == y[i].off && x[i].count == y[i].count);
+                EXPECT(q.check().empty());
+            }
+        }
+    }
+}
+
+// The weighted twin of pending_bound: a large cap (eps = 1e-4: 7.68M nodes) and batches of
+// 100k pairs over 1000 keys: the pairs reach MAX_PENDING long before the cap, are summed
+// (under the cap) and moved into the leaf level; the same nodes and floats as the summed
+// batches, and check() bounds the pending pairs (fails if add_weighted loses its bound).
+static void weighted_pending_bound() {
+    windowagg::QDigestCore q(~0ull, 1e-4), ref(~0ull, 1e-4);
+    const std::size_t b = 100000;
+    std::vector<uint64_t> keys(b);
+    std::vector<double> w(b);
+    for (int step = 0; step < 13; ++step) {
+        double total = 0.0;
+        for (std::size_t i = 0; i < b; ++i) {
+            keys[i] = (i * 7919 + static_cast<std::size_t>(step)) % 1000 * 0x9E3779B97F4Aull;
+            w[i] = 0.1 * static_cast<double>(i % 7 + 1);
+            total = total + w[i];
+        }
+        q.add_weighted(keys.data(), w.data(), b, total);
+        windowagg::QDigestLevel sums;
+        for (std::size_t i = 0; i < b; ++i) sums.add(keys[i], w[i]);
+        ref.add_leaf_sums(sums, total, false);
+        EXPECT(q.check().empty());
+    }
+    auto x = q.nodes_by_id(), y = ref.nodes_by_id();
+    EXPECT(x.size() == y.size() && x.size() == 1000);
+    for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+        EXPECT(x[i].depth == y[i].depth && x[i].off == y[i].off && x[i].count == y[i].count);
+}
+
 int main(int argc, char** argv) {
     int scale = argc > 1 ? std::atoi(argv[1]) : 1;
     std::mt19937_64 rng(39);
@@ -237,6 +350,8 @@ int main(int argc, char** argv) {
     top_down_vs_bottom_up(rng, 300 * scale);
     pending_vs_summed(rng, 60 * scale);
     pending_bound();
+    weighted_vs_summed(rng, 60 * scale);
+    weighted_pending_bound();
     if (failures) return 1;
     std::puts("ok");
     return 0;

@@ -121,6 +121,10 @@ void add_batch(QD& q, const K* keys, std::size_t n, const double* w) {
         q.add_ones(keys, n);  // exact integers: any order of additions gives these floats
         return;
     }
+    if (w && !(q.integral() && whole && q.n() + total <= QD::EXACT)) {
+        q.add_weighted(keys, w, n, total);  // the digest is not integral after it: pairs held back
+        return;
+    }
     windowagg::QDigestLevel sums;  // per key: its weights summed in input order, from 0.0
     for (std::size_t i = 0; i < n; ++i) sums.add(static_cast<uint64_t>(keys[i]), w ? w[i] : 1.0);
     q.add_leaf_sums(sums, total, whole);
