@@ -112,3 +112,27 @@ def test_bad_specs_say_what_to_give(spec, says):
     with pytest.raises(ArgumentError) as e:
         spec.check()
     assert says in str(e.value)
+
+
+@pytest.mark.parametrize("vtype", [pa.float64(), pa.int32()])
+def test_plain_batches_give_the_general_paths_summary(vtype):
+    """A quantiles batch without nulls in microseconds takes summarize's plain path (no
+    masks, no copies); the same batches with a null row added to each (the general path,
+    which rejects it) give the same summary bytes, weights and all."""
+    rng = np.random.default_rng(3)
+    n = 5000
+    t = (rng.integers(0, 30 * 86_400, n) * 1_000_000).tolist()
+    v = (rng.normal(10.0, 5.0, n) if vtype == pa.float64() else rng.integers(-50, 50, n)).tolist()
+    spec = SummarySpec("quantiles", 86_400_000_000, eps=0.01)
+
+    def batch(ts, vs):
+        return pa.record_batch(
+            {"t": pa.array(ts, pa.timestamp("us", tz="UTC")), "v": pa.array(vs, vtype)}
+        )
+
+    plain = [batch(t[:3000], v[:3000]), batch(t[3000:], v[3000:])]
+    general = [batch([*t[:3000], None], [*v[:3000], 1]), batch([*t[3000:], 0], [*v[3000:], None])]
+    a, b = summarize(plain, "t", "v", spec), summarize(general, "t", "v", spec)
+    assert a.rows == b.rows == n
+    assert b.rejects == {"null event time": 1, "null value in 'v'": 1}
+    assert a.summary == b.summary

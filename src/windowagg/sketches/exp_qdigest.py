@@ -262,12 +262,13 @@ class ExpDecayQDigest:
         t = np.asarray(ts, dtype=float).reshape(-1)
         if t.size == 0:
             return
-        if not np.all(np.isfinite(t)):
+        tmin, tmax = float(t.min()), float(t.max())  # NaN if any is: min and max propagate it
+        if not (math.isfinite(tmin) and math.isfinite(tmax)):
             raise TimestampError("timestamps must be finite numbers (found NaN or inf)")
-        w = np.ones(t.size) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
-        if w.size != t.size:
+        w = None if weights is None else np.asarray(weights, dtype=float).reshape(-1)
+        if w is not None and w.size != t.size:
             raise ArgumentError(f"{t.size} timestamps but {w.size} weights")
-        if not (np.all(np.isfinite(w)) and np.all(w > 0)):
+        if w is not None and not (np.all(np.isfinite(w)) and np.all(w > 0)):
             raise ArgumentError("weights must be positive finite numbers")
         keys = np.asarray(xs).reshape(-1)
         if keys.size != t.size:
@@ -275,20 +276,23 @@ class ExpDecayQDigest:
         from windowagg.sketches._qdigest_kernels import key_array
 
         keys = key_array(np, keys, self._q.universe)  # validates keys, changes nothing
-        tmax = float(t.max())
         lm = self._lm
         f = None
         if lm is None:
-            lm = float(t.min())
+            lm = tmin
             if tmax - lm > self._horizon:  # nothing stored yet: the landmark just starts late
                 lm = tmax
         elif tmax - lm > self._horizon:
             f = self._move_to(tmax)
             lm = tmax
         with np.errstate(over="ignore"):  # an infinite weight is refused below
-            ww = w * np.exp(self._lam * (t - lm))
-        keep = ww > 0
-        if not keep.all():
+            ww = t - lm  # in place from here: the same floats as w * exp(lam * (t - lm))
+            ww *= self._lam
+            np.exp(ww, out=ww)
+            if w is not None:
+                ww = w * ww
+        if not ww.min() > 0:  # some weight underflowed to 0 (none is NaN: t, w finite)
+            keep = ww > 0
             keys, ww = keys[keep], ww[keep]
         with np.errstate(over="ignore"):
             total = float(np.cumsum(ww)[-1]) if ww.size else 0.0
@@ -301,8 +305,8 @@ class ExpDecayQDigest:
         self._lm = lm
         if tmax > self._tmax:
             self._tmax = tmax
-        if keys.size:
-            self._q.update_many(keys, ww)
+        if keys.size:  # keys checked by key_array, weights finite > 0: no second check
+            self._q._add_checked(keys, ww)
 
     def merge(self, other: ExpDecayQDigest) -> None:
         """Add *other* (same universe, eps, lam; either backend) into this summary.
@@ -489,7 +493,9 @@ class ExpDecayQDigest:
         has = r.u8()
         lm = r.f64()
         tmax = r.f64()
-        q = QDigest._read_body(r)
+        q = QDigest._read_body_native(r) if resolve_backend(None, "ExpDecayQDigest") else None
+        if q is None:
+            q = QDigest._read_body(r)
         if not 0 < lam < _INF or has not in (0, 1):
             raise r.fail(f"bad parameters lam={lam}, flag={has}")
         if has and not (math.isfinite(lm) and math.isfinite(tmax)):
@@ -502,6 +508,7 @@ class ExpDecayQDigest:
                 raise r.fail("largest timestamp is too far past the landmark")
         elif not q.is_empty():
             raise r.fail("items without a landmark")
-        # the default backend (the native load checks the nodes again: CodecError)
+        # the default backend (the native load checks the nodes again: CodecError; a no-op
+        # when _read_body_native loaded them)
         q._become(resolve_backend(None, "ExpDecayQDigest"))
         return d

@@ -55,7 +55,7 @@ from typing import Any
 
 from windowagg._backend import Backend, resolve_backend
 from windowagg._invariants import invariant
-from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError
+from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, EmptyWindowError
 from windowagg.sketches import _format
 from windowagg.sketches import _qdigest_kernels as _k
 from windowagg.sketches.exact_decay import SNAP
@@ -293,7 +293,8 @@ class QDigest:
         """Add many keys at once: the array verb (an int64/uint64 buffer of keys, a float64
         buffer of weights or None for 1 each). Python: O(b log b + s) for b keys; native:
         O(b + s), one hash probe per key (keys of weight 1: appended while the digest cannot
-        pass its cap, then counted in one probe each by the batch that may).
+        pass its cap, then counted in one probe each by the batch that may; weighted keys of
+        a non-integral digest: appended as pairs, then sorted once by key).
 
         Same result guarantees as calling :meth:`update` for each key; the node layout may
         differ (it compresses once per call). Both backends add, per distinct key, its
@@ -852,8 +853,51 @@ class QDigest:
     def _read_body_default(cls, r: _format.Reader) -> QDigest:
         """:meth:`_read_body`, then on the default backend (the native load checks the
         fields again: CodecError for anything it refuses). O(s log s)."""
-        d = cls._read_body(r)
-        d._become(resolve_backend(None, "QDigest"))
+        native = resolve_backend(None, "QDigest")
+        d = cls._read_body_native(r) if native else None
+        if d is None:
+            d = cls._read_body(r)
+            d._become(native)
+        return d
+
+    @classmethod
+    def _read_body_native(cls, r: _format.Reader) -> QDigest | None:
+        """:meth:`_read_body` straight into the compiled twin: the codec's field bytes
+        handed to the native load (which checks every node as :meth:`_read_body` does, and
+        the counts' sum within the same tolerance of n; the exact sum, ``math.fsum``, is
+        checked here too), without a Python object per node. None, the reader back where it
+        was, for layout-1 bytes and for bytes the load refuses (:meth:`_read_body` then
+        names what is wrong, as before). O(s); the driver's merge of Spark's partial
+        summaries spent ~0.07 s per 60k-node part in :meth:`_read_body`."""
+        if not isinstance(r, _format.PlainReader):
+            return None
+        import numpy as np
+
+        from windowagg._native.qdigest import load
+
+        pos = r._pos
+        try:
+            universe = r.u64() + 1
+            eps = r.f64()
+            n = r.f64()
+            if not (2 <= universe <= 1 << 64 and 0.0 < eps < 1.0 and n >= 0):
+                raise CodecError("bad parameters")
+            depths = r._array(1)
+            offsets = r._offsets(len(depths))
+            counts = r._array(8)
+            nat = load(universe - 1, eps, n, depths, offsets, counts)
+            if not math.isclose(
+                math.fsum(np.frombuffer(counts, dtype=">f8").tolist()),
+                n,
+                rel_tol=1e-9,
+                abs_tol=1e-9,
+            ):
+                raise CodecError("node counts do not sum to the total weight")
+        except CodecError:
+            r._pos = pos
+            return None
+        d = cls(universe, eps, backend="python")
+        d._nat = nat
         return d
 
     @classmethod
