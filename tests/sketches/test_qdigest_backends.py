@@ -391,3 +391,32 @@ def test_weighted_batches_held_back_give_the_same_nodes(
             same(a, b, [0, int(hot[0]), universe - 1])
     a._check()
     same(a, b, [0, int(hot[0]), int(hot[1]), universe - 1])
+
+
+@pytest.mark.parametrize("look_each", [False, True])
+@pytest.mark.parametrize("universe", [1000, 2**32, 2**64])
+def test_weighted_batches_at_the_cap(universe: int, look_each: bool) -> None:
+    """Weighted batches steered (by the reference's node count) to bring the digest to
+    its cap - 2, cap - 1, cap, cap + 1 nodes one key at a time, three compresses over: the
+    native digest, which holds pairs back while nodes + pairs + batch <= cap, compresses
+    exactly when the reference does (same bytes), whether or not its state is read after
+    every batch."""
+    a, b = pair(universe, 0.3)
+    cap = b._cap
+    rng = np.random.default_rng(universe % 1009)
+    compresses = 0
+    for _ in range(20 * cap):
+        if compresses >= 3:
+            break
+        before = len(b._nodes)
+        size = max(1, cap - 3 - before)
+        keys = rng.integers(0, universe, size, dtype=np.uint64, endpoint=False)
+        ws = rng.choice([0.1, 1.0 / 3.0, 2.5], size)
+        for d in (a, b):
+            d.update_many(keys, ws)
+        compresses += len(b._nodes) < before
+        if look_each:
+            same(a, b, [0, universe - 1])
+    assert compresses == 3
+    a._check()
+    same(a, b, [0, universe // 2, universe - 1])
