@@ -61,7 +61,7 @@ import zlib
 from decimal import Decimal
 from typing import Any
 
-from windowagg._codec_decode import decoding, loads, loads_numbers
+from windowagg._codec_decode import decoding, loads, loads_bytes, loads_numbers
 from windowagg._codec_format import (
     _BY_TYPE,
     _BYTES,
@@ -110,6 +110,7 @@ __all__ = [
     "dumps_numbers",
     "encoded",
     "loads",
+    "loads_bytes",
     "loads_numbers",
     "register",
     "registered",

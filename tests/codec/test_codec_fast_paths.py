@@ -1,8 +1,10 @@
 """The codec's fast paths for a store's pieces (issue 37, Spark "no step back"):
-``loads_numbers`` (a pane's partials' records read without the general decoder) and the
+``loads_numbers`` (a pane's partials' records read without the general decoder),
+``loads_bytes`` (a pane's values for exact quantiles, likewise) and the
 dict of int keys and bytes values (a Spark head row's inline pieces) encoded and decoded
 inline. Nothing but the speed may change: the same bytes, the same values, and for data
-that is not such a record, ``None`` (``loads_numbers``) or the general decoder's answer.
+that is not such a record, ``None`` (``loads_numbers``, ``loads_bytes``) or the general
+decoder's answer.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import contextlib
 import zlib
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -73,6 +76,58 @@ def test_loads_numbers_is_loads_where_it_answers(
     fast = codec.loads_numbers("p", codec.dumps_numbers("p", numeric))
     small = [r for r in numeric if all(type(x) is float or abs(x) < 2**1000 for x in r)]
     assert [repr(r) for r in fast if r is not None] == [repr(r) for r in small]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=20), st.binary(min_size=120, max_size=400), st.text(max_size=3)
+        ),
+        max_size=6,
+    ),
+    st.integers(0, 10**6),
+    st.integers(0, 255),
+    st.sampled_from(["none", "byte", "byte+crc", "cut", "v1", "long"]),
+)
+def test_loads_bytes_is_loads_where_it_answers(
+    items: list[Any], at: int, byte: int, hurt: str
+) -> None:
+    """Damaged, cut, of version 1 (no checksum), or with an overlong length varint (which
+    ``loads`` refuses): ``loads_bytes`` answers None or exactly what ``loads`` does; every
+    bytes object ``dumps_bytes`` writes is read back."""
+    datas = [codec.dumps(x) for x in items]
+    if datas and hurt != "none":
+        j = at % len(datas)
+        if hurt == "cut":
+            datas[j] = datas[j][: at % len(datas[j])]
+        elif hurt == "v1":
+            datas[j] = b"WAGC\x01" + datas[j][5:-4]
+        elif hurt == "long" and type(items[j]) is bytes and len(items[j]) < 0x80:
+            body = b"WAGC\x02b" + bytes((len(items[j]) | 0x80, 0)) + items[j]
+            datas[j] = body + zlib.crc32(body).to_bytes(4, "big")
+        else:
+            datas[j] = _mutated(datas[j], at, byte, hurt == "byte+crc")
+    got = codec.loads_bytes(datas)
+    assert len(got) == len(datas)
+    for data, raw in zip(datas, got, strict=True):
+        try:
+            want = codec.loads(data)
+        except CodecError:
+            assert raw is None
+            continue
+        assert raw is None or (type(raw) is bytes and raw == want)
+    blobs = [x for x in items if type(x) is bytes]
+    assert codec.loads_bytes(codec.dumps_bytes(blobs)) == blobs
+
+
+def test_loads_bytes_refuses_a_length_byte_that_reads_as_the_rest() -> None:
+    """A first length byte >= 0x80 followed by 0 (an overlong varint, refused by ``loads``)
+    whose value happens to match the bytes that follow: not read as a length."""
+    body = b"WAGC\x02b" + bytes((0x85, 0)) + bytes(0x84)
+    data = body + zlib.crc32(body).to_bytes(4, "big")
+    assert codec.loads_bytes([data]) == [None]
+    with pytest.raises(CodecError, match="overlong varint"):
+        codec.loads(data)
 
 
 def _body(x: Any) -> bytes:

@@ -96,13 +96,14 @@ def test_final_revisions_equal_the_batch_answer_exactly(
     cursor's rank bands that narrow (0, 1: a band of one to three ranks, rebuilt whenever
     the rank leaves it), or as configured (None: these small windows' bands hold them
     whole)."""
-    old = values_module._PER_WINDOW, bands_module.MARGIN
+    old = values_module._PER_WINDOW, values_module._FRESH_SLIDE, bands_module.MARGIN
     values_module._PER_WINDOW = 0 if cursor else old[0]
-    bands_module.MARGIN = old[1] if margin is None else margin
+    values_module._FRESH_SLIDE = not cursor and old[1]
+    bands_module.MARGIN = old[2] if margin is None else margin
     try:
         _final_revisions_equal(data, shape, names, ooo, allowed)
     finally:
-        values_module._PER_WINDOW, bands_module.MARGIN = old
+        values_module._PER_WINDOW, values_module._FRESH_SLIDE, bands_module.MARGIN = old
 
 
 def _final_revisions_equal(
@@ -293,6 +294,7 @@ def test_several_sizes_take_the_pane_layout_with_one_cursor_per_size(
     from windowagg.windows.engine.sizes import size_label
 
     monkeypatch.setattr(values_module, "_PER_WINDOW", 0)  # the cursors, not scratch slides
+    monkeypatch.setattr(values_module, "_FRESH_SLIDE", False)
     aggs = parse(["p50(v)", "count"])
     shape = Shape(size=30, slide=5, sizes=(10, 30))
     s = KeyStream(aggs, shape, allowed_lateness=5)
@@ -361,8 +363,9 @@ def test_narrow_bands_answer_every_window_exactly(
             present=lambda a, b: [p for p in sorted(stored) if a <= p <= b],
             multiset=OrderStatistics,
         )
-        values_module_few = values_module._PER_WINDOW
+        values_module_few = values_module._PER_WINDOW, values_module._FRESH_SLIDE
         values_module._PER_WINDOW = 0  # the cursor, not the scratch slide
+        values_module._FRESH_SLIDE = False
         try:
             for events, first, count in rounds:
                 events = sorted(events)
@@ -394,7 +397,7 @@ def test_narrow_bands_answer_every_window_exactly(
                     del stored[p]
                 v._check(sorted(stored))
         finally:
-            values_module._PER_WINDOW = values_module_few
+            values_module._PER_WINDOW, values_module._FRESH_SLIDE = values_module_few
     finally:
         bands_module.MARGIN = old
 
@@ -418,3 +421,107 @@ def test_add_takes_runs_in_any_place() -> None:
     ]
     apart.add([1], [2], [3], {"v": x})  # merged into the stored piece
     assert apart._chunks.get(value_key(1))["v"].tolist() == [1.0, 2.0, 3.0]
+
+
+QS = {"v": [("p50_v", 1, 2), ("p95_v", 19, 20), ("p10_v", 1, 10)], "w": [("p95_w", 19, 20)]}
+
+
+@given(
+    st.integers(1, 12),
+    st.integers(1, 4),
+    st.lists(
+        st.tuples(
+            st.lists(st.tuples(st.integers(0, 40), FINITE), max_size=40),
+            st.integers(0, 40),
+            st.integers(0, 8),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+)
+def test_a_fresh_cursor_slide_answers_as_the_cursor(
+    width: int, step: int, rounds: list[tuple[list[tuple[int, float]], int, int, bool]]
+) -> None:
+    """Windows whose cursor is not built (a new or restored state's) answered by one
+    scratch slide over their span (:data:`~.values._FRESH_SLIDE`) against the cursor
+    stepping window by window, in lockstep over the same rounds (values landing, the
+    windows moving forward and back, dead panes dropped; *restore*: the slide's state
+    read back from its flushed pieces, as Spark's handler does every micro-batch): the
+    same answers, the sorted values' nearest ranks, and the invariant after every call."""
+    old = values_module._PER_WINDOW, values_module._FRESH_SLIDE
+    stored: dict[int, list[float]] = {}
+    pieces: dict[int, bytes] = {}
+
+    def present(a: int, b: int) -> list[int]:
+        return [p for p in sorted(stored) if a <= p <= b]
+
+    def make(store: dict[int, bytes] | None) -> Values:
+        return Values(QS, width=width, step=step, present=present, store=store)
+
+    walk, slide = make(None), make(None)
+    try:
+        values_module._PER_WINDOW = 0  # short windows: the cursor (walk) or a fresh slide
+        for events, first, count, restore in rounds:
+            if restore:
+                slide = make(dict(pieces))
+            events = sorted(events)
+            panes = sorted({p for p, _ in events})
+            if panes:
+                lo = [next(j for j, e in enumerate(events) if e[0] == p) for p in panes]
+                hi = [*lo[1:], len(events)]
+                cols = {
+                    "v": np.array([x for _, x in events]),
+                    "w": -np.array([x for _, x in events]),
+                }
+                walk.add(panes, lo, hi, cols)
+                slide.add(panes, lo, hi, cols)
+                for p, x in events:
+                    stored.setdefault(p, []).append(x)
+            ks = [
+                k
+                for k in range(first, first + count)
+                if any(k * step <= p < k * step + width for p in stored)
+            ]
+            values_module._FRESH_SLIDE = False
+            want = walk.answers(ks)
+            values_module._FRESH_SLIDE = True
+            got = slide.answers(ks)
+            for j, k in enumerate(ks):
+                held = sorted(
+                    x for p, xs in stored.items() if k * step <= p < k * step + width for x in xs
+                )
+                assert want["p50_v"][j] == held[max(1, -(-len(held) // 2)) - 1]
+            for alias in want:
+                assert got[alias].tolist() == want[alias].tolist(), alias
+            dead = [p for p in sorted(stored) if p < first * step - 2]
+            walk.drop(dead)
+            slide.drop(dead)
+            for p in dead:
+                del stored[p]
+            walk._check(sorted(stored))
+            slide._check(sorted(stored))
+            put, gone = slide.flush(True)
+            walk.flush(True)
+            pieces.update(put)
+            for key in gone:
+                pieces.pop(key, None)
+    finally:
+        values_module._PER_WINDOW, values_module._FRESH_SLIDE = old
+
+
+def test_a_fresh_cursor_is_built_once_when_it_next_moves() -> None:
+    """Restored windows take one slide and leave the cursor at the last window unbuilt
+    (nothing inserted into a band); kept in memory, the next micro-batch builds it at its
+    first window (one window's values) and later ones only move it (a pane's values)."""
+    v = Values({"v": [("p95_v", 19, 20)]}, width=10, step=1, present=lambda a, b: range(a, b + 1))
+    x = np.arange(400, dtype=np.float64)  # 20 values per pane
+    v.add(list(range(20)), list(range(0, 400, 20)), list(range(20, 420, 20)), {"v": x})
+    got = v.answers(range(0, 8))  # 8 windows of 200 values: not short; no cursor: fresh
+    assert got["p95_v"].tolist() == [x[20 * k + 189] for k in range(8)]
+    assert v.held == (7, 16) and v.inserted == 0 and v.scratch == 17 * 20
+    assert v.answers([8, 9])["p95_v"].tolist() == [x[160 + 189], x[180 + 189]]
+    built = v.inserted  # the cursor: built at window 8, then moved
+    assert built > 0 and v.gathered == 200 and v.scratch == 17 * 20
+    v.answers([10, 11])
+    assert v.gathered == 200 and v.inserted - built <= 2 * 20  # moved by two panes

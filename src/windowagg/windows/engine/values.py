@@ -24,7 +24,10 @@ in memory          per column and quantile one :class:`~.bands.RankBand` over th
                    from the held panes' values (one partition). Events landing in a held
                    pane move in at once. The cursor is a cache of the pieces: restored
                    states and rolled-back steps start it empty; a new cursor's bands are
-                   built at its first window
+                   built at its first window. Several overlapping windows with no cursor
+                   over the first (a restored state's micro-batch) are answered by one
+                   scratch slide over their span instead (the same values read), the
+                   cursor left at the last window, built when it next moves
 ordering           any: a multiset needs no order of arrival (late events are inserts)
 operator needs     a total order on the values (finite floats: admission refuses NaN and
                    +-inf, as :func:`windowagg.pandas.window_agg` does)
@@ -63,6 +66,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -85,6 +89,10 @@ _BITS = 6
 #: by size, the cursor's work bound holds either way (the scratch slide costs at most this
 #: many values per window).
 _PER_WINDOW = 16
+#: Whether a micro-batch's windows whose cursor is not built yet (a restored state's) are
+#: answered by one scratch slide over their span, the cursor then left at the last window
+#: (see :meth:`Values._few`); False: the cursor steps window by window (tests compare both).
+_FRESH_SLIDE = True
 
 
 def value_key(pane: int) -> int:
@@ -158,7 +166,8 @@ class Values:
         self.gathered = 0
         """Values read to build (or rebuild) a band, since construction."""
         self.scratch = 0
-        """Values slid through scratch multisets (short windows), since construction."""
+        """Values slid through scratch multisets (short windows, fresh cursors), since
+        construction."""
 
     # ------------------------------------------------------------------ bytes
     def _encode(self, key: int, rec: dict[str, np.ndarray]) -> bytes:
@@ -202,19 +211,27 @@ class Values:
         its ~60 panes' values every micro-batch). Anything :meth:`_decode` would refuse is
         decoded piece by piece, which raises its error. O(total size)."""
         k = len(self._cols)
-        with codec.decoding("a windowagg pane's values"):
-            raws = [codec.loads(d) for d in datas]
-        if any(type(r) is not bytes or not r or len(r) % (8 * k) for r in raws):
+        # the buffers, read without the general decoder (None: not one, or not this version)
+        raws = [r for r in codec.loads_bytes(datas) if r]
+        if len(raws) < len(datas) or any(len(r) % (8 * k) for r in raws):
             return [self._decode(key, d) for key, d in zip(keys, datas, strict=True)]
         a = np.frombuffer(b"".join(raws), dtype="<f8").astype(np.float64)
         per = [len(r) // (8 * k) for r in raws]  # values per column, piece by piece
-        starts = np.repeat(np.asarray(per, dtype=np.int64), k).cumsum()  # column runs' ends
-        down = np.flatnonzero(a[1:] < a[:-1]) + 1  # where the values fall: a run's start only
-        if not np.isfinite(a).all() or not np.isin(down, starts).all():
+        ends = np.repeat(np.asarray(per, dtype=np.int64), k).cumsum()  # column runs' ends
+        falls = a[1:] < a[:-1]  # where the values fall: allowed only where a run starts
+        falls[ends[:-1] - 1] = False
+        if not np.isfinite(a).all() or falls.any():
             return [self._decode(key, d) for key, d in zip(keys, datas, strict=True)]
-        out: list[dict[str, np.ndarray]] = []
-        at = 0
         cols = self._cols
+        if k == 1:  # one column: a slice per piece, no inner loop
+            c0, at = cols[0], 0
+            out: list[dict[str, np.ndarray]] = []
+            for n in per:
+                out.append({c0: a[at : at + n]})
+                at += n
+            return out
+        out = []
+        at = 0
         for n in per:
             out.append({c: a[at + j * n : at + (j + 1) * n] for j, c in enumerate(cols)})
             at += n * k
@@ -320,7 +337,18 @@ class Values:
         starts = [int(a) for a in starts]
         few = self._few(starts, width)
         if few is not None:
-            return self._scratch(starts, width, *few)
+            panes, recs, fresh = few
+            out = self._scratch(starts, width, panes, recs)
+            if fresh:  # the cursor left at the last window, its bands built when it next moves
+                last = starts[-1]
+                self._cursors[width] = ((last, last + width - 1), self._bands())
+            return out
+        return self._walk(starts, width)
+
+    def _walk(self, starts: list[int], width: int) -> dict[str, np.ndarray]:
+        """:meth:`answers_at` by the cursor of *width*, moved window by window. O(moves log
+        n + windows x quantiles), plus a band's (re)build where it is not built or its rank
+        left it."""
         out = {
             alias: np.empty(len(starts), np.float64) for qs in self._qs.values() for alias, *_ in qs
         }
@@ -349,24 +377,53 @@ class Values:
 
     def _few(
         self, starts: list[int], width: int
-    ) -> tuple[list[int], list[dict[str, np.ndarray]]] | None:
-        """The stored panes and their values over the windows' whole span when it holds
-        at most :data:`_PER_WINDOW` values per window (short windows: the cursor's Python
-        step per window would cost more than sliding a scratch multiset over the span);
-        else None. O(windows) when the span is too wide, O(its panes) otherwise."""
+    ) -> tuple[list[int], list[dict[str, np.ndarray]], bool] | None:
+        """The stored panes and their values over the windows' whole span, to slide a
+        scratch multiset over (:meth:`_scratch`), and whether the cursor is then left at the
+        last window (a fresh one); else None (the cursor steps window by window).
+
+        Two cases take the slide. Short windows: at most :data:`_PER_WINDOW` values per
+        window over the span (the cursor's Python step per window would cost more than
+        the slide; the cursor is not touched). A *fresh* cursor: several windows, each
+        overlapping the next, and no cursor of *width* overlapping the first window (a
+        restored state's, every micro-batch): the cursor would build its bands from the
+        first window's values and then take in every later pane of the span, i.e. read the
+        same values the slide does, with a Python step per window; the slide answers them
+        in one native call per column. The cursor is then left at the last window, its
+        bands not built: a state kept in memory builds them when it next moves (once: an
+        overlapping cursor takes the window-by-window step), a restored one never pays
+        for them. O(windows) when neither case holds, O(the span's panes) otherwise."""
         r = len(starts)
-        if r < 2 or starts[-1] + width - starts[0] > _PER_WINDOW * r:
+        if r < 2:
             return None
-        a0 = starts[0]  # every pane of the span (<= _PER_WINDOW per window), one look-up each
+        short = starts[-1] + width - starts[0] <= _PER_WINDOW * r
+        fresh = _FRESH_SLIDE and self._fresh(starts, width)
+        if not (short or fresh):
+            return None
+        a0 = starts[0]  # every pane of the span, one look-up each
         got = self._chunks.get_many(
             list(range(value_key(a0), value_key(starts[-1] + width), 1 << _BITS))
         )
         at = [j for j, rec in enumerate(got) if rec is not None]
         recs = [got[j] for j in at]
-        c0 = self._cols[0]
-        if sum([len(rec[c0]) for rec in recs]) > _PER_WINDOW * r:
+        if short:  # the values too, else the slide only for a fresh cursor
+            c0 = self._cols[0]
+            short = sum([len(rec[c0]) for rec in recs]) <= _PER_WINDOW * r
+        if not (short or fresh):
             return None
-        return [a0 + j for j in at], recs
+        return [a0 + j for j in at], recs, not short
+
+    def _fresh(self, starts: list[int], width: int) -> bool:
+        """Whether the windows at *starts* (ascending, several) each overlap the next and
+        no cursor of *width* overlaps the first (the cursor would build its bands there).
+        O(windows)."""
+        if any(b - a >= width for a, b in pairwise(starts)):
+            return False
+        got = self._cursors.get(width)
+        if got is None:
+            return True
+        a, b = got[0]
+        return starts[0] + width - 1 < a or starts[0] > b  # disjoint: dropped at the first
 
     def _scratch(
         self, starts: list[int], width: int, panes: list[int], recs: list[dict[str, np.ndarray]]
