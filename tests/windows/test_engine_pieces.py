@@ -102,8 +102,9 @@ def test_pieces_equal_a_dict_through_journals_and_flushes(
 
 
 def test_begin_copies_a_small_cache_and_notes_keys_in_a_large_one() -> None:
-    """Without a store, a cache no larger than 8x the last flush's changes is journalled
-    by one copy; a larger one (or any cache over a store) key by key: both undo alike."""
+    """A cache no larger than 8x the last flush's changes is journalled by one copy (over
+    a store too: a restored state's empty cache); a larger one key by key: both undo
+    alike."""
     p = Pieces(_decode)
     p.put_many([(k, ("v", k)) for k in range(4)])
     p.flush(_encode)  # 4 changes: a cache of up to 32 keys is copied
@@ -128,6 +129,15 @@ def test_begin_copies_a_small_cache_and_notes_keys_in_a_large_one() -> None:
     p.rollback()  # undoes the committed inner step as well
     assert [p.get(k) for k in (1, 2, 3, 7)] == [("v", 1), ("v", 2), ("v", 3), ("v", 7)]
     assert p._noting == [] and p._journal == []
+    restored = Pieces(_decode, {1: b"1", 2: b"2"})  # over a store, nothing read yet
+    restored.begin()
+    assert restored._journal[-1][2] is None  # the (empty) cache copied
+    assert restored.get(1) == ("v", 1)
+    restored.put(1, ("v", 10))
+    restored.delete(2)
+    restored.rollback()
+    assert restored.get_many([1, 2]) == [("v", 1), ("v", 2)]
+    assert restored.flush(_encode) == ({}, ())
 
 
 def test_get_many_decodes_its_misses_in_one_call_and_a_raise_caches_nothing() -> None:

@@ -192,3 +192,56 @@ def test_object_api_state_of_a_monoid_with_other_parameters_is_refused() -> None
     SlidingWindows.from_bytes(data, ExpDecayed(3_600_000_000, "mean"), 600, 60)
     with pytest.raises(CodecError, match=r"half_life=1800000000\.0"):
         SlidingWindows.from_bytes(data, ExpDecayed(1_800_000_000, "mean"), 600, 60)
+
+
+@pytest.mark.parametrize("shape", [HOP, PER_EVENT, SESSION, COUNT], ids=lambda s: s.kind)
+@pytest.mark.parametrize("aggs", [["sum(v)", "count"], ["p95(v)", "max(v)"]], ids=["sum", "p95"])
+def test_a_restore_makes_no_layout_but_the_restored_one(
+    shape: Shape, aggs: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``KeyStream.restore`` has the layout class the constructor picks restore the state,
+    constructing no layout of its own first (Spark restores every key every micro-batch):
+    the layouts constructed are those the layout's own ``restore`` constructs; the
+    restored stream goes on as the one kept in memory, byte for byte."""
+    from windowagg.windows.engine.layout import Layout
+
+    s = KeyStream(parse(aggs), shape, allowed_lateness=60)
+    _, d = s.feed(np.array([10, 70, 700]), {"v": np.array([1.0, 2.0, 3.0])})
+    kind = type(s._state)
+    made: list[str] = []
+
+    def counting(init: Any) -> Any:
+        def counted(self: Any, *a: Any, **k: Any) -> None:
+            made.append(type(self).__name__)
+            init(self, *a, **k)
+
+        return counted
+
+    for cls in kind.__mro__:
+        if issubclass(cls, Layout) and "__init__" in vars(cls):
+            monkeypatch.setattr(cls, "__init__", counting(vars(cls)["__init__"]))
+    r = KeyStream.restore(d.meta, dict(d.put), parse(aggs), shape, allowed_lateness=60)
+    assert type(r._state) is kind
+    by_stream = list(made)
+    made.clear()
+    kind.restore(
+        codec.loads(d.meta), dict(d.put), parse(aggs), shape, allowed_lateness=60,
+        planned=s._state._plan,
+    )  # fmt: skip
+    assert by_stream == made
+    monkeypatch.undo()
+    t, v = np.array([800]), {"v": np.array([4.0])}
+    assert r.feed(t, v)[1].meta == s.feed(t, v)[1].meta
+
+
+def test_equal_configurations_of_other_types_keep_their_own_bytes() -> None:
+    """The encoded configuration is made once per configuration in the process; one equal
+    as a tuple but of other types (``60`` and ``60.0``) is its own."""
+    from windowagg.windows.engine.panes import _encoded_config
+
+    a, b = (("slide", 60), ("judge", "batch")), (("slide", 60.0), ("judge", "batch"))
+    assert _encoded_config(a) is _encoded_config(a)
+    assert _encoded_config(a).body == codec.encoded(a).body
+    assert _encoded_config(b).body == codec.encoded(b).body != codec.encoded(a).body
+    unhashable = (("sizes", [60]),)
+    assert _encoded_config(unhashable).body == codec.encoded(unhashable).body

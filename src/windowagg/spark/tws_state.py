@@ -98,6 +98,8 @@ def decode_head(raw: bytes) -> tuple[bytes, dict[int, bytes]]:
             "a windowagg transformWithStateInPandas head row without its metadata and pieces: "
             "clear the query's checkpoint"
         )
+    if all(type(k) is int for k in inline) and all(type(v) is bytes for v in inline.values()):
+        return meta, inline  # as decoded (one pass each instead of a new dict)
     return meta, {int(k): bytes(v) for k, v in inline.items()}
 
 

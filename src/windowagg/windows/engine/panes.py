@@ -284,6 +284,30 @@ _WALK = 1 << 16
 #: that the error is raised, naming the window, only by a window that needs it.
 _SPLIT = "x"
 
+#: :meth:`PaneStream.config` -> its encoding (:func:`_encoded_config`), shared by the
+#: states of a query: Spark's handler restores every key's state, a new object, every
+#: micro-batch, and encoding the configuration was a tenth of a restore's cost
+_CONFIGS: dict[tuple[Any, str], codec.Encoded] = {}
+#: :data:`_CONFIGS` is emptied when it holds this many (a process runs a few queries)
+_CONFIGS_MAX = 64
+
+
+def _encoded_config(config: tuple[Any, ...]) -> codec.Encoded:
+    """``codec.encoded(config)``, made once per configuration in the process (one that
+    holds an unhashable value: every time). Known by the configuration and its ``repr``
+    (``1 == 1.0 == True``, but their bytes differ). O(configuration), a tenth of the
+    encoding's when known."""
+    try:
+        key = (config, repr(config))
+        got = _CONFIGS.get(key)
+    except TypeError:
+        return codec.encoded(config)
+    if got is None:
+        if len(_CONFIGS) >= _CONFIGS_MAX:
+            _CONFIGS.clear()
+        got = _CONFIGS[key] = codec.encoded(config)
+    return got
+
 
 def node_key(level: int, index: int) -> int:
     """The piece key of node (*level*, *index*); a pane's own piece is ``node_key(0, p)``.
@@ -462,7 +486,7 @@ class PaneStream(Layout):
         clock_max = None if self._clock.watermark is None else self._clock.watermark + self._ooo
         config = self._config_bytes
         if config is None:  # fixed at construction: encoded once, spliced in every step
-            config = self._config_bytes = codec.encoded(self.config())
+            config = self._config_bytes = _encoded_config(self.config())
         return codec.dumps(
             (
                 STATE_VERSION,
@@ -553,12 +577,14 @@ class PaneStream(Layout):
         micro-batch needs them. O(revisions + open panes)."""
         s = cls(aggs, shape, **kw)
         if isinstance(meta, tuple) and len(meta) >= 2:  # first: another layout's says so
-            check_config(meta[1], s.config())
+            want = s.config()
+            check_config(meta[1], want)
+            s._config_bytes = _encoded_config(want)
         if not (isinstance(meta, tuple) and len(meta) == 8):
             raise CodecError("not a windowagg pane state: clear the query's checkpoint")
         _, _config, clock_max, emitted_wm, seq, revs, span, open_ = meta
-        if clock_max is not None:
-            s._clock.observe(np.array([clock_max], dtype=np.int64))
+        if clock_max is not None:  # a new clock: its newest time (no numpy call)
+            s._clock.advance_to(int(clock_max))
         s._emitted_wm = emitted_wm
         s._seq = int(seq)
         s._revs = {int(k): (int(e), int(r)) for k, e, r in revs}

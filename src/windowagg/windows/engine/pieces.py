@@ -153,13 +153,15 @@ class Pieces:
 
     def begin(self) -> None:
         """Start journalling the changes, for :meth:`rollback` (inside an open journal: a
-        nested one, which :meth:`commit` or :meth:`rollback` closes). Without a store and
-        with a cache no larger than :data:`_SNAPSHOT` times the last flush's changes, the
-        journal is one copy of the cache (one C-level pass, instead of a note per key
-        changed); else the keys are noted as they change. O(pending changes), amortized
+        nested one, which :meth:`commit` or :meth:`rollback` closes). With a cache no larger
+        than :data:`_SNAPSHOT` times the last flush's changes (a state just restored from a
+        store: an empty one), the journal is one copy of the cache (one C-level pass,
+        instead of a note per key changed; over a store, a rollback then forgets the
+        reads since too, which the next look-up reads again); else the keys are noted as
+        they change. O(pending changes), amortized
         O(changes) for a copy."""
         dirty, gone = set(self._dirty), set(self._gone)
-        if self._store is None and len(self._cache) <= _SNAPSHOT * max(self._churn, 1):
+        if len(self._cache) <= _SNAPSHOT * max(self._churn, 1):
             self._journal.append((dirty, gone, None, self._cache.copy()))
         else:
             before: dict[int, Any] = {}

@@ -697,6 +697,41 @@ class EventLog(Layout):
             raise AssertionError("EventLog: two stored events share a sequence number")
 
 
+def _check_options(shape: Shape, emit: str, judge: str) -> None:
+    """:class:`KeyStream`'s own checks of its options (``ArgumentError``). O(1)."""
+    if emit not in ("watermark", "arrival"):
+        raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
+    if judge not in ("arrival", "batch"):
+        raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
+    if shape.sizes and emit != "watermark":
+        raise ArgumentError(
+            f"several sizes ({shape.sizes}) are emitted when the watermark closes their "
+            "shared window end; use emit='watermark', or one query per size with "
+            f"emit={emit!r}"
+        )
+
+
+def _layout_of(
+    aggs: Sequence[Any],
+    shape: Shape,
+    p: Plan,
+    emit: str,
+    factory: Factory | None,
+    carry: Sequence[str],
+) -> type[PaneStream | TrailingFiBA | EventLog | HistoryFold]:
+    """The layout class :class:`KeyStream` holds for these windows and aggregations (its
+    constructor makes one, :meth:`KeyStream.restore` has that class restore one). O(aggs)."""
+    from windowagg.windows.engine import sessions  # it builds on EventLog
+
+    if fits(shape, p, emit):
+        return PaneStream
+    if not carry and history_fits(shape, p, aggs):  # whole history: P + revisable
+        return HistoryFold
+    if not carry and trailing_fits(shape, p, emit, factory):  # per-event: FiBAs
+        return TrailingFiBA
+    return sessions.OpenSessions if sessions.fits(shape, p) else EventLog
+
+
 class KeyStream:
     """One key's streaming windows over the engine: it holds the state layout its shape and
     aggregations call for and forwards to it (see the module docstring).
@@ -751,40 +786,30 @@ class KeyStream:
         context: tuple[tuple[str, Any], ...] = (),
         carry: Sequence[str] = (),
     ) -> None:
-        if emit not in ("watermark", "arrival"):
-            raise ArgumentError(f"emit must be 'watermark' or 'arrival', got {emit!r}")
-        if judge not in ("arrival", "batch"):
-            raise ArgumentError(f"judge must be 'arrival' or 'batch', got {judge!r}")
-        if shape.sizes and emit != "watermark":
-            raise ArgumentError(
-                f"several sizes ({shape.sizes}) are emitted when the watermark closes their "
-                "shared window end; use emit='watermark', or one query per size with "
-                f"emit={emit!r}"
-            )
+        _check_options(shape, emit, judge)
         p = planned if planned is not None else plan(aggs)
         lateness = {"max_out_of_orderness": max_out_of_orderness,
                     "allowed_lateness": allowed_lateness}  # fmt: skip
-        from windowagg.windows.engine import sessions  # it builds on EventLog
-
+        kind = _layout_of(aggs, shape, p, emit, factory, carry)
         self._state: PaneStream | TrailingFiBA | EventLog | HistoryFold
-        if fits(shape, p, emit):
+        if kind is PaneStream:
             self._state = PaneStream(
                 aggs, shape, judge=judge, factory=factory, planned=p, deltas=deltas,
                 context=context, **lateness,
             )  # fmt: skip
-        elif not carry and history_fits(shape, p, aggs):  # whole history: P + revisable
+        elif kind is HistoryFold:
             self._state = HistoryFold(
                 aggs, shape, emit=emit, judge=judge, factory=factory, planned=p,
                 deltas=deltas, context=context, **lateness,
             )  # fmt: skip
-        elif not carry and trailing_fits(shape, p, emit, factory):  # per-event: FiBAs
+        elif kind is TrailingFiBA:
             self._state = TrailingFiBA(
                 aggs, shape, emit=emit, judge=judge, planned=p, deltas=deltas,
                 context=context, **lateness,
             )  # fmt: skip
         else:
-            log = sessions.OpenSessions if sessions.fits(shape, p) else EventLog
-            self._state = log(
+            assert issubclass(kind, EventLog)  # or the sessions built on it
+            self._state = kind(
                 aggs,
                 shape,
                 emit=emit,
@@ -861,9 +886,15 @@ class KeyStream:
 
         O(stored pieces): the event log also sorts its events (O(n log n)).
         """
-        s = cls(aggs, shape, **kwargs)
         if meta is None:
-            return s
+            return cls(aggs, shape, **kwargs)
+        # the layout the constructor would make, without making it: its restore does
+        emit = kwargs.get("emit", "watermark")
+        _check_options(shape, emit, kwargs.get("judge", "arrival"))
+        p = kwargs.get("planned")
+        if p is None:
+            p = plan(aggs)
+        kind = _layout_of(aggs, shape, p, emit, kwargs.get("factory"), kwargs.get("carry", ()))
         with codec.decoding("a windowagg stream state"):
             rec = codec.loads(meta)
         if not (isinstance(rec, tuple) and len(rec) >= 2 and rec[0] == STATE_VERSION):
@@ -871,14 +902,13 @@ class KeyStream:
                 f"not a windowagg stream state of version {STATE_VERSION}: clear the query's "
                 "checkpoint or run the windowagg version that wrote it"
             )
-        log = isinstance(s._state, EventLog)  # the event log, or a layout built on it
-        emits = log or isinstance(
-            s._state, TrailingFiBA | HistoryFold
-        )  # the layouts that take emit=
+        log = issubclass(kind, EventLog)  # the event log, or a layout built on it
+        emits = log or issubclass(kind, TrailingFiBA | HistoryFold)  # they take emit=
         kw = {k: v for k, v in kwargs.items()
               if (k != "emit" or emits) and (k != "carry" or log)}  # fmt: skip
-        kw["planned"] = s._state._plan
-        s._state = type(s._state).restore(rec, pieces, aggs, shape, **kw)
+        kw["planned"] = p
+        s = cls.__new__(cls)
+        s._state = kind.restore(rec, pieces, aggs, shape, **kw)
         return s
 
     def feed(self, t: np.ndarray, values: Mapping[str, np.ndarray]) -> tuple[StepResult, Delta]:
