@@ -402,3 +402,37 @@ def test_rows_json_of_far_past_tz_aware_times_does_not_crash():
         '{"tz": "1425-08-04T22:06:56.001500Z"}',
         '{"tz": "1970-01-01T00:00:00.001500Z"}',
     ]
+
+
+_I64 = np.iinfo(np.int64)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(int(_I64.min), int(_I64.max)),
+            st.integers(-(10**12), 10**12),  # mostly inside, whatever the unit
+            st.sampled_from([int(_I64.min), -62135596800, 253402300799, 0]),  # NaT, year ends
+        ),
+        max_size=8,
+    ),
+    st.sampled_from(["s", "ms", "us", "ns"]),
+    st.booleans(),
+)
+def test_clean_micros_is_epoch_micros_when_every_time_is_inside(
+    raw: list[int], unit: str, tz: bool
+) -> None:
+    """The clean path's conversion (range checked on the smallest and largest value)
+    against the general one: None exactly when a time is NaT (which nanoseconds' floor
+    division alone would put in 1677) or outside years 0001-9999, else the same
+    microseconds."""
+    from windowagg.rejects import _clean_micros, _epoch_micros
+
+    i8 = np.asarray(raw, dtype=np.int64)
+    dtype: Any = pd.DatetimeTZDtype(unit, "UTC") if tz else np.dtype(f"datetime64[{unit}]")
+    micros, inside = _epoch_micros(i8, dtype)
+    got = _clean_micros(i8, dtype)
+    if not inside.all() or (i8 == _I64.min).any():
+        assert got is None
+    else:
+        assert got is not None and got.dtype == np.int64 and got.tolist() == micros.tolist()

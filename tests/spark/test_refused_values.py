@@ -172,3 +172,27 @@ def test_late_rejects_read_iso_times_and_carry_the_flat_row() -> None:
         "late: 2013-02-04T17:59:00.000001Z < lateness bound 2013-02-04T18:59:00.000001Z"
     ]
     assert json.loads(rej["row"][0]) == {"k": "x", "t": "2013-02-04T17:59:00.000001Z", "v": 3.0}
+
+
+@pytest.mark.parametrize("bad", [False, True])
+def test_late_rejects_beside_bad_rows_keep_their_own_times_and_rows(bad: bool) -> None:
+    """A micro-batch whose rows are all good (the clean path: no rejects frame built) and
+    one with bad rows before the late ones (the good rows' positions map back to the
+    batch): each late reject reads its own time and row."""
+    t0 = pd.Timestamp("2013-02-04T18:00:00", tz="UTC")
+    shape = Shape(size=600_000_000, slide=60_000_000)
+    aggs = parse_aggs(["max(v)", "count"])
+    first = pd.DataFrame({"k": ["x", "x"], "t": [t0, t0 + pd.Timedelta(hours=1)], "v": [1.0, 2.0]})
+    minutes = [3, 1, 2] if bad else [1, 2]
+    vs = [float("nan"), 3.0, 4.0] if bad else [3.0, 4.0]
+    late = pd.DataFrame(
+        {"k": ["x"] * len(vs), "t": [t0 - pd.Timedelta(minutes=m) for m in minutes], "v": vs}
+    )
+    rej = _stream_batches(aggs, shape, [first, late], ["k"], "t")
+    lates = rej[rej["reason"].str.startswith("late")]
+    assert [json.loads(r)["v"] for r in lates["row"]] == [3.0, 4.0]
+    assert [r.split(" < ")[0] for r in lates["reason"]] == [
+        "late: 2013-02-04T17:59:00Z",
+        "late: 2013-02-04T17:58:00Z",
+    ]
+    assert len(rej) == len(lates) + bad
