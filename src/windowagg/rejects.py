@@ -585,15 +585,21 @@ def _all_good(
     """
     if CORRUPT_COLUMN in pdf.columns and pdf[CORRUPT_COLUMN].notna().to_numpy().any():
         return None
+    flags = [null_flag(c) for c in value_columns]
+    names = [*keys, time, *value_columns, *(f for f in flags if f in pdf.columns)]
+    got = _stored_columns(pdf, names)
+    if got is None:
+        return None
+    arrays = dict(zip(names, got, strict=True))
     for k in keys:
-        kc = pdf[k]
+        kc = arrays[k]
         numpy_int = isinstance(kc.dtype, np.dtype) and kc.dtype.kind in "iub"  # no NA there
-        if not numpy_int and kc.isna().to_numpy().any():
+        if not numpy_int and pd.isna(kc).any():
             return None
-    s = pdf[time]
+    s = arrays[time]
     if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":  # numbers in time_unit
         unit = check_time_unit(time_unit)
-        raw = s.to_numpy()
+        raw = np.asarray(s)
         # the range in the column's own integer type: nothing is cast before the check
         if len(raw) and (raw.min() < -(-MIN_MICROS // unit) or raw.max() > MAX_MICROS // unit):
             return None  # times outside years 0001-9999: rejects
@@ -603,26 +609,44 @@ def _all_good(
         if isinstance(s.dtype, np.dtype)
         else isinstance(s.dtype, pd.DatetimeTZDtype)
     ):
-        i8 = np.asarray(s.array.asi8, dtype=np.int64)
-        got = _clean_micros(i8, s.dtype)
-        if got is None:  # NaT, or times outside years 0001-9999: rejects
+        i8 = s.asi8 if hasattr(s, "asi8") else np.asarray(s).view(np.int64)
+        clean = _clean_micros(np.asarray(i8, dtype=np.int64), s.dtype)
+        if clean is None:  # NaT, or times outside years 0001-9999: rejects
             return None
-        micros = got
+        micros = clean
     else:
         return None
     values: dict[str, np.ndarray] = {}
-    for c in value_columns:
-        vc = pdf[c]
+    for c, flag in zip(value_columns, flags, strict=True):
+        vc = arrays[c]
         if not (isinstance(vc.dtype, np.dtype) and vc.dtype == np.float64):
             return None
-        flag = null_flag(c)
-        if flag in pdf.columns and pdf[flag].to_numpy(dtype=bool).any():
+        if flag in arrays and np.asarray(arrays[flag], dtype=bool).any():
             return None
-        f = vc.to_numpy(dtype=np.float64)
+        f = np.asarray(vc, dtype=np.float64)
         if not np.isfinite(f).all():
             return None
         values[c] = f
     return micros, values
+
+
+def _stored_columns(pdf: pd.DataFrame, names: Sequence[str]) -> list[Any] | None:
+    """The values of *pdf*'s columns *names* as its blocks store them (numpy arrays or
+    pandas extension arrays; read only), without boxing a Series for each (~20 us per
+    column of a frame not read yet: most of :func:`_all_good`'s cost per key and
+    micro-batch); None when a name is not exactly one column (missing or repeated: the
+    general path says what). O(names)."""
+    cols = pdf.columns
+    out: list[Any] = []
+    for name in names:
+        try:
+            loc = cols.get_loc(name)
+        except KeyError:
+            return None
+        if type(loc) is not int:
+            return None
+        out.append(pdf._get_column_array(loc))
+    return out
 
 
 def validate(
