@@ -382,36 +382,41 @@ def _decode_dict(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
         raise CodecError(f"data nests deeper than MAX_DEPTH={MAX_DEPTH} at offset {pos}")
     d = depth + 1
     result: dict[Any, Any] = {}
+    tag_int, tag_bytes, from_bytes = _INT, _BYTES, _from_bytes  # locals: the hot loop's
     for _ in range(count):
         kpos = p
         # int keys of bytes values (a store's pieces by key): read inline where complete,
         # as _decode reads them; anything else (or a truncated one: its error) by _decode
-        if p + 1 < size and data[p] == _INT and data[p + 1] < 0x80 and p + 2 + data[p + 1] <= size:
-            end = p + 2 + data[p + 1]
-            key = _from_bytes(data[p + 2 : end], "big", signed=True)
-            p = end
-        else:
-            key, p = _decode(data, p, d)
-        try:
-            dup = key in result
-        except TypeError:
-            raise CodecError(
-                f"unhashable dict key of type {type(key).__name__} at offset {kpos}"
-            ) from None
-        if dup:
-            raise CodecError(f"duplicate dict key {key!r} at offset {kpos}")
         if (
             p + 1 < size
-            and data[p] == _BYTES
-            and data[p + 1] < 0x80
-            and p + 2 + data[p + 1] <= size
+            and data[p] == tag_int
+            and (n := data[p + 1]) < 0x80
+            and (end := p + 2 + n) <= size
         ):
-            end = p + 2 + data[p + 1]
-            value: Any = data[p + 2 : end]
+            key = from_bytes(data[p + 2 : end], "big", signed=True)
+            p = end
+            if key in result:  # an int: hashable
+                raise CodecError(f"duplicate dict key {key!r} at offset {kpos}")
+        else:
+            key, p = _decode(data, p, d)
+            try:
+                dup = key in result
+            except TypeError:
+                raise CodecError(
+                    f"unhashable dict key of type {type(key).__name__} at offset {kpos}"
+                ) from None
+            if dup:
+                raise CodecError(f"duplicate dict key {key!r} at offset {kpos}")
+        if (
+            p + 1 < size
+            and data[p] == tag_bytes
+            and (n := data[p + 1]) < 0x80
+            and (end := p + 2 + n) <= size
+        ):
+            result[key] = data[p + 2 : end]
             p = end
         else:
-            value, p = _decode(data, p, d)
-        result[key] = value
+            result[key], p = _decode(data, p, d)
     return result, p
 
 
