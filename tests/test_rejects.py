@@ -436,3 +436,32 @@ def test_clean_micros_is_epoch_micros_when_every_time_is_inside(
         assert got is None
     else:
         assert got is not None and got.dtype == np.int64 and got.tolist() == micros.tolist()
+
+
+def test_stored_columns_are_the_series_values_without_a_series() -> None:
+    """``_stored_columns``: each column's values as stored, whose items are what the
+    Series gives (``iloc``: the first row's keys of a Spark group) for every kind of
+    column; None for a name that is missing or repeated."""
+    from windowagg.rejects import _stored_columns
+
+    pdf = pd.DataFrame(
+        {
+            "i32": np.array([3, 4], dtype=np.int32),
+            "nullable": pd.array([None, 5], dtype="Int32"),
+            "text": ["a", None],
+            "cat": pd.Categorical(["x", "y"]),
+            "naive": pd.to_datetime(["2024-01-01", "2024-01-02"]),
+            "zoned": pd.to_datetime(["2024-01-01", "2024-01-02"], utc=True),
+            "flag": [True, False],
+            "f": [1.5, float("nan")],
+        }
+    )
+    got = _stored_columns(pdf, list(pdf.columns))
+    assert got is not None
+    for name, arr in zip(pdf.columns, got, strict=True):
+        for j in range(2):
+            want, have = pdf[name].iloc[j], arr[j]
+            assert type(have) is type(want) and repr(have) == repr(want), name
+    assert _stored_columns(pdf, ["missing"]) is None
+    twice = pd.concat([pdf[["f"]], pdf[["f"]]], axis=1)
+    assert _stored_columns(twice, ["f"]) is None

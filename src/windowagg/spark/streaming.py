@@ -79,6 +79,7 @@ from windowagg.rejects import (  # noqa: E402
     _all_good,
     _empty_rejects,
     _rows_json,
+    _stored_columns,
     check_time_unit,
     iso_micros,
     readable_reason,
@@ -285,7 +286,10 @@ class _Step:
             )
             idx = np.flatnonzero(good)
             micros, values = micros[idx], {c: v[idx] for c, v in values.items()}
-        key_values = [batch[k].iloc[0] for k in self.keys]
+        stored = _stored_columns(batch, self.keys)  # the first row's keys, no Series boxed
+        key_values = (
+            [batch[k].iloc[0] for k in self.keys] if stored is None else [a[0] for a in stored]
+        )
         cols = _no_windows()
         deltas: list[Delta] = []
         if len(micros):
