@@ -280,3 +280,39 @@ def test_the_metadata_record_splices_the_configuration_byte_for_byte() -> None:
         assert d.meta == codec.dumps((rec[0], state.config(), *rec[2:]))
         assert rec[1] == state.config()
         s = KeyStream.restore(d.meta, store, aggs, shape, **kw)
+
+
+def test_reading_the_ancestors_siblings_ahead_reads_the_same_pieces(monkeypatch: Any) -> None:
+    """``_ancestors`` reads the touched panes' siblings (and theirs, up the tree) in one
+    ``get_many`` ahead of its walk: per micro-batch of a state restored every time, the
+    same store look-ups, key by key, as the walk reading them level by level, and the
+    same deltas."""
+    from windowagg.windows.engine.panes import PaneStream
+
+    class Keys(_Counting):
+        def get(self, k: int, default: Any = None) -> Any:  # type: ignore[override]
+            self.keys.append(k)
+            return super().get(k, default)
+
+    def run() -> tuple[list[list[int]], list[Any]]:
+        aggs = parse(["sum(v)", "count", "max(v)"])
+        shape = Shape(size=3600, slide=60)
+        store, meta, rng = Keys(), None, np.random.default_rng(11)
+        read, deltas = [], []
+        for b in range(10):
+            t = np.sort(rng.integers(b * 900, (b + 1) * 900 + 200, 40))
+            s = KeyStream.restore(meta, store, aggs, shape, allowed_lateness=60)
+            store.keys = []
+            _, d = s.feed(t, {"v": rng.random(len(t))})
+            read.append(sorted(store.keys))
+            deltas.append((d.meta, d.put, d.delete))
+            d.apply(store)
+            meta = d.meta
+        return read, deltas
+
+    ahead = run()
+    monkeypatch.setattr(PaneStream, "_siblings", lambda self, touched: [])
+    walked = run()
+    assert ahead == walked
+    assert all(len(r) == len(set(r)) for r in ahead[0])  # each piece read once
+    assert sum(map(len, ahead[0])) > 100
