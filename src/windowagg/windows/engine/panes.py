@@ -759,41 +759,50 @@ class PaneStream(Layout):
 
     def _ancestors(self, touched: list[int]) -> None:
         """Refresh the nodes above the touched panes (ascending), level by level, and widen
-        the span. O(q log W) combines."""
+        the span: one ``get_many`` of both children per level, the combine inlined for
+        numeric plans (the monoids' own where it raises; a split node where they raise
+        too). O(q log W) combines."""
         nodes = self._nodes
-        get_many, combine = nodes.get_many, self._combine_all
+        get_many, put_many, delete_many = nodes.get_many, nodes.put_many, nodes.delete_many
         if not nodes.in_memory:  # the siblings the walk reads, decoded in one call
             get_many(self._siblings(touched))
+        inline, each = self._inline, self._combine_each
+        split = (_SPLIT, None, None)
+        bits = _LEVEL_BITS
         parents = touched
         for level in range(1, self._top + 1):
-            parents = sorted({p >> 1 for p in parents})
+            parents = list(dict.fromkeys([p >> 1 for p in parents]))  # ascending: no sort
             below = level - 1
-            lefts = get_many([((2 * i) << _LEVEL_BITS) | below for i in parents])
-            rights = get_many([((2 * i + 1) << _LEVEL_BITS) | below for i in parents])
+            kids = get_many([(c << bits) | below for i in parents for c in (2 * i, 2 * i + 1)])
             put: list[tuple[int, Any]] = []
             gone: list[int] = []
-            for i, left, right in zip(parents, lefts, rights, strict=True):
-                key = (i << _LEVEL_BITS) | level
+            for i, left, right in zip(parents, kids[0::2], kids[1::2], strict=True):
+                key = (i << bits) | level
                 if left is None or right is None:
                     one = left if right is None else right
                     if one is None:
                         gone.append(key)
                     elif one[0] == _SPLIT:
-                        put.append((key, (_SPLIT, None, None)))
+                        put.append((key, split))
                     else:
                         put.append((key, ("p", one[1], None)))
                     continue
                 if left[0] == _SPLIT or right[0] == _SPLIT:
-                    put.append((key, (_SPLIT, None, None)))
+                    put.append((key, split))
                     continue
                 try:
-                    vals = combine(left[1], right[1])
-                except Exception:  # a user monoid: the windows that need this combine say so
-                    put.append((key, (_SPLIT, None, None)))
-                    continue
+                    vals = (
+                        inline(left[1], right[1]) if inline is not None else each(left[1], right[1])
+                    )
+                except Exception:  # the inlined combine refused: the monoids' own, as before
+                    try:
+                        vals = each(left[1], right[1])
+                    except Exception:  # a user monoid: the windows that need it say so
+                        put.append((key, split))
+                        continue
                 put.append((key, ("p", vals, None)))
-            nodes.put_many(put)
-            nodes.delete_many(gone)
+            put_many(put)
+            delete_many(gone)
         span = self._span
         lo_p, hi_p = touched[0], touched[-1]
         self._span = (lo_p, hi_p) if span is None else (min(span[0], lo_p), max(span[1], hi_p))

@@ -306,23 +306,26 @@ class Values:
             else:  # each pane's run on its own
                 cols[c] = np.concatenate([np.sort(arr[a:b]) for a, b in zip(los, his, strict=True)])
         ends = np.cumsum(np.subtract(his, los)).tolist()
+        spans = list(zip([0, *ends[:-1]], ends, strict=True))
+        if len(cols) == 1:  # one column (the usual case): one dict per pane, no inner loop
+            ((c1, v1),) = cols.items()
+            news = [{c1: v1[a:b]} for a, b in spans]  # sorted
+        else:
+            news = [{c: v[a:b] for c, v in cols.items()} for a, b in spans]
         keys = [value_key(p) for p in panes]
         olds = self._chunks.get_many(keys)
-        puts: list[tuple[int, dict[str, np.ndarray]]] = []
-        begin = 0
-        for p, key, old, end in zip(panes, keys, olds, ends, strict=True):
-            new = {c: v[begin:end] for c, v in cols.items()}  # sorted
-            begin = end
-            if old is None:
-                puts.append((key, new))
-            else:
-                puts.append(
-                    (key, {c: np.sort(np.concatenate([old[c], v])) for c, v in new.items()})
-                )
-            for (a0, b0), sets in cursors:  # a held pane's new values: into the bands
+        self._chunks.put_many(
+            [
+                (key, new)
+                if old is None
+                else (key, {c: np.sort(np.concatenate([old[c], v])) for c, v in new.items()})
+                for key, old, new in zip(keys, olds, news, strict=True)
+            ]
+        )
+        for (a0, b0), sets in cursors:  # a held pane's new values: into the bands
+            for p, new in zip(panes, news, strict=True):
                 if a0 <= p <= b0:
                     self._shift(sets, new, 1)
-        self._chunks.put_many(puts)
 
     def answers(self, ks: Iterable[int]) -> dict[str, np.ndarray]:
         """Every quantile of the windows *ks* (ascending numbers, each holding a stored
