@@ -109,3 +109,22 @@ def test_dumps_bytes_writes_what_dumps_writes(items: list[Any]) -> None:
     from windowagg.codec import dumps_bytes
 
     assert dumps_bytes(items) == [dumps(b) for b in items]
+
+
+@given(
+    st.lists(st.booleans(), min_size=1, max_size=6),
+    st.data(),
+)
+def test_dumps_numbers_row_encoder_writes_what_dumps_writes(floats: list[bool], data: Any) -> None:
+    """The encoder compiled for the first row's kinds (floats and ints, in order) writes
+    every row of those kinds as dumps does (ints across byte widths, huge ones, NaN,
+    -0.0), and leaves any other row (another length or kinds, a bool) to the loop."""
+    from windowagg.codec import dumps_numbers
+
+    ints = st.integers(-(2**70), 2**70) | st.integers(-300, 300) | st.integers(-(2**1020), 2**1020)
+    item = {True: st.floats(allow_nan=True), False: ints}
+    row = st.tuples(*[item[f] for f in floats])
+    other = st.tuples(st.booleans()) | st.tuples(*[item[not f] for f in floats]) | st.none()
+    rows = data.draw(st.lists(row | other, max_size=40))
+    rows = [data.draw(row), *rows]
+    assert dumps_numbers("p", rows) == [dumps(("p", r)) for r in rows]
