@@ -472,6 +472,11 @@ def _row_encoder(floats: tuple[bool, ...], head: bytes) -> Any:
     return env["enc"]
 
 
+#: :func:`dumps_bytes`'s bytes before a bytes object of each length below 128 (its
+#: varint length is one byte).
+_SHORT_BYTES: tuple[bytes, ...] = tuple(_HEADER + bytes((_BYTES, n)) for n in range(0x80))
+
+
 def dumps_bytes(items: list[bytes]) -> list[bytes]:
     """``dumps(b)`` for every bytes object *b*, byte for byte, without the per-value
     dispatch (a pane layout writes a buffer of values per pane, many per micro-batch).
@@ -482,10 +487,15 @@ def dumps_bytes(items: list[bytes]) -> list[bytes]:
     True
     """
     crc, size = zlib.crc32, _CRC_LEN
+    short = _SHORT_BYTES  # the prefix of a bytes object shorter than 128 bytes, by length
     out: list[bytes] = []
     for b in items:
         if type(b) is not bytes:
             out.append(dumps(b))
+            continue
+        if len(b) < 0x80:  # a one-byte length: the prefix made once
+            d = short[len(b)] + b
+            out.append(d + crc(d).to_bytes(size, "big"))
             continue
         data = bytearray(_HEADER)
         data.append(_BYTES)

@@ -738,7 +738,7 @@ class PaneStream(Layout):
         olds = nodes.get_many([p << _LEVEL_BITS for p in touched])  # node_key(0, p)
         put: list[tuple[int, Any]] = []
         rows = zip(*folded, strict=True) if folded else [()] * len(touched)  # () : quantiles only
-        combine = self._combine_all
+        combine = self._inline if self._inline is not None else self._combine_each
         for p, old, new in zip(touched, olds, rows, strict=True):
             vals = new
             if old is not None:  # old ⊗ new: the monoid is commutative
@@ -746,7 +746,7 @@ class PaneStream(Layout):
                     vals = combine(old[1], new)
                     put.append((p << _LEVEL_BITS, ("p", vals, None)))
                     continue
-                except Exception:  # a monoid raised: say which, in which pane
+                except Exception:  # the monoids' own, each: say which raised, in which pane
                     pass
                 vals = tuple(
                     [
@@ -759,7 +759,7 @@ class PaneStream(Layout):
 
     def _ancestors(self, touched: list[int]) -> None:
         """Refresh the nodes above the touched panes (ascending), level by level, and widen
-        the span: one ``get_many`` of both children per level, the combine inlined for
+        the span: one ``get_many`` per level and side, the combine inlined for
         numeric plans (the monoids' own where it raises; a split node where they raise
         too). O(q log W) combines."""
         nodes = self._nodes
@@ -773,10 +773,13 @@ class PaneStream(Layout):
         for level in range(1, self._top + 1):
             parents = list(dict.fromkeys([p >> 1 for p in parents]))  # ascending: no sort
             below = level - 1
-            kids = get_many([(c << bits) | below for i in parents for c in (2 * i, 2 * i + 1)])
+            right_of = (1 << bits) | below
+            # children 2i and 2i + 1 of level - 1: node_key(below, 2i) = i << (bits + 1) | below
+            lefts = get_many([(i << (bits + 1)) | below for i in parents])
+            rights = get_many([(i << (bits + 1)) | right_of for i in parents])
             put: list[tuple[int, Any]] = []
             gone: list[int] = []
-            for i, left, right in zip(parents, kids[0::2], kids[1::2], strict=True):
+            for i, left, right in zip(parents, lefts, rights, strict=True):
                 key = (i << bits) | level
                 if left is None or right is None:
                     one = left if right is None else right
