@@ -102,3 +102,27 @@ def test_the_refused_events_never_reach_a_later_window() -> None:
     out, _ = s.feed(np.array([15]), {"v": np.array([1.0])})
     assert out.columns["end"].tolist() == [10]
     assert out.columns["f"].tolist() == [30.0] and out.columns["count"].tolist() == [2]
+
+
+@pytest.mark.parametrize("commutative", [True, False])
+@given(steps=st.lists(st.one_of(batch, st.integers(0, 80)), max_size=8))
+def test_no_step_changes_a_fixed_slot(commutative: bool, steps: list[Any]) -> None:
+    """``records.atomic`` does not keep the slots the pane layout names ``_FIXED`` (its
+    configuration): no step, raising or not, may rebind or change one."""
+    aggs = parse([("f", Fussy(commutative), "v"), "count", "max(v)", "p95(v)"])
+    s = KeyStream(aggs, Shape(size=20, slide=5), allowed_lateness=15)
+    state = s._state
+    assert s.layout == "panes" and state._FIXED
+    kept = {n: getattr(state, n) for n in state._FIXED}
+    copies = {n: list(v) for n, v in kept.items() if isinstance(v, list)}
+    for step in steps:
+        try:
+            if isinstance(step, int):
+                s.advance(step)
+            else:
+                t = np.array([x for x, _ in step], dtype=np.int64)
+                s.feed(t, {"v": np.array([y for _, y in step])})
+        except AggregationError:
+            pass
+        assert all(getattr(state, n) is v for n, v in kept.items()), step
+        assert all(getattr(state, n) == v for n, v in copies.items()), step

@@ -87,7 +87,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache, reduce
 from math import gcd
 from operator import add
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -380,6 +380,16 @@ class PaneStream(Layout):
         "_values",
         "_w",
     )
+
+    #: Slots set at construction only (the configuration and what it derives): a step's
+    #: :func:`~.records.atomic` does not keep them (a micro-batch per key keeps the rest).
+    _FIXED: ClassVar[frozenset[str]] = frozenset(
+        {
+            "_aggs", "_cols", "_combine_all", "_combines", "_context", "_deltas", "_g",
+            "_inline", "_judge", "_lateness", "_make", "_merges", "_monoids", "_ooo",
+            "_plan", "_raw", "_s", "_scalar", "_shape", "_sizes", "_top", "_w",
+        }
+    )  # fmt: skip
 
     def __init__(
         self,

@@ -460,11 +460,14 @@ _SLOTS: dict[type, tuple[str, ...]] = {}
 
 
 def _slots(kind: type) -> tuple[str, ...]:
-    """Every slot of *kind*, its base classes' too (a layout built on another). O(1) cached."""
+    """Every slot of *kind*, its base classes' too (a layout built on another), but those
+    a class names in ``_FIXED`` (set at construction, never by a step: its configuration,
+    so nothing to keep). O(1) cached."""
     got = _SLOTS.get(kind)
     if got is None:
+        fixed = {n for c in kind.__mro__ for n in getattr(c, "_FIXED", ())}
         got = _SLOTS[kind] = tuple(
-            n for c in reversed(kind.__mro__) for n in getattr(c, "__slots__", ())
+            n for c in reversed(kind.__mro__) for n in getattr(c, "__slots__", ()) if n not in fixed
         )
     return got
 
@@ -473,7 +476,8 @@ def _slots(kind: type) -> tuple[str, ...]:
 def atomic(state: Any) -> Iterator[None]:
     """Run one step of a key's *state* (a layout with ``__slots__``) all or nothing.
 
-    Before the step every slot is kept (lists, dicts, sets and the clock copied: they
+    Before the step every slot is kept (but the class's ``_FIXED`` ones, its
+    configuration; lists, dicts, sets and the clock copied: they
     change in place; a slot with ``begin``/``rollback``/``commit``, such as the pane
     layout's pieces, journals its own changes); if the step raises, the slots and journals
     are put back and the error goes on. Steps nest: a caller's ``atomic`` around several
