@@ -52,6 +52,15 @@ def nearest_rank(num: int, den: int, n: int) -> int:
 
 
 def _default_factory() -> Any:
+    """What ``OrderStatistics()`` would hold, the backend resolved as it resolves it:
+    natively the core's structure itself (a slide asks only its ``kth_slices``; the
+    public wrapper's construction cost several times the call on a short span)."""
+    from windowagg._backend import resolve_backend
+
+    if resolve_backend(None, "OrderStatistics"):
+        from windowagg._native.order_statistics import make
+
+        return make()
     from windowagg.order_statistics import OrderStatistics
 
     return OrderStatistics()

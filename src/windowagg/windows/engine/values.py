@@ -66,7 +66,8 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import pairwise
+from itertools import compress, pairwise, repeat
+from operator import is_not, itemgetter
 from typing import Any
 
 import numpy as np
@@ -312,7 +313,7 @@ class Values:
             news = [{c1: v1[a:b]} for a, b in spans]  # sorted
         else:
             news = [{c: v[a:b] for c, v in cols.items()} for a, b in spans]
-        keys = [value_key(p) for p in panes]
+        keys = [(p << _BITS) | VALUE_TAG for p in panes]  # value_key, inline
         olds = self._chunks.get_many(keys)
         self._chunks.put_many(
             [
@@ -407,11 +408,10 @@ class Values:
         got = self._chunks.get_many(
             list(range(value_key(a0), value_key(starts[-1] + width), 1 << _BITS))
         )
-        at = [j for j, rec in enumerate(got) if rec is not None]
-        recs = [got[j] for j in at]
+        at = list(compress(range(len(got)), map(is_not, got, repeat(None))))
+        recs = [rec for rec in got if rec is not None]
         if short:  # the values too, else the slide only for a fresh cursor
-            c0 = self._cols[0]
-            short = sum([len(rec[c0]) for rec in recs]) <= _PER_WINDOW * r
+            short = sum(map(len, map(itemgetter(self._cols[0]), recs))) <= _PER_WINDOW * r
         if not (short or fresh):
             return None
         return [a0 + j for j in at], recs, not short
@@ -463,7 +463,7 @@ class Values:
                 for p in inside:
                     self._leave(sets, p)
                 self._cursors[width] = ((inside[-1] + 1, b), sets)
-        self._chunks.delete_many([value_key(p) for p in gone])
+        self._chunks.delete_many([(p << _BITS) | VALUE_TAG for p in gone])  # value_key
 
     # ------------------------------------------------------------------ the cursors
     def _bands(self) -> dict[str, list[RankBand]]:
