@@ -525,3 +525,22 @@ def test_a_fresh_cursor_is_built_once_when_it_next_moves() -> None:
     assert built > 0 and v.gathered == 200 and v.scratch == 17 * 20
     v.answers([10, 11])
     assert v.gathered == 200 and v.inserted - built <= 2 * 20  # moved by two panes
+
+
+@given(
+    st.lists(
+        st.lists(st.floats(-1e9, 1e9), min_size=1, max_size=5).map(sorted), min_size=0, max_size=8
+    ),
+    st.integers(1, 3),
+)
+def test_pieces_encoded_together_are_encoded_one_by_one(panes: list[list[float]], k: int) -> None:
+    """Values._encode_many cuts every piece's buffer (its columns end to end) from one
+    buffer of all the pieces' values: the same bytes as each piece on its own, for one
+    column and several."""
+    cols = [f"c{j}" for j in range(k)]
+    v = Values({c: [(f"p50_{c}", 1, 2)] for c in cols}, width=3, step=1, present=range)
+    recs = [{c: np.asarray(xs, np.float64) + j for j, c in enumerate(cols)} for xs in panes]
+    keys = [value_key(p) for p in range(len(recs))]
+    assert v._encode_many(keys, recs) == [
+        v._encode(key, r) for key, r in zip(keys, recs, strict=True)
+    ]
