@@ -465,3 +465,26 @@ def test_stored_columns_are_the_series_values_without_a_series() -> None:
     assert _stored_columns(pdf, ["missing"]) is None
     twice = pd.concat([pdf[["f"]], pdf[["f"]]], axis=1)
     assert _stored_columns(twice, ["f"]) is None
+
+
+def test_a_pandas_without_the_private_column_read_takes_the_general_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``_stored_columns`` reads ``DataFrame._get_column_array``, a private method of the
+    pandas versions this package takes; where it is missing the clean path is skipped
+    and ``validate`` answers as before, bad rows included."""
+    from windowagg.rejects import _stored_columns
+
+    pdf = pd.DataFrame(
+        {"k": [1, 1, 2], "t": [1.0, float("nan"), 3.0], "v": [0.5, 1.5, float("inf")]}
+    )
+    want = validate(pdf, ["k"], "t", ["v"])
+    monkeypatch.delattr(pd.DataFrame, "_get_column_array")
+    assert _stored_columns(pdf, ["k", "t", "v"]) is None
+    got = validate(pdf, ["k"], "t", ["v"])
+    assert got[0].tolist() == want[0].tolist()
+    assert got[1][got[0]].tolist() == want[1][want[0]].tolist()
+    assert got[2]["v"][got[0]].tolist() == want[2]["v"][want[0]].tolist()
+    pd.testing.assert_frame_equal(got[3], want[3])
+    clean = pdf.iloc[[0]]
+    assert validate(clean, ["k"], "t", ["v"])[0].tolist() == [True]

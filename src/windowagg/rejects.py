@@ -635,7 +635,11 @@ def _stored_columns(pdf: pd.DataFrame, names: Sequence[str]) -> list[Any] | None
     pandas extension arrays; read only), without boxing a Series for each (~20 us per
     column of a frame not read yet: most of :func:`_all_good`'s cost per key and
     micro-batch); None when a name is not exactly one column (missing or repeated: the
-    general path says what). O(names)."""
+    general path says what) or pandas has no ``DataFrame._get_column_array`` (a private
+    method of pandas 2.x, the versions this package takes). O(names)."""
+    column_array = getattr(pdf, "_get_column_array", None)  # pandas 2.x's, not public
+    if column_array is None:  # a pandas without it: the general path
+        return None
     cols = pdf.columns
     out: list[Any] = []
     for name in names:
@@ -645,7 +649,7 @@ def _stored_columns(pdf: pd.DataFrame, names: Sequence[str]) -> list[Any] | None
             return None
         if type(loc) is not int:
             return None
-        out.append(pdf._get_column_array(loc))
+        out.append(column_array(loc))
     return out
 
 
