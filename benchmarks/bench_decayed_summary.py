@@ -19,8 +19,9 @@ timestamps, ``v`` normal, ``c`` Zipf(1.5)-like item ids; generated and cached in
 rows: ``percentile_approx(v, [0.5, 0.9, 0.99])`` (undecayed quantiles, rank error 1/10000)
 for ``kind="quantiles"`` and ``groupBy(c).count()``'s top 10 (exact undecayed counts) for
 ``kind="top_k"`` (1-day half-life, eps 0.01: decayed quantiles' ranks within eps D; top_k
-exact by default, its weights within 0 of the exact ones); medians of ``--repeats``,
-interleaved, the ratios and the load; the decayed answers then checked against exact
+exact by default, its weights within 0 of the exact ones); ``--warmup`` untimed rounds
+first (default 1: Spark's JIT and its Python workers start in the first), then medians of
+``--repeats``, interleaved, the ratios and the load; the decayed answers then checked against exact
 decayed values (Spark aggregations, not timed); beside them the summaries' plan with a
 function that only counts its rows (the Arrow transfer's floor), top_k with
 ``method="summary"``, and Spark's own decayed count by item (``groupBy(c)`` of each row's
@@ -34,7 +35,7 @@ the texts' mean length; then ``benchmarks/cpp/float_text_floor.cpp`` (compiled w
 machine's g++): ``std::to_chars`` of 10 doubles per event, digits only.
 
 Run: ``.venv/bin/python -m benchmarks decayed_summary [--repeats R] [--partitions P] [--quick]
-[--window-agg [--events N]] [--floor] [--spark-rows N [--kinds K]]``.
+[--window-agg [--events N]] [--floor] [--spark-rows N [--kinds K] [--warmup W]]``.
 """
 
 from __future__ import annotations
@@ -164,7 +165,9 @@ def floor_figures(repeats: int, n: int) -> int:
     return 0
 
 
-def spark_rows_figures(repeats: int, n: int, partitions: int, kinds: list[str]) -> int:
+def spark_rows_figures(
+    repeats: int, n: int, partitions: int, kinds: list[str], warmup: int = 1
+) -> int:
     """Spark's ``decayed_summary`` on *n* synthetic rows against Spark's own whole-stream
     answers on the same cached DataFrame (see the docstring), for each of *kinds*: each call
     timed *repeats* times, interleaved; medians, the ratios, the load, then the decayed
@@ -234,6 +237,11 @@ def spark_rows_figures(repeats: int, n: int, partitions: int, kinds: list[str]) 
         cases[f"mapInArrow(t, {col}), rows counted only (the transfer floor)"] = partial(
             _transfer, sdf, col
         )
+    for _ in range(warmup):  # Spark's JIT and Python workers start: untimed, said
+        for name, call in cases.items():
+            t0 = time.perf_counter()
+            call()
+            print(f"  warm-up, not counted: {name}: {time.perf_counter() - t0:.2f} s", flush=True)
     times: dict[str, list[float]] = {name: [] for name in cases}
     loads: list[float] = []
     got: dict[str, Any] = {}
@@ -245,7 +253,10 @@ def spark_rows_figures(repeats: int, n: int, partitions: int, kinds: list[str]) 
             print(f"  {name}: {times[name][-1]:.2f} s", flush=True)
         loads.append(os.getloadavg()[0])
     med = {name: statistics.median(ts) for name, ts in times.items()}
-    print(f"Spark local[2], {n:,} rows, {partitions} partitions (cached); medians of {repeats}")
+    print(
+        f"Spark local[2], {n:,} rows, {partitions} partitions (cached); medians of {repeats}"
+        f" after {warmup} warm-up round(s)"
+    )
     for name in cases:
         print(f"- {name}: {med[name]:.2f} s")
     for kind in kinds:
@@ -333,6 +344,9 @@ def main(argv: list[str]) -> int:
         "--spark-rows", type=int, default=0, help="synthetic rows vs Spark's own answers instead"
     )
     ap.add_argument("--kinds", default="quantiles,top_k", help="--spark-rows' kinds")
+    ap.add_argument(
+        "--warmup", type=int, default=1, help="--spark-rows: untimed rounds first (JIT, workers)"
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.repeats = 1
@@ -344,7 +358,9 @@ def main(argv: list[str]) -> int:
         kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
         if not kinds or not set(kinds) <= {"quantiles", "top_k"}:
             ap.error(f"--kinds {args.kinds!r}: give quantiles, top_k or both")
-        return spark_rows_figures(args.repeats, args.spark_rows, args.partitions, kinds)
+        return spark_rows_figures(
+            args.repeats, args.spark_rows, args.partitions, kinds, args.warmup
+        )
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from windowagg.datasets import load_flights
     from windowagg.spark import decayed_summary, session
