@@ -10,7 +10,11 @@ default threads (every core), on issue 40's five workloads and the suite's many-
 5. ``ewm_mean(v, half_life=1h)`` per event over each key's whole history, 1M events, 100
    keys in time order (``bench_decay.data``); polars ``ewm_mean_by("t", half_life="1h")
    .over("k")`` (timed only: polars' ``ewm_mean_by`` is another estimator);
-6. per-event ``(t - 1 h, t]`` max/sum/count over 100,000 keys (``bench_many_keys``' data).
+6. per-event ``(t - 1 h, t]`` max/sum/count over 100,000 keys (``bench_many_keys``' data);
+7. the machine's own scaling, no windowagg (:func:`machine_kernels`): numpy kernels that
+   release the GIL (a sort and a cumulative sum of 2M float64 each) on two halves, one
+   after the other or on two threads: what two threads give any GIL-free work here (the
+   floor of the ``1 / 2 threads`` ratio).
 
 Contenders interleaved (rotating order), medians of ``repeats``; the load average is
 printed per row. windowagg's two outputs are compared (equal, bit for bit) once per row;
@@ -105,6 +109,24 @@ def workloads(pl: Any, quick: bool) -> list[tuple[str, Callable[[int], Any], Cal
     ]
 
 
+def machine_kernels(quick: bool) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """Two halves of GIL-free numpy work (``np.sort`` and ``np.cumsum`` of 2M float64 each;
+    200k with *quick*): ``(one after the other, on two threads)``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    n = 200_000 if quick else 2_000_000
+    rng = np.random.default_rng(40)
+    halves = [rng.random(n), rng.random(n)]
+    pool = ThreadPoolExecutor(2)
+
+    def work(a: Any) -> float:
+        return float(np.sort(a)[-1] + np.cumsum(a)[-1])
+
+    return (lambda: [work(a) for a in halves]), (lambda: list(pool.map(work, halves)))
+
+
 def bench_threads(pl: Any, repeats: int, quick: bool) -> list[list[Any]]:
     """One row per workload: windowagg's seconds on 1 and 2 threads, polars' seconds, the
     ratios, the load average after the row."""
@@ -125,6 +147,13 @@ def bench_threads(pl: Any, repeats: int, quick: bool) -> list[list[Any]]:
         rows.append([label, f"{a:.3f}", f"{b:.3f}", f"{a / b:.2f}", f"{p:.3f}", f"{p / b:.2f}"])
         rows[-1].append(_load())
         print(f"  {label}: {med} (load {_load()})", flush=True)
+    serial, threaded = machine_kernels(quick)
+    med, ans = interleave({"1 thread": serial, "2 threads": threaded}, repeats)
+    assert ans["1 thread"] == ans["2 threads"]
+    a, b = med["1 thread"], med["2 threads"]
+    label = "the machine: numpy sort + cumsum of two halves (no windowagg)"
+    rows.append([label, f"{a:.3f}", f"{b:.3f}", f"{a / b:.2f}", "-", "-", _load()])
+    print(f"  {label}: {med} (load {_load()})", flush=True)
     return rows
 
 
