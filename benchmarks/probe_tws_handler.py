@@ -9,7 +9,8 @@ key as Spark groups them. Every key's state is restored from its rows every micr
 on Spark (the in-process ``stream_state`` benchmark keeps its ``KeyStream``s decoded, so it
 cannot see what a restore costs). Printed: CPU per micro-batch (median and mean after
 ``--skip`` untimed ones), the state calls and bytes per micro-batch, and a hash of every
-output frame (equal across commits that answer alike). ``--profile FILE``: cProfile of the
+output frame and of every state row written (equal across commits that answer alike and
+write the same bytes). ``--profile FILE``: cProfile of the
 timed micro-batches (cumulative and internal time printed).
 
 Run: ``python -m benchmarks.probe_tws_handler --events 200000 --skip 5`` (with the Spark
@@ -39,6 +40,7 @@ class _Calls:
     def __init__(self) -> None:
         self.calls: dict[str, int] = {}
         self.bytes: dict[str, int] = {}
+        self.rows = hashlib.sha256()  # every state row written, in order
 
     def add(self, name: str, n: int = 1, size: int = 0) -> None:
         self.calls[name] = self.calls.get(name, 0) + n
@@ -71,6 +73,7 @@ class _MapState:
 
     def updateValue(self, k: tuple[int], v: tuple[bytes]) -> None:
         self._count.add("updateValue", 1, len(v[0]))
+        self._count.rows.update(k[0].to_bytes(8, "little", signed=True) + v[0])
         self.rows[k[0]] = v[0]
 
     def removeKey(self, k: tuple[int]) -> None:
@@ -198,6 +201,7 @@ def main(argv: list[str]) -> int:
     n = len(timed)
     print("state calls per micro-batch:", {k: round(v / n, 1) for k, v in count.calls.items()})
     print("state bytes per micro-batch:", {k: round(v / n) for k, v in count.bytes.items()})
+    print(f"state rows written (every micro-batch, in order): hash {count.rows.hexdigest()[:16]}")
     if prof is not None:
         prof.dump_stats(args.profile)
         stats = pstats.Stats(args.profile)
