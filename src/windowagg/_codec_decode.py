@@ -8,11 +8,14 @@ wrong and the byte offset. The format is described in :mod:`windowagg.codec`.
 from __future__ import annotations
 
 import datetime as _dt
+import struct
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from windowagg._codec_format import (
     _BY_TAG,
@@ -150,9 +153,20 @@ def loads_numbers(tag: str, datas: list[bytes]) -> list[tuple[Any, ...] | None]:
     h = len(head)
     crc, from_bytes, unpack = zlib.crc32, _from_bytes, _unpack_d
     out: list[tuple[Any, ...] | None] = []
+    fast: _RowReader | None = None  # the last row's layout, read in one struct call
     for data in datas:
         row: tuple[Any, ...] | None = None
         end = len(data) - _CRC_LEN
+        if (
+            fast is not None
+            and end == fast.end
+            and type(data) is bytes
+            and data.startswith(fast.prefix)
+        ):
+            got = fast.unpack(data, h + 2)  # its fields, then the stored checksum
+            if fast.tags(got) == fast.want and crc(memoryview(data)[:end]) == got[-1]:
+                out.append(fast.row(got))  # the same layout: the loop's items
+                continue
         if (
             type(data) is bytes
             and end >= h + 2
@@ -163,24 +177,100 @@ def loads_numbers(tag: str, datas: list[bytes]) -> list[tuple[Any, ...] | None]:
         ):
             p = h + 2
             items: list[Any] = []
+            layout: list[int] = []  # per item: -1 a float, n an int of n bytes
             for _ in range(data[h + 1]):
                 t = data[p] if p < end else -1
                 if t == _FLOAT and p + 9 <= end:
                     items.append(unpack(data, p + 1)[0])
+                    layout.append(-1)
                     p += 9
                 elif t == _INT and p + 1 < end and data[p + 1] < 0x80:
                     q = p + 2 + data[p + 1]
                     if q > end:
                         break
                     items.append(from_bytes(data[p + 2 : q], "big", signed=True))
+                    layout.append(q - p - 2)
                     p = q
                 else:
                     break
             else:
                 if p == end:
                     row = tuple(items)
+                    if layout and 0 not in layout and max(layout) <= 8:
+                        fast = _row_reader(head, tuple(layout))
         out.append(row)
     return out
+
+
+class _RowReader(NamedTuple):
+    """How :func:`loads_numbers` reads a record of one layout in one call."""
+
+    prefix: bytes  # the record's bytes before its first item (header, tag, tuple, count)
+    end: int  # where its checksum starts
+    unpack: Any  # struct unpack_from: per item its tag (an int's length), its value; the CRC
+    tags: Any  # the tags and lengths among unpack's fields, as a tuple
+    want: tuple[int, ...]  # ... as the layout has them
+    row: Any  # the items among unpack's fields, as a tuple
+
+
+#: struct's big-endian signed integers, by size: an int of 1, 2, 4 or 8 bytes in one field
+_SIGNED = {1: "b", 2: "h", 4: "i", 8: "q"}
+
+
+@lru_cache(maxsize=64)
+def _row_reader(head: bytes, layout: tuple[int, ...]) -> _RowReader:
+    """The reader of the records ``(tag, row)`` whose row has *layout* (per item: -1 a
+    float, ``n`` in 1..8 an int of ``n`` bytes; *head*: the bytes before the row's
+    tuple), built once per layout in a process: one ``struct`` call reads every tag,
+    length and value (the ints of 3, 5, 6 or 7 bytes as bytes, converted by
+    ``from_bytes`` as the loop converts them). O(len(layout))."""
+    fmt = [">"]
+    tags: list[int] = []
+    want: list[int] = []
+    vals: list[int] = []
+    odd: list[int] = []  # items read as bytes (an int of 3, 5, 6 or 7 bytes)
+    at = 0  # the next field
+    for n in layout:
+        if n < 0:
+            fmt.append("Bd")
+            tags.append(at)
+            want.append(_FLOAT)
+            vals.append(at + 1)
+            at += 2
+            continue
+        code = _SIGNED.get(n)
+        if code is None:
+            odd.append(len(vals))
+        fmt.append("BB" + (code or f"{n}s"))
+        tags += [at, at + 1]
+        want += [_INT, n]
+        vals.append(at + 2)
+        at += 3
+    s = struct.Struct("".join(fmt) + "I")  # the checksum: 4 bytes, big-endian
+    get_tags = _getter(tags)
+    get_vals = _getter(vals)
+    if odd:
+        from_bytes = _from_bytes
+
+        def row(fields: tuple[Any, ...]) -> tuple[Any, ...]:
+            items = list(get_vals(fields))
+            for j in odd:
+                items[j] = from_bytes(items[j], "big", signed=True)
+            return tuple(items)
+
+    else:
+        row = get_vals
+    prefix = head + bytes((_TUPLE, len(layout)))
+    end = len(prefix) + s.size - _CRC_LEN
+    return _RowReader(prefix, end, s.unpack_from, get_tags, tuple(want), row)
+
+
+def _getter(at: list[int]) -> Any:
+    """``fields -> tuple(fields[j] for j in at)`` in one C call where it can (*at* not empty)."""
+    if len(at) > 1:
+        return itemgetter(*at)
+    j = at[0]
+    return lambda fields: (fields[j],)
 
 
 def loads_bytes(datas: list[bytes]) -> list[bytes | None]:

@@ -123,6 +123,10 @@ __all__ = [
 # --------------------------------------------------------------------------- encoding
 
 
+#: A bytes object's tag and one-byte length, by length (under 128 bytes)
+_BYTES_HEADS: tuple[bytes, ...] = tuple(bytes((_BYTES, n)) for n in range(0x80))
+
+
 def _dumps_raw(obj: object) -> bytes:
     out = bytearray(_HEADER)
     _encode(obj, out, 0)
@@ -192,7 +196,7 @@ def _encode(obj: object, out: bytearray, depth: int) -> None:
         if depth >= MAX_DEPTH:
             _too_deep(depth)
         d = depth + 1
-        heads = _INT_HEADS
+        heads, short = _INT_HEADS, _BYTES_HEADS
         for k, v in mapping.items():
             # int keys of bytes (a store's pieces by key, held inline): inlined, no call
             if type(k) is int and type(v) is bytes:
@@ -200,10 +204,10 @@ def _encode(obj: object, out: bytearray, depth: int) -> None:
                 if n < 128:
                     out += heads[n]
                     out += k.to_bytes(n, "big", signed=True)
-                    out.append(_BYTES)
-                    if len(v) < 0x80:
-                        out.append(len(v))
+                    if len(v) < 0x80:  # the tag and a one-byte length in one step
+                        out += short[len(v)]
                     else:
+                        out.append(_BYTES)
                         _put_varint(out, len(v))
                     out += v
                     continue

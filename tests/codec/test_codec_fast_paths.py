@@ -10,6 +10,7 @@ decoder's answer.
 from __future__ import annotations
 
 import contextlib
+import struct
 import zlib
 from typing import Any
 
@@ -76,6 +77,51 @@ def test_loads_numbers_is_loads_where_it_answers(
     fast = codec.loads_numbers("p", codec.dumps_numbers("p", numeric))
     small = [r for r in numeric if all(type(x) is float or abs(x) < 2**1000 for x in r)]
     assert [repr(r) for r in fast if r is not None] == [repr(r) for r in small]
+
+
+#: An int of each width 1..9 bytes (its sign too): the layouts a record's ints give it
+WIDE = st.integers(1, 9).flatmap(lambda n: st.integers(-(2 ** (8 * n - 1)), 2 ** (8 * n - 1) - 1))
+FLOAT = st.one_of(st.floats(), st.sampled_from([-0.0, float("nan")]))
+
+
+@given(
+    st.lists(st.lists(st.booleans(), min_size=1, max_size=4), min_size=1, max_size=3),
+    st.data(),
+)
+def test_loads_numbers_reads_runs_of_one_layout_as_loads(
+    kinds: list[list[bool]], data: st.DataObject
+) -> None:
+    """Runs of records of one layout (per item a float, or an int of 1..9 bytes: read by
+    one ``struct`` call once a record of the same layout was read), other layouts between
+    them, some damaged where a tag, a length or a value lies (checksum kept or fixed):
+    ``loads_numbers`` answers None or exactly ``loads``'s row (a NaN's bits, -0.0), and
+    every undamaged record its row."""
+    rows = []
+    for _ in range(data.draw(st.integers(1, 12))):
+        layout = data.draw(st.sampled_from(kinds))
+        rows.append(tuple(data.draw(FLOAT if f else WIDE) for f in layout))
+    datas = codec.dumps_numbers("p", rows)
+    hurt: set[int] = set()
+    for j in data.draw(st.lists(st.integers(0, len(datas) - 1), max_size=3)):
+        at = data.draw(st.integers(12, len(datas[j]) - 5))  # inside the row, before the CRC
+        datas[j] = _mutated(datas[j], at, data.draw(st.integers(0, 255)), data.draw(st.booleans()))
+        hurt.add(j)
+    got = codec.loads_numbers("p", datas)
+    for j, (raw, row) in enumerate(zip(datas, got, strict=True)):
+        if j not in hurt:
+            assert row is not None and _bits(row) == _bits(rows[j])
+        try:
+            want = codec.loads(raw)
+        except CodecError:
+            assert row is None
+            continue
+        if row is not None:
+            assert type(want) is tuple and want[0] == "p" and _bits(row) == _bits(want[1])
+
+
+def _bits(row: tuple[Any, ...]) -> list[Any]:
+    """A row's items as their exact bits (a float's, NaN payloads and -0.0 included)."""
+    return [(float, struct.pack(">d", x)) if type(x) is float else (type(x), x) for x in row]
 
 
 @given(
