@@ -235,8 +235,9 @@ class KeyRows:
             else:
                 inline[k] = v
                 new += len(v)
-        if new and spilled is not None:  # the oldest inline pieces beyond the budget: out
-            held = sum(len(v) for v in inline.values())
+        held = sum(map(len, inline.values())) if new and spilled is not None else 0
+        if held > INLINE * new:  # the oldest inline pieces beyond the budget: out
+            assert spilled is not None
             for k in sorted(inline):
                 if held <= INLINE * new:
                     break

@@ -82,6 +82,7 @@ Examples
 
 from __future__ import annotations
 
+import atexit
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache, reduce
@@ -93,6 +94,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from windowagg import codec
+from windowagg._backend import resolve_backend
 from windowagg.errors import AggregationError, CodecError
 from windowagg.monoids.base import declared_kind
 from windowagg.monoids.builtins import Max, Min, Sum
@@ -273,10 +275,30 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, np.append(lo[1:], n).astype(np.int64)
 
 
-def _default_make(monoid: Any) -> Any:
+def _backend_make(native: bool) -> Factory:
+    """The default aggregator, ``TwoStacksLite(monoid)``, on the backend *native* says
+    (named: the default is not read again)."""
     from windowagg.fifo import TwoStacksLite
 
-    return TwoStacksLite(monoid)
+    if native:
+        return lambda monoid: TwoStacksLite(monoid, backend="native")
+    return lambda monoid: TwoStacksLite(monoid, backend="python")
+
+
+#: The default aggregators by backend (the streams ask only their ``query_slices``, which
+#: neither reads nor changes them), shared by every pane stream of the process: Spark's
+#: handler restores every key's state, a new stream, every micro-batch, and making three
+#: of them per key was ~3% of its time. A stream resolves the default backend once, at
+#: construction, and takes that backend's table.
+_SHARED_MAKE = {native: Reused(_backend_make(native), limit=256) for native in (True, False)}
+
+
+@atexit.register
+def _forget_shared() -> None:
+    """Drop the shared aggregators before the interpreter unloads the compiled core
+    (which reports the objects still alive then as leaks)."""
+    for shared in _SHARED_MAKE.values():
+        shared.forget()
 
 
 _LEVEL_BITS = LEVEL_BITS
@@ -421,7 +443,11 @@ class PaneStream(Layout):
         self._aggs = list(aggs)
         self._shape = shape
         self._judge = judge
-        self._make = Reused(factory or _default_make)
+        self._make = (
+            _SHARED_MAKE[resolve_backend(None, "TwoStacksLite")]
+            if factory is None
+            else Reused(factory)
+        )
         self._ooo = int(max_out_of_orderness)
         self._lateness = int(allowed_lateness)
         self._clock = WatermarkClock(self._ooo, self._lateness)

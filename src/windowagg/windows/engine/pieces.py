@@ -36,9 +36,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from itertools import repeat
-from operator import is_
-from typing import Any
+from itertools import compress, repeat
+from operator import is_, is_not
+from typing import Any, cast
 
 __all__ = ["Pieces"]
 
@@ -255,15 +255,18 @@ class Pieces:
         if many is None:
             get = self.get
             return [get(k) if g is _UNCACHED else g for k, g in zip(keys, got, strict=True)]
-        missed = list(dict.fromkeys(k for k, g in zip(keys, got, strict=True) if g is _UNCACHED))
-        raws = [store.get(k) for k in missed]
+        # the misses (once each, in order) and their store reads, in C-level passes
+        missed = list(dict.fromkeys(compress(keys, map(is_, got, repeat(_UNCACHED)))))
+        raws = list(map(store.get, missed))
+        present = list(map(is_not, raws, repeat(None)))
+        held = list(compress(missed, present))
+        found = list(map(bytes, cast("Iterator[bytes]", compress(raws, present))))
         self.reads += len(missed)
-        self.read_bytes += 8 * len(missed) + sum(len(r) for r in raws if r is not None)
-        held = [k for k, r in zip(missed, raws, strict=True) if r is not None]
-        decoded = many(held, [bytes(r) for r in raws if r is not None]) if held else []
+        self.read_bytes += 8 * len(missed) + sum(map(len, found))
+        decoded = many(held, found) if held else []
         cache.update(zip(missed, repeat(None)))  # after the decode: a raise caches nothing
         cache.update(zip(held, decoded, strict=True))
-        return [cache[k] if g is _UNCACHED else g for k, g in zip(keys, got, strict=True)]
+        return list(map(cache.__getitem__, keys))  # a hit's piece is still the cache's
 
     def flush(
         self,

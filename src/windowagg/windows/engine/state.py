@@ -175,17 +175,26 @@ class Reused:
     ``query_slices`` (which neither reads nor changes it): one construction per stream,
     not per micro-batch."""
 
-    __slots__ = ("_factory", "_made")
+    __slots__ = ("_factory", "_limit", "_made")
 
-    def __init__(self, factory: Factory) -> None:
+    def __init__(self, factory: Factory, limit: int | None = None) -> None:
         self._factory = factory
+        #: at most this many monoids' aggregators kept (None: no bound): a table shared by
+        #: every stream of a process forgets them all when full, and makes them again
+        self._limit = limit
         self._made: dict[int, tuple[Any, Any]] = {}  # id(monoid) -> (monoid, aggregator)
 
     def __call__(self, monoid: Any) -> Any:
         got = self._made.get(id(monoid))
         if got is None or got[0] is not monoid:
+            if self._limit is not None and len(self._made) >= self._limit:
+                self._made.clear()
             got = self._made[id(monoid)] = (monoid, self._factory(monoid))
         return got[1]
+
+    def forget(self) -> None:
+        """Drop every aggregator made (made again when next asked). O(made)."""
+        self._made.clear()
 
 
 def _default_factory(monoid: Any) -> Any:

@@ -66,7 +66,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import compress, pairwise, repeat
+from itertools import accumulate, compress, pairwise, repeat
 from operator import is_not, itemgetter
 from typing import Any
 
@@ -233,14 +233,11 @@ class Values:
         if not np.isfinite(a).all() or falls.any():
             return [self._decode(key, d) for key, d in zip(keys, datas, strict=True)]
         cols = self._cols
-        if k == 1:  # one column: a slice per piece, no inner loop
-            c0, at = cols[0], 0
-            out: list[dict[str, np.ndarray]] = []
-            for n in per:
-                out.append({c0: a[at : at + n]})
-                at += n
-            return out
-        out = []
+        if k == 1:  # one column: a slice per piece, cut in one C-level pass
+            c0 = cols[0]
+            cuts = [0, *accumulate(per)]
+            return [{c0: v} for v in map(a.__getitem__, map(slice, cuts, cuts[1:]))]
+        out: list[dict[str, np.ndarray]] = []
         at = 0
         for n in per:
             out.append({c: a[at + j * n : at + (j + 1) * n] for j, c in enumerate(cols)})
