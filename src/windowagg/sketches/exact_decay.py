@@ -362,7 +362,8 @@ def top_k_slices(
     if not len(t) or not len(lo):
         return out
     m, e = exponents(t, half_life)
-    me, ee = exponents(end, half_life)
+    # per-event windows end at their events' times: the same exponents, not computed again
+    me, ee = (m, e) if np.array_equal(end, t) else exponents(end, half_life)
     prefix = _runs(lo, hi)
     pick = np.flatnonzero(~prefix & (hi > lo))
     if len(pick):
@@ -373,7 +374,9 @@ def top_k_slices(
         else:
             out[pick] = _window_top_k(*args)
     j = np.flatnonzero(prefix)
-    if len(j):
+    if len(j) == len(lo):  # every window in a run (each key's whole history): no gathers
+        _prefix_top_k(v, m, e, lo, hi, me, ee, k, out, j, backend)
+    elif len(j):
         _prefix_top_k(v, m, e, lo[j], hi[j], me[j], ee[j], k, out, j, backend)
     return out
 

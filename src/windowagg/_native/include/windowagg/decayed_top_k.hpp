@@ -145,6 +145,14 @@ struct TextChunk {
 namespace detail {
 inline int top_k_shift(int64_t s) { return static_cast<int>(std::clamp<int64_t>(s, -3000, 3000)); }
 
+// ldexp(x, s): one multiplication by 2^s where 2^s is a normal double (|s| <= 1022), else
+// ldexp. The same double: both are x 2^s rounded once to nearest (ldexp is exact but for a
+// subnormal result, which it rounds as the product does), inf past the largest double.
+inline double scale2(double x, int s) {
+    if (s >= -1022 && s <= 1022) return x * std::bit_cast<double>(static_cast<uint64_t>(s + 1023) << 52);
+    return std::ldexp(x, s);
+}
+
 // Dense ids of the values, equal doubles one id (0.0 and -0.0 too), by an open-addressing
 // table over their bits that doubles at half load; and each id's repr, written once when
 // first asked (zero's by the sign asked with: Python keeps the key it saw). O(n) expected.
@@ -179,10 +187,13 @@ public:
     std::size_t distinct() const { return keys_.size(); }
     std::size_t operator[](std::size_t i) const { return ids_[i]; }
     // repr(x), x a value of id `id`; the view stays valid as long as the table.
+    // Each text is followed by readable bytes up to kReadable from its start (write_pairs
+    // copies that many whatever the length: one fixed-size copy, no call).
+    static constexpr std::size_t kReadable = 24;
     std::string_view text(double x, std::size_t id) {
-        if (x == 0.0) return std::signbit(x) ? std::string_view("-0.0") : std::string_view("0.0");
+        if (x == 0.0) return std::signbit(x) ? std::string_view(kNegZero, 4) : std::string_view(kZero, 3);
         if (!text_[id]) {
-            if (left_ < 32) {  // a repr is at most 24 chars; blocks never move
+            if (left_ < 32) {  // a repr is at most 24 chars (kReadable); blocks never move
                 blocks_.push_back(std::make_unique<char[]>(kBlock));
                 left_ = kBlock;
             }
@@ -208,6 +219,8 @@ private:
     std::vector<const char*> text_;  // each id's repr, null until asked
     std::vector<uint8_t> len_;
     static constexpr std::size_t kBlock = 1 << 14;
+    static constexpr char kZero[kReadable] = "0.0";
+    static constexpr char kNegZero[kReadable] = "-0.0";
     std::vector<std::unique_ptr<char[]>> blocks_;
     std::size_t left_ = 0;
 };
@@ -229,8 +242,8 @@ void write_pairs(TextChunk& out, const Pairs& pairs, std::size_t count) {
             *o++ = ' ';
         }
         *o++ = '[';
-        const std::string_view t = pairs.text(q);
-        std::memcpy(o, t.data(), t.size());
+        const std::string_view t = pairs.text(q);  // at most 24 chars, 24 readable
+        std::memcpy(o, t.data(), ValueIds::kReadable);
         o += t.size();
         *o++ = ',';
         *o++ = ' ';
@@ -268,8 +281,9 @@ public:
             for (int64_t i = held_; i < b; ++i) add(static_cast<std::size_t>(i));
             held_ = std::max(held_, b);
             const int shift = detail::top_k_shift(base_ - eend_[j]);
+            const double mend = mend_[j];
             listed_.clear();
-            for (std::size_t q : best_) listed_.emplace_back(std::ldexp(entries_[q].weight / mend_[j], shift), q);
+            for (std::size_t q : best_) listed_.emplace_back(detail::scale2(entries_[q].weight / mend, shift), q);
             std::sort(listed_.begin(), listed_.end(), [&](const auto& p, const auto& q) {
                 return detail::before(p.first, entries_[p.second].text, q.first, entries_[q.second].text);
             });
@@ -307,7 +321,7 @@ private:
             entries_.push_back({0.0, id, ids_.text(v_[i], id), false});
         }
         Entry& en = entries_[at];
-        en.weight = en.weight + std::ldexp(m_[i], detail::top_k_shift(e_[i] - base_));
+        en.weight = en.weight + detail::scale2(m_[i], detail::top_k_shift(e_[i] - base_));
         if (en.best) return;
         if (best_.size() < k_) {
             en.best = true;
@@ -372,13 +386,13 @@ public:
                     items_.push_back({0.0, id, i, {}});
                 }
                 Item& it = items_[at];
-                it.w += std::ldexp(m_[i], detail::top_k_shift(e_[i] - top));
+                it.w += detail::scale2(m_[i], detail::top_k_shift(e_[i] - top));
                 it.last = i;
             }
             const int shift = detail::top_k_shift(top - eend_[j]);
             for (Item& it : items_) {
                 slot_[it.id] = kNone;
-                it.w = std::ldexp(it.w / mend_[j], shift);
+                it.w = detail::scale2(it.w / mend_[j], shift);
             }
             // heaviest first; the texts only for the k heaviest and those as heavy as the k-th
             std::size_t c = std::min(k_, items_.size());
