@@ -7,7 +7,7 @@
 // leaf of key x is (L, x); the Python heap id is 2^depth + offset. Each depth has its own
 // open-addressing hash map offset -> count (qdigest_level.hpp), so a leaf update is one
 // probe; compress() folds top down when every count is an integer (qdigest_fold.hpp) and
-// bottom-up otherwise. L <= 64: offsets are uint64 at every depth.
+// bottom-up otherwise (qdigest_bottom_up.hpp). L <= 64: offsets are uint64 at every depth.
 //
 // Every mutator checks its arguments before it changes anything (the binding layer checks
 // types first); a failed allocation (std::bad_alloc) is the only way out mid-change.
@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "qdigest_bottom_up.hpp"
 #include "qdigest_fold.hpp"
 #include "qdigest_level.hpp"
 #include "qdigest_pending.hpp"
@@ -423,15 +424,8 @@ private:
 public:
 
     // Bottom-up: fold a sibling pair and its parent into the parent while the three hold
-    // <= eps*n/L: the Python dict kernel's result, node for node and float for float.
-    //
-    // The kernel walks every level; here only the nodes where something can happen are
-    // visited: the stored nodes and the branching points of the trie they span (the lowest
-    // common ancestors of neighbours in pre-order), a "virtual tree" of <= 2s nodes. Between
-    // two of them a node is alone on its level (no sibling, no parent stored), so the kernel
-    // moves it up one level per step with its count unchanged (c + 0.0 + 0.0 = c) while
-    // c <= eps*n/L: the whole chain is one step here. Each subtree is finished before its
-    // parent is visited (post-order), as the kernel finishes a level before the one above.
+    // <= eps*n/L: the Python dict kernel's result, node for node and float for float, over
+    // the virtual tree of the stored nodes and their branching points (qdigest_bottom_up.hpp).
     // O(s + i log i) for the sorts (the leaves radix-sorted, the i inner nodes compared),
     // O(s) after them.
     void compress_bottom_up() {
@@ -449,7 +443,7 @@ public:
         leaves.clear();
         leaves.reserve(levels_[static_cast<std::size_t>(L_)].size());
         levels_[static_cast<std::size_t>(L_)].for_each([&](uint64_t off, double c) { leaves.push_back(Leaf{off, c}); });
-        radix_sort(leaves, scratch_.tmp);
+        QDigestBottomUp::radix_sort(leaves, scratch_.tmp);
         compress_leaves();
     }
 
@@ -462,77 +456,10 @@ private:
         sorted_ = false;
         inner_ok_ = false;
         const double th = eps_ * n_ / L_;
-        std::vector<Leaf>& leaves = scratch_.leaves;
-        std::vector<Key>& keys = scratch_.keys;
-        std::vector<std::pair<uint64_t, double>>& raw = scratch_.raw;
-        keys.clear();
-        raw.clear();
-        for (int d = 0; d < L_; ++d)
-            levels_[static_cast<std::size_t>(d)].for_each([&](uint64_t off, double c) {
-                keys.push_back(Key{low_of(off, L_ - d), static_cast<uint32_t>(d), static_cast<uint32_t>(raw.size())});
-                raw.emplace_back(off, c);
-            });
-        std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-            return a.lo != b.lo ? a.lo < b.lo : a.depth < b.depth;
+        const std::vector<Out>& out = scratch_.bottom_up.run(L_, th, scratch_.leaves, [&](auto&& f) {
+            for (int d = 0; d < L_; ++d)
+                levels_[static_cast<std::size_t>(d)].for_each([&](uint64_t off, double c) { f(d, off, c); });
         });
-        std::vector<VNode>& v = scratch_.v;
-        v.clear();
-        v.reserve(2 * size_ + 2);
-        if (keys.empty() || keys[0].depth != 0) v.push_back(VNode{0, 0.0, 0, false});  // the root, unstored
-        // pre-order: by range start, an ancestor before its descendants (a leaf's start is
-        // its offset, and it is the deepest node starting there)
-        {
-            std::size_t i = 0, j = 0, at = v.size();
-            v.resize(at + keys.size() + leaves.size());  // written in place: no push per node
-            VNode* w = v.data() + at;
-            while (i < keys.size() || j < leaves.size()) {
-                VNode& n = *w++;
-                if (j == leaves.size() || (i < keys.size() && keys[i].lo <= leaves[j].off)) {
-                    const Key& k = keys[i++];
-                    n.off = raw[k.slot].first;
-                    n.cnt = raw[k.slot].second;
-                    n.depth = static_cast<int>(k.depth);
-                } else {
-                    n.off = leaves[j].off;
-                    n.cnt = leaves[j].cnt;
-                    n.depth = L_;
-                    ++j;
-                }
-                n.stored = true;
-            }
-        }
-        std::vector<Out>& out = scratch_.out;
-        out.clear();
-        out.reserve(v.size());
-        // the path from the root to the last node visited, as indices into `v`
-        std::vector<std::size_t>& stack = scratch_.stack;
-        stack.clear();
-        const std::size_t first = 1;  // v[0] is the root, stored or not
-        stack.push_back(0);
-        const std::size_t stored_end = v.size();
-        for (std::size_t i = first; i < stored_end; ++i) {
-            std::size_t top = stack.back();
-            if (!is_ancestor(v[top], v[i])) {
-                auto [ld, loff] = lca(v[top], v[i]);
-                while (stack.size() >= 2 && v[stack[stack.size() - 2]].depth >= ld) {
-                    attach(v, stack[stack.size() - 2], stack.back(), th, out);
-                    stack.pop_back();
-                }
-                if (v[stack.back()].depth > ld) {  // a branching point nobody stores
-                    v.push_back(VNode{loff, 0.0, ld, false});
-                    std::size_t b = v.size() - 1;
-                    attach(v, b, stack.back(), th, out);
-                    stack.back() = b;
-                }
-            }
-            stack.push_back(i);
-        }
-        while (stack.size() >= 2) {
-            attach(v, stack[stack.size() - 2], stack.back(), th, out);
-            stack.pop_back();
-        }
-        finish(v, 0, th, out);
-        if (v[0].present) out.push_back(Out{0, 0, v[0].cnt});
         // rebuild the levels
         std::size_t total = 0;
         std::vector<std::size_t> per(static_cast<std::size_t>(L_) + 1, 0);
@@ -758,73 +685,12 @@ private:
         for (const QDigestLevel& lv : levels_) lv.for_each([&](uint64_t, double v) { acc.add(v); });
         return acc.result();
     }
-    // a node of the virtual tree: stored (cnt its count) or a branching point; `present`
-    // and `cnt` become its state when its level is reached (finish), side[0/1] its
-    // children's indices (or npos)
-    struct VNode {
-        uint64_t off;
-        double cnt;
-        int depth;
-        bool stored;
-        bool present = false;
-        bool done = false;
-        std::size_t side[2] = {npos, npos};
-    };
-    struct Out {
-        int depth;
-        uint64_t off;
-        double cnt;
-    };
-    static constexpr std::size_t npos = ~std::size_t{0};
-    struct Key {
-        uint64_t lo;
-        uint32_t depth;
-        uint32_t slot;
-    };
-    struct Leaf {
-        uint64_t off;
-        double cnt;
-    };
-    // LSD radix sort by offset, a byte per pass; a pass whose byte is the same for every
-    // leaf is skipped (the top bytes of float keys hardly vary). O(b) for b leaves
-    // (a comparison sort below 512 leaves, and past 2^32 where the counts would wrap).
-    // Measured on 10M float keys at eps = 0.02 (benchmarks/cpp/qdigest_floor.cpp): the
-    // digest's update rate 7.5 -> 14 M keys/s of CPU against std::sort of every node;
-    // 11-bit digits (6 passes) measured no different.
-    static void radix_sort(std::vector<Leaf>& a, std::vector<Leaf>& tmp) {
-        const std::size_t n = a.size();
-        if (n < 512 || n >= (std::size_t{1} << 32)) {
-            std::sort(a.begin(), a.end(), [](const Leaf& x, const Leaf& y) { return x.off < y.off; });
-            return;
-        }
-        std::vector<uint32_t> cnt(8 * 256, 0);
-        for (const Leaf& x : a)
-            for (int b = 0; b < 8; ++b) ++cnt[static_cast<std::size_t>(b) * 256 + ((x.off >> (8 * b)) & 255)];
-        tmp.resize(n);
-        Leaf* src = a.data();
-        Leaf* dst = tmp.data();
-        for (int b = 0; b < 8; ++b) {
-            uint32_t* c = cnt.data() + static_cast<std::size_t>(b) * 256;
-            if (c[(src[0].off >> (8 * b)) & 255] == n) continue;
-            uint32_t sum = 0;
-            for (int i = 0; i < 256; ++i) {
-                uint32_t k = c[i];
-                c[i] = sum;
-                sum += k;
-            }
-            for (std::size_t i = 0; i < n; ++i) dst[c[(src[i].off >> (8 * b)) & 255]++] = src[i];
-            std::swap(src, dst);
-        }
-        if (src != a.data()) std::copy(src, src + n, a.data());
-    }
+    using Leaf = QDigestBottomUp::Leaf;
+    using Out = QDigestBottomUp::Out;
     struct Scratch {
         std::vector<Leaf> leaves;
         std::vector<Leaf> tmp;
-        std::vector<Key> keys;
-        std::vector<std::pair<uint64_t, double>> raw;
-        std::vector<VNode> v;
-        std::vector<Out> out;
-        std::vector<std::size_t> stack;
+        QDigestBottomUp bottom_up;
         std::vector<QDigestFold::Node> other;
         std::vector<QDigestFold::Node> nodes;
         std::vector<QDigestFold::Node> fout;
@@ -834,65 +700,6 @@ private:
         Scratch(const Scratch&) {}  // a copy starts with none
         Scratch& operator=(const Scratch&) { return *this; }
     };
-
-    static bool is_ancestor(const VNode& a, const VNode& b) {
-        if (a.depth > b.depth) return false;
-        int up = b.depth - a.depth;
-        return (up >= 64 ? 0 : b.off >> up) == a.off;
-    }
-    // (depth, offset) of the lowest common ancestor
-    static std::pair<int, uint64_t> lca(const VNode& a, const VNode& b) {
-        int m = std::min(a.depth, b.depth);
-        uint64_t pa = a.depth - m >= 64 ? 0 : a.off >> (a.depth - m);
-        uint64_t pb = b.depth - m >= 64 ? 0 : b.off >> (b.depth - m);
-        int diff = pa == pb ? 0 : 64 - std::countl_zero(pa ^ pb);
-        int d = m - diff;
-        return {d, diff >= 64 ? 0 : pa >> diff};
-    }
-    // child c (finished below) hangs under parent p: record it on its side
-    void attach(std::vector<VNode>& v, std::size_t p, std::size_t c, double th, std::vector<Out>& out) {
-        finish(v, c, th, out);
-        int up = v[c].depth - v[p].depth - 1;  // levels between them
-        uint64_t at = up >= 64 ? 0 : v[c].off >> up;  // c's ancestor one level below p
-        v[p].side[at & 1] = c;
-    }
-    // v[i]'s children are finished: run the kernel's step at the level below i (the pair
-    // of i's children, with i as the parent), after each child's chain climbed to it
-    void finish(std::vector<VNode>& v, std::size_t i, double th, std::vector<Out>& out) {
-        VNode& n = v[i];
-        if (n.done) return;
-        n.done = true;
-        bool any = false;
-        bool has[2] = {false, false};
-        double cs[2] = {0.0, 0.0};
-        uint64_t offs[2] = {0, 0};
-        for (int s = 0; s < 2; ++s) {
-            std::size_t c = n.side[s];
-            if (c == npos) continue;
-            VNode& ch = v[c];
-            offs[s] = (n.off << 1) | static_cast<uint64_t>(s);  // n.depth < L <= 64: no shift past 63
-            if (ch.depth == n.depth + 1) {
-                has[s] = ch.present;
-                cs[s] = ch.cnt;
-            } else if (ch.present && ch.cnt <= th) {  // climbs its chain: one node at depth + 1
-                has[s] = true;
-                cs[s] = ch.cnt;
-            } else if (ch.present) {
-                out.push_back(Out{ch.depth, ch.off, ch.cnt});  // stays where it is
-            }
-            any = any || has[s];
-        }
-        n.present = n.stored;
-        if (!any) return;
-        double tot = (cs[0] + cs[1]) + (n.stored ? n.cnt : 0.0);
-        if (tot <= th) {
-            n.present = true;
-            n.cnt = tot;
-            return;
-        }
-        for (int s = 0; s < 2; ++s)
-            if (has[s]) out.push_back(Out{n.depth + 1, offs[s], cs[s]});
-    }
 
     uint64_t umax_;
     double eps_;
