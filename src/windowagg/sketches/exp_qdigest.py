@@ -59,7 +59,8 @@ from windowagg.errors import (
     WeightOverflowError,
 )
 from windowagg.sketches import _format
-from windowagg.sketches.qdigest import _OVERFLOW, QDigest, QDigestBounds, _check_phi
+from windowagg.sketches._qdigest_queries import _check_phi
+from windowagg.sketches.qdigest import _OVERFLOW, QDigest, QDigestBounds
 
 __all__ = ["ExpDecayQDigest"]
 

@@ -39,8 +39,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from windowagg.errors import ArgumentError
+from windowagg.sketches._qdigest_queries import _check_phi
 from windowagg.sketches.mapping import FloatOrderMapper, ValueMapper
-from windowagg.sketches.qdigest import QDigest, _check_phi
+from windowagg.sketches.qdigest import QDigest
 
 __all__ = ["QDigestMonoid"]
 

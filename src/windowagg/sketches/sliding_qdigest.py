@@ -10,9 +10,10 @@ from typing import Any
 from windowagg._backend import Backend, resolve_backend
 from windowagg.errors import ArgumentError, ArgumentTypeError, EmptyWindowError
 from windowagg.sketches import _format
+from windowagg.sketches._qdigest_queries import _check_phi
 from windowagg.sketches._sliding_core import MAX_WEIGHT, _as_list
 from windowagg.sketches._sliding_state import _SlidingWindowBase
-from windowagg.sketches.qdigest import QDigest, _check_phi
+from windowagg.sketches.qdigest import QDigest
 
 __all__ = ["SlidingWindowQDigest"]
 

@@ -67,8 +67,9 @@ from windowagg.errors import (
     TimestampError,
 )
 from windowagg.sketches import _format
+from windowagg.sketches._qdigest_queries import _check_phi
 from windowagg.sketches.exp_qdigest import _bad_time, _scale
-from windowagg.sketches.qdigest import QDigest, _check_phi
+from windowagg.sketches.qdigest import QDigest
 
 __all__ = ["ExpDecaySpaceSaving"]
 

@@ -72,11 +72,12 @@ from windowagg.errors import (
 )
 from windowagg.sketches import _format
 from windowagg.sketches import _qdigest_kernels as _k
+from windowagg.sketches._qdigest_queries import _check_phi
 from windowagg.sketches._value_division_parts import _BatchPlan, _Summary
 from windowagg.sketches.decay import ExponentialDecay, PolynomialDecay, neg_log_of
 from windowagg.sketches.exp_qdigest import _bad_time
 from windowagg.sketches.qdigest import _OVERFLOW as _QD_OVERFLOW
-from windowagg.sketches.qdigest import QDigest, _check_phi
+from windowagg.sketches.qdigest import QDigest
 
 __all__ = ["ValueDivision"]
 
