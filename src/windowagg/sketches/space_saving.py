@@ -41,6 +41,9 @@ other key, ``f <= floor``; ``floor <= min c``; ``sum c + (k - m) floor <= n`` (m
 keys, n the total), which gives ``floor <= n/k <= eps n`` after any sequence of updates and
 merges.
 
+The slots, the moves of the state between the backends, ``_check`` and the fields the codec
+writes are in ``_space_saving_state.py`` (a base of :class:`ExpDecaySpaceSaving`).
+
 Examples
 --------
 >>> ss = ExpDecaySpaceSaving(eps=0.1, lam=0.01)
@@ -54,13 +57,11 @@ from __future__ import annotations
 
 import heapq
 import math
-import struct
 import sys
 from collections.abc import Hashable
 from typing import Any
 
 from windowagg._backend import Backend, resolve_backend
-from windowagg._invariants import invariant
 from windowagg.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -68,6 +69,7 @@ from windowagg.errors import (
 )
 from windowagg.sketches import _format
 from windowagg.sketches._qdigest_queries import _check_phi
+from windowagg.sketches._space_saving_state import _I64_MAX, _key_from, _key_tag, _SpaceSavingState
 from windowagg.sketches.exp_qdigest import _bad_time, _scale
 from windowagg.sketches.qdigest import QDigest
 
@@ -76,10 +78,9 @@ __all__ = ["ExpDecaySpaceSaving"]
 _INF = math.inf
 _FMAX = sys.float_info.max  # the finite floats; an int past it is not a finite time or weight
 _exp = math.exp
-_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
-class ExpDecaySpaceSaving:
+class ExpDecaySpaceSaving(_SpaceSavingState):
     """Space-Saving with k counters under exponential decay exp(-lam * age) (Theorem 4).
 
     Parameters
@@ -101,63 +102,7 @@ class ExpDecaySpaceSaving:
     summary; a call that raises changes nothing.
     """
 
-    __slots__ = (
-        "_c",
-        "_floor",
-        "_heap",
-        "_horizon",
-        "_k",
-        "_lam",
-        "_lm",
-        "_n",
-        "_nat",
-        "_native_only",
-        "_over",
-        "_seq",
-        "_tmax",
-    )
-
-    def __eq__(self, other: object) -> bool:
-        """The same state, slot by slot (what the invariant checks compare a stored summary
-        with its recomputation by: two merges of the same inputs are equal). O(size)."""
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._state() == other._state()
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def _state(self) -> tuple[Any, ...]:
-        """(k, lam, landmark, tmax, floor, n, counts, overestimates, heap entries sorted,
-        seq): the whole state, read out of the native twin when it holds it. The heap's
-        layout is not state: its entries (count, seq, key) have unique seqs, so the minimum,
-        and every choice update makes, depends on the entries alone. O(k log k)."""
-        nat = self._nat
-        if nat is None:
-            return (
-                self._k,
-                self._lam,
-                self._lm,
-                self._tmax,
-                self._floor,
-                self._n,
-                self._c,
-                self._over,
-                sorted(self._heap),
-                self._seq,
-            )
-        items = nat.items()
-        return (
-            self._k,
-            self._lam,
-            nat.landmark,
-            nat.tmax,
-            nat.floor,
-            nat.n,
-            {x: c for x, c, _ in items},
-            {x: o for x, _, o in items},
-            nat.heap(),
-            nat.seq,
-        )
+    __slots__ = ()  # the state is declared in _SpaceSavingState
 
     def __init__(
         self,
@@ -177,16 +122,16 @@ class ExpDecaySpaceSaving:
             raise ArgumentError(f"lam must be a positive finite number, got {lam!r}")
         self._k = k
         self._lam = float(lam)
-        self._lm: float | None = None
+        self._lm = None
         self._horizon = 300.0 / self._lam
         self._tmax = -_INF
-        self._c: dict[Hashable, float] = {}
-        self._over: dict[Hashable, float] = {}
+        self._c = {}
+        self._over = {}
         self._floor = 0.0
         self._n = 0.0
-        self._heap: list[tuple[float, int, Hashable]] = []
+        self._heap = []
         self._seq = 0
-        self._nat: Any = None  # the compiled twin, when it holds the state
+        self._nat = None  # the compiled twin, when it holds the state
         self._native_only = False  # backend="native" asked for: no move to Python
         if resolve_backend(backend, "ExpDecaySpaceSaving"):
             from windowagg._native.space_saving import make  # below this class
@@ -224,45 +169,7 @@ class ExpDecaySpaceSaving:
         return f"ExpDecaySpaceSaving(k={self._k}, lam={self._lam}, monitored={self.size})"
 
     # ------------------------------------------------------------ the two backends
-    def _leave_native(self, x: Any) -> None:
-        """Key *x* is not held by the compiled twin: move the whole state (heap and
-        sequence number included) to the Python implementation, or, under
-        ``backend="native"``, raise ArgumentTypeError (nothing changed). O(k)."""
-        if self._native_only:
-            raise self._refusal(x)
-        nat = self._nat
-        items = nat.items()
-        self._c = {y: c for y, c, _ in items}
-        self._over = {y: o for y, _, o in items}
-        self._heap = nat.heap()
-        self._seq = int(nat.seq)
-        self._lm, self._tmax = nat.landmark, nat.tmax
-        self._floor, self._n = nat.floor, nat.n
-        self._nat = None
-
-    @staticmethod
-    def _refusal(x: Any) -> ArgumentTypeError:
-        return ArgumentTypeError(
-            f"ExpDecaySpaceSaving(backend='native') holds int keys in int64, str and "
-            f"bytes keys; got {x!r} ({type(x).__name__}): convert the keys, or use "
-            "backend='auto' (which moves to the Python implementation at such a key) or "
-            "backend='python'"
-        )
-
-    @staticmethod
-    def _native_key(x: Any) -> bool:
-        """True if the compiled twin holds key *x* (exact int in int64, str, bytes). O(1)."""
-        tx = type(x)
-        if tx is int:
-            return bool(_I64_MIN <= x <= _I64_MAX)
-        if tx is str:
-            try:
-                x.encode("utf-8")
-            except UnicodeEncodeError:
-                return False
-            return True
-        return tx is bytes
-
+    # (the moves of the state between them: _space_saving_state.py)
     def _python_view(self) -> ExpDecaySpaceSaving:
         """This summary on the Python implementation (itself, or a copy read out of the
         native twin). O(k)."""
@@ -272,55 +179,6 @@ class ExpDecaySpaceSaving:
         s._native_only = False
         s._leave_native(None)
         return s
-
-    def _native_twin(self) -> Any:
-        """A native object holding this state (its own, or a new one), None if a key is
-        not held natively. O(k)."""
-        if self._nat is not None:
-            return self._nat
-        if not all(self._native_key(x) for x in self._c):
-            return None
-        from windowagg._native.space_saving import load
-
-        return load(self._k, self._lam, *self._fields())
-
-    def _fields(self) -> tuple[Any, ...]:
-        """(has a landmark, landmark, tmax, floor, n, [(key, count, overestimate)] in
-        order): the codec's fields. O(k)."""
-        nat = self._nat
-        if nat is None:
-            lm = 0.0 if self._lm is None else self._lm
-            tmax = 0.0 if self._lm is None else self._tmax
-            items = [(x, c, self._over[x]) for x, c in self._c.items()]
-            return int(self._lm is not None), lm, tmax, self._floor, self._n, items
-        lm = nat.landmark
-        return (
-            int(lm is not None),
-            0.0 if lm is None else lm,
-            0.0 if lm is None else nat.tmax,
-            nat.floor,
-            nat.n,
-            nat.items(),
-        )
-
-    def _become(self, native: bool, strict: bool) -> None:
-        """Hold the state on the native twin (*native*) or in the dicts, in place; with
-        *strict* (backend="native" asked for) a key the twin cannot hold raises. O(k)."""
-        if native == (self._nat is not None):
-            self._native_only = native and strict
-            return
-        if not native:
-            self._native_only = False
-            self._leave_native(None)
-            return
-        nat = self._native_twin()
-        if nat is None:
-            if strict:
-                raise self._refusal(next(x for x in self._c if not self._native_key(x)))
-            return
-        self._nat, self._native_only = nat, strict
-        self._c, self._over, self._heap, self._seq = {}, {}, [], 0
-        self._lm, self._tmax, self._floor, self._n = None, -_INF, 0.0, 0.0
 
     def _relandmark(self, new_lm: float) -> None:
         assert self._lm is not None
@@ -605,41 +463,6 @@ class ExpDecaySpaceSaving:
         out.sort(key=lambda kv: -kv[1])
         return out
 
-    def _check(self) -> None:
-        """O(k) invariants (see the module docstring)."""
-        if self._nat is not None:
-            self._nat._check()
-            return
-        invariant(
-            len(self._c) <= self._k,
-            "ExpDecaySpaceSaving",
-            f"{len(self._c)} counters > k = {self._k}",
-        )
-        invariant(
-            set(self._c) == set(self._over),
-            "ExpDecaySpaceSaving",
-            "counts and overestimates name different keys",
-        )
-        slack = 1e-9 * max(1.0, self._n)
-        for x, c in self._c.items():
-            invariant(
-                c >= self._floor - slack,
-                "ExpDecaySpaceSaving",
-                f"count of {x!r} ({c}) below the floor {self._floor}",
-            )
-            invariant(
-                0 <= self._over[x] <= c + slack,
-                "ExpDecaySpaceSaving",
-                f"overestimate of {x!r} out of range",
-            )
-        m = len(self._c)
-        lhs = math.fsum(self._c.values()) + (self._k - m) * self._floor
-        invariant(
-            lhs <= self._n + slack,
-            "ExpDecaySpaceSaving",
-            f"sum of counts {lhs} exceeds the total {self._n}",
-        )
-
     # ---------------------------------------------------------------- bytes
     def to_bytes(self) -> bytes:
         """Serialize as :mod:`windowagg.codec` bytes (tag ``windowagg.ExpDecaySpaceSaving``);
@@ -647,22 +470,6 @@ class ExpDecaySpaceSaving:
         for x in self._c:  # (the native twin holds only keys that can be written)
             _key_tag(x)  # raises TypeError for a key that cannot be written
         return _format.dumps(self)
-
-    def _write(self, w: _format.Writer) -> None:
-        has, lm, tmax, floor, n, items = self._fields()
-        w.u64(self._k)
-        w.f64(self._lam)
-        w.u8(has)
-        w.f64(lm)
-        w.f64(tmax)
-        w.f64(floor)
-        w.f64(n)
-        w.u64(len(items))
-        for x, c, over in items:
-            w.u8(_key_tag(x))
-            w.blob(_key_bytes(x))
-            w.f64(c)
-            w.f64(over)
 
     @classmethod
     def from_bytes(cls, data: bytes, *, backend: Backend | None = None) -> ExpDecaySpaceSaving:
@@ -777,46 +584,3 @@ class ExpDecaySpaceSaving:
         except AssertionError as e:
             raise r.fail(str(e)) from None
         return s
-
-
-def _key_tag(x: Any) -> int:
-    if isinstance(x, bool):
-        raise ArgumentTypeError("bool keys cannot be serialized; use int")
-    if isinstance(x, int):
-        return 0
-    if isinstance(x, str):
-        return 1
-    if isinstance(x, bytes):
-        return 2
-    if isinstance(x, float):
-        return 3
-    raise ArgumentTypeError(
-        f"only int, float, str and bytes keys can be serialized, got {type(x).__name__}"
-    )
-
-
-def _key_bytes(x: Any) -> bytes:
-    if isinstance(x, int):
-        return str(x).encode()
-    if isinstance(x, str):
-        return x.encode("utf-8")
-    if isinstance(x, float):  # top_k of a float column: bit-exact, big-endian binary64
-        return struct.pack(">d", x)
-    assert isinstance(x, bytes)
-    return x
-
-
-def _key_from(tag: int, b: bytes, r: _format.Reader) -> Hashable:
-    try:
-        if tag == 0:
-            return int(b.decode("ascii"))
-        if tag == 1:
-            return b.decode("utf-8")
-        if tag == 2:
-            return b
-        if tag == 3 and len(b) == 8:
-            x: float = struct.unpack(">d", b)[0]
-            return x
-    except (UnicodeDecodeError, ValueError):
-        raise r.fail("malformed key") from None
-    raise r.fail(f"unknown key tag {tag}")
