@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "radix_sort.hpp"
+
 namespace windowagg {
 
 class QDigestPending {
@@ -84,32 +86,11 @@ public:
     }
 
 private:
-    // LSD radix sort by key, stable (equal keys keep their order). O(n).
+    // Sorted by key, stable (equal keys keep their order): radix_sort.hpp. O(n).
     static void stable_sort_by_key(std::vector<Entry>& a, std::vector<Entry>& tmp) {
-        const std::size_t n = a.size();
-        if (n < 512 || n >= (std::size_t{1} << 32)) {
-            std::stable_sort(a.begin(), a.end(), [](const Entry& x, const Entry& y) { return x.key < y.key; });
-            return;
-        }
-        std::vector<uint32_t> cnt(8 * 256, 0);
-        for (const Entry& x : a)
-            for (int b = 0; b < 8; ++b) ++cnt[static_cast<std::size_t>(b) * 256 + ((x.key >> (8 * b)) & 255)];
-        tmp.resize(n);
-        Entry* src = a.data();
-        Entry* dst = tmp.data();
-        for (int b = 0; b < 8; ++b) {
-            uint32_t* c = cnt.data() + static_cast<std::size_t>(b) * 256;
-            if (c[(src[0].key >> (8 * b)) & 255] == n) continue;
-            uint32_t sum = 0;
-            for (int i = 0; i < 256; ++i) {
-                const uint32_t k = c[i];
-                c[i] = sum;
-                sum += k;
-            }
-            for (std::size_t i = 0; i < n; ++i) dst[c[(src[i].key >> (8 * b)) & 255]++] = src[i];
-            std::swap(src, dst);
-        }
-        if (src != a.data()) std::copy(src, src + n, a.data());
+        radix_sort_by(a, tmp, [](const Entry& x) { return x.key; }, [](std::vector<Entry>& v) {
+            std::stable_sort(v.begin(), v.end(), [](const Entry& x, const Entry& y) { return x.key < y.key; });
+        });
     }
 
     std::vector<Entry> entries_;
