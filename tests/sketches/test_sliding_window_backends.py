@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from windowagg import codec, native_available
 from windowagg.errors import ArgumentError, ArgumentTypeError, CodecError, TimestampError
-from windowagg.sketches import SlidingWindowCount
+from windowagg.sketches import SlidingWindowCount, SlidingWindowQDigest
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the compiled core is not built")
 
@@ -305,3 +305,46 @@ def test_mutated_bytes_same_outcome_on_both_backends(data: Any) -> None:
         except CodecError:
             outcomes.append(None)
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"eps": 1e-304},  # kappa = ceil(c LT / eps) ~ 1e305: past the compiled core's u64
+        {"eps": 5e-324, "capacity_factor": 1e300},  # c LT / eps is inf
+        {"eps": 0.01, "capacity_factor": float("inf")},  # was a bare OverflowError
+    ],
+)
+def test_a_buffer_past_2_62_items_is_refused_on_both_backends(backend: str, kw: Any) -> None:
+    """kappa (the exact buffer's capacity) must fit the compiled core's u64: a tiny eps or
+    a huge capacity_factor is an ArgumentError naming the parameters, on both backends
+    (the native one raised nanobind's TypeError, the Python one accepted it)."""
+    if backend == "native" and not native_available():
+        pytest.skip("no compiled core")
+    for make in (
+        lambda: SlidingWindowCount(time_bits=8, backend=backend, **kw),
+        lambda: SlidingWindowQDigest(1000, time_bits=8, backend=backend, **kw),
+    ):
+        with pytest.raises(ArgumentError, match=r"past 2\*\*62 items of buffer"):
+            make()
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_bytes_whose_buffer_is_past_2_62_items_are_a_codec_error(backend: str) -> None:
+    """The same parameters read from bytes (eps rewritten to 1e-304, the checksum fixed:
+    what the mutation test above once drew) are a CodecError on both backends."""
+    if backend == "native" and not native_available():
+        pytest.skip("no compiled core")
+    count = SlidingWindowCount(0.3, 8, capacity_factor=0.2, backend="python")
+    count.update_many([1, 5, 9])
+    values = SlidingWindowQDigest(1000, 0.3, 8, capacity_factor=0.2, backend="python")
+    values.update_many([3, 4, 5], [1, 5, 9])
+    for s in (count, values):
+        raw = s.to_bytes()
+        eps = struct.pack(">d", 0.3)
+        assert raw.count(eps) == 1
+        body = raw[:-4].replace(eps, struct.pack(">d", 1e-304))
+        bad = body + zlib.crc32(body).to_bytes(4, "big")
+        with pytest.raises(CodecError, match="past 2\\*\\*62"):
+            type(s).from_bytes(bad, backend=backend)

@@ -18,6 +18,16 @@ from windowagg.sketches.qdigest import QDigest
 
 MAX_WEIGHT = 1 << 53  # an item's weight is exact in a float64 count
 MAX_TOTAL = (1 << 64) - 1  # the total weight is a u64 field of the codec
+MAX_KAPPA = 1 << 62  # the buffer's capacity kappa: a u64 of the compiled core, checked there too
+
+
+def kappa_of(capacity_factor: float, time_bits: int, eps: float) -> int | None:
+    """The buffer's capacity ``max(2, ceil(capacity_factor * time_bits / eps))``, or None
+    when it is past :data:`MAX_KAPPA` (or not finite: a tiny eps, a huge factor). O(1)."""
+    q = capacity_factor * time_bits / eps
+    if not q <= MAX_KAPPA:  # inf and nan too
+        return None
+    return max(2, math.ceil(q))
 
 
 class _Level:
@@ -97,7 +107,14 @@ class _SlidingCore:
         self._LT = time_bits
         self._tbase = 1 << time_bits
         self._cf = float(capacity_factor)
-        self._kappa = max(2, math.ceil(capacity_factor * time_bits / eps))
+        kappa = kappa_of(float(capacity_factor), time_bits, float(eps))
+        if kappa is None:
+            raise ArgumentError(
+                f"{type(self).__name__}: capacity_factor * time_bits / eps = "
+                f"{capacity_factor} * {time_bits} / {eps} is past 2**62 items of buffer; "
+                "give a larger eps or a smaller capacity_factor"
+            )
+        self._kappa = kappa
         self._W = max_window
         self._B: list[tuple[int, int, int]] = []
         self._Bw = 0

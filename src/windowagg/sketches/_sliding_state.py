@@ -18,7 +18,7 @@ from windowagg._invariants import invariant
 from windowagg.errors import ArgumentError, ArgumentTypeError
 from windowagg.sketches import _format
 from windowagg.sketches._qdigest_kernels import compress_dict as _compress_dict
-from windowagg.sketches._sliding_core import MAX_WEIGHT, _Level, _SlidingCore
+from windowagg.sketches._sliding_core import MAX_WEIGHT, _Level, _SlidingCore, kappa_of
 
 
 class _SlidingWindowBase(_SlidingCore):
@@ -416,6 +416,11 @@ class _SlidingWindowBase(_SlidingCore):
         merged = r.u8()
         if not (0 < eps < 1 and 1 <= LT <= 62 and cf > 0 and merged in (0, 1)):
             raise r.fail(f"bad parameters eps={eps}, time_bits={LT}, capacity_factor={cf}")
+        if kappa_of(cf, LT, eps) is None:
+            raise r.fail(
+                f"capacity_factor * time_bits / eps = {cf} * {LT} / {eps} is past 2**62 "
+                "items of buffer"
+            )
         return eps, LT, cf, (W or None), U, merged
 
     def _read_state(self, r: _format.Reader, merged: int) -> None:
