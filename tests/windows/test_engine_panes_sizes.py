@@ -24,8 +24,7 @@ from hypothesis import strategies as st
 
 from windowagg.monoids import Concat, Sum
 from windowagg.pandas import parse, window_agg
-from windowagg.windows.engine import KeyStream, Shape
-from windowagg.windows.engine import panes as panes_module
+from windowagg.windows.engine import KeyStream, Shape, pane_windows
 from windowagg.windows.engine.sizes import size_label
 from windowagg.windows.engine.stream import EventLog
 
@@ -89,7 +88,7 @@ def _same_columns(got: dict[str, Any], want: dict[str, Any]) -> None:
     st.integers(0, 6),
     st.integers(0, 8),
     st.sampled_from(range(len(AGGS))),
-    st.sampled_from([panes_module._FEW, 0]),
+    st.sampled_from([pane_windows._FEW, 0]),
 )
 def test_sizes_on_the_pane_tree_emit_what_the_event_log_does(
     batches: list[tuple[list[tuple[int, float]] | None, bool]],
@@ -101,7 +100,7 @@ def test_sizes_on_the_pane_tree_emit_what_the_event_log_does(
 ) -> None:
     """*few*: up to how many windows a micro-batch walks its covers in plain Python (0:
     every micro-batch takes numpy's covers and the slice verbs)."""
-    with patch.object(panes_module, "_FEW", few):
+    with patch.object(pane_windows, "_FEW", few):
         _sizes_against_the_event_log(batches, shape, ooo, allowed, which)
 
 
@@ -286,7 +285,7 @@ def test_a_monoid_failing_in_one_size_is_named_as_the_event_log_names_it(few: in
     shape = Shape(size=20, slide=10, sizes=(10, 20))
     t, v = np.array([1, 2, 11, 12]), np.array([30.0, 30.0, 30.0, 30.0])
     errors = []
-    with patch.object(panes_module, "_FEW", few):
+    with patch.object(pane_windows, "_FEW", few):
         for s in (KeyStream(parse(aggs), shape), EventLog(parse(aggs), shape)):
             before = s.meta_bytes()
             with pytest.raises(AggregationError) as info:

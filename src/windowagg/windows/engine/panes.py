@@ -63,6 +63,12 @@ space              O(window / slide + panes of the lateness) partials per key, p
                    non-commutative plan, the events of the open panes
 =================  ==========================================================================
 
+The code is in four modules: this one (the configuration, the bytes, the verbs, the
+settling of dead and frozen panes, the timers), :mod:`.pane_windows` (the windows a
+micro-batch closes or revises, and their answers), :mod:`.pane_tree` (the tree of
+partials: folding in, reading back, dropping) and :mod:`.pane_folds` (the folds, the
+piece keys and the process-wide caches).
+
 Examples
 --------
 >>> import numpy as np
@@ -82,27 +88,36 @@ Examples
 
 from __future__ import annotations
 
-import atexit
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache, reduce
-from itertools import repeat
 from math import gcd
-from operator import add, sub
 from typing import Any, ClassVar
 
 import numpy as np
 
 from windowagg import codec
 from windowagg._backend import resolve_backend
-from windowagg.errors import AggregationError, CodecError
+from windowagg.errors import CodecError
 from windowagg.monoids.base import declared_kind
-from windowagg.monoids.builtins import Max, Min, Sum
-from windowagg.windows.engine.assign import Windows
 from windowagg.windows.engine.clock import WatermarkClock
-from windowagg.windows.engine.covers import LEVEL_BITS, cover, covers, fold_covers
-from windowagg.windows.engine.emit import columns
-from windowagg.windows.engine.layout import Layout
+from windowagg.windows.engine.pane_folds import (
+    _FOLD_ARRAYS,
+    _LEVEL_BITS,
+    _MERGE,
+    _NUMERIC_PARTIAL,
+    _SHARED_MAKE,
+    _SINGLE,
+    _SPLIT,
+    _WALK,
+    _encoded_config,
+    _fold,
+    _fold_lists,
+    _inline_combine,
+    _runs,
+    node_key,
+    store_rows,
+)
+from windowagg.windows.engine.pane_windows import PaneWindows
 from windowagg.windows.engine.pieces import Pieces
 from windowagg.windows.engine.records import (
     NO_DELTA,
@@ -115,45 +130,18 @@ from windowagg.windows.engine.records import (
     agg_signature,
     as_column,
     check_config,
-    concat_events,
     decode_events,
     encode_events,
-    sorted_events,
-    take_events,
 )
 from windowagg.windows.engine.shapes import Shape
-from windowagg.windows.engine.sizes import at_row, empty_answer, size_label, sized_aggs, spread
-from windowagg.windows.engine.state import (
-    Factory,
-    Plan,
-    Reused,
-    aggregation_message,
-    plan,
-    query_slices,
-)
-from windowagg.windows.engine.values import VALUE_TAG, Values, is_value_key, value_key
+from windowagg.windows.engine.state import Factory, Plan, Reused, plan
+from windowagg.windows.engine.values import Values, is_value_key, value_key
 
 __all__ = ["PaneStream", "fits", "node_key"]
 
 #: Micro-batches of up to this many events of a commutative plan take the plain-Python
 #: path (:meth:`PaneStream._step_small`); larger ones numpy's.
 _SMALL = 256
-
-#: Declared kinds (:func:`~windowagg.monoids.base.declared_kind`) whose ``lower`` is the
-#: identity and whose partial of a float column is a number: a pane's partial is then the
-#: answer of the numpy-native slice verb (:func:`~.state.query_slices`), one call for all
-#: the panes of a micro-batch.
-_NUMERIC_PARTIAL: frozenset[str] = frozenset({"sum", "max", "min", "count"})
-
-#: How the float partials of a numeric kind merge into a window's value, with the type
-#: every partial must have: sum, max and min as themselves, counts summed (the slice verb
-#: of :func:`~.state.query_slices`; ``lower`` is the identity for all four).
-_MERGE: dict[str, tuple[Any, type]] = {
-    "sum": (Sum(), float),
-    "max": (Max(), float),
-    "min": (Min(), float),
-    "count": (Sum(), int),
-}
 
 
 def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
@@ -165,247 +153,26 @@ def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
     return shape.grid and emit == "watermark" and not timed
 
 
-def _fold(m: Any, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, make: Factory) -> list[Any]:
-    """The partial of ``col[lo[j]:hi[j]]`` (non-empty, in order) for every j. O(n)."""
-    kind = declared_kind(m)
-    if kind in _NUMERIC_PARTIAL and col.dtype != object:  # the slice verb's answer
-        buffer = np.int64 if kind == "count" else np.float64
-        out: list[Any] = query_slices(make(m), col, lo, hi, buffer).tolist()
-        return out
-    return _fold_lists(m, col.tolist(), lo.tolist(), hi.tolist(), False)
-
-
-def _fold_lists(
-    m: Any, vals: list[Any], lo: list[int], hi: list[int], numeric: bool = True
-) -> list[Any]:
-    """:func:`_fold` over plain lists, the same answers: a numeric kind over floats
-    (*numeric*) by the kind's own code, as the slice verb (``0.0 + -0.0`` is ``0.0``), any
-    other monoid, or values that are not floats, by its lift and combine. O(n)."""
-    kind = declared_kind(m)
-    if numeric and kind in _NUMERIC_PARTIAL:  # the kind's own code, as the native slice verb's
-        return _NUMERIC_FOLD[kind](vals, lo, hi)  # type: ignore[no-any-return]
-    lift, comb = m.lift, m.combine  # bound methods: hot loop
-    res = []
-    for a, b in zip(lo, hi, strict=True):
-        acc = lift(vals[a])
-        for i in range(a + 1, b):
-            acc = comb(acc, lift(vals[i]))
-        res.append(acc)
-    return res
-
-
-def _segments(vals: list[Any], lo: list[int], hi: list[int]) -> list[list[Any]]:
-    """``vals[lo[j]:hi[j]]`` for every j, in one C-level pass. O(n)."""
-    return list(map(vals.__getitem__, map(slice, lo, hi)))
-
-
-#: From this many panes touched by a small micro-batch, its numeric kinds are folded by the
-#: slice verbs (:func:`_fold`: one call per aggregation, the same answers) rather than pane
-#: by pane in Python (:func:`_fold_lists`).
-_FOLD_ARRAYS = 32
-
-#: Partials of one float each (a micro-batch with one event per pane) by declared kind, as
-#: :data:`_NUMERIC_FOLD` answers them one by one: the values themselves, ``0.0 + x`` (a sum
-#: from the identity: ``-0.0`` becomes ``0.0``), 1.
-_SINGLE: dict[str, Any] = {
-    "max": lambda col: col,
-    "min": lambda col: col,
-    "sum": lambda col: [0.0 + x for x in col],
-    "count": lambda col: [1] * len(col),
-}
-
-#: Partials of ``vals[lo[j]:hi[j]]`` for every j (non-empty runs of finite floats) by
-#: declared kind, each kind's own code mapped over the runs (no Python step per run): a
-#: sum left to right from the identity, as the slice verb (``0.0 + -0.0`` is ``0.0``; not
-#: ``sum()``, which may compensate its rounding from Python 3.12), max and min as the
-#: built-ins (ties: the first), a count as the run's length.
-_NUMERIC_FOLD: dict[str, Any] = {
-    "sum": lambda vals, lo, hi: list(
-        map(reduce, repeat(add), _segments(vals, lo, hi), repeat(0.0))
-    ),
-    "max": lambda vals, lo, hi: list(map(max, _segments(vals, lo, hi))),
-    "min": lambda vals, lo, hi: list(map(min, _segments(vals, lo, hi))),
-    "count": lambda vals, lo, hi: list(map(sub, hi, lo)),
-}
-
-
-#: The combine of each numeric kind, inlined over two partials' item j: the built-ins'
-#: answers whenever both are values (``Max``/``Min`` keep the left one on ties and return
-#: the other when ``<`` says so; ``Sum``/``Count`` add); a partial that is None or values
-#: that do not compare raise, and the monoids' own combine answers instead.
-_INLINE: dict[str, str] = {
-    "sum": "x[{j}] + y[{j}]",
-    "count": "x[{j}] + y[{j}]",
-    "max": "(y[{j}] if x[{j}] < y[{j}] else x[{j}])",
-    "min": "(y[{j}] if y[{j}] < x[{j}] else x[{j}])",
-}
-
-
-def _inline_combine(kinds: Sequence[str | None]) -> Any:
-    """One function combining two tuples of partials of the numeric *kinds* item by item
-    (:data:`_INLINE`), or None when a kind is another (or there is none): a node refresh
-    is then one call, not one per aggregation. Built from the fixed templates above only.
-
-    >>> f = _inline_combine(["max", "sum", "count"])
-    >>> f((2.0, 1.5, 3), (5.0, 0.25, 1))
-    (5.0, 1.75, 4)
-    """
-    if not kinds or any(k not in _INLINE for k in kinds):
-        return None
-    return _inline_compiled(tuple(kinds))
-
-
-@lru_cache(maxsize=64)
-def _inline_compiled(kinds: tuple[str, ...]) -> Any:
-    """:func:`_inline_combine`'s function for *kinds* (all in :data:`_INLINE`), compiled
-    once per process: a stream restores a key's state every micro-batch (Spark: every key,
-    twice per restore), and ``eval`` cost ~0.3 ms each time. O(len(kinds)) the first time."""
-    body = ", ".join(_INLINE[k].format(j=j) for j, k in enumerate(kinds))
-    return eval(f"lambda x, y: ({body},)")  # the fixed templates above: no input reaches it
-
-
-def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end (exclusive) of every run of equal values of sorted *keys*. O(n)."""
-    n = len(keys)
-    if not n:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    head = np.ones(n, dtype=bool)
-    head[1:] = keys[1:] != keys[:-1]
-    lo = np.flatnonzero(head).astype(np.int64)
-    return lo, np.append(lo[1:], n).astype(np.int64)
-
-
-def _backend_make(native: bool) -> Factory:
-    """The default aggregator, ``TwoStacksLite(monoid)``, on the backend *native* says
-    (named: the default is not read again)."""
-    from windowagg.fifo import TwoStacksLite
-
-    if native:
-        return lambda monoid: TwoStacksLite(monoid, backend="native")
-    return lambda monoid: TwoStacksLite(monoid, backend="python")
-
-
-#: The default aggregators by backend (the streams ask only their ``query_slices``, which
-#: neither reads nor changes them), shared by every pane stream of the process: Spark's
-#: handler restores every key's state, a new stream, every micro-batch, and making three
-#: of them per key was ~3% of its time. A stream resolves the default backend once, at
-#: construction, and takes that backend's table.
-_SHARED_MAKE = {native: Reused(_backend_make(native), limit=256) for native in (True, False)}
-
-
-@atexit.register
-def _forget_shared() -> None:
-    """Drop the shared aggregators before the interpreter unloads the compiled core
-    (which reports the objects still alive then as leaks)."""
-    for shared in _SHARED_MAKE.values():
-        shared.forget()
-
-
-_LEVEL_BITS = LEVEL_BITS
-#: A store row (:meth:`PaneStream.store_rows`) holds the pieces of ``2**_ROW_BITS`` panes.
-_ROW_BITS = 5
-#: Up to this many window numbers (or top nodes) are walked one by one; a wider span (events
-#: of a key far apart in time) is enumerated from the stored panes instead.
-_WALK = 1 << 16
-#: A node whose combine raised (a user monoid): queries ask its two children instead, so
-#: that the error is raised, naming the window, only by a window that needs it.
-_SPLIT = "x"
-
-#: :meth:`PaneStream.config` -> its encoding (:func:`_encoded_config`), shared by the
-#: states of a query: Spark's handler restores every key's state, a new object, every
-#: micro-batch, and encoding the configuration was a tenth of a restore's cost
-_CONFIGS: dict[tuple[Any, str], codec.Encoded] = {}
-#: :data:`_CONFIGS` is emptied when it holds this many (a process runs a few queries)
-_CONFIGS_MAX = 64
-
-
-def _encoded_config(config: tuple[Any, ...]) -> codec.Encoded:
-    """``codec.encoded(config)``, made once per configuration in the process (one that
-    holds an unhashable value: every time). Known by the configuration and its ``repr``
-    (``1 == 1.0 == True``, but their bytes differ). O(configuration), a tenth of the
-    encoding's when known."""
-    try:
-        key = (config, repr(config))
-        got = _CONFIGS.get(key)
-    except TypeError:
-        return codec.encoded(config)
-    if got is None:
-        if len(_CONFIGS) >= _CONFIGS_MAX:
-            _CONFIGS.clear()
-        got = _CONFIGS[key] = codec.encoded(config)
-    return got
-
-
-def node_key(level: int, index: int) -> int:
-    """The piece key of node (*level*, *index*); a pane's own piece is ``node_key(0, p)``.
-
-    >>> node_key(0, 5), node_key(3, 2), node_key(0, -1)
-    (320, 131, -64)
-    """
-    return (index << _LEVEL_BITS) | level
-
-
-def store_rows(keys: np.ndarray) -> np.ndarray:
-    """The store row of each pane piece key: the row of the piece's first pane, rows of
-    ``2**_ROW_BITS`` panes (a node of level ``L`` starts at pane ``index << L``, a pane's
-    values at the pane itself): what one micro-batch changes (the panes its events land
-    in, their ancestors, the panes it drops) falls in a few rows. O(len(keys)).
-
-    >>> store_rows(np.array([node_key(0, 5), node_key(0, 40), node_key(3, 4), 40 << 6 | 63]))
-    array([0, 1, 1, 1])
-    """
-    keys = np.asarray(keys, dtype=np.int64)
-    level = keys & ((1 << _LEVEL_BITS) - 1)
-    index = keys >> _LEVEL_BITS
-    value = level == VALUE_TAG
-    first = np.where(value, index, index << np.where(value, 0, level))
-    return first >> _ROW_BITS
-
-
-#: Up to this many windows to emit, a micro-batch walks their covers in plain Python
-#: (:meth:`PaneStream._close_walk`); more take numpy and the slice verbs.
-_FEW = 48
-
-
-class PaneStream(Layout):
+class PaneStream(PaneWindows):
     """One key's hopping/tumbling windows over pane partials (see the module docstring).
 
     Same verbs, output and revisions as the event log of :mod:`.stream`;
     :class:`~.stream.KeyStream` holds one of the two.
     """
 
+    #: The slots of the configuration, the arrival counter and the encoded configuration;
+    #: the tree's and the windows' are in :class:`~.pane_tree.PaneTree` and
+    #: :class:`~.pane_windows.PaneWindows` (31 in all, as one class held them).
     __slots__ = (
-        "_aggs",
-        "_clock",
-        "_cols",
         "_combine_all",
-        "_combines",
         "_config_bytes",
         "_context",
         "_deltas",
-        "_emitted_wm",
-        "_g",
-        "_inline",
         "_judge",
         "_lateness",
-        "_make",
-        "_merges",
-        "_monoids",
-        "_nodes",
         "_ooo",
-        "_open",
-        "_plan",
-        "_raw",
-        "_revs",
-        "_s",
         "_scalar",
         "_seq",
-        "_shape",
-        "_sizes",
-        "_span",
-        "_top",
-        "_values",
-        "_w",
     )
 
     #: Slots set at construction only (the configuration and what it derives): a step's
@@ -728,628 +495,7 @@ class PaneStream(Layout):
             return res, NO_DELTA
         return res, Delta(self.meta_bytes(), put, delete)
 
-    # ------------------------------------------------------------------ panes
-    def _pane_of(self, t: np.ndarray) -> np.ndarray:
-        out: np.ndarray = (t - self._shape.start_time) // self._g
-        return out
-
-    def _fold_events(self, pane: int, ev: Events) -> tuple[Any, ...]:
-        """Every aggregation's partial of *ev* (sorted, non-empty), in order. O(n)."""
-        lo, hi = np.zeros(1, np.int64), np.full(1, len(ev.t), np.int64)
-        out = []
-        for i, (g, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
-            col = ev.values[g.column] if g.column is not None else np.zeros(len(ev.t))
-            out.append(self._guarded(_fold, pane, m, col, lo, hi, self._make, i=i)[0])
-        return tuple(out)
-
-    def _update(self, new: Events, panes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
-        """Fold the new events (sorted by time, then arrival) into their panes and the
-        panes' ancestors. O(m + q log W) combines, O(q log W) pieces read and put."""
-        touched: list[int] = panes[lo].tolist()
-        if not touched:
-            return
-        if self._values is not None:
-            self._values.add(touched, lo, hi, new.values)
-        nodes = self._nodes
-        if self._raw:
-            for j, p in enumerate(touched):
-                part = take_events(new, slice(int(lo[j]), int(hi[j])))
-                old = nodes.get(node_key(0, p))
-                if old is not None and old[0] != "e":
-                    raise CodecError(f"pane {p} is frozen but received events: corrupted state")
-                ev = (
-                    part
-                    if old is None
-                    else sorted_events(concat_events([old[2], part], self._cols))
-                )
-                nodes.put(node_key(0, p), ("e", self._fold_events(p, ev), ev))
-            self._open = sorted(set(self._open).union(touched))
-        else:
-            folded = []
-            for i, (g, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
-                col = new.values[g.column] if g.column is not None else np.zeros(len(new.t))
-                folded.append(self._guarded(_fold, touched[0], m, col, lo, hi, self._make, i=i))
-            self._put_folded(touched, folded)
-        self._ancestors(touched)
-
-    def _put_folded(self, touched: list[int], folded: list[list[Any]]) -> None:
-        """Combine each touched pane's new partials (``folded[aggregation][j]``) into its
-        stored ones (commutative plans: ``old ⊗ new``). O(q) combines and pieces."""
-        nodes = self._nodes
-        olds = nodes.get_many([p << _LEVEL_BITS for p in touched])  # node_key(0, p)
-        put: list[tuple[int, Any]] = []
-        rows = zip(*folded, strict=True) if folded else [()] * len(touched)  # () : quantiles only
-        combine = self._inline if self._inline is not None else self._combine_each
-        for p, old, new in zip(touched, olds, rows, strict=True):
-            vals = new
-            if old is not None:  # old ⊗ new: the monoid is commutative
-                try:
-                    vals = combine(old[1], new)
-                    put.append((p << _LEVEL_BITS, ("p", vals, None)))
-                    continue
-                except Exception:  # the monoids' own, each: say which raised, in which pane
-                    pass
-                vals = tuple(
-                    [
-                        self._guarded(m.combine, p, o, v, i=i)
-                        for i, (m, o, v) in enumerate(zip(self._monoids, old[1], new, strict=True))
-                    ]
-                )
-            put.append((p << _LEVEL_BITS, ("p", vals, None)))
-        nodes.put_many(put)
-
-    def _ancestors(self, touched: list[int]) -> None:
-        """Refresh the nodes above the touched panes (ascending), level by level, and widen
-        the span: one ``get_many`` per level and side, the combine inlined for
-        numeric plans (the monoids' own where it raises; a split node where they raise
-        too). O(q log W) combines."""
-        nodes = self._nodes
-        get_many, put_many, delete_many = nodes.get_many, nodes.put_many, nodes.delete_many
-        if not nodes.in_memory:  # the siblings the walk reads, decoded in one call
-            get_many(self._siblings(touched))
-        inline, each = self._inline, self._combine_each
-        split = (_SPLIT, None, None)
-        bits = _LEVEL_BITS
-        parents = touched
-        for level in range(1, self._top + 1):
-            parents = list(dict.fromkeys([p >> 1 for p in parents]))  # ascending: no sort
-            below = level - 1
-            right_of = (1 << bits) | below
-            # children 2i and 2i + 1 of level - 1: node_key(below, 2i) = i << (bits + 1) | below
-            lefts = get_many([(i << (bits + 1)) | below for i in parents])
-            rights = get_many([(i << (bits + 1)) | right_of for i in parents])
-            put: list[tuple[int, Any]] = []
-            gone: list[int] = []
-            for i, left, right in zip(parents, lefts, rights, strict=True):
-                key = (i << bits) | level
-                if left is None or right is None:
-                    one = left if right is None else right
-                    if one is None:
-                        gone.append(key)
-                    elif one[0] == _SPLIT:
-                        put.append((key, split))
-                    else:
-                        put.append((key, ("p", one[1], None)))
-                    continue
-                if left[0] == _SPLIT or right[0] == _SPLIT:
-                    put.append((key, split))
-                    continue
-                try:
-                    vals = (
-                        inline(left[1], right[1]) if inline is not None else each(left[1], right[1])
-                    )
-                except Exception:  # the inlined combine refused: the monoids' own, as before
-                    try:
-                        vals = each(left[1], right[1])
-                    except Exception:  # a user monoid: the windows that need it say so
-                        put.append((key, split))
-                        continue
-                put.append((key, ("p", vals, None)))
-            put_many(put)
-            delete_many(gone)
-        span = self._span
-        lo_p, hi_p = touched[0], touched[-1]
-        self._span = (lo_p, hi_p) if span is None else (min(span[0], lo_p), max(span[1], hi_p))
-
-    def _siblings(self, touched: list[int]) -> list[int]:
-        """The keys of the nodes :meth:`_ancestors` reads and does not write first: at
-        each level below the top, the children of the next level's refreshed nodes that
-        are not refreshed themselves (the touched panes' siblings, then their parents'...).
-        Read ahead in one :meth:`~.pieces.Pieces.get_many` (one decode of the misses
-        instead of one per level): the same keys, each read once. O(q log W)."""
-        keys: list[int] = []
-        below = set(touched)
-        for level in range(1, self._top + 1):
-            parents = {p >> 1 for p in below}
-            keys += [
-                (c << _LEVEL_BITS) | (level - 1)
-                for i in sorted(parents)
-                for c in (2 * i, 2 * i + 1)
-                if c not in below
-            ]
-            below = parents
-        return keys
-
-    def _combine_each(self, x: tuple[Any, ...], y: tuple[Any, ...]) -> tuple[Any, ...]:
-        """Every aggregation's ``combine`` of the partials *x* and *y*. O(aggregations)."""
-        return tuple([c(a, b) for c, a, b in zip(self._combines, x, y, strict=True)])
-
-    def _combine_fast(self, x: tuple[Any, ...], y: tuple[Any, ...]) -> tuple[Any, ...]:
-        """:meth:`_combine_each` for a plan of numeric kinds: their combines inlined
-        (:func:`_inline_combine`); where one raises (a partial that is None: no value, or
-        values that do not compare), the monoids' own. O(aggregations)."""
-        try:
-            out: tuple[Any, ...] = self._inline(x, y)
-        except Exception:
-            return self._combine_each(x, y)
-        return out
-
-    def _guarded(self, fn: Any, pane: int, *args: Any, i: int) -> Any:
-        """``fn(*args)``; a monoid's exception becomes an ``AggregationError`` naming the
-        aggregation *i* and pane *pane*."""
-        try:
-            return fn(*args)
-        except Exception as e:
-            g = self._plan.groups[i]
-            st = self._shape.start_time + pane * self._g
-            where = f" in the pane [{st}, {st + self._g})"
-            reason = f"{type(e).__name__}: {e}"
-            raise AggregationError(
-                aggregation_message(g.alias, g.monoid, reason, where), alias=g.alias, reason=reason
-            ) from e
-
-    # ------------------------------------------------------------------ windows
-    def _first(self, p: int) -> int:
-        """The first window (number k: panes ``k*s .. k*s + w - 1``) holding pane *p*."""
-        return -(-(p - self._w + 1) // self._s)
-
-    def _end(self, k: int) -> int:
-        s = self._shape
-        assert s.size is not None and s.slide is not None
-        return s.start_time + k * s.slide + s.size
-
-    def _closed_upto(self, wm: int) -> int:
-        """The last window whose end is <= *wm*."""
-        s = self._shape
-        assert s.size is not None and s.slide is not None
-        return (wm - s.start_time - s.size) // s.slide
-
-    def _stored_panes(self, lo: int, hi: int) -> list[int]:
-        """The stored panes in ``lo..hi``, ascending: a scan of the stored pieces, O(stored)
-        (reads them all from a store). Only for spans too sparse to walk (see
-        :meth:`_windows_with_panes`)."""
-        mask = (1 << _LEVEL_BITS) - 1
-        return [
-            k >> _LEVEL_BITS
-            for k in self._nodes.stored()
-            if k & mask == 0 and lo <= k >> _LEVEL_BITS <= hi
-        ]
-
-    def _windows_with_panes(self, first: int, last: int) -> list[int]:
-        """Window numbers ``first..last`` that may hold a stored pane, ascending: every one
-        when there are at most :data:`_WALK` of them (O(last - first), no read), else those
-        holding a stored pane (a scan, O(stored)). Events far apart in time (years between
-        two events of a key) thus never cost one step per empty window."""
-        if last < first:
-            return []
-        if last - first < _WALK:
-            return list(range(first, last + 1))
-        ks: set[int] = set()
-        span = self._span
-        assert span is not None
-        for p in self._stored_panes(span[0], span[1]):
-            ks.update(range(max(first, self._first(p)), min(last, p // self._s) + 1))
-        return sorted(ks)
-
-    def _collect(self, level: int, i: int, out: list[tuple[Any, ...]]) -> None:
-        rec = self._nodes.get(node_key(level, i))
-        if rec is None:
-            return
-        if rec[0] == _SPLIT:
-            self._collect(level - 1, 2 * i, out)
-            self._collect(level - 1, 2 * i + 1, out)
-        else:
-            out.append(rec[1])
-
-    def _present_panes(self, a: int, b: int) -> list[int]:
-        """The stored panes in ``a..b``, ascending: down from the range's cover through
-        stored nodes only (a node is stored while a pane under it is). O((stored panes in
-        range + 1) log W) look-ups, whatever the range's width."""
-        contains = self._nodes.contains
-        out: list[int] = []
-        stack = list(reversed(cover(a, b, self._top)))
-        while stack:
-            level, i = stack.pop()
-            if not contains((i << _LEVEL_BITS) | level):
-                continue
-            if not level:
-                out.append(i)
-            else:
-                stack.extend(((level - 1, 2 * i + 1), (level - 1, 2 * i)))
-        return out
-
-    def _parts(self, k: int) -> list[tuple[Any, ...]]:
-        """The partials of window *k*'s nodes, in order (empty: no pane). O(log W)."""
-        return self._parts_at(k * self._s, self._w)
-
-    def _parts_at(self, a: int, width: int) -> list[tuple[Any, ...]]:
-        """The partials of the nodes over the panes ``a .. a + width - 1``, in order
-        (empty: no pane). O(log W)."""
-        out: list[tuple[Any, ...]] = []
-        for level, i in cover(a, a + width - 1, self._top):
-            self._collect(level, i, out)
-        return out
-
-    def _covered(self, k: int) -> bool:
-        """Whether window *k* holds a stored pane. O(log W) look-ups."""
-        nodes = self._nodes
-        return any(
-            nodes.contains(node_key(level, i))
-            for level, i in cover(k * self._s, k * self._s + self._w - 1, self._top)
-        )
-
-    def _revisable(self, touched: list[int]) -> list[int]:
-        """The windows already emitted that hold a touched pane, ascending. O(q + those
-        windows): the touched panes' window ranges merged in order."""
-        emitted = self._emitted_wm
-        if emitted is None or not touched:
-            return []
-        last = self._closed_upto(emitted)
-        first, step = self._first, self._s
-        ks: list[int] = []
-        nxt = first(touched[0])
-        # a pane past the last emitted window's panes is in no emitted window
-        touched = touched[: bisect_right(touched, last * step + self._w - 1)]
-        for p in touched:  # ascending: each pane's windows start and end no earlier
-            a, b = max(first(p), nxt), min(p // step, last)
-            if a <= b:
-                ks.extend(range(a, b + 1))
-                nxt = b + 1
-        return ks
-
-    def _close(self, again: list[int], held: list[bool]) -> tuple[dict[str, Any], np.ndarray]:
-        """The windows to emit: closed ones not emitted yet (revision 0) and emitted ones
-        holding a touched pane (revision + 1, or 0 if they held no pane before). Their
-        covers are found with numpy (:func:`~.covers.covers`) and answered by one slice verb per
-        aggregation (:meth:`_answers`). O(r log W) look-ups."""
-        wm = self._clock.watermark
-        span = self._span
-        if wm is None or span is None:
-            if self._sizes:
-                return self._sized_columns(np.empty(0, np.int64), [])
-            return self._columns([], [], [])
-        emitted = self._emitted_wm
-        last = min(self._closed_upto(wm), span[1] // self._s)
-        first = self._first(span[0])
-        if emitted is not None:
-            first = max(first, self._closed_upto(emitted) + 1)
-        listed = self._windows_with_panes(first, last)
-        if again:
-            listed = sorted(set(listed).union(again))
-        if listed and not self._sizes and self._dense_pays(listed):
-            dense = self._dense(listed)
-            if dense is not None:
-                out_k, results = dense
-                rev = self._revised(out_k, again, held)
-                self._emitted_wm = wm if emitted is None else max(emitted, wm)
-                return self._dense_columns(out_k, results, rev)
-        if len(listed) <= _FEW:
-            return self._close_walk(listed, again, held)
-        ks = np.asarray(listed, dtype=np.int64)
-        got = self._gathered(ks * self._s, self._w)
-        if got is None:  # a user monoid's error path
-            return self._close_walk(ks.tolist(), again, held)
-        nodes, flat, n = got
-        emit = n > 0  # a window without events is not emitted
-        hi = np.cumsum(n)[emit]
-        lo = hi - n[emit]
-        out_k = ks[emit]
-        rev = self._revised(out_k, again, held)
-        self._emitted_wm = wm if emitted is None else max(emitted, wm)
-        bounds = np.append(lo, hi[-1:]).astype(np.int64)
-        if self._sizes:
-            return self._sized_columns(out_k, rev, (nodes, flat, lo, hi))
-        return self._answers(out_k, nodes, flat, bounds, rev)
-
-    def _revised(self, out_k: np.ndarray, again: list[int], held: list[bool]) -> np.ndarray:
-        """The revision of every window *out_k* emitted now: 0, or for an emitted window
-        *again* that held a pane before, its last revision + 1 (noted). O(r + again)."""
-        rev = np.zeros(len(out_k), dtype=np.int64)
-        if not again:
-            return rev
-        was = dict(zip(again, held, strict=True))
-        pos = {k: j for j, k in enumerate(out_k.tolist())}
-        for k in again:
-            j = pos.get(k)
-            if j is None or not was[k]:
-                continue
-            end = self._end(k)
-            start = end - (self._shape.size or 0)
-            r = self._revs.get(start, (0, 0))[1] + 1
-            self._revs[start] = (end, r)
-            rev[j] = r
-        return rev
-
-    def _dense_pays(self, ks: list[int]) -> bool:
-        """Whether windows *ks* (ascending) are answered from their panes (:meth:`_dense`)
-        rather than from their covers: every aggregation a numeric kind (:data:`_MERGE`),
-        and the panes they span at most ``2 top`` per window (a cover's nodes at most), so
-        a micro-batch still reads O(r log W) pieces. Where the panes are sparse it may read
-        a little more than the covers, whose upper nodes span the empty panes and are
-        shared by consecutive windows (up to 1.5x in the tests); it saves the Python step
-        per window and node. The choice depends on the windows alone, never on where the
-        pieces are. O(1)."""
-        if not self._merges:
-            return False
-        span = (ks[-1] - ks[0]) * self._s + self._w
-        return span <= 2 * self._top * len(ks)
-
-    def _dense(self, ks: list[int]) -> tuple[np.ndarray, dict[str, Any]] | None:
-        """The windows *ks* (ascending) that hold a stored pane, and every aggregation's
-        answer for them, from the stored panes they span: one look-up per pane, then one
-        slice verb per aggregation over the panes' partials (the sliding folds of the
-        batch engine, :func:`~.state.query_slices`) instead of a cover per window. The
-        numeric kinds only (:data:`_MERGE`: max, min and count are exact in any order; a
-        sum is added in pane order); None when no pane is stored there or a partial is not
-        of the kind's type (the covers' path answers). O(panes spanned + r) look-ups and
-        numpy."""
-        s, w = self._s, self._w
-        a0, b0 = ks[0] * s, ks[-1] * s + w  # the panes spanned, b0 exclusive
-        recs = self._nodes.get_many(
-            list(range(a0 << _LEVEL_BITS, b0 << _LEVEL_BITS, 1 << _LEVEL_BITS))
-        )
-        at = [j for j, r in enumerate(recs) if r is not None]
-        if not at:
-            return None
-        k_arr = np.asarray(ks, dtype=np.int64)
-        panes = np.asarray(at, dtype=np.int64) + a0
-        lo = np.searchsorted(panes, k_arr * s)
-        hi = np.searchsorted(panes, k_arr * s + w)
-        emit = hi > lo  # a window without events is not emitted
-        out_k = k_arr[emit]
-        lo, hi = lo[emit], hi[emit]
-        results: dict[str, Any] = {}
-        by_agg = list(zip(*[recs[j][1] for j in at], strict=True))
-        for (grp, merge), col in zip(self._merges, by_agg, strict=True):
-            if set(map(type, col)) != {merge[1]}:
-                return None
-            got = query_slices(
-                self._make(merge[0]), np.asarray(col, np.float64), lo, hi, np.float64
-            )
-            results[grp.alias] = got.astype(np.int64) if merge[1] is int else got
-        if self._values is not None:
-            results.update(self._values.answers(out_k.tolist()))
-        return out_k, results
-
-    def _dense_columns(
-        self, ks: np.ndarray, results: dict[str, Any], rev: np.ndarray
-    ) -> tuple[dict[str, Any], np.ndarray]:
-        """The output columns of windows *ks* with their *results* and revisions. O(r)."""
-        size, slide = self._shape.size, self._shape.slide
-        assert size is not None and slide is not None
-        end = self._shape.start_time + ks * slide + size
-        start = end - size
-        z = np.zeros(len(start), dtype=np.int64)
-        out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
-        out["revision"] = rev
-        return out, np.asarray(start, dtype=np.int64)
-
-    def _gathered(
-        self, a: np.ndarray, width: int
-    ) -> tuple[list[tuple[Any, ...]], np.ndarray, np.ndarray] | None:
-        """The stored nodes of the covers of the pane ranges ``a[j] .. a[j] + width - 1``:
-        their partials (one look-up per distinct node), each window's nodes as indexes
-        into them (window by window, left to right), and how many nodes each window has
-        (0: no stored pane). None when a split node is among them (a user monoid's error
-        path: the walk asks its children). O(n log W) numpy and look-ups."""
-        keys, counts = covers(a, width, self._top)
-        get = self._nodes.get
-        uniq, inv = np.unique(keys, return_inverse=True)
-        recs = [get(k) for k in uniq.tolist()]  # one look-up per node, as the walk's
-        if any(r is not None and r[0] == _SPLIT for r in recs):
-            return None
-        present = np.fromiter((r is not None for r in recs), dtype=bool, count=len(recs))
-        keep = present[inv]
-        nodes = [r[1] for r in recs if r is not None]  # the partials of the stored nodes
-        slot = np.cumsum(present) - 1  # a stored node's row in *nodes*
-        win = np.repeat(np.arange(len(a)), counts)[keep]
-        return nodes, slot[inv[keep]], np.bincount(win, minlength=len(a))
-
-    def _close_walk(
-        self, ks: list[int], again: list[int], held: list[bool]
-    ) -> tuple[dict[str, Any], np.ndarray]:
-        """:meth:`_close` window by window in plain Python: for a few windows (numpy's
-        fixed cost per call is most of their cost), and for a split node (a user monoid's
-        combine raised below it, so the windows that need it ask its children).
-        O(r log W) look-ups."""
-        wm = self._clock.watermark
-        assert wm is not None
-        emitted = self._emitted_wm
-        was = dict(zip(again, held, strict=True))
-        out_k: list[int] = []
-        parts: list[list[tuple[Any, ...]]] = []
-        rev: list[int] = []
-        for k in ks:
-            got = self._parts(k)
-            if not got:
-                continue  # a window without events is not emitted
-            r = 0
-            if was.get(k):
-                start = self._end(k) - (self._shape.size or 0)
-                r = self._revs.get(start, (0, 0))[1] + 1
-                self._revs[start] = (self._end(k), r)
-            out_k.append(k)
-            parts.append(got)
-            rev.append(r)
-        self._emitted_wm = wm if emitted is None else max(emitted, wm)
-        if self._sizes:
-            return self._sized_columns(np.asarray(out_k, dtype=np.int64), rev, walked=parts)
-        return self._columns(out_k, parts, rev)
-
-    def _columns(
-        self, ks: list[int], parts: list[list[tuple[Any, ...]]], rev: list[int]
-    ) -> tuple[dict[str, Any], np.ndarray]:
-        size = self._shape.size
-        assert size is not None
-        end = np.asarray([self._end(k) for k in ks], dtype=np.int64)
-        start = end - size
-        results: dict[str, Any] = {}
-        for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
-            cov = ([x[j] for x in nodes] for nodes in parts)
-            results[grp.alias] = fold_covers(grp.alias, m, cov, start, end)
-        if self._values is not None:
-            results.update(self._values.answers(ks))
-        z = np.zeros(len(start), dtype=np.int64)
-        out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
-        out["revision"] = np.asarray(rev, dtype=np.int64)
-        return out, np.asarray(start, dtype=np.int64)
-
-    def _answers(
-        self,
-        ks: np.ndarray,
-        nodes: list[tuple[Any, ...]],
-        flat: np.ndarray,
-        bounds: np.ndarray,
-        rev: np.ndarray,
-    ) -> tuple[dict[str, Any], np.ndarray]:
-        """The columns of windows *ks*: window j's value is ``lower`` of its nodes'
-        partials combined left to right, the nodes ``nodes[flat[i]]`` for i in
-        ``bounds[j] .. bounds[j + 1] - 1``; numeric kinds over float partials by one slice
-        verb per aggregation (:data:`_MERGE`), any other monoid by its combine and lower.
-        O(sum of the covers)."""
-        size, slide = self._shape.size, self._shape.slide
-        assert size is not None and slide is not None
-        end = self._shape.start_time + ks * slide + size
-        start = end - size
-        results = self._results(nodes, flat, bounds[:-1], bounds[1:], start, end)
-        if self._values is not None:
-            results.update(self._values.answers(ks.tolist()))
-        z = np.zeros(len(start), dtype=np.int64)
-        out = columns(Windows(start, end, z, z, z, z, z), results, self._aggs)
-        out["revision"] = np.asarray(rev, dtype=np.int64)
-        return out, np.asarray(start, dtype=np.int64)
-
-    def _results(
-        self,
-        nodes: list[tuple[Any, ...]],
-        flat: np.ndarray,
-        lo: np.ndarray,
-        hi: np.ndarray,
-        start: np.ndarray,
-        end: np.ndarray,
-    ) -> dict[str, Any]:
-        """Every aggregation's answer for windows j (``start[j]``, ``end[j]``: for error
-        messages) whose nodes are ``nodes[flat[i]]`` for i in ``lo[j] .. hi[j] - 1``.
-        O(sum of the covers)."""
-        by_agg = list(zip(*nodes, strict=True)) if nodes else [()] * len(self._monoids)
-        results: dict[str, Any] = {}
-        for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
-            merge = _MERGE.get(declared_kind(m) or "")
-            if merge is not None and len(lo) and set(map(type, by_agg[j])) == {merge[1]}:
-                col = np.asarray(by_agg[j], dtype=np.float64)[flat]
-                got = query_slices(self._make(merge[0]), col, lo, hi, np.float64)
-                results[grp.alias] = got.astype(np.int64) if merge[1] is int else got
-                continue
-            mine = by_agg[j]
-            vals = [mine[i] for i in flat.tolist()]
-            cov = (vals[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True))
-            results[grp.alias] = fold_covers(grp.alias, m, cov, start, end)
-        return results
-
-    # ------------------------------------------------------------------ several sizes
-    def _sized_columns(
-        self,
-        ks: np.ndarray,
-        rev: Sequence[int] | np.ndarray,
-        largest: tuple[list[tuple[Any, ...]], np.ndarray, np.ndarray, np.ndarray] | None = None,
-        walked: list[list[tuple[Any, ...]]] | None = None,
-    ) -> tuple[dict[str, Any], np.ndarray]:
-        """The rows of windows *ks* (the largest size's) with every size's columns, as the
-        event log's (:func:`~.sizes.evaluate_sizes`): size z's window ends where the row's
-        does, the panes ``k*s + w - w_z .. k*s + w - 1`` of the same tree, answered from
-        their covers; a row whose window of size z holds no pane gets the aggregation's
-        empty answer. *largest* (or *walked*): the largest size's nodes, indexes and
-        bounds (or each row's node partials), already read by :meth:`_close` (or
-        :meth:`_close_walk`). O(sizes · r log W)."""
-        shape = self._shape
-        assert shape.size is not None and shape.slide is not None
-        end = shape.start_time + ks * shape.slide + shape.size
-        got: dict[str, Any] = {}
-        for z, wz in self._sizes:
-            if largest is not None and z == shape.size:  # every row holds a pane of it
-                rows = np.arange(len(ks), dtype=np.int64)
-                res = self._sized_results(z, rows, end, self._results, *largest, end - z, end)
-            else:
-                rows, res = self._size_answers(ks, end, z, wz, walked if z == shape.size else None)
-            if self._values is not None:  # this size's cursor over the rows holding a pane
-                starts = ks[rows] * self._s + (self._w - wz)
-                res = {**res, **self._values.answers_at(starts.tolist(), wz)}
-            whole = len(rows) == len(ks)
-            for alias, col in res.items():
-                empty = empty_answer(alias, self._aggs)
-                got[f"{alias}_{size_label(z)}"] = (
-                    col if whole else spread(col, rows, len(ks), empty)
-                )
-        outputs = sized_aggs(self._aggs, shape.sizes)
-        results = {b.alias: got[b.alias] for b in outputs}
-        zero = np.zeros(len(ks), dtype=np.int64)
-        out = columns(
-            Windows(end - shape.size, end, zero, zero, zero, zero, zero), results, outputs
-        )
-        out["revision"] = np.asarray(rev, dtype=np.int64)
-        return out, np.asarray(end - shape.size, dtype=np.int64)
-
-    def _size_answers(
-        self,
-        ks: np.ndarray,
-        end: np.ndarray,
-        z: int,
-        wz: int,
-        walked: list[list[tuple[Any, ...]]] | None = None,
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        """The rows among *ks* whose window of size *z* (*wz* panes) holds a stored pane,
-        and every aggregation's answer for them: numpy covers and slice verbs for many
-        windows (:meth:`_gathered`), the walk for a few or past a split node (*walked*:
-        its node partials per row, already read). O(r log W)."""
-        a = ks * self._s + (self._w - wz)
-        got = self._gathered(a, wz) if len(ks) > _FEW and walked is None else None
-        if got is not None:
-            nodes, flat, n = got
-            rows = np.flatnonzero(n > 0)
-            hi = np.cumsum(n)[rows]
-            lo = hi - n[rows]
-            e = end[rows]
-            return rows, self._sized_results(
-                z, rows, end, self._results, nodes, flat, lo, hi, e - z, e
-            )
-        parts = walked if walked is not None else [self._parts_at(x, wz) for x in a.tolist()]
-        rows = np.asarray([j for j, p in enumerate(parts) if p], dtype=np.int64)
-
-        def walk() -> dict[str, Any]:
-            e = end[rows]  # rows: bound once, before walk is called
-            out: dict[str, Any] = {}
-            for j, (grp, m) in enumerate(zip(self._plan.groups, self._monoids, strict=True)):
-                cov = ([x[j] for x in parts[r]] for r in rows.tolist())
-                out[grp.alias] = fold_covers(grp.alias, m, cov, e - z, e)
-            return out
-
-        return rows, self._sized_results(z, rows, end, walk)
-
-    def _sized_results(
-        self, z: int, rows: np.ndarray, end: np.ndarray, answer: Any, *args: Any
-    ) -> dict[str, Any]:
-        """``answer(*args)``; an :class:`AggregationError` of one of its windows is named by
-        the size's column and the window's row among the emitted ones, as the event
-        log's (:func:`~.sizes.at_row`). O(1) besides."""
-        try:
-            out: dict[str, Any] = answer(*args)
-        except AggregationError as e:
-            e_rows = end[rows]
-            zero = np.zeros(len(rows), dtype=np.int64)
-            ws = Windows(e_rows - z, e_rows, zero, zero, zero, zero, zero)
-            raise at_row(e, z, rows, ws, self._aggs) from e.__cause__
-        return out
-
+    # ------------------------------------------------------------------ settling
     def _settle(self) -> tuple[dict[int, bytes], tuple[int, ...]]:
         """After emission: prune revisions, delete the dead panes (and the nodes above
         them), freeze the open panes the bound passed. Returns the pieces to put and the
@@ -1391,50 +537,6 @@ class PaneStream(Layout):
             return put, gone
         vput, vgone = self._values.flush(self._deltas)
         return {**put, **vput}, tuple(sorted(gone + vgone))
-
-    def _drop_range(self, span: tuple[int, int], last_dead: int, every: bool) -> None:
-        """:meth:`_drop` when the cache is the whole state: the same nodes, found level by
-        level as the stored ones among the nodes over the span's dead panes only (all of
-        them if *every*), one pass over the cache per level instead of a walk down
-        through the stored nodes. O(dead panes) look-ups."""
-        stored_among = self._nodes.stored_among
-        gone: list[int] = []
-        lo = span[0]
-        hi = span[1] if every else last_dead
-        for level in range(self._top + 1):
-            last = hi >> level if every else ((hi + 1) >> level) - 1
-            first = lo >> level
-            if last < first:
-                break
-            gone.extend(
-                stored_among(list(range((first << _LEVEL_BITS) | level,
-                                        ((last + 1) << _LEVEL_BITS) | level, 1 << _LEVEL_BITS)))
-            )  # fmt: skip
-        self._nodes.delete_many(gone)
-        if self._values is not None:  # the dead panes' values go with them
-            self._values.drop([k >> _LEVEL_BITS for k in gone if not k & ((1 << _LEVEL_BITS) - 1)])
-
-    def _drop(self, tops: Iterable[int], last_dead: int, every: bool) -> None:
-        """Delete the stored nodes under the top nodes *tops* whose panes are all <=
-        *last_dead* (*every*: all of them), level by level. A node that also covers live
-        panes stays (no window query uses it whole any more: a window never holds a dead
-        pane); the walk goes down only through stored nodes (a node is stored while a pane
-        under it is). O(nodes visited) look-ups."""
-        contains = self._nodes.contains
-        gone: list[int] = []
-        level, frontier = self._top, list(tops)
-        while frontier:
-            here = [i for i in frontier if contains((i << _LEVEL_BITS) | level)]
-            whole = here if every else [i for i in here if ((i + 1) << level) - 1 <= last_dead]
-            gone.extend((i << _LEVEL_BITS) | level for i in whole)
-            if not level:
-                break
-            down = here if every else [i for i in here if (i << level) <= last_dead]
-            frontier = [c for i in down for c in (2 * i, 2 * i + 1)]
-            level -= 1
-        self._nodes.delete_many(gone)
-        if self._values is not None:  # the dead panes' values go with them
-            self._values.drop([k >> _LEVEL_BITS for k in gone if not k & ((1 << _LEVEL_BITS) - 1)])
 
     # ------------------------------------------------------------------ timers
     def store_rows(self, keys: np.ndarray) -> np.ndarray:
