@@ -42,6 +42,7 @@ Examples
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any
 
@@ -72,6 +73,7 @@ class PaneTree(Layout):
         "_combines",
         "_g",
         "_inline",
+        "_lazy",
         "_make",
         "_monoids",
         "_nodes",
@@ -80,6 +82,7 @@ class PaneTree(Layout):
         "_raw",
         "_shape",
         "_span",
+        "_stale",
         "_top",
         "_values",
     )
@@ -98,6 +101,8 @@ class PaneTree(Layout):
     _values: Values | None
     _open: list[int]
     _span: tuple[int, int] | None
+    _lazy: bool
+    _stale: list[int]
 
     # ------------------------------------------------------------------ panes
     def _pane_of(self, t: np.ndarray) -> np.ndarray:
@@ -169,12 +174,21 @@ class PaneTree(Layout):
             put.append((p << _LEVEL_BITS, ("p", vals, None)))
         nodes.put_many(put)
 
-    def _ancestors(self, touched: list[int]) -> None:
+    def _ancestors(self, touched: list[int], now: bool = False) -> None:
         """Refresh the nodes above the touched panes (ascending), level by level, and widen
         the span: one ``get_many`` per level and side, the combine inlined for
         numeric plans (the monoids' own where it raises; a split node where they raise
-        too). O(q log W) combines."""
+        too). O(q log W) combines. A lazy plan (in memory, without deltas; not *now*)
+        notes the panes as stale instead, refreshed when the nodes are read (:meth:`_build`) or before the
+        dead panes go (:meth:`_settle_stale`): O(stale panes)."""
         nodes = self._nodes
+        if self._lazy and not now and nodes.in_memory:
+            stale = self._stale
+            self._stale = list(touched) if not stale else sorted(set(stale).union(touched))
+            span = self._span
+            lo_p, hi_p = touched[0], touched[-1]
+            self._span = (lo_p, hi_p) if span is None else (min(span[0], lo_p), max(span[1], hi_p))
+            return
         get_many, put_many, delete_many = nodes.get_many, nodes.put_many, nodes.delete_many
         if not nodes.in_memory:  # the siblings the walk reads, decoded in one call
             get_many(self._siblings(touched))
@@ -221,6 +235,38 @@ class PaneTree(Layout):
         span = self._span
         lo_p, hi_p = touched[0], touched[-1]
         self._span = (lo_p, hi_p) if span is None else (min(span[0], lo_p), max(span[1], hi_p))
+
+    def _build(self, lo: int | None = None, hi: int | None = None) -> None:
+        """Refresh the nodes above the stale panes in ``lo .. hi`` (default: all of them;
+        a range of whole top nodes, so that each node is refreshed after all its stale
+        children): the nodes then hold what refreshing them at every micro-batch would
+        have left. O(those panes log W) combines."""
+        stale = self._stale
+        if not stale:
+            return
+        a = 0 if lo is None else bisect_left(stale, lo)
+        b = len(stale) if hi is None else bisect_right(stale, hi)
+        if a < b:
+            self._stale = stale[:a] + stale[b:]
+            self._ancestors(stale[a:b], now=True)
+
+    def _settle_stale(self, last_dead: int, every: bool) -> None:
+        """Before the panes up to *last_dead* go (:meth:`_drop_range`; *every*: all of
+        them): the stale panes under the top node holding both dead and live panes are
+        refreshed (its nodes stay, holding their dead panes as the eager refresh left
+        them), those under wholly dead top nodes forgotten (their nodes go unbuilt).
+        O(stale panes log W)."""
+        stale = self._stale
+        if not stale:
+            return
+        top = self._top
+        if every:
+            self._stale = []
+        else:
+            live = (last_dead + 1) >> top  # the first top node holding a live pane
+            self._stale = stale[bisect_left(stale, live << top) :]
+            if (last_dead + 1) & ((1 << top) - 1):  # it holds dead panes too
+                self._build(live << top, ((live + 1) << top) - 1)
 
     def _siblings(self, touched: list[int]) -> list[int]:
         """The keys of the nodes :meth:`_ancestors` reads and does not write first: at
@@ -306,11 +352,14 @@ class PaneTree(Layout):
                 out.append(i)
             else:
                 stack.extend(((level - 1, 2 * i + 1), (level - 1, 2 * i)))
-        return out
+        stale = self._stale  # stored panes the walk may miss (their nodes not built yet)
+        more = stale[bisect_left(stale, a) : bisect_right(stale, b)] if stale else ()
+        return sorted(set(out).union(more)) if more else out
 
     def _parts_at(self, a: int, width: int) -> list[tuple[Any, ...]]:
         """The partials of the nodes over the panes ``a .. a + width - 1``, in order
         (empty: no pane). O(log W)."""
+        self._build()
         out: list[tuple[Any, ...]] = []
         for level, i in cover(a, a + width - 1, self._top):
             self._collect(level, i, out)

@@ -41,7 +41,7 @@ Examples
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
@@ -119,6 +119,11 @@ class PaneWindows(PaneTree):
 
     def _covered(self, k: int) -> bool:
         """Whether window *k* holds a stored pane. O(log W) look-ups."""
+        stale = self._stale  # a stale pane's nodes may not be built yet
+        if stale and bisect_left(stale, k * self._s) < bisect_right(
+            stale, k * self._s + self._w - 1
+        ):
+            return True
         nodes = self._nodes
         return any(
             nodes.contains(node_key(level, i))
@@ -279,6 +284,7 @@ class PaneWindows(PaneTree):
         into them (window by window, left to right), and how many nodes each window has
         (0: no stored pane). None when a split node is among them (a user monoid's error
         path: the walk asks its children). O(n log W) numpy and look-ups."""
+        self._build()
         keys, counts = covers(a, width, self._top)
         get = self._nodes.get
         uniq, inv = np.unique(keys, return_inverse=True)

@@ -153,6 +153,12 @@ def fits(shape: Shape, p: Plan, emit: str = "watermark") -> bool:
     return shape.grid and emit == "watermark" and not timed
 
 
+#: Whether a plan answered from the panes alone (numeric kinds, one size) refreshes the
+#: nodes above them on demand (:meth:`PaneTree._ancestors`); False: at every micro-batch
+#: (the tests' reference).
+_LAZY = True
+
+
 class PaneStream(PaneWindows):
     """One key's hopping/tumbling windows over pane partials (see the module docstring).
 
@@ -180,7 +186,7 @@ class PaneStream(PaneWindows):
     _FIXED: ClassVar[frozenset[str]] = frozenset(
         {
             "_aggs", "_cols", "_combine_all", "_combines", "_context", "_deltas", "_g",
-            "_inline", "_judge", "_lateness", "_make", "_merges", "_monoids", "_ooo",
+            "_inline", "_judge", "_lateness", "_lazy", "_make", "_merges", "_monoids", "_ooo",
             "_plan", "_raw", "_s", "_scalar", "_shape", "_sizes", "_top", "_w",
         }
     )  # fmt: skip
@@ -246,6 +252,10 @@ class PaneStream(PaneWindows):
         self._revs: dict[int, tuple[int, int]] = {}  # window start -> (end, revision)
         self._values = self._new_values(None)  # exact quantiles' component (or None)
         self._config_bytes: codec.Encoded | None = None  # config(), encoded once
+        # windows answered from the panes (:meth:`_dense`), no deltas to write: the nodes
+        # above them are refreshed when something reads them (:meth:`_build`)
+        self._lazy = _LAZY and bool(self._merges) and not self._sizes and not deltas
+        self._stale: list[int] = []  # panes whose ancestors are not refreshed, ascending
 
     def _new_values(self, store: Mapping[int, bytes] | None) -> Values | None:
         """The exact quantiles' component over the same panes (None: no quantile)."""
@@ -363,6 +373,7 @@ class PaneStream(PaneWindows):
         (:func:`~.values.value_key`). O(piece)."""
         if is_value_key(key) and self._values is not None:
             return self._values.piece(key >> _LEVEL_BITS)
+        self._build()
         return self._nodes.raw(key, self._encode)
 
     def pieces(self) -> dict[int, bytes]:
@@ -374,6 +385,7 @@ class PaneStream(PaneWindows):
 
     def _tree_keys(self) -> list[int]:
         """The stored keys of the tree's nodes (not the values' pieces), ascending."""
+        self._build()
         return [k for k in self._nodes.stored() if not is_value_key(k)]
 
     @classmethod
@@ -514,8 +526,10 @@ class PaneStream(PaneWindows):
                 nodes = self._nodes
                 if nodes.in_memory and min(last_dead, span[1]) - span[0] < 16 * nodes.cached():
                     # in memory, a dead range not much wider than the state: scanned (C-level)
+                    self._settle_stale(last_dead, every)
                     self._drop_range(span, last_dead, every)
                 else:
+                    self._build()  # the walk goes down through stored nodes only
                     lo_i, hi_i = span[0] >> self._top, min(last_dead, span[1]) >> self._top
                     tops: Iterable[int] = range(lo_i, hi_i + 1)
                     if hi_i - lo_i >= _WALK:  # sparse: the top nodes of the stored panes
@@ -569,7 +583,9 @@ class PaneStream(PaneWindows):
         """Invariants (O(stored pieces + events)): stored panes inside the span; a node is
         stored iff a pane under it is (nodes over dead panes only may linger until their
         live part dies) and holds its children's combine; open panes hold their own sorted
-        events (none past the bound) and their fold, and are listed as open."""
+        events (none past the bound) and their fold, and are listed as open. The stale
+        nodes are refreshed first (:meth:`_build`)."""
+        self._build()
         keys = self._tree_keys()
         mask = (1 << _LEVEL_BITS) - 1
         panes = [k >> _LEVEL_BITS for k in keys if k & mask == 0]
