@@ -3,7 +3,9 @@
 One key, events over 2 days in arrival order (each event up to 30 s late, so some arrive
 out of order), 100 micro-batches, hopping windows with max, sum and count, allowed lateness
 1 minute. Per case and code version, in a subprocess each (the old code is ``git archive``
-of ``--old-ref`` with this checkout's compiled core), interleaved over ``--reps`` rounds:
+of ``--old-ref`` with this process's compiled core; every subprocess loads that core and
+refuses to run without it unless ``WINDOWAGG_BACKEND=python``), interleaved over ``--reps``
+rounds:
 
 - ms per micro-batch, median over the first and the last quarter of the micro-batches;
 - bytes written per micro-batch (the ``Delta``: metadata + pieces put + keys deleted; the
@@ -431,40 +433,67 @@ def _cases(quick: bool, rates: bool) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _core_file() -> Path | None:
+    """The compiled core this process loads (an editable install keeps it in
+    site-packages, ``scripts/build_native.sh`` in ``src``), or None if it is not built."""
+    from windowagg._backend import native_core
+
+    core = native_core()
+    got = getattr(core, "__file__", None)
+    return Path(got) if got else None
+
+
 def _old_tree(ref: str) -> str:
-    """``ref``'s ``src`` in a temporary folder, with this checkout's compiled core."""
+    """``ref``'s ``src`` in a temporary folder, with this process's compiled core."""
     tmp = tempfile.mkdtemp(prefix="windowagg-old-")
     arch = subprocess.run(
         ["git", "-C", str(ROOT), "archive", ref, "src"], check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", tmp], input=arch, check=True)
-    native = ROOT / "src" / "windowagg" / "_native"
-    for so in native.glob("_core*.so"):
+    so = _core_file()
+    if so is not None:
         shutil.copy(so, Path(tmp) / "src" / "windowagg" / "_native" / so.name)
     return str(Path(tmp) / "src")
+
+
+#: Run in each subprocess (argv: case, src, core folder or ""): windowagg from *src* only
+#: (an editable install's import hook would load the checkout it was installed from), the
+#: compiled core from where this process found it (an editable install keeps it outside
+#: ``src``: without this, every layout ran the pure-Python backend), and a refusal to run
+#: on the Python fallback unless ``WINDOWAGG_BACKEND=python`` asks for it.
+_PRELUDE = (
+    "import json, os, sys; "
+    "sys.meta_path[:] = [f for f in sys.meta_path "
+    "if not type(f).__module__.startswith('_editable')]; "
+    "import windowagg, windowagg._native as nat; "
+    "assert windowagg.__file__.startswith(sys.argv[2]), windowagg.__file__; "
+    "sys.argv[3] and nat.__path__.append(sys.argv[3]); "
+    "from windowagg._backend import native_core; "
+    "python = os.environ.get('WINDOWAGG_BACKEND', '').strip().lower() == 'python'; "
+    "python or native_core() is not None or sys.exit("
+    "'stream_state: the compiled core did not load in the subprocess (build it: bash "
+    "scripts/setup.sh or scripts/build_native.sh), or set WINDOWAGG_BACKEND=python'); "
+)
 
 
 def _run(
     src: str, case: dict[str, Any], fn: str = "worker", timeout: float | None = None
 ) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=f"{src}{os.pathsep}{ROOT}")
-    # an editable install's import hook would load the checkout it was installed from
+    so = _core_file()
     code = (
-        "import json, sys; "
-        "sys.meta_path[:] = [f for f in sys.meta_path "
-        "if not type(f).__module__.startswith('_editable')]; "
-        f"from benchmarks.bench_stream_state import {fn} as worker; "
-        "import windowagg; assert windowagg.__file__.startswith(sys.argv[2]), windowagg.__file__; "
+        _PRELUDE + f"from benchmarks.bench_stream_state import {fn} as worker; "
         "print(json.dumps(worker(json.loads(sys.argv[1]))))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(case), src],
+        [sys.executable, "-c", code, json.dumps(case), src, str(so.parent) if so else ""],
         env=env,
-        check=True,
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+    if out.returncode:  # the subprocess's own words, not only its exit status
+        raise RuntimeError(f"stream_state: {fn} on {case} failed:\n{out.stderr.strip()}")
     res: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return res
 
@@ -488,6 +517,10 @@ def main(argv: list[str]) -> int:
     )
     ap.add_argument("--budget", type=float, default=300.0, help="seconds per case (--cases)")
     args = ap.parse_args(argv)
+    python = os.environ.get("WINDOWAGG_BACKEND", "").strip().lower() == "python"
+    so = _core_file()
+    print(f"backend in every subprocess: {'python' if python else 'native'}"
+          + ("" if python or so is None else f" ({so.name})"))  # fmt: skip
     if args.cases is not None:
         return _run_cases(args)
     if args.many_keys:
