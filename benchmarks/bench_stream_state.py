@@ -39,9 +39,10 @@ that runs past ``--budget`` seconds stops after its current micro-batch and repo
 many it ran and the trend (the median ms of its last 3 micro-batches over its first 3).
 
 ``python -m benchmarks stream_state [--quick] [--reps N] [--old-ref REF] [--out FILE]``
-``python -m benchmarks stream_state --many-keys [--p95] [--quick] [--reps N] [--old-ref REF] [--out FILE]``
+``python -m benchmarks stream_state --many-keys [--p95] [--no-deltas] [--quick] [--reps N] [--old-ref REF] [--out FILE]``
 (``--p95``: max, sum, count and exact p95, which the pane layout answers with its
-:class:`~windowagg.windows.engine.values.Values` component)
+:class:`~windowagg.windows.engine.values.Values` component; ``--no-deltas``: both layouts
+built with ``deltas=False``, as ``windowagg.stream`` keeps them in process without a store)
 ``python -m benchmarks stream_state --cases [A,B,...] [--quick] [--reps N] [--budget S] [--out FILE]``
 """
 
@@ -372,9 +373,17 @@ def many_keys_worker(case: dict[str, Any]) -> dict[str, Any]:
 
 def _many_keys(args: argparse.Namespace) -> int:
     sizes = [200_000] if args.quick else [200_000, 1_000_000]
-    base = {"keys": 100, "span": 2 * DAY, "size": 60 * MIN, "slide": MIN, "batch": 10_000}
+    base: dict[str, Any] = {
+        "keys": 100,
+        "span": 2 * DAY,
+        "size": 60 * MIN,
+        "slide": MIN,
+        "batch": 10_000,
+    }
     if args.p95:
         base["aggs"] = ["max(v)", "sum(v)", "count", "p95(v)"]
+    if args.no_deltas:  # what windowagg.stream runs in process: no store, nothing encoded
+        base["kw"] = {"deltas": False}
     runs_of: list[tuple[str, str, str]] = [("panes", "new", str(ROOT / "src"))]
     if not args.no_old:
         runs_of.append(("panes", "old", _old_tree(args.old_ref)))
@@ -508,6 +517,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", default=None, help="write the medians as JSON here")
     ap.add_argument("--many-keys", action="store_true", help="100 keys, 1 h / 1 min (issue 37)")
     ap.add_argument("--p95", action="store_true", help="--many-keys: max, sum, count and p95")
+    ap.add_argument(
+        "--no-deltas",
+        action="store_true",
+        help="--many-keys: streams without deltas (windowagg.stream in process, no store)",
+    )
     ap.add_argument(
         "--cases",
         nargs="?",
