@@ -174,21 +174,26 @@ class PaneTree(Layout):
             put.append((p << _LEVEL_BITS, ("p", vals, None)))
         nodes.put_many(put)
 
-    def _ancestors(self, touched: list[int], now: bool = False) -> None:
-        """Refresh the nodes above the touched panes (ascending), level by level, and widen
-        the span: one ``get_many`` per level and side, the combine inlined for
-        numeric plans (the monoids' own where it raises; a split node where they raise
-        too). O(q log W) combines. A lazy plan (in memory, without deltas; not *now*)
-        notes the panes as stale instead, refreshed when the nodes are read (:meth:`_build`) or before the
-        dead panes go (:meth:`_settle_stale`): O(stale panes)."""
-        nodes = self._nodes
-        if self._lazy and not now and nodes.in_memory:
+    def _ancestors(self, touched: list[int]) -> None:
+        """The nodes above the touched panes (ascending) refreshed (:meth:`_refresh`), and
+        the span widened. A lazy plan (in memory, without deltas) notes the panes as stale
+        instead: refreshed when the nodes are read (:meth:`_build`) or before the dead panes
+        go (:meth:`_settle_stale`). O(q log W) combines; lazy: O(stale panes)."""
+        if self._lazy and self._nodes.in_memory:
             stale = self._stale
             self._stale = list(touched) if not stale else sorted(set(stale).union(touched))
-            span = self._span
-            lo_p, hi_p = touched[0], touched[-1]
-            self._span = (lo_p, hi_p) if span is None else (min(span[0], lo_p), max(span[1], hi_p))
-            return
+        else:
+            self._refresh(touched)
+        span = self._span
+        lo_p, hi_p = touched[0], touched[-1]
+        self._span = (lo_p, hi_p) if span is None else (min(span[0], lo_p), max(span[1], hi_p))
+
+    def _refresh(self, touched: list[int]) -> None:
+        """Refresh the nodes above the touched panes (ascending), level by level: one
+        ``get_many`` per level and side, the combine inlined for numeric plans (the
+        monoids' own where it raises; a split node where they raise too). O(q log W)
+        combines."""
+        nodes = self._nodes
         get_many, put_many, delete_many = nodes.get_many, nodes.put_many, nodes.delete_many
         if not nodes.in_memory:  # the siblings the walk reads, decoded in one call
             get_many(self._siblings(touched))
@@ -232,9 +237,12 @@ class PaneTree(Layout):
                 put.append((key, ("p", vals, None)))
             put_many(put)
             delete_many(gone)
-        span = self._span
-        lo_p, hi_p = touched[0], touched[-1]
-        self._span = (lo_p, hi_p) if span is None else (min(span[0], lo_p), max(span[1], hi_p))
+
+    def _stale_in(self, a: int, b: int) -> list[int]:
+        """The stale panes in ``a..b`` (stored panes whose nodes are not built yet),
+        ascending. O(log stale + those panes)."""
+        stale = self._stale
+        return stale[bisect_left(stale, a) : bisect_right(stale, b)] if stale else []
 
     def _build(self, lo: int | None = None, hi: int | None = None) -> None:
         """Refresh the nodes above the stale panes in ``lo .. hi`` (default: all of them;
@@ -246,9 +254,9 @@ class PaneTree(Layout):
             return
         a = 0 if lo is None else bisect_left(stale, lo)
         b = len(stale) if hi is None else bisect_right(stale, hi)
-        if a < b:
+        if a < b:  # the span holds them already: only the nodes are refreshed
             self._stale = stale[:a] + stale[b:]
-            self._ancestors(stale[a:b], now=True)
+            self._refresh(stale[a:b])
 
     def _settle_stale(self, last_dead: int, every: bool) -> None:
         """Before the panes up to *last_dead* go (:meth:`_drop_range`; *every*: all of
@@ -269,7 +277,7 @@ class PaneTree(Layout):
                 self._build(live << top, ((live + 1) << top) - 1)
 
     def _siblings(self, touched: list[int]) -> list[int]:
-        """The keys of the nodes :meth:`_ancestors` reads and does not write first: at
+        """The keys of the nodes :meth:`_refresh` reads and does not write first: at
         each level below the top, the children of the next level's refreshed nodes that
         are not refreshed themselves (the touched panes' siblings, then their parents'...).
         Read ahead in one :meth:`~.pieces.Pieces.get_many` (one decode of the misses
@@ -352,8 +360,7 @@ class PaneTree(Layout):
                 out.append(i)
             else:
                 stack.extend(((level - 1, 2 * i + 1), (level - 1, 2 * i)))
-        stale = self._stale  # stored panes the walk may miss (their nodes not built yet)
-        more = stale[bisect_left(stale, a) : bisect_right(stale, b)] if stale else ()
+        more = self._stale_in(a, b)  # stored panes the walk may miss (nodes not built yet)
         return sorted(set(out).union(more)) if more else out
 
     def _parts_at(self, a: int, width: int) -> list[tuple[Any, ...]]:

@@ -41,7 +41,7 @@ Examples
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
@@ -119,10 +119,7 @@ class PaneWindows(PaneTree):
 
     def _covered(self, k: int) -> bool:
         """Whether window *k* holds a stored pane. O(log W) look-ups."""
-        stale = self._stale  # a stale pane's nodes may not be built yet
-        if stale and bisect_left(stale, k * self._s) < bisect_right(
-            stale, k * self._s + self._w - 1
-        ):
+        if self._stale_in(k * self._s, k * self._s + self._w - 1):  # nodes not built yet
             return True
         nodes = self._nodes
         return any(

@@ -233,7 +233,7 @@ class PaneStream(PaneWindows):
         # slide, so g divides them all, and one tree (top set by the largest) holds them
         self._sizes = tuple((z, z // self._g) for z in shape.sizes)
         self._monoids = [g.monoid for g in self._plan.groups]
-        self._combines = tuple(m.combine for m in self._monoids)  # bound: _ancestors' loop
+        self._combines = tuple(m.combine for m in self._monoids)  # bound: _refresh's loop
         self._inline = _inline_combine([declared_kind(m) for m in self._monoids])
         self._combine_all = self._combine_each if self._inline is None else self._combine_fast
         # every aggregation a numeric kind: (group, merge) each, answered from the panes by
