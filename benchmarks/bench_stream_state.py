@@ -471,15 +471,14 @@ def _old_tree(ref: str) -> str:
 #: ``src``: without this, every layout ran the pure-Python backend), and a refusal to run
 #: on the Python fallback unless ``WINDOWAGG_BACKEND=python`` asks for it.
 _PRELUDE = (
-    "import json, os, sys; "
+    "import json, sys; "
     "sys.meta_path[:] = [f for f in sys.meta_path "
     "if not type(f).__module__.startswith('_editable')]; "
     "import windowagg, windowagg._native as nat; "
     "assert windowagg.__file__.startswith(sys.argv[2]), windowagg.__file__; "
     "sys.argv[3] and nat.__path__.append(sys.argv[3]); "
-    "from windowagg._backend import native_core; "
-    "python = os.environ.get('WINDOWAGG_BACKEND', '').strip().lower() == 'python'; "
-    "python or native_core() is not None or sys.exit("
+    "from windowagg._backend import default_backend, native_core; "
+    "default_backend() == 'python' or native_core() is not None or sys.exit("
     "'stream_state: the compiled core did not load in the subprocess (build it: bash "
     "scripts/setup.sh or scripts/build_native.sh), or set WINDOWAGG_BACKEND=python'); "
 )
@@ -531,7 +530,9 @@ def main(argv: list[str]) -> int:
     )
     ap.add_argument("--budget", type=float, default=300.0, help="seconds per case (--cases)")
     args = ap.parse_args(argv)
-    python = os.environ.get("WINDOWAGG_BACKEND", "").strip().lower() == "python"
+    from windowagg._backend import default_backend
+
+    python = default_backend() == "python"  # the variable as every subprocess reads it
     so = _core_file()
     print(f"backend in every subprocess: {'python' if python else 'native'}"
           + ("" if python or so is None else f" ({so.name})"))  # fmt: skip
