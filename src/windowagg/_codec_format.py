@@ -206,3 +206,23 @@ def registered() -> dict[str, type]:
     """
     _load_library()
     return {tag: cls for tag, (cls, _) in _BY_TAG.items()}
+
+
+def _rows_core(backend: str | None, verb: str) -> Any:
+    """The compiled core if *backend* resolves to it and it has *verb*
+    (``dumps_number_rows``, ``loads_number_rows``; ``"native"`` with a core built before
+    it: an error naming the rebuild). O(1)."""
+    from windowagg._backend import default_backend, native_core, resolve_backend
+    from windowagg.errors import NativeUnavailableError
+
+    who = "loads_numbers" if verb.startswith("loads") else "dumps_numbers"
+    core = native_core() if resolve_backend(backend, who) else None
+    if core is not None and not hasattr(core, verb):  # a core built before it
+        if (backend or default_backend()) == "native":
+            raise NativeUnavailableError(
+                f"{who}: backend='native' but the compiled core was built before "
+                f"{verb} existed; rebuild it (bash scripts/build_native.sh, or "
+                "pip install --force-reinstall windowagg), or use backend='python'"
+            )
+        return None  # "auto": native when built, and this core has no such verb
+    return core

@@ -91,6 +91,14 @@ def decayed_window_top_k(
 def py_float_repr(x: float) -> str:
     """``repr(x)`` of a finite float, as the native top_k writes it."""
 
+def dumps_number_rows(head: bytes, rows: list[Any]) -> list[bytes | None]:
+    """*head* + row + CRC-32 of every row that is a tuple of floats and int64 ints, byte for
+    byte as ``codec.dumps_numbers`` writes it; None for any other row."""
+
+def loads_number_rows(head: bytes, datas: list[Any]) -> list[tuple[Any, ...] | None]:
+    """The row of every record of *datas* that is *head* + a tuple of floats and ints of at
+    most 8 bytes + its CRC-32, as ``codec.loads_numbers`` reads it; None for any other."""
+
 _F64 = npt.NDArray[np.float64]
 _I64 = npt.NDArray[np.int64]
 _Out = TypeVar("_Out", npt.NDArray[np.float64], npt.NDArray[np.int64])

@@ -14,6 +14,7 @@ void bind_decayed_rank(nb::module_& m);      // bind_decayed_rank.cpp
 void bind_qdigest(nb::module_& m);           // bind_qdigest.cpp
 void bind_space_saving(nb::module_& m);      // bind_space_saving.cpp
 void bind_sliding_window(nb::module_& m);    // bind_sliding_window.cpp
+void bind_codec(nb::module_& m);             // bind_codec.cpp
 
 NB_MODULE(_core, m) {
     m.doc() = "windowagg's compiled core: FiBA, the FIFO family, AMTA, order statistics, the q-digest, Space-Saving and the sliding-window count";
@@ -37,4 +38,5 @@ NB_MODULE(_core, m) {
     bind_qdigest(m);
     bind_space_saving(m);
     bind_sliding_window(m);
+    bind_codec(m);
 }
