@@ -3,6 +3,9 @@
 - The state codec (``windowagg.codec``) against pickle and json on the same data: 10^5
   ``(int, float)`` tuples (the shape of per-key window state), encode and decode, medians.
 - The cost of one ``combine`` per built-in monoid (the inner-loop cost every aggregator pays).
+- A pane's partials' records (``codec.dumps_numbers`` / ``loads_numbers``, the pieces the
+  streaming layouts write and read most): 124 rows of (max, sum, count), per call, on the
+  compiled core and in Python, interleaved.
 
 Process CPU time (``time.process_time``) is used, which is less disturbed than wall time by
 other work on a shared machine; ratios against pickle are measured in the same run.
@@ -13,12 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
+import random
 import time
 from collections.abc import Callable
 from typing import Any
 
 from benchmarks.harness import median, print_table, save_results
-from windowagg import codec
+from windowagg import codec, native_available
 from windowagg.monoids import (
     ArgMax,
     BloomFilter,
@@ -110,6 +114,32 @@ def main(argv: list[str]) -> int:
         ["monoid", "ns / combine"],
         crow,
     )
+    rng = random.Random(37)
+    panes = [(rng.random(), rng.random() * 100, rng.randint(1, 50)) for _ in range(124)]
+    records = codec.dumps_numbers("p", panes, backend="python")
+    assert codec.dumps_numbers("p", panes) == records  # the same bytes on either side
+    times: dict[tuple[str, str], list[float]] = {}
+    n = max(calls // 100, 100)
+    for _ in range(repeats):  # the sides interleaved
+        for side in ("python", "native" if native_available() else "python"):
+            for verb, call in (
+                ("dumps_numbers", lambda b=side: codec.dumps_numbers("p", panes, backend=b)),
+                ("loads_numbers", lambda b=side: codec.loads_numbers("p", records, backend=b)),
+            ):
+                t = time.process_time()
+                for _ in range(n):
+                    call()
+                times.setdefault((verb, side), []).append((time.process_time() - t) / n)
+    prow = []
+    for verb in ("dumps_numbers", "loads_numbers"):
+        py = median(times[(verb, "python")])
+        nat = median(times.get((verb, "native"), [float("nan")]))
+        prow.append((verb, py * 1e6, nat * 1e6, f"{py / nat:.1f}x"))
+    t3 = print_table(
+        f"124 pane records (max, sum, count), us per call (CPU, median of {repeats} x {n:,})",
+        ["verb", "python us", "native us", "python / native"],
+        prow,
+    )
     save_results(
         "codec",
         {
@@ -117,7 +147,8 @@ def main(argv: list[str]) -> int:
                 k: {"bytes": v[0], "encode_s": v[1], "decode_s": v[2]} for k, v in timings.items()
             },
             "combine_ns": dict(crow),
-            "tables": [t1, t2],
+            "pane_records_us": {r[0]: {"python": r[1], "native": r[2]} for r in prow},
+            "tables": [t1, t2, t3],
         },
     )
     return 0
