@@ -149,8 +149,12 @@ def _one_pass(
     key), on the calling thread."""
     t, values = events
     a = admit_groups(t, values, starts, lateness, p.probes, shape)
-    ts = np.asarray(t, dtype=np.int64)[a.order]
-    sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
+    if a.in_order:  # sorted and whole already: the events as they are, no gather
+        ts = np.asarray(t, dtype=np.int64)
+        sorted_values = {c: np.asarray(v, dtype=np.float64) for c, v in values.items()}
+    else:
+        ts = np.asarray(t, dtype=np.int64)[a.order]
+        sorted_values = {c: np.asarray(v, dtype=np.float64)[a.order] for c, v in values.items()}
     if len(a.refused):  # admitted events per key (a.order is sorted by key)
         key = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
         admitted = np.bincount(key[a.order], minlength=len(starts) - 1)
