@@ -244,12 +244,17 @@ def _history(t: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> Windows:
     past the last event of its time (the end of its run of equal times; no search). O(n)."""
     n = len(t)
     lo = np.repeat(starts[:-1], counts)
-    last = np.ones(n, dtype=bool)  # the last event of a run of equal times within a key
-    last[:-1] = t[1:] != t[:-1]
-    last[starts[1:][counts > 0] - 1] = True
-    stop = np.where(last, np.arange(1, n + 1, dtype=np.int64), n)
-    hi = np.minimum.accumulate(stop[::-1])[::-1]
-    first, end = t[lo], t.copy()  # read-only from here: one array for two fields each
+    hi = np.arange(1, n + 1, dtype=np.int64)  # one past each event: right where times differ
+    if n > 1:
+        tied = t[1:] == t[:-1]  # event i is not the last of its run of equal times ...
+        ends = starts[1:][counts > 0] - 1
+        tied[ends[ends < n - 1]] = False  # ... unless it is its key's last
+        if tied.any():  # its run's end: the next stop at or after it (a reverse minimum)
+            hi[:-1][tied] = n
+            np.minimum.accumulate(hi[::-1], out=hi[::-1])
+    has = counts > 0
+    first = np.repeat(t[starts[:-1][has]], counts[has])  # each key's first time
+    end = t.copy()  # read-only from here: one array for two fields each
     return Windows(start=first, end=end, lo=lo, hi=hi, keys=t, key_lo=first, key_hi=end)
 
 
