@@ -357,7 +357,7 @@ def exp_slices(
         if m.what == "count":
             return w
         with np.errstate(invalid="ignore"):  # w is 0 only in an empty window: NaN there
-            out: np.ndarray = s / w
+            out: np.ndarray = np.divide(s, w, out=s)  # in place: s is this call's own
         return out
     from windowagg.fifo import TwoStacksLite
 
