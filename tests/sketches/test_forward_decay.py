@@ -12,7 +12,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from windowagg.errors import ArgumentError
-from windowagg.sketches.forward_decay import ExpDecayed, PolyDecayed, exp_slices, poly_slices
+from windowagg.sketches.forward_decay import (
+    ExpDecayed,
+    PolyDecayed,
+    _exp_slices_from_python,
+    exp_slices,
+    poly_slices,
+)
 
 EVENTS = st.lists(
     st.tuples(st.integers(-(10**6), 10**6), st.floats(-1e6, 1e6, allow_nan=False)),
@@ -181,6 +187,27 @@ def test_native_slices_refuse_bad_bounds():
         )
     with pytest.raises(ArgumentError, match="half_life"):
         core.decay_slices(t, v, np.array([0]), np.array([1]), np.array([0]), 0.0, out, out)
+
+
+def test_native_slices_across_blocks_equal_the_python_fold():
+    """The binding slides a block of 4,096 windows at a time (checked copies of their
+    bounds), the kernel's state carried from block to block: a key's whole history over
+    10,000 events, per event, is the Python monoid's fold one combine per event, bit for
+    bit (the same operations); a bad bound past the first block is refused by its index."""
+    core = native_core_with_decay()
+    rng = np.random.default_rng(17)
+    n = 10_000
+    t = np.cumsum(rng.integers(0, 50, n)).astype(np.int64)
+    v = rng.normal(0, 100, n)
+    m = ExpDecayed(400.0, "mean")
+    lo, hi = np.zeros(n, dtype=np.int64), np.arange(1, n + 1, dtype=np.int64)
+    got = exp_slices(m, t, v, lo, hi, t, backend="native")
+    want = _exp_slices_from_python(m, None, t, v, hi, t)
+    assert np.array_equal(got, want)
+    hi[9_000] = n + 1
+    s, w = np.empty(n), np.empty(n)
+    with pytest.raises(ArgumentError, match=r"window 9000 has bounds \[0, 10001\)"):
+        core.decay_slices(t, v, lo, hi, t, 400.0, s, w, False)
 
 
 def test_poly_slices_match_as_of():

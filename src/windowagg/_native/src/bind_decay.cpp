@@ -2,6 +2,7 @@
 // exponential forward-decay monoid over the engine's windows (include/windowagg/forward_decay.hpp).
 #include <nanobind/nanobind.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -58,29 +59,67 @@ void decay_slices(nb::handle t, nb::handle v, nb::handle lo, nb::handle hi, nb::
     if (bv.size() != n || bhi.size() != r || be.size() != r || bs.size() != r || bw.size() != r) {
         raise("ArgumentError", "decay_slices: t and v, and lo, hi, end, out_s and out_w, must have equal lengths");
     }
-    // The bounds are copied before they are checked, and the kernel, which runs without the
-    // GIL, reads only the copies: another thread may write to the caller's lo and hi
-    // meanwhile, and a bound changed after its check would read past the events.
-    std::vector<int64_t> lo_(blo.ptr<const int64_t>(), blo.ptr<const int64_t>() + r),
-        hi_(bhi.ptr<const int64_t>(), bhi.ptr<const int64_t>() + r);
-    const int64_t* l = lo_.data();
-    const int64_t* h = hi_.data();
-    int64_t prev_lo = 0, prev_hi = 0;
-    for (std::size_t j = 0; j < r; ++j) {  // checked before any work: the kernel trusts them
-        if (l[j] < prev_lo || h[j] < prev_hi || l[j] > h[j] || h[j] > static_cast<int64_t>(n)) {
-            raise("ArgumentError", "decay_slices: window " + std::to_string(j) +
-                                       " has bounds [" + std::to_string(l[j]) + ", " +
-                                       std::to_string(h[j]) +
-                                       "); they must be non-decreasing and within the events");
-        }
-        prev_lo = l[j];
-        prev_hi = h[j];
-    }
+    // Everything below runs without the GIL (another thread may run meanwhile, and may write
+    // to the caller's lo and hi): one pass checks every bound, reading the caller's arrays,
+    // before any work (a bad bound is an error and nothing is computed); then the kernel
+    // slides block by block over copies of the bounds (kBlock windows at a time, a scratch
+    // of 64 KiB, not two copies of the whole arrays: 16 MB and their page faults per million
+    // windows), each copy checked again before the kernel reads it, so a bound another
+    // thread changed after the first pass is refused (an error, its block never computed),
+    // never read past the events. A call whose checks passed answers from the bounds it
+    // checked.
+    constexpr std::size_t kBlock = 4096;
+    const int64_t* lo_in = blo.ptr<const int64_t>();
+    const int64_t* hi_in = bhi.ptr<const int64_t>();
+    const auto events = static_cast<int64_t>(n);
+    std::size_t bad = r;  // the first window whose bounds failed a check (r: none)
+    int64_t bad_lo = 0, bad_hi = 0;
     {
         nb::gil_scoped_release release;
-        windowagg::decay_slices(bt.ptr<const int64_t>(), bv.ptr<const double>(), n, l, h,
-                                be.ptr<const int64_t>(), r, half_life, bs.ptr<double>(),
-                                bw.ptr<double>(), as_of);
+        // the check of window j's bounds (a, b) after the previous window's (pa, pb)
+        auto fails = [&](int64_t a, int64_t b, int64_t pa, int64_t pb) {
+            return a < pa || b < pb || a > b || b > events;
+        };
+        int64_t prev_lo = 0, prev_hi = 0;
+        for (std::size_t j = 0; j < r; ++j) {  // checked before any work
+            int64_t a = lo_in[j], b = hi_in[j];
+            if (fails(a, b, prev_lo, prev_hi)) {
+                bad = j, bad_lo = a, bad_hi = b;
+                break;
+            }
+            prev_lo = a;
+            prev_hi = b;
+        }
+        if (bad == r) {
+            std::vector<int64_t> scratch(2 * std::min(kBlock, r));
+            int64_t* l = scratch.data();
+            int64_t* h = l + std::min(kBlock, r);
+            windowagg::DecaySlide slide;
+            prev_lo = prev_hi = 0;
+            for (std::size_t j0 = 0; j0 < r && bad == r; j0 += kBlock) {
+                std::size_t m = std::min(kBlock, r - j0);
+                std::copy(lo_in + j0, lo_in + j0 + m, l);
+                std::copy(hi_in + j0, hi_in + j0 + m, h);
+                for (std::size_t i = 0; i < m; ++i) {  // the copies, checked again
+                    if (fails(l[i], h[i], prev_lo, prev_hi)) {
+                        bad = j0 + i, bad_lo = l[i], bad_hi = h[i];
+                        break;
+                    }
+                    prev_lo = l[i];
+                    prev_hi = h[i];
+                }
+                if (bad != r) break;
+                slide.run(bt.ptr<const int64_t>(), bv.ptr<const double>(), l, h,
+                          be.ptr<const int64_t>() + j0, m, half_life, bs.ptr<double>() + j0,
+                          bw.ptr<double>() + j0, as_of);
+            }
+        }
+    }
+    if (bad != r) {
+        raise("ArgumentError", "decay_slices: window " + std::to_string(bad) +
+                                   " has bounds [" + std::to_string(bad_lo) + ", " +
+                                   std::to_string(bad_hi) +
+                                   "); they must be non-decreasing and within the events");
     }
 }
 

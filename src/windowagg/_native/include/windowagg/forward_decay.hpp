@@ -68,60 +68,75 @@ inline DecayPartial decay_combine(const DecayPartial& a, const DecayPartial& b, 
 //   from those events only when a window's start moves (`back_hi` marks how far it is filled);
 // - the as-of scaling is skipped when the window ends at its newest event (exp2(0) = 1).
 // A key's history of n events costs n exp2 (it cost 3n before, benchmarks/results/decay-*).
-inline void decay_slices(const int64_t* t, const double* v, std::size_t /*n*/,
-                         const int64_t* lo, const int64_t* hi, const int64_t* end,
-                         std::size_t windows, double h, double* out_s, double* out_w,
-                         bool as_of = true) {
+// The slide's state between blocks of windows: decay_slices in pieces (a caller that copies
+// and checks the bounds a block at a time, bind_decay.cpp, runs it block by block, with the
+// same operations in the same order as one call over every window).
+struct DecaySlide {
     std::vector<DecayPartial> front;  // front[i - base]: the aggregate of [i, flip)
     int64_t base = 0, flip = 0;       // front covers [held_lo, flip), back covers [flip, back_hi)
     int64_t held_lo = 0, held_hi = 0, back_hi = 0;
     DecayPartial back;
     DecayPartial q;                   // the last window's aggregate, of [q_lo, q_hi)
     int64_t q_lo = -1, q_hi = 0;
-    auto event = [&](int64_t i) { return DecayPartial{t[i], v[i], 1.0, false}; };
-    for (std::size_t j = 0; j < windows; ++j) {
-        int64_t a = lo[j], b = hi[j];
-        if (a >= held_hi) {  // nothing held survives: a fresh scratch
-            front.clear();
-            base = flip = held_lo = held_hi = back_hi = a;
-            back = DecayPartial{};
-            q_lo = -1;
-        }
-        held_lo = a;
-        if (b > held_hi) held_hi = b;
-        if (a == q_lo) {  // the same start: the last answer and the new events
-            for (int64_t i = q_hi; i < b; ++i) q = decay_combine(q, event(i), h);
-        } else if (held_lo >= flip) {  // the front ran out: the held events become the front
-            front.assign(static_cast<std::size_t>(held_hi - held_lo), DecayPartial{});
-            base = held_lo;
-            DecayPartial acc;
-            for (int64_t i = held_hi - 1; i >= held_lo; --i) {
-                acc = decay_combine(event(i), acc, h);
-                front[static_cast<std::size_t>(i - base)] = acc;
+
+    // The next `windows` windows (lo, hi, end and the outputs point at the first of them;
+    // the bounds continue the previous blocks': non-decreasing, within the events).
+    void run(const int64_t* t, const double* v, const int64_t* lo, const int64_t* hi,
+             const int64_t* end, std::size_t windows, double h, double* out_s, double* out_w,
+             bool as_of) {
+        auto event = [&](int64_t i) { return DecayPartial{t[i], v[i], 1.0, false}; };
+        for (std::size_t j = 0; j < windows; ++j) {
+            int64_t a = lo[j], b = hi[j];
+            if (a >= held_hi) {  // nothing held survives: a fresh scratch
+                front.clear();
+                base = flip = held_lo = held_hi = back_hi = a;
+                back = DecayPartial{};
+                q_lo = -1;
             }
-            flip = back_hi = held_hi;
-            back = DecayPartial{};
-            q = held_hi > held_lo ? front[0] : DecayPartial{};
-        } else {  // fill the back stack up to the window's end, then front (x) back
-            for (int64_t i = back_hi; i < held_hi; ++i) back = decay_combine(back, event(i), h);
-            back_hi = held_hi;
-            q = decay_combine(front[static_cast<std::size_t>(held_lo - base)], back, h);
-        }
-        q_lo = a;
-        q_hi = b;
-        if (q.empty) {
-            out_s[j] = 0.0;
-            out_w[j] = 0.0;
-        } else if (!as_of || q.r == end[j]) {  // as of its own newest event: no scaling
-            out_s[j] = q.s;
-            out_w[j] = q.w;
-        } else {
-            double s = q.s, w = q.w;
-            scale2(s, w, static_cast<double>(q.r - end[j]) / h);
-            out_s[j] = s;
-            out_w[j] = w;
+            held_lo = a;
+            if (b > held_hi) held_hi = b;
+            if (a == q_lo) {  // the same start: the last answer and the new events
+                for (int64_t i = q_hi; i < b; ++i) q = decay_combine(q, event(i), h);
+            } else if (held_lo >= flip) {  // the front ran out: the held events become the front
+                front.assign(static_cast<std::size_t>(held_hi - held_lo), DecayPartial{});
+                base = held_lo;
+                DecayPartial acc;
+                for (int64_t i = held_hi - 1; i >= held_lo; --i) {
+                    acc = decay_combine(event(i), acc, h);
+                    front[static_cast<std::size_t>(i - base)] = acc;
+                }
+                flip = back_hi = held_hi;
+                back = DecayPartial{};
+                q = held_hi > held_lo ? front[0] : DecayPartial{};
+            } else {  // fill the back stack up to the window's end, then front (x) back
+                for (int64_t i = back_hi; i < held_hi; ++i) back = decay_combine(back, event(i), h);
+                back_hi = held_hi;
+                q = decay_combine(front[static_cast<std::size_t>(held_lo - base)], back, h);
+            }
+            q_lo = a;
+            q_hi = b;
+            if (q.empty) {
+                out_s[j] = 0.0;
+                out_w[j] = 0.0;
+            } else if (!as_of || q.r == end[j]) {  // as of its own newest event: no scaling
+                out_s[j] = q.s;
+                out_w[j] = q.w;
+            } else {
+                double s = q.s, w = q.w;
+                scale2(s, w, static_cast<double>(q.r - end[j]) / h);
+                out_s[j] = s;
+                out_w[j] = w;
+            }
         }
     }
+};
+
+inline void decay_slices(const int64_t* t, const double* v, std::size_t /*n*/,
+                         const int64_t* lo, const int64_t* hi, const int64_t* end,
+                         std::size_t windows, double h, double* out_s, double* out_w,
+                         bool as_of = true) {
+    DecaySlide slide;
+    slide.run(t, v, lo, hi, end, windows, h, out_s, out_w, as_of);
 }
 
 }  // namespace windowagg
