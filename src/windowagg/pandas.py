@@ -474,19 +474,20 @@ def group_rows(sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray) -> Group
         column = sub[k].to_numpy() if every else sub[k].to_numpy()[idx]
         # hashed in first-seen order, then the few uniques sorted and the codes renamed
         # (half the time of factorize(sort=True), which hashes the values twice)
-        codes_k, uniq_k = pd.factorize(column, sort=False)
+        seen, uniq_k = pd.factorize(column, sort=False)
         try:
             by_value = np.argsort(uniq_k, kind="stable")
-            rank = np.empty(len(uniq_k), dtype=np.int64)
-            rank[by_value] = np.arange(len(uniq_k), dtype=np.int64)
-            codes_k, uniq_k = rank[codes_k], uniq_k[by_value]
+            uniq_k = uniq_k[by_value]
         except TypeError:  # mixed types: pandas' order (numbers, then text), if any
+            by_value = np.arange(len(uniq_k))
             with contextlib.suppress(TypeError):  # values that never compare: first-seen
-                codes_k, uniq_k = pd.factorize(column, sort=True)
+                seen, uniq_k = pd.factorize(column, sort=True)
+        rank = np.empty(len(uniq_k), dtype=np.int64)
+        rank[by_value] = np.arange(len(uniq_k), dtype=np.int64)
+        if len(keys) == 1:  # group g is the g-th smallest value: its rank is its code
+            return _one_key(seen, rank, by_value, uniq_k, idx, every)
+        codes_k = rank[seen]
         uniques.append((codes_k, uniq_k))
-        if len(keys) == 1:  # the codes are compact already
-            code = codes_k
-            break
         code = code * len(uniq_k) + codes_k
         code, _ = pd.factorize(code, sort=True)  # compact: no overflow with many keys
     # few groups fit 16 bits, where numpy's stable sort is a radix sort (same order)
@@ -497,6 +498,26 @@ def group_rows(sub: pd.DataFrame, keys: Sequence[str], idx: np.ndarray) -> Group
     firsts = order[starts[:-1]]
     columns = [list(uniq[codes[firsts]]) for codes, uniq in uniques]
     return Groups(list(zip(*columns, strict=True)), order if every else idx[order], starts)
+
+
+def _one_key(
+    seen: np.ndarray,
+    rank: np.ndarray,
+    by_value: np.ndarray,
+    uniq: Any,
+    idx: np.ndarray,
+    every: bool,
+) -> Groups:
+    """:func:`group_rows` of one key column: *seen* its codes in first-seen order, *rank*
+    each first-seen code's rank by value, *by_value* the inverse, *uniq* the values sorted.
+    The ranks are gathered straight into 16 bits when the groups fit (numpy's stable sort
+    is then a radix sort; 2 bytes a row, not an int64 array and a narrowed copy), the
+    counts taken on the first-seen codes. O(n)."""
+    narrow = rank.astype(np.int16) if len(rank) <= 2**15 else rank
+    order = np.argsort(narrow[seen], kind="stable")
+    counts = np.bincount(seen, minlength=len(rank))[by_value]  # every value has a row
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return Groups([(u,) for u in list(uniq)], order if every else idx[order], starts)
 
 
 def _results(
