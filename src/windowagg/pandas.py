@@ -541,7 +541,8 @@ def _results(
     data: dict[str, Any] = {}
     for k in keys:
         data[k] = sub[k].take(fw.firsts).array.repeat(fw.sizes)  # values only: no index built
-    data["window_start"] = _utc(window_bound(fw.columns["start"]))  # years 0001-9999
+    # years 0001-9999 (window_bound's fresh arrays, which _utc scales in place)
+    data["window_start"] = _utc(window_bound(fw.columns["start"]))
     data["window_end"] = _utc(window_bound(fw.columns["end"]))
     for a in aggs:
         col = fw.columns[a.alias]
@@ -568,10 +569,12 @@ _NS_LIMIT = np.iinfo(np.int64).max // 1000
 def _utc(us: np.ndarray) -> Any:
     """Microseconds since the epoch as a UTC datetime index: ``datetime64[ns, UTC]`` when
     every value fits in nanoseconds (years 1677-2262), else ``datetime64[us, UTC]`` (every
-    int64 microsecond fits), never a conversion error. O(n)."""
+    int64 microsecond fits), never a conversion error. *us* is the caller's own int64
+    array (``window_bound``'s fresh one): scaled to nanoseconds in place. O(n)."""
     if len(us) and (int(us.max()) > _NS_LIMIT or int(us.min()) < -_NS_LIMIT):
         return pd.DatetimeIndex(us.astype("datetime64[us]")).tz_localize("UTC")
-    return pd.DatetimeIndex((us * 1000).view("datetime64[ns]")).tz_localize("UTC")
+    ns = np.multiply(us, 1000, out=us)  # no third array per column
+    return pd.DatetimeIndex(ns.view("datetime64[ns]")).tz_localize("UTC")
 
 
 def _rejects(pdf: pd.DataFrame, fw: FrameWindows, row_cols: list[str]) -> pd.DataFrame:
