@@ -368,3 +368,37 @@ def test_sizes_off_the_slides_grid_are_named_as_given_not_in_microseconds():
         window_agg(DATA, "k", "t", ["count"], size=["1 min", "90 s"], slide="60 s")
     msg = str(info.value)
     assert "size=['1 min', '90 s'] with slide='60 s'" in msg and "000000" not in msg, msg
+
+
+@pytest.mark.parametrize(
+    "aggs, window",
+    [
+        (["ewm_mean(v, half_life=1h)"], {}),
+        (["max(v)", "sum(v)", "count", "p50(v)"], {"size": "10 min", "slide": "1 min"}),
+        (["mean(v)"], {"size": "10 min"}),
+        (["sum(v)"], {"gap": "5 min"}),
+    ],
+)
+def test_the_input_frame_is_left_as_it_was(aggs, window):
+    """The call reads the frame's own columns without copying them (no ``pdf[names]``
+    copy since the ewm branch): it must write none of them, nor reorder, nor re-index
+    the frame, on unsorted times with ties, bad rows (a NaN time, a text value, a NaN
+    value), a non-default index and a column the call does not read."""
+    rng = np.random.default_rng(40)
+    n = 500
+    t = rng.integers(0, 3_600_000_000, n).astype(np.float64)
+    t[::97] = t[1::97][: len(t[::97])]  # ties
+    t[13] = np.nan
+    v = rng.random(n).astype(object)
+    v[7], v[8] = "text", np.nan
+    pdf = pd.DataFrame(
+        {"k": rng.integers(0, 7, n), "t": t, "v": v, "other": rng.random(n)},
+        index=pd.Index(rng.permutation(n) * 3, name="row"),
+    )
+    before = pdf.copy(deep=True)
+    arrays = {c: pdf[c].to_numpy(copy=True) for c in pdf.columns}
+    res = window_agg(pdf, "k", "t", aggs, time_unit="us", **window)
+    assert len(res.results) and len(res.rejects)
+    pd.testing.assert_frame_equal(pdf, before)
+    for c, a in arrays.items():  # the arrays themselves, NaN where NaN was
+        assert pd.Series(pdf[c].to_numpy()).equals(pd.Series(a)), c
