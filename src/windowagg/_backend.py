@@ -43,6 +43,7 @@ __all__ = [
     "default_backend",
     "native_available",
     "native_core",
+    "native_verb",
     "resolve_backend",
 ]
 
@@ -133,6 +134,28 @@ def resolve_backend(backend: str | None, who: str, lacks: str | None = None) -> 
             f"--force-reinstall windowagg`), or use backend='python'"
         )
     return True
+
+
+def native_verb(backend: str | None, who: str, verb: str) -> ModuleType | None:
+    """The compiled core if *backend* resolves to it for *who* (:func:`resolve_backend`)
+    and the core has the function *verb*, else None (the Python twin answers).
+    ``backend="native"`` (or its default) with a core built before *verb* raises
+    :class:`~windowagg.errors.NativeUnavailableError` naming the rebuild; ``"auto"`` takes
+    the Python twin then. O(1).
+
+    >>> native_verb("python", "decayed_pNN", "decayed_window_quantiles") is None
+    True
+    """
+    core = native_core() if resolve_backend(backend, who) else None
+    if core is not None and not hasattr(core, verb):  # a core built before it
+        if (backend or default_backend()) == "native":
+            raise NativeUnavailableError(
+                f"{who}: backend='native' but the compiled core was built before {verb} "
+                "existed; rebuild it (bash scripts/build_native.sh, or pip install "
+                "--force-reinstall windowagg), or use backend='python'"
+            )
+        return None  # "auto": native when built, and this core has no such verb
+    return core
 
 
 class Backed:

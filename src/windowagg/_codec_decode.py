@@ -48,7 +48,7 @@ from windowagg._codec_format import (
     READ_VERSIONS,
     _from_bytes,
     _load_library,
-    _rows_core,
+    _rows_on_core,
     _unpack_d,
 )
 from windowagg.errors import CodecError
@@ -156,15 +156,9 @@ def loads_numbers(
     if len(raw) >= 0x80:
         return [None] * len(datas)
     head = _HEADER + bytes((_TUPLE, 2, _STR, len(raw))) + raw
-    core = _rows_core(backend, "loads_number_rows")
-    if core is None:
-        return _numbers_py(head, datas)
-    out: list[Any] = core.loads_number_rows(head, datas if type(datas) is list else [*datas])
-    if None in out:  # identity first: a C-level scan, no Python step per record
-        missed = [i for i, r in enumerate(out) if r is None]
-        for i, r in zip(missed, _numbers_py(head, [datas[i] for i in missed]), strict=True):
-            out[i] = r
-    return out
+    return _rows_on_core(
+        backend, "loads_numbers", "loads_number_rows", head, datas, lambda d: _numbers_py(head, d)
+    )
 
 
 def _numbers_py(head: bytes, datas: list[bytes]) -> list[tuple[Any, ...] | None]:

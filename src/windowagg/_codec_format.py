@@ -15,6 +15,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Final
 
+from windowagg._backend import native_verb
 from windowagg.errors import CodecError
 from windowagg.monoids.builtins import NOTHING
 
@@ -208,21 +209,26 @@ def registered() -> dict[str, type]:
     return {tag: cls for tag, (cls, _) in _BY_TAG.items()}
 
 
-def _rows_core(backend: str | None, verb: str) -> Any:
-    """The compiled core if *backend* resolves to it and it has *verb*
-    (``dumps_number_rows``, ``loads_number_rows``; ``"native"`` with a core built before
-    it: an error naming the rebuild). O(1)."""
-    from windowagg._backend import default_backend, native_core, resolve_backend
-    from windowagg.errors import NativeUnavailableError
-
-    who = "loads_numbers" if verb.startswith("loads") else "dumps_numbers"
-    core = native_core() if resolve_backend(backend, who) else None
-    if core is not None and not hasattr(core, verb):  # a core built before it
-        if (backend or default_backend()) == "native":
-            raise NativeUnavailableError(
-                f"{who}: backend='native' but the compiled core was built before "
-                f"{verb} existed; rebuild it (bash scripts/build_native.sh, or "
-                "pip install --force-reinstall windowagg), or use backend='python'"
-            )
-        return None  # "auto": native when built, and this core has no such verb
-    return core
+def _rows_on_core(
+    backend: str | None,
+    who: str,
+    verb: str,
+    head: bytes,
+    items: Any,
+    python: Callable[[Any], list[Any]],
+) -> list[Any]:
+    """:func:`~windowagg.codec.dumps_numbers` / ``loads_numbers``' one path: the compiled
+    core's *verb* over *items* (*head*: a record's bytes before its row) where *backend*
+    resolves to it (:func:`~windowagg._backend.native_verb`), and ``python(items)`` for
+    every item it answers None for (or for all of them, on the Python side). O(total
+    size): a C-level scan for the misses, a Python step per miss only."""
+    core = native_verb(backend, who, verb)
+    if core is None:
+        return python(items)
+    items = items if type(items) is list else [*items]
+    out: list[Any] = getattr(core, verb)(head, items)
+    if None in out:  # identity first: a C-level scan, no Python step per item
+        missed = [i for i, x in enumerate(out) if x is None]
+        for i, x in zip(missed, python([items[i] for i in missed]), strict=True):
+            out[i] = x
+    return out

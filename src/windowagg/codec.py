@@ -96,7 +96,7 @@ from windowagg._codec_format import (
     READ_VERSIONS,
     _load_library,
     _put_varint,
-    _rows_core,
+    _rows_on_core,
     register,
     registered,
 )
@@ -396,17 +396,10 @@ def dumps_numbers(tag: str, rows: list[Any], backend: str | None = None) -> list
     head += bytes((_TUPLE, 2, _STR))
     _put_varint(head, len(raw))
     head += raw
-    core = _rows_core(backend, "dumps_number_rows")
-    if core is None:
-        return _numbers_py(tag, bytes(head), rows)
-    out: list[Any] = core.dumps_number_rows(bytes(head), rows if type(rows) is list else [*rows])
-    if None in out:  # identity first: a C-level scan, no Python step per row
-        missed = [i for i, b in enumerate(out) if b is None]
-        for i, b in zip(
-            missed, _numbers_py(tag, bytes(head), [rows[i] for i in missed]), strict=True
-        ):
-            out[i] = b
-    return out
+    h = bytes(head)
+    return _rows_on_core(
+        backend, "dumps_numbers", "dumps_number_rows", h, rows, lambda r: _numbers_py(tag, h, r)
+    )
 
 
 def _numbers_py(tag: str, head: bytes, rows: list[Any]) -> list[bytes]:

@@ -56,9 +56,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
+
+from windowagg._backend import native_verb
 
 __all__ = [
     "RESCALE",
@@ -105,24 +107,6 @@ def _split(t: np.ndarray, half_life: float) -> tuple[np.ndarray, np.ndarray]:
     # fraction of t / h, whose rounding grows with t
     q, r = np.divmod(t.astype(np.float64), h)
     return np.clip(r / h, 0.0, 1.0), q.astype(np.int64)
-
-
-def _native(backend: str | None, who: str, verb: str) -> Any:
-    """The compiled core if *backend* resolves to it and it has *verb*, else None (the
-    Python twin); ``backend="native"`` with a core built before *verb* raises."""
-    from windowagg._backend import default_backend, native_core, resolve_backend
-    from windowagg.errors import NativeUnavailableError
-
-    core = native_core() if resolve_backend(backend, who) else None
-    if core is not None and not hasattr(core, verb):
-        if (backend or default_backend()) == "native":
-            raise NativeUnavailableError(
-                f"{who}: backend='native' but the compiled core was built before {verb} "
-                "existed; rebuild it (bash scripts/build_native.sh, or pip install "
-                "--force-reinstall windowagg), or use backend='python'"
-            )
-        return None  # "auto": native when built, and this core has no such verb
-    return core
 
 
 def _runs(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -196,7 +180,7 @@ def quantile_slices(
     m, e = exponents(t, half_life)
     prefix = _runs(lo, hi)
     pick = np.flatnonzero(~prefix & (hi > lo))
-    core = _native(backend, "decayed_pNN", "decayed_window_quantiles") if len(pick) else None
+    core = native_verb(backend, "decayed_pNN", "decayed_window_quantiles") if len(pick) else None
     if core is not None:  # each window's events sorted by (value, index) natively
         at = np.empty(len(pick), dtype=np.int64)
         core.decayed_window_quantiles(v, m, e, lo[pick], hi[pick], phi, SNAP, at)
@@ -253,7 +237,7 @@ def prefix_quantiles(
             f"decayed_prefix_quantiles: window {j} has bounds [{int(lo[j])}, {int(hi[j])}); "
             "they must be non-decreasing, non-empty and within the events"
         )
-    core = _native(backend, "decayed_pNN", "decayed_prefix_quantiles")
+    core = native_verb(backend, "decayed_pNN", "decayed_prefix_quantiles")
     if core is not None:
         core.decayed_prefix_quantiles(rank, m, e, lo, hi, phi, SNAP, RESCALE, out)
         return out
@@ -368,7 +352,7 @@ def top_k_slices(
     pick = np.flatnonzero(~prefix & (hi > lo))
     if len(pick):
         args = (v, m, e, lo[pick], hi[pick], me[pick], ee[pick], k)
-        core = _native(backend, "top_k", "decayed_window_top_k")
+        core = native_verb(backend, "top_k", "decayed_window_top_k")
         if core is not None:  # the texts written into out in place
             core.decayed_window_top_k(*args, out, pick)
         else:
@@ -440,7 +424,7 @@ def _prefix_top_k(
     as first seen in the run (``0.0`` or ``-0.0``). Natively ``_core.decayed_prefix_top_k``
     (the GIL released but to make the strings; floats written as Python's ``repr``), else
     this loop: the same operations, the same text. O((events + windows) k)."""
-    core = _native(backend, "top_k", "decayed_prefix_top_k")
+    core = native_verb(backend, "top_k", "decayed_prefix_top_k")
     if core is not None:
         core.decayed_prefix_top_k(v, m, e, lo, hi, me, ee, k, RESCALE, out, at)
         return

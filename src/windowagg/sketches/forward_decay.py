@@ -327,23 +327,14 @@ def exp_slices(
     ...            np.array([1, 2, 3]), np.array([0, 10, 20]), backend="python").tolist()
     [4.0, 3.0, 2.5]
     """
-    from windowagg._backend import default_backend, native_core, resolve_backend
-    from windowagg.errors import NativeUnavailableError
+    from windowagg._backend import native_verb
 
     t = np.ascontiguousarray(t, dtype=np.int64)
     v = np.ascontiguousarray(v, dtype=np.float64)
     lo = np.ascontiguousarray(lo, dtype=np.int64)
     hi = np.ascontiguousarray(hi, dtype=np.int64)
     end = np.ascontiguousarray(end, dtype=np.int64)
-    core = native_core() if resolve_backend(backend, "ExpDecayed") else None
-    if core is not None and not hasattr(core, "decay_slices"):  # a core built before it
-        if (backend or default_backend()) == "native":
-            raise NativeUnavailableError(
-                "ExpDecayed: backend='native' but the compiled core was built before "
-                "decay_slices existed; rebuild it (bash scripts/build_native.sh, or "
-                "pip install --force-reinstall windowagg), or use backend='python'"
-            )
-        core = None  # "auto": native when built, and this core has no such verb
+    core = native_verb(backend, "ExpDecayed", "decay_slices")
     if core is not None:
         s = np.empty(len(lo), dtype=np.float64)
         w = np.empty(len(lo), dtype=np.float64)
@@ -483,22 +474,13 @@ def exp_slices_from(
     ...                 backend="python").tolist()
     [4.0, 3.0, 3.5]
     """
-    from windowagg._backend import default_backend, native_core, resolve_backend
-    from windowagg.errors import NativeUnavailableError
+    from windowagg._backend import native_verb
 
     t = np.ascontiguousarray(t, dtype=np.int64)
     v = np.ascontiguousarray(v, dtype=np.float64)
     hi = np.ascontiguousarray(hi, dtype=np.int64)
     end = np.ascontiguousarray(end, dtype=np.int64)
-    core = native_core() if resolve_backend(backend, "ExpDecayed") else None
-    if core is not None and not hasattr(core, "decay_slices"):
-        if (backend or default_backend()) == "native":
-            raise NativeUnavailableError(
-                "ExpDecayed: backend='native' but the compiled core was built before "
-                "decay_slices existed; rebuild it (bash scripts/build_native.sh, or "
-                "pip install --force-reinstall windowagg), or use backend='python'"
-            )
-        core = None
+    core = native_verb(backend, "ExpDecayed", "decay_slices")
     if core is None:
         return _exp_slices_from_python(m, seed, t, v, hi, end)
     r = len(hi)
